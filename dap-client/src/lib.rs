@@ -1,0 +1,3 @@
+//! Debug-adapter client: launch sequence, sessions, caps.
+//!
+//! Filled in by the debugger issue; see `README.md`.

@@ -1,0 +1,1 @@
+//! Embedding API and MCP server for cc-harness.

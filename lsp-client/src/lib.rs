@@ -1,0 +1,3 @@
+//! Language-server client: transport, supervisor, diagnostics on write.
+//!
+//! Filled in by the language-server issues; see `README.md`.

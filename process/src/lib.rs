@@ -1,0 +1,36 @@
+//! Child processes that cannot outlive their owner.
+//!
+//! Every language server, debug adapter, kernel and worker this workspace starts goes
+//! through [`spawn_group`], which:
+//!
+//! - puts the child in a **process group of its own**, so that killing the group also kills
+//!   whatever the child started (tsserver under typescript-language-server, the debuggee
+//!   under a debug adapter, a shell's pipeline under a kernel);
+//! - asks Linux to send the child **SIGKILL when its parent dies** (`PR_SET_PDEATHSIG`), so a
+//!   host killed with SIGKILL still leaves nothing behind;
+//! - returns a [`GroupChild`] that **kills the whole group when dropped**, and offers
+//!   [`GroupChild::terminate`]: SIGTERM to the group, a grace period, then SIGKILL.
+//!
+//! A note on `PR_SET_PDEATHSIG`: Linux delivers it when the *thread* that forked the child
+//! exits, not the process. Spawn from an async task on a runtime worker or from a long-lived
+//! thread, never from a short-lived helper thread (tokio's blocking pool reclaims idle threads).
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! use std::time::Duration;
+//! let mut command = tokio::process::Command::new("sleep");
+//! command.arg("30");
+//! let mut child = cc_process::spawn_group(command)?;
+//! // ... talk to it ...
+//! let status = child.terminate(Duration::from_secs(2)).await?;
+//! assert!(!status.success());
+//! # Ok(()) }
+//! ```
+
+mod group;
+mod path;
+pub mod testing;
+
+pub use group::{spawn_group, GroupChild};
+pub use path::{find_all_on_path, find_on_path};

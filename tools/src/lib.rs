@@ -1,0 +1,53 @@
+//! The tool layer between code-intelligence crates and an agent.
+//!
+//! - A [`Tool`] has a name, a [`Tier`] (`read`, `write`, `exec`), a description, a JSON
+//!   schema for its arguments, and says whether calls may run in parallel.
+//! - A [`Run`] is one conversation: a [`WorkspaceRoot`] every path must stay inside, the
+//!   [`Surface`] the agent sees (`full`, `plan`, `readonly_subagent`) and an [`Approver`].
+//! - A [`Registry`] is built from the [`Resources`] wired for the run: a tool whose
+//!   resource is absent is not registered. [`Registry::schemas`] lists what a surface may
+//!   see; dispatch refuses a hidden tool called by name, asks the approver about every
+//!   write- and exec-tier call (from the model or from a kernel's bridge), serializes tools
+//!   that are not parallel-safe, and passes written paths to the diagnostics hook.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use cc_tools::{AllowAll, Resources, Run, Surface, WorkspaceRoot};
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let run = Run {
+//!     conversation_id: "demo".into(),
+//!     root: WorkspaceRoot::new(dir.path())?,
+//!     surface: Surface::Plan,
+//!     approver: Arc::new(AllowAll),
+//! };
+//! let registry = Resources { host_files: true, ..Default::default() }.build(run);
+//! let visible: Vec<String> = registry.schemas(Surface::Plan).into_iter().map(|s| s.name).collect();
+//! assert_eq!(visible, ["read"]);
+//! let refused = registry.call("write", serde_json::json!({"path": "a.txt", "content": "x"})).await;
+//! assert_eq!(refused.unwrap_err().kind(), "not_available");
+//! # Ok(()) }
+//! ```
+
+pub mod approve;
+pub mod error;
+pub mod fs;
+pub mod registry;
+pub mod resources;
+pub mod root;
+pub mod tier;
+pub mod tool;
+
+pub use approve::{AllowAll, Approval, ApprovalRequest, Approver, DenyAll};
+pub use error::{kinds, ToolError};
+pub use registry::{
+    AfterWrite, CallOptions, Registry, RegistryBuilder, Run, Shutdown, ToolSchema,
+};
+pub use resources::Resources;
+pub use root::WorkspaceRoot;
+pub use tier::{Surface, Tier};
+pub use tool::{
+    parse_args, schema_for, BridgeHandle, CallContext, Image, Origin, ProgressSink, Tool,
+    ToolOutput,
+};

@@ -1,0 +1,209 @@
+//! The `Tool` trait, its output, and the context a call runs in.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::ToolError;
+use crate::registry::Dispatcher;
+use crate::tier::Tier;
+
+/// One tool the agent can call.
+///
+/// Implementations parse their arguments with [`parse_args`] and describe them with
+/// [`schema_for`], so the schema the agent sees and the parser agree.
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    /// The name the agent calls it by (`read`, `ast_grep`, …).
+    fn name(&self) -> &str;
+
+    /// What the tool can do to the world; decides the surfaces that see it.
+    fn tier(&self) -> Tier;
+
+    /// One paragraph for the agent: what it does and when to use it.
+    fn description(&self) -> &str;
+
+    /// The JSON schema of the arguments object.
+    fn input_schema(&self) -> Value;
+
+    /// Whether two calls may run at the same time. Tools that hold per-run state across
+    /// calls (`debug`, `eval`) return false and the registry serializes their calls.
+    fn parallel_safe(&self) -> bool {
+        true
+    }
+
+    /// Runs one call.
+    async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError>;
+}
+
+/// An image a tool returns (a matplotlib figure, say).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Image {
+    /// `image/png`, …
+    pub mime: String,
+    /// The bytes, base64-encoded.
+    pub data_base64: String,
+}
+
+/// A successful result: JSON for machines, an optional rendering for people.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// The JSON result (an object).
+    pub value: Value,
+    /// A compact text rendering; when absent the JSON itself is rendered.
+    pub text: Option<String>,
+    /// Images to hand to clients that show them.
+    pub images: Vec<Image>,
+    /// Absolute paths this call wrote: the registry syncs them through the run's
+    /// diagnostics hook and attaches what is new.
+    pub written: Vec<PathBuf>,
+}
+
+impl ToolOutput {
+    /// An output carrying `value`.
+    pub fn new(value: Value) -> Self {
+        ToolOutput {
+            value,
+            text: None,
+            images: Vec::new(),
+            written: Vec::new(),
+        }
+    }
+
+    /// Sets the text rendering.
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        self.text = Some(text.into());
+        self
+    }
+
+    /// Records paths the call wrote.
+    pub fn with_written(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.written.extend(paths);
+        self
+    }
+
+    /// Adds an image.
+    pub fn with_image(mut self, image: Image) -> Self {
+        self.images.push(image);
+        self
+    }
+
+    /// The text rendering, or compact JSON when the tool gave none.
+    pub fn render_text(&self) -> String {
+        match &self.text {
+            Some(text) => text.clone(),
+            None => self.value.to_string(),
+        }
+    }
+}
+
+/// Who made a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// The agent itself (a model tool call, or `cc-harness call`).
+    Model,
+    /// Code running inside another tool, e.g. `tool(...)` in an `eval` cell.
+    Bridge {
+        /// The tool whose code made the call.
+        via: String,
+    },
+}
+
+/// Receives progress of a long call (MCP `notifications/progress`).
+pub trait ProgressSink: Send + Sync {
+    /// `progress` grows monotonically; `total` when known.
+    fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>);
+}
+
+/// What a running call knows about its surroundings.
+#[derive(Clone)]
+pub struct CallContext {
+    pub(crate) origin: Origin,
+    pub(crate) dispatcher: Dispatcher,
+    pub(crate) progress: Option<Arc<dyn ProgressSink>>,
+    /// The tool this context was made for.
+    pub(crate) tool: String,
+    /// Serialized tools held by this call and the calls that led to it.
+    pub(crate) held: Arc<Vec<String>>,
+}
+
+impl std::fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallContext")
+            .field("origin", &self.origin)
+            .field("tool", &self.tool)
+            .field("held", &self.held)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CallContext {
+    /// Who made this call.
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// Reports progress if the caller asked for it; a no-op otherwise.
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(sink) = &self.progress {
+            sink.report(progress, total, message);
+        }
+    }
+
+    /// Whether the caller listens for progress.
+    pub fn wants_progress(&self) -> bool {
+        self.progress.is_some()
+    }
+
+    /// Calls another tool of the same run from inside this one (the kernel bridge). The call
+    /// goes through the same surface check, approver and wrappers as a model call.
+    pub async fn call_tool(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
+        self.dispatcher.bridge_call(self, name, args).await
+    }
+
+    /// A handle that can call tools of this run later, from any thread or task.
+    pub fn bridge(&self) -> BridgeHandle {
+        BridgeHandle {
+            context: self.clone(),
+        }
+    }
+}
+
+/// An owned handle for bridge calls, cloneable into kernel reader tasks.
+#[derive(Clone, Debug)]
+pub struct BridgeHandle {
+    context: CallContext,
+}
+
+impl BridgeHandle {
+    /// Same as [`CallContext::call_tool`].
+    pub async fn call_tool(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
+        self.context.call_tool(name, args).await
+    }
+}
+
+/// Parses a tool's arguments, turning serde's complaint into `invalid_arguments`.
+pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    let args = match args {
+        Value::Null => Value::Object(Default::default()),
+        other => other,
+    };
+    serde_json::from_value(args).map_err(|error| {
+        ToolError::invalid_arguments(format!(
+            "{error}; see the tool's input schema for the expected arguments"
+        ))
+    })
+}
+
+/// The JSON schema of `T`, without the `$schema` marker (MCP wants a plain object schema).
+pub fn schema_for<T: schemars::JsonSchema>() -> Value {
+    let schema = schemars::schema_for!(T);
+    let mut value = schema.to_value();
+    if let Value::Object(object) = &mut value {
+        object.remove("$schema");
+    }
+    value
+}

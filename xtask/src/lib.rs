@@ -1,0 +1,16 @@
+//! Project automation behind `cargo xtask` (an alias in `.cargo/config.toml`):
+//!
+//! - `cargo xtask peers [--path]` — install the real peers (language servers, debug adapters,
+//!   ast-grep, Jupyter, the MCP SDK) at pinned versions; `--path` prints the PATH entries that
+//!   hold the project-local ones. See [`peers`].
+//! - `cargo xtask ci` — what `.ci/run` runs: peers, fmt, clippy, tests, leaked-process check.
+//!   See [`ci`].
+//! - `cargo xtask bench [NAME...]` — benchmarks into `BENCHMARKS.md`. See [`bench`].
+//!
+//! The logic lives in this library so that it is unit-tested; `main.rs` only parses arguments.
+
+pub mod bench;
+pub mod ci;
+pub mod leak;
+pub mod peers;
+pub mod util;
