@@ -156,7 +156,10 @@ impl Decoder {
                     // `skip <= buf.len()`, so it fits in usize.
                     buf.advance(usize::try_from(skip).unwrap_or(buf.len()));
                     if skip < remaining {
-                        self.state = State::Discard { remaining: remaining - skip, len };
+                        self.state = State::Discard {
+                            remaining: remaining - skip,
+                            len,
+                        };
                         return Ok(None);
                     }
                     tracing::debug!(length = len, "skipped an oversized frame body");

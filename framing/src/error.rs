@@ -39,7 +39,9 @@ pub enum FrameError {
     /// More than the configured number of bytes arrived without any Content-Length or
     /// Content-Type header. The bytes were discarded as they arrived (see
     /// [`Decoder::take_preamble`](crate::Decoder::take_preamble) for the first of them).
-    #[error("{skipped} bytes arrived without a Content-Length header (preamble limit {max} bytes)")]
+    #[error(
+        "{skipped} bytes arrived without a Content-Length header (preamble limit {max} bytes)"
+    )]
     PreambleTooLong {
         /// How many bytes were skipped.
         skipped: usize,

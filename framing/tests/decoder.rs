@@ -28,7 +28,10 @@ fn frame_split_across_every_byte() {
     let stream = encode_to_vec(br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#);
     let chunks: Vec<&[u8]> = stream.chunks(1).collect();
     let frames = decode_chunks(&mut Decoder::new(), &chunks);
-    assert_eq!(frames, [&br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#[..]]);
+    assert_eq!(
+        frames,
+        [&br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#[..]]
+    );
 }
 
 #[test]
@@ -81,7 +84,13 @@ fn banner_without_newline_split_across_reads() {
     let mut decoder = Decoder::new();
     let frames = decode_chunks(
         &mut decoder,
-        &[b"hello wor", b"ldCont", b"ent-Le", b"ngth: 5\r\n\r\nhel", b"lo"],
+        &[
+            b"hello wor",
+            b"ldCont",
+            b"ent-Le",
+            b"ngth: 5\r\n\r\nhel",
+            b"lo",
+        ],
     );
     assert_eq!(frames, [&b"hello"[..]]);
     assert_eq!(decoder.take_preamble().as_deref(), Some("hello world"));
@@ -136,8 +145,10 @@ fn header_names_in_any_case() {
 
 #[test]
 fn content_type_before_or_after_content_length() {
-    let before = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: 2\r\n\r\n{}";
-    let after = b"content-length: 2\r\nCONTENT-TYPE: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}";
+    let before =
+        b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: 2\r\n\r\n{}";
+    let after =
+        b"content-length: 2\r\nCONTENT-TYPE: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}";
     for input in [&before[..], &after[..]] {
         let (frames, preamble) = decode_all(input);
         assert_eq!(frames, [&b"{}"[..]]);
@@ -147,8 +158,7 @@ fn content_type_before_or_after_content_length() {
 
 #[test]
 fn unknown_headers_after_content_length_are_ignored() {
-    let (frames, preamble) =
-        decode_all(b"Content-Length: 2\r\nX-Trace: 42\r\nX-Empty:\r\n\r\n{}");
+    let (frames, preamble) = decode_all(b"Content-Length: 2\r\nX-Trace: 42\r\nX-Empty:\r\n\r\n{}");
     assert_eq!(frames, [&b"{}"[..]]);
     assert_eq!(preamble, None);
 }
@@ -212,7 +222,10 @@ fn too_large_is_an_error_without_allocating_and_the_body_is_skipped() {
     }
     buf.extend_from_slice(&[b'x'; 25]);
     buf.extend_from_slice(b"Content-Length: 2\r\n\r\nok");
-    assert_eq!(decoder.decode(&mut buf).unwrap().as_deref(), Some(&b"ok"[..]));
+    assert_eq!(
+        decoder.decode(&mut buf).unwrap().as_deref(),
+        Some(&b"ok"[..])
+    );
 }
 
 #[test]
@@ -221,7 +234,16 @@ fn huge_content_length_is_too_large_without_allocating() {
     let mut buf = BytesMut::from(&b"Content-Length: 18446744073709551615\r\n\r\n"[..]);
     let capacity = buf.capacity();
     let err = decoder.decode(&mut buf).unwrap_err();
-    assert!(matches!(err, FrameError::TooLarge { length: u64::MAX, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            FrameError::TooLarge {
+                length: u64::MAX,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert!(buf.capacity() <= capacity);
 
     let mut buf = BytesMut::from(&b"Content-Length: 99999999999999999999999\r\n\r\n"[..]);
@@ -315,7 +337,10 @@ fn decoding_resumes_after_a_malformed_header() {
     let mut decoder = Decoder::new();
     let mut buf = BytesMut::from(&b"Content-Length: abc\r\n\r\nContent-Length: 2\r\n\r\nok"[..]);
     assert!(decoder.decode(&mut buf).is_err());
-    assert_eq!(decoder.decode(&mut buf).unwrap().as_deref(), Some(&b"ok"[..]));
+    assert_eq!(
+        decoder.decode(&mut buf).unwrap().as_deref(),
+        Some(&b"ok"[..])
+    );
 }
 
 #[test]
@@ -368,7 +393,10 @@ fn endless_banner_is_bounded_and_reported() {
     assert!(preamble.len() < 4200);
     // Still usable.
     buf.extend_from_slice(b"h: 2\r\n\r\n{}");
-    assert_eq!(decoder.decode(&mut buf).unwrap().as_deref(), Some(&b"{}"[..]));
+    assert_eq!(
+        decoder.decode(&mut buf).unwrap().as_deref(),
+        Some(&b"{}"[..])
+    );
 }
 
 #[test]
@@ -387,7 +415,10 @@ fn junk_without_a_header_is_consumed_as_it_arrives() {
 fn eof_between_frames_is_clean() {
     let mut decoder = Decoder::new();
     let mut buf = BytesMut::from(&b"Content-Length: 1\r\n\r\nx"[..]);
-    assert_eq!(decoder.decode_eof(&mut buf).unwrap().as_deref(), Some(&b"x"[..]));
+    assert_eq!(
+        decoder.decode_eof(&mut buf).unwrap().as_deref(),
+        Some(&b"x"[..])
+    );
     assert_eq!(decoder.decode_eof(&mut buf).unwrap(), None);
     assert!(decoder.is_between_frames());
 }

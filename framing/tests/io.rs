@@ -96,7 +96,10 @@ async fn reader_skips_a_banner_and_reports_it() {
     stream.extend(encode_to_vec(b"{}"));
     let chunks: Vec<&[u8]> = stream.chunks(3).collect();
     let mut reader = FrameReader::new(Chunks::new(chunks));
-    assert_eq!(reader.read_frame().await.unwrap().as_deref(), Some(&b"{}"[..]));
+    assert_eq!(
+        reader.read_frame().await.unwrap().as_deref(),
+        Some(&b"{}"[..])
+    );
     assert_eq!(
         reader.take_preamble().as_deref(),
         Some("Starting server...\nlistening on stdio")
@@ -190,7 +193,10 @@ async fn lsp_server_reads_what_we_write() {
     let mut out = Vec::new();
     let mut writer = FrameWriter::new(&mut out);
     writer
-        .write_frame(r#"{"jsonrpc":"2.0","method":"window/logMessage","params":{"type":3,"message":"ünï"}}"#.as_bytes())
+        .write_frame(
+            r#"{"jsonrpc":"2.0","method":"window/logMessage","params":{"type":3,"message":"ünï"}}"#
+                .as_bytes(),
+        )
         .await
         .unwrap();
     drop(writer);

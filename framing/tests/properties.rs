@@ -59,8 +59,7 @@ fn frame() -> impl Strategy<Value = Frame> {
             |(preamble, name, spacing, content_type, type_first, unknown, eol, body)| {
                 let mut lines = vec![format!("{name}{spacing}{}", body.len())];
                 if let Some(type_name) = content_type {
-                    let line =
-                        format!("{type_name}: application/vscode-jsonrpc; charset=utf-8");
+                    let line = format!("{type_name}: application/vscode-jsonrpc; charset=utf-8");
                     if type_first {
                         lines.insert(0, line);
                     } else {

@@ -1,1 +1,5 @@
-//! Embedding API and MCP server for cc-harness.
+//! The `cc-harness` binary's library half: configuration, wiring of a run's resources, the
+//! MCP server, and the embedding API for Rust hosts.
+
+pub mod config;
+pub mod wiring;

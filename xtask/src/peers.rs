@@ -418,6 +418,10 @@ fn ensure_local(layout: &Layout, peers: &[Peer], kind: Kind, force: bool) -> Res
                 "--progress-bar",
                 "off",
             ]);
+            if force {
+                // Installed by pip's records yet failing: only a reinstall repairs it.
+                cmd.arg("--force-reinstall");
+            }
             cmd.args(wanted.lines());
             util::run_to_stderr(&mut cmd)?;
         }
