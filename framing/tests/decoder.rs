@@ -1,5 +1,7 @@
 //! The decoder, one behaviour per test.
 
+#![allow(clippy::unwrap_used)] // Tests may unwrap (see clippy.toml); helpers too.
+
 use bytes::{Bytes, BytesMut};
 use cc_framing::{encode, encode_to_vec, Decoder, FrameError, MAX_HEADER_LEN};
 

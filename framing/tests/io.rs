@@ -1,5 +1,7 @@
 //! The tokio reader and writer halves.
 
+#![allow(clippy::unwrap_used)] // Tests may unwrap (see clippy.toml); helpers too.
+
 use std::collections::VecDeque;
 use std::io;
 use std::pin::Pin;

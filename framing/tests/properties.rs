@@ -1,5 +1,7 @@
 //! Properties: any chunking decodes the same frames; arbitrary bytes are harmless.
 
+#![allow(clippy::unwrap_used)] // Tests may unwrap (see clippy.toml); helpers too.
+
 use bytes::{Bytes, BytesMut};
 use cc_framing::{Decoder, MAX_HEADER_LEN};
 use proptest::collection::vec;

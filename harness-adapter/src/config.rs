@@ -41,12 +41,19 @@ impl ToolsConfig {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(ToolsConfig::default())
             }
-            Err(source) => return Err(ConfigError::Read { path: shown, source }),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: shown,
+                    source,
+                })
+            }
         };
-        let table = text.parse::<toml::Table>().map_err(|error| ConfigError::Parse {
-            path: shown,
-            message: error.to_string(),
-        })?;
+        let table = text
+            .parse::<toml::Table>()
+            .map_err(|error| ConfigError::Parse {
+                path: shown,
+                message: error.to_string(),
+            })?;
         Ok(ToolsConfig { table })
     }
 

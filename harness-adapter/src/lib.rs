@@ -2,4 +2,8 @@
 //! MCP server, and the embedding API for Rust hosts.
 
 pub mod config;
+pub mod mcp;
+pub mod run;
 pub mod wiring;
+
+pub use run::{build_registry, RunSetup, SetupError};

@@ -1,1 +1,210 @@
-fn main() {}
+//! `cc-harness`: code-intelligence tools for coding agents, over MCP or one call at a time.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cc_harness_adapter::mcp::approval::{BridgeApproval, McpApprover};
+use cc_harness_adapter::mcp::{serve, ServeOptions};
+use cc_harness_adapter::{build_registry, RunSetup};
+use cc_tools::{Approval, ApprovalRequest, Approver, Origin, Surface};
+use clap::{Parser, Subcommand};
+
+/// Exit status of a usage error (bad flags, bad JSON, unusable root).
+const USAGE_ERROR: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cc-harness",
+    version,
+    about = "Live code intelligence for coding agents: language servers, structural search and rewrite, debuggers, persistent interpreters."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// Workspace root: every path argument must stay inside it.
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// Which tools the agent sees: full, plan or readonly_subagent.
+    #[arg(long, default_value = "full")]
+    surface: Surface,
+    /// Bridge calls (tool() inside an eval cell) of write/exec tools when nobody can be asked.
+    #[arg(long, value_enum, default_value_t = BridgeApproval::Deny)]
+    bridge_approval: BridgeApproval,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the tools visible on a surface, with tier and input schema.
+    List {
+        #[command(flatten)]
+        run: RunArgs,
+        /// Print the listing as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one tool call and print its JSON result (exit 1 when the tool returns an error).
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// The arguments, a JSON object.
+        #[arg(default_value = "{}")]
+        args: String,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Serve the tools over MCP on stdin/stdout (newline-delimited JSON-RPC).
+    Mcp {
+        #[command(flatten)]
+        run: RunArgs,
+    },
+}
+
+/// `call` and `list`: the person at the command line made the call, so model calls proceed;
+/// bridge calls follow `--bridge-approval`.
+#[derive(Debug)]
+struct CommandLineApprover(BridgeApproval);
+
+#[async_trait::async_trait]
+impl Approver for CommandLineApprover {
+    async fn approve(&self, request: ApprovalRequest<'_>) -> Approval {
+        match request.origin {
+            Origin::Model => Approval::Allow,
+            Origin::Bridge { .. } => self.0.decide(&request),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CC_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cc-harness: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = runtime.block_on(run(cli));
+    // Anything still running (a stuck reader, say) must not keep the process alive.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    code
+}
+
+async fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::List { run, json } => list(run, json),
+        Command::Call { tool, args, run } => call(&tool, &args, run).await,
+        Command::Mcp { run } => mcp(run).await,
+    }
+}
+
+fn usage_error(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("cc-harness: {message}");
+    ExitCode::from(USAGE_ERROR)
+}
+
+fn list(run: RunArgs, as_json: bool) -> ExitCode {
+    let approver = Arc::new(CommandLineApprover(run.bridge_approval));
+    let registry = match build_registry(&run.root, run.surface, approver, conversation("list")) {
+        Ok(registry) => registry,
+        Err(error) => return usage_error(error),
+    };
+    let schemas = registry.schemas(run.surface);
+    let mut out = std::io::stdout().lock();
+    let written = if as_json {
+        serde_json::to_string_pretty(&schemas)
+            .map_err(std::io::Error::other)
+            .and_then(|text| writeln!(out, "{text}"))
+    } else {
+        schemas.iter().try_for_each(|schema| {
+            writeln!(
+                out,
+                "{} [{}]{}\n  {}\n  schema: {}\n",
+                schema.name,
+                schema.tier,
+                if schema.parallel_safe {
+                    ""
+                } else {
+                    " (calls serialized)"
+                },
+                schema.description,
+                schema.input_schema
+            )
+        })
+    };
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => usage_error(format!("cannot write the listing: {error}")),
+    }
+}
+
+async fn call(tool: &str, args: &str, run: RunArgs) -> ExitCode {
+    let args: serde_json::Value = match serde_json::from_str(args) {
+        Ok(args) => args,
+        Err(error) => return usage_error(format!("the arguments are not valid JSON: {error}")),
+    };
+    let approver = Arc::new(CommandLineApprover(run.bridge_approval));
+    let registry = match build_registry(&run.root, run.surface, approver, conversation("call")) {
+        Ok(registry) => registry,
+        Err(error) => return usage_error(error),
+    };
+    let result = registry.call(tool, args).await;
+    registry.shutdown(Duration::from_secs(3)).await;
+    let (value, code) = match result {
+        Ok(output) => (output.value, ExitCode::SUCCESS),
+        Err(error) => (error.to_envelope(), ExitCode::from(1)),
+    };
+    let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
+    if writeln!(std::io::stdout().lock(), "{text}").is_err() {
+        return ExitCode::FAILURE;
+    }
+    code
+}
+
+async fn mcp(run: RunArgs) -> ExitCode {
+    // Check the root and configuration before the client connects, so a bad setup is a
+    // usage error rather than a broken session.
+    let setup = match RunSetup::new(&run.root) {
+        Ok(setup) => setup,
+        Err(error) => return usage_error(error),
+    };
+    let (surface, bridge_approval) = (run.surface, run.bridge_approval);
+    let factory = Box::new(move |peer| {
+        let approver = Arc::new(McpApprover::new(peer, bridge_approval));
+        setup.registry(surface, approver, conversation("mcp"))
+    });
+    match serve(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        ServeOptions::default(),
+        factory,
+    )
+    .await
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("cc-harness mcp: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn conversation(kind: &str) -> String {
+    format!("{kind}-{}", std::process::id())
+}

@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 pub fn find_all_on_path(name: &str) -> Vec<PathBuf> {
     if name.contains('/') {
         let path = PathBuf::from(name);
-        return if is_executable(&path) { vec![path] } else { Vec::new() };
+        return if is_executable(&path) {
+            vec![path]
+        } else {
+            Vec::new()
+        };
     }
     let path_var = std::env::var_os("PATH").unwrap_or_default();
     find_all_in(name, &path_var)

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -90,7 +91,12 @@ fn pdeathsig_helper() {
 fn parent_death_signal_kills_child_of_a_killed_parent() {
     use std::io::BufRead;
     let mut helper = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "pdeathsig_helper", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "pdeathsig_helper",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("CC_PROCESS_PDEATH_HELPER", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -148,7 +148,11 @@ impl RegistryBuilder {
     pub fn add_tool(&mut self, tool: Arc<dyn Tool>) {
         let name = tool.name().to_owned();
         let serial = (!tool.parallel_safe()).then(|| tokio::sync::Mutex::new(()));
-        if self.tools.insert(name.clone(), Entry { tool, serial }).is_none() {
+        if self
+            .tools
+            .insert(name.clone(), Entry { tool, serial })
+            .is_none()
+        {
             self.order.push(name);
         }
     }
@@ -322,7 +326,10 @@ async fn dispatch(
     held: Arc<Vec<String>>,
 ) -> Result<ToolOutput, ToolError> {
     let run = &inner.run;
-    let entry = inner.tools.get(name).ok_or_else(|| unknown_tool(inner, name))?;
+    let entry = inner
+        .tools
+        .get(name)
+        .ok_or_else(|| unknown_tool(inner, name))?;
     let tier = entry.tool.tier();
     if !run.surface.allows(tier) {
         return Err(ToolError::new(

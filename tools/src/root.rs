@@ -190,13 +190,20 @@ mod tests {
     fn symlinks_pointing_out_are_refused() {
         let (dir, root) = fixture();
         symlink(dir.path().join("outside"), root.path().join("escape")).unwrap();
-        symlink(dir.path().join("outside/nothing-yet"), root.path().join("dangling")).unwrap();
+        symlink(
+            dir.path().join("outside/nothing-yet"),
+            root.path().join("dangling"),
+        )
+        .unwrap();
         symlink(root.path().join("src"), root.path().join("inner")).unwrap();
         assert_eq!(
             root.resolve("escape/new.txt").unwrap_err().kind(),
             kinds::OUTSIDE_ROOT
         );
-        assert_eq!(root.resolve("dangling").unwrap_err().kind(), kinds::OUTSIDE_ROOT);
+        assert_eq!(
+            root.resolve("dangling").unwrap_err().kind(),
+            kinds::OUTSIDE_ROOT
+        );
         assert_eq!(
             root.resolve("inner/a.py").unwrap(),
             root.path().join("src/a.py")

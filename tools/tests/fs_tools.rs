@@ -1,5 +1,7 @@
 //! The host file tools, confined to the workspace root.
 
+#![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
+
 use std::sync::Arc;
 
 use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
@@ -32,7 +34,12 @@ async fn read_returns_lines_with_offset_and_limit() {
     let registry = registry(dir.path());
     insta::assert_json_snapshot!(call(&registry, "read", json!({"path": "m.py"})).await);
     insta::assert_json_snapshot!(
-        call(&registry, "read", json!({"path": "m.py", "offset": 2, "limit": 2})).await
+        call(
+            &registry,
+            "read",
+            json!({"path": "m.py", "offset": 2, "limit": 2})
+        )
+        .await
     );
     let output = registry
         .call("read", json!({"path": "m.py", "offset": 4}))
@@ -59,10 +66,20 @@ async fn write_creates_parents_and_replaces_atomically() {
     let dir = tempfile::tempdir().unwrap();
     let registry = registry(dir.path());
     insta::assert_json_snapshot!(
-        call(&registry, "write", json!({"path": "pkg/new.py", "content": "x = 'é'\n"})).await
+        call(
+            &registry,
+            "write",
+            json!({"path": "pkg/new.py", "content": "x = 'é'\n"})
+        )
+        .await
     );
     insta::assert_json_snapshot!(
-        call(&registry, "write", json!({"path": "pkg/new.py", "content": "y = 2\n"})).await
+        call(
+            &registry,
+            "write",
+            json!({"path": "pkg/new.py", "content": "y = 2\n"})
+        )
+        .await
     );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("pkg/new.py")).unwrap(),
@@ -114,16 +131,28 @@ async fn edit_replaces_exactly_one_occurrence() {
     std::fs::write(dir.path().join("m.py"), "a = 1\nb = 1\nc = 2\n").unwrap();
     let registry = registry(dir.path());
     insta::assert_json_snapshot!(
-        call(&registry, "edit", json!({"path": "m.py", "old_text": "c = 2", "new_text": "c = 3"}))
-            .await
+        call(
+            &registry,
+            "edit",
+            json!({"path": "m.py", "old_text": "c = 2", "new_text": "c = 3"})
+        )
+        .await
     );
     insta::assert_json_snapshot!(
-        call(&registry, "edit", json!({"path": "m.py", "old_text": "= 1", "new_text": "= 0"}))
-            .await
+        call(
+            &registry,
+            "edit",
+            json!({"path": "m.py", "old_text": "= 1", "new_text": "= 0"})
+        )
+        .await
     );
     insta::assert_json_snapshot!(
-        call(&registry, "edit", json!({"path": "m.py", "old_text": "zzz", "new_text": "y"}))
-            .await
+        call(
+            &registry,
+            "edit",
+            json!({"path": "m.py", "old_text": "zzz", "new_text": "y"})
+        )
+        .await
     );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("m.py")).unwrap(),

@@ -1,5 +1,7 @@
 //! The registry's dispatch path: surfaces, approver, serialization, bridge, diagnostics hook.
 
+#![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -74,7 +76,9 @@ impl Tool for SerialProbe {
         self.max_running.fetch_max(now, Ordering::SeqCst);
         let result = if let Some(inner) = args.get("inner").and_then(Value::as_str) {
             let inner_args = args.get("args").cloned().unwrap_or(json!({}));
-            ctx.call_tool(inner, inner_args).await.map(|output| output.value)
+            ctx.call_tool(inner, inner_args)
+                .await
+                .map(|output| output.value)
         } else {
             tokio::time::sleep(Duration::from_millis(30)).await;
             Ok(json!({}))
@@ -98,7 +102,11 @@ async fn plan_and_subagent_surfaces_list_and_allow_read_tier_only() {
             ..Default::default()
         }
         .build(run_in(dir.path(), surface, Arc::new(AllowAll)));
-        let names: Vec<String> = registry.schemas(surface).into_iter().map(|s| s.name).collect();
+        let names: Vec<String> = registry
+            .schemas(surface)
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
         assert_eq!(names, ["read"]);
         let full: Vec<String> = registry
             .schemas(Surface::Full)
@@ -108,13 +116,22 @@ async fn plan_and_subagent_surfaces_list_and_allow_read_tier_only() {
         assert_eq!(full, ["read", "write", "edit", "probe"]);
 
         let error = registry
-            .call("edit", json!({"path": "a.txt", "old_text": "hello", "new_text": "bye"}))
+            .call(
+                "edit",
+                json!({"path": "a.txt", "old_text": "hello", "new_text": "bye"}),
+            )
             .await
             .unwrap_err();
         assert_eq!(error.kind(), "not_available");
         assert!(error.message().contains("not available on the"), "{error}");
-        assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "hello\n");
-        let read = registry.call("read", json!({"path": "a.txt"})).await.unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "hello\n"
+        );
+        let read = registry
+            .call("read", json!({"path": "a.txt"}))
+            .await
+            .unwrap();
         assert_eq!(read.value["content"], "hello\n");
     }
 }
@@ -248,7 +265,6 @@ async fn bridge_calls_on_plan_surface_cannot_reach_hidden_tools() {
         async fn call(&self, ctx: &CallContext, _args: Value) -> Result<ToolOutput, ToolError> {
             ctx.call_tool("write", json!({"path": "x.txt", "content": "x"}))
                 .await
-                .map(|output| output)
         }
     }
     let registry = Resources {
@@ -305,7 +321,10 @@ async fn written_paths_go_through_the_diagnostics_hook() {
     let root = std::fs::canonicalize(dir.path()).unwrap();
     assert_eq!(*hook.0.lock().unwrap(), vec![root.join("src/m.py")]);
     // Reads write nothing and are not wrapped.
-    let output = registry.call("read", json!({"path": "src/m.py"})).await.unwrap();
+    let output = registry
+        .call("read", json!({"path": "src/m.py"}))
+        .await
+        .unwrap();
     assert!(output.value.get("diagnostics").is_none());
 }
 

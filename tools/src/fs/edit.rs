@@ -98,7 +98,7 @@ impl Tool for EditTool {
                             .join(", ")
                     ),
                 )
-                .with_detail("lines", lines))
+                .with_detail("lines", lines));
             }
         };
         let mut updated = String::with_capacity(text.len() + args.new_text.len());

@@ -1,0 +1,153 @@
+//! `cc-harness list` and `cc-harness call`: output and exit statuses.
+
+#![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn harness(args: &[&str], root: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cc-harness"))
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .output()
+        .expect("run cc-harness")
+}
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\nbeta\n").unwrap();
+    dir
+}
+
+#[test]
+fn list_on_plan_shows_no_write_or_exec_tool() {
+    let dir = fixture();
+    let output = harness(&["list", "--surface", "plan", "--json"], dir.path());
+    assert!(output.status.success());
+    let tools: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(!tools.is_empty());
+    for tool in &tools {
+        assert_eq!(tool["tier"], "read", "{tool}");
+    }
+    let text = harness(&["list", "--surface", "plan"], dir.path());
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("read [read]"));
+    assert!(
+        !text.contains("[write]") && !text.contains("[exec]"),
+        "{text}"
+    );
+
+    let full = harness(&["list", "--json"], dir.path());
+    let full: Vec<Value> = serde_json::from_slice(&full.stdout).unwrap();
+    assert!(full.iter().any(|tool| tool["tier"] == "write"));
+}
+
+#[test]
+fn call_prints_the_result_and_exits_zero() {
+    let dir = fixture();
+    let output = harness(
+        &["call", "read", r#"{"path": "a.txt", "offset": 2}"#],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(value["content"], "beta\n");
+}
+
+#[test]
+fn call_of_a_failing_tool_exits_one_with_the_error_on_stdout() {
+    let dir = fixture();
+    let output = harness(
+        &["call", "write", r#"{"path": "../out.txt", "content": "x"}"#],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(value["error"]["kind"], "outside_root");
+    assert!(value["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("outside"));
+
+    let plan = harness(
+        &[
+            "call",
+            "write",
+            r#"{"path": "b.txt", "content": "x"}"#,
+            "--surface",
+            "plan",
+        ],
+        dir.path(),
+    );
+    assert_eq!(plan.status.code(), Some(1));
+    let value: Value = serde_json::from_slice(&plan.stdout).unwrap();
+    assert_eq!(value["error"]["kind"], "not_available");
+    assert!(!dir.path().join("b.txt").exists());
+}
+
+#[test]
+fn usage_errors_exit_two() {
+    let dir = fixture();
+    let bad_json = harness(&["call", "read", "{not json"], dir.path());
+    assert_eq!(bad_json.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad_json.stderr).contains("not valid JSON"));
+    let bad_surface = harness(&["list", "--surface", "admin"], dir.path());
+    assert_eq!(bad_surface.status.code(), Some(2));
+    let missing_root = Command::new(env!("CARGO_BIN_EXE_cc-harness"))
+        .args(["call", "read", "{}", "--root", "/definitely/not/here"])
+        .output()
+        .unwrap();
+    assert_eq!(missing_root.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing_root.stderr).contains("not usable"));
+}
+
+#[test]
+fn mcp_exits_soon_after_its_input_ends() {
+    let dir = fixture();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cc-harness"))
+        .args(["mcp", "--root"])
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"read","arguments":{{"path":"a.txt"}}}}}}"#
+        )
+        .unwrap();
+    }
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "cc-harness mcp still running 5 s after its input ended"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success());
+    let mut stdout = String::new();
+    use std::io::Read;
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let response: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(response["id"], 1);
+    assert_eq!(
+        response["result"]["structuredContent"]["content"],
+        "alpha\nbeta\n"
+    );
+}

@@ -1,0 +1,259 @@
+//! Protocol edges of the MCP server, in process over an in-memory pipe (in addition to the
+//! real-client test): malformed lines, unknown methods, cancellation, progress, shutdown.
+
+#![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use cc_harness_adapter::mcp::{serve, ServeOptions};
+use cc_tools::{
+    AllowAll, CallContext, RegistryBuilder, Run, Shutdown, Surface, Tier, Tool, ToolError,
+    ToolOutput, WorkspaceRoot,
+};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+
+/// Sleeps for `ms` milliseconds, reporting progress every 10 ms.
+struct Slow;
+
+#[async_trait]
+impl Tool for Slow {
+    fn name(&self) -> &str {
+        "slow"
+    }
+    fn tier(&self) -> Tier {
+        Tier::Read
+    }
+    fn description(&self) -> &str {
+        "sleeps"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+        for step in 0..(ms / 10) {
+            ctx.report_progress(step as f64, Some((ms / 10) as f64), Some("sleeping"));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Ok(ToolOutput::new(json!({"slept": ms})))
+    }
+}
+
+/// Owns a real process group, like a language-server supervisor does.
+struct ProcessOwner(Mutex<Option<cc_process::GroupChild>>);
+
+#[async_trait]
+impl Shutdown for ProcessOwner {
+    async fn shutdown(&self) {
+        let child = self.0.lock().unwrap().take();
+        if let Some(mut child) = child {
+            let _ = child.terminate(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+struct Client {
+    input: DuplexStream,
+    output: Lines<BufReader<DuplexStream>>,
+}
+
+impl Client {
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.input.write_all(line.as_bytes()).await.unwrap();
+    }
+    async fn send_raw(&mut self, line: &str) {
+        self.input.write_all(line.as_bytes()).await.unwrap();
+        self.input.write_all(b"\n").await.unwrap();
+    }
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(10), self.output.next_line())
+            .await
+            .expect("a message within 10 s")
+            .unwrap()
+            .expect("the server is still writing");
+        serde_json::from_str(&line).unwrap()
+    }
+    /// The next message that is not a notification.
+    async fn response(&mut self) -> Value {
+        loop {
+            let message = self.next().await;
+            if message.get("id").is_some() {
+                return message;
+            }
+        }
+    }
+}
+
+fn start(
+    dir: &std::path::Path,
+    owner: Option<Arc<ProcessOwner>>,
+) -> (Client, tokio::task::JoinHandle<std::io::Result<()>>) {
+    let (client_in, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, client_out) = tokio::io::duplex(1 << 16);
+    let root = WorkspaceRoot::new(dir).unwrap();
+    let factory = Box::new(move |_peer| {
+        let mut builder = RegistryBuilder::new(Run {
+            conversation_id: "t".into(),
+            root: root.clone(),
+            surface: Surface::Full,
+            approver: Arc::new(AllowAll),
+        })
+        .tool(Arc::new(Slow));
+        if let Some(owner) = &owner {
+            builder.add_shutdown(owner.clone());
+        }
+        builder.build()
+    });
+    let options = ServeOptions {
+        drain_grace: Duration::from_millis(300),
+        shutdown_grace: Duration::from_secs(2),
+    };
+    let server = tokio::spawn(serve(server_in, server_out, options, factory));
+    let client = Client {
+        input: client_in,
+        output: BufReader::new(client_out).lines(),
+    };
+    (client, server)
+}
+
+#[tokio::test]
+async fn malformed_lines_and_unknown_methods_get_json_rpc_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut client, _server) = start(dir.path(), None);
+    client.send_raw("{this is not json").await;
+    let error = client.next().await;
+    assert_eq!(error["error"]["code"], -32700);
+    assert_eq!(error["id"], Value::Null);
+
+    client.send_raw("[1, 2]").await;
+    assert_eq!(client.next().await["error"]["code"], -32600);
+
+    client
+        .send(json!({"jsonrpc": "2.0", "id": "a", "method": "resources/list"}))
+        .await;
+    let unknown = client.next().await;
+    assert_eq!(unknown["id"], "a");
+    assert_eq!(unknown["error"]["code"], -32601);
+
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}))
+        .await;
+    assert_eq!(
+        client.next().await,
+        json!({"jsonrpc": "2.0", "id": 7, "result": {}})
+    );
+
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {}}))
+        .await;
+    assert_eq!(client.next().await["error"]["code"], -32602);
+
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "nope"}}),
+        )
+        .await;
+    let unknown_tool = client.next().await;
+    assert_eq!(unknown_tool["result"]["isError"], true);
+    assert_eq!(
+        unknown_tool["result"]["structuredContent"]["error"]["kind"],
+        "unknown_tool"
+    );
+}
+
+#[tokio::test]
+async fn initialize_negotiates_a_known_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut client, _server) = start(dir.path(), None);
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}}}))
+        .await;
+    let answer = client.next().await;
+    assert_eq!(answer["result"]["protocolVersion"], "2025-03-26");
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": "1999-01-01", "capabilities": {}}}))
+        .await;
+    let answer = client.next().await;
+    assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
+}
+
+#[tokio::test]
+async fn calls_run_concurrently_and_can_be_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut client, _server) = start(dir.path(), None);
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow", "arguments": {"ms": 60000}}}))
+        .await;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "slow", "arguments": {"ms": 0}}}))
+        .await;
+    // The quick call answers while the slow one runs.
+    assert_eq!(client.response().await["id"], 2);
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}))
+        .await;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
+        .await;
+    // The cancelled call never answers: the next response is the ping's.
+    assert_eq!(client.response().await["id"], 3);
+}
+
+#[tokio::test]
+async fn progress_is_reported_when_a_token_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut client, _server) = start(dir.path(), None);
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow", "arguments": {"ms": 50}, "_meta": {"progressToken": "tok"}}}))
+        .await;
+    let mut progress = Vec::new();
+    loop {
+        let message = client.next().await;
+        if message.get("id").is_some() {
+            assert_eq!(message["result"]["structuredContent"]["slept"], 50);
+            break;
+        }
+        assert_eq!(message["method"], "notifications/progress");
+        assert_eq!(message["params"]["progressToken"], "tok");
+        progress.push(message["params"]["progress"].as_f64().unwrap());
+    }
+    assert_eq!(progress, [0.0, 1.0, 2.0, 3.0, 4.0]);
+}
+
+#[tokio::test]
+async fn end_of_input_shuts_down_every_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = tokio::process::Command::new("sh");
+    command.args(["-c", "sleep 60 & sleep 60; wait"]);
+    let child = cc_process::spawn_group(command).unwrap();
+    let leader = child.id();
+    let owner = Arc::new(ProcessOwner(Mutex::new(Some(child))));
+    let (mut client, server) = start(dir.path(), Some(owner));
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow", "arguments": {"ms": 60000}}}))
+        .await;
+    drop(client);
+    let finished = tokio::time::timeout(Duration::from_secs(5), server).await;
+    assert!(
+        finished.is_ok(),
+        "serve did not return within 5 s of end of input"
+    );
+    let group_members = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
+        .filter(|stat| {
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map(|(_, rest)| rest.split_whitespace().collect())
+                .unwrap_or_default();
+            fields.first() != Some(&"Z") && fields.get(2) == Some(&leader.to_string().as_str())
+        })
+        .count();
+    assert_eq!(group_members, 0, "processes of the run's group survived");
+}
