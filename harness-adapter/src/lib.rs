@@ -3,7 +3,9 @@
 
 pub mod config;
 pub mod mcp;
+pub mod questions;
 pub mod run;
 pub mod wiring;
+pub mod workers;
 
-pub use run::{build_registry, RunSetup, SetupError};
+pub use run::{build_registry, RunOptions, RunSetup, SetupError};

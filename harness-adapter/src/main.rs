@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use cc_harness_adapter::mcp::approval::{BridgeApproval, McpApprover};
 use cc_harness_adapter::mcp::{serve, ServeOptions};
-use cc_harness_adapter::{build_registry, RunSetup};
+use cc_harness_adapter::questions::{ElicitationPort, TerminalPort};
+use cc_harness_adapter::{build_registry, RunOptions, RunSetup};
+use cc_tools::ask_user::QuestionPort;
 use cc_tools::{Approval, ApprovalRequest, Approver, Origin, Surface};
 use clap::{Parser, Subcommand};
 
@@ -120,8 +122,7 @@ fn usage_error(message: impl std::fmt::Display) -> ExitCode {
 }
 
 fn list(run: RunArgs, as_json: bool) -> ExitCode {
-    let approver = Arc::new(CommandLineApprover(run.bridge_approval));
-    let registry = match build_registry(&run.root, run.surface, approver, conversation("list")) {
+    let registry = match build_registry(&run.root, command_line_options(&run, "list")) {
         Ok(registry) => registry,
         Err(error) => return usage_error(error),
     };
@@ -159,8 +160,7 @@ async fn call(tool: &str, args: &str, run: RunArgs) -> ExitCode {
         Ok(args) => args,
         Err(error) => return usage_error(format!("the arguments are not valid JSON: {error}")),
     };
-    let approver = Arc::new(CommandLineApprover(run.bridge_approval));
-    let registry = match build_registry(&run.root, run.surface, approver, conversation("call")) {
+    let registry = match build_registry(&run.root, command_line_options(&run, "call")) {
         Ok(registry) => registry,
         Err(error) => return usage_error(error),
     };
@@ -186,8 +186,14 @@ async fn mcp(run: RunArgs) -> ExitCode {
     };
     let (surface, bridge_approval) = (run.surface, run.bridge_approval);
     let factory = Box::new(move |peer| {
-        let approver = Arc::new(McpApprover::new(peer, bridge_approval));
-        setup.registry(surface, approver, conversation("mcp"))
+        let questions = ElicitationPort::for_client(Arc::clone(&peer))
+            .map(|port| Arc::new(port) as Arc<dyn QuestionPort>);
+        setup.registry(RunOptions {
+            surface,
+            approver: Arc::new(McpApprover::new(peer, bridge_approval)),
+            conversation_id: conversation("mcp"),
+            questions,
+        })
     });
     match serve(
         tokio::io::stdin(),
@@ -202,6 +208,17 @@ async fn mcp(run: RunArgs) -> ExitCode {
             eprintln!("cc-harness mcp: {error}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A command-line run: questions go to the terminal when a person is at one.
+fn command_line_options(run: &RunArgs, kind: &str) -> RunOptions {
+    RunOptions {
+        surface: run.surface,
+        approver: Arc::new(CommandLineApprover(run.bridge_approval)),
+        conversation_id: conversation(kind),
+        questions: TerminalPort::if_interactive()
+            .map(|port| Arc::new(port) as Arc<dyn QuestionPort>),
     }
 }
 

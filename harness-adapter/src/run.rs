@@ -3,10 +3,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use cc_tools::ask_user::QuestionPort;
 use cc_tools::{Approver, Registry, Run, Surface, WorkspaceRoot};
+use serde::Deserialize;
 
 use crate::config::{ConfigError, ToolsConfig};
 use crate::wiring::resources_for;
+use crate::workers::{CommandBackend, WorkersSection};
 
 /// Why a run could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +25,36 @@ pub enum SetupError {
     /// `.cc/tools.toml` is broken.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// A section of `.cc/tools.toml` does not have the expected shape.
+    #[error("section [{section}] of .cc/tools.toml: {message}")]
+    Section {
+        /// The section.
+        section: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Who the run is for and how it decides.
+pub struct RunOptions {
+    /// What the agent sees.
+    pub surface: Surface,
+    /// Decides each write- and exec-tier call.
+    pub approver: Arc<dyn Approver>,
+    /// The conversation.
+    pub conversation_id: String,
+    /// Where `ask_user` questions go, when a human can be asked.
+    pub questions: Option<Arc<dyn QuestionPort>>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("surface", &self.surface)
+            .field("conversation_id", &self.conversation_id)
+            .field("questions", &self.questions.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// A checked workspace root and its configuration, from which runs are made.
@@ -29,6 +62,7 @@ pub enum SetupError {
 pub struct RunSetup {
     root: WorkspaceRoot,
     config: ToolsConfig,
+    workers: Option<CommandBackend>,
 }
 
 impl RunSetup {
@@ -39,7 +73,23 @@ impl RunSetup {
             source,
         })?;
         let config = ToolsConfig::load(root.path())?;
-        Ok(RunSetup { root, config })
+        let workers = match config.section("workers") {
+            Some(section) => {
+                let section = WorkersSection::deserialize(section.clone()).map_err(|error| {
+                    SetupError::Section {
+                        section: "workers",
+                        message: error.to_string(),
+                    }
+                })?;
+                CommandBackend::new(root.path().to_path_buf(), section)
+            }
+            None => None,
+        };
+        Ok(RunSetup {
+            root,
+            config,
+            workers,
+        })
     }
 
     /// The checked root.
@@ -47,28 +97,28 @@ impl RunSetup {
         &self.root
     }
 
+    /// The root's configuration.
+    pub fn config(&self) -> &ToolsConfig {
+        &self.config
+    }
+
     /// A run with everything this machine supports wired.
-    pub fn registry(
-        &self,
-        surface: Surface,
-        approver: Arc<dyn Approver>,
-        conversation_id: String,
-    ) -> Registry {
-        resources_for(&self.root, &self.config).build(Run {
-            conversation_id,
+    pub fn registry(&self, options: RunOptions) -> Registry {
+        let mut resources = resources_for(&self.root, &self.config);
+        resources.questions = options.questions;
+        if let Some(workers) = &self.workers {
+            resources.workers = Some(Arc::new(workers.clone()));
+        }
+        resources.build(Run {
+            conversation_id: options.conversation_id,
             root: self.root.clone(),
-            surface,
-            approver,
+            surface: options.surface,
+            approver: options.approver,
         })
     }
 }
 
 /// A run rooted at `root`, with everything this machine supports wired.
-pub fn build_registry(
-    root: &Path,
-    surface: Surface,
-    approver: Arc<dyn Approver>,
-    conversation_id: String,
-) -> Result<Registry, SetupError> {
-    Ok(RunSetup::new(root)?.registry(surface, approver, conversation_id))
+pub fn build_registry(root: &Path, options: RunOptions) -> Result<Registry, SetupError> {
+    Ok(RunSetup::new(root)?.registry(options))
 }

@@ -1,3 +1,60 @@
-//! Language-server client: transport, supervisor, diagnostics on write.
+//! Language-server client: a channel-based JSON-RPC transport, a supervisor that starts one
+//! server per (language, root) on demand, and the diagnostics of the exact version just
+//! written.
 //!
-//! Filled in by the language-server issues; see `README.md`.
+//! - [`transport::Connection`]: reader, writer and stderr each on their own task; a pending
+//!   map with per-request timeouts that cancel with `$/cancelRequest`.
+//! - [`LanguageServer`]: initialization (UTF-8 or UTF-16 positions, versioned and pull
+//!   diagnostics, rust-analyzer's server status), answers to every server request, document
+//!   sync, and [`LanguageServer::diagnostics`], which waits for the diagnostics of one synced
+//!   version: pulled when the server supports it (declared or registered), else the first
+//!   push carrying that version, else (for servers that publish without versions) the first
+//!   push after the change plus a settle window; a server that republishes only on change is
+//!   "unchanged" after a quiet window; past the cap (longer while the server is indexing)
+//!   the file is pending, never an empty "clean".
+//! - [`ServerTable`] and [`LspConfig`]: which server covers which files, overridable in
+//!   `.cc/tools.toml`.
+//! - [`Supervisor`]: detection (marker AND binary AND a probe that runs), lazy start, idle
+//!   reaping, crash-loop guard, status.
+//! - [`Ledger`]: which diagnostics are new.
+//!
+//! ```
+//! use cc_lsp_client::{ServerTable, Supervisor, SupervisorOptions};
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::write(dir.path().join("notes.txt"), "hello").unwrap();
+//! let workspace = dir.path().canonicalize().unwrap();
+//! let supervisor = Supervisor::new(&workspace, ServerTable::builtin(), SupervisorOptions::default());
+//! let checks = supervisor.check_written(&[workspace.join("notes.txt")]).await;
+//! assert!(matches!(
+//!     &checks[0].outcome,
+//!     cc_lsp_client::CheckOutcome::Unchecked { reason } if reason.contains(".txt")
+//! ));
+//! supervisor.shutdown().await;
+//! # }
+//! ```
+
+pub mod config;
+pub mod detect;
+mod diagnostic;
+mod error;
+mod ledger;
+mod server;
+mod supervisor;
+pub mod table;
+pub mod transport;
+pub mod uri;
+
+pub use config::{FamilyOverride, LspConfig};
+pub use diagnostic::{Diagnostic, DiagnosticKey, Severity};
+pub use error::{ConfigError, LspError};
+pub use ledger::Ledger;
+pub use server::{
+    ApplyEdit, DiagnosticsOutcome, LanguageServer, PositionEncoding, SyncTicket, Via,
+};
+pub use supervisor::{
+    CheckOutcome, FileCheck, LanguageStatus, ServerState, Supervisor, SupervisorOptions,
+    Unavailable,
+};
+pub use table::{Family, ServerSpec, ServerTable, Timing};

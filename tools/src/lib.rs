@@ -31,6 +31,7 @@
 //! ```
 
 pub mod approve;
+pub mod ask_user;
 pub mod error;
 pub mod fs;
 pub mod registry;
@@ -38,6 +39,7 @@ pub mod resources;
 pub mod root;
 pub mod tier;
 pub mod tool;
+pub mod vibe;
 
 pub use approve::{AllowAll, Approval, ApprovalRequest, Approver, DenyAll};
 pub use error::{kinds, ToolError};

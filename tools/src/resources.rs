@@ -6,10 +6,13 @@
 //! report (`lsp status`, `debug adapters`), so those tools stay visible.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use crate::ask_user::{AskUserTool, QuestionPort, DEFAULT_QUESTION_TIMEOUT};
 use crate::fs::{EditTool, ReadTool, WriteTool};
 use crate::registry::{AfterWrite, Registry, RegistryBuilder, Run};
 use crate::tool::Tool;
+use crate::vibe::{Roster, WorkerBackend};
 
 /// The resources wired for one run.
 #[derive(Default)]
@@ -21,6 +24,12 @@ pub struct Resources {
     /// Tools the host brings (its own `write`, say); registered last, so they replace
     /// built-ins of the same name.
     pub host_tools: Vec<Arc<dyn Tool>>,
+    /// A way to put a question in front of a human: registers `ask_user`.
+    pub questions: Option<Arc<dyn QuestionPort>>,
+    /// How long `ask_user` waits (default 10 minutes).
+    pub question_timeout: Option<Duration>,
+    /// Runs background workers: registers the five `vibe_*` tools.
+    pub workers: Option<Arc<dyn WorkerBackend>>,
 }
 
 impl std::fmt::Debug for Resources {
@@ -29,6 +38,8 @@ impl std::fmt::Debug for Resources {
             .field("host_files", &self.host_files)
             .field("after_write", &self.after_write.is_some())
             .field("host_tools", &self.host_tools.len())
+            .field("questions", &self.questions.is_some())
+            .field("workers", &self.workers.is_some())
             .finish()
     }
 }
@@ -42,6 +53,13 @@ impl Resources {
             builder.add_tool(Arc::new(ReadTool::new(root.clone())));
             builder.add_tool(Arc::new(WriteTool::new(root.clone())));
             builder.add_tool(Arc::new(EditTool::new(root)));
+        }
+        if let Some(port) = self.questions {
+            let timeout = self.question_timeout.unwrap_or(DEFAULT_QUESTION_TIMEOUT);
+            builder.add_tool(Arc::new(AskUserTool::new(port, timeout)));
+        }
+        if let Some(backend) = self.workers {
+            crate::vibe::register(&mut builder, Roster::new(backend));
         }
         for tool in self.host_tools {
             builder.add_tool(tool);

@@ -1,0 +1,182 @@
+//! The errors of this crate: [`ClientError`] for one request on a connection, [`DebugError`]
+//! for what a session or the supervisor refuses or fails to do.
+
+use std::time::Duration;
+
+/// Why one request got no usable answer.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The connection ended (the adapter exited or closed it) before the answer came.
+    #[error("the debug adapter closed the connection before answering `{command}`: {reason}")]
+    Closed {
+        /// The request.
+        command: String,
+        /// What ended the connection.
+        reason: String,
+    },
+    /// The adapter answered `success: false`.
+    #[error("the debug adapter refused `{command}`: {message}")]
+    Failed {
+        /// The request.
+        command: String,
+        /// The adapter's reason.
+        message: String,
+    },
+    /// The answer did not have the expected shape.
+    #[error("the debug adapter's answer to `{command}` could not be read: {detail}")]
+    Malformed {
+        /// The request.
+        command: String,
+        /// The parse error.
+        detail: String,
+    },
+    /// No answer within the time allowed.
+    #[error("the debug adapter did not answer `{command}` within {}s", .after.as_secs())]
+    Timeout {
+        /// The request.
+        command: String,
+        /// How long we waited.
+        after: Duration,
+    },
+}
+
+/// What the supervisor or a session could not do. [`kind`](DebugError::kind) is a stable
+/// machine-readable name; the message says what to do next.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum DebugError {
+    /// An operation that needs a session was called without one.
+    #[error("no debug session is running; start one with `launch` (or `attach`)")]
+    NoSession,
+    /// `launch`/`attach` while a session lives.
+    #[error(
+        "a debug session is already live ({describe}); only one session per conversation: call \
+         `terminate` first, then launch again"
+    )]
+    SessionActive {
+        /// Which session (adapter, program, state).
+        describe: String,
+    },
+    /// The session reached its time-to-live and its adapter was killed.
+    #[error(
+        "the debug session ({describe}) expired: sessions live at most {}s, after which the \
+         adapter and the program are killed; start a new one with `launch`",
+        .ttl.as_secs()
+    )]
+    SessionExpired {
+        /// Which session it was.
+        describe: String,
+        /// The time-to-live.
+        ttl: Duration,
+    },
+    /// The adapter process ended while the session needed it.
+    #[error(
+        "the debug adapter `{adapter}` exited unexpectedly ({reason}); the session is over: \
+         `output` still shows what the program printed, `terminate` clears it, `launch` starts \
+         a new one{}",
+        tail_note(.log_tail)
+    )]
+    AdapterExited {
+        /// The adapter's name.
+        adapter: String,
+        /// How it ended.
+        reason: String,
+        /// The end of what it printed on stderr.
+        log_tail: String,
+    },
+    /// The adapter cannot be used here.
+    #[error("the `{adapter}` debug adapter is not available: {reason}")]
+    AdapterUnavailable {
+        /// The adapter's name.
+        adapter: String,
+        /// Which half of detection failed and how to fix it.
+        reason: String,
+    },
+    /// An `adapter` argument that names no adapter.
+    #[error("unknown debug adapter `{name}`; known adapters: {known}")]
+    UnknownAdapter {
+        /// The name given.
+        name: String,
+        /// Comma-separated known names.
+        known: String,
+    },
+    /// The adapter could not be chosen from the program.
+    #[error(
+        "cannot tell which debug adapter runs `{program}`: {why}; pass `adapter` (one of \
+         debugpy, lldb, delve, dart)"
+    )]
+    CannotPickAdapter {
+        /// The program.
+        program: String,
+        /// Why not.
+        why: String,
+    },
+    /// The program could not be started.
+    #[error("the program could not be started under `{adapter}`: {message}{}", tail_note(.output_tail))]
+    LaunchFailed {
+        /// The adapter's name.
+        adapter: String,
+        /// The adapter's reason.
+        message: String,
+        /// What the program and adapter printed.
+        output_tail: String,
+    },
+    /// A wait ran out of time.
+    #[error("{what} did not happen within {}s{}", .after.as_secs(), tail_note(.output_tail))]
+    Timeout {
+        /// What was awaited.
+        what: String,
+        /// How long.
+        after: Duration,
+        /// What the program and adapter printed meanwhile.
+        output_tail: String,
+    },
+    /// A request the adapter refused or did not answer.
+    #[error(transparent)]
+    Request(#[from] ClientError),
+    /// An operation that needs the program stopped, while it runs or has exited.
+    #[error("{0}")]
+    NotStopped(String),
+    /// Bad arguments for an operation (no thread to pick, an unknown frame, …).
+    #[error("{0}")]
+    InvalidArguments(String),
+    /// The `[debug]` section of `.cc/tools.toml` is invalid.
+    #[error("{0}")]
+    Config(String),
+    /// Starting a process or another local operation failed.
+    #[error("{0}")]
+    Io(String),
+}
+
+fn tail_note(tail: &str) -> String {
+    if tail.trim().is_empty() {
+        String::new()
+    } else {
+        format!("; last output:\n{}", tail.trim_end())
+    }
+}
+
+impl DebugError {
+    /// A stable machine-readable name for the error.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DebugError::NoSession => "no_session",
+            DebugError::SessionActive { .. } => "session_active",
+            DebugError::SessionExpired { .. } => "session_expired",
+            DebugError::AdapterExited { .. } => "adapter_exited",
+            DebugError::AdapterUnavailable { .. } => "adapter_unavailable",
+            DebugError::UnknownAdapter { .. } => "unknown_adapter",
+            DebugError::CannotPickAdapter { .. } => "cannot_pick_adapter",
+            DebugError::LaunchFailed { .. } => "launch_failed",
+            DebugError::Timeout { .. } => "timeout",
+            DebugError::Request(ClientError::Timeout { .. }) => "timeout",
+            DebugError::Request(ClientError::Closed { .. }) => "adapter_exited",
+            DebugError::Request(_) => "request_failed",
+            DebugError::NotStopped(_) => "not_stopped",
+            DebugError::InvalidArguments(_) => "invalid_arguments",
+            DebugError::Config(_) => "invalid_config",
+            DebugError::Io(_) => "io",
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Every process a session started, and killing all of them.
+//!
+//! Killing the adapter's process group is not enough: lldb-dap puts `lldb-server` and the
+//! debuggee in process groups of their own, and debugpy's launcher does the same for the
+//! Python it debugs. So the tracker remembers the adapter's descendants (read from `/proc`
+//! while the adapter lives: once it dies they are reparented and no longer findable) and the
+//! debuggee's pid from the `process` event. A process is named by its pid *and* start time,
+//! so a recycled pid is never signalled.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::Pid;
+
+/// A process: its pid and its start time (clock ticks after boot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProcId {
+    /// The pid.
+    pub pid: u32,
+    /// Field 22 of `/proc/PID/stat`.
+    pub start: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Stat {
+    ppid: u32,
+    pgid: u32,
+    start: u64,
+    state: char,
+}
+
+fn stat(pid: u32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: fields start after the last ')'.
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3 (state).
+    Some(Stat {
+        state: fields.first()?.chars().next()?,
+        ppid: fields.get(1)?.parse().ok()?,
+        pgid: fields.get(2)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// The process `pid` as it is now, if it exists.
+pub fn identify(pid: u32) -> Option<ProcId> {
+    stat(pid).map(|s| ProcId {
+        pid,
+        start: s.start,
+    })
+}
+
+/// Whether `id` still runs: the same process (start time) and not a zombie.
+pub fn is_alive(id: ProcId) -> bool {
+    stat(id.pid).is_some_and(|s| s.start == id.start && !matches!(s.state, 'Z' | 'X'))
+}
+
+/// Every live descendant of the processes `roots` (not the roots themselves).
+pub fn descendants(roots: &[u32]) -> Vec<ProcId> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut children: HashMap<u32, Vec<(u32, Stat)>> = HashMap::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Some(s) = stat(pid) {
+            children.entry(s.ppid).or_default().push((pid, s));
+        }
+    }
+    let mut found = Vec::new();
+    let mut queue: Vec<u32> = roots.to_vec();
+    let mut seen: BTreeSet<u32> = roots.iter().copied().collect();
+    while let Some(parent) = queue.pop() {
+        for (pid, s) in children.get(&parent).into_iter().flatten() {
+            if seen.insert(*pid) {
+                queue.push(*pid);
+                if !matches!(s.state, 'Z' | 'X') {
+                    found.push(ProcId {
+                        pid: *pid,
+                        start: s.start,
+                    });
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The processes of one session: the adapter (leader of its own group) and everything seen
+/// below it.
+#[derive(Debug)]
+pub struct Tracker {
+    adapter: Option<ProcId>,
+    known: Mutex<BTreeSet<ProcId>>,
+    /// Set once the adapter was waited for: its pid may be recycled from then on.
+    reaped: AtomicBool,
+}
+
+impl Tracker {
+    /// A tracker for the adapter process `adapter_pid` (the leader of its group).
+    pub fn new(adapter_pid: u32) -> Self {
+        Tracker {
+            adapter: identify(adapter_pid),
+            known: Mutex::new(BTreeSet::new()),
+            reaped: AtomicBool::new(false),
+        }
+    }
+
+    /// The adapter's pid.
+    pub fn adapter_pid(&self) -> Option<u32> {
+        self.adapter.map(|a| a.pid)
+    }
+
+    /// Records that the adapter was waited for.
+    pub fn mark_reaped(&self) {
+        self.reaped.store(true, Ordering::SeqCst);
+    }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, BTreeSet<ProcId>> {
+        self.known
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn adapter_alive(&self) -> Option<ProcId> {
+        self.adapter
+            .filter(|a| !self.reaped.load(Ordering::SeqCst) && is_alive(*a))
+    }
+
+    /// Remembers the adapter's current descendants.
+    pub fn refresh(&self) {
+        let mut roots: Vec<u32> = self.adapter_alive().map(|a| a.pid).into_iter().collect();
+        let mut known = self.known();
+        known.retain(|p| is_alive(*p));
+        roots.extend(known.iter().map(|p| p.pid));
+        known.extend(descendants(&roots));
+    }
+
+    /// Remembers one more process (the debuggee, from the `process` event).
+    pub fn add_pid(&self, pid: u32) {
+        if let Some(id) = identify(pid) {
+            self.known().insert(id);
+        }
+    }
+
+    /// Every tracked process still alive, adapter included.
+    pub fn alive(&self) -> Vec<ProcId> {
+        let mut alive: Vec<ProcId> = self.adapter_alive().into_iter().collect();
+        alive.extend(self.known().iter().copied().filter(|p| is_alive(*p)));
+        alive
+    }
+
+    /// Every pid the tracker knows of, alive or not (for tests and status).
+    pub fn all_known(&self) -> Vec<ProcId> {
+        let mut all: Vec<ProcId> = self.adapter.into_iter().collect();
+        all.extend(self.known().iter().copied());
+        all
+    }
+
+    /// SIGKILLs every tracked process and every descendant of them, freezing the tree first
+    /// (SIGSTOP) so nothing can fork while it is being collected.
+    pub fn kill_all(&self) {
+        let mut all: BTreeSet<ProcId> = self.alive().into_iter().collect();
+        for _ in 0..5 {
+            let roots: Vec<u32> = all.iter().map(|p| p.pid).collect();
+            let before = all.len();
+            all.extend(descendants(&roots));
+            for p in &all {
+                if is_alive(*p) {
+                    let _ = kill(to_pid(p.pid), Signal::SIGSTOP);
+                }
+            }
+            if all.len() == before {
+                break;
+            }
+        }
+        if let Some(adapter) = self.adapter_alive() {
+            let _ = killpg(to_pid(adapter.pid), Signal::SIGKILL);
+        }
+        for p in &all {
+            if !is_alive(*p) {
+                continue;
+            }
+            let leads_group = stat(p.pid).is_some_and(|s| s.pgid == p.pid);
+            let _ = kill(to_pid(p.pid), Signal::SIGKILL);
+            if leads_group {
+                let _ = killpg(to_pid(p.pid), Signal::SIGKILL);
+            }
+        }
+        self.known().extend(all);
+    }
+}
+
+fn to_pid(pid: u32) -> Pid {
+    Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_our_own_process() {
+        let me = identify(std::process::id()).expect("we exist");
+        assert!(is_alive(me));
+        assert!(!is_alive(ProcId {
+            pid: me.pid,
+            start: me.start + 1
+        }));
+    }
+}

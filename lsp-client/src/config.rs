@@ -1,0 +1,332 @@
+//! The `[lsp]` section of `.cc/tools.toml`: overrides of the built-in server table.
+//!
+//! ```toml
+//! [lsp]
+//! idle_timeout_secs = 600          # reap a server unused this long (default 10 min)
+//!
+//! [lsp.python]
+//! command = ["pylsp"]              # replaces the candidate list with this one server
+//! probe = ["pylsp", "--version"]   # must exit 0 for the server to count as installed
+//! markers = ["pyproject.toml"]     # project-root markers (empty: the workspace root)
+//! settle_ms = 0                    # see `Timing`
+//! quiet_ms = 1500
+//! timeout_ms = 10000               # cap before a file is reported `pending`
+//! indexing_timeout_ms = 60000      # cap while the server reports indexing
+//! settings = { pylsp = { plugins = { pycodestyle = { enabled = false } } } }
+//! env = { PYTHONPATH = "src" }
+//!
+//! [lsp.dart]
+//! enabled = false                  # off: its files are reported unchecked, with this reason
+//! ```
+//!
+//! A section whose name is not a built-in family defines a new one; it needs `command` and
+//! `extensions`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::ConfigError;
+use crate::table::{canonical_family, Family, ServerSpec, ServerTable, Timing};
+
+/// The `[lsp]` section.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct LspConfig {
+    /// Seconds a server may stay unused before it is stopped (default 600).
+    #[serde(default)]
+    pub idle_timeout_secs: Option<u64>,
+    /// One table per family (`[lsp.python]`, …).
+    #[serde(flatten)]
+    pub families: BTreeMap<String, FamilyOverride>,
+}
+
+/// One `[lsp.NAME]` table; every key is optional.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FamilyOverride {
+    /// False turns the family off.
+    pub enabled: Option<bool>,
+    /// The server's program and arguments; replaces the built-in candidates.
+    pub command: Option<Vec<String>>,
+    /// The availability probe (default: `[command[0], "--version"]` for a new command).
+    pub probe: Option<Vec<String>>,
+    /// The server's display name (default: the command's file name).
+    pub name: Option<String>,
+    /// File extensions, without dots.
+    pub extensions: Option<Vec<String>>,
+    /// Project-root markers.
+    pub markers: Option<Vec<String>>,
+    /// The `languageId` sent in `didOpen` (default: the family name).
+    pub language_id: Option<String>,
+    /// Milliseconds, see [`Timing::settle`].
+    pub settle_ms: Option<u64>,
+    /// Milliseconds, see [`Timing::quiet`]; 0 turns the quiet rule off.
+    pub quiet_ms: Option<u64>,
+    /// Milliseconds, see [`Timing::cap`].
+    pub timeout_ms: Option<u64>,
+    /// Milliseconds, see [`Timing::indexing_cap`].
+    pub indexing_timeout_ms: Option<u64>,
+    /// Server settings (answered to `workspace/configuration`).
+    pub settings: Option<Value>,
+    /// `initializationOptions`.
+    pub init_options: Option<Value>,
+    /// Extra environment variables.
+    pub env: Option<BTreeMap<String, String>>,
+    /// The project checker for `diagnostics "*"` (program and arguments).
+    pub checker: Option<Vec<String>>,
+}
+
+impl LspConfig {
+    /// Parses the `[lsp]` section (a TOML table).
+    pub fn from_toml(section: &toml::Value) -> Result<Self, ConfigError> {
+        LspConfig::deserialize(section.clone()).map_err(|error| ConfigError::Invalid {
+            path: None,
+            message: format!("{error}; see lsp-client/README.md for the format"),
+        })
+    }
+
+    /// Reads the `[lsp]` section of `<root>/.cc/tools.toml`; an absent file or section is
+    /// the default.
+    pub fn load(root: &Path) -> Result<Self, ConfigError> {
+        let path = root.join(".cc").join("tools.toml");
+        let shown = path.display().to_string();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(LspConfig::default())
+            }
+            Err(source) => return Err(ConfigError::Read { path: shown, source }),
+        };
+        let table: toml::Table = text.parse().map_err(|error: toml::de::Error| {
+            ConfigError::Invalid {
+                path: Some(shown.clone()),
+                message: error.to_string(),
+            }
+        })?;
+        match table.get("lsp") {
+            None => Ok(LspConfig::default()),
+            Some(section) => Self::from_toml(section).map_err(|error| match error {
+                ConfigError::Invalid { message, .. } => ConfigError::Invalid {
+                    path: Some(shown),
+                    message,
+                },
+                other => other,
+            }),
+        }
+    }
+
+    /// How long an unused server lives.
+    pub fn idle_timeout(&self) -> Duration {
+        Duration::from_secs(self.idle_timeout_secs.unwrap_or(600))
+    }
+
+    /// The built-in table with these overrides applied.
+    pub fn table(&self) -> Result<ServerTable, ConfigError> {
+        let mut table = ServerTable::builtin();
+        for (name, over) in &self.families {
+            let invalid = |message: String| ConfigError::Invalid {
+                path: None,
+                message,
+            };
+            if table.family(name).is_none() {
+                let (Some(command), Some(extensions)) = (&over.command, &over.extensions) else {
+                    let known: Vec<&str> =
+                        table.families.iter().map(|f| f.name.as_str()).collect();
+                    return Err(invalid(format!(
+                        "[lsp.{name}] is not a built-in family ({}); a new family needs both \
+                         `command` and `extensions`",
+                        known.join(", ")
+                    )));
+                };
+                if command.is_empty() {
+                    return Err(invalid(format!("[lsp.{name}] command is empty")));
+                }
+                table.families.push(Family {
+                    name: name.clone(),
+                    extensions: extensions.clone(),
+                    markers: Vec::new(),
+                    servers: vec![ServerSpec {
+                        name: name.clone(),
+                        command: command.clone(),
+                        probe: Vec::new(),
+                        versioned_binaries: false,
+                        env: Vec::new(),
+                        settings: Value::Null,
+                        init_options: Value::Null,
+                        timing: Timing::default(),
+                        checker: None,
+                    }],
+                    enabled: true,
+                    language_ids: Vec::new(),
+                });
+            }
+            let family = table
+                .family_mut(canonical_family(name))
+                .ok_or_else(|| invalid(format!("[lsp.{name}]: family vanished")))?;
+            apply(family, over).map_err(|message| invalid(format!("[lsp.{name}] {message}")))?;
+        }
+        Ok(table)
+    }
+}
+
+fn apply(family: &mut Family, over: &FamilyOverride) -> Result<(), String> {
+    if let Some(enabled) = over.enabled {
+        family.enabled = enabled;
+    }
+    if let Some(extensions) = &over.extensions {
+        family.extensions = extensions
+            .iter()
+            .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+            .collect();
+    }
+    if let Some(markers) = &over.markers {
+        family.markers = markers.clone();
+    }
+    if let Some(id) = &over.language_id {
+        family.language_ids = family
+            .extensions
+            .iter()
+            .map(|ext| (ext.clone(), id.clone()))
+            .collect();
+    }
+    if let Some(command) = &over.command {
+        let program = command.first().ok_or("command is empty")?;
+        let name = over.name.clone().unwrap_or_else(|| {
+            Path::new(program)
+                .file_name()
+                .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned())
+        });
+        // Keep what the built-in knew about the same server (settings, timing, checker).
+        let base = family
+            .servers
+            .iter()
+            .find(|s| s.name == name || s.command.first() == Some(program))
+            .cloned()
+            .unwrap_or_else(|| ServerSpec {
+                name: name.clone(),
+                command: Vec::new(),
+                probe: Vec::new(),
+                versioned_binaries: false,
+                env: Vec::new(),
+                settings: Value::Null,
+                init_options: Value::Null,
+                timing: Timing::default(),
+                checker: None,
+            });
+        let probe = over.probe.clone().unwrap_or_else(|| {
+            if base.command.first() == Some(program) && !base.probe.is_empty() {
+                base.probe.clone()
+            } else {
+                vec![program.clone(), "--version".into()]
+            }
+        });
+        family.servers = vec![ServerSpec {
+            name,
+            command: command.clone(),
+            probe,
+            versioned_binaries: false,
+            ..base
+        }];
+    } else if let Some(probe) = &over.probe {
+        for server in &mut family.servers {
+            server.probe = probe.clone();
+        }
+    }
+    for server in &mut family.servers {
+        let timing = &mut server.timing;
+        if let Some(ms) = over.settle_ms {
+            timing.settle = Duration::from_millis(ms);
+        }
+        if let Some(ms) = over.quiet_ms {
+            timing.quiet = (ms > 0).then(|| Duration::from_millis(ms));
+        }
+        if let Some(ms) = over.timeout_ms {
+            timing.cap = Duration::from_millis(ms);
+        }
+        if let Some(ms) = over.indexing_timeout_ms {
+            timing.indexing_cap = Duration::from_millis(ms);
+        }
+        if timing.indexing_cap < timing.cap {
+            timing.indexing_cap = timing.cap;
+        }
+        if let Some(settings) = &over.settings {
+            server.settings = settings.clone();
+        }
+        if let Some(options) = &over.init_options {
+            server.init_options = options.clone();
+        }
+        if let Some(env) = &over.env {
+            for (key, value) in env {
+                server.env.retain(|(k, _)| k != key);
+                server.env.push((key.clone(), value.clone()));
+            }
+        }
+        if let Some(checker) = &over.checker {
+            server.checker = Some(checker.clone());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ServerTable, ConfigError> {
+        let table: toml::Table = text.parse().unwrap();
+        LspConfig::from_toml(table.get("lsp").unwrap())?.table()
+    }
+
+    #[test]
+    fn command_override_replaces_candidates_and_keeps_known_settings() {
+        let table = parse(
+            "[lsp]\nidle_timeout_secs = 5\n[lsp.python]\ncommand = [\"pylsp\"]\nsettle_ms = 250\n\
+             [lsp.python.settings.pylsp.plugins.pycodestyle]\nenabled = false\n",
+        )
+        .unwrap();
+        let python = table.family("python").unwrap();
+        assert_eq!(python.servers.len(), 1);
+        let pylsp = &python.servers[0];
+        assert_eq!(pylsp.name, "pylsp");
+        assert_eq!(pylsp.probe, ["pylsp", "--version"]);
+        assert_eq!(pylsp.timing.settle, Duration::from_millis(250));
+        assert_eq!(
+            pylsp.settings,
+            serde_json::json!({"pylsp": {"plugins": {"pycodestyle": {"enabled": false}}}})
+        );
+    }
+
+    #[test]
+    fn aliases_new_families_and_mistakes() {
+        let table = parse("[lsp.cpp]\nenabled = false\n[lsp.zig]\ncommand = [\"zls\"]\nextensions = [\".zig\"]\n").unwrap();
+        assert!(!table.family("c").unwrap().enabled);
+        let zig = table.family("zig").unwrap();
+        assert_eq!(zig.extensions, ["zig"]);
+        assert_eq!(zig.servers[0].probe, ["zls", "--version"]);
+
+        let error = parse("[lsp.pyhton]\nenabled = false\n").unwrap_err().to_string();
+        assert!(error.contains("not a built-in family"), "{error}");
+        let error = parse("[lsp.python]\ncomand = [\"x\"]\n").unwrap_err().to_string();
+        assert!(error.contains("unknown field `comand`"), "{error}");
+    }
+
+    #[test]
+    fn loads_from_a_root_and_tolerates_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(LspConfig::load(dir.path()).unwrap(), LspConfig::default());
+        std::fs::create_dir(dir.path().join(".cc")).unwrap();
+        std::fs::write(
+            dir.path().join(".cc/tools.toml"),
+            "[debug]\nx = 1\n[lsp.go]\nquiet_ms = 0\n",
+        )
+        .unwrap();
+        let config = LspConfig::load(dir.path()).unwrap();
+        assert_eq!(config.table().unwrap().family("go").unwrap().servers[0].timing.quiet, None);
+        std::fs::write(dir.path().join(".cc/tools.toml"), "[lsp\n").unwrap();
+        let error = LspConfig::load(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("tools.toml"), "{error}");
+    }
+}

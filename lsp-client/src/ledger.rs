@@ -1,0 +1,123 @@
+//! Which diagnostics were already reported, per file, so that only new ones are returned.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::{Diagnostic, DiagnosticKey};
+
+/// A per-run record of the diagnostics currently reported for each file, as a multiset of
+/// (severity, code, message) keys — position deliberately excluded, so a diagnostic that moved
+/// four lines down is not new. A diagnostic that disappears leaves the ledger: if it comes
+/// back, it is new again.
+///
+/// ```
+/// use cc_lsp_client::{Diagnostic, Ledger, Severity};
+/// let diag = |line| Diagnostic {
+///     line, character: 0, end_line: line, severity: Severity::Error,
+///     code: Some("E1".into()), message: "boom".into(), source: None,
+/// };
+/// let mut ledger = Ledger::default();
+/// let path = std::path::Path::new("/w/a.py");
+/// assert_eq!(ledger.update(path, vec![diag(3)]).len(), 1); // new
+/// assert!(ledger.update(path, vec![diag(7)]).is_empty()); // moved: not new
+/// assert!(ledger.update(path, vec![]).is_empty()); // fixed
+/// assert_eq!(ledger.update(path, vec![diag(7)]).len(), 1); // back: new again
+/// ```
+#[derive(Debug, Default, Clone)]
+pub struct Ledger {
+    files: HashMap<PathBuf, HashMap<DiagnosticKey, usize>>,
+}
+
+impl Ledger {
+    /// Records `current` as what `path` reports now, and returns those of them that are new:
+    /// for each key, the occurrences beyond the count the ledger held (the later ones by
+    /// position).
+    pub fn update(&mut self, path: &Path, mut current: Vec<Diagnostic>) -> Vec<Diagnostic> {
+        current.sort_by(|a, b| (a.line, a.character).cmp(&(b.line, b.character)));
+        let before = self.files.remove(path).unwrap_or_default();
+        let mut now: HashMap<DiagnosticKey, usize> = HashMap::new();
+        let mut new = Vec::new();
+        for diagnostic in current {
+            let key = diagnostic.key();
+            let seen = now.entry(key.clone()).or_insert(0);
+            *seen += 1;
+            if *seen > before.get(&key).copied().unwrap_or(0) {
+                new.push(diagnostic);
+            }
+        }
+        if !now.is_empty() {
+            self.files.insert(path.to_path_buf(), now);
+        }
+        new
+    }
+
+    /// Forgets `path` (deleted files).
+    pub fn forget(&mut self, path: &Path) {
+        self.files.remove(path);
+    }
+
+    /// How many diagnostics the ledger holds for `path`.
+    pub fn count(&self, path: &Path) -> usize {
+        self.files.get(path).map_or(0, |keys| keys.values().sum())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::Severity;
+    use proptest::prelude::*;
+
+    fn diag(line: u32, message: &str) -> Diagnostic {
+        Diagnostic {
+            line,
+            character: 0,
+            end_line: line,
+            severity: Severity::Error,
+            code: None,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    #[test]
+    fn multiset_counts_duplicates() {
+        let mut ledger = Ledger::default();
+        let path = Path::new("/a");
+        assert_eq!(ledger.update(path, vec![diag(1, "x")]).len(), 1);
+        let new = ledger.update(path, vec![diag(1, "x"), diag(9, "x")]);
+        assert_eq!(new, vec![diag(9, "x")]);
+        assert!(ledger.update(path, vec![diag(4, "x"), diag(5, "x")]).is_empty());
+        assert_eq!(ledger.count(path), 2);
+        ledger.forget(path);
+        assert_eq!(ledger.update(path, vec![diag(4, "x")]).len(), 1);
+    }
+
+    fn arb_diags() -> impl Strategy<Value = Vec<Diagnostic>> {
+        prop::collection::vec((0u32..50, 0usize..4), 0..8).prop_map(|items| {
+            items
+                .into_iter()
+                .map(|(line, m)| diag(line, ["a", "b", "c", "d"][m]))
+                .collect()
+        })
+    }
+
+    proptest! {
+        /// Reporting the same set twice (in any order, at any positions) yields nothing new;
+        /// the new ones are exactly the multiset difference.
+        #[test]
+        fn new_is_the_multiset_difference(before in arb_diags(), after in arb_diags()) {
+            let mut ledger = Ledger::default();
+            let path = Path::new("/p");
+            ledger.update(path, before.clone());
+            let new = ledger.update(path, after.clone());
+            for message in ["a", "b", "c", "d"] {
+                let count = |list: &[Diagnostic]| list.iter().filter(|d| d.message == message).count();
+                prop_assert_eq!(count(&new), count(&after).saturating_sub(count(&before)));
+            }
+            let mut moved = after.clone();
+            for d in &mut moved { d.line += 4; }
+            prop_assert!(ledger.update(path, moved).is_empty());
+        }
+    }
+}

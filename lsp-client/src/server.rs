@@ -1,0 +1,1035 @@
+//! One running language server: initialization, the answers to its requests, document sync,
+//! and waiting for the diagnostics of an exact version.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use crate::detect::Resolved;
+use crate::diagnostic::Diagnostic;
+use crate::error::LspError;
+use crate::table::{ServerSpec, Timing};
+use crate::transport::{Connection, Incoming};
+use crate::uri::{path_to_uri, uri_to_path};
+
+/// How long `initialize` may take.
+const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Pull retries after "content modified" or "server cancelled".
+const PULL_RETRIES: u32 = 8;
+
+/// The unit of `Position.character` that the server and client agreed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PositionEncoding {
+    /// Bytes of UTF-8.
+    Utf8,
+    /// UTF-16 code units (the LSP default).
+    Utf16,
+    /// Unicode scalar values.
+    Utf32,
+}
+
+impl PositionEncoding {
+    fn from_capabilities(capabilities: &Value) -> Self {
+        match capabilities.get("positionEncoding").and_then(Value::as_str) {
+            Some("utf-8") => PositionEncoding::Utf8,
+            Some("utf-32") => PositionEncoding::Utf32,
+            _ => PositionEncoding::Utf16,
+        }
+    }
+
+    /// `utf-8`, `utf-16`, `utf-32`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PositionEncoding::Utf8 => "utf-8",
+            PositionEncoding::Utf16 => "utf-16",
+            PositionEncoding::Utf32 => "utf-32",
+        }
+    }
+}
+
+/// Applies a `WorkspaceEdit` that a server asked for (`workspace/applyEdit`), all or nothing.
+pub trait ApplyEdit: Send + Sync {
+    /// Applies `edit` (an LSP `WorkspaceEdit`) whose positions are in `encoding`. An error
+    /// says why nothing was changed.
+    fn apply(&self, edit: &Value, encoding: PositionEncoding) -> Result<(), String>;
+}
+
+/// What came back for one synced version.
+#[derive(Debug, Clone)]
+pub enum DiagnosticsOutcome {
+    /// The diagnostics of that version (or a later one).
+    Fresh {
+        /// Every diagnostic of the file, all severities.
+        diagnostics: Vec<Diagnostic>,
+        /// When the server's answer arrived (the publish or the pull response).
+        answered_at: Instant,
+        /// How they were obtained.
+        via: Via,
+    },
+    /// A server that republishes only on change stayed quiet: the last known list stands.
+    Unchanged {
+        /// The last known diagnostics (empty if the server never published for the file).
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// No answer within the cap.
+    Pending {
+        /// How long we waited.
+        waited: Duration,
+        /// Whether the server reported that it was still indexing.
+        indexing: bool,
+    },
+    /// The server failed (exited, refused).
+    Failed(LspError),
+}
+
+/// How diagnostics were obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// `textDocument/diagnostic`.
+    Pull,
+    /// A `publishDiagnostics` carrying the synced version.
+    VersionedPush,
+    /// A `publishDiagnostics` without a version, after the settle window.
+    UnversionedPush,
+}
+
+/// A synced version, to wait on.
+#[derive(Debug, Clone)]
+pub struct SyncTicket {
+    /// The file.
+    pub path: PathBuf,
+    /// The version sent.
+    pub version: i64,
+    /// When the change was sent.
+    pub sent_at: Instant,
+    seq_before: u64,
+}
+
+#[derive(Debug)]
+struct Published {
+    version: Option<i64>,
+    diagnostics: Vec<Diagnostic>,
+    seq: u64,
+    at: Instant,
+    /// (seq, time) of recent publishes, to find the first one after a change.
+    history: VecDeque<(u64, Instant)>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    published: HashMap<PathBuf, Published>,
+    seq: u64,
+    progress: HashMap<String, String>,
+    quiescent: Option<bool>,
+    idle_since: Instant,
+    registrations: HashMap<String, (String, Value)>,
+    refresh_gen: u64,
+    last_error_message: Option<String>,
+}
+
+impl Inner {
+    fn busy(&self) -> bool {
+        !self.progress.is_empty() || self.quiescent == Some(false)
+    }
+
+    fn set_busy_state(&mut self, was_busy: bool) {
+        if was_busy && !self.busy() {
+            self.idle_since = Instant::now();
+        }
+    }
+}
+
+struct State {
+    server: String,
+    inner: Mutex<Inner>,
+    changed: watch::Sender<u64>,
+    settings: Value,
+    folder: Value,
+    applier: Option<Arc<dyn ApplyEdit>>,
+    encoding: Mutex<PositionEncoding>,
+}
+
+impl State {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn bump(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    fn answer(&self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+        match method {
+            "workspace/configuration" => {
+                let items = params.get("items").and_then(Value::as_array);
+                let answers: Vec<Value> = items
+                    .map(|items| {
+                        items
+                            .iter()
+                            .map(|item| {
+                                let section = item.get("section").and_then(Value::as_str);
+                                lookup_section(&self.settings, section)
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Ok(Value::Array(answers))
+            }
+            "client/registerCapability" => {
+                let mut inner = self.lock();
+                for registration in params
+                    .get("registrations")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let id = registration.get("id").and_then(Value::as_str).unwrap_or("");
+                    let method = registration.get("method").and_then(Value::as_str).unwrap_or("");
+                    let options = registration.get("registerOptions").cloned().unwrap_or(Value::Null);
+                    inner
+                        .registrations
+                        .insert(id.to_owned(), (method.to_owned(), options));
+                }
+                drop(inner);
+                self.bump();
+                Ok(Value::Null)
+            }
+            "client/unregisterCapability" => {
+                let mut inner = self.lock();
+                // The spec's field name is misspelt; accept both.
+                let list = params
+                    .get("unregisterations")
+                    .or_else(|| params.get("unregistrations"))
+                    .and_then(Value::as_array);
+                for item in list.into_iter().flatten() {
+                    if let Some(id) = item.get("id").and_then(Value::as_str) {
+                        inner.registrations.remove(id);
+                    }
+                }
+                drop(inner);
+                self.bump();
+                Ok(Value::Null)
+            }
+            "window/workDoneProgress/create" => Ok(Value::Null),
+            "workspace/diagnostic/refresh" => {
+                self.lock().refresh_gen += 1;
+                self.bump();
+                Ok(Value::Null)
+            }
+            "workspace/applyEdit" => {
+                let edit = params.get("edit").cloned().unwrap_or(Value::Null);
+                let encoding = *self
+                    .encoding
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let outcome = match &self.applier {
+                    Some(applier) => applier.apply(&edit, encoding),
+                    None => Err("this client applies no edits on a server's request".to_owned()),
+                };
+                Ok(match outcome {
+                    Ok(()) => json!({"applied": true}),
+                    Err(reason) => json!({"applied": false, "failureReason": reason}),
+                })
+            }
+            "workspace/workspaceFolders" => Ok(json!([self.folder])),
+            "window/showMessageRequest" => Ok(Value::Null),
+            "window/showDocument" => Ok(json!({"success": false})),
+            "workspace/semanticTokens/refresh"
+            | "workspace/inlayHint/refresh"
+            | "workspace/inlineValue/refresh"
+            | "workspace/codeLens/refresh"
+            | "workspace/foldingRange/refresh" => Ok(Value::Null),
+            other => Err((-32601, format!("method not found: {other}"))),
+        }
+    }
+
+    fn notice(&self, method: &str, params: Value) {
+        match method {
+            "textDocument/publishDiagnostics" => {
+                let Some(path) = params
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .and_then(uri_to_path)
+                else {
+                    return;
+                };
+                let version = params.get("version").and_then(Value::as_i64);
+                let diagnostics = Diagnostic::list_from_lsp(params.get("diagnostics"));
+                let now = Instant::now();
+                let mut inner = self.lock();
+                inner.seq += 1;
+                let seq = inner.seq;
+                let entry = inner.published.entry(path).or_insert_with(|| Published {
+                    version: None,
+                    diagnostics: Vec::new(),
+                    seq: 0,
+                    at: now,
+                    history: VecDeque::new(),
+                });
+                entry.version = version;
+                entry.diagnostics = diagnostics;
+                entry.seq = seq;
+                entry.at = now;
+                if entry.history.len() == 16 {
+                    entry.history.pop_front();
+                }
+                entry.history.push_back((seq, now));
+                drop(inner);
+                self.bump();
+            }
+            "$/progress" => {
+                let token = match params.get("token") {
+                    Some(Value::String(token)) => token.clone(),
+                    Some(other) => other.to_string(),
+                    None => return,
+                };
+                let value = params.get("value").cloned().unwrap_or(Value::Null);
+                let mut inner = self.lock();
+                let was_busy = inner.busy();
+                match value.get("kind").and_then(Value::as_str) {
+                    Some("begin") => {
+                        let title = value.get("title").and_then(Value::as_str).unwrap_or("");
+                        inner.progress.insert(token, title.to_owned());
+                    }
+                    Some("end") => {
+                        inner.progress.remove(&token);
+                    }
+                    _ => {}
+                }
+                inner.set_busy_state(was_busy);
+                drop(inner);
+                self.bump();
+            }
+            "experimental/serverStatus" => {
+                let mut inner = self.lock();
+                let was_busy = inner.busy();
+                inner.quiescent = params.get("quiescent").and_then(Value::as_bool);
+                if let Some(message) = params.get("message").and_then(Value::as_str) {
+                    if params.get("health").and_then(Value::as_str) == Some("error") {
+                        inner.last_error_message = Some(message.to_owned());
+                    }
+                }
+                inner.set_busy_state(was_busy);
+                drop(inner);
+                self.bump();
+            }
+            "window/showMessage" | "window/logMessage" => {
+                let message = params.get("message").and_then(Value::as_str).unwrap_or("");
+                tracing::debug!(server = %self.server, "{method}: {message}");
+                if method == "window/showMessage"
+                    && params.get("type").and_then(Value::as_i64) == Some(1)
+                {
+                    self.lock().last_error_message = Some(message.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The settings value for `section` (`python.analysis` walks two levels), or `null`.
+fn lookup_section(settings: &Value, section: Option<&str>) -> Value {
+    let Some(section) = section.filter(|s| !s.is_empty()) else {
+        return settings.clone();
+    };
+    let mut current = settings;
+    for part in section.split('.') {
+        match current.get(part) {
+            Some(next) => current = next,
+            None => return Value::Null,
+        }
+    }
+    current.clone()
+}
+
+#[derive(Debug, Clone)]
+struct Doc {
+    version: i64,
+    text: String,
+}
+
+/// A running, initialized language server.
+pub struct LanguageServer {
+    family: String,
+    spec: ServerSpec,
+    binary: PathBuf,
+    root: PathBuf,
+    conn: Arc<Connection>,
+    capabilities: Value,
+    encoding: PositionEncoding,
+    state: Arc<State>,
+    docs: Mutex<HashMap<PathBuf, Doc>>,
+    shutting_down: AtomicBool,
+    last_used: Mutex<Instant>,
+}
+
+impl std::fmt::Debug for LanguageServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LanguageServer")
+            .field("name", &self.spec.name)
+            .field("root", &self.root)
+            .field("pid", &self.conn.pid())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LanguageServer {
+    /// Starts the resolved server at `root`, and initializes it.
+    pub async fn start(
+        family: &str,
+        resolved: &Resolved,
+        root: &Path,
+        path_var: &std::ffi::OsStr,
+        applier: Option<Arc<dyn ApplyEdit>>,
+    ) -> Result<Arc<LanguageServer>, LspError> {
+        let spec = &resolved.spec;
+        let mut command = tokio::process::Command::new(&resolved.binary);
+        command
+            .args(spec.command.iter().skip(1))
+            .current_dir(root)
+            .env("PATH", path_var)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)));
+        let (conn, incoming) =
+            Connection::spawn(&spec.name, command).map_err(|error| LspError::Spawn {
+                server: spec.name.clone(),
+                detail: format!("{}: {error}", resolved.binary.display()),
+            })?;
+        Self::initialize(family, spec, &resolved.binary, root, conn, incoming, applier).await
+    }
+
+    /// Initializes a server over an existing connection (an in-memory peer in tests).
+    pub async fn initialize(
+        family: &str,
+        spec: &ServerSpec,
+        binary: &Path,
+        root: &Path,
+        conn: Connection,
+        incoming: mpsc::UnboundedReceiver<Incoming>,
+        applier: Option<Arc<dyn ApplyEdit>>,
+    ) -> Result<Arc<LanguageServer>, LspError> {
+        let conn = Arc::new(conn);
+        let root_uri = path_to_uri(root);
+        let folder_name = root
+            .file_name()
+            .map_or_else(|| "root".to_owned(), |n| n.to_string_lossy().into_owned());
+        let folder = json!({"uri": root_uri, "name": folder_name});
+        let (changed, _) = watch::channel(0u64);
+        let state = Arc::new(State {
+            server: spec.name.clone(),
+            inner: Mutex::new(Inner {
+                published: HashMap::new(),
+                seq: 0,
+                progress: HashMap::new(),
+                quiescent: None,
+                idle_since: Instant::now(),
+                registrations: HashMap::new(),
+                refresh_gen: 0,
+                last_error_message: None,
+            }),
+            changed,
+            settings: spec.settings.clone(),
+            folder: folder.clone(),
+            applier,
+            encoding: Mutex::new(PositionEncoding::Utf16),
+        });
+        tokio::spawn(handle_incoming(incoming, state.clone(), Arc::downgrade(&conn)));
+
+        let mut params = json!({
+            "processId": std::process::id(),
+            "clientInfo": {"name": "cc-lsp-client", "version": env!("CARGO_PKG_VERSION")},
+            "rootUri": root_uri,
+            "rootPath": root.to_string_lossy(),
+            "workspaceFolders": [folder],
+            "capabilities": client_capabilities(),
+            "trace": "off",
+        });
+        if !spec.init_options.is_null() {
+            params["initializationOptions"] = spec.init_options.clone();
+        }
+        let result = conn
+            .request("initialize", params, INITIALIZE_TIMEOUT)
+            .await?;
+        let capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
+        let encoding = PositionEncoding::from_capabilities(&capabilities);
+        *state
+            .encoding
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = encoding;
+        conn.notify("initialized", json!({}))?;
+        if !spec.settings.is_null() {
+            conn.notify(
+                "workspace/didChangeConfiguration",
+                json!({"settings": spec.settings}),
+            )?;
+        }
+        Ok(Arc::new(LanguageServer {
+            family: family.to_owned(),
+            spec: spec.clone(),
+            binary: binary.to_path_buf(),
+            root: root.to_path_buf(),
+            conn,
+            capabilities,
+            encoding,
+            state,
+            docs: Mutex::new(HashMap::new()),
+            shutting_down: AtomicBool::new(false),
+            last_used: Mutex::new(Instant::now()),
+        }))
+    }
+
+    /// The server's name (`basedpyright`).
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// The family it serves (`python`).
+    pub fn family(&self) -> &str {
+        &self.family
+    }
+
+    /// Its project root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The binary that runs.
+    pub fn binary(&self) -> &Path {
+        &self.binary
+    }
+
+    /// Its table entry.
+    pub fn spec(&self) -> &ServerSpec {
+        &self.spec
+    }
+
+    /// Its process id (and process group).
+    pub fn pid(&self) -> Option<u32> {
+        self.conn.pid()
+    }
+
+    /// The negotiated position encoding.
+    pub fn encoding(&self) -> PositionEncoding {
+        self.encoding
+    }
+
+    /// The capabilities it declared in `initialize`.
+    pub fn capabilities(&self) -> &Value {
+        &self.capabilities
+    }
+
+    /// Whether its process is gone.
+    pub fn is_closed(&self) -> bool {
+        self.conn.is_closed()
+    }
+
+    /// Whether it ended without being asked to.
+    pub fn crashed(&self) -> Option<String> {
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return None;
+        }
+        let closed = self.conn.closed()?;
+        let mut reason = format!(
+            "{} exited{}",
+            self.spec.name,
+            closed
+                .status
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default()
+        );
+        let tail = closed.stderr_tail.trim();
+        if !tail.is_empty() {
+            let last = tail.lines().last().unwrap_or(tail);
+            reason.push_str(&format!("; last stderr line: {last}"));
+        }
+        Some(reason)
+    }
+
+    /// Whether it reports work in progress (indexing, a check).
+    pub fn is_busy(&self) -> bool {
+        self.state.lock().busy()
+    }
+
+    /// Titles of the progress it reports now.
+    pub fn progress_titles(&self) -> Vec<String> {
+        let mut titles: Vec<String> = self.state.lock().progress.values().cloned().collect();
+        titles.sort();
+        titles
+    }
+
+    /// The last error the server showed, if any.
+    pub fn last_error_message(&self) -> Option<String> {
+        self.state.lock().last_error_message.clone()
+    }
+
+    /// When it was last used.
+    pub fn last_used(&self) -> Instant {
+        *self
+            .last_used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn touch(&self) {
+        *self
+            .last_used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
+    }
+
+    /// Methods registered dynamically (`textDocument/diagnostic`, …).
+    pub fn registered_methods(&self) -> Vec<String> {
+        let mut methods: Vec<String> = self
+            .state
+            .lock()
+            .registrations
+            .values()
+            .map(|(method, _)| method.clone())
+            .collect();
+        methods.sort();
+        methods.dedup();
+        methods
+    }
+
+    /// Whether the server offers `method`: declared with `provider` in its capabilities, or
+    /// registered dynamically.
+    pub fn supports(&self, provider: &str, method: &str) -> bool {
+        let declared = self
+            .capabilities
+            .get(provider)
+            .is_some_and(|v| !v.is_null() && *v != Value::Bool(false));
+        declared
+            || self
+                .state
+                .lock()
+                .registrations
+                .values()
+                .any(|(m, _)| m == method)
+    }
+
+    /// Whether diagnostics can be pulled (declared, or registered as basedpyright does).
+    pub fn supports_pull(&self) -> bool {
+        self.supports("diagnosticProvider", "textDocument/diagnostic")
+    }
+
+    fn pull_identifier(&self) -> Option<String> {
+        let from_caps = self
+            .capabilities
+            .get("diagnosticProvider")
+            .and_then(|p| p.get("identifier"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        from_caps.or_else(|| {
+            self.state
+                .lock()
+                .registrations
+                .values()
+                .find(|(m, _)| m == "textDocument/diagnostic")
+                .and_then(|(_, options)| options.get("identifier"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+    }
+
+    /// Sends a request, with a timeout.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, LspError> {
+        self.touch();
+        let result = self.conn.request(method, params, timeout).await;
+        self.touch();
+        result
+    }
+
+    /// Sends a notification.
+    pub fn notify(&self, method: &str, params: Value) -> Result<(), LspError> {
+        self.conn.notify(method, params)
+    }
+
+    /// The text last sent for `path`, if it is open.
+    pub fn synced_text(&self, path: &Path) -> Option<String> {
+        self.docs_lock().get(path).map(|doc| doc.text.clone())
+    }
+
+    fn docs_lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Doc>> {
+        self.docs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Sends `text` as the new content of `path`: `didOpen` the first time, then a full-text
+    /// `didChange` with the next version; then `didSave` when the server asked for it.
+    pub fn sync(&self, path: &Path, text: &str, language_id: &str) -> Result<SyncTicket, LspError> {
+        self.touch();
+        let uri = path_to_uri(path);
+        let mut docs = self.docs_lock();
+        let seq_before = self.state.lock().seq;
+        let version = match docs.get_mut(path) {
+            Some(doc) => {
+                doc.version += 1;
+                doc.text = text.to_owned();
+                self.conn.notify(
+                    "textDocument/didChange",
+                    json!({
+                        "textDocument": {"uri": uri, "version": doc.version},
+                        "contentChanges": [{"text": text}],
+                    }),
+                )?;
+                doc.version
+            }
+            None => {
+                self.conn.notify(
+                    "textDocument/didOpen",
+                    json!({"textDocument": {
+                        "uri": uri, "languageId": language_id, "version": 1, "text": text,
+                    }}),
+                )?;
+                docs.insert(
+                    path.to_path_buf(),
+                    Doc {
+                        version: 1,
+                        text: text.to_owned(),
+                    },
+                );
+                1
+            }
+        };
+        let sent_at = Instant::now();
+        if let Some(include_text) = self.save_options() {
+            let mut params = json!({"textDocument": {"uri": uri}});
+            if include_text {
+                params["text"] = Value::String(text.to_owned());
+            }
+            self.conn.notify("textDocument/didSave", params)?;
+        }
+        Ok(SyncTicket {
+            path: path.to_path_buf(),
+            version,
+            sent_at,
+            seq_before,
+        })
+    }
+
+    /// Makes the server's copy of `path` match `text` if it differs (or is not open).
+    pub fn ensure_synced(&self, path: &Path, text: &str, language_id: &str) -> Result<(), LspError> {
+        if self.synced_text(path).as_deref() == Some(text) {
+            return Ok(());
+        }
+        self.sync(path, text, language_id).map(|_| ())
+    }
+
+    /// `Some(include_text)` when the server wants `didSave`.
+    fn save_options(&self) -> Option<bool> {
+        let sync = self.capabilities.get("textDocumentSync")?;
+        match sync.get("save")? {
+            Value::Bool(true) => Some(false),
+            Value::Object(options) => Some(
+                options
+                    .get("includeText")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Closes `path` (a deleted file).
+    pub fn close(&self, path: &Path) {
+        if self.docs_lock().remove(path).is_some() {
+            let _ = self.conn.notify(
+                "textDocument/didClose",
+                json!({"textDocument": {"uri": path_to_uri(path)}}),
+            );
+        }
+        self.state.lock().published.remove(path);
+    }
+
+    /// The diagnostics last published for `path` (any version).
+    pub fn last_published(&self, path: &Path) -> Option<Vec<Diagnostic>> {
+        self.state
+            .lock()
+            .published
+            .get(path)
+            .map(|p| p.diagnostics.clone())
+    }
+
+    /// Waits for the diagnostics of the version in `ticket`: pulled when the server supports
+    /// it, else the matching push (see the crate docs for the rules).
+    pub async fn diagnostics(&self, ticket: &SyncTicket) -> DiagnosticsOutcome {
+        let timing = self.spec.timing;
+        let mut changes = self.state.changed.subscribe();
+        loop {
+            if self.supports_pull() {
+                return self.pull(ticket, timing).await;
+            }
+            changes.borrow_and_update();
+            if self.conn.is_closed() {
+                return DiagnosticsOutcome::Failed(self.exited_error("textDocument/publishDiagnostics"));
+            }
+            let now = Instant::now();
+            let mut wake;
+            {
+                let inner = self.state.lock();
+                let busy = inner.busy();
+                let deadline = deadline(ticket.sent_at, timing, &inner);
+                wake = deadline;
+                let fresh = inner
+                    .published
+                    .get(&ticket.path)
+                    .filter(|p| p.seq > ticket.seq_before);
+                let mut ready_at = None;
+                if let Some(published) = fresh {
+                    match published.version {
+                        Some(version) if version >= ticket.version => {
+                            ready_at = Some((
+                                published.at.max(inner.idle_since) + timing.settle,
+                                Via::VersionedPush,
+                            ));
+                        }
+                        None => {
+                            let first = published
+                                .history
+                                .iter()
+                                .find(|(seq, _)| *seq > ticket.seq_before)
+                                .map_or(published.at, |(_, at)| *at);
+                            ready_at = Some((
+                                first.max(inner.idle_since) + timing.settle,
+                                Via::UnversionedPush,
+                            ));
+                        }
+                        Some(_older) => {}
+                    }
+                }
+                if let (Some((at, via)), Some(published)) = (ready_at, fresh) {
+                    if !busy && now >= at {
+                        return DiagnosticsOutcome::Fresh {
+                            diagnostics: published.diagnostics.clone(),
+                            answered_at: published.at,
+                            via,
+                        };
+                    }
+                    if !busy {
+                        wake = wake.min(at);
+                    }
+                }
+                if let (Some(quiet), None) = (timing.quiet, ready_at) {
+                    let quiet_at = ticket.sent_at.max(inner.idle_since) + quiet;
+                    if !busy && now >= quiet_at {
+                        return DiagnosticsOutcome::Unchanged {
+                            diagnostics: inner
+                                .published
+                                .get(&ticket.path)
+                                .map(|p| p.diagnostics.clone())
+                                .unwrap_or_default(),
+                        };
+                    }
+                    if !busy {
+                        wake = wake.min(quiet_at);
+                    }
+                }
+                if now >= deadline {
+                    return DiagnosticsOutcome::Pending {
+                        waited: now - ticket.sent_at,
+                        indexing: busy || inner.idle_since > ticket.sent_at,
+                    };
+                }
+            }
+            tokio::select! {
+                _ = changes.changed() => {}
+                _ = tokio::time::sleep_until(wake) => {}
+            }
+        }
+    }
+
+    async fn pull(&self, ticket: &SyncTicket, timing: Timing) -> DiagnosticsOutcome {
+        let mut params = json!({"textDocument": {"uri": path_to_uri(&ticket.path)}});
+        if let Some(identifier) = self.pull_identifier() {
+            params["identifier"] = Value::String(identifier);
+        }
+        let mut retries = 0;
+        loop {
+            let (deadline, generation, busy) = {
+                let inner = self.state.lock();
+                (deadline(ticket.sent_at, timing, &inner), inner.refresh_gen, inner.busy())
+            };
+            let now = Instant::now();
+            if now >= deadline {
+                return DiagnosticsOutcome::Pending {
+                    waited: now - ticket.sent_at,
+                    indexing: busy,
+                };
+            }
+            match self
+                .request("textDocument/diagnostic", params.clone(), deadline - now)
+                .await
+            {
+                Ok(report) => {
+                    let answered_at = Instant::now();
+                    // A refresh while we pulled means the answer may predate it: pull again.
+                    if self.state.lock().refresh_gen != generation && retries < PULL_RETRIES {
+                        retries += 1;
+                        continue;
+                    }
+                    let diagnostics = if report.get("kind").and_then(Value::as_str) == Some("unchanged") {
+                        self.last_published(&ticket.path).unwrap_or_default()
+                    } else {
+                        Diagnostic::list_from_lsp(report.get("items"))
+                    };
+                    {
+                        let mut inner = self.state.lock();
+                        inner.seq += 1;
+                        let seq = inner.seq;
+                        inner.published.insert(
+                            ticket.path.clone(),
+                            Published {
+                                version: Some(ticket.version),
+                                diagnostics: diagnostics.clone(),
+                                seq,
+                                at: answered_at,
+                                history: VecDeque::new(),
+                            },
+                        );
+                    }
+                    return DiagnosticsOutcome::Fresh {
+                        diagnostics,
+                        answered_at,
+                        via: Via::Pull,
+                    };
+                }
+                Err(error) if error.is_retryable() && retries < PULL_RETRIES => {
+                    retries += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(LspError::Timeout { .. }) => {
+                    if self.is_busy() {
+                        continue;
+                    }
+                    let now = Instant::now();
+                    if now < deadline(ticket.sent_at, timing, &self.state.lock()) {
+                        continue;
+                    }
+                    return DiagnosticsOutcome::Pending {
+                        waited: now - ticket.sent_at,
+                        indexing: false,
+                    };
+                }
+                Err(error) => return DiagnosticsOutcome::Failed(error),
+            }
+        }
+    }
+
+    fn exited_error(&self, method: &str) -> LspError {
+        let closed = self.conn.closed().unwrap_or_default();
+        LspError::ServerExited {
+            server: self.spec.name.clone(),
+            method: method.to_owned(),
+            status: closed.status,
+            stderr_tail: closed.stderr_tail,
+        }
+    }
+
+    /// `shutdown`, `exit`, then SIGKILL of the whole process group after `grace`.
+    pub async fn shutdown(&self, grace: Duration) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+        if !self.conn.is_closed() {
+            let _ = self.conn.request("shutdown", Value::Null, grace).await;
+            let _ = self.conn.notify("exit", Value::Null);
+        }
+        self.conn.kill_after(grace).await;
+    }
+}
+
+/// When to give up: the cap after the change, stretched while the server is busy (up to the
+/// indexing cap), and a fresh cap after it went idle.
+fn deadline(sent_at: Instant, timing: Timing, inner: &Inner) -> Instant {
+    let base = sent_at + timing.cap;
+    let longest = sent_at + timing.indexing_cap;
+    if inner.busy() {
+        longest
+    } else if inner.idle_since > sent_at {
+        longest.min(base.max(inner.idle_since + timing.cap))
+    } else {
+        base
+    }
+}
+
+async fn handle_incoming(
+    mut incoming: mpsc::UnboundedReceiver<Incoming>,
+    state: Arc<State>,
+    conn: Weak<Connection>,
+) {
+    while let Some(message) = incoming.recv().await {
+        match message {
+            Incoming::Request { id, method, params } => {
+                let answer = state.answer(&method, &params);
+                if let Some(conn) = conn.upgrade() {
+                    conn.respond(id, answer);
+                }
+            }
+            Incoming::Notification { method, params } => state.notice(&method, params),
+        }
+    }
+    // The server is gone: wake every waiter so it sees that.
+    state.bump();
+}
+
+fn client_capabilities() -> Value {
+    json!({
+        "general": {"positionEncodings": ["utf-8", "utf-16"]},
+        "workspace": {
+            "configuration": true,
+            "workspaceFolders": true,
+            "applyEdit": true,
+            "workspaceEdit": {
+                "documentChanges": true,
+                "resourceOperations": ["create", "rename", "delete"],
+                "failureHandling": "transactional",
+            },
+            "didChangeConfiguration": {"dynamicRegistration": true},
+            "diagnostics": {"refreshSupport": true},
+            "symbol": {"symbolKind": {"valueSet": (1..=26).collect::<Vec<u32>>()}},
+        },
+        "textDocument": {
+            "synchronization": {"dynamicRegistration": true, "didSave": true},
+            "publishDiagnostics": {
+                "versionSupport": true,
+                "relatedInformation": false,
+                "tagSupport": {"valueSet": [1, 2]},
+                "codeDescriptionSupport": true,
+                "dataSupport": true,
+            },
+            "diagnostic": {"dynamicRegistration": true, "relatedDocumentSupport": false},
+            "hover": {"contentFormat": ["markdown", "plaintext"]},
+            "definition": {"linkSupport": true},
+            "typeDefinition": {"linkSupport": true},
+            "implementation": {"linkSupport": true},
+            "references": {},
+            "documentSymbol": {
+                "hierarchicalDocumentSymbolSupport": true,
+                "symbolKind": {"valueSet": (1..=26).collect::<Vec<u32>>()},
+            },
+            "codeAction": {
+                "codeActionLiteralSupport": {"codeActionKind": {"valueSet": [
+                    "", "quickfix", "refactor", "refactor.extract", "refactor.inline",
+                    "refactor.rewrite", "source", "source.organizeImports", "source.fixAll",
+                ]}},
+                "isPreferredSupport": true,
+                "dataSupport": true,
+                "resolveSupport": {"properties": ["edit"]},
+            },
+            "rename": {"prepareSupport": true},
+        },
+        "window": {"workDoneProgress": true, "showDocument": {"support": false}},
+        "experimental": {"serverStatusNotification": true},
+    })
+}

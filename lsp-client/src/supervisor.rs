@@ -1,0 +1,703 @@
+//! One server per (family, root), started by the first request that needs it, reaped when
+//! idle, restarted after a crash unless it keeps crashing.
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::config::LspConfig;
+use crate::detect::{find_root, Prober, Skipped};
+use crate::diagnostic::Diagnostic;
+use crate::error::{fmt_duration, ConfigError};
+use crate::server::{ApplyEdit, DiagnosticsOutcome, LanguageServer, Via};
+use crate::table::{Family, ServerTable};
+
+/// Knobs of a [`Supervisor`].
+#[derive(Debug, Clone)]
+pub struct SupervisorOptions {
+    /// Stop a server unused this long (default 10 min).
+    pub idle_timeout: Duration,
+    /// The PATH used to find servers (default: this process's).
+    pub path: Option<OsString>,
+    /// Restarts allowed within `restart_window` before a server is turned off (default 3).
+    pub restart_limit: usize,
+    /// See `restart_limit` (default 5 min).
+    pub restart_window: Duration,
+    /// How long a server gets to exit after `shutdown`/`exit` before its group is killed.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for SupervisorOptions {
+    fn default() -> Self {
+        SupervisorOptions {
+            idle_timeout: Duration::from_secs(600),
+            path: None,
+            restart_limit: 3,
+            restart_window: Duration::from_secs(300),
+            shutdown_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Why a file has no server to check it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    /// The family, when the file has one.
+    pub family: Option<String>,
+    /// One sentence for the agent.
+    pub reason: String,
+}
+
+/// The state of one family in [`Supervisor::status`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerState {
+    /// A server process is up.
+    Running,
+    /// Available; starts on the first request (or was reaped, or restarts after a crash).
+    Idle,
+    /// A marker, the binary, or a working binary is missing.
+    NotAvailable,
+    /// Turned off by configuration or by the crash-loop guard.
+    Off,
+}
+
+/// One row of [`Supervisor::status`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LanguageStatus {
+    /// The family (`python`).
+    pub language: String,
+    /// The project root, relative to the workspace (`.` for the workspace itself).
+    pub root: Option<String>,
+    /// The server that runs or would run.
+    pub server: Option<String>,
+    /// Its binary.
+    pub binary: Option<String>,
+    /// The state.
+    pub state: ServerState,
+    /// Why it is not running, or what it is busy with.
+    pub reason: Option<String>,
+    /// Binaries on PATH that were skipped, and why.
+    pub skipped: Vec<String>,
+}
+
+/// What checking one written file gave.
+#[derive(Debug, Clone)]
+pub struct FileCheck {
+    /// The file.
+    pub path: PathBuf,
+    /// The result.
+    pub outcome: CheckOutcome,
+}
+
+/// The result of checking one file.
+#[derive(Debug, Clone)]
+pub enum CheckOutcome {
+    /// The server answered for the version just written.
+    Checked {
+        /// The server.
+        server: String,
+        /// All of the file's diagnostics, all severities.
+        diagnostics: Vec<Diagnostic>,
+        /// True when the server stayed quiet (it republishes only on change).
+        unchanged: bool,
+        /// How they were obtained (`None` when unchanged).
+        via: Option<Via>,
+        /// When the change was sent.
+        synced_at: Instant,
+        /// When the answer arrived.
+        answered_at: Option<Instant>,
+    },
+    /// The server did not answer within its cap.
+    Pending {
+        /// The server.
+        server: String,
+        /// Why, for the agent.
+        reason: String,
+    },
+    /// No server checked the file.
+    Unchecked {
+        /// Why.
+        reason: String,
+    },
+    /// The file no longer exists; it was closed.
+    Removed,
+}
+
+#[derive(Default)]
+struct Instance {
+    server: Option<Arc<LanguageServer>>,
+    crashes: VecDeque<Instant>,
+    last_crash: Option<String>,
+    off: Option<String>,
+}
+
+type Key = (String, PathBuf);
+
+/// Starts, reuses, reaps and restarts language servers for one workspace.
+pub struct Supervisor {
+    workspace: PathBuf,
+    table: ServerTable,
+    options: SupervisorOptions,
+    prober: Prober,
+    instances: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<Instance>>>>,
+    applier: Mutex<Option<Arc<dyn ApplyEdit>>>,
+    reaper_started: AtomicBool,
+    closed: AtomicBool,
+    me: Weak<Supervisor>,
+}
+
+impl std::fmt::Debug for Supervisor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Supervisor")
+            .field("workspace", &self.workspace)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Supervisor {
+    /// A supervisor for the workspace at `workspace` (an absolute, canonical path).
+    pub fn new(workspace: &Path, table: ServerTable, options: SupervisorOptions) -> Arc<Self> {
+        Arc::new_cyclic(|me| Supervisor {
+            workspace: workspace.to_path_buf(),
+            table,
+            options,
+            prober: Prober::default(),
+            instances: Mutex::new(HashMap::new()),
+            applier: Mutex::new(None),
+            reaper_started: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            me: me.clone(),
+        })
+    }
+
+    /// A supervisor configured by the `[lsp]` section of `<workspace>/.cc/tools.toml`.
+    pub fn from_workspace(workspace: &Path) -> Result<Arc<Self>, ConfigError> {
+        let config = LspConfig::load(workspace)?;
+        Self::from_config(workspace, &config)
+    }
+
+    /// A supervisor configured by `config`.
+    pub fn from_config(workspace: &Path, config: &LspConfig) -> Result<Arc<Self>, ConfigError> {
+        let options = SupervisorOptions {
+            idle_timeout: config.idle_timeout(),
+            ..SupervisorOptions::default()
+        };
+        Ok(Self::new(workspace, config.table()?, options))
+    }
+
+    /// The workspace root.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// The server table in use.
+    pub fn table(&self) -> &ServerTable {
+        &self.table
+    }
+
+    /// Sets what applies edits that servers request (`workspace/applyEdit`) for servers
+    /// started from now on.
+    pub fn set_applier(&self, applier: Arc<dyn ApplyEdit>) {
+        *lock(&self.applier) = Some(applier);
+    }
+
+    fn path_var(&self) -> OsString {
+        self.options
+            .path
+            .clone()
+            .or_else(|| std::env::var_os("PATH"))
+            .unwrap_or_default()
+    }
+
+    fn display(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.workspace) {
+            Ok(rest) if rest.as_os_str().is_empty() => ".".to_owned(),
+            Ok(rest) => rest.to_string_lossy().into_owned(),
+            Err(_) => path.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// The family covering `path` and its project root.
+    pub fn route(&self, path: &Path) -> Result<(&Family, PathBuf), Unavailable> {
+        let Some(family) = self.table.family_for(path) else {
+            let reason = match path.extension() {
+                Some(ext) => format!(
+                    "no language server is configured for `.{}` files",
+                    ext.to_string_lossy()
+                ),
+                None => "files without an extension are not checked by any language server".into(),
+            };
+            return Err(Unavailable { family: None, reason });
+        };
+        if !family.enabled {
+            return Err(Unavailable {
+                family: Some(family.name.clone()),
+                reason: format!(
+                    "the {} language server is turned off in .cc/tools.toml ([lsp.{}] enabled = false)",
+                    family.name, family.name
+                ),
+            });
+        }
+        let Some(root) = find_root(path, &self.workspace, &family.markers) else {
+            let folder = path.parent().map_or_else(|| ".".into(), |p| self.display(p));
+            return Err(Unavailable {
+                family: Some(family.name.clone()),
+                reason: format!(
+                    "no {} project marker ({}) in `{folder}` or any folder above it inside the \
+                     workspace; add one to get {} diagnostics",
+                    family.name,
+                    family.markers.join(", "),
+                    family.name
+                ),
+            });
+        };
+        Ok((family, root))
+    }
+
+    /// The running server for `path`, started if needed.
+    pub async fn server_for(&self, path: &Path) -> Result<Arc<LanguageServer>, Unavailable> {
+        let (family, root) = self.route(path)?;
+        self.acquire(family, &root).await
+    }
+
+    fn slot(&self, key: &Key) -> Arc<tokio::sync::Mutex<Instance>> {
+        lock(&self.instances).entry(key.clone()).or_default().clone()
+    }
+
+    async fn acquire(&self, family: &Family, root: &Path) -> Result<Arc<LanguageServer>, Unavailable> {
+        let unavailable = |reason: String| Unavailable {
+            family: Some(family.name.clone()),
+            reason,
+        };
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(unavailable("the run has ended; language servers are stopped".into()));
+        }
+        let key = (family.name.clone(), root.to_path_buf());
+        let slot = self.slot(&key);
+        let mut instance = slot.lock().await;
+        if let Some(off) = &instance.off {
+            return Err(unavailable(off.clone()));
+        }
+        if let Some(server) = instance.server.clone() {
+            if let Some(crash) = server.crashed() {
+                self.record_crash(&mut instance, crash);
+            } else if !server.is_closed() {
+                return Ok(server);
+            } else {
+                instance.server = None;
+            }
+            if let Some(off) = &instance.off {
+                return Err(unavailable(off.clone()));
+            }
+        }
+        let resolved = self
+            .prober
+            .resolve(family, &self.path_var())
+            .await
+            .map_err(|not| unavailable(format!("{} language server not available: {}", family.name, not.reason)))?;
+        let applier = lock(&self.applier).clone();
+        match LanguageServer::start(&family.name, &resolved, root, &self.path_var(), applier).await {
+            Ok(server) => {
+                instance.server = Some(server.clone());
+                self.ensure_reaper();
+                Ok(server)
+            }
+            Err(error) => {
+                self.record_crash(&mut instance, format!("{} failed to start: {error}", resolved.spec.name));
+                let reason = instance
+                    .off
+                    .clone()
+                    .unwrap_or_else(|| format!("{} failed to start: {error}", resolved.spec.name));
+                Err(unavailable(reason))
+            }
+        }
+    }
+
+    fn record_crash(&self, instance: &mut Instance, reason: String) {
+        instance.server = None;
+        let now = Instant::now();
+        instance.crashes.push_back(now);
+        while instance
+            .crashes
+            .front()
+            .is_some_and(|at| now.duration_since(*at) > self.options.restart_window)
+        {
+            instance.crashes.pop_front();
+        }
+        if instance.crashes.len() > self.options.restart_limit {
+            instance.off = Some(format!(
+                "turned off after crashing {} times within {} (at most {} restarts); last: {reason}. \
+                 Fix the server, then call `lsp` with action `reload`",
+                instance.crashes.len(),
+                fmt_duration(self.options.restart_window),
+                self.options.restart_limit
+            ));
+        }
+        instance.last_crash = Some(reason);
+    }
+
+    fn ensure_reaper(&self) {
+        if self.reaper_started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let me = self.me.clone();
+        let period = (self.options.idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(period).await;
+                let Some(supervisor) = me.upgrade() else { return };
+                if supervisor.closed.load(Ordering::SeqCst) {
+                    return;
+                }
+                supervisor.reap_idle().await;
+            }
+        });
+    }
+
+    /// Stops servers unused for longer than the idle timeout.
+    pub async fn reap_idle(&self) {
+        let slots: Vec<_> = lock(&self.instances).values().cloned().collect();
+        for slot in slots {
+            let Ok(mut instance) = slot.try_lock() else { continue };
+            let idle = instance.server.as_ref().is_some_and(|server| {
+                Instant::now().duration_since(server.last_used()) >= self.options.idle_timeout
+            });
+            if idle {
+                if let Some(server) = instance.server.take() {
+                    tracing::debug!(server = server.name(), "reaping idle server");
+                    server.shutdown(self.options.shutdown_grace).await;
+                }
+            }
+        }
+    }
+
+    /// Restarts the server of `family` at `root` (every root when `None`): stops it, clears
+    /// the crash-loop guard, and lets the next request start it afresh. Returns how many
+    /// servers were stopped.
+    pub async fn reload(&self, family: &str, root: Option<&Path>) -> usize {
+        let family = crate::table::canonical_family(family);
+        let slots: Vec<_> = lock(&self.instances)
+            .iter()
+            .filter(|((f, r), _)| f == family && root.is_none_or(|root| r == root))
+            .map(|(_, slot)| slot.clone())
+            .collect();
+        let mut stopped = 0;
+        for slot in slots {
+            let mut instance = slot.lock().await;
+            instance.off = None;
+            instance.crashes.clear();
+            instance.last_crash = None;
+            if let Some(server) = instance.server.take() {
+                server.shutdown(self.options.shutdown_grace).await;
+                stopped += 1;
+            }
+        }
+        stopped
+    }
+
+    /// Every running server.
+    pub fn running(&self) -> Vec<Arc<LanguageServer>> {
+        let slots: Vec<_> = lock(&self.instances).values().cloned().collect();
+        slots
+            .iter()
+            .filter_map(|slot| slot.try_lock().ok().and_then(|i| i.server.clone()))
+            .filter(|server| !server.is_closed())
+            .collect()
+    }
+
+    /// Stops every server (`shutdown`, `exit`, then SIGKILL of its group) and refuses to
+    /// start new ones.
+    pub async fn shutdown(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        let slots: Vec<_> = lock(&self.instances).values().cloned().collect();
+        let grace = self.options.shutdown_grace;
+        let mut tasks = Vec::new();
+        for slot in slots {
+            tasks.push(tokio::spawn(async move {
+                let server = slot.lock().await.server.take();
+                if let Some(server) = server {
+                    server.shutdown(grace).await;
+                }
+            }));
+        }
+        for task in tasks {
+            let _ = task.await;
+        }
+    }
+
+    /// Each family: its root(s), server, state and the reason, decided now.
+    pub async fn status(&self) -> Vec<LanguageStatus> {
+        let mut rows = Vec::new();
+        let path_var = self.path_var();
+        for family in &self.table.families {
+            let mut row = LanguageStatus {
+                language: family.name.clone(),
+                root: None,
+                server: family.servers.first().map(|s| s.name.clone()),
+                binary: None,
+                state: ServerState::NotAvailable,
+                reason: None,
+                skipped: Vec::new(),
+            };
+            if !family.enabled {
+                row.state = ServerState::Off;
+                row.reason = Some(format!(
+                    "turned off in .cc/tools.toml ([lsp.{}] enabled = false)",
+                    family.name
+                ));
+                rows.push(row);
+                continue;
+            }
+            // Instances this run has started (or turned off).
+            let known: Vec<(PathBuf, Arc<tokio::sync::Mutex<Instance>>)> = lock(&self.instances)
+                .iter()
+                .filter(|((f, _), _)| *f == family.name)
+                .map(|((_, root), slot)| (root.clone(), slot.clone()))
+                .collect();
+            let mut covered_roots = Vec::new();
+            for (root, slot) in known {
+                let instance = slot.lock().await;
+                let mut known_row = row.clone();
+                known_row.root = Some(self.display(&root));
+                if let Some(off) = &instance.off {
+                    known_row.state = ServerState::Off;
+                    known_row.reason = Some(off.clone());
+                } else if let Some(server) = instance.server.as_ref().filter(|s| !s.is_closed()) {
+                    known_row.state = ServerState::Running;
+                    known_row.server = Some(server.name().to_owned());
+                    known_row.binary = Some(server.binary().display().to_string());
+                    let busy = server.progress_titles();
+                    let mut reason = format!("pid {}", server.pid().unwrap_or(0));
+                    if !busy.is_empty() {
+                        reason.push_str(&format!("; busy: {}", busy.join(", ")));
+                    }
+                    known_row.reason = Some(reason);
+                } else if let Some(crash) = instance
+                    .server
+                    .as_ref()
+                    .and_then(|s| s.crashed())
+                    .or_else(|| instance.last_crash.clone())
+                {
+                    known_row.state = ServerState::Idle;
+                    known_row.reason = Some(format!("{crash}; restarts on the next request"));
+                } else {
+                    known_row.state = ServerState::Idle;
+                    known_row.reason = Some("stopped after being idle; starts on the next request".into());
+                }
+                covered_roots.push(root);
+                rows.push(known_row);
+            }
+            if !covered_roots.is_empty() {
+                continue;
+            }
+            let roots = marker_roots(&self.workspace, &family.markers);
+            let resolved = self.prober.resolve(family, &path_var).await;
+            match &resolved {
+                Ok(resolved) => {
+                    row.server = Some(resolved.spec.name.clone());
+                    row.binary = Some(resolved.binary.display().to_string());
+                    row.skipped = describe_skipped(&resolved.skipped);
+                }
+                Err(not) => row.skipped = describe_skipped(&not.skipped),
+            }
+            match (roots.is_empty(), &resolved) {
+                (false, Ok(_)) => {
+                    row.state = ServerState::Idle;
+                    row.reason = Some("available; starts on the first request".into());
+                }
+                (true, Ok(_)) => {
+                    row.reason = Some(format!(
+                        "no project marker ({}) in the workspace",
+                        family.markers.join(", ")
+                    ));
+                }
+                (false, Err(not)) => row.reason = Some(not.reason.clone()),
+                (true, Err(not)) => {
+                    row.reason = Some(format!(
+                        "no project marker ({}) in the workspace, and {}",
+                        family.markers.join(", "),
+                        not.reason
+                    ));
+                }
+            }
+            if roots.is_empty() {
+                rows.push(row);
+            } else {
+                for root in roots.iter().take(5) {
+                    let mut root_row = row.clone();
+                    root_row.root = Some(self.display(root));
+                    rows.push(root_row);
+                }
+            }
+        }
+        rows
+    }
+
+    /// Syncs each written file through its server and waits for the diagnostics of that
+    /// version (all files at once).
+    pub async fn check_written(&self, paths: &[PathBuf]) -> Vec<FileCheck> {
+        let mut unique: Vec<PathBuf> = Vec::new();
+        for path in paths {
+            if !unique.contains(path) {
+                unique.push(path.clone());
+            }
+        }
+        let Some(me) = self.me.upgrade() else {
+            return Vec::new();
+        };
+        let tasks: Vec<_> = unique
+            .into_iter()
+            .map(|path| {
+                let me = me.clone();
+                tokio::spawn(async move {
+                    let outcome = me.check_one(&path).await;
+                    FileCheck { path, outcome }
+                })
+            })
+            .collect();
+        let mut checks = Vec::new();
+        for task in tasks {
+            match task.await {
+                Ok(check) => checks.push(check),
+                Err(error) => tracing::warn!(%error, "a diagnostics task failed"),
+            }
+        }
+        checks
+    }
+
+    async fn check_one(&self, path: &Path) -> CheckOutcome {
+        let (family, root) = match self.route(path) {
+            Ok(route) => route,
+            Err(unavailable) => return CheckOutcome::Unchecked { reason: unavailable.reason },
+        };
+        let exists = path.exists();
+        if !exists {
+            // A deleted file: close it if a server has it open; nothing to check.
+            let key = (family.name.clone(), root.clone());
+            let slot = lock(&self.instances).get(&key).cloned();
+            if let Some(slot) = slot {
+                if let Some(server) = slot.lock().await.server.clone() {
+                    server.close(path);
+                }
+            }
+            return CheckOutcome::Removed;
+        }
+        let server = match self.acquire(family, &root).await {
+            Ok(server) => server,
+            Err(unavailable) => return CheckOutcome::Unchecked { reason: unavailable.reason },
+        };
+        let text = match std::fs::read(path) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(_) => {
+                    return CheckOutcome::Unchecked {
+                        reason: "not UTF-8 text; language servers only read text".into(),
+                    }
+                }
+            },
+            Err(error) => {
+                return CheckOutcome::Unchecked {
+                    reason: format!("could not read it back: {error}"),
+                }
+            }
+        };
+        let ticket = match server.sync(path, &text, &family.language_id(path)) {
+            Ok(ticket) => ticket,
+            Err(error) => {
+                return CheckOutcome::Unchecked {
+                    reason: format!("{error}; it restarts on the next call"),
+                }
+            }
+        };
+        match server.diagnostics(&ticket).await {
+            DiagnosticsOutcome::Fresh {
+                diagnostics,
+                answered_at,
+                via,
+            } => CheckOutcome::Checked {
+                server: server.name().to_owned(),
+                diagnostics,
+                unchanged: false,
+                via: Some(via),
+                synced_at: ticket.sent_at,
+                answered_at: Some(answered_at),
+            },
+            DiagnosticsOutcome::Unchanged { diagnostics } => CheckOutcome::Checked {
+                server: server.name().to_owned(),
+                diagnostics,
+                unchanged: true,
+                via: None,
+                synced_at: ticket.sent_at,
+                answered_at: None,
+            },
+            DiagnosticsOutcome::Pending { waited, indexing } => CheckOutcome::Pending {
+                server: server.name().to_owned(),
+                reason: format!(
+                    "no diagnostics for this version after {}{}",
+                    fmt_duration(waited),
+                    if indexing { " (it was still indexing)" } else { "" }
+                ),
+            },
+            DiagnosticsOutcome::Failed(error) => CheckOutcome::Unchecked {
+                reason: format!("{error}; it restarts on the next call"),
+            },
+        }
+    }
+}
+
+fn describe_skipped(skipped: &[Skipped]) -> Vec<String> {
+    skipped
+        .iter()
+        .map(|s| format!("{} {}", s.path.display(), s.reason))
+        .collect()
+}
+
+/// Folders of `workspace` (the root itself, and a few levels down) that hold a marker.
+fn marker_roots(workspace: &Path, markers: &[String]) -> Vec<PathBuf> {
+    if markers.is_empty() {
+        return vec![workspace.to_path_buf()];
+    }
+    let mut found = Vec::new();
+    let mut queue = VecDeque::from([(workspace.to_path_buf(), 0usize)]);
+    let mut visited = 0;
+    while let Some((dir, depth)) = queue.pop_front() {
+        visited += 1;
+        if visited > 2000 {
+            break;
+        }
+        if markers.iter().any(|m| dir.join(m).exists()) {
+            found.push(dir.clone());
+        }
+        if depth >= 4 {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut subdirs: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                !name.starts_with('.')
+                    && !matches!(
+                        name.as_ref(),
+                        "node_modules" | "target" | "venv" | "__pycache__" | "build" | "dist"
+                    )
+            })
+            .map(|e| e.path())
+            .collect();
+        subdirs.sort();
+        queue.extend(subdirs.into_iter().map(|d| (d, depth + 1)));
+    }
+    found
+}

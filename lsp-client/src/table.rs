@@ -1,0 +1,315 @@
+//! The server table: which language server covers which files, how to find and run it, and
+//! how long to wait for its diagnostics.
+//!
+//! A [`Family`] is a set of file extensions with one project-root convention (the markers)
+//! and an ordered list of candidate [`ServerSpec`]s: the first that resolves and runs wins
+//! (python: basedpyright, else pyright, else pylsp). `.cc/tools.toml` can change any of it
+//! (see [`crate::config`]).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// How long to wait for a server's diagnostics after a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// After the first matching publish, how long later publishes may still replace it
+    /// (servers that publish without versions, or publish a partial result first).
+    pub settle: Duration,
+    /// For servers that republish only when diagnostics change (gopls): no publish this long
+    /// after the server is idle means "unchanged". `None`: keep waiting up to the cap.
+    pub quiet: Option<Duration>,
+    /// Give up (report `pending`) this long after the change.
+    pub cap: Duration,
+    /// The cap while the server reports that it is still indexing or checking.
+    pub indexing_cap: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            settle: Duration::ZERO,
+            quiet: None,
+            cap: Duration::from_secs(10),
+            indexing_cap: Duration::from_secs(60),
+        }
+    }
+}
+
+/// One way to run a language server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSpec {
+    /// Its name in status and errors (`basedpyright`).
+    pub name: String,
+    /// Program and arguments; the program is looked up on PATH.
+    pub command: Vec<String>,
+    /// A command that must exit 0 for the server to count as installed (`gopls version`).
+    /// Its program is looked up first beside the server's own binary, then on PATH.
+    pub probe: Vec<String>,
+    /// Also try `NAME-<version>` binaries on PATH (`clangd-19`), highest version first.
+    pub versioned_binaries: bool,
+    /// Extra environment (`CARGO_NET_OFFLINE=true` for rust-analyzer).
+    pub env: Vec<(String, String)>,
+    /// Settings: answered to `workspace/configuration` (by dotted section) and sent with
+    /// `workspace/didChangeConfiguration`.
+    pub settings: Value,
+    /// `initializationOptions`.
+    pub init_options: Value,
+    /// How long to wait for diagnostics.
+    pub timing: Timing,
+    /// The project checker for `diagnostics "*"`: program and arguments, run at the root.
+    pub checker: Option<Vec<String>>,
+}
+
+impl ServerSpec {
+    fn new(name: &str, command: &[&str], probe: &[&str]) -> Self {
+        ServerSpec {
+            name: name.to_owned(),
+            command: command.iter().map(|s| (*s).to_owned()).collect(),
+            probe: probe.iter().map(|s| (*s).to_owned()).collect(),
+            versioned_binaries: false,
+            env: Vec::new(),
+            settings: Value::Null,
+            init_options: Value::Null,
+            timing: Timing::default(),
+            checker: None,
+        }
+    }
+
+    fn checker(mut self, command: &[&str]) -> Self {
+        self.checker = Some(command.iter().map(|s| (*s).to_owned()).collect());
+        self
+    }
+}
+
+/// Files of one kind and the servers that can check them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Family {
+    /// The key in `.cc/tools.toml` and status (`python`, `typescript`, `c`, …).
+    pub name: String,
+    /// Extensions covered, without the dot.
+    pub extensions: Vec<String>,
+    /// Files or folders that mark a project root; the nearest ancestor of a file (within the
+    /// workspace root) that holds one is the server's root. Empty: the workspace root.
+    pub markers: Vec<String>,
+    /// Candidates, in order of preference.
+    pub servers: Vec<ServerSpec>,
+    /// False when turned off in the configuration.
+    pub enabled: bool,
+    /// `languageId` for each extension that differs from the family name.
+    pub language_ids: Vec<(String, String)>,
+}
+
+impl Family {
+    /// The `languageId` sent in `didOpen` for `path`.
+    pub fn language_id(&self, path: &Path) -> String {
+        let ext = extension(path).unwrap_or_default();
+        self.language_ids
+            .iter()
+            .find(|(e, _)| *e == ext)
+            .map(|(_, id)| id.clone())
+            .unwrap_or_else(|| self.name.clone())
+    }
+
+    /// Whether this family covers `path` (by extension).
+    pub fn covers(&self, path: &Path) -> bool {
+        extension(path).is_some_and(|ext| self.extensions.iter().any(|e| *e == ext))
+    }
+}
+
+/// The lowercase extension of `path`.
+pub(crate) fn extension(path: &Path) -> Option<String> {
+    path.extension()
+        .and_then(|ext| ext.to_str())
+        .map(str::to_ascii_lowercase)
+}
+
+/// Every family, in the order status lists them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerTable {
+    /// The families.
+    pub families: Vec<Family>,
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn ids(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(ext, id)| ((*ext).to_owned(), (*id).to_owned()))
+        .collect()
+}
+
+impl Default for ServerTable {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+impl ServerTable {
+    /// The built-in table (what `.cc/tools.toml` overrides).
+    pub fn builtin() -> Self {
+        let mut basedpyright = ServerSpec::new(
+            "basedpyright",
+            &["basedpyright-langserver", "--stdio"],
+            // `basedpyright-langserver --version` exits 1; the CLI beside it answers.
+            &["basedpyright", "--version"],
+        )
+        .checker(&["basedpyright", "--outputjson"]);
+        basedpyright.settings = json!({"basedpyright": {"analysis": {"diagnosticMode": "openFilesOnly"}}});
+        let mut pyright = ServerSpec::new(
+            "pyright",
+            &["pyright-langserver", "--stdio"],
+            &["pyright", "--version"],
+        )
+        .checker(&["pyright", "--outputjson"]);
+        pyright.settings = json!({"python": {"analysis": {"diagnosticMode": "openFilesOnly"}}});
+        let pylsp = ServerSpec::new("pylsp", &["pylsp"], &["pylsp", "--version"]);
+
+        let mut tsserver = ServerSpec::new(
+            "typescript-language-server",
+            &["typescript-language-server", "--stdio"],
+            &["typescript-language-server", "--version"],
+        )
+        .checker(&["tsc", "--noEmit", "--pretty", "false"]);
+        // It publishes without versions, an empty list first and the real one shortly after.
+        tsserver.timing.settle = Duration::from_millis(600);
+
+        let mut gopls = ServerSpec::new("gopls", &["gopls"], &["gopls", "version"])
+            .checker(&["go", "vet", "./..."]);
+        // gopls publishes only when a file's diagnostics change.
+        gopls.timing.quiet = Some(Duration::from_millis(1500));
+
+        let mut clangd = ServerSpec::new("clangd", &["clangd"], &["clangd", "--version"]);
+        clangd.versioned_binaries = true;
+
+        let mut rust_analyzer = ServerSpec::new(
+            "rust-analyzer",
+            &["rust-analyzer"],
+            &["rust-analyzer", "--version"],
+        )
+        .checker(&["cargo", "check", "--message-format=json", "--quiet"]);
+        rust_analyzer.env = vec![("CARGO_NET_OFFLINE".into(), "true".into())];
+        // cargo check on save reports through progress; wait a little for it to begin.
+        rust_analyzer.timing.settle = Duration::from_millis(300);
+
+        let mut bash = ServerSpec::new(
+            "bash-language-server",
+            &["bash-language-server", "start"],
+            &["bash-language-server", "--version"],
+        );
+        // shellcheck runs after a debounce and its publish carries no version.
+        bash.timing.settle = Duration::from_millis(300);
+
+        let dart = ServerSpec::new("dart", &["dart", "language-server"], &["dart", "--version"]);
+
+        ServerTable {
+            families: vec![
+                Family {
+                    name: "python".into(),
+                    extensions: strings(&["py", "pyi"]),
+                    markers: strings(&["pyproject.toml", "setup.py", "requirements.txt"]),
+                    servers: vec![basedpyright, pyright, pylsp],
+                    enabled: true,
+                    language_ids: Vec::new(),
+                },
+                Family {
+                    name: "typescript".into(),
+                    extensions: strings(&["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"]),
+                    markers: strings(&["package.json", "tsconfig.json"]),
+                    servers: vec![tsserver],
+                    enabled: true,
+                    language_ids: ids(&[
+                        ("tsx", "typescriptreact"),
+                        ("js", "javascript"),
+                        ("mjs", "javascript"),
+                        ("cjs", "javascript"),
+                        ("jsx", "javascriptreact"),
+                    ]),
+                },
+                Family {
+                    name: "go".into(),
+                    extensions: strings(&["go"]),
+                    markers: strings(&["go.mod"]),
+                    servers: vec![gopls],
+                    enabled: true,
+                    language_ids: Vec::new(),
+                },
+                Family {
+                    name: "c".into(),
+                    extensions: strings(&[
+                        "c", "h", "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++",
+                    ]),
+                    markers: strings(&["compile_commands.json", "CMakeLists.txt", ".clangd"]),
+                    servers: vec![clangd],
+                    enabled: true,
+                    language_ids: ids(&[
+                        ("cc", "cpp"),
+                        ("cpp", "cpp"),
+                        ("cxx", "cpp"),
+                        ("c++", "cpp"),
+                        ("hh", "cpp"),
+                        ("hpp", "cpp"),
+                        ("hxx", "cpp"),
+                        ("h++", "cpp"),
+                    ]),
+                },
+                Family {
+                    name: "rust".into(),
+                    extensions: strings(&["rs"]),
+                    markers: strings(&["Cargo.toml"]),
+                    servers: vec![rust_analyzer],
+                    enabled: true,
+                    language_ids: Vec::new(),
+                },
+                Family {
+                    name: "bash".into(),
+                    extensions: strings(&["sh", "bash"]),
+                    markers: Vec::new(),
+                    servers: vec![bash],
+                    enabled: true,
+                    language_ids: ids(&[("sh", "shellscript"), ("bash", "shellscript")]),
+                },
+                Family {
+                    name: "dart".into(),
+                    extensions: strings(&["dart"]),
+                    markers: strings(&["pubspec.yaml"]),
+                    servers: vec![dart],
+                    enabled: true,
+                    language_ids: Vec::new(),
+                },
+            ],
+        }
+    }
+
+    /// The family that covers `path`, if any.
+    pub fn family_for(&self, path: &Path) -> Option<&Family> {
+        self.families.iter().find(|family| family.covers(path))
+    }
+
+    /// The family named `name` (`javascript` and `cpp` are accepted for their families).
+    pub fn family(&self, name: &str) -> Option<&Family> {
+        let name = canonical_family(name);
+        self.families.iter().find(|family| family.name == name)
+    }
+
+    pub(crate) fn family_mut(&mut self, name: &str) -> Option<&mut Family> {
+        let name = canonical_family(name);
+        self.families.iter_mut().find(|family| family.name == name)
+    }
+}
+
+/// `javascript` → `typescript`, `cpp` → `c`, the rest unchanged.
+pub(crate) fn canonical_family(name: &str) -> &str {
+    match name {
+        "javascript" | "js" | "ts" => "typescript",
+        "cpp" | "c++" => "c",
+        "py" => "python",
+        "rs" => "rust",
+        "sh" | "shell" => "bash",
+        other => other,
+    }
+}
