@@ -120,7 +120,11 @@ impl Client {
             }),
         };
         let (events_tx, events_rx) = mpsc::unbounded_channel();
-        tokio::spawn(read_loop(FrameReader::new(reader), client.clone(), events_tx));
+        tokio::spawn(read_loop(
+            FrameReader::new(reader),
+            client.clone(),
+            events_tx,
+        ));
         (client, events_rx)
     }
 
@@ -165,10 +169,12 @@ impl Client {
             command: command.into(),
             arguments,
         });
-        self.write(&message).await.map_err(|reason| ClientError::Closed {
-            command: command.into(),
-            reason,
-        })?;
+        self.write(&message)
+            .await
+            .map_err(|reason| ClientError::Closed {
+                command: command.into(),
+                reason,
+            })?;
         Ok(pending)
     }
 
@@ -191,10 +197,11 @@ impl Client {
         arguments: &R::Arguments,
         timeout: Duration,
     ) -> Result<R::Response, ClientError> {
-        let arguments = serde_json::to_value(arguments).map_err(|error| ClientError::Malformed {
-            command: R::COMMAND.into(),
-            detail: format!("arguments did not serialize: {error}"),
-        })?;
+        let arguments =
+            serde_json::to_value(arguments).map_err(|error| ClientError::Malformed {
+                command: R::COMMAND.into(),
+                detail: format!("arguments did not serialize: {error}"),
+            })?;
         let arguments = (!arguments.is_null()).then_some(arguments);
         let response = self.request_raw(R::COMMAND, arguments, timeout).await?;
         parse_body::<R>(response)
@@ -216,10 +223,13 @@ impl Client {
         let Some(writer) = writer.as_mut() else {
             return Err("the client closed the adapter's input".into());
         };
-        writer.write_frame(&body).await.map_err(|error| match error {
-            FrameError::Io(error) => format!("writing to the adapter failed: {error}"),
-            other => other.to_string(),
-        })
+        writer
+            .write_frame(&body)
+            .await
+            .map_err(|error| match error {
+                FrameError::Io(error) => format!("writing to the adapter failed: {error}"),
+                other => other.to_string(),
+            })
     }
 
     fn lock_pending(&self) -> std::sync::MutexGuard<'_, Pending> {

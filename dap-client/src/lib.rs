@@ -1,3 +1,62 @@
-//! Debug-adapter client: launch sequence, sessions, caps.
+//! A Debug Adapter Protocol client for coding agents: one supervised debug session per
+//! conversation against real adapters (debugpy, lldb-dap, delve, dart).
 //!
-//! Filled in by the debugger issue; see `README.md`.
+//! - [`protocol`]: DAP messages as serde types; typed requests through [`protocol::Request`].
+//! - [`Client`]: one connection over [`cc_framing`]; responses correlated by `request_seq`,
+//!   events on a channel, reverse requests (`runInTerminal`, `startDebugging`) answered with
+//!   `success: false`, never left hanging.
+//! - [`Supervisor`]: the session. Its launch sequence works with every adapter:
+//!   `initialize` → `launch`/`attach` *without awaiting its response* → the `initialized`
+//!   event (before or after that response) → `setBreakpoints` per file,
+//!   `setExceptionBreakpoints` → `configurationDone` → the launch response (debugpy answers
+//!   `launch` only after `configurationDone`). Every wait also ends when the program exits or
+//!   the adapter dies, and at a timeout. One session at a time; a hard TTL (30 minutes by
+//!   default) after which every process of the session is killed. Results are capped: 30
+//!   frames, 50 children, values of 400 characters, output in a ring buffer.
+//! - [`detect`]: the adapter table and its detection (root marker AND binary resolves AND
+//!   it runs), overridable through the `[debug]` section of `.cc/tools.toml`
+//!   ([`DebugConfig`]).
+//!
+//! Every process is started through [`cc_process::spawn_group`]; debuggees that adapters
+//! put in process groups of their own are tracked through `/proc` and killed with the
+//! session.
+//!
+//! ```no_run
+//! use cc_dap_client::{Action, Supervisor};
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), cc_dap_client::DebugError> {
+//! let root = std::path::Path::new("/path/to/checkout");
+//! let debug = Supervisor::from_root(root);
+//! debug.set_breakpoints(&root.join("app.py"), &[12]).await?;
+//! let started = debug.launch(&root.join("app.py"), &[], None).await?;
+//! if let Some(stop) = &started.position.stopped {
+//!     println!("stopped at {:?}:{:?}", stop.file, stop.line);
+//!     let value = debug.evaluate("total", None).await?;
+//!     println!("total = {}", value.result);
+//! }
+//! debug.act(Action::StepOver, None).await?;
+//! debug.terminate().await;
+//! # Ok(()) }
+//! ```
+
+pub mod adapters;
+mod client;
+pub mod config;
+pub mod detect;
+mod error;
+pub mod proctree;
+pub mod protocol;
+pub mod report;
+mod ring;
+mod session;
+mod state;
+mod supervisor;
+
+pub use adapters::{launch_arguments, pick_adapter, AdapterKind};
+pub use client::{parse_body, Client, PendingResponse};
+pub use config::{AdapterOverride, ConfigError, DebugConfig, Settings};
+pub use detect::AdapterStatus;
+pub use error::{ClientError, DebugError};
+pub use ring::OutputRing;
+pub use session::Action;
+pub use supervisor::Supervisor;

@@ -65,7 +65,11 @@ pub fn descendants(roots: &[u32]) -> Vec<ProcId> {
     };
     let mut children: HashMap<u32, Vec<(u32, Stat)>> = HashMap::new();
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
             continue;
         };
         if let Some(s) = stat(pid) {
@@ -91,6 +95,60 @@ pub fn descendants(roots: &[u32]) -> Vec<ProcId> {
     found
 }
 
+/// The process that listens on TCP `port` (IPv4 or IPv6), found through `/proc/net/tcp*`
+/// and the processes' socket descriptors. Used to know the adapter a listening debugpy runs
+/// for its program: it daemonizes, so it is not below the program in the process tree.
+pub fn listener_owner(port: u16) -> Option<u32> {
+    const LISTEN: &str = "0A";
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (Some(local), Some(state), Some(inode)) =
+                (fields.get(1), fields.get(3), fields.get(9))
+            else {
+                continue;
+            };
+            let local_port = local
+                .rsplit(':')
+                .next()
+                .and_then(|hex| u16::from_str_radix(hex, 16).ok());
+            if local_port == Some(port) && *state == LISTEN {
+                inodes.push(format!("socket:[{inode}]"));
+            }
+        }
+    }
+    if inodes.is_empty() {
+        return None;
+    }
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            if let Ok(target) = std::fs::read_link(fd.path()) {
+                if inodes
+                    .iter()
+                    .any(|inode| target.as_os_str() == inode.as_str())
+                {
+                    return Some(pid);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// The processes of one session: the adapter (leader of its own group) and everything seen
 /// below it.
 #[derive(Debug)]
@@ -102,10 +160,11 @@ pub struct Tracker {
 }
 
 impl Tracker {
-    /// A tracker for the adapter process `adapter_pid` (the leader of its group).
-    pub fn new(adapter_pid: u32) -> Self {
+    /// A tracker for the adapter process `adapter_pid` (the leader of its group), or for an
+    /// adapter that is not ours (`None`: only the processes added later are tracked).
+    pub fn new(adapter_pid: Option<u32>) -> Self {
         Tracker {
-            adapter: identify(adapter_pid),
+            adapter: adapter_pid.and_then(identify),
             known: Mutex::new(BTreeSet::new()),
             reaped: AtomicBool::new(false),
         }
@@ -203,6 +262,15 @@ fn to_pid(pid: u32) -> Pid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_who_listens_on_a_port() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        assert_eq!(listener_owner(port), Some(std::process::id()));
+        drop(listener);
+        assert_eq!(listener_owner(port), None);
+    }
 
     #[test]
     fn reads_our_own_process() {

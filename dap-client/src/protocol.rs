@@ -563,6 +563,8 @@ mod tests {
         let message: Message =
             serde_json::from_value(json!({"seq": 3, "type": "event", "event": "initialized"}))
                 .unwrap();
-        assert!(matches!(message, Message::Event(Event { ref event, .. }) if event == "initialized"));
+        assert!(
+            matches!(message, Message::Event(Event { ref event, .. }) if event == "initialized")
+        );
     }
 }

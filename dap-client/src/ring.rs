@@ -72,7 +72,9 @@ impl OutputRing {
     pub fn since(&self, offset: u64) -> (String, bool) {
         let start_of_kept = self.dropped_bytes();
         let skip = offset.saturating_sub(start_of_kept);
-        let skip = usize::try_from(skip).unwrap_or(usize::MAX).min(self.bytes.len());
+        let skip = usize::try_from(skip)
+            .unwrap_or(usize::MAX)
+            .min(self.bytes.len());
         let piece: Vec<u8> = self.bytes.iter().skip(skip).copied().collect();
         (
             String::from_utf8_lossy(&piece).into_owned(),

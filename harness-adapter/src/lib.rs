@@ -2,6 +2,7 @@
 //! MCP server, and the embedding API for Rust hosts.
 
 pub mod config;
+pub mod embed;
 pub mod mcp;
 pub mod questions;
 pub mod run;

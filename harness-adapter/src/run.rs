@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cc_tools::ask_user::QuestionPort;
-use cc_tools::{Approver, Registry, Run, Surface, WorkspaceRoot};
+use cc_tools::{Approver, Registry, Resources, Run, Surface, WorkspaceRoot};
 use serde::Deserialize;
 
 use crate::config::{ConfigError, ToolsConfig};
@@ -105,9 +105,16 @@ impl RunSetup {
     /// A run with everything this machine supports wired.
     pub fn registry(&self, options: RunOptions) -> Registry {
         let mut resources = resources_for(&self.root, &self.config);
-        resources.questions = options.questions;
         if let Some(workers) = &self.workers {
             resources.workers = Some(Arc::new(workers.clone()));
+        }
+        self.build(resources, options)
+    }
+
+    /// A run with `resources` (the options' question port is added when given).
+    pub fn build(&self, mut resources: Resources, options: RunOptions) -> Registry {
+        if options.questions.is_some() {
+            resources.questions = options.questions;
         }
         resources.build(Run {
             conversation_id: options.conversation_id,

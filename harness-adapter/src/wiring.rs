@@ -12,6 +12,55 @@ pub fn resources_for(root: &WorkspaceRoot, config: &ToolsConfig) -> Resources {
     let _ = (root, config);
     Resources {
         host_files: true,
+        debug: Some(debug_supervisor(root, config)),
+        language_servers: Some(cc_lsp_client::Supervisor::from_section(
+            root.path(),
+            config.section("lsp"),
+        )),
+        kernels: Some(kernel_factory(root, config, None)),
+        parsers: Some(std::sync::Arc::new(cc_structural::Languages::builtin())),
         ..Default::default()
     }
+}
+
+/// The run's debug supervisor, configured by `[debug]`. An invalid section does not hide the
+/// tool: `debug adapters` reports it and `launch` refuses until it is fixed.
+fn debug_supervisor(
+    root: &WorkspaceRoot,
+    config: &ToolsConfig,
+) -> std::sync::Arc<cc_dap_client::Supervisor> {
+    use cc_dap_client::{DebugConfig, Supervisor};
+    let supervisor = match DebugConfig::from_section(config.section("debug")) {
+        Ok(debug) => Supervisor::new(root.path(), debug),
+        Err(error) => Supervisor::new(root.path(), DebugConfig::default()).with_config_error(error),
+    };
+    std::sync::Arc::new(supervisor)
+}
+
+/// The run's kernel factory, configured by `[kernel]` (a host's `enclosure` prefix replaces
+/// the section's). An invalid section does not hide `eval`: every cell then fails with a
+/// message saying what to fix.
+pub fn kernel_factory(
+    root: &WorkspaceRoot,
+    config: &ToolsConfig,
+    enclosure: Option<Vec<String>>,
+) -> std::sync::Arc<cc_kernel_bridge::KernelFactory> {
+    use cc_kernel_bridge::{KernelConfig, KernelFactory, KernelOverrides};
+    use serde::Deserialize;
+    let overrides = match config.section("kernel") {
+        None => Ok(KernelOverrides::default()),
+        Some(section) => {
+            KernelOverrides::deserialize(section.clone()).map_err(|error| error.to_string())
+        }
+    };
+    let configured = overrides.and_then(|mut overrides| {
+        if enclosure.is_some() {
+            overrides.enclosure = enclosure;
+        }
+        overrides.apply(KernelConfig::default(), root.path())
+    });
+    std::sync::Arc::new(match configured {
+        Ok(kernel) => KernelFactory::new(kernel),
+        Err(error) => KernelFactory::misconfigured(format!("[kernel] in .cc/tools.toml: {error}")),
+    })
 }

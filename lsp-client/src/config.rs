@@ -30,7 +30,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::ConfigError;
-use crate::table::{canonical_family, Family, ServerSpec, ServerTable, Timing};
+use crate::table::{
+    canonical_family, Family, ServerSpec, ServerTable, Timing, DEFAULT_CHECKER_TIMEOUT,
+};
 
 /// The `[lsp]` section.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -77,6 +79,8 @@ pub struct FamilyOverride {
     pub env: Option<BTreeMap<String, String>>,
     /// The project checker for `diagnostics "*"` (program and arguments).
     pub checker: Option<Vec<String>>,
+    /// Seconds the project checker may run (default 300).
+    pub checker_timeout_secs: Option<u64>,
 }
 
 impl LspConfig {
@@ -98,14 +102,19 @@ impl LspConfig {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(LspConfig::default())
             }
-            Err(source) => return Err(ConfigError::Read { path: shown, source }),
-        };
-        let table: toml::Table = text.parse().map_err(|error: toml::de::Error| {
-            ConfigError::Invalid {
-                path: Some(shown.clone()),
-                message: error.to_string(),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: shown,
+                    source,
+                })
             }
-        })?;
+        };
+        let table: toml::Table =
+            text.parse()
+                .map_err(|error: toml::de::Error| ConfigError::Invalid {
+                    path: Some(shown.clone()),
+                    message: error.to_string(),
+                })?;
         match table.get("lsp") {
             None => Ok(LspConfig::default()),
             Some(section) => Self::from_toml(section).map_err(|error| match error {
@@ -133,8 +142,7 @@ impl LspConfig {
             };
             if table.family(name).is_none() {
                 let (Some(command), Some(extensions)) = (&over.command, &over.extensions) else {
-                    let known: Vec<&str> =
-                        table.families.iter().map(|f| f.name.as_str()).collect();
+                    let known: Vec<&str> = table.families.iter().map(|f| f.name.as_str()).collect();
                     return Err(invalid(format!(
                         "[lsp.{name}] is not a built-in family ({}); a new family needs both \
                          `command` and `extensions`",
@@ -158,6 +166,7 @@ impl LspConfig {
                         init_options: Value::Null,
                         timing: Timing::default(),
                         checker: None,
+                        checker_timeout: DEFAULT_CHECKER_TIMEOUT,
                     }],
                     enabled: true,
                     language_ids: Vec::new(),
@@ -215,6 +224,7 @@ fn apply(family: &mut Family, over: &FamilyOverride) -> Result<(), String> {
                 init_options: Value::Null,
                 timing: Timing::default(),
                 checker: None,
+                checker_timeout: DEFAULT_CHECKER_TIMEOUT,
             });
         let probe = over.probe.clone().unwrap_or_else(|| {
             if base.command.first() == Some(program) && !base.probe.is_empty() {
@@ -267,6 +277,9 @@ fn apply(family: &mut Family, over: &FamilyOverride) -> Result<(), String> {
         if let Some(checker) = &over.checker {
             server.checker = Some(checker.clone());
         }
+        if let Some(secs) = over.checker_timeout_secs {
+            server.checker_timeout = Duration::from_secs(secs);
+        }
     }
     Ok(())
 }
@@ -301,16 +314,36 @@ mod tests {
 
     #[test]
     fn aliases_new_families_and_mistakes() {
-        let table = parse("[lsp.cpp]\nenabled = false\n[lsp.zig]\ncommand = [\"zls\"]\nextensions = [\".zig\"]\n").unwrap();
+        let table = parse(
+            "[lsp.cpp]\nenabled = false\n[lsp.zig]\ncommand = [\"zls\"]\nextensions = [\".zig\"]\n",
+        )
+        .unwrap();
         assert!(!table.family("c").unwrap().enabled);
         let zig = table.family("zig").unwrap();
         assert_eq!(zig.extensions, ["zig"]);
         assert_eq!(zig.servers[0].probe, ["zls", "--version"]);
 
-        let error = parse("[lsp.pyhton]\nenabled = false\n").unwrap_err().to_string();
+        let error = parse("[lsp.pyhton]\nenabled = false\n")
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("not a built-in family"), "{error}");
-        let error = parse("[lsp.python]\ncomand = [\"x\"]\n").unwrap_err().to_string();
+        let error = parse("[lsp.python]\ncomand = [\"x\"]\n")
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("unknown field `comand`"), "{error}");
+    }
+
+    #[test]
+    fn an_invalid_section_is_reported_not_ignored() {
+        let table: toml::Table = "[lsp.python]\ncomand = 1\n".parse().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let supervisor = crate::Supervisor::from_section(dir.path(), table.get("lsp"));
+        let error = supervisor
+            .route(&dir.path().join("a.py"))
+            .unwrap_err()
+            .reason;
+        assert!(error.contains("unknown field `comand`"), "{error}");
+        assert!(error.contains("fix the [lsp] section"), "{error}");
     }
 
     #[test]
@@ -324,7 +357,12 @@ mod tests {
         )
         .unwrap();
         let config = LspConfig::load(dir.path()).unwrap();
-        assert_eq!(config.table().unwrap().family("go").unwrap().servers[0].timing.quiet, None);
+        assert_eq!(
+            config.table().unwrap().family("go").unwrap().servers[0]
+                .timing
+                .quiet,
+            None
+        );
         std::fs::write(dir.path().join(".cc/tools.toml"), "[lsp\n").unwrap();
         let error = LspConfig::load(dir.path()).unwrap_err().to_string();
         assert!(error.contains("tools.toml"), "{error}");

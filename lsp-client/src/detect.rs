@@ -20,7 +20,11 @@ pub fn find_root(file: &Path, workspace: &Path, markers: &[String]) -> Option<Pa
     if markers.is_empty() {
         return Some(workspace.to_path_buf());
     }
-    let mut dir = if file.is_dir() { Some(file) } else { file.parent() };
+    let mut dir = if file.is_dir() {
+        Some(file)
+    } else {
+        file.parent()
+    };
     while let Some(current) = dir {
         if !current.starts_with(workspace) {
             break;
@@ -66,18 +70,23 @@ pub struct NotAvailable {
 }
 
 type ProbeKey = (PathBuf, Vec<String>);
+type ProbeCache = HashMap<ProbeKey, (Option<SystemTime>, Result<(), String>)>;
 
 /// Remembers probe results per binary (and its modification time), so that status and
 /// every first request do not rerun `--version`.
 #[derive(Debug, Default)]
 pub struct Prober {
-    cache: Mutex<HashMap<ProbeKey, (Option<SystemTime>, Result<(), String>)>>,
+    cache: Mutex<ProbeCache>,
 }
 
 impl Prober {
     /// Picks the first candidate of `family` whose binary resolves and whose probe runs,
     /// trying every binary of that name on `path_var` in order.
-    pub async fn resolve(&self, family: &Family, path_var: &std::ffi::OsStr) -> Result<Resolved, NotAvailable> {
+    pub async fn resolve(
+        &self,
+        family: &Family,
+        path_var: &std::ffi::OsStr,
+    ) -> Result<Resolved, NotAvailable> {
         let mut skipped = Vec::new();
         let mut missing = Vec::new();
         for spec in &family.servers {
@@ -128,7 +137,12 @@ impl Prober {
         Err(NotAvailable { reason, skipped })
     }
 
-    async fn probe(&self, spec: &ServerSpec, binary: &Path, path_var: &std::ffi::OsStr) -> Result<(), String> {
+    async fn probe(
+        &self,
+        spec: &ServerSpec,
+        binary: &Path,
+        path_var: &std::ffi::OsStr,
+    ) -> Result<(), String> {
         if spec.probe.is_empty() {
             return Ok(());
         }
@@ -139,9 +153,15 @@ impl Prober {
             let beside = binary.parent().map(|dir| dir.join(&spec.probe[0]));
             match beside.filter(|p| is_executable(p)) {
                 Some(path) => path,
-                None => find_in(&spec.probe[0], path_var).into_iter().next().ok_or_else(|| {
-                    format!("resolves but its probe program `{}` is not on PATH", spec.probe[0])
-                })?,
+                None => find_in(&spec.probe[0], path_var)
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| {
+                        format!(
+                            "resolves but its probe program `{}` is not on PATH",
+                            spec.probe[0]
+                        )
+                    })?,
             }
         };
         let key = (program.clone(), spec.probe[1..].to_vec());
@@ -156,8 +176,10 @@ impl Prober {
         result
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ProbeKey, (Option<SystemTime>, Result<(), String>)>> {
-        self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock(&self) -> std::sync::MutexGuard<'_, ProbeCache> {
+        self.cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -222,7 +244,7 @@ async fn run_probe(
 
 /// Every executable called `name` on `path_var`; with `versioned`, then `name-<N>` ones,
 /// highest N first.
-fn binaries_named(name: &str, versioned: bool, path_var: &std::ffi::OsStr) -> Vec<PathBuf> {
+pub(crate) fn binaries_named(name: &str, versioned: bool, path_var: &std::ffi::OsStr) -> Vec<PathBuf> {
     let mut found = find_in(name, path_var);
     if versioned && !name.contains('/') {
         let mut numbered: Vec<(u32, PathBuf)> = Vec::new();
@@ -246,7 +268,7 @@ fn binaries_named(name: &str, versioned: bool, path_var: &std::ffi::OsStr) -> Ve
                 }
             }
         }
-        numbered.sort_by(|a, b| b.0.cmp(&a.0));
+        numbered.sort_by_key(|(version, _)| std::cmp::Reverse(*version));
         found.extend(numbered.into_iter().map(|(_, path)| path));
     }
     found
@@ -255,7 +277,11 @@ fn binaries_named(name: &str, versioned: bool, path_var: &std::ffi::OsStr) -> Ve
 fn find_in(name: &str, path_var: &std::ffi::OsStr) -> Vec<PathBuf> {
     if name.contains('/') {
         let path = PathBuf::from(name);
-        return if is_executable(&path) { vec![path] } else { Vec::new() };
+        return if is_executable(&path) {
+            vec![path]
+        } else {
+            Vec::new()
+        };
     }
     let mut found: Vec<PathBuf> = Vec::new();
     for dir in std::env::split_paths(path_var) {

@@ -33,7 +33,7 @@ impl Ledger {
     /// for each key, the occurrences beyond the count the ledger held (the later ones by
     /// position).
     pub fn update(&mut self, path: &Path, mut current: Vec<Diagnostic>) -> Vec<Diagnostic> {
-        current.sort_by(|a, b| (a.line, a.character).cmp(&(b.line, b.character)));
+        current.sort_by_key(|d| (d.line, d.character));
         let before = self.files.remove(path).unwrap_or_default();
         let mut now: HashMap<DiagnosticKey, usize> = HashMap::new();
         let mut new = Vec::new();
@@ -87,7 +87,9 @@ mod tests {
         assert_eq!(ledger.update(path, vec![diag(1, "x")]).len(), 1);
         let new = ledger.update(path, vec![diag(1, "x"), diag(9, "x")]);
         assert_eq!(new, vec![diag(9, "x")]);
-        assert!(ledger.update(path, vec![diag(4, "x"), diag(5, "x")]).is_empty());
+        assert!(ledger
+            .update(path, vec![diag(4, "x"), diag(5, "x")])
+            .is_empty());
         assert_eq!(ledger.count(path), 2);
         ledger.forget(path);
         assert_eq!(ledger.update(path, vec![diag(4, "x")]).len(), 1);

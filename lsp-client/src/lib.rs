@@ -17,6 +17,8 @@
 //! - [`Supervisor`]: detection (marker AND binary AND a probe that runs), lazy start, idle
 //!   reaping, crash-loop guard, status.
 //! - [`Ledger`]: which diagnostics are new.
+//! - [`checker`]: the project checker (`basedpyright`, `tsc`, `cargo check`, `go vet`,
+//!   `clang-tidy`) run over a whole project, its output read into the same [`Diagnostic`]s.
 //!
 //! ```
 //! use cc_lsp_client::{ServerTable, Supervisor, SupervisorOptions};
@@ -35,21 +37,25 @@
 //! # }
 //! ```
 
+pub mod checker;
 pub mod config;
 pub mod detect;
 mod diagnostic;
 mod error;
 mod ledger;
+pub mod position;
 mod server;
 mod supervisor;
 pub mod table;
 pub mod transport;
 pub mod uri;
 
+pub use checker::{CheckerError, ProjectCheck, ProjectDiagnostic, ProjectTarget};
 pub use config::{FamilyOverride, LspConfig};
 pub use diagnostic::{Diagnostic, DiagnosticKey, Severity};
 pub use error::{ConfigError, LspError};
 pub use ledger::Ledger;
+pub use position::{locate, Located, PositionError};
 pub use server::{
     ApplyEdit, DiagnosticsOutcome, LanguageServer, PositionEncoding, SyncTicket, Via,
 };

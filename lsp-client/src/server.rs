@@ -124,6 +124,8 @@ struct Published {
 #[derive(Debug)]
 struct Inner {
     published: HashMap<PathBuf, Published>,
+    /// The last pulled diagnostics per file (for `unchanged` reports).
+    pulled: HashMap<PathBuf, Vec<Diagnostic>>,
     seq: u64,
     progress: HashMap<String, String>,
     quiescent: Option<bool>,
@@ -192,8 +194,14 @@ impl State {
                     .flatten()
                 {
                     let id = registration.get("id").and_then(Value::as_str).unwrap_or("");
-                    let method = registration.get("method").and_then(Value::as_str).unwrap_or("");
-                    let options = registration.get("registerOptions").cloned().unwrap_or(Value::Null);
+                    let method = registration
+                        .get("method")
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    let options = registration
+                        .get("registerOptions")
+                        .cloned()
+                        .unwrap_or(Value::Null);
                     inner
                         .registrations
                         .insert(id.to_owned(), (method.to_owned(), options));
@@ -369,6 +377,7 @@ pub struct LanguageServer {
     docs: Mutex<HashMap<PathBuf, Doc>>,
     shutting_down: AtomicBool,
     last_used: Mutex<Instant>,
+    started: Instant,
 }
 
 impl std::fmt::Debug for LanguageServer {
@@ -402,7 +411,16 @@ impl LanguageServer {
                 server: spec.name.clone(),
                 detail: format!("{}: {error}", resolved.binary.display()),
             })?;
-        Self::initialize(family, spec, &resolved.binary, root, conn, incoming, applier).await
+        Self::initialize(
+            family,
+            spec,
+            &resolved.binary,
+            root,
+            conn,
+            incoming,
+            applier,
+        )
+        .await
     }
 
     /// Initializes a server over an existing connection (an in-memory peer in tests).
@@ -426,6 +444,7 @@ impl LanguageServer {
             server: spec.name.clone(),
             inner: Mutex::new(Inner {
                 published: HashMap::new(),
+                pulled: HashMap::new(),
                 seq: 0,
                 progress: HashMap::new(),
                 quiescent: None,
@@ -440,7 +459,11 @@ impl LanguageServer {
             applier,
             encoding: Mutex::new(PositionEncoding::Utf16),
         });
-        tokio::spawn(handle_incoming(incoming, state.clone(), Arc::downgrade(&conn)));
+        tokio::spawn(handle_incoming(
+            incoming,
+            state.clone(),
+            Arc::downgrade(&conn),
+        ));
 
         let mut params = json!({
             "processId": std::process::id(),
@@ -482,6 +505,7 @@ impl LanguageServer {
             docs: Mutex::new(HashMap::new()),
             shutting_down: AtomicBool::new(false),
             last_used: Mutex::new(Instant::now()),
+            started: Instant::now(),
         }))
     }
 
@@ -539,10 +563,7 @@ impl LanguageServer {
         let mut reason = format!(
             "{} exited{}",
             self.spec.name,
-            closed
-                .status
-                .map(|s| format!(" ({s})"))
-                .unwrap_or_default()
+            closed.status.map(|s| format!(" ({s})")).unwrap_or_default()
         );
         let tail = closed.stderr_tail.trim();
         if !tail.is_empty() {
@@ -721,26 +742,42 @@ impl LanguageServer {
     }
 
     /// Makes the server's copy of `path` match `text` if it differs (or is not open).
-    pub fn ensure_synced(&self, path: &Path, text: &str, language_id: &str) -> Result<(), LspError> {
+    pub fn ensure_synced(
+        &self,
+        path: &Path,
+        text: &str,
+        language_id: &str,
+    ) -> Result<(), LspError> {
         if self.synced_text(path).as_deref() == Some(text) {
             return Ok(());
         }
         self.sync(path, text, language_id).map(|_| ())
     }
 
-    /// `Some(include_text)` when the server wants `didSave`.
+    /// `Some(include_text)` when the server wants `didSave` (declared, or registered as
+    /// rust-analyzer does).
     fn save_options(&self) -> Option<bool> {
-        let sync = self.capabilities.get("textDocumentSync")?;
-        match sync.get("save")? {
-            Value::Bool(true) => Some(false),
-            Value::Object(options) => Some(
-                options
-                    .get("includeText")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-            ),
-            _ => None,
+        let include = |options: &Value| {
+            options
+                .get("includeText")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+        };
+        let declared = self
+            .capabilities
+            .get("textDocumentSync")
+            .and_then(|sync| sync.get("save"));
+        match declared {
+            Some(Value::Bool(true)) => return Some(false),
+            Some(options @ Value::Object(_)) => return Some(include(options)),
+            _ => {}
         }
+        self.state
+            .lock()
+            .registrations
+            .values()
+            .find(|(method, _)| method == "textDocument/didSave")
+            .map(|(_, options)| include(options))
     }
 
     /// Closes `path` (a deleted file).
@@ -751,16 +788,24 @@ impl LanguageServer {
                 json!({"textDocument": {"uri": path_to_uri(path)}}),
             );
         }
-        self.state.lock().published.remove(path);
+        let mut inner = self.state.lock();
+        inner.published.remove(path);
+        inner.pulled.remove(path);
     }
 
-    /// The diagnostics last published for `path` (any version).
-    pub fn last_published(&self, path: &Path) -> Option<Vec<Diagnostic>> {
-        self.state
-            .lock()
-            .published
-            .get(path)
-            .map(|p| p.diagnostics.clone())
+    /// The diagnostics last published or pulled for `path` (any version).
+    pub fn last_known(&self, path: &Path) -> Option<Vec<Diagnostic>> {
+        let inner = self.state.lock();
+        let mut known = inner.pulled.get(path).cloned();
+        if let Some(pushed) = inner.published.get(path) {
+            let list = known.get_or_insert_with(Vec::new);
+            for diagnostic in &pushed.diagnostics {
+                if !list.contains(diagnostic) {
+                    list.push(diagnostic.clone());
+                }
+            }
+        }
+        known
     }
 
     /// Waits for the diagnostics of the version in `ticket`: pulled when the server supports
@@ -774,7 +819,9 @@ impl LanguageServer {
             }
             changes.borrow_and_update();
             if self.conn.is_closed() {
-                return DiagnosticsOutcome::Failed(self.exited_error("textDocument/publishDiagnostics"));
+                return DiagnosticsOutcome::Failed(
+                    self.exited_error("textDocument/publishDiagnostics"),
+                );
             }
             let now = Instant::now();
             let mut wake;
@@ -858,73 +905,126 @@ impl LanguageServer {
         }
         let mut retries = 0;
         loop {
-            let (deadline, generation, busy) = {
+            let (until, generation) = {
                 let inner = self.state.lock();
-                (deadline(ticket.sent_at, timing, &inner), inner.refresh_gen, inner.busy())
+                (deadline(ticket.sent_at, timing, &inner), inner.refresh_gen)
             };
             let now = Instant::now();
-            if now >= deadline {
-                return DiagnosticsOutcome::Pending {
-                    waited: now - ticket.sent_at,
-                    indexing: busy,
-                };
+            if now >= until {
+                return self.pending(ticket);
             }
-            match self
-                .request("textDocument/diagnostic", params.clone(), deadline - now)
+            let report = match self
+                .request("textDocument/diagnostic", params.clone(), until - now)
                 .await
             {
-                Ok(report) => {
-                    let answered_at = Instant::now();
-                    // A refresh while we pulled means the answer may predate it: pull again.
-                    if self.state.lock().refresh_gen != generation && retries < PULL_RETRIES {
-                        retries += 1;
-                        continue;
-                    }
-                    let diagnostics = if report.get("kind").and_then(Value::as_str) == Some("unchanged") {
-                        self.last_published(&ticket.path).unwrap_or_default()
-                    } else {
-                        Diagnostic::list_from_lsp(report.get("items"))
-                    };
-                    {
-                        let mut inner = self.state.lock();
-                        inner.seq += 1;
-                        let seq = inner.seq;
-                        inner.published.insert(
-                            ticket.path.clone(),
-                            Published {
-                                version: Some(ticket.version),
-                                diagnostics: diagnostics.clone(),
-                                seq,
-                                at: answered_at,
-                                history: VecDeque::new(),
-                            },
-                        );
-                    }
-                    return DiagnosticsOutcome::Fresh {
-                        diagnostics,
-                        answered_at,
-                        via: Via::Pull,
-                    };
-                }
+                Ok(report) => report,
                 Err(error) if error.is_retryable() && retries < PULL_RETRIES => {
                     retries += 1;
                     tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
                 }
-                Err(LspError::Timeout { .. }) => {
-                    if self.is_busy() {
-                        continue;
-                    }
-                    let now = Instant::now();
-                    if now < deadline(ticket.sent_at, timing, &self.state.lock()) {
-                        continue;
-                    }
-                    return DiagnosticsOutcome::Pending {
-                        waited: now - ticket.sent_at,
-                        indexing: false,
-                    };
-                }
+                Err(LspError::Timeout { .. }) => continue,
                 Err(error) => return DiagnosticsOutcome::Failed(error),
+            };
+            let answered_at = Instant::now();
+            // A server that is loading (rust-analyzer) answers at once with what it has;
+            // give its progress a moment to show, and pull again once it is idle.
+            if !timing.settle.is_zero() {
+                tokio::time::sleep(timing.settle).await;
             }
+            if self.is_busy() {
+                if !self.wait_idle(ticket, timing).await {
+                    return self.pending(ticket);
+                }
+                continue;
+            }
+            // A refresh while we pulled means the answer may predate it: pull again.
+            if self.state.lock().refresh_gen != generation && retries < PULL_RETRIES {
+                retries += 1;
+                continue;
+            }
+            let mut diagnostics = if report.get("kind").and_then(Value::as_str) == Some("unchanged")
+            {
+                self.state
+                    .lock()
+                    .pulled
+                    .get(&ticket.path)
+                    .cloned()
+                    .unwrap_or_default()
+            } else {
+                Diagnostic::list_from_lsp(report.get("items"))
+            };
+            let mut inner = self.state.lock();
+            inner
+                .pulled
+                .insert(ticket.path.clone(), diagnostics.clone());
+            // Servers that pull and push (rust-analyzer pushes cargo check results) report
+            // both.
+            if let Some(pushed) = inner.published.get(&ticket.path) {
+                for diagnostic in &pushed.diagnostics {
+                    if !diagnostics.contains(diagnostic) {
+                        diagnostics.push(diagnostic.clone());
+                    }
+                }
+            }
+            return DiagnosticsOutcome::Fresh {
+                diagnostics,
+                answered_at,
+                via: Via::Pull,
+            };
+        }
+    }
+
+    /// Waits up to `timeout` for the server to finish the work it reports (indexing);
+    /// true when it is idle.
+    pub async fn wait_ready(&self, timeout: Duration) -> bool {
+        // A server that reports its work only after a moment (rust-analyzer's status) gets
+        // its settle window to start reporting.
+        if !self.spec.timing.settle.is_zero() && self.started.elapsed() < Duration::from_secs(30) {
+            tokio::time::sleep(self.spec.timing.settle).await;
+        }
+        let ticket = SyncTicket {
+            path: PathBuf::new(),
+            version: 0,
+            sent_at: Instant::now(),
+            seq_before: 0,
+        };
+        let timing = Timing {
+            settle: Duration::ZERO,
+            quiet: None,
+            cap: timeout,
+            indexing_cap: timeout,
+        };
+        self.wait_idle(&ticket, timing).await
+    }
+
+    /// Waits until the server is not busy; false when the deadline passed first.
+    async fn wait_idle(&self, ticket: &SyncTicket, timing: Timing) -> bool {
+        let mut changes = self.state.changed.subscribe();
+        loop {
+            changes.borrow_and_update();
+            let until = {
+                let inner = self.state.lock();
+                if !inner.busy() {
+                    return true;
+                }
+                deadline(ticket.sent_at, timing, &inner)
+            };
+            if self.conn.is_closed() || Instant::now() >= until {
+                return false;
+            }
+            tokio::select! {
+                _ = changes.changed() => {}
+                _ = tokio::time::sleep_until(until) => {}
+            }
+        }
+    }
+
+    fn pending(&self, ticket: &SyncTicket) -> DiagnosticsOutcome {
+        let inner = self.state.lock();
+        DiagnosticsOutcome::Pending {
+            waited: Instant::now() - ticket.sent_at,
+            indexing: inner.busy() || inner.idle_since > ticket.sent_at,
         }
     }
 

@@ -149,6 +149,8 @@ pub struct Supervisor {
     applier: Mutex<Option<Arc<dyn ApplyEdit>>>,
     reaper_started: AtomicBool,
     closed: AtomicBool,
+    /// An `[lsp]` section that could not be used: every family reports it.
+    config_error: Option<String>,
     me: Weak<Supervisor>,
 }
 
@@ -161,7 +163,9 @@ impl std::fmt::Debug for Supervisor {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Supervisor {
@@ -176,6 +180,37 @@ impl Supervisor {
             applier: Mutex::new(None),
             reaper_started: AtomicBool::new(false),
             closed: AtomicBool::new(false),
+            config_error: None,
+            me: me.clone(),
+        })
+    }
+
+    /// A supervisor configured by an `[lsp]` section (`None`: the built-in table). An invalid
+    /// section does not fail: every language then reports the error (in `status` and as the
+    /// reason files are unchecked) until it is fixed, rather than silently using defaults.
+    pub fn from_section(workspace: &Path, section: Option<&toml::Value>) -> Arc<Self> {
+        let config = match section.map(LspConfig::from_toml).transpose() {
+            Ok(config) => config.unwrap_or_default(),
+            Err(error) => return Self::broken(workspace, error),
+        };
+        match Self::from_config(workspace, &config) {
+            Ok(supervisor) => supervisor,
+            Err(error) => Self::broken(workspace, error),
+        }
+    }
+
+    fn broken(workspace: &Path, error: ConfigError) -> Arc<Self> {
+        let message = format!("{error}; fix the [lsp] section of .cc/tools.toml");
+        Arc::new_cyclic(|me| Supervisor {
+            workspace: workspace.to_path_buf(),
+            table: ServerTable::builtin(),
+            options: SupervisorOptions::default(),
+            prober: Prober::default(),
+            instances: Mutex::new(HashMap::new()),
+            applier: Mutex::new(None),
+            reaper_started: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            config_error: Some(message),
             me: me.clone(),
         })
     }
@@ -205,13 +240,18 @@ impl Supervisor {
         &self.table
     }
 
+    /// Why the `[lsp]` section could not be used, if it could not.
+    pub fn config_error(&self) -> Option<&str> {
+        self.config_error.as_deref()
+    }
+
     /// Sets what applies edits that servers request (`workspace/applyEdit`) for servers
     /// started from now on.
     pub fn set_applier(&self, applier: Arc<dyn ApplyEdit>) {
         *lock(&self.applier) = Some(applier);
     }
 
-    fn path_var(&self) -> OsString {
+    pub(crate) fn path_var(&self) -> OsString {
         self.options
             .path
             .clone()
@@ -237,8 +277,17 @@ impl Supervisor {
                 ),
                 None => "files without an extension are not checked by any language server".into(),
             };
-            return Err(Unavailable { family: None, reason });
+            return Err(Unavailable {
+                family: None,
+                reason,
+            });
         };
+        if let Some(error) = &self.config_error {
+            return Err(Unavailable {
+                family: Some(family.name.clone()),
+                reason: error.clone(),
+            });
+        }
         if !family.enabled {
             return Err(Unavailable {
                 family: Some(family.name.clone()),
@@ -249,7 +298,9 @@ impl Supervisor {
             });
         }
         let Some(root) = find_root(path, &self.workspace, &family.markers) else {
-            let folder = path.parent().map_or_else(|| ".".into(), |p| self.display(p));
+            let folder = path
+                .parent()
+                .map_or_else(|| ".".into(), |p| self.display(p));
             return Err(Unavailable {
                 family: Some(family.name.clone()),
                 reason: format!(
@@ -271,16 +322,25 @@ impl Supervisor {
     }
 
     fn slot(&self, key: &Key) -> Arc<tokio::sync::Mutex<Instance>> {
-        lock(&self.instances).entry(key.clone()).or_default().clone()
+        lock(&self.instances)
+            .entry(key.clone())
+            .or_default()
+            .clone()
     }
 
-    async fn acquire(&self, family: &Family, root: &Path) -> Result<Arc<LanguageServer>, Unavailable> {
+    async fn acquire(
+        &self,
+        family: &Family,
+        root: &Path,
+    ) -> Result<Arc<LanguageServer>, Unavailable> {
         let unavailable = |reason: String| Unavailable {
             family: Some(family.name.clone()),
             reason,
         };
         if self.closed.load(Ordering::SeqCst) {
-            return Err(unavailable("the run has ended; language servers are stopped".into()));
+            return Err(unavailable(
+                "the run has ended; language servers are stopped".into(),
+            ));
         }
         let key = (family.name.clone(), root.to_path_buf());
         let slot = self.slot(&key);
@@ -304,16 +364,25 @@ impl Supervisor {
             .prober
             .resolve(family, &self.path_var())
             .await
-            .map_err(|not| unavailable(format!("{} language server not available: {}", family.name, not.reason)))?;
+            .map_err(|not| {
+                unavailable(format!(
+                    "{} language server not available: {}",
+                    family.name, not.reason
+                ))
+            })?;
         let applier = lock(&self.applier).clone();
-        match LanguageServer::start(&family.name, &resolved, root, &self.path_var(), applier).await {
+        match LanguageServer::start(&family.name, &resolved, root, &self.path_var(), applier).await
+        {
             Ok(server) => {
                 instance.server = Some(server.clone());
                 self.ensure_reaper();
                 Ok(server)
             }
             Err(error) => {
-                self.record_crash(&mut instance, format!("{} failed to start: {error}", resolved.spec.name));
+                self.record_crash(
+                    &mut instance,
+                    format!("{} failed to start: {error}", resolved.spec.name),
+                );
                 let reason = instance
                     .off
                     .clone()
@@ -351,11 +420,14 @@ impl Supervisor {
             return;
         }
         let me = self.me.clone();
-        let period = (self.options.idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+        let period = (self.options.idle_timeout / 4)
+            .clamp(Duration::from_millis(50), Duration::from_secs(30));
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(period).await;
-                let Some(supervisor) = me.upgrade() else { return };
+                let Some(supervisor) = me.upgrade() else {
+                    return;
+                };
                 if supervisor.closed.load(Ordering::SeqCst) {
                     return;
                 }
@@ -368,7 +440,9 @@ impl Supervisor {
     pub async fn reap_idle(&self) {
         let slots: Vec<_> = lock(&self.instances).values().cloned().collect();
         for slot in slots {
-            let Ok(mut instance) = slot.try_lock() else { continue };
+            let Ok(mut instance) = slot.try_lock() else {
+                continue;
+            };
             let idle = instance.server.as_ref().is_some_and(|server| {
                 Instant::now().duration_since(server.last_used()) >= self.options.idle_timeout
             });
@@ -449,6 +523,12 @@ impl Supervisor {
                 reason: None,
                 skipped: Vec::new(),
             };
+            if let Some(error) = &self.config_error {
+                row.state = ServerState::Off;
+                row.reason = Some(error.clone());
+                rows.push(row);
+                continue;
+            }
             if !family.enabled {
                 row.state = ServerState::Off;
                 row.reason = Some(format!(
@@ -492,7 +572,8 @@ impl Supervisor {
                     known_row.reason = Some(format!("{crash}; restarts on the next request"));
                 } else {
                     known_row.state = ServerState::Idle;
-                    known_row.reason = Some("stopped after being idle; starts on the next request".into());
+                    known_row.reason =
+                        Some("stopped after being idle; starts on the next request".into());
                 }
                 covered_roots.push(root);
                 rows.push(known_row);
@@ -578,7 +659,11 @@ impl Supervisor {
     async fn check_one(&self, path: &Path) -> CheckOutcome {
         let (family, root) = match self.route(path) {
             Ok(route) => route,
-            Err(unavailable) => return CheckOutcome::Unchecked { reason: unavailable.reason },
+            Err(unavailable) => {
+                return CheckOutcome::Unchecked {
+                    reason: unavailable.reason,
+                }
+            }
         };
         let exists = path.exists();
         if !exists {
@@ -594,7 +679,11 @@ impl Supervisor {
         }
         let server = match self.acquire(family, &root).await {
             Ok(server) => server,
-            Err(unavailable) => return CheckOutcome::Unchecked { reason: unavailable.reason },
+            Err(unavailable) => {
+                return CheckOutcome::Unchecked {
+                    reason: unavailable.reason,
+                }
+            }
         };
         let text = match std::fs::read(path) {
             Ok(bytes) => match String::from_utf8(bytes) {
@@ -645,7 +734,11 @@ impl Supervisor {
                 reason: format!(
                     "no diagnostics for this version after {}{}",
                     fmt_duration(waited),
-                    if indexing { " (it was still indexing)" } else { "" }
+                    if indexing {
+                        " (it was still indexing)"
+                    } else {
+                        ""
+                    }
                 ),
             },
             DiagnosticsOutcome::Failed(error) => CheckOutcome::Unchecked {
@@ -663,7 +756,7 @@ fn describe_skipped(skipped: &[Skipped]) -> Vec<String> {
 }
 
 /// Folders of `workspace` (the root itself, and a few levels down) that hold a marker.
-fn marker_roots(workspace: &Path, markers: &[String]) -> Vec<PathBuf> {
+pub(crate) fn marker_roots(workspace: &Path, markers: &[String]) -> Vec<PathBuf> {
     if markers.is_empty() {
         return vec![workspace.to_path_buf()];
     }
@@ -681,7 +774,9 @@ fn marker_roots(workspace: &Path, markers: &[String]) -> Vec<PathBuf> {
         if depth >= 4 {
             continue;
         }
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         let mut subdirs: Vec<PathBuf> = entries
             .flatten()
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))

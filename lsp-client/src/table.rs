@@ -58,9 +58,15 @@ pub struct ServerSpec {
     pub init_options: Value,
     /// How long to wait for diagnostics.
     pub timing: Timing,
-    /// The project checker for `diagnostics "*"`: program and arguments, run at the root.
+    /// The project checker for `diagnostics "*"`: program and arguments, run at the root
+    /// (see [`crate::checker`] for how its output is read and which files it is given).
     pub checker: Option<Vec<String>>,
+    /// How long the project checker may run before it is killed.
+    pub checker_timeout: Duration,
 }
+
+/// The default [`ServerSpec::checker_timeout`]: a cold `cargo check` of a mid-sized project.
+pub const DEFAULT_CHECKER_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl ServerSpec {
     fn new(name: &str, command: &[&str], probe: &[&str]) -> Self {
@@ -74,6 +80,7 @@ impl ServerSpec {
             init_options: Value::Null,
             timing: Timing::default(),
             checker: None,
+            checker_timeout: DEFAULT_CHECKER_TIMEOUT,
         }
     }
 
@@ -114,7 +121,7 @@ impl Family {
 
     /// Whether this family covers `path` (by extension).
     pub fn covers(&self, path: &Path) -> bool {
-        extension(path).is_some_and(|ext| self.extensions.iter().any(|e| *e == ext))
+        extension(path).is_some_and(|ext| self.extensions.contains(&ext))
     }
 }
 
@@ -159,7 +166,8 @@ impl ServerTable {
             &["basedpyright", "--version"],
         )
         .checker(&["basedpyright", "--outputjson"]);
-        basedpyright.settings = json!({"basedpyright": {"analysis": {"diagnosticMode": "openFilesOnly"}}});
+        basedpyright.settings =
+            json!({"basedpyright": {"analysis": {"diagnosticMode": "openFilesOnly"}}});
         let mut pyright = ServerSpec::new(
             "pyright",
             &["pyright-langserver", "--stdio"],
@@ -183,7 +191,10 @@ impl ServerTable {
         // gopls publishes only when a file's diagnostics change.
         gopls.timing.quiet = Some(Duration::from_millis(1500));
 
-        let mut clangd = ServerSpec::new("clangd", &["clangd"], &["clangd", "--version"]);
+        // clang-tidy (or clang-tidy-NN) over compile_commands.json or every source file; gcc
+        // -fsyntax-only when no clang-tidy is installed.
+        let mut clangd = ServerSpec::new("clangd", &["clangd"], &["clangd", "--version"])
+            .checker(&["clang-tidy", "--quiet"]);
         clangd.versioned_binaries = true;
 
         let mut rust_analyzer = ServerSpec::new(
@@ -193,7 +204,8 @@ impl ServerTable {
         )
         .checker(&["cargo", "check", "--message-format=json", "--quiet"]);
         rust_analyzer.env = vec![("CARGO_NET_OFFLINE".into(), "true".into())];
-        // cargo check on save reports through progress; wait a little for it to begin.
+        // It answers pulls at once, empty, while loading; cargo check on save reports through
+        // progress. Wait a little for that progress to begin before trusting an answer.
         rust_analyzer.timing.settle = Duration::from_millis(300);
 
         let mut bash = ServerSpec::new(
@@ -201,8 +213,8 @@ impl ServerTable {
             &["bash-language-server", "start"],
             &["bash-language-server", "--version"],
         );
-        // shellcheck runs after a debounce and its publish carries no version.
-        bash.timing.settle = Duration::from_millis(300);
+        // It publishes with versions, after shellcheck's debounce (~0.5 s): no settle needed.
+        bash.timing.settle = Duration::ZERO;
 
         let dart = ServerSpec::new("dart", &["dart", "language-server"], &["dart", "--version"]);
 

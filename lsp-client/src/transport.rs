@@ -94,7 +94,9 @@ impl std::fmt::Debug for Connection {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding one of these short locks leaves consistent data behind.
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Connection {
@@ -314,6 +316,7 @@ impl Connection {
 
     fn send_value(&self, body: &Value) -> Result<(), ()> {
         let bytes = serde_json::to_vec(body).map_err(|_| ())?;
+        tracing::trace!(server = %self.name, "-> {}", String::from_utf8_lossy(&bytes[..bytes.len().min(2000)]));
         self.out.send(bytes).map_err(|_| ())
     }
 
@@ -379,6 +382,7 @@ impl ReaderState {
     }
 
     fn dispatch(&self, body: &[u8]) {
+        tracing::trace!(server = %self.name, "<- {}", String::from_utf8_lossy(&body[..body.len().min(2000)]));
         let message: Value = match serde_json::from_slice(body) {
             Ok(message) => message,
             Err(error) => {
@@ -400,7 +404,8 @@ impl ReaderState {
                     // Nobody handles requests any more; answer so the server does not wait.
                     let refusal = json!({"jsonrpc": "2.0", "id": id, "error": {
                         "code": -32601, "message": "client is shutting down"}});
-                    if let (Ok(bytes), Some(out)) = (serde_json::to_vec(&refusal), self.out.upgrade())
+                    if let (Ok(bytes), Some(out)) =
+                        (serde_json::to_vec(&refusal), self.out.upgrade())
                     {
                         let _ = out.send(bytes);
                     }
@@ -446,7 +451,7 @@ impl ReaderState {
         let status = {
             let child = self.child.upgrade();
             let wait = async {
-                let Some(child) = child else { return None };
+                let child = child?;
                 let mut child = child.lock().await;
                 match child.as_mut() {
                     Some(child) => child.wait().await.ok().map(|status| status.to_string()),

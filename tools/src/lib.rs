@@ -32,11 +32,15 @@
 
 pub mod approve;
 pub mod ask_user;
+pub mod debug;
 pub mod error;
+pub mod eval;
 pub mod fs;
+pub mod lsp;
 pub mod registry;
 pub mod resources;
 pub mod root;
+pub mod structural;
 pub mod tier;
 pub mod tool;
 pub mod vibe;

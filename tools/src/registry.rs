@@ -209,6 +209,12 @@ impl Registry {
         &self.inner.run
     }
 
+    /// The hook that checks written files, for a host that writes files itself: call it
+    /// after the host's own write, edit or patch and attach what it returns.
+    pub fn after_write_hook(&self) -> Option<Arc<dyn AfterWrite>> {
+        self.inner.after_write.clone()
+    }
+
     /// Names of every registered tool, in registration order, whatever the surface.
     pub fn tool_names(&self) -> Vec<String> {
         self.inner.order.clone()

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::ask_user::{AskUserTool, QuestionPort, DEFAULT_QUESTION_TIMEOUT};
-use crate::fs::{EditTool, ReadTool, WriteTool};
+use crate::fs::{ApplyPatchTool, EditTool, ReadTool, WriteTool};
 use crate::registry::{AfterWrite, Registry, RegistryBuilder, Run};
 use crate::tool::Tool;
 use crate::vibe::{Roster, WorkerBackend};
@@ -17,7 +17,8 @@ use crate::vibe::{Roster, WorkerBackend};
 /// The resources wired for one run.
 #[derive(Default)]
 pub struct Resources {
-    /// Register the host file tools `read`, `write` and `edit`, confined to the root.
+    /// Register the host file tools `read`, `write`, `edit` and `apply_patch`, confined to
+    /// the root.
     pub host_files: bool,
     /// Checks files after every write (language servers); attached to write results.
     pub after_write: Option<Arc<dyn AfterWrite>>,
@@ -30,6 +31,17 @@ pub struct Resources {
     pub question_timeout: Option<Duration>,
     /// Runs background workers: registers the five `vibe_*` tools.
     pub workers: Option<Arc<dyn WorkerBackend>>,
+    /// Language servers: registers `lsp`, attaches new diagnostics to every write (unless
+    /// `after_write` is set), and stops the servers when the run shuts down.
+    pub language_servers: Option<Arc<cc_lsp_client::Supervisor>>,
+    /// Runs the conversation's debug session: registers `debug` (and kills the session when
+    /// the run shuts down).
+    pub debug: Option<Arc<cc_dap_client::Supervisor>>,
+    /// Starts the run's Python and JavaScript kernels: registers `eval` (and stops the
+    /// kernels when the run shuts down).
+    pub kernels: Option<Arc<cc_kernel_bridge::KernelFactory>>,
+    /// A tree-sitter parser set: registers `ast_grep`, `ast_edit` and `resolve`.
+    pub parsers: Option<Arc<cc_structural::Languages>>,
 }
 
 impl std::fmt::Debug for Resources {
@@ -40,6 +52,10 @@ impl std::fmt::Debug for Resources {
             .field("host_tools", &self.host_tools.len())
             .field("questions", &self.questions.is_some())
             .field("workers", &self.workers.is_some())
+            .field("language_servers", &self.language_servers.is_some())
+            .field("debug", &self.debug.is_some())
+            .field("kernels", &self.kernels.is_some())
+            .field("parsers", &self.parsers.is_some())
             .finish()
     }
 }
@@ -52,7 +68,8 @@ impl Resources {
         if self.host_files {
             builder.add_tool(Arc::new(ReadTool::new(root.clone())));
             builder.add_tool(Arc::new(WriteTool::new(root.clone())));
-            builder.add_tool(Arc::new(EditTool::new(root)));
+            builder.add_tool(Arc::new(EditTool::new(root.clone())));
+            builder.add_tool(Arc::new(ApplyPatchTool::new(root)));
         }
         if let Some(port) = self.questions {
             let timeout = self.question_timeout.unwrap_or(DEFAULT_QUESTION_TIMEOUT);
@@ -61,10 +78,24 @@ impl Resources {
         if let Some(backend) = self.workers {
             crate::vibe::register(&mut builder, Roster::new(backend));
         }
+        if let Some(supervisor) = self.debug {
+            crate::debug::register(&mut builder, supervisor);
+        }
+        if let Some(factory) = self.kernels {
+            crate::eval::register(&mut builder, factory);
+        }
+        if let Some(parsers) = self.parsers {
+            crate::structural::register(&mut builder, parsers);
+        }
+        let mut after_write = self.after_write;
+        if let Some(supervisor) = self.language_servers {
+            let hook = crate::lsp::register(&mut builder, supervisor);
+            after_write.get_or_insert(hook);
+        }
         for tool in self.host_tools {
             builder.add_tool(tool);
         }
-        if let Some(hook) = self.after_write {
+        if let Some(hook) = after_write {
             builder = builder.after_write(hook);
         }
         builder.build()

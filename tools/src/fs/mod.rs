@@ -1,13 +1,16 @@
-//! The host's own file tools, confined to the workspace root: `read`, `write`, `edit`.
+//! The host's own file tools, confined to the workspace root: `read`, `write`, `edit`,
+//! `apply_patch`.
 //!
 //! `write` and `edit` report the paths they wrote, so the registry's diagnostics hook
 //! (language servers) sees every change they make.
 
+mod apply_patch;
 mod atomic;
 mod edit;
 mod read;
 mod write;
 
+pub use apply_patch::ApplyPatchTool;
 pub use atomic::write_atomically;
 pub use edit::EditTool;
 pub use read::ReadTool;

@@ -31,6 +31,9 @@
 
 pub mod criterion;
 mod framing;
+mod kernel;
+mod lsp;
+mod structural;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -51,11 +54,29 @@ pub struct Family {
 }
 
 /// Every family, in the order they run and first appear in BENCHMARKS.md.
-pub const FAMILIES: &[Family] = &[Family {
-    name: "framing",
-    about: "Content-Length decode throughput vs lsp-server (criterion)",
-    run: framing::run,
-}];
+pub const FAMILIES: &[Family] = &[
+    Family {
+        name: "framing",
+        about: "Content-Length decode throughput vs lsp-server (criterion)",
+        run: framing::run,
+    },
+    Family {
+        name: "lsp",
+        about: "diagnostics on write: server answer vs wrapper return, per real server",
+        run: lsp::run,
+    },
+    Family {
+        name: "kernel",
+        about:
+            "1,000 trivial cells, cold start and tool() round trip vs jupyter_client + ipykernel",
+        run: kernel::run,
+    },
+    Family {
+        name: "structural",
+        about: "ast_grep vs ast-grep over the CPython standard library: time, RSS, counts",
+        run: structural::run,
+    },
+];
 
 /// What a family gets to work with.
 #[derive(Debug)]

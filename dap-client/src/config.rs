@@ -1,0 +1,277 @@
+//! The `[debug]` section of `.cc/tools.toml`: timeouts and per-adapter overrides.
+//!
+//! ```toml
+//! [debug]
+//! ttl_seconds = 1800              # hard session lifetime
+//! wait_seconds = 30               # how long launch/continue/steps wait for a stop
+//! launch_timeout_seconds = 120    # the whole launch sequence (Go builds are slow)
+//! request_timeout_seconds = 30    # one ordinary request
+//! output_buffer_bytes = 262144    # program output kept
+//!
+//! [debug.debugpy]
+//! command = ["/opt/py/bin/python", "-m", "debugpy.adapter"]
+//! markers = ["pyproject.toml", "setup.cfg"]
+//! launch = { justMyCode = false }  # merged into every launch/attach request
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::adapters::AdapterKind;
+
+/// The `[debug]` section. Every field is optional; absent ones take the defaults.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(try_from = "toml::Table")]
+pub struct DebugConfig {
+    /// Session time-to-live (default 1800 s).
+    pub ttl_seconds: Option<f64>,
+    /// How long `launch`, `continue` and the steps wait for the program to stop (default 30 s).
+    pub wait_seconds: Option<f64>,
+    /// How long the launch sequence may take (default 120 s).
+    pub launch_timeout_seconds: Option<f64>,
+    /// How long one ordinary request may take (default 30 s).
+    pub request_timeout_seconds: Option<f64>,
+    /// Bytes of program output kept (default 256 KiB).
+    pub output_buffer_bytes: Option<usize>,
+    /// Overrides by adapter.
+    pub adapters: BTreeMap<AdapterKind, AdapterOverride>,
+}
+
+/// Overrides of one adapter's table entry.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdapterOverride {
+    /// The full command line that starts the adapter (program first). For `delve`,
+    /// `--client-addr HOST:PORT` is appended.
+    pub command: Option<Vec<String>>,
+    /// Root markers: files whose presence at the workspace root makes the adapter relevant.
+    pub markers: Option<Vec<String>>,
+    /// Extra arguments merged into every launch/attach request (adapter-specific keys).
+    #[serde(default, deserialize_with = "toml_table_as_json")]
+    pub launch: Option<Map<String, Value>>,
+}
+
+fn toml_table_as_json<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Map<String, Value>>, D::Error> {
+    let table = toml::Table::deserialize(deserializer)?;
+    match serde_json::to_value(table).map_err(serde::de::Error::custom)? {
+        Value::Object(map) => Ok(Some(map)),
+        _ => Err(serde::de::Error::custom("`launch` must be a table")),
+    }
+}
+
+/// Why the `[debug]` section could not be used.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("invalid [debug] section in {path}: {message}")]
+pub struct ConfigError {
+    /// Where the section came from.
+    pub path: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+const SCALARS: [&str; 5] = [
+    "ttl_seconds",
+    "wait_seconds",
+    "launch_timeout_seconds",
+    "request_timeout_seconds",
+    "output_buffer_bytes",
+];
+
+impl TryFrom<toml::Table> for DebugConfig {
+    type Error = String;
+
+    fn try_from(table: toml::Table) -> Result<Self, Self::Error> {
+        let mut config = DebugConfig::default();
+        for (key, value) in table {
+            if let Some(kind) = AdapterKind::from_name(&key) {
+                let entry = AdapterOverride::deserialize(value)
+                    .map_err(|error| format!("[debug.{key}]: {error}"))?;
+                if entry.command.as_ref().is_some_and(Vec::is_empty) {
+                    return Err(format!("[debug.{key}]: `command` must not be empty"));
+                }
+                config.adapters.insert(kind, entry);
+                continue;
+            }
+            match key.as_str() {
+                "output_buffer_bytes" => {
+                    let bytes = value
+                        .as_integer()
+                        .and_then(|n| usize::try_from(n).ok())
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| {
+                            "`output_buffer_bytes` must be a positive integer".to_owned()
+                        })?;
+                    config.output_buffer_bytes = Some(bytes);
+                }
+                "ttl_seconds"
+                | "wait_seconds"
+                | "launch_timeout_seconds"
+                | "request_timeout_seconds" => {
+                    let seconds = match value {
+                        toml::Value::Integer(n) => n as f64,
+                        toml::Value::Float(f) => f,
+                        _ => return Err(format!("`{key}` must be a number of seconds")),
+                    };
+                    // A year bounds it well below what `Duration` can hold.
+                    if !(seconds > 0.0 && seconds <= 31_536_000.0) {
+                        return Err(format!("`{key}` must be positive and at most a year"));
+                    }
+                    let slot = match key.as_str() {
+                        "ttl_seconds" => &mut config.ttl_seconds,
+                        "wait_seconds" => &mut config.wait_seconds,
+                        "launch_timeout_seconds" => &mut config.launch_timeout_seconds,
+                        _ => &mut config.request_timeout_seconds,
+                    };
+                    *slot = Some(seconds);
+                }
+                other => {
+                    return Err(format!(
+                        "unknown key `{other}`; expected one of {} or an adapter table ({})",
+                        SCALARS.join(", "),
+                        AdapterKind::names().join(", ")
+                    ))
+                }
+            }
+        }
+        Ok(config)
+    }
+}
+
+impl DebugConfig {
+    /// Parses a raw `[debug]` section (as handed over by the harness); `None` is the
+    /// default configuration.
+    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, ConfigError> {
+        let Some(section) = section else {
+            return Ok(DebugConfig::default());
+        };
+        DebugConfig::deserialize(section.clone()).map_err(|error| ConfigError {
+            path: ".cc/tools.toml".into(),
+            message: error.to_string().trim().to_owned(),
+        })
+    }
+
+    /// Reads the `[debug]` section of `<root>/.cc/tools.toml`; an absent file or section is
+    /// the default configuration.
+    pub fn load(root: &Path) -> Result<Self, ConfigError> {
+        let path = root.join(".cc").join("tools.toml");
+        let shown = path.display().to_string();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(DebugConfig::default())
+            }
+            Err(error) => {
+                return Err(ConfigError {
+                    path: shown,
+                    message: format!("could not read it: {error}"),
+                })
+            }
+        };
+        let table: toml::Table = text.parse().map_err(|error: toml::de::Error| ConfigError {
+            path: shown.clone(),
+            message: error.to_string(),
+        })?;
+        DebugConfig::from_section(table.get("debug")).map_err(|error| ConfigError {
+            path: shown,
+            message: error.message,
+        })
+    }
+
+    /// The timeouts and sizes, defaults applied.
+    pub fn settings(&self) -> Settings {
+        let secs = |value: Option<f64>, default: u64| {
+            value.map_or(Duration::from_secs(default), Duration::from_secs_f64)
+        };
+        Settings {
+            ttl: secs(self.ttl_seconds, 30 * 60),
+            wait: secs(self.wait_seconds, 30),
+            launch_timeout: secs(self.launch_timeout_seconds, 120),
+            request_timeout: secs(self.request_timeout_seconds, 30),
+            output_buffer_bytes: self.output_buffer_bytes.unwrap_or(256 * 1024),
+        }
+    }
+
+    /// The override for `kind`, if any.
+    pub fn adapter(&self, kind: AdapterKind) -> Option<&AdapterOverride> {
+        self.adapters.get(&kind)
+    }
+}
+
+/// Resolved timeouts and sizes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// Session time-to-live.
+    pub ttl: Duration,
+    /// How long blocking operations wait for a stop.
+    pub wait: Duration,
+    /// How long the launch sequence may take.
+    pub launch_timeout: Duration,
+    /// How long one request may take.
+    pub request_timeout: Duration,
+    /// Bytes of program output kept.
+    pub output_buffer_bytes: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<DebugConfig, ConfigError> {
+        let table: toml::Table = text.parse().unwrap();
+        DebugConfig::from_section(table.get("debug"))
+    }
+
+    #[test]
+    fn parses_overrides_and_defaults() {
+        let config = parse(
+            r#"
+            [debug]
+            ttl_seconds = 5
+            wait_seconds = 2.5
+            [debug.debugpy]
+            command = ["/x/python", "-m", "debugpy.adapter"]
+            launch = { justMyCode = false }
+            [debug.delve]
+            markers = ["go.work"]
+            "#,
+        )
+        .unwrap();
+        let settings = config.settings();
+        assert_eq!(settings.ttl, Duration::from_secs(5));
+        assert_eq!(settings.wait, Duration::from_millis(2500));
+        assert_eq!(settings.launch_timeout, Duration::from_secs(120));
+        let debugpy = config.adapter(AdapterKind::Debugpy).unwrap();
+        assert_eq!(debugpy.launch.as_ref().unwrap()["justMyCode"], false);
+        assert_eq!(
+            config
+                .adapter(AdapterKind::Delve)
+                .unwrap()
+                .markers
+                .as_deref(),
+            Some(&["go.work".to_owned()][..])
+        );
+        assert_eq!(parse("").unwrap(), DebugConfig::default());
+    }
+
+    #[test]
+    fn rejects_unknown_keys_with_the_expected_ones() {
+        let error = parse("[debug]\nttl = 3\n").unwrap_err();
+        assert!(error.message.contains("unknown key `ttl`"), "{error}");
+        assert!(
+            error.message.contains("debugpy, lldb, delve, dart"),
+            "{error}"
+        );
+        let error = parse("[debug.lldb]\ncommand = []\n").unwrap_err();
+        assert!(error.message.contains("must not be empty"), "{error}");
+        let error = parse("[debug.lldb]\nbinary = \"x\"\n").unwrap_err();
+        assert!(error.message.contains("binary"), "{error}");
+        let error = parse("[debug]\nwait_seconds = -1\n").unwrap_err();
+        assert!(error.message.contains("positive"), "{error}");
+    }
+}

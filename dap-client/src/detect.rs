@@ -1,0 +1,361 @@
+//! Detection: an adapter is available when a root marker is present AND its binary resolves
+//! AND it runs. `launch` needs only the last two (the program itself says which adapter it
+//! wants); `adapters` reports all three, and which half is missing.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::io::AsyncReadExt;
+
+use crate::adapters::AdapterKind;
+use crate::config::DebugConfig;
+
+/// How long a "does it run" probe may take (a Python import on a loaded machine is slow).
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Where detection looks: the workspace root and the `PATH` to search.
+#[derive(Debug, Clone)]
+pub struct Environment {
+    /// The workspace root (markers, `.venv`, `venv`).
+    pub root: PathBuf,
+    /// The `PATH` used to find binaries; adapters are started with it too.
+    pub search_path: OsString,
+}
+
+impl Environment {
+    /// The root with the process's own `PATH`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Environment {
+            root: root.into(),
+            search_path: std::env::var_os("PATH").unwrap_or_default(),
+        }
+    }
+
+    /// Every executable named `name` on the search path, in order.
+    pub fn find_all(&self, name: &str) -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        for dir in std::env::split_paths(&self.search_path) {
+            if dir.as_os_str().is_empty() {
+                continue;
+            }
+            let candidate = dir.join(name);
+            if is_executable(&candidate) && !found.contains(&candidate) {
+                found.push(candidate);
+            }
+        }
+        found
+    }
+
+    /// The first executable named `name` on the search path; a name with a slash is a path
+    /// (relative to the root).
+    pub fn find(&self, name: &str) -> Option<PathBuf> {
+        if name.contains('/') {
+            let path = self.root.join(name);
+            return is_executable(&path).then_some(path);
+        }
+        self.find_all(name).into_iter().next()
+    }
+
+    /// Executables on the search path named `prefix` or `prefix-N` (a version), the plain
+    /// name first, then the highest version.
+    fn find_versioned(&self, prefix: &str) -> Option<PathBuf> {
+        if let Some(plain) = self.find(prefix) {
+            return Some(plain);
+        }
+        let mut best: Option<(u32, PathBuf)> = None;
+        for dir in std::env::split_paths(&self.search_path) {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(version) = name
+                    .to_str()
+                    .and_then(|n| n.strip_prefix(prefix)?.strip_prefix('-'))
+                    .and_then(|v| v.parse::<u32>().ok())
+                else {
+                    continue;
+                };
+                let path = entry.path();
+                if is_executable(&path) && best.as_ref().is_none_or(|(v, _)| version > *v) {
+                    best = Some((version, path));
+                }
+            }
+        }
+        best.map(|(_, path)| path)
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    path.metadata()
+        .map(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// An adapter ready to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedAdapter {
+    /// Which adapter.
+    pub kind: AdapterKind,
+    /// The command line, its program as an absolute path.
+    pub command: Vec<String>,
+}
+
+/// What `adapters` reports for one adapter.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AdapterStatus {
+    /// The table name.
+    pub name: String,
+    /// Marker found AND binary resolves AND it runs.
+    pub available: bool,
+    /// Binary resolves AND runs: `launch` can use it even without a marker.
+    pub launchable: bool,
+    /// The root markers looked for.
+    pub markers: Vec<String>,
+    /// The markers present at the root.
+    pub markers_found: Vec<String>,
+    /// The command that starts it, when it resolves.
+    pub command: Option<Vec<String>>,
+    /// What is missing and how to fix it, when not available.
+    pub reason: Option<String>,
+}
+
+/// The markers of `kind` (overridden or default).
+pub fn markers(kind: AdapterKind, config: &DebugConfig) -> Vec<String> {
+    match config.adapter(kind).and_then(|o| o.markers.clone()) {
+        Some(markers) => markers,
+        None => kind
+            .default_markers()
+            .iter()
+            .map(|m| (*m).to_owned())
+            .collect(),
+    }
+}
+
+/// Detects `kind` for `env`.
+pub async fn status(kind: AdapterKind, env: &Environment, config: &DebugConfig) -> AdapterStatus {
+    let markers = markers(kind, config);
+    let markers_found: Vec<String> = markers
+        .iter()
+        .filter(|m| env.root.join(m).exists())
+        .cloned()
+        .collect();
+    let resolved = resolve(kind, env, config).await;
+    let mut reasons = Vec::new();
+    if markers_found.is_empty() {
+        reasons.push(format!(
+            "no root marker ({}) in the workspace",
+            markers.join(", ")
+        ));
+    }
+    if let Err(reason) = &resolved {
+        reasons.push(reason.clone());
+    }
+    let launchable = resolved.is_ok();
+    AdapterStatus {
+        name: kind.name().to_owned(),
+        available: launchable && !markers_found.is_empty(),
+        launchable,
+        markers,
+        markers_found,
+        command: resolved.ok().map(|r| r.command),
+        reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+    }
+}
+
+/// Finds `kind`'s binary and checks that it runs. The error says which half failed and how
+/// to fix it.
+pub async fn resolve(
+    kind: AdapterKind,
+    env: &Environment,
+    config: &DebugConfig,
+) -> Result<ResolvedAdapter, String> {
+    if let Some(command) = config.adapter(kind).and_then(|o| o.command.clone()) {
+        return resolve_override(kind, env, command).await;
+    }
+    match kind {
+        AdapterKind::Debugpy => {
+            let python = pick_python(env)?;
+            let shown = python.display().to_string();
+            probe(env, &shown, &["-c", "import debugpy"])
+                .await
+                .map_err(|why| {
+                    format!(
+                        "`{shown}` cannot import debugpy ({why}); install it with `{shown} -m pip \
+                         install debugpy`"
+                    )
+                })?;
+            Ok(ResolvedAdapter {
+                kind,
+                command: vec![shown, "-m".into(), "debugpy.adapter".into()],
+            })
+        }
+        AdapterKind::Lldb => {
+            let binary = env
+                .find_versioned("lldb-dap")
+                .or_else(|| env.find_versioned("lldb-vscode"))
+                .ok_or_else(|| {
+                    "no `lldb-dap` (or `lldb-dap-NN`, `lldb-vscode-NN`) on PATH; install LLDB's \
+                     DAP server (Debian: `apt install lldb-19`, which provides lldb-dap-19)"
+                        .to_owned()
+                })?;
+            let shown = binary.display().to_string();
+            probe(env, &shown, &["--help"])
+                .await
+                .map_err(|why| format!("`{shown} --help` does not run: {why}"))?;
+            Ok(ResolvedAdapter {
+                kind,
+                command: vec![shown],
+            })
+        }
+        AdapterKind::Delve => {
+            let binary = env.find("dlv").ok_or_else(|| {
+                "no `dlv` on PATH; install Delve (`go install \
+                 github.com/go-delve/delve/cmd/dlv@latest`, or Debian's `delve` package)"
+                    .to_owned()
+            })?;
+            let shown = binary.display().to_string();
+            probe(env, &shown, &["version"])
+                .await
+                .map_err(|why| format!("`{shown} version` does not run: {why}"))?;
+            Ok(ResolvedAdapter {
+                kind,
+                command: vec![shown, "dap".into()],
+            })
+        }
+        AdapterKind::Dart => {
+            let binary = env.find("dart").ok_or_else(|| {
+                "no `dart` on PATH; install the Dart SDK (https://dart.dev/get-dart)".to_owned()
+            })?;
+            let shown = binary.display().to_string();
+            probe(env, &shown, &["--version"])
+                .await
+                .map_err(|why| format!("`{shown} --version` does not run: {why}"))?;
+            Ok(ResolvedAdapter {
+                kind,
+                command: vec![shown, "debug_adapter".into()],
+            })
+        }
+    }
+}
+
+async fn resolve_override(
+    kind: AdapterKind,
+    env: &Environment,
+    mut command: Vec<String>,
+) -> Result<ResolvedAdapter, String> {
+    let program = command.first().cloned().unwrap_or_default();
+    let binary = env.find(&program).ok_or_else(|| {
+        format!("`{program}` (the [debug.{kind}] command in .cc/tools.toml) is not an executable on PATH")
+    })?;
+    let shown = binary.display().to_string();
+    let imports_debugpy = command
+        .windows(2)
+        .any(|w| w[0] == "-m" && w[1] == "debugpy.adapter");
+    let probe_args: &[&str] = match kind {
+        AdapterKind::Debugpy if imports_debugpy => &["-c", "import debugpy"],
+        AdapterKind::Debugpy | AdapterKind::Lldb => &["--help"],
+        AdapterKind::Delve => &["version"],
+        AdapterKind::Dart => &["--version"],
+    };
+    probe(env, &shown, probe_args)
+        .await
+        .map_err(|why| format!("`{shown} {}` does not run: {why}", probe_args.join(" ")))?;
+    command[0] = shown;
+    Ok(ResolvedAdapter { kind, command })
+}
+
+/// The checkout's `.venv/bin/python`, else `venv/bin/python`, else `python3` (or `python`)
+/// on PATH: the first that exists, whether or not it has debugpy (a different interpreter
+/// would not see the checkout's packages).
+pub fn pick_python(env: &Environment) -> Result<PathBuf, String> {
+    for venv in [".venv", "venv"] {
+        let python = env.root.join(venv).join("bin").join("python");
+        if is_executable(&python) {
+            return Ok(python);
+        }
+    }
+    env.find("python3")
+        .or_else(|| env.find("python"))
+        .ok_or_else(|| {
+            "no Python found: looked for .venv/bin/python and venv/bin/python in the workspace and \
+             python3 on PATH"
+                .to_owned()
+        })
+}
+
+/// Runs `program args` and succeeds when it exits 0 within [`PROBE_TIMEOUT`].
+async fn probe(env: &Environment, program: &str, args: &[&str]) -> Result<(), String> {
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .env("PATH", &env.search_path)
+        .current_dir(&env.root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cc_process::spawn_group(command).map_err(|error| error.to_string())?;
+    let mut stdout = child.take_stdout();
+    let mut stderr = child.take_stderr();
+    let outcome = tokio::time::timeout(PROBE_TIMEOUT, async {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let read_out = async {
+            if let Some(pipe) = stdout.as_mut() {
+                let _ = pipe.read_to_end(&mut out).await;
+            }
+        };
+        let read_err = async {
+            if let Some(pipe) = stderr.as_mut() {
+                let _ = pipe.read_to_end(&mut err).await;
+            }
+        };
+        tokio::join!(read_out, read_err);
+        let status = child.wait().await;
+        (status, out, err)
+    })
+    .await;
+    let (status, out, err) = match outcome {
+        Ok(done) => done,
+        Err(_) => {
+            let _ = child.terminate(Duration::from_secs(1)).await;
+            return Err(format!(
+                "it did not finish within {}s",
+                PROBE_TIMEOUT.as_secs()
+            ));
+        }
+    };
+    // The probe's group may hold helpers; none may outlive it.
+    child.kill_group();
+    let status = status.map_err(|error| error.to_string())?;
+    if status.success() {
+        return Ok(());
+    }
+    let text = last_line(&err).or_else(|| last_line(&out));
+    Err(match text {
+        Some(line) => format!("{status}: {line}"),
+        None => status.to_string(),
+    })
+}
+
+fn last_line(bytes: &[u8]) -> Option<String> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .map(str::to_owned)
+}
+
+/// `PATH` without the directories that hold `name` (for tests that need a PATH where some
+/// binary is missing).
+pub fn path_without(search_path: &OsStr, name: &str) -> OsString {
+    let kept: Vec<PathBuf> = std::env::split_paths(search_path)
+        .filter(|dir| !is_executable(&dir.join(name)))
+        .collect();
+    std::env::join_paths(kept).unwrap_or_default()
+}

@@ -1,0 +1,423 @@
+//! What the supervisor's operations return: serializable reports with the caps applied.
+//!
+//! Every report that concerns a session carries a flattened [`Position`]: `"state"`, and
+//! `"stopped": {reason, file, line, thread_id}` while stopped or `"exited": {code}` after
+//! exit, so a caller never needs a second call to know where the program is.
+
+use serde::Serialize;
+
+use crate::detect::AdapterStatus;
+
+/// At most this many stack frames are returned.
+pub const MAX_FRAMES: usize = 30;
+/// At most this many children of a variable are returned.
+pub const MAX_CHILDREN: usize = 50;
+/// Values are cut to this many characters.
+pub const MAX_VALUE_CHARS: usize = 400;
+/// At most this many threads are listed.
+pub const MAX_THREADS: usize = 100;
+/// Output attached to a blocking operation's result is cut to its last this many bytes.
+pub const OUTPUT_TAIL_BYTES: usize = 4000;
+
+/// Where the program is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProgramState {
+    /// No session.
+    None,
+    /// Running (not stopped).
+    Running,
+    /// Stopped.
+    Stopped,
+    /// The program has exited; the session stays until `terminate`.
+    Exited,
+    /// The adapter died; the session is over.
+    AdapterExited,
+    /// The session outlived its time-to-live and was killed.
+    Expired,
+}
+
+/// The program's position, attached to every result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Position {
+    /// The overall state.
+    pub state: ProgramState,
+    /// Where it stopped, while stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Stopped>,
+    /// How it ended, once exited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exited: Option<Exited>,
+}
+
+impl Position {
+    /// A position of a bare state.
+    pub fn bare(state: ProgramState) -> Self {
+        Position {
+            state,
+            stopped: None,
+            exited: None,
+        }
+    }
+}
+
+/// Where the program stopped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stopped {
+    /// `breakpoint`, `step`, `pause`, `exception`, `entry`, …
+    pub reason: String,
+    /// The top frame's file (relative to the workspace root when inside it).
+    pub file: Option<String>,
+    /// The top frame's line.
+    pub line: Option<i64>,
+    /// The stopped thread.
+    pub thread_id: Option<i64>,
+    /// The top frame's function.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    /// The top frame's id (for `scopes` and `evaluate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<i64>,
+    /// The adapter's description (an exception's type).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// More text (an exception's message).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// How the program ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Exited {
+    /// The exit code, when the adapter reported one.
+    pub code: Option<i64>,
+}
+
+/// Output produced during one call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OutputPiece {
+    /// The text (its end, when cut).
+    pub text: String,
+    /// Whether the beginning was cut (see `output` for everything kept).
+    pub truncated: bool,
+}
+
+/// One breakpoint line as placed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BreakpointView {
+    /// The line asked for.
+    pub line: i64,
+    /// Whether the adapter could place it (`null` while not yet sent: before `launch`).
+    pub verified: Option<bool>,
+    /// Where it landed, when elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual_line: Option<i64>,
+    /// The adapter's note.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// The breakpoints of one file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileBreakpoints {
+    /// The file.
+    pub file: String,
+    /// Its breakpoints.
+    pub breakpoints: Vec<BreakpointView>,
+}
+
+/// Result of `launch` and `attach`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StartReport {
+    /// The adapter used.
+    pub adapter: String,
+    /// The program, or `host:port` for attach.
+    pub target: String,
+    /// The adapter's pid.
+    pub adapter_pid: Option<u32>,
+    /// The debuggee's pid, when known.
+    pub debuggee_pid: Option<u32>,
+    /// Breakpoints as placed at startup.
+    pub breakpoints: Vec<FileBreakpoints>,
+    /// Where the program is.
+    #[serde(flatten)]
+    pub position: Position,
+    /// Output printed meanwhile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<OutputPiece>,
+    /// Anything the caller should know (a wait that ran out, say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Result of `continue`, `pause` and the steps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepReport {
+    /// Where the program is.
+    #[serde(flatten)]
+    pub position: Position,
+    /// Output printed meanwhile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<OutputPiece>,
+    /// Anything the caller should know (a wait that ran out, say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The live session, as `status` describes it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionInfo {
+    /// The adapter.
+    pub adapter: String,
+    /// The program, or `host:port`.
+    pub target: String,
+    /// The adapter's pid.
+    pub adapter_pid: Option<u32>,
+    /// The debuggee's pid.
+    pub debuggee_pid: Option<u32>,
+    /// Seconds since the session started.
+    pub age_seconds: u64,
+    /// Seconds until the session is killed.
+    pub expires_in_seconds: u64,
+}
+
+/// Result of `status`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StatusReport {
+    /// The session, if one lives.
+    pub session: Option<SessionInfo>,
+    /// Every breakpoint set so far.
+    pub breakpoints: Vec<FileBreakpoints>,
+    /// Where the program is.
+    #[serde(flatten)]
+    pub position: Position,
+    /// Anything the caller should know.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Result of `breakpoints`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BreakpointsReport {
+    /// The file.
+    pub file: String,
+    /// Its breakpoints now (empty: cleared).
+    pub breakpoints: Vec<BreakpointView>,
+    /// True when no session runs yet: they are sent at `launch`.
+    pub pending: bool,
+    /// Where the program is.
+    #[serde(flatten)]
+    pub position: Position,
+}
+
+/// One thread.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadView {
+    /// Its id.
+    pub id: i64,
+    /// Its name.
+    pub name: String,
+}
+
+/// Result of `threads`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadsReport {
+    /// The threads (at most [`MAX_THREADS`]).
+    pub threads: Vec<ThreadView>,
+    /// How many there are.
+    pub total: usize,
+    /// Whether the list was cut.
+    pub truncated: bool,
+    /// Where the program is.
+    #[serde(flatten)]
+    pub position: Position,
+}
+
+/// One frame.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FrameView {
+    /// Its id (for `scopes`, `evaluate`).
+    pub id: i64,
+    /// The function.
+    pub function: String,
+    /// The file (relative to the root when inside it).
+    pub file: Option<String>,
+    /// The line.
+    pub line: i64,
+}
+
+/// Result of `stack`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StackReport {
+    /// The thread.
+    pub thread_id: i64,
+    /// The frames, top first (at most [`MAX_FRAMES`]).
+    pub frames: Vec<FrameView>,
+    /// How many frames the thread has, when the adapter says.
+    pub total_frames: Option<i64>,
+    /// Whether the list was cut.
+    pub truncated: bool,
+    /// Where the program is.
+    #[serde(flatten)]
+    pub position: Position,
+}
+
+/// One scope.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScopeView {
+    /// Its name (`Locals`, `Globals`, …).
+    pub name: String,
+    /// The reference to pass to `variables`.
+    pub reference: i64,
+    /// Whether it is expensive to fetch.
+    pub expensive: bool,
+    /// How many variables it holds, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variables: Option<i64>,
+}
+
+/// Result of `scopes`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScopesReport {
+    /// The frame.
+    pub frame_id: i64,
+    /// Its scopes.
+    pub scopes: Vec<ScopeView>,
+    /// Where the program is.
+    #[serde(flatten)]
+    pub position: Position,
+}
+
+/// One variable, its value capped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VariableView {
+    /// Its name.
+    pub name: String,
+    /// Its value (at most [`MAX_VALUE_CHARS`] characters).
+    pub value: String,
+    /// Its type.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub type_name: Option<String>,
+    /// The reference of its children (pass to `variables`), 0 when it has none.
+    pub reference: i64,
+    /// The value's full length in characters, when cut.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_length: Option<usize>,
+    /// Whether the value was cut.
+    pub value_truncated: bool,
+}
+
+/// Result of `variables`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VariablesReport {
+    /// The container asked for.
+    pub reference: i64,
+    /// Its children (at most [`MAX_CHILDREN`]).
+    pub variables: Vec<VariableView>,
+    /// How many children it has.
+    pub total: usize,
+    /// Whether the list was cut.
+    pub truncated: bool,
+    /// Where the program is.
+    #[serde(flatten)]
+    pub position: Position,
+}
+
+/// Result of `evaluate`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvaluateReport {
+    /// The expression.
+    pub expression: String,
+    /// The frame it ran in.
+    pub frame_id: Option<i64>,
+    /// The value (at most [`MAX_VALUE_CHARS`] characters).
+    pub result: String,
+    /// Its type.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub type_name: Option<String>,
+    /// The reference of its children, 0 when none.
+    pub reference: i64,
+    /// The value's full length in characters, when cut.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_length: Option<usize>,
+    /// Whether the value was cut.
+    pub result_truncated: bool,
+    /// Where the program is.
+    #[serde(flatten)]
+    pub position: Position,
+}
+
+/// Result of `output`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OutputReport {
+    /// The program's stdout and stderr, as kept by the ring buffer.
+    pub output: String,
+    /// Bytes the program printed in all.
+    pub total_bytes: u64,
+    /// Bytes no longer kept (the oldest).
+    pub dropped_bytes: u64,
+    /// Whether `output` misses the beginning.
+    pub truncated: bool,
+    /// Where the program is.
+    #[serde(flatten)]
+    pub position: Position,
+}
+
+/// Result of `terminate`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TerminateReport {
+    /// Whether a session was ended by this call.
+    pub terminated: bool,
+    /// The adapter that ran it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// How the adapter process ended (e.g. lldb-dap's SIGABRT after `disconnect`, which is
+    /// its normal way out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter_exit: Option<String>,
+    /// Processes of the session that were still alive after the adapter left and were
+    /// killed.
+    pub killed_leftovers: usize,
+    /// How the program ended, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exited: Option<Exited>,
+    /// Where the program is now (`none`).
+    pub state: ProgramState,
+    /// Anything the caller should know.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Result of `adapters`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AdaptersReport {
+    /// One entry per adapter of the table.
+    pub adapters: Vec<AdapterStatus>,
+    /// Set when `.cc/tools.toml`'s `[debug]` section is invalid (defaults are used).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_error: Option<String>,
+}
+
+/// `value` cut to [`MAX_VALUE_CHARS`] characters: (text, truncated, full length when cut).
+pub fn cap_value(value: &str) -> (String, bool, Option<usize>) {
+    match value.char_indices().nth(MAX_VALUE_CHARS) {
+        None => (value.to_owned(), false, None),
+        Some((cut, _)) => (value[..cut].to_owned(), true, Some(value.chars().count())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_cut_by_characters() {
+        let short = cap_value("abc");
+        assert_eq!(short, ("abc".to_owned(), false, None));
+        let long: String = "é".repeat(MAX_VALUE_CHARS + 5);
+        let (text, truncated, length) = cap_value(&long);
+        assert_eq!(text.chars().count(), MAX_VALUE_CHARS);
+        assert!(truncated);
+        assert_eq!(length, Some(MAX_VALUE_CHARS + 5));
+    }
+}

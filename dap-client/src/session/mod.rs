@@ -1,0 +1,703 @@
+//! One debug session: the adapter process, its connection, the launch sequence, and the
+//! operations on a running program.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cc_process::GroupChild;
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::adapters::AdapterKind;
+use crate::client::Client;
+use crate::config::Settings;
+use crate::detect::{Environment, ResolvedAdapter};
+use crate::error::DebugError;
+use crate::proctree::Tracker;
+use crate::protocol::{
+    Capabilities, Disconnect, DisconnectArguments, StackFrame, StackTrace, StackTraceArguments,
+};
+use crate::report::{
+    Exited, FileBreakpoints, OutputPiece, Position, ProgramState, SessionInfo, Stopped,
+    OUTPUT_TAIL_BYTES,
+};
+use crate::state::{pump_events, State};
+
+mod launch;
+mod ops;
+mod spawn;
+
+use spawn::spawn_adapter;
+
+/// How long `disconnect` may take before the adapter is simply killed.
+const DISCONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long an adapter may take to exit after `disconnect` and closing its input.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// `launch` or `attach`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StartKind {
+    Launch,
+    Attach,
+}
+
+impl StartKind {
+    fn command(self) -> &'static str {
+        match self {
+            StartKind::Launch => "launch",
+            StartKind::Attach => "attach",
+        }
+    }
+}
+
+/// Where the adapter comes from.
+pub(crate) enum Endpoint {
+    /// Start this adapter process.
+    Spawn(ResolvedAdapter),
+    /// Connect to an adapter that already listens (debugpy's `--listen` / `debugpy.listen`
+    /// runs its own adapter in the debuggee's process tree).
+    Connect { host: String, port: u16 },
+}
+
+/// What a session is started with.
+pub(crate) struct StartParams<'a> {
+    pub kind: AdapterKind,
+    pub endpoint: Endpoint,
+    pub start: StartKind,
+    pub arguments: Value,
+    pub target: String,
+    pub env: &'a Environment,
+    pub extra_env: &'a [(String, String)],
+    pub settings: Settings,
+    pub breakpoints: &'a BTreeMap<PathBuf, Vec<i64>>,
+    /// Receives a way to kill the session's processes as soon as they exist, so a shutdown
+    /// during the launch sequence does not have to wait for it.
+    pub killer: &'a Mutex<Option<Killer>>,
+}
+
+/// Kills every process of a session, from any thread, without the session.
+pub(crate) type Killer = Arc<dyn Fn() + Send + Sync>;
+
+/// How a running program is moved on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Resume until the next stop.
+    Continue,
+    /// Interrupt.
+    Pause,
+    /// Step over.
+    StepOver,
+    /// Step into.
+    StepIn,
+    /// Step out.
+    StepOut,
+}
+
+impl Action {
+    /// The operation's name, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Continue => "continue",
+            Action::Pause => "pause",
+            Action::StepOver => "step_over",
+            Action::StepIn => "step_in",
+            Action::StepOut => "step_out",
+        }
+    }
+}
+
+struct TopFrame {
+    generation: u64,
+    thread: i64,
+    frame: Option<StackFrame>,
+}
+
+pub(crate) struct Session {
+    kind: AdapterKind,
+    /// The adapter process: ours, or a listening debugpy's.
+    adapter_pid: Option<u32>,
+    target: String,
+    root: PathBuf,
+    client: Client,
+    child: Mutex<Option<GroupChild>>,
+    tracker: Arc<Tracker>,
+    state: Arc<watch::Sender<State>>,
+    caps: Capabilities,
+    settings: Settings,
+    started: Instant,
+    expired: Arc<AtomicBool>,
+    tasks: Vec<JoinHandle<()>>,
+    top_frame: Mutex<Option<TopFrame>>,
+    scratch: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("adapter", &self.kind)
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A unique scratch directory for files an adapter writes (delve's built binary), so they
+/// never land in the checkout.
+fn scratch_dir() -> std::io::Result<PathBuf> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("cc-dap-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// `path` relative to `root` when inside it.
+pub(crate) fn display_path(root: &Path, path: &str) -> String {
+    match Path::new(path).strip_prefix(root) {
+        Ok(rest) if !rest.as_os_str().is_empty() => rest.display().to_string(),
+        _ => path.to_owned(),
+    }
+}
+
+impl Session {
+    /// Starts the adapter and runs the launch sequence: `initialize` → `launch`/`attach`
+    /// (its response not awaited) → the `initialized` event (before or after that response)
+    /// → `setBreakpoints` per file, `setExceptionBreakpoints` → `configurationDone` → the
+    /// launch response. Every wait also ends when the program ends or the adapter goes, and
+    /// at the launch timeout.
+    pub(crate) async fn start(
+        mut params: StartParams<'_>,
+    ) -> Result<(Session, Vec<FileBreakpoints>), DebugError> {
+        let kind = params.kind;
+        let settings = params.settings;
+        let state = Arc::new(watch::Sender::new(State::new(settings.output_buffer_bytes)));
+        let mut scratch = None;
+        if kind == AdapterKind::Delve && params.start == StartKind::Launch {
+            if let Value::Object(args) = &mut params.arguments {
+                if !args.contains_key("output") {
+                    let dir = scratch_dir().map_err(|error| {
+                        DebugError::Io(format!("could not create a scratch directory: {error}"))
+                    })?;
+                    args.insert(
+                        "output".into(),
+                        Value::String(dir.join("__debug_bin").display().to_string()),
+                    );
+                    scratch = Some(dir);
+                }
+            }
+        }
+        let spawned = spawn_adapter(&params, &state).await;
+        let spawn::Spawned {
+            child,
+            remote_adapter,
+            client,
+            events,
+            mut tasks,
+        } = match spawned {
+            Ok(parts) => parts,
+            Err(error) => {
+                if let Some(dir) = &scratch {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                return Err(error);
+            }
+        };
+        let tracker = Arc::new(Tracker::new(child.as_ref().map(GroupChild::id)));
+        if let Some(pid) = remote_adapter {
+            tracker.add_pid(pid);
+        }
+        let adapter_pid = child.as_ref().map(GroupChild::id).or(remote_adapter);
+        {
+            let tracker = tracker.clone();
+            *lock(params.killer) = Some(Arc::new(move || tracker.kill_all()));
+        }
+        tasks.push(tokio::spawn(pump_events(
+            events,
+            state.clone(),
+            client.clone(),
+            tracker.clone(),
+        )));
+        let expired = Arc::new(AtomicBool::new(false));
+        let mut session = Session {
+            kind,
+            adapter_pid,
+            target: params.target.clone(),
+            root: params.env.root.clone(),
+            client,
+            child: Mutex::new(child),
+            tracker,
+            state,
+            caps: Capabilities::default(),
+            settings,
+            started: Instant::now(),
+            expired,
+            tasks,
+            top_frame: Mutex::new(None),
+            scratch,
+        };
+        let placed = session
+            .launch_sequence(params.start, params.arguments, params.breakpoints)
+            .await?;
+        session.tracker.refresh();
+        Ok((session, placed))
+    }
+
+    fn output_tail(&self) -> String {
+        let s = self.state.borrow();
+        let mut tail = s.output.tail(2000);
+        let log = s.adapter_log.tail(1000);
+        if !log.trim().is_empty() {
+            if !tail.is_empty() && !tail.ends_with('\n') {
+                tail.push('\n');
+            }
+            tail.push_str(&log);
+        }
+        tail
+    }
+
+    fn launch_failed(&self, message: String) -> DebugError {
+        DebugError::LaunchFailed {
+            adapter: self.kind.name().into(),
+            message,
+            output_tail: self.output_tail(),
+        }
+    }
+
+    fn timeout(&self, what: String) -> DebugError {
+        DebugError::Timeout {
+            what,
+            after: self.settings.launch_timeout,
+            output_tail: self.output_tail(),
+        }
+    }
+
+    async fn wait_until(
+        &self,
+        deadline: tokio::time::Instant,
+        predicate: impl FnMut(&State) -> bool,
+    ) -> bool {
+        let mut rx = self.state.subscribe();
+        let reached = tokio::time::timeout_at(deadline, rx.wait_for(predicate))
+            .await
+            .is_ok_and(|result| result.is_ok());
+        reached
+    }
+
+    /// The adapter.
+    pub(crate) fn kind(&self) -> AdapterKind {
+        self.kind
+    }
+
+    pub(crate) fn ttl(&self) -> Duration {
+        self.settings.ttl
+    }
+
+    pub(crate) fn is_expired(&self) -> bool {
+        self.expired.load(Ordering::SeqCst)
+    }
+
+    /// Whether the adapter died while the program had not ended.
+    pub(crate) fn adapter_lost(&self) -> bool {
+        self.state.borrow().adapter_lost()
+    }
+
+    /// A one-line description for messages.
+    pub(crate) fn describe(&self) -> String {
+        let s = self.state.borrow();
+        let state = if let Some(stop) = &s.stopped {
+            format!("stopped ({})", stop.reason)
+        } else if s.program_ended() {
+            match s.exit_code {
+                Some(code) => format!("program exited with code {code}"),
+                None => "program exited".into(),
+            }
+        } else if s.connection_closed.is_some() {
+            "adapter exited".into()
+        } else {
+            "running".into()
+        };
+        let pid = self
+            .adapter_pid
+            .map(|p| format!(", adapter pid {p}"))
+            .unwrap_or_default();
+        format!("{} debugging {}{pid}, {state}", self.kind, self.target)
+    }
+
+    pub(crate) fn info(&self) -> SessionInfo {
+        let age = self.started.elapsed();
+        SessionInfo {
+            adapter: self.kind.name().into(),
+            target: self.target.clone(),
+            adapter_pid: self.adapter_pid,
+            debuggee_pid: self.state.borrow().debuggee_pid,
+            age_seconds: age.as_secs(),
+            expires_in_seconds: self.settings.ttl.saturating_sub(age).as_secs(),
+        }
+    }
+
+    /// Every pid this session started that the tracker knows (for tests and status).
+    pub(crate) fn known_pids(&self) -> Vec<u32> {
+        self.tracker.refresh();
+        self.tracker
+            .all_known()
+            .into_iter()
+            .map(|p| p.pid)
+            .collect()
+    }
+
+    pub(crate) fn adapter_pid(&self) -> Option<u32> {
+        self.adapter_pid
+    }
+
+    pub(crate) fn debuggee_pid(&self) -> Option<u32> {
+        self.state.borrow().debuggee_pid
+    }
+
+    /// Refuses to work on an expired or dead session.
+    pub(crate) fn check_usable(&self) -> Result<(), DebugError> {
+        if self.is_expired() {
+            return Err(DebugError::SessionExpired {
+                describe: format!("{} debugging {}", self.kind, self.target),
+                ttl: self.settings.ttl,
+            });
+        }
+        if self.adapter_lost() {
+            return Err(self.adapter_exited_error());
+        }
+        Ok(())
+    }
+
+    fn adapter_exited_error(&self) -> DebugError {
+        let status = lock(&self.child)
+            .as_mut()
+            .and_then(|child| child.try_wait().ok().flatten());
+        let reason = match status {
+            Some(status) => describe_status(status),
+            None => self
+                .state
+                .borrow()
+                .connection_closed
+                .clone()
+                .unwrap_or_else(|| "the connection ended".into()),
+        };
+        DebugError::AdapterExited {
+            adapter: self.kind.name().into(),
+            reason,
+            log_tail: self.state.borrow().adapter_log.tail(1000),
+        }
+    }
+
+    fn output_mark(&self) -> u64 {
+        self.state.borrow().output.total_bytes()
+    }
+
+    fn output_since(&self, mark: u64) -> Option<OutputPiece> {
+        let s = self.state.borrow();
+        let (text, dropped) = s.output.since(mark);
+        if text.is_empty() {
+            return None;
+        }
+        let mut start = text.len().saturating_sub(OUTPUT_TAIL_BYTES);
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        Some(OutputPiece {
+            truncated: dropped || start > 0,
+            text: text[start..].to_owned(),
+        })
+    }
+
+    /// Where the program is: for a stop, the top frame of the stopped thread is fetched once.
+    pub(crate) async fn position(&self) -> Position {
+        if self.is_expired() {
+            return Position::bare(ProgramState::Expired);
+        }
+        let (stop, generation, ended, code, lost) = {
+            let s = self.state.borrow();
+            (
+                s.stopped.clone(),
+                s.stop_generation,
+                s.program_ended(),
+                s.exit_code,
+                s.adapter_lost(),
+            )
+        };
+        if lost {
+            return Position::bare(ProgramState::AdapterExited);
+        }
+        if let Some(stop) = stop {
+            let frame = match stop.thread_id {
+                Some(thread) => self.top_frame(generation, thread).await,
+                None => None,
+            };
+            let file = frame
+                .as_ref()
+                .and_then(|f| f.source.as_ref())
+                .and_then(|s| s.path.clone().or_else(|| s.name.clone()))
+                .map(|p| display_path(&self.root, &p));
+            return Position {
+                state: ProgramState::Stopped,
+                stopped: Some(Stopped {
+                    reason: stop.reason,
+                    file,
+                    line: frame.as_ref().map(|f| f.line),
+                    thread_id: stop.thread_id,
+                    function: frame.as_ref().map(|f| f.name.clone()),
+                    frame_id: frame.as_ref().map(|f| f.id),
+                    description: stop.description,
+                    text: stop.text,
+                }),
+                exited: None,
+            };
+        }
+        if ended {
+            return Position {
+                state: ProgramState::Exited,
+                stopped: None,
+                exited: Some(Exited { code }),
+            };
+        }
+        Position::bare(ProgramState::Running)
+    }
+
+    async fn top_frame(&self, generation: u64, thread: i64) -> Option<StackFrame> {
+        if let Some(cached) = lock(&self.top_frame).as_ref() {
+            if cached.generation == generation && cached.thread == thread {
+                return cached.frame.clone();
+            }
+        }
+        let args = StackTraceArguments {
+            thread_id: thread,
+            start_frame: 0,
+            levels: 1,
+        };
+        let frame = match self
+            .client
+            .request::<StackTrace>(&args, self.settings.request_timeout)
+            .await
+        {
+            Ok(response) => response.stack_frames.into_iter().next(),
+            Err(error) => {
+                tracing::debug!(%error, "could not read the top frame");
+                None
+            }
+        };
+        // Only a stop that is still current may be cached.
+        if self.state.borrow().stop_generation == generation {
+            *lock(&self.top_frame) = Some(TopFrame {
+                generation,
+                thread,
+                frame: frame.clone(),
+            });
+        }
+        frame
+    }
+
+    /// Waits until the program stops again (a stop after `generation`), ends, or the adapter
+    /// goes, or `wait` passes. Returns whether the wait ran out.
+    async fn wait_for_stop(&self, generation: u64, wait: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + wait;
+        let expired = self.expired.clone();
+        !self
+            .wait_until(deadline, move |s| {
+                s.stop_generation > generation
+                    || s.program_ended()
+                    || s.connection_closed.is_some()
+                    || expired.load(Ordering::SeqCst)
+            })
+            .await
+    }
+
+    /// delve reports a program's exit status only as console text after `disconnect`, and
+    /// exits then: once the program has ended, asking is the only way to learn the code. The
+    /// session itself lives on (output, status) until `terminate`.
+    async fn learn_exit_code(&self) {
+        let ask = {
+            let s = self.state.borrow();
+            self.kind == AdapterKind::Delve
+                && s.program_ended()
+                && s.exit_code.is_none()
+                && s.connection_closed.is_none()
+        };
+        if !ask {
+            return;
+        }
+        let args = DisconnectArguments {
+            restart: false,
+            terminate_debuggee: true,
+        };
+        if let Err(error) = self
+            .client
+            .request::<Disconnect>(&args, DISCONNECT_TIMEOUT)
+            .await
+        {
+            tracing::debug!(%error, "delve did not answer disconnect after the program ended");
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        self.wait_until(deadline, |s| {
+            s.exit_code.is_some() || s.connection_closed.is_some()
+        })
+        .await;
+        // delve exits now, closing the pipes that carry the program's output: read them to
+        // their end so `output` is complete.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        self.wait_until(deadline, |s| s.open_output_pipes == 0)
+            .await;
+    }
+
+    /// After `launch`/`attach`: waits for the first stop or the end (`block` false: returns
+    /// at once).
+    pub(crate) async fn settle(
+        &self,
+        block: bool,
+    ) -> (Position, Option<OutputPiece>, Option<String>) {
+        let timed_out = block && self.wait_for_stop(0, self.settings.wait).await;
+        self.learn_exit_code().await;
+        let note = timed_out.then(|| self.still_running_note());
+        (self.position().await, self.output_since(0), note)
+    }
+
+    fn still_running_note(&self) -> String {
+        format!(
+            "the program is still running after {}s (the wait limit); call `pause` to stop it, \
+             `continue` to wait again, or `status`",
+            self.settings.wait.as_secs_f64()
+        )
+    }
+
+    /// Starts the hard time-to-live, once the session is up (the launch sequence has its
+    /// own timeout): when it passes, every process of the session is killed.
+    pub(crate) fn arm_ttl(&mut self) {
+        self.started = Instant::now();
+        let expired = self.expired.clone();
+        let tracker = self.tracker.clone();
+        let client = self.client.clone();
+        let ttl = self.settings.ttl;
+        self.tasks.push(tokio::spawn(async move {
+            tokio::time::sleep(ttl).await;
+            expired.store(true, Ordering::SeqCst);
+            tracing::info!(?ttl, "debug session expired; killing its processes");
+            tracker.kill_all();
+            // An adapter that is not ours ends when its client goes.
+            client.close_input().await;
+        }));
+    }
+
+    /// The program's output kept so far: (text, bytes printed in all, bytes dropped).
+    pub(crate) fn output(&self) -> (String, u64, u64) {
+        let s = self.state.borrow();
+        (
+            s.output.text(),
+            s.output.total_bytes(),
+            s.output.dropped_bytes(),
+        )
+    }
+
+    /// Ends the session: `disconnect` (ending the debuggee), close the adapter's input, wait
+    /// for it to exit, then kill whatever is left. Works whatever state the program and the
+    /// adapter are in.
+    pub(crate) async fn terminate(self) -> (Option<String>, usize, Option<i64>, bool) {
+        self.tracker.refresh();
+        let open = self.state.borrow().connection_closed.is_none() && !self.is_expired();
+        if open {
+            let args = DisconnectArguments {
+                restart: false,
+                terminate_debuggee: true,
+            };
+            if let Err(error) = self
+                .client
+                .request::<Disconnect>(&args, DISCONNECT_TIMEOUT)
+                .await
+            {
+                tracing::debug!(%error, "disconnect failed; the adapter will be killed");
+            }
+        }
+        self.state.send_modify(|s| s.recording = false);
+        self.client.close_input().await;
+        let child = lock(&self.child).take();
+        let status = match child {
+            Some(mut child) => {
+                let status = child.wait_or_kill(EXIT_GRACE).await;
+                self.tracker.mark_reaped();
+                status.ok().map(describe_status)
+            }
+            None => None,
+        };
+        let leftovers = self.tracker.alive();
+        self.tracker.kill_all();
+        wait_gone(&self.tracker).await;
+        let (code, ended) = {
+            let s = self.state.borrow();
+            (s.exit_code, s.program_ended())
+        };
+        (status, leftovers.len(), code, ended)
+    }
+
+    /// Kills everything at once, without the protocol and without the session (shutdown
+    /// while an operation holds it).
+    pub(crate) fn killer(&self) -> Killer {
+        let tracker = self.tracker.clone();
+        Arc::new(move || tracker.kill_all())
+    }
+
+    /// Reaps the adapter after it was killed.
+    pub(crate) async fn reap(self) {
+        self.tracker.kill_all();
+        let child = lock(&self.child).take();
+        if let Some(mut child) = child {
+            let _ = child.wait_or_kill(Duration::from_secs(2)).await;
+            self.tracker.mark_reaped();
+        }
+        wait_gone(&self.tracker).await;
+    }
+}
+
+/// Waits (briefly) until every tracked process is gone, so a caller that checks the process
+/// table right after sees them gone.
+async fn wait_gone(tracker: &Tracker) {
+    for _ in 0..50 {
+        if tracker.alive().is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tracing::warn!(alive = ?tracker.alive(), "debug session processes survived SIGKILL");
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.tracker.kill_all();
+        for task in &self.tasks {
+            task.abort();
+        }
+        if let Some(dir) = &self.scratch {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// "exit code 0", "signal 6 (SIGABRT)".
+pub(crate) fn describe_status(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        return format!("exit code {code}");
+    }
+    match status.signal() {
+        Some(signal) => {
+            let name = nix::sys::signal::Signal::try_from(signal)
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default();
+            format!("signal {signal}{name}")
+        }
+        None => status.to_string(),
+    }
+}

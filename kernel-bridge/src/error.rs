@@ -1,0 +1,71 @@
+//! Why a kernel could not run a cell at all (a cell's own exception is part of its outcome).
+
+use crate::config::Language;
+
+/// A kernel failure outside of any cell: no interpreter, a failed start, a closed session.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    /// No interpreter could be found for the language.
+    #[error(
+        "no {language} interpreter found (tried {tried}); install one, or name it with `{setting} = \
+         \"/path/to/it\"` in the [kernel] section of .cc/tools.toml"
+    )]
+    InterpreterNotFound {
+        /// The language asked for.
+        language: Language,
+        /// What was looked for, in order.
+        tried: String,
+        /// The configuration key that names the interpreter.
+        setting: &'static str,
+    },
+    /// The interpreter could not be executed.
+    #[error("could not start the {language} kernel with `{program}`: {source}")]
+    Spawn {
+        /// The language asked for.
+        language: Language,
+        /// The command that failed.
+        program: String,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The interpreter started but its driver never said it was ready.
+    #[error("the {language} kernel `{program}` did not start: {reason}{}", stderr_note(.stderr))]
+    StartFailed {
+        /// The language asked for.
+        language: Language,
+        /// The command that was run.
+        program: String,
+        /// What happened (exited with status 1, no answer within 60 s, …).
+        reason: String,
+        /// What the interpreter wrote to stderr.
+        stderr: String,
+    },
+    /// The configuration of the kernels is invalid.
+    #[error("the kernel configuration is invalid: {0}")]
+    Misconfigured(String),
+    /// The session was shut down with the run.
+    #[error("the kernels of this run have been shut down; no further cells can run")]
+    ShutDown,
+}
+
+fn stderr_note(stderr: &str) -> String {
+    let stderr = stderr.trim();
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr:\n{stderr}")
+    }
+}
+
+impl KernelError {
+    /// A machine-readable kind for tool errors.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            KernelError::InterpreterNotFound { .. } => "interpreter_not_found",
+            KernelError::Spawn { .. } | KernelError::StartFailed { .. } => "kernel_start_failed",
+            KernelError::Misconfigured(_) => "misconfigured",
+            KernelError::ShutDown => "shut_down",
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Helpers shared by the kernel integration tests: sessions tagged so their processes can be
+//! found in /proc, a small in-memory bridge, and peers.
+
+#![allow(dead_code)] // Each test binary uses a different subset.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use cc_kernel_bridge::{
+    Bridge, BridgeError, CellOutcome, CellRequest, KernelConfig, KernelFactory, KernelSession,
+    Language,
+};
+use serde_json::{json, Value};
+
+/// The variable that tags every kernel process a test starts.
+pub const TAG_VAR: &str = "CC_KERNEL_TEST_TAG";
+
+/// A test's kernels, tagged with a unique value.
+pub struct Kernels {
+    pub session: KernelSession,
+    pub tag: String,
+    pub root: tempfile::TempDir,
+    pub bridge: Arc<TestBridge>,
+}
+
+impl Kernels {
+    pub fn new(config: KernelConfig) -> Self {
+        let root = tempfile::tempdir().expect("temp dir");
+        Self::in_root(config, root)
+    }
+
+    pub fn in_root(config: KernelConfig, root: tempfile::TempDir) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let tag = format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let session = KernelFactory::new(config)
+            .with_env(TAG_VAR, tag.clone())
+            .session(root.path());
+        let bridge = Arc::new(TestBridge {
+            root: root.path().to_path_buf(),
+        });
+        Kernels {
+            session,
+            tag,
+            root,
+            bridge,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// Runs a cell; panics if the kernel could not run it at all, or after two minutes.
+    pub async fn run(&self, language: Language, code: &str) -> CellOutcome {
+        self.run_request(CellRequest {
+            language,
+            code,
+            reset: false,
+        })
+        .await
+    }
+
+    pub async fn py(&self, code: &str) -> CellOutcome {
+        self.run(Language::Python, code).await
+    }
+
+    pub async fn js(&self, code: &str) -> CellOutcome {
+        self.run(Language::Javascript, code).await
+    }
+
+    pub async fn run_request(&self, request: CellRequest<'_>) -> CellOutcome {
+        let bridge: Arc<dyn Bridge> = self.bridge.clone();
+        let outcome =
+            tokio::time::timeout(Duration::from_secs(120), self.session.run(request, bridge))
+                .await
+                .unwrap_or_else(|_| {
+                    panic!("cell did not finish within 2 minutes: {}", request.code)
+                })
+                .unwrap_or_else(|error| panic!("kernel error: {error}"));
+        eprintln!(
+            "--- cell ---\n{}\n--- outcome ---\n{outcome:#?}",
+            request.code
+        );
+        outcome
+    }
+
+    /// Shuts the session down and asserts that no process carrying the tag is left.
+    pub async fn finish(self) {
+        self.session.shutdown().await;
+        assert_no_tagged_processes(&self.tag).await;
+    }
+}
+
+/// Processes whose environment carries `TAG_VAR=tag` (zombies have an empty environ).
+pub fn tagged_processes(tag: &str) -> Vec<(u32, String)> {
+    let needle = format!("{TAG_VAR}={tag}").into_bytes();
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        if environ.split(|b| *b == 0).any(|kv| kv == needle.as_slice()) {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            found.push((pid, cmdline.chars().take(120).collect()));
+        }
+    }
+    found
+}
+
+/// Waits a little for killed processes to disappear, then asserts none is left.
+pub async fn assert_no_tagged_processes(tag: &str) {
+    let mut left = tagged_processes(tag);
+    for _ in 0..50 {
+        if left.is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        left = tagged_processes(tag);
+    }
+    panic!("kernel processes outlived their session: {left:?}");
+}
+
+/// Answers bridge calls: `read` (a file under the root), `slow` (sleeps `secs`), `echo`.
+pub struct TestBridge {
+    pub root: PathBuf,
+}
+
+#[async_trait]
+impl Bridge for TestBridge {
+    async fn call(&self, name: &str, args: Value) -> Result<Value, BridgeError> {
+        match name {
+            "read" => {
+                let path = args["path"].as_str().unwrap_or_default();
+                std::fs::read_to_string(self.root.join(path))
+                    .map(|content| json!({ "content": content }))
+                    .map_err(|error| BridgeError::new("not_found", error.to_string()))
+            }
+            "slow" => {
+                let secs = args["secs"].as_f64().unwrap_or(1.0);
+                let slept = args["secs"].clone();
+                tokio::time::sleep(Duration::from_secs_f64(secs)).await;
+                Ok(json!({ "slept": slept }))
+            }
+            "echo" => Ok(args),
+            other => Err(BridgeError::new(
+                "unknown_tool",
+                format!("no tool named `{other}`"),
+            )),
+        }
+    }
+}
+
+/// `python3` from PATH (the peers venv first when PATH has it), or None after a loud skip.
+pub fn python() -> Option<PathBuf> {
+    cc_process::testing::require_peer("python3")
+}
+
+pub fn node() -> Option<PathBuf> {
+    cc_process::testing::require_peer("node")
+}
+
+/// A Python that can import `modules`, or None after a loud skip.
+pub fn python_with(modules: &[&str]) -> Option<PathBuf> {
+    let python = python()?;
+    let status = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(format!("import {}", modules.join(", ")))
+        .status();
+    if status.is_ok_and(|status| status.success()) {
+        Some(python)
+    } else {
+        cc_process::testing::missing_peer(
+            &modules.join(" + "),
+            &format!("{} cannot import them", python.display()),
+        );
+        None
+    }
+}
+
+/// A configuration using `python` and quick limits for tests.
+pub fn config(python: Option<PathBuf>) -> KernelConfig {
+    KernelConfig {
+        python,
+        inactivity_budget: Duration::from_secs(60),
+        ..KernelConfig::default()
+    }
+}

@@ -1,0 +1,617 @@
+//! Python kernels on a real interpreter: state, echo, output capture, rich output, await,
+//! IPython idioms, the bridge, the inactivity budget, crashes and reset.
+
+#![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
+
+mod common;
+
+use std::time::Duration;
+
+use cc_kernel_bridge::{CellRequest, KernelConfig, Language, StateStatus};
+use common::{config, python, python_with, Kernels};
+
+#[tokio::test]
+async fn state_persists_and_the_last_expression_is_echoed() {
+    let Some(python) = python() else { return };
+    let kernels = Kernels::new(config(Some(python)));
+
+    let first = kernels.py("x = 40\nimport math").await;
+    assert_eq!(first.result, None);
+    assert_eq!(first.state, StateStatus::Kept);
+    assert!(first.error.is_none());
+
+    let echoed = kernels.py("print('side')\nx += 2\nx").await;
+    assert_eq!(echoed.stdout, "side\n");
+    assert_eq!(echoed.result.as_deref(), Some("42"));
+
+    let suppressed = kernels.py("math.sqrt(x);  # no echo").await;
+    assert_eq!(suppressed.result, None);
+
+    let underscore = kernels.py("'a' * 3").await;
+    assert_eq!(underscore.result.as_deref(), Some("'aaa'"));
+    assert_eq!(kernels.py("_").await.result.as_deref(), Some("'aaa'"));
+
+    // `None` is not echoed, like a REPL.
+    assert_eq!(kernels.py("None").await.result, None);
+
+    let failed = kernels.py("def f():\n    return 1 / 0\nf()").await;
+    let error = failed.error.expect("an error");
+    assert_eq!(error.ename, "ZeroDivisionError");
+    assert_eq!(error.evalue, "division by zero");
+    assert!(error.traceback.contains("<cell-"), "{}", error.traceback);
+    assert!(
+        error.traceback.contains("return 1 / 0"),
+        "{}",
+        error.traceback
+    );
+    assert!(
+        !error.traceback.contains("cc-kernel-driver"),
+        "{}",
+        error.traceback
+    );
+    assert_eq!(failed.state, StateStatus::Kept);
+
+    let syntax = kernels.py("x = (").await;
+    assert_eq!(syntax.error.unwrap().ename, "SyntaxError");
+    assert_eq!(kernels.py("x").await.result.as_deref(), Some("42"));
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn a_big_print_is_complete_before_the_result_then_capped() {
+    let Some(python) = python() else { return };
+    let kernels = Kernels::new(config(Some(python)));
+    // 300 KB in one print, then a child process and stderr: all of it must be in.
+    let outcome = kernels
+        .py("import os, sys\n\
+             print('HEAD' + 'x' * 299_990 + 'TAIL')\n\
+             os.system('echo from-a-child')\n\
+             sys.stderr.write('to stderr\\n')\n\
+             'done'")
+        .await;
+    assert_eq!(outcome.result.as_deref(), Some("'done'"));
+    let total = 4 + 299_990 + 4 + 1 + "from-a-child\n".len();
+    let truncated = outcome.truncated.expect("stdout exceeded the cap");
+    assert_eq!(truncated.stdout as usize, total - 64 * 1024);
+    assert_eq!(truncated.stderr, 0);
+    assert!(outcome.stdout.starts_with("HEADxxx"));
+    assert!(
+        outcome.stdout.ends_with("xxxTAIL\nfrom-a-child\n"),
+        "{}",
+        &outcome.stdout[outcome.stdout.len() - 40..]
+    );
+    assert!(outcome.stdout.contains("bytes cut here"));
+    assert_eq!(outcome.stderr, "to stderr\n");
+
+    // A smaller cap applies per cell, and each stream separately.
+    let small = Kernels::new(KernelConfig {
+        output_cap: 1000,
+        ..config(common::python())
+    });
+    let outcome = small
+        .py("import sys\nfor i in range(500): print(i)\nsys.stderr.write('e' * 3000)")
+        .await;
+    let truncated = outcome.truncated.unwrap();
+    assert!(
+        truncated.stdout > 0 && truncated.stderr == 2000,
+        "{truncated:?}"
+    );
+    assert!(outcome.stdout.starts_with("0\n1\n2\n"));
+    assert!(outcome.stdout.ends_with("498\n499\n"));
+    let next = small.py("print('fresh')").await;
+    assert_eq!(next.stdout, "fresh\n");
+    assert!(next.truncated.is_none());
+    small.finish().await;
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn input_gets_end_of_file_instead_of_hanging() {
+    let Some(python) = python() else { return };
+    let kernels = Kernels::new(config(Some(python)));
+    let outcome = kernels.py("name = input('who? ')").await;
+    let error = outcome.error.unwrap();
+    assert_eq!(error.ename, "EOFError");
+    assert!(error.evalue.contains("stdin is closed"), "{}", error.evalue);
+    let read = kernels
+        .py("import sys, subprocess\nsys.stdin.read(), subprocess.run(['cat'], capture_output=True).stdout")
+        .await;
+    assert_eq!(read.result.as_deref(), Some("('', b'')"));
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn dataframes_and_figures_come_back_rich() {
+    let Some(python) = python_with(&["pandas", "matplotlib"]) else {
+        return;
+    };
+    let kernels = Kernels::new(config(Some(python)));
+    let table = kernels
+        .py("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2], 'b': ['x', 'y']})\ndf")
+        .await;
+    let text = table.result.unwrap();
+    assert!(
+        text.contains('a') && text.contains('x') && text.contains("1"),
+        "{text}"
+    );
+    let html = table
+        .display
+        .iter()
+        .find(|item| item.mime == "text/html")
+        .expect("html");
+    assert!(html.data.contains("<table"), "{}", html.data);
+
+    let figure = kernels
+        .py("import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.title('t');")
+        .await;
+    assert!(figure.error.is_none(), "{:?}", figure.error);
+    let pngs: Vec<_> = figure
+        .display
+        .iter()
+        .filter(|item| item.mime == "image/png")
+        .collect();
+    assert_eq!(pngs.len(), 1, "{:?}", figure.display);
+    assert!(pngs[0].data.starts_with("iVBORw0KGgo"), "not a PNG");
+
+    // plt.show() shows it once; the figure is closed afterwards.
+    let shown = kernels
+        .py("fig, ax = plt.subplots()\nax.bar([1, 2], [3, 4])\nplt.show()\nlen(plt.get_fignums())")
+        .await;
+    assert_eq!(shown.result.as_deref(), Some("0"));
+    assert_eq!(
+        shown
+            .display
+            .iter()
+            .filter(|i| i.mime == "image/png")
+            .count(),
+        1
+    );
+
+    let displayed = kernels.py("display(df.head(1))\ndisplay('plain')").await;
+    let mimes: Vec<&str> = displayed
+        .display
+        .iter()
+        .map(|item| item.mime.as_str())
+        .collect();
+    assert_eq!(mimes, ["text/html", "text/plain", "text/plain"]);
+    assert_eq!(displayed.display[2].data, "'plain'");
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn top_level_await_keeps_one_event_loop() {
+    let Some(python) = python() else { return };
+    let kernels = Kernels::new(config(Some(python)));
+    let first = kernels
+        .py("import asyncio\nasync def loop_id():\n    return id(asyncio.get_running_loop())\nfirst = await loop_id()\nawait asyncio.sleep(0.01)\n7")
+        .await;
+    assert_eq!(first.result.as_deref(), Some("7"));
+    let same = kernels.py("(await loop_id()) == first").await;
+    assert_eq!(same.result.as_deref(), Some("True"));
+    // A plain cell may still use asyncio.run (no loop is running between cells).
+    let run = kernels
+        .py("asyncio.run(asyncio.sleep(0, result='ok'))")
+        .await;
+    assert_eq!(run.result.as_deref(), Some("'ok'"));
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn ipython_idioms_are_rewritten_only_on_real_code_lines() {
+    let Some(python) = python() else { return };
+    let kernels = Kernels::new(config(Some(python)));
+    std::fs::create_dir(kernels.path().join("sub")).unwrap();
+
+    let cd = kernels
+        .py("%cd sub\nimport os\nos.path.basename(os.getcwd())")
+        .await;
+    assert_eq!(cd.result.as_deref(), Some("'sub'"));
+
+    let shell = kernels
+        .py("for i in range(2):\n    !echo line-$((40 + 2))\n_exit_code")
+        .await;
+    assert_eq!(shell.stdout, "line-42\nline-42\n");
+    assert_eq!(shell.result.as_deref(), Some("0"));
+
+    let strings = kernels
+        .py("text = '''\n%cd nowhere\n!rm -rf nothing\n'''\nquoted = \"!not a command\"\nvalue = (1 +\n  2)\nlen(text.splitlines()), quoted, value")
+        .await;
+    assert_eq!(strings.result.as_deref(), Some("(3, '!not a command', 3)"));
+
+    let bash = kernels.py("%%bash\necho $((6 * 7))\necho err >&2").await;
+    assert_eq!(bash.stdout, "42\n");
+    assert_eq!(bash.stderr, "err\n");
+    let failing = kernels.py("%%bash\nexit 3").await;
+    assert_eq!(failing.error.unwrap().ename, "CalledProcessError");
+
+    let timeit = kernels
+        .py("%%timeit -n 5 -r 2 data = list(range(100))\nsorted(data)")
+        .await;
+    assert!(
+        timeit
+            .stdout
+            .contains("per loop (mean ± std. dev. of 2 runs, 5 loops each)"),
+        "{}",
+        timeit.stdout
+    );
+    let line = kernels.py("%timeit -n 3 -r 1 sum(range(10))").await;
+    assert!(
+        line.stdout.contains("1 run, 3 loops each"),
+        "{}",
+        line.stdout
+    );
+
+    let unknown = kernels.py("%frobnicate now").await;
+    let error = unknown.error.unwrap();
+    assert_eq!(error.ename, "UsageError");
+    assert!(error.evalue.contains("%pip"), "{}", error.evalue);
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn cells_call_tools_through_the_bridge() {
+    let Some(python) = python() else { return };
+    let kernels = Kernels::new(config(Some(python)));
+    std::fs::write(kernels.path().join("notes.txt"), "hello from a file\n").unwrap();
+
+    let read = kernels
+        .py("tool('read', {'path': 'notes.txt'})['content']")
+        .await;
+    assert_eq!(read.result.as_deref(), Some("'hello from a file\\n'"));
+
+    let keywords = kernels.py("tool('echo', a=1, b=[True, None])").await;
+    assert_eq!(
+        keywords.result.as_deref(),
+        Some("{'a': 1, 'b': [True, None]}")
+    );
+
+    let failed = kernels
+        .py("try:\n    tool('nope', {})\nexcept ToolError as e:\n    caught = (e.kind, e.message)\ncaught")
+        .await;
+    assert_eq!(
+        failed.result.as_deref(),
+        Some("('unknown_tool', 'no tool named `nope`')")
+    );
+
+    let uncaught = kernels.py("tool('read', {'path': 'missing.txt'})").await;
+    let error = uncaught.error.unwrap();
+    assert_eq!(error.ename, "ToolError");
+    assert!(error.evalue.starts_with("not_found: "), "{}", error.evalue);
+
+    // From other threads of the kernel, concurrently.
+    let threads = kernels
+        .py("from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor(4) as pool:\n    got = list(pool.map(lambda i: tool('echo', {'i': i})['i'], range(8)))\ngot")
+        .await;
+    assert_eq!(threads.result.as_deref(), Some("[0, 1, 2, 3, 4, 5, 6, 7]"));
+
+    let bad = kernels.py("tool('echo', {'p': object()})").await;
+    assert_eq!(bad.error.unwrap().ename, "TypeError");
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn the_inactivity_budget_spares_bridge_calls_and_interrupts_silence() {
+    let Some(python) = python() else { return };
+    let kernels = Kernels::new(KernelConfig {
+        inactivity_budget: Duration::from_secs(3),
+        ..config(Some(python))
+    });
+    kernels.py("kept = 'still here'").await;
+
+    // A 4-second bridge call under a 3-second budget: the timer is suspended meanwhile.
+    let bridged = kernels.py("tool('slow', {'secs': 4})['slept']").await;
+    assert!(!bridged.timed_out, "{bridged:?}");
+    assert_eq!(bridged.result.as_deref(), Some("4"));
+
+    // Output keeps a cell alive: 4 s with a line every half second.
+    let chatty = kernels
+        .py("import time\nfor i in range(8):\n    print(i, flush=True)\n    time.sleep(0.5)")
+        .await;
+    assert!(!chatty.timed_out);
+    assert_eq!(chatty.stdout.lines().count(), 8);
+
+    // A silent 5-second sleep does not survive.
+    let silent = kernels.py("time.sleep(5)\nprint('never')").await;
+    assert!(silent.timed_out);
+    assert_eq!(silent.error.as_ref().unwrap().ename, "KeyboardInterrupt");
+    assert!(!silent.stdout.contains("never"));
+    assert_eq!(silent.state, StateStatus::Kept);
+    assert!(
+        silent
+            .notices
+            .iter()
+            .any(|n| n.contains("inactivity budget")),
+        "{:?}",
+        silent.notices
+    );
+
+    // A runaway loop is interrupted and earlier variables survive.
+    let runaway = kernels.py("n = 0\nwhile True:\n    n += 1").await;
+    assert!(runaway.timed_out);
+    assert_eq!(runaway.error.unwrap().ename, "KeyboardInterrupt");
+    let after = kernels.py("kept, n > 0").await;
+    assert_eq!(after.result.as_deref(), Some("('still here', True)"));
+    assert_eq!(after.state, StateStatus::Kept);
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn an_unstoppable_cell_is_killed_and_the_next_call_starts_fresh() {
+    let Some(python) = python() else { return };
+    let kernels = Kernels::new(KernelConfig {
+        inactivity_budget: Duration::from_secs(1),
+        interrupt_grace: Duration::from_secs(1),
+        ..config(Some(python))
+    });
+    kernels.py("kept = 1").await;
+    let killed = kernels
+        .py("import signal, subprocess\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nsubprocess.Popen(['sleep', '300'])\nprint('spinning', flush=True)\nwhile True:\n    pass")
+        .await;
+    assert!(killed.timed_out);
+    assert_eq!(killed.state, StateStatus::Lost);
+    assert_eq!(killed.stdout, "spinning\n");
+    assert!(
+        killed.notices.iter().any(|n| n.contains("killed")),
+        "{:?}",
+        killed.notices
+    );
+    assert_eq!(kernels.session.running().len(), 0);
+
+    let fresh = kernels.py("'kept' in globals()").await;
+    assert_eq!(fresh.result.as_deref(), Some("False"));
+    assert_eq!(fresh.state, StateStatus::Lost);
+    assert!(
+        fresh.notices.iter().any(|n| n.contains("fresh")),
+        "{:?}",
+        fresh.notices
+    );
+    // The sleep started by the killed kernel went with its process group.
+    let tagged = common::tagged_processes(&kernels.tag);
+    assert!(
+        tagged.iter().all(|(_, cmd)| !cmd.starts_with("sleep")),
+        "{tagged:?}"
+    );
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn a_crash_is_reported_and_reset_starts_clean() {
+    let Some(python) = python() else { return };
+    let kernels = Kernels::new(config(Some(python)));
+    kernels.py("a = 1").await;
+    let crashed = kernels
+        .py("print('bye', flush=True)\nimport os\nos._exit(7)")
+        .await;
+    assert_eq!(crashed.state, StateStatus::Lost);
+    assert_eq!(crashed.stdout, "bye\n");
+    assert!(
+        crashed
+            .notices
+            .iter()
+            .any(|n| n.contains("exited with status 7")),
+        "{:?}",
+        crashed.notices
+    );
+    let next = kernels.py("'a' in globals()").await;
+    assert_eq!(next.state, StateStatus::Lost);
+    assert_eq!(next.result.as_deref(), Some("False"));
+
+    kernels.py("b = 2").await;
+    let pid_before = kernels.session.running()[0].pid;
+    let reset = kernels
+        .run_request(CellRequest {
+            language: Language::Python,
+            code: "'b' in globals()",
+            reset: true,
+        })
+        .await;
+    assert_eq!(reset.result.as_deref(), Some("False"));
+    assert_eq!(reset.state, StateStatus::Lost);
+    let pid_after = kernels.session.running()[0].pid;
+    assert_ne!(pid_before, pid_after);
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid_before}")).exists() || {
+            // A zombie is not a live process: its state is Z.
+            std::fs::read_to_string(format!("/proc/{pid_before}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+        }
+    );
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn background_processes_die_with_the_session() {
+    let Some(python) = python() else { return };
+    let kernels = Kernels::new(config(Some(python)));
+    kernels
+        .py("!sleep 300 &\nimport subprocess\np = subprocess.Popen(['sleep', '301'])")
+        .await;
+    // The kernel and both sleeps (a process in the middle of exec may briefly not show).
+    let mut seen = 0;
+    for _ in 0..50 {
+        seen = common::tagged_processes(&kernels.tag).len();
+        if seen >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(seen >= 3, "{:?}", common::tagged_processes(&kernels.tag));
+    let tag = kernels.tag.clone();
+    kernels.finish().await;
+    common::assert_no_tagged_processes(&tag).await;
+}
+
+#[tokio::test]
+async fn through_an_enclosure_prefix_the_protocol_shares_the_standard_streams() {
+    let Some(python) = python() else { return };
+    let kernels = Kernels::new(KernelConfig {
+        enclosure: vec!["env".into(), "CC_ENCLOSED=yes".into()],
+        ..config(Some(python))
+    });
+    std::fs::write(kernels.path().join("f.txt"), "enclosed read").unwrap();
+    let outcome = kernels
+        .py("import os, sys\nprint('user out')\nos.system('echo child out; echo child err >&2')\nsys.stderr.write('user err\\n')\nprint('x' * 100_000)\n(os.environ['CC_ENCLOSED'], tool('read', {'path': 'f.txt'})['content'])")
+        .await;
+    assert_eq!(outcome.result.as_deref(), Some("('yes', 'enclosed read')"));
+    assert!(
+        outcome.stdout.starts_with("user out\nchild out\nxxx"),
+        "{}",
+        &outcome.stdout[..40]
+    );
+    assert_eq!(
+        outcome.truncated.unwrap().stdout as usize,
+        "user out\nchild out\n".len() + 100_001 - 64 * 1024
+    );
+    assert_eq!(outcome.stderr, "child err\nuser err\n");
+    let eof = kernels.py("input()").await;
+    assert_eq!(eof.error.unwrap().ename, "EOFError");
+    let state = kernels.py("import time\nfor _ in range(3):\n    print('tick', flush=True)\n    time.sleep(0.1)\nos.environ['CC_ENCLOSED']").await;
+    assert_eq!(state.stdout, "tick\ntick\ntick\n");
+    assert_eq!(state.result.as_deref(), Some("'yes'"));
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn pip_installs_into_the_kernels_interpreter_and_evicts_old_modules() {
+    let Some(python) = python() else { return };
+    // A throwaway virtualenv at the checkout's `.venv`, which the kernel must prefer.
+    let root = tempfile::tempdir().unwrap();
+    let venv = root.path().join(".venv");
+    let created = std::process::Command::new(&python)
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(created.success(), "python -m venv failed");
+    let kernels = Kernels::in_root(config(None), root);
+
+    let which = kernels.py("import sys\nsys.prefix").await;
+    assert!(
+        which.result.unwrap().contains(".venv"),
+        "the checkout's .venv was not used"
+    );
+
+    let first = kernels
+        .py("%pip install --quiet six==1.16.0\nimport six\nsix.__version__")
+        .await;
+    assert!(first.error.is_none(), "{first:?}");
+    assert_eq!(first.result.as_deref(), Some("'1.16.0'"));
+
+    let upgraded = kernels
+        .py("%pip install --quiet six==1.17.0\nimport six\nsix.__version__")
+        .await;
+    assert!(
+        upgraded.stdout.contains("Evicted six"),
+        "{}",
+        upgraded.stdout
+    );
+    assert_eq!(upgraded.result.as_deref(), Some("'1.17.0'"));
+
+    // A loaded compiled extension cannot be swapped: the kernel says a reset is needed.
+    let compiled = kernels
+        .py("%pip install --quiet markupsafe==2.1.5\nimport markupsafe, markupsafe._speedups\nmarkupsafe.__version__")
+        .await;
+    assert_eq!(compiled.result.as_deref(), Some("'2.1.5'"));
+    let blocked = kernels
+        .py("%pip install --quiet markupsafe==3.0.2\nimport markupsafe\nmarkupsafe.__version__")
+        .await;
+    assert!(
+        blocked.stdout.contains("reset is needed"),
+        "{}",
+        blocked.stdout
+    );
+    assert_eq!(blocked.result.as_deref(), Some("'2.1.5'"));
+    let reset = kernels
+        .run_request(CellRequest {
+            language: Language::Python,
+            code: "import markupsafe\nmarkupsafe.__version__",
+            reset: true,
+        })
+        .await;
+    assert_eq!(reset.result.as_deref(), Some("'3.0.2'"));
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn an_interpreter_that_fails_to_start_is_reported_with_its_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("python-that-fails");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'cannot import encodings' >&2\nexit 2\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let kernels = Kernels::new(config(Some(fake)));
+    let bridge: std::sync::Arc<dyn cc_kernel_bridge::Bridge> = kernels.bridge.clone();
+    let error = kernels
+        .session
+        .run(
+            CellRequest {
+                language: Language::Python,
+                code: "1",
+                reset: false,
+            },
+            bridge,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "kernel_start_failed");
+    let message = error.to_string();
+    assert!(message.contains("exited with status 2"), "{message}");
+    assert!(message.contains("cannot import encodings"), "{message}");
+    kernels.finish().await;
+}
+
+/// Run in a child process by `kernels_and_their_children_die_with_a_killed_host`.
+#[tokio::test]
+#[ignore = "a helper: it runs only inside another test's child process"]
+async fn helper_host_that_gets_killed() {
+    if std::env::var_os("CC_KERNEL_HELPER").is_none() {
+        return;
+    }
+    let kernels = Kernels::new(config(python()));
+    kernels.py("!sleep 300 &").await;
+    if common::node().is_some() {
+        kernels
+            .js("require('child_process').spawn('sleep', ['301'], { stdio: 'ignore' }).unref()")
+            .await;
+    }
+    println!("READY {}", kernels.tag);
+    tokio::time::sleep(Duration::from_secs(300)).await;
+}
+
+#[tokio::test]
+async fn kernels_and_their_children_die_with_a_killed_host() {
+    use tokio::io::AsyncBufReadExt;
+    let Some(_) = python() else { return };
+    let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "--exact",
+            "helper_host_that_gets_killed",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("CC_KERNEL_HELPER", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut host = cc_process::spawn_group(command).unwrap();
+    let mut lines = tokio::io::BufReader::new(host.take_stdout().unwrap()).lines();
+    let tag = tokio::time::timeout(Duration::from_secs(120), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(tag) = line.strip_prefix("READY ") {
+                return tag.to_owned();
+            }
+        }
+        panic!("the helper ended without starting its kernels");
+    })
+    .await
+    .expect("the helper started its kernels");
+    let before = common::tagged_processes(&tag);
+    assert!(before.len() >= 3, "{before:?}");
+    // SIGKILL: the host gets no chance to clean up.
+    host.kill_group();
+    let _ = tokio::time::timeout(Duration::from_secs(10), host.wait()).await;
+    common::assert_no_tagged_processes(&tag).await;
+}

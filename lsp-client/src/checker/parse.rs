@@ -1,0 +1,498 @@
+//! Reading what project checkers print: pyright's JSON report, `tsc`'s one-line errors,
+//! cargo's JSON messages, `go vet`'s text, and the `file:line:col: severity: message` lines
+//! of gcc, clang and clang-tidy (also the fallback for a configured checker we do not know).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::ProjectDiagnostic;
+use crate::diagnostic::{Diagnostic, Severity};
+
+/// How a checker's output is read, chosen by its program's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `basedpyright --outputjson`, `pyright --outputjson`.
+    PyrightJson,
+    /// `tsc --pretty false`: `file(line,col): error TS2322: message`.
+    Tsc,
+    /// `cargo check --message-format=json`.
+    CargoJson,
+    /// `go vet`: `./file.go:line:col: message`, `vet: ` before type errors.
+    GoVet,
+    /// `file:line[:col]: severity: message [code]` (gcc, clang, clang-tidy, mypy, …).
+    Gcc,
+}
+
+impl Format {
+    /// The format of the checker whose program is `program`.
+    pub fn for_program(program: &str) -> Format {
+        let name = Path::new(program)
+            .file_name()
+            .map_or_else(|| program.to_owned(), |n| n.to_string_lossy().into_owned());
+        match name.as_str() {
+            "basedpyright" | "pyright" => Format::PyrightJson,
+            "tsc" => Format::Tsc,
+            "cargo" => Format::CargoJson,
+            "go" => Format::GoVet,
+            _ => Format::Gcc,
+        }
+    }
+
+    /// The `source` given to diagnostics of this format when the output names none.
+    fn source(self, program: &str) -> String {
+        match self {
+            Format::GoVet => "go vet".into(),
+            Format::CargoJson => "rustc".into(),
+            _ => Path::new(program)
+                .file_name()
+                .map_or_else(|| program.to_owned(), |n| n.to_string_lossy().into_owned()),
+        }
+    }
+}
+
+/// Parses a checker's stdout and stderr into diagnostics; relative paths are resolved
+/// against `cwd` (and, for cargo, the folders above it, since rustc reports paths relative
+/// to the cargo workspace).
+pub fn parse(
+    format: Format,
+    program: &str,
+    stdout: &str,
+    stderr: &str,
+    cwd: &Path,
+) -> Result<Vec<ProjectDiagnostic>, String> {
+    let source = format.source(program);
+    let mut found = match format {
+        Format::PyrightJson => pyright(stdout, cwd, &source)?,
+        Format::Tsc => lines(stdout, true, |line| tsc_line(line, cwd, &source)),
+        Format::CargoJson => cargo(stdout, cwd),
+        Format::GoVet => lines(stderr, false, |line| go_vet_line(line, cwd, &source)),
+        Format::Gcc => {
+            let mut all = lines(stdout, false, |line| gcc_line(line, cwd, &source));
+            all.extend(lines(stderr, false, |line| gcc_line(line, cwd, &source)));
+            all
+        }
+    };
+    // The same diagnostic reported twice (a header included by two files, a crate checked
+    // for two targets) is one.
+    let mut seen = std::collections::HashSet::new();
+    found.retain(|d| {
+        seen.insert((
+            d.path.clone(),
+            d.diagnostic.line,
+            d.diagnostic.character,
+            d.diagnostic.message.clone(),
+        ))
+    });
+    Ok(found)
+}
+
+/// Parses each line; with `continued`, indented lines right after a diagnostic are the rest
+/// of its message (tsc).
+fn lines(
+    text: &str,
+    continued: bool,
+    mut parse_line: impl FnMut(&str) -> Option<ProjectDiagnostic>,
+) -> Vec<ProjectDiagnostic> {
+    let mut out: Vec<ProjectDiagnostic> = Vec::new();
+    let mut attach = false;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if let Some(found) = parse_line(line) {
+            out.push(found);
+            attach = continued;
+        } else if attach && line.starts_with("  ") {
+            if let Some(last) = out.last_mut() {
+                last.diagnostic.message.push('\n');
+                last.diagnostic.message.push_str(line);
+            }
+        } else {
+            attach = false;
+        }
+    }
+    out
+}
+
+fn resolve(cwd: &Path, file: &str) -> PathBuf {
+    let path = Path::new(file);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path.strip_prefix("./").unwrap_or(path))
+    }
+}
+
+fn diagnostic(
+    line: u32,
+    column: u32,
+    severity: Severity,
+    code: Option<String>,
+    message: &str,
+    source: &str,
+) -> Diagnostic {
+    Diagnostic {
+        line: line.max(1),
+        character: column.saturating_sub(1),
+        end_line: line.max(1),
+        severity,
+        code,
+        message: message.trim_end().to_owned(),
+        source: Some(source.to_owned()),
+    }
+}
+
+fn severity_word(word: &str) -> Option<Severity> {
+    match word.trim() {
+        "error" | "fatal error" | "fatal" => Some(Severity::Error),
+        "warning" => Some(Severity::Warning),
+        "note" | "info" | "information" => Some(Severity::Information),
+        "hint" | "help" => Some(Severity::Hint),
+        _ => None,
+    }
+}
+
+fn pyright(stdout: &str, cwd: &Path, source: &str) -> Result<Vec<ProjectDiagnostic>, String> {
+    // Anything printed before the report (a banner, a notice that a newer version exists).
+    let start = stdout.find('{').ok_or("it printed no JSON report")?;
+    let report: Value = serde_json::from_str(&stdout[start..])
+        .map_err(|error| format!("its JSON report cannot be read: {error}"))?;
+    let items = report
+        .get("generalDiagnostics")
+        .and_then(Value::as_array)
+        .ok_or("its JSON report has no `generalDiagnostics`")?;
+    Ok(items
+        .iter()
+        .filter_map(|item| {
+            let file = item.get("file").and_then(Value::as_str)?;
+            let start = item.get("range").and_then(|r| r.get("start"));
+            let at = |key: &str| {
+                start
+                    .and_then(|s| s.get(key))
+                    .and_then(Value::as_u64)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .unwrap_or(0)
+            };
+            let severity = item
+                .get("severity")
+                .and_then(Value::as_str)
+                .and_then(severity_word)
+                .unwrap_or(Severity::Error);
+            let code = item.get("rule").and_then(Value::as_str).map(str::to_owned);
+            let message = item.get("message").and_then(Value::as_str)?;
+            Some(ProjectDiagnostic::new(
+                resolve(cwd, file),
+                diagnostic(
+                    at("line") + 1,
+                    at("character") + 1,
+                    severity,
+                    code,
+                    message,
+                    source,
+                ),
+            ))
+        })
+        .collect())
+}
+
+/// `src/a.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.`, or a
+/// project-level `error TS5083: Cannot read file 'tsconfig.json'.`
+fn tsc_line(line: &str, cwd: &Path, source: &str) -> Option<ProjectDiagnostic> {
+    let (location, rest) = match line.find("): ") {
+        Some(end) if line[..end].contains('(') => (Some(&line[..end]), &line[end + 3..]),
+        _ => (None, line),
+    };
+    let (word, rest) = rest.split_once(' ')?;
+    let severity = severity_word(word)?;
+    let (code, message) = rest.split_once(": ")?;
+    if !code.starts_with("TS") {
+        return None;
+    }
+    let (path, line_no, column) = match location {
+        Some(location) => {
+            let open = location.rfind('(')?;
+            let (line_no, column) = location[open + 1..].split_once(',')?;
+            (
+                resolve(cwd, &location[..open]),
+                line_no.parse().ok()?,
+                column.parse().ok()?,
+            )
+        }
+        None => (cwd.join("tsconfig.json"), 1, 1),
+    };
+    Some(ProjectDiagnostic::new(
+        path,
+        diagnostic(
+            line_no,
+            column,
+            severity,
+            Some(code.to_owned()),
+            message,
+            source,
+        ),
+    ))
+}
+
+/// `vet: ./main.go:6:17: cannot use …` (a type error) or `./main.go:7:2: fmt.Printf …` (an
+/// analyzer's finding); `# pkg` headers are skipped.
+fn go_vet_line(line: &str, cwd: &Path, source: &str) -> Option<ProjectDiagnostic> {
+    let (severity, rest) = match line.strip_prefix("vet: ") {
+        Some(rest) => (Severity::Error, rest),
+        None => (Severity::Warning, line),
+    };
+    let (path, line_no, column, message) = split_location(rest)?;
+    if !path.ends_with(".go") {
+        return None;
+    }
+    Some(ProjectDiagnostic::new(
+        resolve(cwd, path),
+        diagnostic(line_no, column, severity, None, message, source),
+    ))
+}
+
+/// `path:line:col: message` or `path:line: message`.
+fn split_location(line: &str) -> Option<(&str, u32, u32, &str)> {
+    let (path, rest) = line.split_once(':')?;
+    let (line_no, rest) = rest.split_once(':')?;
+    let line_no: u32 = line_no.trim().parse().ok()?;
+    if let Some((column, message)) = rest.split_once(':') {
+        if let Ok(column) = column.trim().parse::<u32>() {
+            return Some((path, line_no, column, message.trim_start()));
+        }
+    }
+    Some((path, line_no, 0, rest.trim_start()))
+}
+
+/// `m.c:4:12: error: use of undeclared identifier 'nope' [clang-diagnostic-error]`; notes
+/// are left out (they explain the line before).
+fn gcc_line(line: &str, cwd: &Path, source: &str) -> Option<ProjectDiagnostic> {
+    let (path, line_no, column, rest) = split_location(line)?;
+    // "In file included from m.c:1:" and similar context lines are not diagnostics.
+    if path.is_empty() || path.starts_with("In file included") {
+        return None;
+    }
+    let (word, message) = rest.split_once(": ")?;
+    let severity = severity_word(word)?;
+    if severity == Severity::Information || severity == Severity::Hint {
+        return None;
+    }
+    let (message, code) = match message.rfind(" [") {
+        Some(open) if message.ends_with(']') => (
+            &message[..open],
+            Some(message[open + 2..message.len() - 1].to_owned()),
+        ),
+        _ => (message, None),
+    };
+    Some(ProjectDiagnostic::new(
+        resolve(cwd, path),
+        diagnostic(line_no, column, severity, code, message, source),
+    ))
+}
+
+/// cargo's `compiler-message` lines: the primary span of each error and warning.
+fn cargo(stdout: &str, cwd: &Path) -> Vec<ProjectDiagnostic> {
+    let mut out = Vec::new();
+    for line in stdout.lines() {
+        let Ok(value) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if value.get("reason").and_then(Value::as_str) != Some("compiler-message") {
+            continue;
+        }
+        let Some(message) = value.get("message") else {
+            continue;
+        };
+        let Some(severity) = message
+            .get("level")
+            .and_then(Value::as_str)
+            .and_then(|level| match level {
+                "error" | "error: internal compiler error" => Some(Severity::Error),
+                "warning" => Some(Severity::Warning),
+                _ => None,
+            })
+        else {
+            continue;
+        };
+        let text = message.get("message").and_then(Value::as_str).unwrap_or("");
+        let spans = message.get("spans").and_then(Value::as_array);
+        let primary = spans.and_then(|spans| {
+            spans
+                .iter()
+                .find(|s| s.get("is_primary").and_then(Value::as_bool) == Some(true))
+        });
+        let code = message
+            .get("code")
+            .and_then(|c| c.get("code"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let number = |span: &Value, key: &str| {
+            span.get(key)
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(1)
+        };
+        let (path, line_no, column) = match primary {
+            Some(span) => {
+                let file = span.get("file_name").and_then(Value::as_str).unwrap_or("");
+                (
+                    cargo_path(cwd, value.get("manifest_path"), file),
+                    number(span, "line_start"),
+                    number(span, "column_start"),
+                )
+            }
+            None => {
+                // Summaries ("aborting due to …", "3 warnings emitted") carry no span.
+                if text.starts_with("aborting due to") || text.ends_with("emitted") {
+                    continue;
+                }
+                let target = value
+                    .get("target")
+                    .and_then(|t| t.get("src_path"))
+                    .and_then(Value::as_str);
+                match target {
+                    Some(src) => (PathBuf::from(src), 1, 1),
+                    None => continue,
+                }
+            }
+        };
+        out.push(ProjectDiagnostic::new(
+            path,
+            diagnostic(line_no, column, severity, code, text, "rustc"),
+        ));
+    }
+    out
+}
+
+/// rustc's `file_name` is relative to the cargo workspace root, which may be above the
+/// package: the first folder (from the package's up) where the file exists.
+fn cargo_path(cwd: &Path, manifest: Option<&Value>, file: &str) -> PathBuf {
+    let path = Path::new(file);
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    let package = manifest
+        .and_then(Value::as_str)
+        .and_then(|m| Path::new(m).parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| cwd.to_path_buf());
+    package
+        .ancestors()
+        .map(|dir| dir.join(path))
+        .find(|candidate| candidate.exists())
+        .unwrap_or_else(|| cwd.join(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(found: &[ProjectDiagnostic]) -> (String, u32, Severity, Option<String>, String) {
+        assert_eq!(found.len(), 1, "{found:?}");
+        let d = &found[0];
+        (
+            d.path.display().to_string(),
+            d.diagnostic.line,
+            d.diagnostic.severity,
+            d.diagnostic.code.clone(),
+            d.diagnostic.message.clone(),
+        )
+    }
+
+    #[test]
+    fn formats_follow_the_program_name() {
+        assert_eq!(
+            Format::for_program("/venv/bin/basedpyright"),
+            Format::PyrightJson
+        );
+        assert_eq!(Format::for_program("tsc"), Format::Tsc);
+        assert_eq!(Format::for_program("cargo"), Format::CargoJson);
+        assert_eq!(Format::for_program("go"), Format::GoVet);
+        assert_eq!(Format::for_program("clang-tidy-19"), Format::Gcc);
+        assert_eq!(Format::for_program("mypy"), Format::Gcc);
+    }
+
+    #[test]
+    fn pyright_json_with_a_banner() {
+        let out = "No configuration file found.\n{\"generalDiagnostics\": [{\"file\": \"/w/a.py\", \"severity\": \"error\", \"message\": \"Type \\\"int\\\" is not assignable\\n  detail\", \"range\": {\"start\": {\"line\": 3, \"character\": 9}}, \"rule\": \"reportAssignmentType\"}], \"summary\": {}}";
+        let found = parse(Format::PyrightJson, "basedpyright", out, "", Path::new("/w")).unwrap();
+        assert_eq!(
+            one(&found),
+            (
+                "/w/a.py".into(),
+                4,
+                Severity::Error,
+                Some("reportAssignmentType".into()),
+                "Type \"int\" is not assignable\n  detail".into()
+            )
+        );
+        assert!(parse(Format::PyrightJson, "basedpyright", "oops", "", Path::new("/w")).is_err());
+    }
+
+    #[test]
+    fn tsc_lines_with_continuations_and_project_errors() {
+        let out = "src/a.ts(1,7): error TS2322: Type 'string' is not assignable to type 'number'.\n  Details follow.\nerror TS5083: Cannot read file '/w/base.json'.\n";
+        let found = parse(Format::Tsc, "tsc", out, "", Path::new("/w")).unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].path, Path::new("/w/src/a.ts"));
+        assert_eq!(found[0].diagnostic.character, 6);
+        assert_eq!(
+            found[0].diagnostic.message,
+            "Type 'string' is not assignable to type 'number'.\n  Details follow."
+        );
+        assert_eq!(found[1].path, Path::new("/w/tsconfig.json"));
+        assert_eq!(found[1].diagnostic.code.as_deref(), Some("TS5083"));
+    }
+
+    #[test]
+    fn go_vet_type_errors_and_findings() {
+        let err = "# example.com/m\nvet: ./main.go:6:17: cannot use 1 (untyped int constant) as string value\n# example.com/m/sub\nsub/x.go:7:2: fmt.Printf format %d has arg \"x\" of wrong type string\n";
+        let found = parse(Format::GoVet, "go", "", err, Path::new("/w")).unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].path, Path::new("/w/main.go"));
+        assert_eq!(
+            (found[0].diagnostic.line, found[0].diagnostic.severity),
+            (6, Severity::Error)
+        );
+        assert_eq!(found[1].path, Path::new("/w/sub/x.go"));
+        assert_eq!(found[1].diagnostic.severity, Severity::Warning);
+    }
+
+    #[test]
+    fn gcc_and_clang_tidy_lines_without_notes() {
+        let out = "/w/m.c:3:5: error: call to undeclared function 'prinft' [clang-diagnostic-implicit-function-declaration]\n    3 |     prinft(\"x\");\n      |     ^\n/w/m.c:3:5: note: did you mean 'printf'?\nm.c: In function 'main':\nm.c:4:12: warning: unused variable 'y' [-Wunused-variable]\nm.py:4: error: Incompatible types  [assignment]\n2 errors generated.\n";
+        let found = parse(Format::Gcc, "clang-tidy-19", out, "", Path::new("/w")).unwrap();
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert_eq!(
+            found[0].diagnostic.code.as_deref(),
+            Some("clang-diagnostic-implicit-function-declaration")
+        );
+        assert_eq!(found[1].path, Path::new("/w/m.c"));
+        assert_eq!(found[1].diagnostic.severity, Severity::Warning);
+        assert_eq!(found[2].diagnostic.line, 4);
+        assert_eq!(found[2].diagnostic.code.as_deref(), Some("assignment"));
+        assert_eq!(found[2].diagnostic.message, "Incompatible types");
+    }
+
+    #[test]
+    fn cargo_primary_spans_and_no_summaries() {
+        let out = concat!(
+            r#"{"reason":"compiler-artifact"}"#,
+            "\n",
+            r#"{"reason":"compiler-message","manifest_path":"/w/Cargo.toml","message":{"level":"error","message":"mismatched types","code":{"code":"E0308"},"spans":[{"file_name":"src/other.rs","is_primary":false,"line_start":9,"column_start":1},{"file_name":"src/main.rs","is_primary":true,"line_start":2,"column_start":18}]}}"#,
+            "\n",
+            r#"{"reason":"compiler-message","manifest_path":"/w/Cargo.toml","message":{"level":"error","message":"aborting due to 1 previous error","code":null,"spans":[]}}"#,
+            "\n",
+            r#"{"reason":"compiler-message","manifest_path":"/w/Cargo.toml","message":{"level":"failure-note","message":"For more information","code":null,"spans":[]}}"#,
+            "\n",
+        );
+        let found = parse(Format::CargoJson, "cargo", out, "", Path::new("/w")).unwrap();
+        assert_eq!(
+            one(&found),
+            (
+                "/w/src/main.rs".into(),
+                2,
+                Severity::Error,
+                Some("E0308".into()),
+                "mismatched types".into()
+            )
+        );
+    }
+}

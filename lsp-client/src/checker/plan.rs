@@ -1,0 +1,532 @@
+//! Deciding what to run for a project check: which checker of the family is installed, where
+//! its program is, and which files it is given.
+
+use std::collections::VecDeque;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{CheckerError, Format};
+use crate::detect::binaries_named;
+use crate::table::Family;
+
+/// At most this many files are given to a checker that needs a file list.
+const MAX_FILES: usize = 500;
+/// Folders never searched for sources.
+pub(crate) const SKIPPED_DIRS: &[&str] = &[
+    "node_modules",
+    "target",
+    "venv",
+    "__pycache__",
+    "build",
+    "dist",
+];
+const C_SOURCES: &[&str] = &["c", "cc", "cpp", "cxx", "c++"];
+const TS_SOURCES: &[&str] = &["ts", "tsx", "mts", "cts"];
+
+/// A resolved checker run: the program, one argument list per process to start, and how to
+/// read what it prints.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub family: String,
+    pub root: PathBuf,
+    pub program: PathBuf,
+    pub invocations: Vec<Vec<String>>,
+    pub env: Vec<(String, String)>,
+    pub format: Format,
+    pub timeout: Duration,
+    pub shown: String,
+    pub note: Option<String>,
+}
+
+/// What to run for `family` at `root` (inside `workspace`).
+pub(crate) fn plan(
+    family: &Family,
+    root: &Path,
+    workspace: &Path,
+    path_var: &OsStr,
+) -> Result<Plan, CheckerError> {
+    let configured: Vec<_> = family
+        .servers
+        .iter()
+        .filter_map(|spec| Some((spec, spec.checker.as_ref().filter(|c| !c.is_empty())?)))
+        .collect();
+    let Some((first_spec, first_command)) = configured.first() else {
+        return Err(CheckerError::NotConfigured {
+            family: family.name.clone(),
+        });
+    };
+    let mut chosen = None;
+    for (spec, command) in &configured {
+        if let Some(program) = find_program(&command[0], root, workspace, path_var, spec) {
+            chosen = Some((*spec, (*command).clone(), program, None));
+            break;
+        }
+    }
+    // No clang-tidy: the compiler's own syntax check still finds the errors.
+    if chosen.is_none() && is_clang_tidy(&first_command[0]) {
+        let compiler = ["gcc", "cc", "clang"]
+            .into_iter()
+            .find_map(|name| binaries_named(name, false, path_var).into_iter().next());
+        if let Some(compiler) = compiler {
+            let note = format!(
+                "`{}` is not installed; the files were compiled with `{} -fsyntax-only` instead \
+                 (install clang-tidy for its checks)",
+                first_command[0],
+                file_name(&compiler)
+            );
+            chosen = Some((
+                *first_spec,
+                vec![file_name(&compiler), "-fsyntax-only".into()],
+                compiler,
+                Some(note),
+            ));
+        }
+    }
+    let Some((spec, command, program, mut note)) = chosen else {
+        return Err(CheckerError::Missing {
+            family: family.name.clone(),
+            program: first_command[0].clone(),
+            hint: install_hint(&first_command[0], &family.name),
+        });
+    };
+    let format = Format::for_program(&command[0]);
+    let base: Vec<String> = command[1..].to_vec();
+    let name = file_name(&program);
+    let mut invocations = vec![base.clone()];
+    let mut shown = std::iter::once(name.clone())
+        .chain(base.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+
+    if format == Format::Tsc && !root.join("tsconfig.json").exists() {
+        let (files, total) = sources(root, TS_SOURCES);
+        if files.is_empty() {
+            return Err(CheckerError::NothingToCheck {
+                family: family.name.clone(),
+                detail: format!(
+                    "no tsconfig.json and no TypeScript files in `{}`; add a tsconfig.json \
+                     (`tsc --init`) to say what to check",
+                    shown_dir(root, workspace)
+                ),
+            });
+        }
+        note = Some(format!(
+            "no tsconfig.json in `{}`: tsc checked {} file(s) with its default options{}",
+            shown_dir(root, workspace),
+            files.len(),
+            left_out(total, files.len())
+        ));
+        shown.push_str(&format!(" ({} files)", files.len()));
+        invocations = vec![base.iter().cloned().chain(strings(&files)).collect()];
+    } else if is_clang_tidy(&command[0]) {
+        let (files, total, database) = c_sources(root);
+        if files.is_empty() {
+            return Err(nothing_in_c(family, root, workspace));
+        }
+        let mut args = base.clone();
+        if database {
+            args.push("-p".into());
+            args.push(root.to_string_lossy().into_owned());
+        }
+        args.extend(strings(&files));
+        if !database {
+            // Without `--`, clang-tidy looks for a compilation database and complains.
+            args.push("--".into());
+        }
+        shown.push_str(&format!(" ({} files)", files.len()));
+        if total > files.len() {
+            note = Some(format!("checked {}{}", files.len(), left_out(total, files.len())));
+        }
+        invocations = vec![args];
+    } else if format == Format::Gcc && command.get(1).map(String::as_str) == Some("-fsyntax-only")
+    {
+        // A compiler checks one file per process, with that file's flags from the database.
+        let (files, total, _) = c_sources(root);
+        if files.is_empty() {
+            return Err(nothing_in_c(family, root, workspace));
+        }
+        let flags = database(root);
+        invocations = files
+            .iter()
+            .map(|file| {
+                let mut args = base.clone();
+                args.extend(flags_for(&flags, file));
+                args.push(file.to_string_lossy().into_owned());
+                args
+            })
+            .collect();
+        shown.push_str(&format!(" ({} files)", files.len()));
+        if total > files.len() {
+            let more = format!("checked {}{}", files.len(), left_out(total, files.len()));
+            note = Some(match note {
+                Some(note) => format!("{note}; {more}"),
+                None => more,
+            });
+        }
+    }
+    Ok(Plan {
+        family: family.name.clone(),
+        root: root.to_path_buf(),
+        program,
+        invocations,
+        env: spec.env.clone(),
+        format,
+        timeout: spec.checker_timeout,
+        shown,
+        note,
+    })
+}
+
+fn nothing_in_c(family: &Family, root: &Path, workspace: &Path) -> CheckerError {
+    CheckerError::NothingToCheck {
+        family: family.name.clone(),
+        detail: format!(
+            "no C or C++ source files ({}) in `{}`",
+            C_SOURCES
+                .iter()
+                .map(|e| format!(".{e}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            shown_dir(root, workspace)
+        ),
+    }
+}
+
+fn left_out(total: usize, kept: usize) -> String {
+    if total > kept {
+        format!(" (the first {kept} of {total}; the rest were left out)")
+    } else {
+        String::new()
+    }
+}
+
+fn strings(files: &[PathBuf]) -> Vec<String> {
+    files
+        .iter()
+        .map(|f| f.to_string_lossy().into_owned())
+        .collect()
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy())
+        .into_owned()
+}
+
+fn shown_dir(root: &Path, workspace: &Path) -> String {
+    match root.strip_prefix(workspace) {
+        Ok(rest) if rest.as_os_str().is_empty() => ".".into(),
+        Ok(rest) => rest.to_string_lossy().into_owned(),
+        Err(_) => root.to_string_lossy().into_owned(),
+    }
+}
+
+fn is_clang_tidy(program: &str) -> bool {
+    file_name(Path::new(program)).starts_with("clang-tidy")
+}
+
+/// The checker's program: a path as given (relative to the root), else the project's own
+/// tool folders from the root up to the workspace, else PATH (with `NAME-NN` versions for
+/// clang-tidy).
+fn find_program(
+    program: &str,
+    root: &Path,
+    workspace: &Path,
+    path_var: &OsStr,
+    spec: &crate::table::ServerSpec,
+) -> Option<PathBuf> {
+    if program.contains('/') {
+        let path = root.join(program);
+        return path.is_file().then_some(path);
+    }
+    for dir in root.ancestors() {
+        if !dir.starts_with(workspace) {
+            break;
+        }
+        for local in ["node_modules/.bin", ".venv/bin", "venv/bin"] {
+            let candidate = dir.join(local).join(program);
+            if is_executable(&candidate) {
+                return Some(candidate);
+            }
+        }
+    }
+    let versioned = spec.versioned_binaries || is_clang_tidy(program);
+    binaries_named(program, versioned, path_var)
+        .into_iter()
+        .next()
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+fn install_hint(program: &str, family: &str) -> String {
+    let how = match file_name(Path::new(program)).as_str() {
+        "basedpyright" => "install it with `pip install basedpyright` (or `uv tool install basedpyright`)",
+        "pyright" => "install it with `pip install pyright` or `npm install -g pyright`",
+        "tsc" => "install TypeScript in the project with `npm install --save-dev typescript` (or globally with `npm install -g typescript`)",
+        "cargo" => "install Rust with rustup (https://rustup.rs)",
+        "go" => "install Go (https://go.dev/dl, or `apt install golang-go`)",
+        name if name.starts_with("clang-tidy") => {
+            "install it with `apt install clang-tidy` (no C compiler was found to fall back on either)"
+        }
+        _ => "install it, or point [lsp.FAMILY] checker in .cc/tools.toml at another program",
+    };
+    format!(
+        "{}; or set another checker with [lsp.{family}] checker = [...] in .cc/tools.toml",
+        how.replace("FAMILY", family)
+    )
+}
+
+/// Source files with one of `extensions` under `root`, sorted, at most [`MAX_FILES`];
+/// also the total found.
+fn sources(root: &Path, extensions: &[&str]) -> (Vec<PathBuf>, usize) {
+    let mut found = Vec::new();
+    let mut queue = VecDeque::from([root.to_path_buf()]);
+    let mut visited = 0;
+    while let Some(dir) = queue.pop_front() {
+        visited += 1;
+        if visited > 20_000 {
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_ref()) {
+                    queue.push_back(entry.path());
+                }
+            } else if kind.is_file() {
+                let path = entry.path();
+                let ext = crate::table::extension(&path).unwrap_or_default();
+                if extensions.contains(&ext.as_str()) {
+                    found.push(path);
+                }
+            }
+        }
+    }
+    let total = found.len();
+    found.truncate(MAX_FILES);
+    (found, total)
+}
+
+/// The C/C++ files to check: those of `compile_commands.json` when there is one (and then
+/// `true`), else every source file under the root.
+fn c_sources(root: &Path) -> (Vec<PathBuf>, usize, bool) {
+    let entries = database(root);
+    if !entries.is_empty() {
+        let mut files: Vec<PathBuf> = Vec::new();
+        for (file, _) in entries {
+            if !files.contains(&file) {
+                files.push(file);
+            }
+        }
+        let total = files.len();
+        files.truncate(MAX_FILES);
+        return (files, total, true);
+    }
+    let (files, total) = sources(root, C_SOURCES);
+    let has_flags_file = root.join("compile_flags.txt").exists();
+    (files, total, has_flags_file)
+}
+
+/// `compile_commands.json`: each entry's absolute file and its arguments.
+fn database(root: &Path) -> Vec<(PathBuf, Vec<String>)> {
+    let Ok(text) = std::fs::read_to_string(root.join("compile_commands.json")) else {
+        return Vec::new();
+    };
+    let Ok(Value::Array(entries)) = serde_json::from_str::<Value>(&text) else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter_map(|entry| {
+            let dir = entry
+                .get("directory")
+                .and_then(Value::as_str)
+                .map_or_else(|| root.to_path_buf(), PathBuf::from);
+            let file = dir.join(entry.get("file")?.as_str()?);
+            let args = match entry.get("arguments").and_then(Value::as_array) {
+                Some(args) => args
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+                None => split_command(entry.get("command")?.as_str()?),
+            };
+            Some((file, absolutize_includes(args, &dir)))
+        })
+        .collect()
+}
+
+/// The flags that matter for a syntax check (`-I`, `-D`, `-U`, `-std=`, `-isystem`,
+/// `-include`) of `file`'s database entry.
+fn flags_for(entries: &[(PathBuf, Vec<String>)], file: &Path) -> Vec<String> {
+    let Some((_, args)) = entries.iter().find(|(f, _)| f == file) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut iter = args.iter().peekable();
+    while let Some(arg) = iter.next() {
+        if matches!(arg.as_str(), "-I" | "-D" | "-U" | "-isystem" | "-include") {
+            if let Some(value) = iter.next() {
+                out.push(arg.clone());
+                out.push(value.clone());
+            }
+        } else if ["-I", "-D", "-U", "-std="]
+            .iter()
+            .any(|prefix| arg.starts_with(prefix))
+        {
+            out.push(arg.clone());
+        }
+    }
+    out
+}
+
+/// `-Iinclude` of an entry is relative to its `directory`.
+fn absolutize_includes(args: Vec<String>, dir: &Path) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut after_flag = false;
+    for arg in args {
+        if after_flag && !Path::new(&arg).is_absolute() {
+            out.push(dir.join(&arg).to_string_lossy().into_owned());
+        } else if let Some(rest) = arg.strip_prefix("-I").filter(|r| !r.is_empty()) {
+            if Path::new(rest).is_absolute() {
+                out.push(arg.clone());
+            } else {
+                out.push(format!("-I{}", dir.join(rest).display()));
+            }
+        } else {
+            out.push(arg.clone());
+        }
+        after_flag = arg == "-I" || arg == "-isystem";
+    }
+    out
+}
+
+/// Splits a shell command line on whitespace, honouring simple quotes and backslashes.
+fn split_command(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = command.chars();
+    let mut started = false;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                started = true;
+            }
+            (Some(q), c) if c == q => quote = None,
+            (q, '\\') if q != Some('\'') => {
+                if let Some(next) = chars.next() {
+                    current.push(next);
+                    started = true;
+                }
+            }
+            (None, c) if c.is_whitespace() => {
+                if started {
+                    out.push(std::mem::take(&mut current));
+                    started = false;
+                }
+            }
+            (_, c) => {
+                current.push(c);
+                started = true;
+            }
+        }
+    }
+    if started {
+        out.push(current);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_entries_and_their_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("compile_commands.json"),
+            format!(
+                r#"[{{"directory": "{0}", "file": "a.c", "command": "cc -c -Iinc -D X=\"a b\" -std=c11 -o a.o a.c"}},
+                   {{"directory": "{0}", "file": "b.c", "arguments": ["cc", "-isystem", "sys", "-c", "b.c"]}}]"#,
+                root.display()
+            ),
+        )
+        .unwrap();
+        let (files, total, has_database) = c_sources(root);
+        assert!(has_database);
+        assert_eq!(total, 2);
+        assert_eq!(files, [root.join("a.c"), root.join("b.c")]);
+        let entries = database(root);
+        assert_eq!(
+            flags_for(&entries, &root.join("a.c")),
+            [
+                format!("-I{}", root.join("inc").display()),
+                "-D".into(),
+                "X=a b".into(),
+                "-std=c11".into()
+            ]
+        );
+        assert_eq!(
+            flags_for(&entries, &root.join("b.c")),
+            ["-isystem".to_owned(), root.join("sys").display().to_string()]
+        );
+    }
+
+    #[test]
+    fn sources_skip_dependency_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        for file in ["a.ts", "src/b.tsx", "node_modules/x/c.ts", ".git/d.ts", "e.js"] {
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "").unwrap();
+        }
+        let (files, total) = sources(dir.path(), TS_SOURCES);
+        assert_eq!(total, 2);
+        assert_eq!(files, [dir.path().join("a.ts"), dir.path().join("src/b.tsx")]);
+    }
+
+    #[test]
+    fn a_missing_checker_says_how_to_install_it() {
+        let table = crate::ServerTable::builtin();
+        let dir = tempfile::tempdir().unwrap();
+        let error = plan(
+            table.family("python").unwrap(),
+            dir.path(),
+            dir.path(),
+            OsStr::new("/nonexistent"),
+        )
+        .unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("`basedpyright` is not installed"), "{text}");
+        assert!(text.contains("pip install basedpyright"), "{text}");
+        assert_eq!(error.kind(), "checker_missing");
+        let error = plan(
+            table.family("bash").unwrap(),
+            dir.path(),
+            dir.path(),
+            OsStr::new("/nonexistent"),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("[lsp.bash] checker"), "{error}");
+    }
+}

@@ -1,0 +1,247 @@
+//! The project checker (`diagnostics "*"`) against the real checkers installed by `cargo
+//! xtask peers`: one known error per fixture project; a missing checker, a failing one and
+//! one that overruns its timeout (its whole process group is gone afterwards).
+
+#![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
+
+mod common;
+
+use std::path::Path;
+
+use cc_lsp_client::{CheckerError, ProjectCheck, Severity, SupervisorOptions};
+use cc_process::testing::require_peer;
+use common::*;
+
+/// The project's errors, as `path:line code`.
+fn errors(check: &ProjectCheck, ws: &Path) -> Vec<String> {
+    check
+        .diagnostics
+        .iter()
+        .filter(|d| d.diagnostic.severity == Severity::Error)
+        .map(|d| {
+            format!(
+                "{}:{} {}",
+                d.path.strip_prefix(ws).unwrap().display(),
+                d.diagnostic.line,
+                d.diagnostic.code.as_deref().unwrap_or("-")
+            )
+        })
+        .collect()
+}
+
+async fn check_all(fixture: &Fixture, language: &str) -> Result<ProjectCheck, CheckerError> {
+    let targets = fixture.sup.project_targets(Some(language)).unwrap();
+    assert_eq!(targets.len(), 1, "{targets:?}");
+    fixture.sup.check_project(&targets[0]).await
+}
+
+#[tokio::test]
+async fn basedpyright_checks_the_whole_project() {
+    if require_peer("basedpyright").is_none() {
+        return;
+    }
+    let fixture = fixture(
+        &[
+            ("pyproject.toml", ""),
+            ("pkg/__init__.py", ""),
+            ("pkg/ok.py", "def f(x: int) -> int:\n    return x\n"),
+            (
+                "pkg/bad.py",
+                "from pkg.ok import f\n\ny: str = f(1)\n",
+            ),
+        ],
+        "",
+    );
+    let check = check_all(&fixture, "python").await.unwrap();
+    assert_eq!(
+        errors(&check, &fixture.ws),
+        ["pkg/bad.py:3 reportAssignmentType"],
+        "{check:#?}"
+    );
+    assert_eq!(check.command, "basedpyright --outputjson");
+    assert_eq!(check.exit_code, Some(1));
+    // Reported not only for open files: nothing was opened in a server.
+    assert!(fixture.sup.running().is_empty());
+}
+
+#[tokio::test]
+async fn tsc_checks_with_a_tsconfig_and_without_one() {
+    if require_peer("tsc").is_none() {
+        return;
+    }
+    let files = [
+        ("package.json", "{}"),
+        ("src/util.ts", "export const n: number = 1;\n"),
+        (
+            "src/main.ts",
+            "import { n } from \"./util\";\nconst s: string = n;\nconsole.log(s);\n",
+        ),
+    ];
+    let mut with_config = files.to_vec();
+    with_config.push((
+        "tsconfig.json",
+        "{\"compilerOptions\": {\"strict\": true, \"noEmit\": true}}",
+    ));
+    let fixture = fixture(&with_config, "");
+    let check = check_all(&fixture, "typescript").await.unwrap();
+    assert_eq!(errors(&check, &fixture.ws), ["src/main.ts:2 TS2322"], "{check:#?}");
+    assert_eq!(check.note, None);
+
+    let fixture = common::fixture(&files, "");
+    let check = check_all(&fixture, "typescript").await.unwrap();
+    assert_eq!(errors(&check, &fixture.ws), ["src/main.ts:2 TS2322"], "{check:#?}");
+    assert!(
+        check.note.as_deref().unwrap().contains("no tsconfig.json"),
+        "{check:#?}"
+    );
+    assert_eq!(check.command, "tsc --noEmit --pretty false (2 files)");
+}
+
+#[tokio::test]
+async fn cargo_check_reports_rustc_errors_and_a_broken_manifest_fails_clearly() {
+    if require_peer("cargo").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The fixture's build goes to a target folder of its own, not the suite's.
+    let target = dir.path().join("target");
+    let config = format!(
+        "[lsp.rust.env]\nCARGO_TARGET_DIR = \"{}\"\n",
+        target.display()
+    );
+    let fixture = fixture(
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+            ),
+            ("src/main.rs", "mod util;\n\nfn main() {\n    util::go();\n}\n"),
+            ("src/util.rs", "pub fn go() {\n    let x: u32 = \"s\";\n}\n"),
+        ],
+        &config,
+    );
+    let check = check_all(&fixture, "rust").await.unwrap();
+    assert_eq!(errors(&check, &fixture.ws), ["src/util.rs:2 E0308"], "{check:#?}");
+    assert!(target.exists(), "CARGO_TARGET_DIR from [lsp.rust.env] was used");
+
+    std::fs::write(fixture.ws.join("Cargo.toml"), "[package]\nname = \n").unwrap();
+    let error = check_all(&fixture, "rust").await.unwrap_err();
+    assert!(matches!(error, CheckerError::Failed { .. }), "{error:?}");
+    let text = error.to_string();
+    assert!(text.contains("without reporting diagnostics"), "{text}");
+    assert!(text.contains("Cargo.toml"), "{text}");
+}
+
+#[tokio::test]
+async fn go_vet_reports_type_errors() {
+    if require_peer("go").is_none() {
+        return;
+    }
+    let fixture = fixture(
+        &[
+            ("go.mod", "module example.com/m\n\ngo 1.19\n"),
+            (
+                "main.go",
+                "package main\n\nfunc main() {\n\tvar s string = 1\n\t_ = s\n}\n",
+            ),
+        ],
+        "",
+    );
+    let check = check_all(&fixture, "go").await.unwrap();
+    assert_eq!(errors(&check, &fixture.ws), ["main.go:4 -"], "{check:#?}");
+}
+
+#[tokio::test]
+async fn clang_tidy_and_gcc_check_c_sources() {
+    if require_peer("clang-tidy-19").is_none() || require_peer("gcc").is_none() {
+        return;
+    }
+    let files = [
+        (".clangd", ""),
+        ("src/ok.c", "int twice(int x) { return 2 * x; }\n"),
+        ("src/m.c", "int main(void) {\n    return nope;\n}\n"),
+    ];
+    let fixture = fixture(&files, "");
+    let check = check_all(&fixture, "c").await.unwrap();
+    assert_eq!(
+        errors(&check, &fixture.ws),
+        ["src/m.c:2 clang-diagnostic-error"],
+        "{check:#?}"
+    );
+    assert!(check.command.starts_with("clang-tidy"), "{}", check.command);
+
+    let fixture = common::fixture(&files, "[lsp.c]\nchecker = [\"gcc\", \"-fsyntax-only\"]\n");
+    let check = check_all(&fixture, "c").await.unwrap();
+    assert_eq!(errors(&check, &fixture.ws), ["src/m.c:2 -"], "{check:#?}");
+    assert_eq!(check.command, "gcc -fsyntax-only (2 files)");
+}
+
+#[tokio::test]
+async fn a_missing_checker_names_the_binary_and_how_to_install_it() {
+    let empty = tempfile::tempdir().unwrap();
+    let fixture = fixture_with(
+        &[("pyproject.toml", ""), ("a.py", "x = 1\n")],
+        "",
+        SupervisorOptions {
+            path: Some(empty.path().as_os_str().to_owned()),
+            ..SupervisorOptions::default()
+        },
+    );
+    let error = check_all(&fixture, "python").await.unwrap_err();
+    assert_eq!(error.kind(), "checker_missing");
+    let text = error.to_string();
+    assert!(text.contains("`basedpyright` is not installed"), "{text}");
+    assert!(text.contains("pip install basedpyright"), "{text}");
+
+    // Without a language: every family with a marker, and nothing else.
+    let targets = fixture.sup.project_targets(None).unwrap();
+    let families: Vec<&str> = targets.iter().map(|t| t.family.as_str()).collect();
+    assert_eq!(families, ["python"]);
+    let error = fixture.sup.project_targets(Some("cobol")).unwrap_err();
+    assert!(error.reason.contains("not a language"), "{}", error.reason);
+    let error = fixture.sup.project_targets(Some("go")).unwrap_err();
+    assert!(error.reason.contains("no go project marker"), "{}", error.reason);
+}
+
+#[tokio::test]
+async fn a_checker_past_its_timeout_is_killed_with_its_children() {
+    let tag = format!("cc-checker-test-{}", std::process::id());
+    let config = format!(
+        "[lsp.go]\nchecker = [\"sh\", \"-c\", \"sleep 300 & sleep 300\"]\nchecker_timeout_secs = 1\n\
+         [lsp.go.env]\nCC_CHECKER_TAG = \"{tag}\"\n"
+    );
+    let fixture = fixture(&[("go.mod", "module m\n")], &config);
+    let error = check_all(&fixture, "go").await.unwrap_err();
+    assert_eq!(error.kind(), "timeout");
+    assert!(
+        error.to_string().contains("checker_timeout_secs"),
+        "{error}"
+    );
+    for _ in 0..50 {
+        if tagged(&tag).is_empty() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("checker processes survived: {:?}", tagged(&tag));
+}
+
+/// Live processes whose environment carries `CC_CHECKER_TAG=tag`.
+fn tagged(tag: &str) -> Vec<u32> {
+    let needle = format!("CC_CHECKER_TAG={tag}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| !s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')))
+                .unwrap_or(false);
+            alive
+                && environ
+                    .split(|b| *b == 0)
+                    .any(|entry| entry == needle.as_bytes())
+        })
+        .collect()
+}

@@ -1,0 +1,343 @@
+//! Protocol edge cases against an in-memory peer: big frames both ways at once, timeouts
+//! that cancel, every server request answered, and the diagnostics waiting rules.
+
+#![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use cc_lsp_client::{DiagnosticsOutcome, LspError, Timing, Via};
+use common::fake::{pipe, server};
+use serde_json::{json, Value};
+
+fn timing(settle_ms: u64, quiet_ms: Option<u64>, cap_ms: u64, indexing_ms: u64) -> Timing {
+    Timing {
+        settle: Duration::from_millis(settle_ms),
+        quiet: quiet_ms.map(Duration::from_millis),
+        cap: Duration::from_millis(cap_ms),
+        indexing_cap: Duration::from_millis(indexing_ms),
+    }
+}
+
+const URI: &str = "file:///w/a.py";
+
+#[tokio::test]
+async fn megabyte_frames_both_ways_do_not_deadlock() {
+    // A 4 KiB pipe: neither side can write a 1 MB frame unless the other reads meanwhile.
+    let (conn, _incoming, mut peer) = pipe(json!({}), 4096);
+    let big = "x".repeat(1024 * 1024);
+    // The peer pushes a 1 MB notification while we send a 1 MB request.
+    peer.send(json!({"jsonrpc": "2.0", "method": "window/logMessage", "params": {"type": 4, "message": big}}));
+    let request = conn.request("echo", json!({"blob": big}), Duration::from_secs(20));
+    let answer = async {
+        let message = peer.expect("echo").await;
+        let blob = message["params"]["blob"].as_str().unwrap().len();
+        peer.send(
+            json!({"jsonrpc": "2.0", "id": message["id"], "result": {"len": blob, "blob": big}}),
+        );
+    };
+    let (result, ()) = tokio::join!(request, answer);
+    assert_eq!(result.unwrap()["len"], 1024 * 1024);
+}
+
+#[tokio::test]
+async fn a_request_that_times_out_is_cancelled() {
+    let (conn, _incoming, mut peer) = pipe(json!({}), 64 * 1024);
+    let error = conn
+        .request("slow/thing", json!({}), Duration::from_millis(200))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, LspError::Timeout { .. }), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("did not answer `slow/thing` within 200 ms"),
+        "{error}"
+    );
+    let sent = peer.expect("slow/thing").await;
+    let cancel = peer.expect("$/cancelRequest").await;
+    assert_eq!(cancel["params"]["id"], sent["id"]);
+}
+
+#[tokio::test]
+async fn a_server_that_dies_fails_pending_requests_clearly() {
+    let (conn, _incoming, peer) = pipe(json!({}), 64 * 1024);
+    let request = conn.request("textDocument/hover", json!({}), Duration::from_secs(30));
+    let kill = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        drop(peer);
+    };
+    let (result, ()) = tokio::join!(request, kill);
+    let error = result.unwrap_err();
+    assert!(matches!(error, LspError::ServerExited { .. }), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("exited while handling `textDocument/hover`"),
+        "{error}"
+    );
+    // Later requests fail at once.
+    let again = conn
+        .request("x", json!({}), Duration::from_secs(30))
+        .await
+        .unwrap_err();
+    assert!(matches!(again, LspError::ServerExited { .. }));
+}
+
+#[tokio::test]
+async fn every_server_request_is_answered() {
+    let settings = json!({"python": {"analysis": {"typeCheckingMode": "strict"}}});
+    let (server, mut peer) = server(json!({}), Timing::default(), settings).await;
+    let init = peer.expect("initialize").await;
+    let caps = &init["params"]["capabilities"];
+    assert_eq!(
+        caps["general"]["positionEncodings"],
+        json!(["utf-8", "utf-16"])
+    );
+    assert_eq!(
+        caps["textDocument"]["publishDiagnostics"]["versionSupport"],
+        true
+    );
+    assert_eq!(
+        caps["textDocument"]["diagnostic"]["dynamicRegistration"],
+        true
+    );
+    assert_eq!(caps["experimental"]["serverStatusNotification"], true);
+
+    let ask = |id: i64, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    peer.send(ask(
+        1,
+        "workspace/configuration",
+        json!({"items": [
+            {"section": "python.analysis"}, {"section": "nothing.here"}, {}
+        ]}),
+    ));
+    let answer = peer.response(1).await;
+    assert_eq!(answer["result"][0], json!({"typeCheckingMode": "strict"}));
+    assert_eq!(answer["result"][1], Value::Null);
+    assert_eq!(
+        answer["result"][2]["python"]["analysis"]["typeCheckingMode"],
+        "strict"
+    );
+
+    assert!(!server.supports_pull());
+    peer.send(ask(2, "client/registerCapability", json!({"registrations": [
+        {"id": "pull-1", "method": "textDocument/diagnostic", "registerOptions": {"identifier": "x"}}
+    ]})));
+    assert_eq!(peer.response(2).await["result"], Value::Null);
+    assert!(server.supports_pull());
+    peer.send(ask(
+        3,
+        "client/unregisterCapability",
+        json!({"unregisterations": [{"id": "pull-1", "method": "textDocument/diagnostic"}]}),
+    ));
+    assert_eq!(peer.response(3).await["result"], Value::Null);
+    assert!(!server.supports_pull());
+
+    peer.send(ask(
+        4,
+        "window/workDoneProgress/create",
+        json!({"token": "t"}),
+    ));
+    assert_eq!(peer.response(4).await["result"], Value::Null);
+    peer.send(ask(5, "workspace/diagnostic/refresh", Value::Null));
+    assert_eq!(peer.response(5).await["result"], Value::Null);
+    peer.send(ask(
+        6,
+        "workspace/applyEdit",
+        json!({"edit": {"changes": {}}}),
+    ));
+    let applied = peer.response(6).await;
+    assert_eq!(
+        applied["result"]["applied"], false,
+        "no applier is wired: {applied}"
+    );
+    peer.send(ask(7, "custom/unknownThing", json!({})));
+    assert_eq!(peer.response(7).await["error"]["code"], -32601);
+    peer.send(json!({"jsonrpc": "2.0", "id": "string-id", "method": "workspace/workspaceFolders"}));
+    let folders = loop {
+        let message = peer.expect_any().await;
+        if message.get("id") == Some(&json!("string-id")) {
+            break message;
+        }
+    };
+    assert_eq!(folders["result"][0]["uri"], "file:///w");
+}
+
+#[tokio::test]
+async fn versioned_push_waits_for_that_version() {
+    let (server, mut peer) = server(
+        json!({"textDocumentSync": 1}),
+        timing(0, None, 10_000, 20_000),
+        Value::Null,
+    )
+    .await;
+    let ticket = server
+        .sync(Path::new("/w/a.py"), "x = 1\n", "python")
+        .unwrap();
+    let wait = server.diagnostics(&ticket);
+    let drive = async {
+        peer.expect("textDocument/didOpen").await;
+        peer.publish(URI, Some(0), &["stale, older version"]);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        peer.publish(URI, Some(1), &["the one"]);
+    };
+    let (outcome, ()) = tokio::join!(wait, drive);
+    match outcome {
+        DiagnosticsOutcome::Fresh {
+            diagnostics, via, ..
+        } => {
+            assert_eq!(via, Via::VersionedPush);
+            assert_eq!(diagnostics[0].message, "the one");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn unversioned_push_settles_past_an_early_empty_list() {
+    let (server, mut peer) = server(
+        json!({"textDocumentSync": 1}),
+        timing(400, None, 10_000, 20_000),
+        Value::Null,
+    )
+    .await;
+    let ticket = server
+        .sync(Path::new("/w/a.py"), "x = 1\n", "python")
+        .unwrap();
+    let drive = async {
+        peer.expect("textDocument/didOpen").await;
+        peer.publish(URI, None, &[]);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        peer.publish(URI, None, &["real"]);
+    };
+    let (outcome, ()) = tokio::join!(server.diagnostics(&ticket), drive);
+    match outcome {
+        DiagnosticsOutcome::Fresh {
+            diagnostics, via, ..
+        } => {
+            assert_eq!(via, Via::UnversionedPush);
+            assert_eq!(
+                diagnostics.len(),
+                1,
+                "the settle window let the real list replace the empty one"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn quiet_server_means_unchanged_not_pending() {
+    let (server, mut peer) = server(
+        json!({"textDocumentSync": 1}),
+        timing(0, Some(300), 10_000, 20_000),
+        Value::Null,
+    )
+    .await;
+    let first = server
+        .sync(Path::new("/w/a.py"), "x = 1\n", "python")
+        .unwrap();
+    peer.expect("textDocument/didOpen").await;
+    peer.publish(URI, Some(1), &["kept"]);
+    assert!(matches!(
+        server.diagnostics(&first).await,
+        DiagnosticsOutcome::Fresh { .. }
+    ));
+    // The second change gets no publish at all.
+    let second = server
+        .sync(Path::new("/w/a.py"), "x = 2\n", "python")
+        .unwrap();
+    match server.diagnostics(&second).await {
+        DiagnosticsOutcome::Unchanged { diagnostics } => assert_eq!(diagnostics[0].message, "kept"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn no_answer_is_pending_never_clean_and_indexing_stretches_the_cap() {
+    let (server, mut peer) = server(
+        json!({"textDocumentSync": 1}),
+        timing(0, None, 300, 1_500),
+        Value::Null,
+    )
+    .await;
+    let ticket = server
+        .sync(Path::new("/w/a.py"), "x = 1\n", "python")
+        .unwrap();
+    match server.diagnostics(&ticket).await {
+        DiagnosticsOutcome::Pending { indexing, .. } => assert!(!indexing),
+        other => panic!("silence must be pending, got {other:?}"),
+    }
+    // While the server reports progress, the wait goes past the 300 ms cap.
+    let ticket = server
+        .sync(Path::new("/w/a.py"), "x = 2\n", "python")
+        .unwrap();
+    peer.expect("textDocument/didOpen").await;
+    peer.send(json!({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": "idx", "value": {"kind": "begin", "title": "Indexing"}}}));
+    let drive = async {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        peer.send(json!({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": "idx", "value": {"kind": "end"}}}));
+        peer.publish(URI, Some(2), &["after indexing"]);
+    };
+    let (outcome, ()) = tokio::join!(server.diagnostics(&ticket), drive);
+    assert!(
+        matches!(outcome, DiagnosticsOutcome::Fresh { .. }),
+        "{outcome:?}"
+    );
+    // Past the indexing cap it is pending, and says it was indexing.
+    peer.send(json!({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": "idx2", "value": {"kind": "begin", "title": "Indexing"}}}));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let ticket = server
+        .sync(Path::new("/w/a.py"), "x = 3\n", "python")
+        .unwrap();
+    match server.diagnostics(&ticket).await {
+        DiagnosticsOutcome::Pending { indexing, .. } => assert!(indexing),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn pull_is_used_once_registered_and_refresh_pulls_again() {
+    let (server, mut peer) = server(
+        json!({"textDocumentSync": 1}),
+        Timing::default(),
+        Value::Null,
+    )
+    .await;
+    peer.send(json!({"jsonrpc": "2.0", "id": 1, "method": "client/registerCapability", "params": {"registrations": [
+        {"id": "d", "method": "textDocument/diagnostic", "registerOptions": {"identifier": "basedpyright"}}
+    ]}}));
+    peer.response(1).await;
+    let ticket = server
+        .sync(Path::new("/w/a.py"), "x = 1\n", "python")
+        .unwrap();
+    let drive = async {
+        let first = peer.expect("textDocument/diagnostic").await;
+        assert_eq!(first["params"]["identifier"], "basedpyright");
+        // The server asks for a refresh before answering: the client must pull again.
+        peer.send(json!({"jsonrpc": "2.0", "id": 2, "method": "workspace/diagnostic/refresh"}));
+        peer.response(2).await;
+        peer.send(
+            json!({"jsonrpc": "2.0", "id": first["id"], "result": {"kind": "full", "items": []}}),
+        );
+        let second = peer.expect("textDocument/diagnostic").await;
+        peer.send(json!({"jsonrpc": "2.0", "id": second["id"], "result": {"kind": "full", "items": [
+            {"range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 1}}, "severity": 1, "message": "fresh", "code": 7}
+        ]}}));
+    };
+    let (outcome, ()) = tokio::join!(server.diagnostics(&ticket), drive);
+    match outcome {
+        DiagnosticsOutcome::Fresh {
+            diagnostics, via, ..
+        } => {
+            assert_eq!(via, Via::Pull);
+            assert_eq!(diagnostics[0].message, "fresh");
+            assert_eq!(diagnostics[0].line, 3);
+            assert_eq!(diagnostics[0].code.as_deref(), Some("7"));
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -1,0 +1,205 @@
+//! Finding a pattern's matches in one source text.
+
+use std::ops::Range;
+
+use crate::language::Language;
+use crate::matcher::{run_span, Bound, Env, Matcher};
+use crate::node::{Node, Walk};
+use crate::pattern::Pattern;
+
+/// A position in a file: 1-based line, 1-based column counted in characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Position {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters (not bytes).
+    pub column: usize,
+}
+
+impl Position {
+    /// The position of byte `offset` in `source`.
+    pub fn of_offset(source: &[u8], offset: usize) -> Position {
+        let offset = offset.min(source.len());
+        let before = &source[..offset];
+        let line = memchr::memchr_iter(b'\n', before).count() + 1;
+        let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+        Position {
+            line,
+            column: char_count(&before[line_start..]) + 1,
+        }
+    }
+
+    fn at(source: &[u8], offset: usize, (row, byte_column): (usize, usize)) -> Position {
+        let line_start = offset.saturating_sub(byte_column);
+        Position {
+            line: row + 1,
+            column: char_count(source.get(line_start..offset).unwrap_or(&[])) + 1,
+        }
+    }
+}
+
+/// Characters in UTF-8 bytes (invalid bytes count one each).
+fn char_count(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|b| (**b & 0xC0) != 0x80).count()
+}
+
+/// What one metavariable captured, as byte ranges of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Captured {
+    /// `$NAME`: one node.
+    Node(Range<usize>),
+    /// `$$$NAME`: the named nodes of the run, and the span from the first to the last.
+    Nodes {
+        /// Each captured node.
+        items: Vec<Range<usize>>,
+        /// From the first captured node to the last; `None` when the run is empty.
+        span: Option<Range<usize>>,
+    },
+    /// `"$NAME"`: a string literal's content.
+    Text(Range<usize>),
+}
+
+/// One match in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Match {
+    /// The matched node's bytes.
+    pub range: Range<usize>,
+    /// Where it starts.
+    pub start: Position,
+    /// Where it ends (exclusive).
+    pub end: Position,
+    /// Captures by metavariable name, in the pattern's order of first appearance.
+    pub captures: Vec<(String, Captured)>,
+    /// Code inside the match that the pattern left out as an omittable optional part (a
+    /// return annotation, an `else`, a decorator).
+    pub omitted: Vec<Range<usize>>,
+}
+
+/// The matches in one source text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileMatches {
+    /// In document order (outer before inner).
+    pub matches: Vec<Match>,
+    /// Candidates given up after the backtracking budget ran out (treated as no match).
+    pub exhausted: usize,
+}
+
+/// A tree-sitter parser that keeps its language between files.
+#[derive(Default)]
+pub struct SourceParser {
+    parser: tree_sitter::Parser,
+    language: Option<String>,
+}
+
+impl std::fmt::Debug for SourceParser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SourceParser")
+            .field("language", &self.language)
+            .finish()
+    }
+}
+
+/// The grammar refused to load, or the parser gave up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("could not parse as {language}: {reason}")]
+pub struct ParseError {
+    /// The language.
+    pub language: String,
+    /// Why.
+    pub reason: String,
+}
+
+impl SourceParser {
+    /// A parser with no language set yet.
+    pub fn new() -> Self {
+        SourceParser::default()
+    }
+
+    /// Parses `source` as `language`.
+    pub fn parse(
+        &mut self,
+        language: &dyn Language,
+        source: &[u8],
+    ) -> Result<tree_sitter::Tree, ParseError> {
+        let fail = |reason: String| ParseError {
+            language: language.name().to_owned(),
+            reason,
+        };
+        if self.language.as_deref() != Some(language.name()) {
+            self.parser
+                .set_language(&language.grammar())
+                .map_err(|e| fail(e.to_string()))?;
+            self.language = Some(language.name().to_owned());
+        }
+        self.parser
+            .parse(source, None)
+            .ok_or_else(|| fail("the parser returned no tree".to_owned()))
+    }
+}
+
+/// Byte ranges of the comments in a tree (extras whose kind names a comment).
+pub fn comment_ranges(tree: &tree_sitter::Tree) -> Vec<Range<usize>> {
+    Walk::new(tree.root_node())
+        .filter(|n| n.is_extra() && n.kind().contains("comment"))
+        .map(|n| n.range())
+        .collect()
+}
+
+impl Pattern {
+    /// Every match of the pattern in `source`, nested ones included.
+    pub fn find_all(
+        &self,
+        parser: &mut SourceParser,
+        source: &[u8],
+    ) -> Result<FileMatches, ParseError> {
+        let tree = parser.parse(self.language().as_ref(), source)?;
+        Ok(self.find_in_tree(&tree, source))
+    }
+
+    /// Every match in an already parsed tree of `source`.
+    pub fn find_in_tree(&self, tree: &tree_sitter::Tree, source: &[u8]) -> FileMatches {
+        let mut out = FileMatches::default();
+        let mut env = Env::new();
+        for node in Walk::new(tree.root_node()) {
+            if !self.may_match_kind(&node) {
+                continue;
+            }
+            if self.match_node(node, source, &mut env) {
+                out.matches.push(self.record(node, source, &env));
+            } else if env.exhausted() {
+                out.exhausted += 1;
+            }
+        }
+        out
+    }
+
+    fn record(&self, node: Node<'_>, source: &[u8], env: &Env<'_>) -> Match {
+        let captures = self
+            .names
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, name)| {
+                let captured = match env.get(slot)? {
+                    Bound::One(n) => Captured::Node(n.range()),
+                    Bound::Text(range) => Captured::Text(range.clone()),
+                    Bound::Run(run) => Captured::Nodes {
+                        items: run
+                            .iter()
+                            .filter(|n| n.is_named())
+                            .map(|n| n.range())
+                            .collect(),
+                        span: run_span(run, &node.range()),
+                    },
+                };
+                Some((name.clone(), captured))
+            })
+            .collect();
+        Match {
+            range: node.range(),
+            start: Position::at(source, node.start(), node.start_point()),
+            end: Position::at(source, node.end(), node.end_point()),
+            captures,
+            omitted: env.omitted().to_vec(),
+        }
+    }
+}

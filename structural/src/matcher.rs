@@ -1,0 +1,452 @@
+//! Matching a compiled pattern against code, through [`Node`] only.
+//!
+//! The rules (see the crate docs for examples):
+//! - a node matches when its kind matches and its children match as a sequence: every named
+//!   child of the code must be matched, except one in an omittable part (return type, type
+//!   parameters, decorators/annotations, `else`/`elif`) that the pattern's node leaves out
+//!   entirely; those are recorded as omitted;
+//! - unnamed tokens and comments in the code are skipped where the pattern does not spell them;
+//!   unnamed tokens the pattern spells must be there, except a statement terminator `;`, which
+//!   may be a line end in the code (bash, JavaScript's automatic semicolons);
+//! - `$$$` takes the shortest run that lets the rest match, backtracking within a budget; a
+//!   zero-length `$$$` takes its adjacent separator with it;
+//! - a repeated metavariable must capture the same tokens (whitespace and comments aside).
+
+use std::ops::Range;
+
+use crate::node::{Grammar, Node};
+use crate::pattern::{PChild, PNode, Pattern};
+
+/// Sequence steps one candidate may take before it is given up as not matching.
+const STEP_BUDGET: u32 = 200_000;
+
+/// Something that decides whether a node matches, binding metavariables as it goes.
+pub trait Matcher {
+    /// Matches `node` of a file whose bytes are `source`; bindings land in `env`.
+    fn match_node<'t>(&self, node: Node<'t>, source: &[u8], env: &mut Env<'t>) -> bool;
+
+    /// Whether `node` could match at all (a kind check); `true` when unknown.
+    fn may_match_kind(&self, node: &Node<'_>) -> bool {
+        let _ = node;
+        true
+    }
+}
+
+/// What one metavariable bound.
+#[derive(Debug, Clone)]
+pub(crate) enum Bound<'t> {
+    One(Node<'t>),
+    /// A run of siblings, unnamed separators included.
+    Run(Vec<Node<'t>>),
+    /// The content of a string literal.
+    Text(Range<usize>),
+}
+
+/// Bindings and omissions of one match attempt.
+#[derive(Debug, Default)]
+pub struct Env<'t> {
+    slots: Vec<(usize, Bound<'t>)>,
+    omitted: Vec<Range<usize>>,
+    steps: u32,
+    exhausted: bool,
+}
+
+impl<'t> Env<'t> {
+    /// A fresh environment.
+    pub fn new() -> Self {
+        Env::default()
+    }
+
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.omitted.clear();
+        self.steps = 0;
+        self.exhausted = false;
+    }
+
+    fn mark(&self) -> (usize, usize) {
+        (self.slots.len(), self.omitted.len())
+    }
+
+    fn reset(&mut self, mark: (usize, usize)) {
+        self.slots.truncate(mark.0);
+        self.omitted.truncate(mark.1);
+    }
+
+    pub(crate) fn get(&self, slot: usize) -> Option<&Bound<'t>> {
+        self.slots.iter().find(|(s, _)| *s == slot).map(|(_, b)| b)
+    }
+
+    /// Whether the last attempt ran out of backtracking budget.
+    pub fn exhausted(&self) -> bool {
+        self.exhausted
+    }
+
+    /// Byte ranges of code the match skipped as omitted optional parts.
+    pub fn omitted(&self) -> &[Range<usize>] {
+        &self.omitted
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct CChild<'t> {
+    node: Node<'t>,
+    named: bool,
+}
+
+struct Ctx<'a, 't> {
+    grammar: &'a Grammar,
+    source: &'a [u8],
+    env: &'a mut Env<'t>,
+}
+
+impl Matcher for Pattern {
+    fn match_node<'t>(&self, node: Node<'t>, source: &[u8], env: &mut Env<'t>) -> bool {
+        env.clear();
+        let mut ctx = Ctx {
+            grammar: &self.grammar,
+            source,
+            env,
+        };
+        ctx.node(&self.root, node)
+    }
+
+    fn may_match_kind(&self, node: &Node<'_>) -> bool {
+        match &self.root {
+            PNode::Meta { .. } => node.is_named() && !node.is_extra(),
+            PNode::StringMeta { kind, .. }
+            | PNode::Leaf { kind, .. }
+            | PNode::Internal { kind, .. } => self.grammar.kind(node) == *kind,
+        }
+    }
+}
+
+impl<'t> Ctx<'_, 't> {
+    fn text(&self, range: Range<usize>) -> &[u8] {
+        self.source.get(range).unwrap_or(&[])
+    }
+
+    fn tick(&mut self) -> bool {
+        self.env.steps += 1;
+        if self.env.steps > STEP_BUDGET {
+            self.env.exhausted = true;
+        }
+        !self.env.exhausted
+    }
+
+    fn node(&mut self, pattern: &PNode, node: Node<'t>) -> bool {
+        match pattern {
+            PNode::Meta { slot, .. } => {
+                node.is_named() && !node.is_extra() && self.bind(*slot, Bound::One(node))
+            }
+            PNode::StringMeta { kind, slot } => {
+                if self.grammar.kind(&node) != *kind || node.child_count() < 2 {
+                    return false;
+                }
+                let (Some(first), Some(last)) = (node.first_child(), node.last_child()) else {
+                    return false;
+                };
+                if first.end() > last.start() {
+                    return false;
+                }
+                self.bind(*slot, Bound::Text(first.end()..last.start()))
+            }
+            PNode::Leaf { kind, text, .. } => {
+                self.grammar.kind(&node) == *kind && self.text(node.range()) == &text[..]
+            }
+            PNode::Internal {
+                kind,
+                children,
+                fields,
+                kinds,
+            } => {
+                if self.grammar.kind(&node) != *kind {
+                    return false;
+                }
+                let mark = self.env.mark();
+                let code = self.code_children(node, children, fields, kinds);
+                let ok = self.seq(children, 0, &code, 0);
+                if !ok {
+                    self.env.reset(mark);
+                }
+                ok
+            }
+        }
+    }
+
+    /// The code node's children that the pattern must account for.
+    fn code_children(
+        &mut self,
+        node: Node<'t>,
+        pattern: &[PChild],
+        fields: &[u16],
+        kinds: &[u16],
+    ) -> Vec<CChild<'t>> {
+        let mut all = Vec::with_capacity(node.child_count());
+        node.children_into(&mut all);
+        let g = self.grammar;
+        let parent = g.kind(&node);
+        let mut out = Vec::with_capacity(all.len());
+        let mut previous: Option<Node<'t>> = None;
+        for child in all {
+            let n = child.node;
+            if (n.is_extra() && !n.is_error()) || n.is_missing() {
+                continue;
+            }
+            let after_token = previous.filter(|p| !p.is_named()).is_some_and(|token| {
+                let text = self.text(token.range());
+                g.omittable_after
+                    .iter()
+                    .any(|(kind, t)| *kind == parent && &t[..] == text)
+                    && !spells_token(pattern, text)
+            });
+            previous = Some(n);
+            if n.is_named() && (after_token || self.omittable(child.field, n, fields, kinds)) {
+                self.env.omitted.push(n.range());
+                continue;
+            }
+            out.push(CChild {
+                node: n,
+                named: n.is_named(),
+            });
+        }
+        out
+    }
+
+    fn omittable(&self, field: u16, node: Node<'t>, fields: &[u16], kinds: &[u16]) -> bool {
+        let g = self.grammar;
+        if field != 0 && g.omittable_fields.contains(&field) {
+            return !fields.contains(&field);
+        }
+        let kind = g.kind(&node);
+        if kinds.contains(&kind) {
+            return false;
+        }
+        if g.omittable_kinds.contains(&kind) {
+            return true;
+        }
+        if g.annotation_containers.contains(&kind) {
+            // Only a container of nothing but annotations: `public` is not an annotation.
+            return node
+                .children()
+                .iter()
+                .filter(|c| !c.node.is_extra())
+                .all(|c| c.node.is_named() && g.omittable_kinds.contains(&g.kind(&c.node)));
+        }
+        false
+    }
+
+    fn seq(&mut self, ps: &[PChild], i: usize, cs: &[CChild<'t>], j: usize) -> bool {
+        if !self.tick() {
+            return false;
+        }
+        let Some(p) = ps.get(i) else {
+            return cs[j..].iter().all(|c| !c.named);
+        };
+        if p.node.is_multi() {
+            let mark = self.env.mark();
+            for k in j..=cs.len() {
+                if self.bind_run(&p.node, &cs[j..k]) && self.seq(ps, i + 1, cs, k) {
+                    return true;
+                }
+                self.env.reset(mark);
+                if k == j && ps.get(i + 1).is_some_and(|next| !next.named) {
+                    // `$$$R,` with R empty: the separator after it goes too.
+                    if self.bind_run(&p.node, &[]) && self.seq(ps, i + 2, cs, k) {
+                        return true;
+                    }
+                    self.env.reset(mark);
+                }
+                if self.env.exhausted {
+                    return false;
+                }
+            }
+            return false;
+        }
+        if !p.named {
+            let mut k = j;
+            while k < cs.len() && !cs[k].named {
+                if self.token_eq(&p.node, cs[k].node) {
+                    let mark = self.env.mark();
+                    if self.seq(ps, i + 1, cs, k + 1) {
+                        return true;
+                    }
+                    self.env.reset(mark);
+                }
+                k += 1;
+            }
+            if is_terminator(&p.node) {
+                // A `;` the pattern spells may be a newline in the code (bash, ASI).
+                let mark = self.env.mark();
+                if self.seq(ps, i + 1, cs, j) {
+                    return true;
+                }
+                self.env.reset(mark);
+            }
+            if let Some(next) = ps.get(i + 1).filter(|next| next.node.is_multi()) {
+                // `, $$$R` with R empty: the separator before it goes too.
+                let mark = self.env.mark();
+                if self.bind_run(&next.node, &[]) && self.seq(ps, i + 2, cs, j) {
+                    return true;
+                }
+                self.env.reset(mark);
+            }
+            return false;
+        }
+        let mut k = j;
+        while k < cs.len() && !cs[k].named {
+            k += 1;
+        }
+        if k < cs.len() {
+            let mark = self.env.mark();
+            if self.node(&p.node, cs[k].node) && self.seq(ps, i + 1, cs, k + 1) {
+                return true;
+            }
+            self.env.reset(mark);
+        }
+        if p.nullable {
+            let mark = self.env.mark();
+            if self.bind_empty(&p.node) && self.seq(ps, i + 1, cs, j) {
+                return true;
+            }
+            self.env.reset(mark);
+        }
+        false
+    }
+
+    fn token_eq(&mut self, pattern: &PNode, node: Node<'t>) -> bool {
+        match pattern {
+            PNode::Leaf { kind, text, .. } => {
+                self.grammar.kind(&node) == *kind && self.text(node.range()) == &text[..]
+            }
+            other => self.node(other, node),
+        }
+    }
+
+    fn bind_run(&mut self, pattern: &PNode, run: &[CChild<'t>]) -> bool {
+        match pattern {
+            PNode::Meta { slot, .. } => {
+                let nodes = run.iter().map(|c| c.node).collect();
+                self.bind(*slot, Bound::Run(nodes))
+            }
+            _ => false,
+        }
+    }
+
+    fn bind_empty(&mut self, pattern: &PNode) -> bool {
+        match pattern {
+            PNode::Internal { children, .. } => children
+                .iter()
+                .all(|child| self.bind_run(&child.node, &[])),
+            other => self.bind_run(other, &[]),
+        }
+    }
+
+    fn bind(&mut self, slot: Option<usize>, bound: Bound<'t>) -> bool {
+        let Some(slot) = slot else {
+            return true;
+        };
+        if let Some(existing) = self.env.get(slot) {
+            let existing = existing.clone();
+            return self.same(&existing, &bound);
+        }
+        self.env.slots.push((slot, bound));
+        true
+    }
+
+    /// Whether two captures are the same code: equal token sequences, or equal text when a
+    /// string content is involved.
+    fn same(&self, a: &Bound<'t>, b: &Bound<'t>) -> bool {
+        match (a, b) {
+            (Bound::Text(x), other) | (other, Bound::Text(x)) => {
+                let y = match other {
+                    Bound::Text(y) => y.clone(),
+                    Bound::One(n) => n.range(),
+                    Bound::Run(run) => named_span(run).unwrap_or(0..0),
+                };
+                self.text(x.clone()) == self.text(y)
+            }
+            _ => {
+                let (ta, tb) = (tokens(a), tokens(b));
+                ta.len() == tb.len()
+                    && ta
+                        .iter()
+                        .zip(&tb)
+                        .all(|(x, y)| self.text(x.clone()) == self.text(y.clone()))
+            }
+        }
+    }
+}
+
+/// Whether the pattern's children spell the unnamed token `text`.
+fn spells_token(children: &[PChild], text: &[u8]) -> bool {
+    children.iter().any(|c| {
+        matches!(&c.node, PNode::Leaf { named: false, text: t, .. } if &t[..] == text)
+    })
+}
+
+fn is_terminator(pattern: &PNode) -> bool {
+    matches!(pattern, PNode::Leaf { named: false, text, .. } if &text[..] == b";")
+}
+
+fn tokens(bound: &Bound<'_>) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    match bound {
+        Bound::One(node) => node.tokens_into(&mut out),
+        Bound::Run(run) => {
+            for node in run {
+                node.tokens_into(&mut out);
+            }
+        }
+        Bound::Text(range) => out.push(range.clone()),
+    }
+    out
+}
+
+/// From the first named node of a run to its last.
+fn named_span(run: &[Node<'_>]) -> Option<Range<usize>> {
+    let first = run.iter().find(|n| n.is_named())?;
+    let last = run.iter().rev().find(|n| n.is_named())?;
+    Some(first.start()..last.end())
+}
+
+/// From the first named node of a run to its last, with the comments right around them
+/// inside `within` (a rewrite that moves `$$$BODY` carries the body's leading and trailing
+/// comments along; Python hangs a block's leading comment on the `if`, not the block).
+pub(crate) fn run_span(run: &[Node<'_>], within: &Range<usize>) -> Option<Range<usize>> {
+    let first = *run.iter().find(|n| n.is_named())?;
+    let last = *run.iter().rev().find(|n| n.is_named())?;
+    let is_comment = |n: &Node<'_>| n.is_extra() && !n.is_error() && within.start <= n.start() && n.end() <= within.end;
+    let mut start = first.start();
+    let mut node = first;
+    loop {
+        match node.prev_sibling() {
+            Some(before) if is_comment(&before) => {
+                start = before.start();
+                node = before;
+            }
+            Some(_) => break,
+            // First of its parent: a comment before the parent is still right before it.
+            None => match node.parent() {
+                Some(parent) if parent.start() == node.start() && parent.start() > within.start => node = parent,
+                _ => break,
+            },
+        }
+    }
+    let mut end = last.end();
+    let mut node = last;
+    loop {
+        match node.next_sibling() {
+            Some(after) if is_comment(&after) => {
+                end = after.end();
+                node = after;
+            }
+            Some(_) => break,
+            None => match node.parent() {
+                Some(parent) if parent.end() == node.end() && parent.end() < within.end => node = parent,
+                _ => break,
+            },
+        }
+    }
+    Some(start..end)
+}

@@ -1,0 +1,308 @@
+//! The one place that touches tree-sitter nodes: a small node type for the matcher, and the
+//! grammar facts (kind and field ids) a pattern resolves once.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use crate::language::Language;
+
+/// A syntax node of a parsed file, as the matcher sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Node<'t> {
+    raw: tree_sitter::Node<'t>,
+}
+
+/// A child with the field it fills (0 when none).
+#[derive(Debug, Clone, Copy)]
+pub struct Child<'t> {
+    /// The child.
+    pub node: Node<'t>,
+    /// Its field id, 0 for none.
+    pub field: u16,
+}
+
+impl<'t> Node<'t> {
+    pub(crate) fn new(raw: tree_sitter::Node<'t>) -> Self {
+        Node { raw }
+    }
+
+    /// The grammar's kind id (not canonical: see [`Grammar::canonical`]).
+    pub fn kind_id(&self) -> u16 {
+        self.raw.kind_id()
+    }
+
+    /// The kind's name.
+    pub fn kind(&self) -> &'t str {
+        self.raw.kind()
+    }
+
+    /// Named nodes are the grammar's rules; unnamed ones are literal tokens.
+    pub fn is_named(&self) -> bool {
+        self.raw.is_named()
+    }
+
+    /// Comments and other extras.
+    pub fn is_extra(&self) -> bool {
+        self.raw.is_extra()
+    }
+
+    /// A node the parser invented to recover from an error.
+    pub fn is_missing(&self) -> bool {
+        self.raw.is_missing()
+    }
+
+    /// An `ERROR` node.
+    pub fn is_error(&self) -> bool {
+        self.raw.is_error()
+    }
+
+    /// Whether the subtree holds an `ERROR` or missing node.
+    pub fn has_error(&self) -> bool {
+        self.raw.has_error()
+    }
+
+    /// Its bytes in the source.
+    pub fn range(&self) -> Range<usize> {
+        self.raw.byte_range()
+    }
+
+    /// Start byte.
+    pub fn start(&self) -> usize {
+        self.raw.start_byte()
+    }
+
+    /// End byte.
+    pub fn end(&self) -> usize {
+        self.raw.end_byte()
+    }
+
+    /// 0-based (row, byte column) of the start.
+    pub fn start_point(&self) -> (usize, usize) {
+        let p = self.raw.start_position();
+        (p.row, p.column)
+    }
+
+    /// 0-based (row, byte column) of the end.
+    pub fn end_point(&self) -> (usize, usize) {
+        let p = self.raw.end_position();
+        (p.row, p.column)
+    }
+
+    /// How many children, named or not, extras included.
+    pub fn child_count(&self) -> usize {
+        self.raw.child_count() as usize
+    }
+
+    /// Appends every child (with its field) to `out`.
+    pub fn children_into(&self, out: &mut Vec<Child<'t>>) {
+        let mut cursor = self.raw.walk();
+        if cursor.goto_first_child() {
+            loop {
+                out.push(Child {
+                    node: Node::new(cursor.node()),
+                    field: cursor.field_id().map_or(0, |f| f.get()),
+                });
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Every child, for code that does not care about speed.
+    pub fn children(&self) -> Vec<Child<'t>> {
+        let mut out = Vec::with_capacity(self.child_count());
+        self.children_into(&mut out);
+        out
+    }
+
+    /// The first child, if any.
+    pub fn first_child(&self) -> Option<Node<'t>> {
+        self.raw.child(0).map(Node::new)
+    }
+
+    /// The last child, if any.
+    pub fn last_child(&self) -> Option<Node<'t>> {
+        let count = self.raw.child_count();
+        if count == 0 {
+            None
+        } else {
+            self.raw.child(u32::try_from(count - 1).ok()?).map(Node::new)
+        }
+    }
+
+    /// The sibling before it, extras included.
+    pub fn prev_sibling(&self) -> Option<Node<'t>> {
+        self.raw.prev_sibling().map(Node::new)
+    }
+
+    /// The sibling after it, extras included.
+    pub fn next_sibling(&self) -> Option<Node<'t>> {
+        self.raw.next_sibling().map(Node::new)
+    }
+
+    /// Its parent.
+    pub fn parent(&self) -> Option<Node<'t>> {
+        self.raw.parent().map(Node::new)
+    }
+
+    /// Appends the token leaves under this node (extras left out) to `out`, as byte ranges.
+    pub fn tokens_into(&self, out: &mut Vec<Range<usize>>) {
+        let mut cursor = self.raw.walk();
+        let mut depth = 0usize;
+        loop {
+            let node = cursor.node();
+            let skip = node.is_extra() && depth > 0;
+            if !skip && node.child_count() == 0 {
+                if node.end_byte() > node.start_byte() {
+                    out.push(node.byte_range());
+                }
+            } else if !skip && cursor.goto_first_child() {
+                depth += 1;
+                continue;
+            }
+            loop {
+                if depth == 0 {
+                    return;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                cursor.goto_parent();
+                depth -= 1;
+            }
+        }
+    }
+}
+
+/// Pre-order walk over every node of a tree, without recursion.
+pub(crate) struct Walk<'t> {
+    cursor: tree_sitter::TreeCursor<'t>,
+    done: bool,
+}
+
+impl<'t> Walk<'t> {
+    pub(crate) fn new(root: tree_sitter::Node<'t>) -> Self {
+        Walk {
+            cursor: root.walk(),
+            done: false,
+        }
+    }
+}
+
+impl<'t> Iterator for Walk<'t> {
+    type Item = Node<'t>;
+
+    fn next(&mut self) -> Option<Node<'t>> {
+        if self.done {
+            return None;
+        }
+        let node = Node::new(self.cursor.node());
+        if self.cursor.goto_first_child() {
+            return Some(node);
+        }
+        loop {
+            if self.cursor.goto_next_sibling() {
+                return Some(node);
+            }
+            if !self.cursor.goto_parent() {
+                self.done = true;
+                return Some(node);
+            }
+        }
+    }
+}
+
+/// A grammar's kind and field ids that a pattern needs, resolved from names once.
+#[derive(Debug, Clone)]
+pub(crate) struct Grammar {
+    /// Kind id → the first id with the same name and namedness (aliases share a name but not
+    /// an id).
+    canonical: Vec<u16>,
+    pub(crate) omittable_fields: Vec<u16>,
+    pub(crate) omittable_kinds: Vec<u16>,
+    pub(crate) annotation_containers: Vec<u16>,
+    pub(crate) wrappers: Vec<u16>,
+    pub(crate) list_containers: Vec<u16>,
+    /// `(parent kind, token)` pairs: see [`Language::omittable_after_token`].
+    pub(crate) omittable_after: Vec<(u16, Box<[u8]>)>,
+    error_kind: u16,
+}
+
+impl Grammar {
+    pub(crate) fn new(language: &dyn Language, grammar: &tree_sitter::Language) -> Self {
+        let count = grammar.node_kind_count();
+        let mut canonical = Vec::with_capacity(count);
+        let mut first: HashMap<(&str, bool), u16> = HashMap::new();
+        for id in 0..count {
+            let id = u16::try_from(id).unwrap_or(u16::MAX);
+            let name = grammar.node_kind_for_id(id).unwrap_or("");
+            let named = grammar.node_kind_is_named(id);
+            canonical.push(*first.entry((name, named)).or_insert(id));
+        }
+        let kinds = |names: &[&str]| -> Vec<u16> {
+            names
+                .iter()
+                .flat_map(|name| {
+                    // Every id with that name: a kind may exist under several ids.
+                    (0..count).filter_map(move |id| {
+                        let id = u16::try_from(id).ok()?;
+                        (grammar.node_kind_is_named(id)
+                            && grammar.node_kind_for_id(id) == Some(*name))
+                        .then_some(id)
+                    })
+                })
+                .map(|id| canonical[usize::from(id)])
+                .collect()
+        };
+        let omittable_kinds = kinds(language.omittable_kinds());
+        let annotation_containers = kinds(language.annotation_containers());
+        let wrappers = kinds(language.wrapper_kinds());
+        let list_containers = kinds(language.list_containers());
+        let omittable_fields = language
+            .omittable_fields()
+            .iter()
+            .filter_map(|name| grammar.field_id_for_name(name))
+            .map(|id| id.get())
+            .collect();
+        let omittable_after = language
+            .omittable_after_token()
+            .iter()
+            .flat_map(|(parent, token)| {
+                kinds(&[parent])
+                    .into_iter()
+                    .map(move |id| (id, token.as_bytes().into()))
+            })
+            .collect();
+        let error_kind = u16::MAX;
+        Grammar {
+            canonical,
+            omittable_fields,
+            omittable_kinds,
+            annotation_containers,
+            wrappers,
+            list_containers,
+            omittable_after,
+            error_kind,
+        }
+    }
+
+    /// The canonical kind of `node`.
+    pub(crate) fn kind(&self, node: &Node<'_>) -> u16 {
+        if node.is_error() {
+            return self.error_kind;
+        }
+        self.canonical
+            .get(usize::from(node.kind_id()))
+            .copied()
+            .unwrap_or(node.kind_id())
+    }
+
+    pub(crate) fn is_list_container(&self, node: &Node<'_>) -> bool {
+        self.list_containers.contains(&self.kind(node))
+    }
+
+    pub(crate) fn is_wrapper(&self, node: &Node<'_>) -> bool {
+        node.is_error() || self.wrappers.contains(&self.kind(node))
+    }
+}

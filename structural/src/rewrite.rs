@@ -1,0 +1,287 @@
+//! Staging a structural rewrite: every match of a pattern replaced by a template, computed
+//! in memory and held as a [`Transaction`] with a unified diff per file. Nothing is written
+//! until the transaction is committed.
+//!
+//! - The outermost of nested matches is rewritten; the inner ones are counted as
+//!   `skipped_nested` (run the rewrite again for them). Matches that overlap without nesting
+//!   are an error.
+//! - Warnings name each place where the rewrite would delete a comment that no substituted
+//!   capture carries, and each match whose omitted optional part (a return annotation, an
+//!   `else`) would be dropped.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::find::{Captured, Position, SourceParser};
+use crate::pattern::Pattern;
+use crate::search::{visit_sources, SearchError, Skipped};
+use crate::template::{clean_markers, detect_unit, Template, TemplateError};
+use crate::transaction::Transaction;
+
+/// What a warning is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WarningKind {
+    /// A comment inside a match that no substituted capture carries would be deleted.
+    DeletedComment,
+    /// A match left out an optional part (a return annotation, an `else`), which the
+    /// rewrite would drop.
+    DroppedOptional,
+}
+
+impl WarningKind {
+    /// `deleted_comment` or `dropped_optional`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WarningKind::DeletedComment => "deleted_comment",
+            WarningKind::DroppedOptional => "dropped_optional",
+        }
+    }
+}
+
+/// Something the rewrite would lose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// What kind of loss.
+    pub kind: WarningKind,
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line of the text that would be lost.
+    pub line: usize,
+    /// That text (its first line).
+    pub text: String,
+}
+
+/// One file of a staged rewrite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StagedFile {
+    /// The file.
+    pub path: PathBuf,
+    /// How many matches are replaced in it.
+    pub replacements: usize,
+    /// A unified diff of the change.
+    pub diff: String,
+}
+
+/// A rewrite computed and held, not written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StagedRewrite {
+    /// Replacements across all files.
+    pub replacements: usize,
+    /// Matches inside a replaced match, left for a second pass.
+    pub skipped_nested: usize,
+    /// The changed files, by path.
+    pub files: Vec<StagedFile>,
+    /// What the rewrite would lose.
+    pub warnings: Vec<Warning>,
+    /// Files that could not be read or parsed.
+    pub skipped: Vec<Skipped>,
+    /// The change itself: commit it to write.
+    pub transaction: Transaction,
+}
+
+/// Why a rewrite cannot be staged.
+#[derive(Debug, thiserror::Error)]
+pub enum RewriteError {
+    /// The template does not fit the pattern.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// Two matches overlap without one containing the other.
+    #[error("matches overlap in `{}` (lines {first} and {second}) without one containing the other; narrow the pattern", .path.display())]
+    Overlap {
+        /// The file.
+        path: PathBuf,
+        /// Line of the first match.
+        first: usize,
+        /// Line of the second.
+        second: usize,
+    },
+    /// The path does not exist.
+    #[error(transparent)]
+    Search(#[from] SearchError),
+}
+
+/// Stages the rewrite of every match of `pattern` under `path` (a file or a folder) by
+/// `template`. `label` names a file in the diff headers (a path relative to the workspace).
+pub fn stage_rewrite(
+    pattern: &Pattern,
+    template: &str,
+    path: &Path,
+    label: &(dyn Fn(&Path) -> String + Sync),
+) -> Result<StagedRewrite, RewriteError> {
+    let template = Template::new(template, pattern.metavariables())?;
+    let results: Mutex<Vec<Result<FileRewrite, RewriteError>>> = Mutex::new(Vec::new());
+    let skipped: Mutex<Vec<Skipped>> = Mutex::new(Vec::new());
+    let visit = |file: &Path, parser: &mut SourceParser| {
+        match rewrite_file(pattern, &template, file, parser, label) {
+            Ok(Some(done)) => push(&results, Ok(done)),
+            Ok(None) => {}
+            Err(FileFailure::Skipped(reason)) => push(
+                &skipped,
+                Skipped {
+                    path: file.to_path_buf(),
+                    reason,
+                },
+            ),
+            Err(FileFailure::Fatal(error)) => push(&results, Err(error)),
+        }
+    };
+    visit_sources(pattern, path, 0, &visit)?;
+    let mut files = into_inner(results)
+        .into_iter()
+        .collect::<Result<Vec<FileRewrite>, RewriteError>>()?;
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut staged = StagedRewrite {
+        replacements: 0,
+        skipped_nested: 0,
+        files: Vec::new(),
+        warnings: Vec::new(),
+        skipped: into_inner(skipped),
+        transaction: Transaction::new(),
+    };
+    staged.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    for file in files {
+        staged.replacements += file.replacements;
+        staged.skipped_nested += file.skipped_nested;
+        staged.warnings.extend(file.warnings);
+        staged.files.push(StagedFile {
+            path: file.path.clone(),
+            replacements: file.replacements,
+            diff: file.diff,
+        });
+        staged.transaction.replace(file.path, file.original, file.new);
+    }
+    Ok(staged)
+}
+
+fn push<T>(list: &Mutex<Vec<T>>, item: T) {
+    list.lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .push(item);
+}
+
+fn into_inner<T>(list: Mutex<Vec<T>>) -> Vec<T> {
+    list.into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+struct FileRewrite {
+    path: PathBuf,
+    original: Vec<u8>,
+    new: Vec<u8>,
+    replacements: usize,
+    skipped_nested: usize,
+    warnings: Vec<Warning>,
+    diff: String,
+}
+
+enum FileFailure {
+    Skipped(String),
+    Fatal(RewriteError),
+}
+
+fn rewrite_file(
+    pattern: &Pattern,
+    template: &Template,
+    path: &Path,
+    parser: &mut SourceParser,
+    label: &(dyn Fn(&Path) -> String + Sync),
+) -> Result<Option<FileRewrite>, FileFailure> {
+    let source = std::fs::read(path).map_err(|e| FileFailure::Skipped(e.to_string()))?;
+    if memchr::memchr(0, &source[..source.len().min(8192)]).is_some() {
+        return Err(FileFailure::Skipped("binary file".to_owned()));
+    }
+    if !pattern.may_match(&source) {
+        return Ok(None);
+    }
+    let tree = parser
+        .parse(pattern.language().as_ref(), &source)
+        .map_err(|e| FileFailure::Skipped(e.to_string()))?;
+    let found = pattern.find_in_tree(&tree, &source);
+    if found.matches.is_empty() {
+        return Ok(None);
+    }
+    let comments = crate::find::comment_ranges(&tree);
+    let unit = detect_unit(&source);
+    let used: Vec<&str> = template.names();
+    let mut kept = Vec::new();
+    let mut skipped_nested = 0;
+    let mut last: Option<&crate::find::Match> = None;
+    for m in &found.matches {
+        if let Some(previous) = last {
+            if m.range.start < previous.range.end {
+                if m.range.end <= previous.range.end {
+                    skipped_nested += 1;
+                    continue;
+                }
+                return Err(FileFailure::Fatal(RewriteError::Overlap {
+                    path: path.to_path_buf(),
+                    first: previous.start.line,
+                    second: m.start.line,
+                }));
+            }
+        }
+        kept.push(m);
+        last = Some(m);
+    }
+    let mut warnings = Vec::new();
+    let mut new = Vec::with_capacity(source.len());
+    let mut cursor = 0;
+    for m in &kept {
+        let carried: Vec<Range<usize>> = m
+            .captures
+            .iter()
+            .filter(|(name, _)| used.contains(&name.as_str()))
+            .filter_map(|(_, c)| match c {
+                Captured::Node(r) | Captured::Text(r) => Some(r.clone()),
+                Captured::Nodes { span, .. } => span.clone(),
+            })
+            .collect();
+        let inside = |r: &Range<usize>| carried.iter().any(|c| c.start <= r.start && r.end <= c.end);
+        for comment in comments
+            .iter()
+            .filter(|c| m.range.start <= c.start && c.end <= m.range.end && !inside(c))
+        {
+            warnings.push(warning(WarningKind::DeletedComment, path, &source, comment));
+        }
+        for omitted in m.omitted.iter().filter(|r| !inside(r)) {
+            warnings.push(warning(WarningKind::DroppedOptional, path, &source, omitted));
+        }
+        let replacement = clean_markers(template.expand(&source, m.range.start, &m.captures, &unit));
+        new.extend_from_slice(&source[cursor..m.range.start]);
+        new.extend_from_slice(replacement.as_bytes());
+        cursor = m.range.end;
+    }
+    new.extend_from_slice(&source[cursor..]);
+    if new == source {
+        return Ok(None);
+    }
+    let shown = label(path);
+    let old_text = String::from_utf8_lossy(&source);
+    let new_text = String::from_utf8_lossy(&new);
+    let diff = similar::TextDiff::from_lines(old_text.as_ref(), new_text.as_ref())
+        .unified_diff()
+        .context_radius(2)
+        .header(&format!("a/{shown}"), &format!("b/{shown}"))
+        .to_string();
+    Ok(Some(FileRewrite {
+        path: path.to_path_buf(),
+        replacements: kept.len(),
+        skipped_nested,
+        warnings,
+        diff,
+        original: source,
+        new,
+    }))
+}
+
+fn warning(kind: WarningKind, path: &Path, source: &[u8], range: &Range<usize>) -> Warning {
+    let text = String::from_utf8_lossy(source.get(range.clone()).unwrap_or(&[]));
+    let first: String = text.lines().next().unwrap_or("").trim().chars().take(120).collect();
+    Warning {
+        kind,
+        path: path.to_path_buf(),
+        line: Position::of_offset(source, range.start).line,
+        text: first,
+    }
+}

@@ -1,0 +1,83 @@
+//! Test helpers: run a pattern over a snippet and render the result as the tool's JSON.
+
+#![allow(dead_code)]
+
+use cc_structural::{Captured, Languages, Pattern, PatternError, SourceParser};
+use serde_json::{json, Map, Value};
+
+/// Compiles `pattern` for `language` (panics on an unknown language).
+pub fn compile(language: &str, pattern: &str) -> Result<Pattern, PatternError> {
+    let lang = Languages::builtin()
+        .by_name(language)
+        .unwrap_or_else(|| panic!("unknown language {language}"));
+    Pattern::new(lang, pattern, None)
+}
+
+/// `{"pattern", "context", "matches": [{"start", "end", "text", "captures"}]}`, or
+/// `{"pattern", "error": …}`.
+pub fn run(language: &str, pattern: &str, code: &str) -> Value {
+    let compiled = match compile(language, pattern) {
+        Ok(p) => p,
+        Err(error) => return json!({"pattern": pattern, "error": error.to_string()}),
+    };
+    let found = compiled
+        .find_all(&mut SourceParser::new(), code.as_bytes())
+        .expect("parse");
+    let matches: Vec<Value> = found
+        .matches
+        .iter()
+        .map(|m| {
+            let mut captures = Map::new();
+            for (name, captured) in &m.captures {
+                let value = match captured {
+                    Captured::Node(r) | Captured::Text(r) => Value::String(code[r.clone()].into()),
+                    Captured::Nodes { items, .. } => items
+                        .iter()
+                        .map(|r| Value::String(code[r.clone()].into()))
+                        .collect(),
+                };
+                captures.insert(name.clone(), value);
+            }
+            json!({
+                "start": format!("{}:{}", m.start.line, m.start.column),
+                "end": format!("{}:{}", m.end.line, m.end.column),
+                "text": &code[m.range.clone()],
+                "captures": captures,
+            })
+        })
+        .collect();
+    json!({"pattern": pattern, "context": compiled.context().name(), "matches": matches})
+}
+
+/// How many matches `pattern` has in `code`.
+pub fn count(language: &str, pattern: &str, code: &str) -> usize {
+    let compiled = compile(language, pattern).unwrap_or_else(|e| panic!("{pattern}: {e}"));
+    compiled
+        .find_all(&mut SourceParser::new(), code.as_bytes())
+        .expect("parse")
+        .matches
+        .len()
+}
+
+/// The text of every match.
+pub fn texts(language: &str, pattern: &str, code: &str) -> Vec<String> {
+    let compiled = compile(language, pattern).unwrap_or_else(|e| panic!("{pattern}: {e}"));
+    compiled
+        .find_all(&mut SourceParser::new(), code.as_bytes())
+        .expect("parse")
+        .matches
+        .iter()
+        .map(|m| code[m.range.clone()].to_owned())
+        .collect()
+}
+
+/// Snapshots one case as `<language>_<name>`.
+#[macro_export]
+macro_rules! case {
+    ($language:expr, $name:expr, $pattern:expr, $code:expr) => {
+        insta::assert_json_snapshot!(
+            format!("{}_{}", $language, $name),
+            common::run($language, $pattern, $code)
+        );
+    };
+}

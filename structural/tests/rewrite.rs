@@ -1,0 +1,240 @@
+//! Staged rewrites: one per language (a multi-line `$$$` body re-indented, tabs), nested and
+//! overlapping matches, warnings, template errors.
+
+mod common;
+
+use std::path::Path;
+
+use cc_structural::{stage_rewrite, FileOp, RewriteError, StagedRewrite, TemplateError, WarningKind};
+
+fn stage(language: &str, file: &str, code: &str, pattern: &str, template: &str) -> (StagedRewrite, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(file);
+    std::fs::write(&path, code).unwrap();
+    let compiled = common::compile(language, pattern).unwrap_or_else(|e| panic!("{pattern}: {e}"));
+    let staged = stage_rewrite(&compiled, template, &path, &|p: &Path| {
+        p.file_name().unwrap().to_string_lossy().into_owned()
+    })
+    .unwrap_or_else(|e| panic!("{pattern}: {e}"));
+    // Staging writes nothing.
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), code);
+    let new = match staged.transaction.ops().first() {
+        Some(FileOp::Replace { new, .. }) => String::from_utf8(new.clone()).unwrap(),
+        Some(other) => panic!("unexpected {other:?}"),
+        None => code.to_owned(),
+    };
+    (staged, new)
+}
+
+fn rewrite(language: &str, file: &str, code: &str, pattern: &str, template: &str) -> String {
+    stage(language, file, code, pattern, template).1
+}
+
+#[test]
+fn python_multi_line_body_is_reindented() {
+    let code = "class A:\n    def f(self, x):\n        if x:\n            a()\n            b()\n        return x\n";
+    let new = rewrite("python", "a.py", code, "if $C: $$$B", "while $C:\n    $$$B\n    break");
+    assert_eq!(
+        new,
+        "class A:\n    def f(self, x):\n        while x:\n            a()\n            b()\n            break\n        return x\n"
+    );
+}
+
+#[test]
+fn go_with_tabs_keeps_tabs() {
+    let code = "package main\n\nfunc main() {\n\tif ok {\n\t\tx()\n\t\ty()\n\t}\n}\n";
+    // The template is indented with spaces; the file's unit is a tab.
+    let new = rewrite("go", "m.go", code, "if $C { $$$B }", "for $C {\n    $$$B\n    break\n}");
+    assert_eq!(
+        new,
+        "package main\n\nfunc main() {\n\tfor ok {\n\t\tx()\n\t\ty()\n\t\tbreak\n\t}\n}\n"
+    );
+}
+
+#[test]
+fn rust_call_arguments() {
+    let code = "fn main() {\n    let v = compute(1, 2);\n}\n";
+    assert_eq!(
+        rewrite("rust", "m.rs", code, "compute($A, $B)", "compute_v2($B, $A)"),
+        "fn main() {\n    let v = compute_v2(2, 1);\n}\n"
+    );
+}
+
+#[test]
+fn javascript_empty_rest_drops_its_separator() {
+    let code = "f(a);\nf(a, b, c);\n";
+    assert_eq!(
+        rewrite("javascript", "a.js", code, "f($A, $$$R)", "g($$$R, $A)"),
+        "g(a);\ng(b, c, a);\n"
+    );
+    assert_eq!(
+        rewrite("javascript", "a.js", code, "f($A, $$$R)", "g($A, $$$R)"),
+        "g(a);\ng(a, b, c);\n"
+    );
+}
+
+#[test]
+fn typescript_interface_body() {
+    let code = "interface I {\n  x: number;\n  y: string;\n}\n";
+    assert_eq!(
+        rewrite("typescript", "a.ts", code, "interface $N { $$$M }", "type $N = {\n  $$$M;\n};"),
+        "type I = {\n  x: number;\n  y: string;\n};\n"
+    );
+}
+
+#[test]
+fn tsx_element() {
+    let code = "const a = <b>{name}</b>;\n";
+    assert_eq!(
+        rewrite("tsx", "a.tsx", code, "<b>{$X}</b>", "<strong>{$X}</strong>"),
+        "const a = <strong>{name}</strong>;\n"
+    );
+}
+
+#[test]
+fn c_with_tabs() {
+    let code = "void f(void) {\n\tif (x) {\n\t\ta();\n\t\tb();\n\t}\n}\n";
+    assert_eq!(
+        rewrite("c", "a.c", code, "if ($C) { $$$B }", "while ($C) {\n\t$$$B\n}"),
+        "void f(void) {\n\twhile (x) {\n\t\ta();\n\t\tb();\n\t}\n}\n"
+    );
+}
+
+#[test]
+fn cpp_stream() {
+    let code = "int main() {\n  std::cout << x;\n}\n";
+    assert_eq!(
+        rewrite("cpp", "a.cpp", code, "std::cout << $A", "fmt::print(\"{}\", $A)"),
+        "int main() {\n  fmt::print(\"{}\", x);\n}\n"
+    );
+}
+
+#[test]
+fn java_block_body() {
+    let code = "class A {\n    void m() {\n        if (a) {\n            b();\n            c();\n        }\n    }\n}\n";
+    assert_eq!(
+        rewrite("java", "A.java", code, "if ($C) { $$$B }", "if (!($C)) {\n    return;\n}\n$$$B"),
+        "class A {\n    void m() {\n        if (!(a)) {\n            return;\n        }\n        b();\n        c();\n    }\n}\n"
+    );
+}
+
+#[test]
+fn dart_print() {
+    let code = "void main() {\n  print('hi');\n}\n";
+    assert_eq!(
+        rewrite("dart", "a.dart", code, "print($A)", "debugPrint($A)"),
+        "void main() {\n  debugPrint('hi');\n}\n"
+    );
+}
+
+#[test]
+fn bash_keeps_lower_case_dollars() {
+    let code = "rm -f $tmp\n";
+    assert_eq!(
+        rewrite("bash", "a.sh", code, "rm -f $F", "rm -f -- \"$F\" $keep"),
+        "rm -f -- \"$tmp\" $keep\n"
+    );
+}
+
+#[test]
+fn json_value() {
+    let code = "{\n  \"version\": \"1.0\",\n  \"name\": \"x\"\n}\n";
+    assert_eq!(
+        rewrite("json", "p.json", code, "\"version\": $V", "\"version\": \"2.0\""),
+        "{\n  \"version\": \"2.0\",\n  \"name\": \"x\"\n}\n"
+    );
+}
+
+#[test]
+fn ruby_method_body() {
+    let code = "class A\n  def go\n    a\n    b\n  end\nend\n";
+    assert_eq!(
+        rewrite("ruby", "a.rb", code, "def $M\n  $$$B\nend", "def $M\n  log\n  $$$B\nend"),
+        "class A\n  def go\n    log\n    a\n    b\n  end\nend\n"
+    );
+}
+
+#[test]
+fn c_sharp_call() {
+    let code = "class A {\n    void M() { Console.WriteLine(x); }\n}\n";
+    assert_eq!(
+        rewrite("c_sharp", "a.cs", code, "Console.WriteLine($$$A)", "Log.Info($$$A)"),
+        "class A {\n    void M() { Log.Info(x); }\n}\n"
+    );
+}
+
+#[test]
+fn kotlin_call() {
+    let code = "fun main() {\n    println(1)\n}\n";
+    assert_eq!(
+        rewrite("kotlin", "a.kt", code, "println($A)", "logger.info($A)"),
+        "fun main() {\n    logger.info(1)\n}\n"
+    );
+}
+
+#[test]
+fn nested_matches_rewrite_the_outermost_and_count_the_rest() {
+    let (staged, new) = stage("python", "a.py", "f(f(f(1)))\nf(2)\n", "f($A)", "g($A)");
+    assert_eq!(new, "g(f(f(1)))\ng(2)\n");
+    assert_eq!(staged.replacements, 2);
+    assert_eq!(staged.skipped_nested, 2);
+    assert_eq!(staged.files[0].replacements, 2);
+    let diff = &staged.files[0].diff;
+    assert!(diff.contains("\n-f(f(f(1)))\n") && diff.contains("\n+g(f(f(1)))\n"), "{diff}");
+    assert!(staged.files[0].diff.starts_with("--- a/a.py\n+++ b/a.py\n"), "{}", staged.files[0].diff);
+}
+
+#[test]
+fn deleting_an_uncaptured_comment_is_a_warning() {
+    let code = "if x:\n    # keep me\n    a()\nif y:\n    b()  # carried\n";
+    let (staged, _) = stage("python", "a.py", code, "if $C: $$$B", "assert $C");
+    // (Both comments are inside the matches and neither survives `assert $C`.)
+    let warnings: Vec<(WarningKind, usize, &str)> = staged
+        .warnings
+        .iter()
+        .map(|w| (w.kind, w.line, w.text.as_str()))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            (WarningKind::DeletedComment, 2, "# keep me"),
+            (WarningKind::DeletedComment, 5, "# carried")
+        ]
+    );
+    // Carried by a substituted capture (a run takes the comments around it): no warning.
+    let (staged, new) = stage("python", "a.py", code, "if $C: $$$B", "while $C:\n    $$$B");
+    assert!(staged.warnings.is_empty(), "{:?}", staged.warnings);
+    assert_eq!(new, "while x:\n    # keep me\n    a()\nwhile y:\n    b()  # carried\n");
+}
+
+#[test]
+fn dropping_an_omitted_optional_part_is_a_warning() {
+    let code = "def f(x) -> int:\n    return x\n";
+    let (staged, new) = stage("python", "a.py", code, "def $F($$$P): $$$B", "def $F($$$P):\n    $$$B");
+    assert_eq!(new, "def f(x):\n    return x\n");
+    assert_eq!(staged.warnings.len(), 1);
+    assert_eq!(staged.warnings[0].kind, WarningKind::DroppedOptional);
+    assert_eq!((staged.warnings[0].line, staged.warnings[0].text.as_str()), (1, "int"));
+}
+
+#[test]
+fn unbound_template_metavariable_is_an_error_at_staging() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.py");
+    std::fs::write(&path, "f(1)\n").unwrap();
+    let pattern = common::compile("python", "f($A)").unwrap();
+    let error = stage_rewrite(&pattern, "g($A, $B)", &path, &|p: &Path| p.display().to_string()).unwrap_err();
+    assert!(matches!(
+        &error,
+        RewriteError::Template(TemplateError::Unbound { name, .. }) if name == "$B"
+    ));
+    assert!(error.to_string().contains("`$B`"), "{error}");
+}
+
+#[test]
+fn no_match_stages_nothing() {
+    let (staged, new) = stage("python", "a.py", "x = 1\n", "f($A)", "g($A)");
+    assert_eq!(staged.replacements, 0);
+    assert!(staged.files.is_empty() && staged.transaction.is_empty());
+    assert_eq!(new, "x = 1\n");
+}

@@ -1,0 +1,186 @@
+//! The `debug` tool's arguments: one `op` per call, and which fields each op takes.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::error::ToolError;
+
+/// What one `debug` call does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// List the debug adapters and whether each is available here (and why not).
+    Adapters,
+    /// The session, where the program is, and every breakpoint.
+    Status,
+    /// Set the breakpoint lines of one file (replacing its previous ones; `[]` clears it).
+    /// Allowed before `launch`: they are sent when the session starts.
+    Breakpoints,
+    /// Start `program` under a debugger and run it until it stops or exits.
+    Launch,
+    /// Attach to a Python process listening with debugpy on 127.0.0.1:`port`.
+    Attach,
+    /// Resume (or keep waiting) until the program stops or exits.
+    Continue,
+    /// Interrupt the running program.
+    Pause,
+    /// Run the current line and stop at the next one.
+    StepOver,
+    /// Step into the call on the current line.
+    StepIn,
+    /// Run until the current function returns.
+    StepOut,
+    /// List the program's threads.
+    Threads,
+    /// The stack of a thread (default: the stopped one), at most 30 frames.
+    Stack,
+    /// The scopes (locals, globals, …) of a frame.
+    Scopes,
+    /// The children of a variables reference, at most 50, values cut to 400 characters.
+    Variables,
+    /// Evaluate an expression in a frame (default: the top frame of the stopped thread).
+    Evaluate,
+    /// What the program printed (stdout and stderr), kept in a bounded buffer.
+    Output,
+    /// End the program and the debugger, and forget the session.
+    Terminate,
+}
+
+impl Op {
+    /// The snake-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Adapters => "adapters",
+            Op::Status => "status",
+            Op::Breakpoints => "breakpoints",
+            Op::Launch => "launch",
+            Op::Attach => "attach",
+            Op::Continue => "continue",
+            Op::Pause => "pause",
+            Op::StepOver => "step_over",
+            Op::StepIn => "step_in",
+            Op::StepOut => "step_out",
+            Op::Threads => "threads",
+            Op::Stack => "stack",
+            Op::Scopes => "scopes",
+            Op::Variables => "variables",
+            Op::Evaluate => "evaluate",
+            Op::Output => "output",
+            Op::Terminate => "terminate",
+        }
+    }
+
+    /// (required fields, optional fields) of this op.
+    fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
+        match self {
+            Op::Adapters | Op::Status | Op::Threads | Op::Output | Op::Terminate => (&[], &[]),
+            Op::Breakpoints => (&["file", "lines"], &[]),
+            Op::Launch => (&["program"], &["args", "adapter"]),
+            Op::Attach => (&["port"], &["adapter"]),
+            Op::Continue | Op::Pause | Op::StepOver | Op::StepIn | Op::StepOut | Op::Stack => {
+                (&[], &["thread_id"])
+            }
+            Op::Scopes => (&["frame_id"], &[]),
+            Op::Variables => (&["reference"], &[]),
+            Op::Evaluate => (&["expression"], &["frame_id"]),
+        }
+    }
+}
+
+/// Arguments of `debug`. Which fields apply depends on `op`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DebugArgs {
+    /// The operation.
+    pub op: Op,
+    /// `breakpoints`: the source file, relative to the workspace root.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// `breakpoints`: 1-based line numbers; an empty list clears the file's breakpoints.
+    #[serde(default)]
+    pub lines: Option<Vec<i64>>,
+    /// `launch`: the program, relative to the workspace root: a `.py` script (debugpy), a
+    /// `.go` file or Go package directory (delve), a native executable built with debug info
+    /// (lldb), a `.dart` file (dart).
+    #[serde(default)]
+    pub program: Option<String>,
+    /// `launch`: command-line arguments for the program.
+    #[serde(default)]
+    pub args: Option<Vec<String>>,
+    /// `launch`/`attach`: the adapter (`debugpy`, `lldb`, `delve`, `dart`) when the program
+    /// does not say; `attach` defaults to debugpy.
+    #[serde(default)]
+    pub adapter: Option<String>,
+    /// `attach`: the port the debugpy-listening process listens on at 127.0.0.1.
+    #[serde(default)]
+    pub port: Option<u16>,
+    /// `continue`, `pause`, steps, `stack`: the thread; default the last stopped thread.
+    #[serde(default)]
+    pub thread_id: Option<i64>,
+    /// `scopes` (required), `evaluate` (default: the top frame): a frame id from `stack` or
+    /// from `stopped.frame_id`.
+    #[serde(default)]
+    pub frame_id: Option<i64>,
+    /// `variables`: a reference from `scopes`, `variables` or `evaluate`.
+    #[serde(default)]
+    pub reference: Option<i64>,
+    /// `evaluate`: the expression, in the program's language.
+    #[serde(default)]
+    pub expression: Option<String>,
+}
+
+impl DebugArgs {
+    fn present(&self) -> Vec<&'static str> {
+        let mut present = Vec::new();
+        let fields: [(&'static str, bool); 10] = [
+            ("file", self.file.is_some()),
+            ("lines", self.lines.is_some()),
+            ("program", self.program.is_some()),
+            ("args", self.args.is_some()),
+            ("adapter", self.adapter.is_some()),
+            ("port", self.port.is_some()),
+            ("thread_id", self.thread_id.is_some()),
+            ("frame_id", self.frame_id.is_some()),
+            ("reference", self.reference.is_some()),
+            ("expression", self.expression.is_some()),
+        ];
+        for (name, is_set) in fields {
+            if is_set {
+                present.push(name);
+            }
+        }
+        present
+    }
+
+    /// Refuses a missing required field or a field the op does not use: a misplaced
+    /// argument is a mistake worth telling, not something to ignore.
+    pub fn validate(&self) -> Result<(), ToolError> {
+        let (required, optional) = self.op.fields();
+        let present = self.present();
+        let op = self.op.name();
+        let accepted = || {
+            let all: Vec<&str> = required.iter().chain(optional).copied().collect();
+            if all.is_empty() {
+                "it takes no other arguments".to_owned()
+            } else {
+                format!("it takes: {}", all.join(", "))
+            }
+        };
+        if let Some(missing) = required.iter().find(|name| !present.contains(name)) {
+            return Err(ToolError::invalid_arguments(format!(
+                "`op: {op}` needs `{missing}`; {}",
+                accepted()
+            )));
+        }
+        if let Some(extra) = present
+            .iter()
+            .find(|name| !required.contains(name) && !optional.contains(name))
+        {
+            return Err(ToolError::invalid_arguments(format!(
+                "`op: {op}` does not take `{extra}`; {}",
+                accepted()
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,73 @@
+//! The JSON result of `eval` and its text rendering.
+
+use cc_kernel_bridge::CellOutcome;
+use serde_json::{json, Map, Value};
+
+/// `{"stdout", "stderr", "result", "display", "error"?, "truncated"?, "state",
+/// "timed_out"?, "notices"?}`.
+pub(crate) fn json(outcome: &CellOutcome) -> Value {
+    let mut object = Map::new();
+    object.insert("stdout".into(), json!(outcome.stdout));
+    object.insert("stderr".into(), json!(outcome.stderr));
+    object.insert("result".into(), json!(outcome.result));
+    object.insert("display".into(), json!(outcome.display));
+    if let Some(error) = &outcome.error {
+        object.insert("error".into(), json!(error));
+    }
+    if let Some(truncated) = &outcome.truncated {
+        object.insert("truncated".into(), json!(truncated));
+    }
+    object.insert("state".into(), json!(outcome.state.as_str()));
+    if outcome.timed_out {
+        object.insert("timed_out".into(), json!(true));
+    }
+    if !outcome.notices.is_empty() {
+        object.insert("notices".into(), json!(outcome.notices));
+    }
+    Value::Object(object)
+}
+
+/// What a person (or a model reading text) needs: the output, the value, what was shown,
+/// the error, and what happened to the kernel.
+pub(crate) fn text(outcome: &CellOutcome) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if !outcome.stdout.is_empty() {
+        parts.push(outcome.stdout.trim_end_matches('\n').to_owned());
+    }
+    if !outcome.stderr.is_empty() {
+        parts.push(format!(
+            "[stderr]\n{}",
+            outcome.stderr.trim_end_matches('\n')
+        ));
+    }
+    for item in &outcome.display {
+        parts.push(match item.mime.as_str() {
+            "text/plain" => item.data.clone(),
+            mime if mime.starts_with("image/") => {
+                format!("[{mime} image, {} bytes]", item.data.len() / 4 * 3)
+            }
+            mime => format!("[{mime} shown, {} characters]", item.data.chars().count()),
+        });
+    }
+    if let Some(result) = &outcome.result {
+        parts.push(format!("=> {result}"));
+    }
+    if let Some(error) = &outcome.error {
+        parts.push(error.traceback.trim_end().to_owned());
+    }
+    if let Some(truncated) = &outcome.truncated {
+        parts.push(format!(
+            "[output cut to the cap: {} bytes of stdout, {} bytes of stderr left out]",
+            truncated.stdout, truncated.stderr
+        ));
+    }
+    for notice in &outcome.notices {
+        parts.push(format!("[{notice}]"));
+    }
+    if parts.is_empty() {
+        parts.push("[no output]".to_owned());
+    }
+    let mut text = parts.join("\n");
+    text.push_str(&format!("\n[state: {}]", outcome.state.as_str()));
+    text
+}

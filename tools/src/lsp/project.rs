@@ -1,0 +1,155 @@
+//! `lsp diagnostics` with `file: "*"`: the project checkers' findings, in the same shape as a
+//! file's diagnostics.
+
+use cc_lsp_client::{CheckerError, ProjectCheck, Severity, Supervisor};
+use serde_json::{json, Value};
+
+use super::diagnostics::diagnostic_json;
+use crate::error::{kinds, ToolError};
+use crate::root::WorkspaceRoot;
+use crate::tool::{CallContext, ToolOutput};
+
+/// Diagnostics listed at most (errors first); the total is always given.
+const PROJECT_DIAGNOSTICS_CAP: usize = 200;
+
+fn checker_error(error: &CheckerError) -> ToolError {
+    ToolError::new(error.kind(), error.to_string())
+}
+
+/// Runs the checker of every project in the workspace (or of `language`'s only).
+pub(crate) async fn check(
+    ctx: &CallContext,
+    supervisor: &Supervisor,
+    root: &WorkspaceRoot,
+    language: Option<&str>,
+) -> Result<ToolOutput, ToolError> {
+    let targets = supervisor
+        .project_targets(language)
+        .map_err(|u| ToolError::new(kinds::NOT_AVAILABLE, u.reason))?;
+    let mut checks: Vec<ProjectCheck> = Vec::new();
+    let mut failures: Vec<(String, String, CheckerError)> = Vec::new();
+    let count = targets.len() as f64;
+    for (index, target) in targets.iter().enumerate() {
+        let shown_root = root.relative(&target.root);
+        ctx.report_progress(
+            index as f64,
+            Some(count),
+            Some(&format!(
+                "checking the {} project at {shown_root}",
+                target.family
+            )),
+        );
+        match supervisor.check_project(target).await {
+            Ok(check) => checks.push(check),
+            Err(error) => failures.push((target.family.clone(), shown_root, error)),
+        }
+    }
+    // Asked for one language, or only one project exists: its failure is the answer.
+    if checks.is_empty() && failures.len() == 1 {
+        return Err(checker_error(&failures[0].2));
+    }
+    if checks.is_empty() {
+        let reasons: Vec<String> = failures
+            .iter()
+            .map(|(family, root, error)| format!("{family} ({root}): {error}"))
+            .collect();
+        return Err(ToolError::new(
+            kinds::NOT_AVAILABLE,
+            format!("no project checker could run: {}", reasons.join("; ")),
+        ));
+    }
+
+    let mut found: Vec<(String, &cc_lsp_client::Diagnostic)> = checks
+        .iter()
+        .flat_map(|check| check.diagnostics.iter())
+        .filter(|d| d.diagnostic.is_problem())
+        .map(|d| (root.relative(&d.path), &d.diagnostic))
+        .collect();
+    found.sort_by(|(a_path, a), (b_path, b)| {
+        (a.severity != Severity::Error, a_path, a.line, a.character).cmp(&(
+            b.severity != Severity::Error,
+            b_path,
+            b.line,
+            b.character,
+        ))
+    });
+    let total = found.len();
+    let listed: Vec<Value> = found
+        .iter()
+        .take(PROJECT_DIAGNOSTICS_CAP)
+        .map(|(path, d)| diagnostic_json(path, d))
+        .collect();
+    let summary: Vec<Value> = checks
+        .iter()
+        .map(|check| {
+            let count = |severity| {
+                check
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.diagnostic.severity == severity)
+                    .count()
+            };
+            let mut row = json!({
+                "language": check.family,
+                "root": root.relative(&check.root),
+                "command": check.command,
+                "exit_code": check.exit_code,
+                "errors": count(Severity::Error),
+                "warnings": count(Severity::Warning),
+            });
+            if let Some(note) = &check.note {
+                row["note"] = json!(note);
+            }
+            row
+        })
+        .collect();
+    let unchecked: Vec<Value> = failures
+        .iter()
+        .map(|(family, root, error)| {
+            json!({"language": family, "root": root, "kind": error.kind(), "reason": error.to_string()})
+        })
+        .collect();
+
+    let mut text: Vec<String> = summary
+        .iter()
+        .map(|row| {
+            format!(
+                "{} [{}] `{}`: {} error(s), {} warning(s)",
+                row["language"].as_str().unwrap_or(""),
+                row["root"].as_str().unwrap_or(""),
+                row["command"].as_str().unwrap_or(""),
+                row["errors"],
+                row["warnings"]
+            )
+        })
+        .collect();
+    text.extend(listed.iter().map(|d| {
+        format!(
+            "{}:{}: {}: {}",
+            d["path"].as_str().unwrap_or(""),
+            d["line"],
+            d["severity"].as_str().unwrap_or(""),
+            d["message"].as_str().unwrap_or("")
+        )
+    }));
+    if total > listed.len() {
+        text.push(format!(
+            "… {} more not listed (first {} of {total})",
+            total - listed.len(),
+            listed.len()
+        ));
+    }
+    text.extend(failures.iter().map(|(family, root, error)| {
+        format!("{family} [{root}]: not checked: {error}")
+    }));
+    let value = json!({
+        "action": "diagnostics",
+        "file": "*",
+        "checks": summary,
+        "diagnostics": listed,
+        "total": total,
+        "truncated": total > PROJECT_DIAGNOSTICS_CAP,
+        "unchecked": unchecked,
+    });
+    Ok(ToolOutput::new(value).with_text(text.join("\n")))
+}

@@ -1,0 +1,539 @@
+//! The `lsp` tool: status, reload, the file's diagnostics, and navigation at a line and a
+//! symbol.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use cc_lsp_client::uri::path_to_uri;
+use cc_lsp_client::{locate, CheckOutcome, Diagnostic, LanguageServer, Located, Supervisor};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::diagnostics::diagnostic_json;
+use super::nav;
+use crate::error::{kinds, ToolError};
+use crate::root::WorkspaceRoot;
+use crate::tier::Tier;
+use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
+
+const REFERENCES_CAP: usize = 50;
+const WORKSPACE_SYMBOLS_CAP: usize = 100;
+const FILE_SYMBOLS_CAP: usize = 200;
+/// How long a navigation request may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long to let a freshly started server finish indexing before asking it.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `lsp`: ask the language servers.
+#[derive(Debug)]
+pub struct LspTool {
+    supervisor: Arc<Supervisor>,
+    root: WorkspaceRoot,
+}
+
+impl LspTool {
+    /// An `lsp` tool over `supervisor`.
+    pub fn new(supervisor: Arc<Supervisor>, root: WorkspaceRoot) -> Self {
+        LspTool { supervisor, root }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Action {
+    /// Each language: root, server, state (running/idle/not_available/off) and why.
+    Status,
+    /// Restart the server of `file`'s language (or `language`) for that root only.
+    Reload,
+    /// The file's current errors and warnings (all of them, not only new ones); with
+    /// `file: "*"`, the whole project's, from its command-line checker (basedpyright, tsc,
+    /// cargo check, go vet, clang-tidy), first 200.
+    Diagnostics,
+    /// Where the symbol at `line` is defined.
+    Definition,
+    /// Where the type of the symbol at `line` is defined.
+    TypeDefinition,
+    /// Implementations of the interface or method at `line`.
+    Implementation,
+    /// Every use of the symbol at `line` (first 50).
+    References,
+    /// The signature and documentation of the symbol at `line`.
+    Hover,
+    /// With `query`: workspace symbols matching it (first 100); with `file`: the file's
+    /// symbols (first 200).
+    Symbols,
+    /// The code actions the server offers at `line`/`symbol`: titles, kinds, whether each
+    /// carries an edit.
+    CodeActions,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct LspArgs {
+    /// What to do.
+    action: Action,
+    /// File path, relative to the workspace root.
+    #[serde(default)]
+    file: Option<String>,
+    /// 1-based line of the symbol (navigation actions).
+    #[serde(default)]
+    line: Option<usize>,
+    /// The symbol as it appears on that line (a substring; its first whole-identifier
+    /// occurrence is used). Required by navigation actions: positions are never guessed.
+    #[serde(default)]
+    symbol: Option<String>,
+    /// Workspace symbol search text (`symbols`).
+    #[serde(default)]
+    query: Option<String>,
+    /// The language for `reload` without a file, or to check only that language's projects
+    /// with `diagnostics` and `file: "*"` (`python`, `typescript`, `rust`, `go`, `c`, …).
+    #[serde(default)]
+    language: Option<String>,
+}
+
+fn unavailable(reason: String) -> ToolError {
+    ToolError::new(kinds::NOT_AVAILABLE, reason)
+}
+
+fn lsp_error(error: cc_lsp_client::LspError) -> ToolError {
+    let kind = match &error {
+        cc_lsp_client::LspError::Timeout { .. } => kinds::TIMEOUT,
+        cc_lsp_client::LspError::ServerExited { .. } => "server_exited",
+        _ => "server_error",
+    };
+    ToolError::new(kind, error.to_string())
+}
+
+struct Opened {
+    path: PathBuf,
+    shown: String,
+    text: String,
+    server: Arc<LanguageServer>,
+}
+
+impl LspTool {
+    /// The file's server, with the file synced as it is on disk and indexing finished.
+    async fn open(&self, file: Option<&str>) -> Result<Opened, ToolError> {
+        let file = file.ok_or_else(|| {
+            ToolError::invalid_arguments("this action needs `file` (a path in the workspace)")
+        })?;
+        let path = self.root.resolve_existing(file)?;
+        let shown = self.root.relative(&path);
+        let text = crate::fs::read_text(&path, &shown)?;
+        let (family, _) = self
+            .supervisor
+            .route(&path)
+            .map_err(|u| unavailable(u.reason))?;
+        let language_id = family.language_id(&path);
+        let server = self
+            .supervisor
+            .server_for(&path)
+            .await
+            .map_err(|u| unavailable(u.reason))?;
+        server
+            .ensure_synced(&path, &text, &language_id)
+            .map_err(lsp_error)?;
+        server.wait_ready(READY_TIMEOUT).await;
+        Ok(Opened {
+            path,
+            shown,
+            text,
+            server,
+        })
+    }
+
+    fn locate(&self, args: &LspArgs, opened: &Opened) -> Result<Located, ToolError> {
+        let (Some(line), Some(symbol)) = (args.line, args.symbol.as_deref()) else {
+            return Err(ToolError::invalid_arguments(
+                "navigation actions need `line` (1-based) and `symbol` (the identifier as it \
+                 appears on that line); positions are never guessed",
+            ));
+        };
+        locate(&opened.text, line, symbol, opened.server.encoding())
+            .map_err(|error| ToolError::new("symbol_not_found", error.to_string()))
+    }
+
+    fn unsupported(server: &LanguageServer, action: &str) -> ToolOutput {
+        let message = format!("not supported by {}", server.name());
+        ToolOutput::new(json!({"action": action, "supported": false, "message": message}))
+            .with_text(format!("{action}: {message}"))
+    }
+
+    async fn navigate(&self, args: &LspArgs, action: Action) -> Result<ToolOutput, ToolError> {
+        let (name, provider, method) = match action {
+            Action::Definition => (
+                "definition",
+                "definitionProvider",
+                "textDocument/definition",
+            ),
+            Action::TypeDefinition => (
+                "type_definition",
+                "typeDefinitionProvider",
+                "textDocument/typeDefinition",
+            ),
+            Action::Implementation => (
+                "implementation",
+                "implementationProvider",
+                "textDocument/implementation",
+            ),
+            Action::References => (
+                "references",
+                "referencesProvider",
+                "textDocument/references",
+            ),
+            Action::Hover => ("hover", "hoverProvider", "textDocument/hover"),
+            _ => (
+                "code_actions",
+                "codeActionProvider",
+                "textDocument/codeAction",
+            ),
+        };
+        let opened = self.open(args.file.as_deref()).await?;
+        let at = self.locate(args, &opened)?;
+        if !opened.server.supports(provider, method) {
+            return Ok(Self::unsupported(&opened.server, name));
+        }
+        let position = json!({"line": at.line, "character": at.character});
+        let uri = path_to_uri(&opened.path);
+        let mut params = json!({"textDocument": {"uri": uri}, "position": position});
+        if action == Action::References {
+            params["context"] = json!({"includeDeclaration": true});
+        }
+        if action == Action::CodeActions {
+            let line_diagnostics: Vec<Value> = Vec::new();
+            params = json!({
+                "textDocument": {"uri": uri},
+                "range": {"start": position, "end": position},
+                "context": {"diagnostics": line_diagnostics},
+            });
+        }
+        let answer = opened
+            .server
+            .request(method, params, REQUEST_TIMEOUT)
+            .await
+            .map_err(lsp_error)?;
+        let mut value = json!({
+            "action": name,
+            "file": opened.shown,
+            "line": at.line + 1,
+            "symbol": args.symbol,
+            "column": at.column,
+        });
+        if at.occurrences > 1 {
+            value["note"] = json!(format!(
+                "`{}` occurs {} times on that line; column {} was used",
+                args.symbol.as_deref().unwrap_or(""),
+                at.occurrences,
+                at.column
+            ));
+        }
+        let text;
+        match action {
+            Action::Hover => {
+                let hover = nav::hover_text(&answer);
+                text = hover
+                    .clone()
+                    .unwrap_or_else(|| "no hover information".into());
+                value["hover"] = json!(hover);
+            }
+            Action::CodeActions => {
+                let actions: Vec<Value> = answer
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|item| {
+                        let is_command = item.get("command").is_some_and(Value::is_string);
+                        json!({
+                            "title": item.get("title"),
+                            "kind": if is_command { None } else { item.get("kind") },
+                            "has_edit": item.get("edit").is_some(),
+                            "command": if is_command { item.get("command") } else { item.get("command").and_then(|c| c.get("command")) },
+                            "preferred": item.get("isPreferred").and_then(Value::as_bool).unwrap_or(false),
+                        })
+                    })
+                    .collect();
+                text = actions
+                    .iter()
+                    .map(|a| a["title"].as_str().unwrap_or("").to_owned())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                value["actions"] = json!(actions);
+            }
+            _ => {
+                let cap = if action == Action::References {
+                    REFERENCES_CAP
+                } else {
+                    usize::MAX
+                };
+                let (locations, total, truncated) =
+                    nav::capped(nav::locations(&self.root, &answer), cap);
+                text = locations
+                    .iter()
+                    .map(|l| {
+                        format!(
+                            "{}:{}: {}",
+                            l["path"].as_str().unwrap_or(""),
+                            l["line"],
+                            l["text"].as_str().unwrap_or("")
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                value["locations"] = json!(locations);
+                value["total"] = json!(total);
+                value["truncated"] = json!(truncated);
+            }
+        }
+        Ok(ToolOutput::new(value).with_text(text))
+    }
+
+    async fn symbols(&self, args: &LspArgs) -> Result<ToolOutput, ToolError> {
+        if let Some(query) = args.query.as_deref() {
+            // Any running or startable server answers; the file (if given) picks which.
+            let probe = match args.file.as_deref() {
+                Some(file) => self.open(Some(file)).await?.server,
+                None => self
+                    .supervisor
+                    .running()
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| {
+                        ToolError::invalid_arguments(
+                        "no language server is running yet; give `file` so the right one starts",
+                    )
+                    })?,
+            };
+            if !probe.supports("workspaceSymbolProvider", "workspace/symbol") {
+                return Ok(Self::unsupported(&probe, "symbols"));
+            }
+            let answer = probe
+                .request("workspace/symbol", json!({"query": query}), REQUEST_TIMEOUT)
+                .await
+                .map_err(lsp_error)?;
+            let (items, total, truncated) = nav::capped(
+                nav::symbols(&self.root, None, &answer),
+                WORKSPACE_SYMBOLS_CAP,
+            );
+            return Ok(symbol_output(
+                json!({"action": "symbols", "query": query}),
+                items,
+                total,
+                truncated,
+            ));
+        }
+        let opened = self.open(args.file.as_deref()).await.map_err(|error| {
+            if error.kind() == kinds::INVALID_ARGUMENTS {
+                ToolError::invalid_arguments(
+                    "`symbols` needs `query` (workspace search) or `file` (its symbols)",
+                )
+            } else {
+                error
+            }
+        })?;
+        if !opened
+            .server
+            .supports("documentSymbolProvider", "textDocument/documentSymbol")
+        {
+            return Ok(Self::unsupported(&opened.server, "symbols"));
+        }
+        let uri = path_to_uri(&opened.path);
+        let answer = opened
+            .server
+            .request(
+                "textDocument/documentSymbol",
+                json!({"textDocument": {"uri": uri}}),
+                REQUEST_TIMEOUT,
+            )
+            .await
+            .map_err(lsp_error)?;
+        let (items, total, truncated) = nav::capped(
+            nav::symbols(&self.root, Some(&uri), &answer),
+            FILE_SYMBOLS_CAP,
+        );
+        Ok(symbol_output(
+            json!({"action": "symbols", "file": opened.shown}),
+            items,
+            total,
+            truncated,
+        ))
+    }
+
+    async fn diagnostics(
+        &self,
+        ctx: &CallContext,
+        args: &LspArgs,
+    ) -> Result<ToolOutput, ToolError> {
+        if args.file.as_deref() == Some("*") {
+            return super::project::check(
+                ctx,
+                &self.supervisor,
+                &self.root,
+                args.language.as_deref(),
+            )
+            .await;
+        }
+        let file = args
+            .file
+            .as_deref()
+            .ok_or_else(|| ToolError::invalid_arguments("`diagnostics` needs `file`"))?;
+        let path = self.root.resolve_existing(file)?;
+        let shown = self.root.relative(&path);
+        let checks = self
+            .supervisor
+            .check_written(std::slice::from_ref(&path))
+            .await;
+        let outcome = checks
+            .into_iter()
+            .next()
+            .map(|check| check.outcome)
+            .ok_or_else(|| ToolError::internal("no outcome for the file"))?;
+        match outcome {
+            CheckOutcome::Checked {
+                server,
+                diagnostics,
+                ..
+            } => {
+                let list: Vec<Value> = diagnostics
+                    .iter()
+                    .filter(|d| Diagnostic::is_problem(d))
+                    .map(|d| diagnostic_json(&shown, d))
+                    .collect();
+                let text = list
+                    .iter()
+                    .map(|d| {
+                        format!(
+                            "{}:{}: {}: {}",
+                            shown,
+                            d["line"],
+                            d["severity"].as_str().unwrap_or(""),
+                            d["message"].as_str().unwrap_or("")
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                Ok(ToolOutput::new(json!({"action": "diagnostics", "file": shown, "server": server, "diagnostics": list}))
+                    .with_text(if text.is_empty() { format!("{shown}: no errors or warnings ({server})") } else { text }))
+            }
+            CheckOutcome::Pending { server, reason } => Err(ToolError::new(
+                kinds::TIMEOUT,
+                format!("{server} has not answered for `{shown}`: {reason}; ask again shortly"),
+            )),
+            CheckOutcome::Unchecked { reason } => Err(unavailable(reason)),
+            CheckOutcome::Removed => Err(ToolError::new(
+                kinds::NOT_FOUND,
+                format!("`{shown}` does not exist"),
+            )),
+        }
+    }
+
+    async fn reload(&self, args: &LspArgs) -> Result<ToolOutput, ToolError> {
+        let (family, root) = match (args.file.as_deref(), args.language.as_deref()) {
+            (Some(file), _) => {
+                let path = self.root.resolve(file)?;
+                let (family, root) = self
+                    .supervisor
+                    .route(&path)
+                    .map_err(|u| unavailable(u.reason))?;
+                (family.name.clone(), Some(root))
+            }
+            (None, Some(language)) => (language.to_owned(), None),
+            (None, None) => {
+                return Err(ToolError::invalid_arguments(
+                    "`reload` needs `file` or `language`",
+                ))
+            }
+        };
+        let stopped = self.supervisor.reload(&family, root.as_deref()).await;
+        Ok(
+            ToolOutput::new(json!({"action": "reload", "language": family, "stopped": stopped}))
+                .with_text(format!(
+                    "{family}: stopped {stopped} server(s); the next request starts it afresh"
+                )),
+        )
+    }
+}
+
+fn symbol_output(mut value: Value, items: Vec<Value>, total: usize, truncated: bool) -> ToolOutput {
+    let text = items
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {} {}:{}",
+                s["kind"].as_str().unwrap_or(""),
+                s["name"].as_str().unwrap_or(""),
+                s["path"].as_str().unwrap_or(""),
+                s["line"]
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    value["symbols"] = json!(items);
+    value["total"] = json!(total);
+    value["truncated"] = json!(truncated);
+    ToolOutput::new(value).with_text(text)
+}
+
+#[async_trait]
+impl Tool for LspTool {
+    fn name(&self) -> &str {
+        "lsp"
+    }
+
+    fn tier(&self) -> Tier {
+        Tier::Read
+    }
+
+    fn description(&self) -> &str {
+        "Ask the workspace's language servers. Positions are `line` (1-based) plus `symbol` \
+         (the identifier as written on that line), never a column. Actions: `definition`, \
+         `type_definition`, `implementation`, `references` (first 50), `hover`, \
+         `code_actions` (need file, line, symbol); `symbols` (`query` for a workspace search, \
+         or `file` for its outline); `diagnostics` (a file's current errors and warnings; `file: \"*\"` runs the \
+         project checker — basedpyright, tsc, cargo check, go vet, clang-tidy — over every \
+         project, or `language`'s); \
+         `status` (each language's server, state and why — ask it when diagnostics are \
+         missing); `reload` (restart the server of `file` or `language`). Locations come \
+         back as root-relative path, line and that line's text; capped lists give the total."
+    }
+
+    fn input_schema(&self) -> Value {
+        schema_for::<LspArgs>()
+    }
+
+    async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: LspArgs = parse_args(args)?;
+        match args.action {
+            Action::Status => {
+                let rows = self.supervisor.status().await;
+                let text = rows
+                    .iter()
+                    .map(|row| {
+                        format!(
+                            "{} [{}] {}: {}{}",
+                            row.language,
+                            row.root.as_deref().unwrap_or("-"),
+                            row.server.as_deref().unwrap_or("-"),
+                            serde_json::to_value(row.state)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_owned))
+                                .unwrap_or_default(),
+                            row.reason
+                                .as_deref()
+                                .map(|r| format!(" ({r})"))
+                                .unwrap_or_default()
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                Ok(ToolOutput::new(json!({"languages": rows})).with_text(text))
+            }
+            Action::Reload => self.reload(&args).await,
+            Action::Diagnostics => self.diagnostics(ctx, &args).await,
+            Action::Symbols => self.symbols(&args).await,
+            action => self.navigate(&args, action).await,
+        }
+    }
+}

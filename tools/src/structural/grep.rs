@@ -1,0 +1,161 @@
+//! `ast_grep`: find code by its shape.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use cc_structural::{search, CapturedText, FoundMatch, Languages, Pattern, SearchOptions};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::{blocking, choose_language, parse_context, pattern_error, resolve_target, shown};
+use crate::error::ToolError;
+use crate::root::WorkspaceRoot;
+use crate::tier::Tier;
+use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
+
+const DEFAULT_MAX_RESULTS: usize = 50;
+
+/// `ast_grep`: structural search with metavariables.
+#[derive(Debug, Clone)]
+pub struct AstGrepTool {
+    root: WorkspaceRoot,
+    parsers: Arc<Languages>,
+}
+
+impl AstGrepTool {
+    /// An `ast_grep` tool over `root` with the parser set `parsers`.
+    pub fn new(root: WorkspaceRoot, parsers: Arc<Languages>) -> Self {
+        AstGrepTool { root, parsers }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct AstGrepArgs {
+    /// A code fragment in the target language. `$NAME` matches one node, `$$$NAME` zero or
+    /// more siblings (`$$$` without binding), `$_` one node without binding; a metavariable
+    /// used twice must match the same code. Example: `print($$$ARGS)`.
+    pattern: String,
+    /// File or folder inside the workspace (default: the whole workspace).
+    #[serde(default)]
+    path: Option<String>,
+    /// python, rust, javascript, typescript, tsx, go, c, cpp, java, dart, bash, json, ruby,
+    /// c_sharp or kotlin. Inferred when `path` names a file; required for a folder.
+    #[serde(default)]
+    language: Option<String>,
+    /// How many matches to return (default 50); `total` still counts all of them.
+    #[serde(default)]
+    max_results: Option<usize>,
+    /// Parse the pattern only as a `statement`, `expression`, `class_member` or `top_level`
+    /// declaration, instead of the first of those that accepts it.
+    #[serde(default)]
+    context: Option<String>,
+}
+
+#[async_trait]
+impl Tool for AstGrepTool {
+    fn name(&self) -> &str {
+        "ast_grep"
+    }
+
+    fn tier(&self) -> Tier {
+        Tier::Read
+    }
+
+    fn description(&self) -> &str {
+        "Find code by its syntax-tree shape, not its text: the pattern is a code fragment \
+         with metavariables ($X one node, $$$ARGS zero or more siblings, $_ any one node). \
+         Matches ignore whitespace and comments, never match inside strings or comments, and \
+         must account for the whole node (`import os` does not match `import os, sys`); \
+         optional parts the pattern leaves out (return annotations, type parameters, \
+         decorators, else branches) are allowed. Give `language` when searching a folder. \
+         Returns each match's place, text and captures. A pattern that does not parse is an \
+         `unparsable` error saying where each parse context broke."
+    }
+
+    fn input_schema(&self) -> Value {
+        schema_for::<AstGrepArgs>()
+    }
+
+    async fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: AstGrepArgs = parse_args(args)?;
+        let target = resolve_target(&self.root, args.path.as_deref())?;
+        let language =
+            choose_language(&self.parsers, &self.root, args.language.as_deref(), &target)?;
+        let context = parse_context(args.context.as_deref())?;
+        let pattern = Pattern::new(language, &args.pattern, context).map_err(pattern_error)?;
+        let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
+        let path = target.path.clone();
+        let result = {
+            let pattern = pattern.clone();
+            blocking(move || {
+                let options = SearchOptions {
+                    max_results,
+                    threads: 0,
+                };
+                search(&pattern, &path, &options)
+                    .map_err(|e| ToolError::new(crate::error::kinds::NOT_FOUND, e.to_string()))
+            })
+            .await?
+        };
+        let matches: Vec<Value> = result
+            .matches
+            .iter()
+            .map(|m| match_json(&self.root, m))
+            .collect();
+        let mut value = json!({
+            "language": pattern.language().name(),
+            "context": pattern.context().name(),
+            "matches": matches,
+            "total": result.total,
+            "truncated": result.truncated(),
+        });
+        if !result.skipped.is_empty() {
+            value["skipped"] = result
+                .skipped
+                .iter()
+                .map(|s| json!({"path": shown(&self.root, &s.path), "reason": s.reason}))
+                .collect();
+        }
+        let text = render(&self.root, &result.matches, result.total);
+        Ok(ToolOutput::new(value).with_text(text))
+    }
+}
+
+fn match_json(root: &WorkspaceRoot, m: &FoundMatch) -> Value {
+    let mut captures = Map::new();
+    for (name, captured) in &m.captures {
+        let value = match captured {
+            CapturedText::One(text) => Value::String(text.clone()),
+            CapturedText::Many(items) => items.iter().cloned().map(Value::String).collect(),
+        };
+        captures.insert(name.clone(), value);
+    }
+    json!({
+        "path": shown(root, &m.path),
+        "start": {"line": m.start.line, "column": m.start.column},
+        "end": {"line": m.end.line, "column": m.end.column},
+        "text": m.text,
+        "captures": captures,
+    })
+}
+
+fn render(root: &WorkspaceRoot, matches: &[FoundMatch], total: usize) -> String {
+    let mut out = if total == matches.len() {
+        format!("{total} match{}\n", if total == 1 { "" } else { "es" })
+    } else {
+        format!("{total} matches, showing the first {}\n", matches.len())
+    };
+    for m in matches {
+        let first = m.text.lines().next().unwrap_or("");
+        let more = if m.text.contains('\n') { " …" } else { "" };
+        out.push_str(&format!(
+            "{}:{}:{}: {first}{more}\n",
+            shown(root, &m.path),
+            m.start.line,
+            m.start.column
+        ));
+    }
+    out
+}

@@ -1,0 +1,133 @@
+//! Structural search and staged rewrite: `ast_grep` (read), `ast_edit` and `resolve` (write),
+//! on the tree-sitter parser set of `cc-structural`.
+//!
+//! The tools are registered when a parser set is wired ([`crate::Resources::parsers`]).
+//! Staged edits belong to the run: one [`EditStore`] is shared by the run's `ast_edit` and
+//! `resolve`.
+
+mod grep;
+
+pub use grep::AstGrepTool;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cc_structural::{ContextKind, Language, Languages, PatternError};
+use serde_json::{json, Value};
+
+use crate::error::{kinds, ToolError};
+use crate::root::WorkspaceRoot;
+
+/// Error kinds of the structural tools.
+pub mod error_kinds {
+    /// The pattern does not parse in any context of the ladder.
+    pub const UNPARSABLE: &str = "unparsable";
+    /// The language is not one of the parser set's.
+    pub const UNKNOWN_LANGUAGE: &str = "unknown_language";
+}
+
+/// The path argument resolved inside the root, and whether it is a folder.
+pub(crate) struct Target {
+    pub(crate) path: PathBuf,
+    pub(crate) is_dir: bool,
+}
+
+pub(crate) fn resolve_target(
+    root: &WorkspaceRoot,
+    path: Option<&str>,
+) -> Result<Target, ToolError> {
+    let path = root.resolve_existing(path.unwrap_or("."))?;
+    let is_dir = path.is_dir();
+    Ok(Target { path, is_dir })
+}
+
+/// The language named, or inferred from a file's extension.
+pub(crate) fn choose_language(
+    parsers: &Languages,
+    root: &WorkspaceRoot,
+    language: Option<&str>,
+    target: &Target,
+) -> Result<Arc<dyn Language>, ToolError> {
+    let known = || parsers.names().join(", ");
+    match language {
+        Some(name) => parsers.by_name(name).ok_or_else(|| {
+            ToolError::new(
+                error_kinds::UNKNOWN_LANGUAGE,
+                format!("unknown language `{name}`; use one of: {}", known()),
+            )
+            .with_detail("language", name)
+            .with_detail("known", parsers.names())
+        }),
+        None if target.is_dir => Err(ToolError::invalid_arguments(format!(
+            "`{}` is a folder: name the `language` to search (one of: {})",
+            root.relative(&target.path),
+            known()
+        ))),
+        None => parsers.for_path(&target.path).ok_or_else(|| {
+            ToolError::new(
+                error_kinds::UNKNOWN_LANGUAGE,
+                format!(
+                    "cannot tell the language of `{}` from its extension; pass `language` (one of: {})",
+                    root.relative(&target.path),
+                    known()
+                ),
+            )
+            .with_detail("known", parsers.names())
+        }),
+    }
+}
+
+pub(crate) fn parse_context(context: Option<&str>) -> Result<Option<ContextKind>, ToolError> {
+    context
+        .map(|c| c.parse::<ContextKind>())
+        .transpose()
+        .map_err(|e| ToolError::invalid_arguments(e.to_string()))
+}
+
+/// A pattern error as a tool error: `unparsable` lists each context tried.
+pub(crate) fn pattern_error(error: PatternError) -> ToolError {
+    match &error {
+        PatternError::Unparsable { language, attempts } => {
+            let tried: Vec<Value> = attempts
+                .iter()
+                .map(|a| {
+                    json!({
+                        "context": a.context.name(),
+                        "problem": a.problem,
+                        "line": a.line,
+                        "column": a.column,
+                    })
+                })
+                .collect();
+            ToolError::new(error_kinds::UNPARSABLE, error.to_string())
+                .with_detail("language", language.as_str())
+                .with_detail("contexts", tried)
+        }
+        PatternError::NoSuchContext { .. } | PatternError::Empty | PatternError::OnlyMulti(_) => {
+            ToolError::invalid_arguments(error.to_string())
+        }
+    }
+}
+
+/// `path` relative to the root for display.
+pub(crate) fn shown(root: &WorkspaceRoot, path: &Path) -> String {
+    root.relative(path)
+}
+
+/// A blocking job on tokio's blocking pool; a panic becomes `internal`.
+pub(crate) async fn blocking<T: Send + 'static>(
+    job: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(job)
+        .await
+        .map_err(|e| ToolError::new(kinds::INTERNAL, format!("the search task failed: {e}")))?
+}
+
+/// Registers the structural tools on `builder`.
+pub fn register(builder: &mut crate::registry::RegistryBuilder, parsers: Arc<Languages>) {
+    let root = builder.run().root.clone();
+    builder.add_tool(Arc::new(AstGrepTool::new(root, parsers)));
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,355 @@
+//! The structural tools through the registry: JSON shapes (insta), errors, and agreement
+//! with ast-grep where its semantics are right.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cc_structural::Languages;
+use serde_json::{json, Value};
+
+use crate::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
+
+fn registry(dir: &Path) -> Registry {
+    Resources {
+        parsers: Some(Arc::new(Languages::builtin())),
+        ..Default::default()
+    }
+    .build(Run {
+        conversation_id: "structural".into(),
+        root: WorkspaceRoot::new(dir).unwrap(),
+        surface: Surface::Full,
+        approver: Arc::new(AllowAll),
+    })
+}
+
+async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
+    match registry.call(tool, args).await {
+        Ok(output) => output.value,
+        Err(error) => error.to_envelope(),
+    }
+}
+
+fn write(root: &Path, path: &str, content: &str) {
+    let path = root.join(path);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pkg/a.py",
+        "import warnings\n\ndef f(x: int) -> int:\n    warnings.warn('old', DeprecationWarning)\n    return x\n",
+    );
+    write(
+        dir.path(),
+        "pkg/b.py",
+        "def g(*args):\n    print(*args)\n    print('done')\n",
+    );
+    write(
+        dir.path(),
+        "src/main.rs",
+        "fn main() {\n    println!(\"hi\");\n}\n",
+    );
+    dir
+}
+
+#[tokio::test]
+async fn ast_grep_returns_matches_with_places_and_captures() {
+    let dir = fixture();
+    let registry = registry(dir.path());
+    insta::assert_json_snapshot!(
+        call(
+            &registry,
+            "ast_grep",
+            json!({"pattern": "def $F($$$P): $$$B", "language": "python"})
+        )
+        .await
+    );
+    insta::assert_json_snapshot!(
+        call(
+            &registry,
+            "ast_grep",
+            json!({"pattern": "println!($$$A)", "path": "src/main.rs"})
+        )
+        .await
+    );
+}
+
+#[tokio::test]
+async fn ast_grep_total_counts_past_max_results() {
+    let dir = fixture();
+    let registry = registry(dir.path());
+    let value = call(
+        &registry,
+        "ast_grep",
+        json!({"pattern": "print($$$A)", "path": "pkg", "language": "python", "max_results": 1}),
+    )
+    .await;
+    assert_eq!(value["total"], 2);
+    assert_eq!(value["truncated"], true);
+    assert_eq!(value["matches"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        value["matches"][0]["start"],
+        json!({"line": 2, "column": 5})
+    );
+    let output = registry
+        .call(
+            "ast_grep",
+            json!({"pattern": "print($$$A)", "language": "py"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        output.render_text(),
+        "2 matches\npkg/b.py:2:5: print(*args)\npkg/b.py:3:5: print('done')\n"
+    );
+}
+
+#[tokio::test]
+async fn ast_grep_errors_say_what_to_do() {
+    let dir = fixture();
+    let registry = registry(dir.path());
+    insta::assert_json_snapshot!(
+        call(
+            &registry,
+            "ast_grep",
+            json!({"pattern": "def (:", "language": "python"})
+        )
+        .await
+    );
+    insta::assert_json_snapshot!(
+        call(
+            &registry,
+            "ast_grep",
+            json!({"pattern": "x", "language": "cobol"})
+        )
+        .await
+    );
+    let outside = call(
+        &registry,
+        "ast_grep",
+        json!({"pattern": "x", "path": "../..", "language": "python"}),
+    )
+    .await;
+    assert_eq!(outside["error"]["kind"], "outside_root");
+    let missing = call(
+        &registry,
+        "ast_grep",
+        json!({"pattern": "x", "path": "nope.py"}),
+    )
+    .await;
+    assert_eq!(missing["error"]["kind"], "not_found");
+    let folder = call(
+        &registry,
+        "ast_grep",
+        json!({"pattern": "x", "path": "pkg"}),
+    )
+    .await;
+    assert_eq!(folder["error"]["kind"], "invalid_arguments");
+    assert!(folder["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("language"));
+    write(dir.path(), "notes.txt", "x\n");
+    let unknown = call(
+        &registry,
+        "ast_grep",
+        json!({"pattern": "x", "path": "notes.txt"}),
+    )
+    .await;
+    assert_eq!(unknown["error"]["kind"], "unknown_language");
+    let context = call(
+        &registry,
+        "ast_grep",
+        json!({"pattern": "x", "language": "python", "context": "nowhere"}),
+    )
+    .await;
+    assert_eq!(context["error"]["kind"], "invalid_arguments");
+}
+
+#[tokio::test]
+async fn ast_grep_is_read_tier_and_parallel_safe() {
+    let dir = fixture();
+    let registry = registry(dir.path());
+    let plan: Vec<String> = registry
+        .schemas(Surface::Plan)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert!(plan.contains(&"ast_grep".to_owned()), "{plan:?}");
+    let schema = registry
+        .schemas(Surface::Full)
+        .into_iter()
+        .find(|s| s.name == "ast_grep")
+        .unwrap();
+    assert!(schema.parallel_safe);
+    assert_eq!(schema.input_schema["required"], json!(["pattern"]));
+    // Without a parser set there is no `ast_grep`.
+    let bare = Resources::default().build(Run {
+        conversation_id: "bare".into(),
+        root: WorkspaceRoot::new(dir.path()).unwrap(),
+        surface: Surface::Full,
+        approver: Arc::new(AllowAll),
+    });
+    assert!(!bare.tool_names().contains(&"ast_grep".to_owned()));
+}
+
+/// Runs `ast-grep run` and returns the 1-based (line, column) of each match start.
+async fn ast_grep_peer(
+    binary: &Path,
+    dir: &Path,
+    language: &str,
+    pattern: &str,
+) -> Vec<(String, u64, u64)> {
+    let mut command = tokio::process::Command::new(binary);
+    command
+        .args(["run", "-l", language, "--json=stream", "-p", pattern, "."])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = cc_process::spawn_group(command).unwrap();
+    let mut stdout = child.take_stdout().unwrap();
+    let mut out = String::new();
+    let read = tokio::io::AsyncReadExt::read_to_string(&mut stdout, &mut out);
+    tokio::time::timeout(Duration::from_secs(60), read)
+        .await
+        .expect("ast-grep answered within a minute")
+        .unwrap();
+    child.wait_or_kill(Duration::from_secs(10)).await.unwrap();
+    let mut found: Vec<(String, u64, u64)> = out
+        .lines()
+        .map(|line| {
+            let m: Value = serde_json::from_str(line).unwrap();
+            (
+                m["file"]
+                    .as_str()
+                    .unwrap()
+                    .trim_start_matches("./")
+                    .to_owned(),
+                m["range"]["start"]["line"].as_u64().unwrap() + 1,
+                m["range"]["start"]["column"].as_u64().unwrap() + 1,
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[tokio::test]
+async fn ast_grep_agrees_with_the_peer_where_its_semantics_are_right() {
+    let Some(binary) = cc_process::testing::require_peer("ast-grep") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.py", "import os\nprint(os.sep)\nd.setdefault(k, []).append(1)\nif x:\n    print(1)\nelif y:\n    pass\nwarnings.warn('a', stacklevel=2)\n");
+    write(
+        dir.path(),
+        "b.js",
+        "console.log(a, b);\nif (a) { b(); }\nconst f = (x) => x + 1;\nlet v = [1, 2].map(f);\n",
+    );
+    write(
+        dir.path(),
+        "c.rs",
+        "fn main() { let v = vec![1]; for x in v.iter() { println!(\"{}\", x); } }\n",
+    );
+    write(dir.path(), "d.go", "package main\nimport \"fmt\"\nfunc main() { fmt.Println(1); x := 2; if x > 1 { fmt.Println(x) } }\n");
+    write(
+        dir.path(),
+        "e.java",
+        "class A { void m() { System.out.println(1); int y = 2; if (y > 1) { m(); } } }\n",
+    );
+    let cases = [
+        ("python", "print($$$A)"),
+        ("python", "$X.setdefault($$$A)"),
+        ("python", "warnings.warn($$$A)"),
+        ("python", "if $A: $$$B"),
+        ("javascript", "console.log($$$A)"),
+        ("javascript", "if ($A) { $$$B }"),
+        ("javascript", "($X) => $Y"),
+        ("rust", "println!($$$A)"),
+        ("rust", "$V.iter()"),
+        ("go", "$X := $V"),
+        ("java", "System.out.println($$$A)"),
+        ("java", "int $X = $V;"),
+    ];
+    let registry = registry(dir.path());
+    for (language, pattern) in cases {
+        let theirs = ast_grep_peer(&binary, dir.path(), language, pattern).await;
+        let value = call(
+            &registry,
+            "ast_grep",
+            json!({"pattern": pattern, "language": language}),
+        )
+        .await;
+        let mut ours: Vec<(String, u64, u64)> = value["matches"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{pattern}: {value}"))
+            .iter()
+            .map(|m| {
+                (
+                    m["path"].as_str().unwrap().to_owned(),
+                    m["start"]["line"].as_u64().unwrap(),
+                    m["start"]["column"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        ours.sort();
+        assert!(
+            !theirs.is_empty(),
+            "{language} {pattern}: ast-grep found nothing"
+        );
+        assert_eq!(ours, theirs, "{language} `{pattern}`");
+    }
+}
+
+#[tokio::test]
+async fn ast_grep_differs_from_the_peer_where_it_is_silently_wrong() {
+    let Some(binary) = cc_process::testing::require_peer("ast-grep") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "y.py", "if a:\n    yield\n    cleanup()\nif b:\n    yield\nimport os, sys\ndef f(x) -> int:\n    return x\n");
+    write(
+        dir.path(),
+        "d.go",
+        "package main\nimport \"fmt\"\nfunc main() { fmt.Println(1) }\n",
+    );
+    let registry = registry(dir.path());
+    // (language, pattern, ast-grep's match lines, ours): ast-grep over-matches an `if` whose
+    // body has more statements and `import os, sys`, misses annotated defs, and parses a
+    // Go call as a type conversion, so finds none.
+    let cases = [
+        ("python", "if $A: yield", vec![1, 4], vec![4]),
+        ("python", "import os", vec![6], vec![]),
+        ("python", "def $F($$$P): $$$B", vec![], vec![7]),
+        ("go", "fmt.Println($$$A)", vec![], vec![3]),
+    ];
+    for (language, pattern, theirs_expected, ours_expected) in cases {
+        let theirs: Vec<u64> = ast_grep_peer(&binary, dir.path(), language, pattern)
+            .await
+            .into_iter()
+            .map(|(_, line, _)| line)
+            .collect();
+        assert_eq!(
+            theirs, theirs_expected,
+            "ast-grep changed its answer to `{pattern}`"
+        );
+        let value = call(
+            &registry,
+            "ast_grep",
+            json!({"pattern": pattern, "language": language}),
+        )
+        .await;
+        let ours: Vec<u64> = value["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["start"]["line"].as_u64().unwrap())
+            .collect();
+        assert_eq!(ours, ours_expected, "`{pattern}`: {value}");
+    }
+}

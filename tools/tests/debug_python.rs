@@ -1,0 +1,399 @@
+//! `debug` end to end against debugpy: breakpoints in a loop, stack, scopes, variables,
+//! evaluate in a frame, the three steps, continue, an exception stop, run to exit, output;
+//! a second launch refused; pause of a busy loop; the TTL; an adapter killed mid-call; and
+//! after each, no process left behind.
+
+#![allow(clippy::unwrap_used)]
+
+mod debug_support;
+
+use std::time::Duration;
+
+use debug_support::{at, call, call_err, config, registry, session_pids, stopped, workspace};
+use serde_json::json;
+
+const LOOP: &str = r#"import sys
+
+
+def square(n):
+    result = n * n
+    return result
+
+
+def main():
+    total = 0
+    for i in range(4):
+        total += square(i)
+        print("step", i, total)
+    print("done", total)
+    return total
+
+
+if __name__ == "__main__":
+    sys.exit(main() - 11)
+"#;
+
+const BUSY: &str = "import time\nn = 0\nwhile True:\n    n += 1\n";
+
+fn debugpy_present() -> bool {
+    let Some(python) = cc_process::testing::require_peer("python3") else {
+        return false;
+    };
+    let ok = std::process::Command::new(python)
+        .args(["-c", "import debugpy"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        cc_process::testing::missing_peer("debugpy", "PATH's python3 cannot import debugpy");
+    }
+    ok
+}
+
+#[tokio::test]
+async fn a_python_session_from_breakpoint_to_exit() {
+    if !debugpy_present() {
+        return;
+    }
+    let (_dir, root) = workspace();
+    std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"demo\"\n").unwrap();
+    std::fs::write(root.join("loop.py"), LOOP).unwrap();
+    let tag = debug_support::unique_tag("python-e2e");
+    let debug = registry(&root, config(60.0, 1800.0), &tag);
+
+    let adapters = call(&debug, json!({"op": "adapters"})).await;
+    let debugpy = adapters["adapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "debugpy")
+        .unwrap();
+    assert_eq!(debugpy["available"], true, "{debugpy:#}");
+
+    let pending = call(
+        &debug,
+        json!({"op": "breakpoints", "file": "loop.py", "lines": [12]}),
+    )
+    .await;
+    assert_eq!(
+        pending,
+        json!({"file": "loop.py", "breakpoints": [{"line": 12, "verified": null}], "pending": true, "state": "none"})
+    );
+
+    let started = call(&debug, json!({"op": "launch", "program": "loop.py"})).await;
+    assert_eq!(at(&started), ("loop.py".to_owned(), 12));
+    assert_eq!(stopped(&started)["reason"], "breakpoint");
+    assert_eq!(started["adapter"], "debugpy");
+    assert_eq!(
+        started["breakpoints"][0]["breakpoints"][0]["verified"],
+        true
+    );
+    let thread = stopped(&started)["thread_id"].as_i64().unwrap();
+
+    // One session per conversation.
+    let second = call_err(&debug, json!({"op": "launch", "program": "loop.py"})).await;
+    assert_eq!(second.kind(), "session_active");
+    assert!(
+        second.message().contains("debugpy debugging loop.py"),
+        "{second}"
+    );
+    assert!(second.message().contains("terminate"), "{second}");
+
+    let stack_output = debug.call("debug", json!({"op": "stack"})).await.unwrap();
+    let text = stack_output.text.clone().unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "stopped at loop.py:12 in main (breakpoint, thread {thread})\n  ["
+        )),
+        "{text}"
+    );
+    assert!(text.contains("] <module> loop.py:19"), "{text}");
+    let stack = stack_output.value;
+    let frames = stack["frames"].as_array().unwrap();
+    assert_eq!(
+        (frames[0]["function"].as_str(), frames[0]["line"].as_i64()),
+        (Some("main"), Some(12))
+    );
+    assert_eq!(
+        (frames[1]["function"].as_str(), frames[1]["line"].as_i64()),
+        (Some("<module>"), Some(19))
+    );
+    assert_eq!(stack["truncated"], false);
+    assert_eq!(stack["thread_id"], thread);
+    let main_frame = frames[0]["id"].clone();
+    let module_frame = frames[1]["id"].clone();
+
+    let scopes = call(&debug, json!({"op": "scopes", "frame_id": main_frame})).await;
+    let locals = scopes["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Locals")
+        .unwrap();
+    let variables = call(
+        &debug,
+        json!({"op": "variables", "reference": locals["reference"]}),
+    )
+    .await;
+    let value_of = |vars: &serde_json::Value, name: &str| {
+        vars["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .map(|v| v["value"].clone())
+    };
+    assert_eq!(value_of(&variables, "i"), Some(json!("0")));
+    assert_eq!(value_of(&variables, "total"), Some(json!("0")));
+    assert_eq!(variables["truncated"], false);
+
+    let evaluated = call(
+        &debug,
+        json!({"op": "evaluate", "expression": "total + 100"}),
+    )
+    .await;
+    assert_eq!(evaluated["result"], "100");
+    let in_module = call(
+        &debug,
+        json!({"op": "evaluate", "expression": "__name__", "frame_id": module_frame}),
+    )
+    .await;
+    assert_eq!(in_module["result"], "'__main__'");
+
+    let stepped_in = call(&debug, json!({"op": "step_in"})).await;
+    assert_eq!(at(&stepped_in), ("loop.py".to_owned(), 5));
+    assert_eq!(stopped(&stepped_in)["function"], "square");
+    let stepped_out = call(&debug, json!({"op": "step_out"})).await;
+    assert_eq!(at(&stepped_out).0, "loop.py");
+    assert_eq!(stopped(&stepped_out)["function"], "main");
+    let stepped_over = call(&debug, json!({"op": "step_over", "thread_id": thread})).await;
+    assert_eq!(at(&stepped_over), ("loop.py".to_owned(), 13));
+
+    let next_round = call(&debug, json!({"op": "continue"})).await;
+    assert_eq!(at(&next_round), ("loop.py".to_owned(), 12));
+    assert_eq!(next_round["output"]["text"], "step 0 0\n");
+    let i = call(&debug, json!({"op": "evaluate", "expression": "i"})).await;
+    assert_eq!(i["result"], "1");
+
+    let cleared = call(
+        &debug,
+        json!({"op": "breakpoints", "file": "loop.py", "lines": []}),
+    )
+    .await;
+    assert_eq!(cleared["breakpoints"], json!([]));
+    assert_eq!(cleared["pending"], false);
+
+    // sys.exit(3) is an uncaught SystemExit: debugpy's default filter stops there first.
+    let exception = call(&debug, json!({"op": "continue"})).await;
+    assert_eq!(stopped(&exception)["reason"], "exception");
+    assert_eq!(at(&exception).1, 19);
+    let exited = call(&debug, json!({"op": "continue"})).await;
+    assert_eq!(exited["state"], "exited");
+    assert_eq!(exited["exited"], json!({"code": 3}));
+
+    // The session outlives the program.
+    let output = call(&debug, json!({"op": "output"})).await;
+    assert_eq!(
+        output["output"],
+        "step 0 0\nstep 1 1\nstep 2 5\nstep 3 14\ndone 14\n"
+    );
+    assert_eq!(output["truncated"], false);
+    let status = call(&debug, json!({"op": "status"})).await;
+    assert_eq!(status["exited"], json!({"code": 3}));
+    let stack_after = call_err(&debug, json!({"op": "stack"})).await;
+    assert_eq!(stack_after.kind(), "not_stopped");
+    assert!(
+        stack_after.message().contains("exited with code 3"),
+        "{stack_after}"
+    );
+
+    let pids = session_pids(&debug).await;
+    assert_eq!(pids.len(), 2, "adapter and debuggee pids: {status:#}");
+    let terminated = call(&debug, json!({"op": "terminate"})).await;
+    assert_eq!(terminated["terminated"], true);
+    assert_eq!(terminated["state"], "none");
+    debug_support::assert_gone(&pids).await;
+    debug_support::assert_no_tagged(&tag).await;
+    let after = call(&debug, json!({"op": "status"})).await;
+    assert_eq!(after["state"], "none");
+    // Breakpoints outlive sessions; this file's were cleared.
+    assert_eq!(after["breakpoints"], json!([]));
+}
+
+#[tokio::test]
+async fn pause_stops_a_busy_loop_that_continue_could_not_wait_for() {
+    if !debugpy_present() {
+        return;
+    }
+    let (_dir, root) = workspace();
+    std::fs::write(root.join("busy.py"), BUSY).unwrap();
+    let tag = debug_support::unique_tag("python-pause");
+    let debug = registry(&root, config(2.0, 1800.0), &tag);
+
+    let started = call(&debug, json!({"op": "launch", "program": "busy.py"})).await;
+    assert_eq!(started["state"], "running", "{started:#}");
+    assert!(
+        started["note"]
+            .as_str()
+            .unwrap()
+            .contains("still running after 2s"),
+        "{started:#}"
+    );
+    let waited = call(&debug, json!({"op": "continue"})).await;
+    assert_eq!(waited["state"], "running");
+    assert!(
+        waited["note"].as_str().unwrap().contains("already running"),
+        "{waited:#}"
+    );
+
+    let paused = call(&debug, json!({"op": "pause"})).await;
+    assert_eq!(stopped(&paused)["reason"], "pause");
+    assert_eq!(at(&paused).0, "busy.py");
+    let n = call(&debug, json!({"op": "evaluate", "expression": "n > 0"})).await;
+    assert_eq!(n["result"], "True");
+    let threads = call(&debug, json!({"op": "threads"})).await;
+    assert!(threads["total"].as_u64().unwrap() >= 1);
+
+    // The end of the run (not `terminate`) ends the session through the shutdown hook.
+    debug.shutdown(Duration::from_secs(10)).await;
+    debug_support::assert_no_tagged(&tag).await;
+}
+
+#[tokio::test]
+async fn a_session_past_its_ttl_is_killed_and_says_so() {
+    if !debugpy_present() {
+        return;
+    }
+    let (_dir, root) = workspace();
+    std::fs::write(root.join("loop.py"), LOOP).unwrap();
+    let tag = debug_support::unique_tag("python-ttl");
+    let debug = registry(&root, config(60.0, 4.0), &tag);
+    call(
+        &debug,
+        json!({"op": "breakpoints", "file": "loop.py", "lines": [12]}),
+    )
+    .await;
+    let started = call(&debug, json!({"op": "launch", "program": "loop.py"})).await;
+    assert_eq!(at(&started).1, 12);
+
+    // Without any call, the TTL kills every process of the session.
+    debug_support::assert_no_tagged(&tag).await;
+    let expired = call_err(&debug, json!({"op": "stack"})).await;
+    assert_eq!(expired.kind(), "session_expired");
+    assert!(expired.message().contains("expired"), "{expired}");
+    let status = call(&debug, json!({"op": "status"})).await;
+    assert_eq!(status["state"], "expired");
+    // What the program printed is not lost.
+    assert_eq!(
+        call(&debug, json!({"op": "output"})).await["state"],
+        "expired"
+    );
+
+    // An expired session does not block the next one; breakpoints carry over.
+    let again = call(&debug, json!({"op": "launch", "program": "loop.py"})).await;
+    assert_eq!(at(&again).1, 12);
+    call(&debug, json!({"op": "terminate"})).await;
+    debug_support::assert_no_tagged(&tag).await;
+}
+
+#[tokio::test]
+async fn an_adapter_killed_mid_call_fails_that_call_without_a_hang() {
+    if !debugpy_present() {
+        return;
+    }
+    let (_dir, root) = workspace();
+    std::fs::write(root.join("busy.py"), BUSY).unwrap();
+    let tag = debug_support::unique_tag("python-killed");
+    // A long wait limit: only the adapter's death can end the `continue` below in time.
+    let debug = registry(&root, config(600.0, 1800.0), &tag);
+    call(
+        &debug,
+        json!({"op": "breakpoints", "file": "busy.py", "lines": [4]}),
+    )
+    .await;
+    call(&debug, json!({"op": "launch", "program": "busy.py"})).await;
+    call(
+        &debug,
+        json!({"op": "breakpoints", "file": "busy.py", "lines": []}),
+    )
+    .await;
+    let pids = session_pids(&debug).await;
+    let adapter = pids[0];
+
+    let in_flight = {
+        let debug = debug.clone();
+        tokio::spawn(async move { debug.call("debug", json!({"op": "continue"})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &adapter.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let error = tokio::time::timeout(Duration::from_secs(120), in_flight)
+        .await
+        .expect("the call must end when the adapter dies, not at the wait limit")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(error.kind(), "adapter_exited", "{error}");
+    assert!(error.message().contains("SIGKILL"), "{error}");
+    debug_support::assert_gone(&pids).await;
+    debug_support::assert_no_tagged(&tag).await;
+
+    let status = call(&debug, json!({"op": "status"})).await;
+    assert_eq!(status["state"], "adapter_exited");
+    let terminated = call(&debug, json!({"op": "terminate"})).await;
+    assert_eq!(terminated["terminated"], true);
+}
+
+#[tokio::test]
+async fn a_program_that_ends_at_once_reports_its_exit() {
+    if !debugpy_present() {
+        return;
+    }
+    let (_dir, root) = workspace();
+    std::fs::write(root.join("quick.py"), "print('hi')\n").unwrap();
+    let tag = debug_support::unique_tag("python-quick");
+    let debug = registry(&root, config(60.0, 1800.0), &tag);
+    let started = call(&debug, json!({"op": "launch", "program": "quick.py"})).await;
+    assert_eq!(started["state"], "exited", "{started:#}");
+    assert_eq!(started["exited"], json!({"code": 0}));
+    assert_eq!(started["output"]["text"], "hi\n");
+    let terminated = call(&debug, json!({"op": "terminate"})).await;
+    assert_eq!(terminated["terminated"], true);
+    debug_support::assert_no_tagged(&tag).await;
+}
+
+/// debugpy starts the program with the `python` of the launch request; `/bin/false` exits
+/// before it connects, so debugpy never sends `initialized` nor answers `launch`: the
+/// launch timeout must end the wait, say why, and leave nothing behind.
+#[tokio::test]
+async fn a_debuggee_that_dies_before_configuration_is_a_clear_error_not_a_hang() {
+    if !debugpy_present() {
+        return;
+    }
+    let (_dir, root) = workspace();
+    std::fs::write(root.join("quick.py"), "print('hi')\n").unwrap();
+    let tag = debug_support::unique_tag("python-false");
+    let mut settings = config(60.0, 1800.0);
+    settings.launch_timeout_seconds = Some(8.0);
+    let launch: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_value(json!({"python": ["/bin/false"]})).unwrap();
+    settings.adapters.insert(
+        cc_dap_client::AdapterKind::Debugpy,
+        cc_dap_client::AdapterOverride {
+            launch: Some(launch),
+            ..Default::default()
+        },
+    );
+    let debug = registry(&root, settings, &tag);
+    let error = call_err(&debug, json!({"op": "launch", "program": "quick.py"})).await;
+    assert_eq!(error.kind(), "timeout", "{error}");
+    assert!(
+        error
+            .message()
+            .contains("`initialized` event after `launch`"),
+        "{error}"
+    );
+    debug_support::assert_no_tagged(&tag).await;
+    assert_eq!(call(&debug, json!({"op": "status"})).await["state"], "none");
+}

@@ -1,0 +1,95 @@
+//! Shared by the `debug_*` tests: a registry with a debug supervisor, calls, and
+//! process-table checks.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+#[path = "../../../dap-client/tests/support/mod.rs"]
+mod process;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cc_dap_client::{DebugConfig, Supervisor};
+use cc_tools::{AllowAll, Registry, Resources, Run, Surface, ToolError, WorkspaceRoot};
+use serde_json::Value;
+
+// Not every test binary uses every helper.
+#[allow(unused_imports)]
+pub use process::{assert_gone, assert_no_tagged, unique_tag, TAG_VAR};
+
+/// A temporary workspace.
+pub fn workspace() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    (dir, root)
+}
+
+/// `[debug]` settings: the wait limit and the time-to-live, in seconds.
+pub fn config(wait: f64, ttl: f64) -> DebugConfig {
+    DebugConfig {
+        wait_seconds: Some(wait),
+        ttl_seconds: Some(ttl),
+        // Generous: go builds and python startup are slow on a loaded machine.
+        launch_timeout_seconds: Some(240.0),
+        request_timeout_seconds: Some(60.0),
+        ..Default::default()
+    }
+}
+
+/// A registry whose `debug` tool runs with `config` and tags every process it starts with
+/// `tag`.
+pub fn registry(root: &Path, config: DebugConfig, tag: &str) -> Registry {
+    let supervisor = Arc::new(Supervisor::new(root, config).with_env(TAG_VAR, tag));
+    let run = Run {
+        conversation_id: format!("debug-test-{tag}"),
+        root: WorkspaceRoot::new(root).unwrap(),
+        surface: Surface::Full,
+        approver: Arc::new(AllowAll),
+    };
+    Resources {
+        debug: Some(supervisor),
+        ..Default::default()
+    }
+    .build(run)
+}
+
+/// Calls `debug` and returns the JSON result, panicking with the error otherwise.
+pub async fn call(registry: &Registry, args: Value) -> Value {
+    match registry.call("debug", args.clone()).await {
+        Ok(output) => output.value,
+        Err(error) => panic!("debug {args} failed: {}", error.to_envelope()),
+    }
+}
+
+/// Calls `debug` expecting an error.
+pub async fn call_err(registry: &Registry, args: Value) -> ToolError {
+    match registry.call("debug", args.clone()).await {
+        Ok(output) => panic!("debug {args} succeeded: {}", output.value),
+        Err(error) => error,
+    }
+}
+
+/// The `stopped` object of a result, asserting the program is stopped.
+pub fn stopped(value: &Value) -> &Value {
+    assert_eq!(value["state"], "stopped", "not stopped: {value:#}");
+    &value["stopped"]
+}
+
+/// `(file, line)` of a stopped result.
+pub fn at(value: &Value) -> (String, i64) {
+    let stop = stopped(value);
+    (
+        stop["file"].as_str().unwrap_or_default().to_owned(),
+        stop["line"].as_i64().unwrap_or_default(),
+    )
+}
+
+/// The session's adapter and debuggee pids, from `status`.
+pub async fn session_pids(registry: &Registry) -> Vec<u32> {
+    let status = call(registry, serde_json::json!({"op": "status"})).await;
+    ["adapter_pid", "debuggee_pid"]
+        .iter()
+        .filter_map(|key| status["session"][key].as_u64())
+        .map(|pid| u32::try_from(pid).unwrap())
+        .collect()
+}

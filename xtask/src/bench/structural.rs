@@ -1,0 +1,292 @@
+//! `structural`: `cc-harness call ast_grep` vs ast-grep (`ast-grep run -l python
+//! --json=stream`) over a copy of the machine's CPython standard library (without
+//! site-packages), alternating runs, for patterns whose literal is rare, common, absent or
+//! everywhere.
+//!
+//! Each run goes through a small `python3` wrapper that times the child and reads its peak
+//! RSS from `getrusage(RUSAGE_CHILDREN)`, so both sides pay the same overhead. ast-grep skips
+//! files that are not UTF-8; our matches in those files are counted separately so the counts
+//! compare like for like.
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use super::Context;
+use crate::util::{self, Result};
+
+/// Alternating runs per side and case; the median is reported.
+const RUNS: usize = 3;
+
+/// How counts must compare with ast-grep's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Counts {
+    /// Equal (ast-grep is right for this pattern).
+    Equal,
+    /// More (ast-grep misses annotated defs).
+    More,
+}
+
+/// (pattern, goal: maximum wall-time ratio ours / ast-grep, counts, what it shows).
+const CASES: &[(&str, f64, Counts, &str)] = &[
+    ("warnings.warn($$$A)", 0.4, Counts::Equal, "rare literal"),
+    ("$X.setdefault($$$A)", 0.4, Counts::Equal, "rare literal"),
+    ("no_such_name_anywhere($$$A)", 0.2, Counts::Equal, "absent name"),
+    ("print($$$A)", 0.7, Counts::Equal, "common literal"),
+    ("if $A: $$$B", 1.0, Counts::Equal, "every file parsed"),
+    ("def $F($$$P): $$$B", 1.0, Counts::More, "annotated defs"),
+];
+
+/// Peak RSS goal: ours at most this times ast-grep's.
+const RSS_GOAL: f64 = 1.5;
+
+/// Runs argv[3:] with stdout to argv[1] and prints `wall_seconds peak_rss_kib`.
+const WRAPPER: &str = "import resource, subprocess, sys, time\n\
+out = open(sys.argv[1], 'wb')\n\
+start = time.perf_counter()\n\
+code = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.DEVNULL).returncode\n\
+wall = time.perf_counter() - start\n\
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n\
+print(wall, rss, code)\n";
+
+struct Measured {
+    wall: f64,
+    rss_kib: u64,
+    output: String,
+}
+
+pub fn run(ctx: &Context) -> Result<String> {
+    let dirs: Vec<PathBuf> = std::env::split_paths(&ctx.peer_path).collect();
+    let python = util::find_executable("python3", dirs.clone())
+        .ok_or("python3 is not on PATH; run `cargo xtask peers`")?;
+    let ast_grep = util::find_executable("ast-grep", dirs)
+        .ok_or("ast-grep is not on PATH; run `cargo xtask peers` (it installs ast-grep-cli)")?;
+    let stdlib = stdlib_dir(&python, &ctx.peer_path)?;
+    let corpus = ctx.target_dir.join("bench-structural").join("stdlib");
+    eprintln!("structural: copying {} to {}", stdlib.display(), corpus.display());
+    if corpus.exists() {
+        std::fs::remove_dir_all(&corpus)
+            .map_err(|e| format!("cannot clear {}: {e}", corpus.display()))?;
+    }
+    let (files, bytes) = copy_tree(&stdlib, &corpus)?;
+    let not_utf8 = non_utf8_sources(&corpus)?;
+    eprintln!("structural: building cc-harness (release)");
+    let mut build = ctx.cargo();
+    build.args(["build", "--release", "-p", "cc-harness-adapter"]);
+    util::run_to_stderr(&mut build)?;
+    let harness = ctx.target_dir.join("release").join("cc-harness");
+    if !harness.exists() {
+        return Err(format!("{} was not built", harness.display()));
+    }
+    let version = util::capture(Command::new(&ast_grep).arg("--version"), Duration::from_secs(30))
+        .map(|c| c.stdout.trim().to_string())
+        .unwrap_or_default();
+
+    let mut md = format!(
+        "## structural — `ast_grep` vs ast-grep\n\n\
+         `cc-harness call ast_grep '{{\"pattern\": …, \"language\": \"python\", \"path\": \".\"}}' \
+         --root <copy>` vs `ast-grep run -l python --json=stream -p …` ({version}) over a copy of \
+         the CPython standard library ({files} .py files, {:.1} MB, site-packages left out), \
+         {RUNS} alternating runs each, median wall time, peak RSS from `getrusage`. ast-grep skips \
+         the {} files that are not UTF-8; \"ours in UTF-8 files\" leaves our matches in them out.\n\n\
+         | pattern | case | ast-grep matches | ours | ours in UTF-8 files | ast-grep | ours | ours / ast-grep | goal | RSS ours / ast-grep | result |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
+        bytes as f64 / 1e6,
+        not_utf8.len(),
+    );
+    let mut summary = Vec::new();
+    for (pattern, goal, counts, what) in CASES {
+        eprintln!("structural: {pattern}");
+        let mut ours = Vec::new();
+        let mut theirs = Vec::new();
+        for _ in 0..RUNS {
+            theirs.push(measure(
+                &python,
+                &corpus,
+                &[ast_grep.as_os_str().into(), "run".into(), "-l".into(), "python".into(),
+                  "--json=stream".into(), "-p".into(), (*pattern).into(), ".".into()],
+                &ctx.peer_path,
+            )?);
+            ours.push(measure(&python, &corpus, &harness_args(&harness, &corpus, pattern, "."), &ctx.peer_path)?);
+        }
+        let their_count = theirs[0].output.lines().filter(|l| !l.trim().is_empty()).count();
+        let our_count = total_of(&ours[0].output)?;
+        let mut in_skipped = 0;
+        for file in &not_utf8 {
+            let relative = file.strip_prefix(&corpus).unwrap_or(file).to_string_lossy().into_owned();
+            let one = measure(&python, &corpus, &harness_args(&harness, &corpus, pattern, &relative), &ctx.peer_path)?;
+            in_skipped += total_of(&one.output)?;
+        }
+        let comparable = our_count - in_skipped.min(our_count);
+        let ratio = median(ours.iter().map(|m| m.wall)) / median(theirs.iter().map(|m| m.wall));
+        let rss_ratio = ours.iter().map(|m| m.rss_kib).max().unwrap_or(0) as f64
+            / theirs.iter().map(|m| m.rss_kib).max().unwrap_or(1).max(1) as f64;
+        let counts_ok = match counts {
+            Counts::Equal => comparable == their_count,
+            Counts::More => comparable > their_count,
+        };
+        let verdict = if ratio <= *goal && rss_ratio <= RSS_GOAL && counts_ok {
+            "PASS"
+        } else {
+            "MISS"
+        };
+        let count_goal = match counts {
+            Counts::Equal => "=",
+            Counts::More => "more",
+        };
+        let _ = writeln!(
+            md,
+            "| `{pattern}` | {what} | {their_count} | {our_count} | {comparable} ({count_goal}) | {:.2} s | {:.2} s | **{ratio:.2}×** | ≤ {goal:.1}× | {rss_ratio:.2}× | {verdict} |",
+            median(theirs.iter().map(|m| m.wall)),
+            median(ours.iter().map(|m| m.wall)),
+        );
+        summary.push(format!("{pattern}: {ratio:.2}× {verdict}"));
+    }
+    let _ = writeln!(
+        md,
+        "\nGoals: time ratio per row; peak RSS ≤ {RSS_GOAL:.1}× ast-grep's; counts equal to \
+         ast-grep's on the files it reads, and more for `def $F($$$P): $$$B` (ast-grep does \
+         not match defs with a return annotation). Files whose bytes lack the pattern's \
+         literal are never parsed, which is where the rare-literal rows gain."
+    );
+    eprintln!("structural: {}", summary.join("; "));
+    Ok(md)
+}
+
+fn harness_args(harness: &Path, corpus: &Path, pattern: &str, path: &str) -> Vec<OsString> {
+    let args = serde_json::json!({"pattern": pattern, "language": "python", "path": path});
+    vec![
+        harness.as_os_str().into(),
+        "call".into(),
+        "ast_grep".into(),
+        args.to_string().into(),
+        "--root".into(),
+        corpus.as_os_str().into(),
+    ]
+}
+
+fn total_of(output: &str) -> Result<usize> {
+    let value: serde_json::Value = serde_json::from_str(output)
+        .map_err(|e| format!("cc-harness printed no JSON ({e}): {}", output.trim()))?;
+    value["total"]
+        .as_u64()
+        .map(|n| n as usize)
+        .ok_or_else(|| format!("cc-harness answered without `total`: {value}"))
+}
+
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn measure(python: &Path, dir: &Path, argv: &[OsString], path: &OsString) -> Result<Measured> {
+    let out_file = dir
+        .parent()
+        .unwrap_or(dir)
+        .join(format!("bench-output-{}.txt", std::process::id()));
+    let mut cmd = Command::new(python);
+    cmd.arg("-c")
+        .arg(WRAPPER)
+        .arg(&out_file)
+        .args(argv)
+        .current_dir(dir)
+        .env("PATH", path);
+    let captured = util::capture(&mut cmd, Duration::from_secs(600))
+        .map_err(|e| format!("cannot run the timing wrapper: {e}"))?;
+    if !captured.success() {
+        return Err(format!(
+            "the timing wrapper failed: {}{}",
+            captured.stdout.trim(),
+            captured.stderr.trim()
+        ));
+    }
+    let fields: Vec<&str> = captured.stdout.split_whitespace().collect();
+    let (Some(wall), Some(rss)) = (
+        fields.first().and_then(|w| w.parse::<f64>().ok()),
+        fields.get(1).and_then(|r| r.parse::<u64>().ok()),
+    ) else {
+        return Err(format!("the timing wrapper printed `{}`", captured.stdout.trim()));
+    };
+    let output = std::fs::read_to_string(&out_file).unwrap_or_default();
+    let _ = std::fs::remove_file(&out_file);
+    Ok(Measured {
+        wall,
+        rss_kib: rss,
+        output,
+    })
+}
+
+fn stdlib_dir(python: &Path, path: &OsString) -> Result<PathBuf> {
+    let mut cmd = Command::new(python);
+    cmd.args([
+        "-c",
+        "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
+    ])
+    .env("PATH", path);
+    let out = util::capture(&mut cmd, Duration::from_secs(30))
+        .map_err(|e| format!("cannot run python3: {e}"))?;
+    let dir = PathBuf::from(out.stdout.trim());
+    if !out.success() || !dir.is_dir() {
+        return Err(format!("python3 gave no stdlib folder: {}", out.stderr.trim()));
+    }
+    Ok(dir)
+}
+
+/// Copies `from` to `to`, skipping `site-packages` and `__pycache__`; returns the number and
+/// total size of the `.py` files copied.
+fn copy_tree(from: &Path, to: &Path) -> Result<(usize, u64)> {
+    let mut files = 0;
+    let mut bytes = 0;
+    let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
+    while let Some((src, dst)) = stack.pop() {
+        std::fs::create_dir_all(&dst).map_err(|e| format!("cannot create {}: {e}", dst.display()))?;
+        let entries =
+            std::fs::read_dir(&src).map_err(|e| format!("cannot list {}: {e}", src.display()))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if name == "site-packages" || name == "__pycache__" {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else { continue };
+            let target = dst.join(&name);
+            if kind.is_dir() {
+                stack.push((entry.path(), target));
+            } else if kind.is_file() {
+                let copied = std::fs::copy(entry.path(), &target)
+                    .map_err(|e| format!("cannot copy {}: {e}", entry.path().display()))?;
+                if Path::new(&name).extension().is_some_and(|e| e == "py") {
+                    files += 1;
+                    bytes += copied;
+                }
+            }
+        }
+    }
+    Ok((files, bytes))
+}
+
+/// `.py` files under `dir` that are not valid UTF-8 (ast-grep skips them).
+fn non_utf8_sources(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        let entries = std::fs::read_dir(&current)
+            .map_err(|e| format!("cannot list {}: {e}", current.display()))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "py") {
+                let data = std::fs::read(&path).unwrap_or_default();
+                if std::str::from_utf8(&data).is_err() {
+                    out.push(path);
+                }
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
