@@ -157,6 +157,7 @@ pub struct Tracker {
     known: Mutex<BTreeSet<ProcId>>,
     /// Set once the adapter was waited for: its pid may be recycled from then on.
     reaped: AtomicBool,
+    last_refresh: Mutex<Option<std::time::Instant>>,
 }
 
 impl Tracker {
@@ -167,6 +168,7 @@ impl Tracker {
             adapter: adapter_pid.and_then(identify),
             known: Mutex::new(BTreeSet::new()),
             reaped: AtomicBool::new(false),
+            last_refresh: Mutex::new(None),
         }
     }
 
@@ -189,6 +191,23 @@ impl Tracker {
     fn adapter_alive(&self) -> Option<ProcId> {
         self.adapter
             .filter(|a| !self.reaped.load(Ordering::SeqCst) && is_alive(*a))
+    }
+
+    /// Like [`refresh`](Self::refresh), at most once a second: a scan of `/proc` costs about
+    /// a millisecond, more than a native step takes.
+    pub fn refresh_now_and_then(&self) {
+        let now = std::time::Instant::now();
+        {
+            let mut last = self
+                .last_refresh
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if last.is_some_and(|at| now.duration_since(at) < std::time::Duration::from_secs(1)) {
+                return;
+            }
+            *last = Some(now);
+        }
+        self.refresh();
     }
 
     /// Remembers the adapter's current descendants.
@@ -252,6 +271,23 @@ impl Tracker {
             }
         }
         self.known().extend(all);
+    }
+}
+
+/// "exit code 0", "signal 6 (SIGABRT)".
+pub(crate) fn describe_status(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        return format!("exit code {code}");
+    }
+    match status.signal() {
+        Some(signal) => {
+            let name = nix::sys::signal::Signal::try_from(signal)
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default();
+            format!("signal {signal}{name}")
+        }
+        None => status.to_string(),
     }
 }
 

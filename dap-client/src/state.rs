@@ -4,12 +4,15 @@
 //! ("until stopped, exited, or the adapter is gone") is a predicate over it, so an event
 //! that arrives before someone waits for it is never missed.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cc_process::GroupChild;
 
 use tokio::sync::{mpsc, watch};
 
 use crate::client::Client;
-use crate::proctree::Tracker;
+use crate::proctree::{describe_status, Tracker};
 use crate::protocol::{
     ContinuedEventBody, Event, ExitedEventBody, OutputEventBody, ProcessEventBody, Response,
     StoppedEventBody,
@@ -50,6 +53,8 @@ pub struct State {
     pub terminated: bool,
     /// Why the connection to the adapter ended, once it did.
     pub connection_closed: Option<String>,
+    /// How the adapter process ended ("signal 9 (SIGKILL)"), when it did and it is ours.
+    pub adapter_exit: Option<String>,
     /// The debuggee's stdout and stderr.
     pub output: OutputRing,
     /// The adapter's own messages (console output, stderr).
@@ -76,6 +81,7 @@ impl State {
             exited: false,
             terminated: false,
             connection_closed: None,
+            adapter_exit: None,
             output: OutputRing::new(output_bytes),
             adapter_log: OutputRing::new(16 * 1024),
             recording: true,
@@ -191,6 +197,7 @@ pub(crate) async fn pump_events(
     state: Arc<watch::Sender<State>>,
     client: Client,
     tracker: Arc<Tracker>,
+    child: Arc<Mutex<Option<GroupChild>>>,
 ) {
     while let Some(event) = events.recv().await {
         let mut track = None;
@@ -203,7 +210,38 @@ pub(crate) async fn pump_events(
         .closed_reason()
         .unwrap_or_else(|| "the connection ended".into());
     tracker.kill_all();
+    // The output closes a moment before the process is a zombie: wait (briefly) for its
+    // status, so errors can say how the adapter ended.
+    let mut exit = None;
+    for _ in 0..40 {
+        let exited = {
+            let mut slot = child
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match slot.as_mut().map(GroupChild::try_wait) {
+                Some(Ok(Some(_))) => Some(slot.take()),
+                Some(_) => None,
+                // Not ours (attach), or `terminate` already took it.
+                None => Some(None),
+            }
+        };
+        match exited {
+            Some(Some(mut gone)) => {
+                // Reaped through `wait_or_kill`, so the handle knows its group is gone and
+                // never signals a recycled group id.
+                exit = gone
+                    .wait_or_kill(Duration::ZERO)
+                    .await
+                    .ok()
+                    .map(describe_status);
+                break;
+            }
+            Some(None) => break,
+            None => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
     state.send_modify(|s| {
+        s.adapter_exit = exit;
         s.connection_closed = Some(reason);
         // Without its adapter the program is not stopped anywhere we could inspect.
         s.stopped = None;

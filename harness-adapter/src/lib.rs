@@ -6,6 +6,8 @@ pub mod embed;
 pub mod mcp;
 pub mod questions;
 pub mod run;
+pub mod status;
+pub mod tour;
 pub mod wiring;
 pub mod workers;
 

@@ -61,6 +61,17 @@ enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// A scripted session through every tool family on an embedded sample project.
+    Tour,
+    /// Every tool and resource for a root: available or not, and why.
+    Status {
+        /// Workspace root.
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Serve the tools over MCP on stdin/stdout (newline-delimited JSON-RPC).
     Mcp {
         #[command(flatten)]
@@ -92,6 +103,9 @@ fn main() -> ExitCode {
         )
         .init();
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Tour) {
+        use_checkout_peers();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -113,6 +127,8 @@ async fn run(cli: Cli) -> ExitCode {
         Command::List { run, json } => list(run, json),
         Command::Call { tool, args, run } => call(&tool, &args, run).await,
         Command::Mcp { run } => mcp(run).await,
+        Command::Status { root, json } => status(&root, json).await,
+        Command::Tour => tour().await,
     }
 }
 
@@ -208,6 +224,56 @@ async fn mcp(run: RunArgs) -> ExitCode {
             eprintln!("cc-harness mcp: {error}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Puts the peers `cargo xtask peers` installed in this checkout on PATH, so the tour finds
+/// them without any set-up. Runs before any thread exists (changing the environment later
+/// would race with readers).
+fn use_checkout_peers() {
+    let checkout = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let peers = std::fs::canonicalize(&checkout)
+        .unwrap_or(checkout)
+        .join(".peers");
+    let extra = [peers.join("venv/bin"), peers.join("npm/node_modules/.bin")];
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths: Vec<PathBuf> = extra.into_iter().filter(|dir| dir.is_dir()).collect();
+    if paths.is_empty() {
+        return;
+    }
+    paths.extend(std::env::split_paths(&current));
+    if let Ok(joined) = std::env::join_paths(paths) {
+        std::env::set_var("PATH", joined);
+    }
+}
+
+async fn tour() -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    match cc_harness_adapter::tour::run(&mut stdout).await {
+        Ok(summary) if summary.success() => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::from(1),
+        Err(error) => {
+            eprintln!("cc-harness tour: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn status(root: &std::path::Path, as_json: bool) -> ExitCode {
+    let setup = match RunSetup::new(root) {
+        Ok(setup) => setup,
+        Err(error) => return usage_error(error),
+    };
+    let report =
+        cc_harness_adapter::status::gather(&setup, TerminalPort::if_interactive().is_some()).await;
+    let text = if as_json {
+        serde_json::to_string_pretty(&report).unwrap_or_else(|_| report.to_string())
+    } else {
+        cc_harness_adapter::status::render(&report)
+    };
+    match writeln!(std::io::stdout().lock(), "{text}") {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::FAILURE,
     }
 }
 

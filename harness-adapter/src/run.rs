@@ -97,6 +97,19 @@ impl RunSetup {
         &self.root
     }
 
+    /// The worker tiers `.cc/tools.toml` configures (`fast`, `good`).
+    pub fn workers_configured(&self) -> Vec<&'static str> {
+        use cc_tools::vibe::{WorkerBackend, WorkerTier};
+        let Some(workers) = &self.workers else {
+            return Vec::new();
+        };
+        [WorkerTier::Fast, WorkerTier::Good]
+            .into_iter()
+            .filter(|tier| workers.supports(*tier))
+            .map(WorkerTier::as_str)
+            .collect()
+    }
+
     /// The root's configuration.
     pub fn config(&self) -> &ToolsConfig {
         &self.config

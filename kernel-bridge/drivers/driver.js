@@ -65,7 +65,8 @@ function send(message) {
   }
 }
 
-const clean = (text) => String(text).toWellFormed();
+// Lone surrogates would make the host's JSON parser drop the message (node < 20 lacks this).
+const clean = typeof ''.toWellFormed === 'function' ? (text) => String(text).toWellFormed() : String;
 
 // --- The globals every cell sees ----------------------------------------------------------
 

@@ -54,6 +54,17 @@ impl KernelFactory {
         self.config.as_ref().map_err(String::as_str)
     }
 
+    /// The interpreter a `language` kernel would run for a checkout at `workdir`, or why
+    /// none can start (for status reports; nothing is started).
+    pub fn interpreter(
+        &self,
+        language: Language,
+        workdir: &std::path::Path,
+    ) -> Result<PathBuf, String> {
+        let config = self.config.as_ref().map_err(Clone::clone)?;
+        interpreter(language, config, workdir).map_err(|error| error.to_string())
+    }
+
     /// A fresh set of kernels for one run whose cells start in `workdir`.
     pub fn session(&self, workdir: impl Into<PathBuf>) -> KernelSession {
         let (closing, _) = watch::channel(false);

@@ -49,6 +49,7 @@ mod supervisor;
 pub mod table;
 pub mod transport;
 pub mod uri;
+pub mod workspace_edit;
 
 pub use checker::{CheckerError, ProjectCheck, ProjectDiagnostic, ProjectTarget};
 pub use config::{FamilyOverride, LspConfig};
@@ -64,3 +65,4 @@ pub use supervisor::{
     Unavailable,
 };
 pub use table::{Family, ServerSpec, ServerTable, Timing};
+pub use workspace_edit::{EditError, FileChange};

@@ -54,10 +54,26 @@ impl PositionEncoding {
 }
 
 /// Applies a `WorkspaceEdit` that a server asked for (`workspace/applyEdit`), all or nothing.
+///
+/// It runs on a blocking thread. Afterwards the server is sent the new text of every file it
+/// has open among those written (and `didClose` for those gone).
 pub trait ApplyEdit: Send + Sync {
-    /// Applies `edit` (an LSP `WorkspaceEdit`) whose positions are in `encoding`. An error
-    /// says why nothing was changed.
-    fn apply(&self, edit: &Value, encoding: PositionEncoding) -> Result<(), String>;
+    /// Applies `edit` (an LSP `WorkspaceEdit`) whose positions are in `encoding`; `versions`
+    /// gives the version last synced to the server for an open file. Returns every path
+    /// written, created, moved (both ends) or deleted; an error says why nothing was changed.
+    fn apply(
+        &self,
+        edit: &Value,
+        encoding: PositionEncoding,
+        versions: &dyn Fn(&Path) -> Option<i64>,
+    ) -> Result<Vec<PathBuf>, String>;
+}
+
+type Docs = Arc<Mutex<HashMap<PathBuf, Doc>>>;
+
+fn lock_docs(docs: &Docs) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Doc>> {
+    docs.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// What came back for one synced version.
@@ -115,6 +131,8 @@ pub struct SyncTicket {
 struct Published {
     version: Option<i64>,
     diagnostics: Vec<Diagnostic>,
+    /// The LSP objects as sent (code actions need them back verbatim).
+    raw: Vec<Value>,
     seq: u64,
     at: Instant,
     /// (seq, time) of recent publishes, to find the first one after a change.
@@ -126,6 +144,8 @@ struct Inner {
     published: HashMap<PathBuf, Published>,
     /// The last pulled diagnostics per file (for `unchanged` reports).
     pulled: HashMap<PathBuf, Vec<Diagnostic>>,
+    /// The same, as the LSP objects the server sent.
+    pulled_raw: HashMap<PathBuf, Vec<Value>>,
     seq: u64,
     progress: HashMap<String, String>,
     quiescent: Option<bool>,
@@ -155,6 +175,8 @@ struct State {
     folder: Value,
     applier: Option<Arc<dyn ApplyEdit>>,
     encoding: Mutex<PositionEncoding>,
+    /// The documents synced to the server (shared with [`LanguageServer`]).
+    docs: Docs,
 }
 
 impl State {
@@ -232,21 +254,6 @@ impl State {
                 self.bump();
                 Ok(Value::Null)
             }
-            "workspace/applyEdit" => {
-                let edit = params.get("edit").cloned().unwrap_or(Value::Null);
-                let encoding = *self
-                    .encoding
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                let outcome = match &self.applier {
-                    Some(applier) => applier.apply(&edit, encoding),
-                    None => Err("this client applies no edits on a server's request".to_owned()),
-                };
-                Ok(match outcome {
-                    Ok(()) => json!({"applied": true}),
-                    Err(reason) => json!({"applied": false, "failureReason": reason}),
-                })
-            }
             "workspace/workspaceFolders" => Ok(json!([self.folder])),
             "window/showMessageRequest" => Ok(Value::Null),
             "window/showDocument" => Ok(json!({"success": false})),
@@ -271,6 +278,7 @@ impl State {
                 };
                 let version = params.get("version").and_then(Value::as_i64);
                 let diagnostics = Diagnostic::list_from_lsp(params.get("diagnostics"));
+                let raw = raw_list(params.get("diagnostics"));
                 let now = Instant::now();
                 let mut inner = self.lock();
                 inner.seq += 1;
@@ -278,12 +286,14 @@ impl State {
                 let entry = inner.published.entry(path).or_insert_with(|| Published {
                     version: None,
                     diagnostics: Vec::new(),
+                    raw: Vec::new(),
                     seq: 0,
                     at: now,
                     history: VecDeque::new(),
                 });
                 entry.version = version;
                 entry.diagnostics = diagnostics;
+                entry.raw = raw;
                 entry.seq = seq;
                 entry.at = now;
                 if entry.history.len() == 16 {
@@ -343,6 +353,13 @@ impl State {
     }
 }
 
+fn raw_list(value: Option<&Value>) -> Vec<Value> {
+    value
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// The settings value for `section` (`python.analysis` walks two levels), or `null`.
 fn lookup_section(settings: &Value, section: Option<&str>) -> Value {
     let Some(section) = section.filter(|s| !s.is_empty()) else {
@@ -374,7 +391,7 @@ pub struct LanguageServer {
     capabilities: Value,
     encoding: PositionEncoding,
     state: Arc<State>,
-    docs: Mutex<HashMap<PathBuf, Doc>>,
+    docs: Docs,
     shutting_down: AtomicBool,
     last_used: Mutex<Instant>,
     started: Instant,
@@ -445,6 +462,7 @@ impl LanguageServer {
             inner: Mutex::new(Inner {
                 published: HashMap::new(),
                 pulled: HashMap::new(),
+                pulled_raw: HashMap::new(),
                 seq: 0,
                 progress: HashMap::new(),
                 quiescent: None,
@@ -458,6 +476,7 @@ impl LanguageServer {
             folder: folder.clone(),
             applier,
             encoding: Mutex::new(PositionEncoding::Utf16),
+            docs: Arc::new(Mutex::new(HashMap::new())),
         });
         tokio::spawn(handle_incoming(
             incoming,
@@ -493,6 +512,7 @@ impl LanguageServer {
                 json!({"settings": spec.settings}),
             )?;
         }
+        let docs = state.docs.clone();
         Ok(Arc::new(LanguageServer {
             family: family.to_owned(),
             spec: spec.clone(),
@@ -502,7 +522,7 @@ impl LanguageServer {
             capabilities,
             encoding,
             state,
-            docs: Mutex::new(HashMap::new()),
+            docs,
             shutting_down: AtomicBool::new(false),
             last_used: Mutex::new(Instant::now()),
             started: Instant::now(),
@@ -677,6 +697,18 @@ impl LanguageServer {
         self.conn.notify(method, params)
     }
 
+    /// The documents open in the server.
+    pub fn open_documents(&self) -> Vec<PathBuf> {
+        let mut open: Vec<PathBuf> = self.docs_lock().keys().cloned().collect();
+        open.sort();
+        open
+    }
+
+    /// The version last sent for `path`, if it is open.
+    pub fn version_of(&self, path: &Path) -> Option<i64> {
+        self.docs_lock().get(path).map(|doc| doc.version)
+    }
+
     /// The text last sent for `path`, if it is open.
     pub fn synced_text(&self, path: &Path) -> Option<String> {
         self.docs_lock().get(path).map(|doc| doc.text.clone())
@@ -791,6 +823,22 @@ impl LanguageServer {
         let mut inner = self.state.lock();
         inner.published.remove(path);
         inner.pulled.remove(path);
+        inner.pulled_raw.remove(path);
+    }
+
+    /// The diagnostics last pulled or published for `path`, as the LSP objects the server
+    /// sent (what `textDocument/codeAction` wants back in its context).
+    pub fn raw_diagnostics(&self, path: &Path) -> Vec<Value> {
+        let inner = self.state.lock();
+        let mut raw = inner.pulled_raw.get(path).cloned().unwrap_or_default();
+        if let Some(pushed) = inner.published.get(path) {
+            for item in &pushed.raw {
+                if !raw.contains(item) {
+                    raw.push(item.clone());
+                }
+            }
+        }
+        raw
     }
 
     /// The diagnostics last published or pulled for `path` (any version).
@@ -943,18 +991,16 @@ impl LanguageServer {
                 retries += 1;
                 continue;
             }
-            let mut diagnostics = if report.get("kind").and_then(Value::as_str) == Some("unchanged")
-            {
-                self.state
-                    .lock()
-                    .pulled
-                    .get(&ticket.path)
-                    .cloned()
-                    .unwrap_or_default()
+            let unchanged = report.get("kind").and_then(Value::as_str) == Some("unchanged");
+            let mut inner = self.state.lock();
+            let mut diagnostics = if unchanged {
+                inner.pulled.get(&ticket.path).cloned().unwrap_or_default()
             } else {
+                inner
+                    .pulled_raw
+                    .insert(ticket.path.clone(), raw_list(report.get("items")));
                 Diagnostic::list_from_lsp(report.get("items"))
             };
-            let mut inner = self.state.lock();
             inner
                 .pulled
                 .insert(ticket.path.clone(), diagnostics.clone());
@@ -1063,6 +1109,68 @@ fn deadline(sent_at: Instant, timing: Timing, inner: &Inner) -> Instant {
     }
 }
 
+impl State {
+    /// `workspace/applyEdit`: applied all or nothing by the applier, on a blocking thread.
+    async fn apply_edit(&self, params: &Value) -> (Value, Vec<PathBuf>) {
+        let Some(applier) = self.applier.clone() else {
+            let reason = "this client applies no edits on a server's request";
+            return (json!({"applied": false, "failureReason": reason}), Vec::new());
+        };
+        let edit = params.get("edit").cloned().unwrap_or(Value::Null);
+        let encoding = *self
+            .encoding
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let docs = self.docs.clone();
+        let outcome = tokio::task::spawn_blocking(move || {
+            let versions = |path: &Path| lock_docs(&docs).get(path).map(|doc| doc.version);
+            applier.apply(&edit, encoding, &versions)
+        })
+        .await
+        .unwrap_or_else(|error| Err(format!("the edit could not be applied: {error}")));
+        match outcome {
+            Ok(written) => (json!({"applied": true}), written),
+            Err(reason) => (
+                json!({"applied": false, "failureReason": reason}),
+                Vec::new(),
+            ),
+        }
+    }
+}
+
+/// Tells the server the new text of each open document among `paths` (after an edit it
+/// asked for), and closes those that are gone.
+fn resync(conn: &Connection, docs: &Docs, paths: &[PathBuf]) {
+    let mut docs = lock_docs(docs);
+    for path in paths {
+        let Some(doc) = docs.get_mut(path) else {
+            continue;
+        };
+        let uri = path_to_uri(path);
+        match std::fs::read_to_string(path) {
+            Ok(text) if text != doc.text => {
+                doc.version += 1;
+                doc.text = text.clone();
+                let _ = conn.notify(
+                    "textDocument/didChange",
+                    json!({
+                        "textDocument": {"uri": uri, "version": doc.version},
+                        "contentChanges": [{"text": text}],
+                    }),
+                );
+            }
+            Ok(_) => {}
+            Err(_) => {
+                docs.remove(path);
+                let _ = conn.notify(
+                    "textDocument/didClose",
+                    json!({"textDocument": {"uri": uri}}),
+                );
+            }
+        }
+    }
+}
+
 async fn handle_incoming(
     mut incoming: mpsc::UnboundedReceiver<Incoming>,
     state: Arc<State>,
@@ -1070,6 +1178,13 @@ async fn handle_incoming(
 ) {
     while let Some(message) = incoming.recv().await {
         match message {
+            Incoming::Request { id, method, params } if method == "workspace/applyEdit" => {
+                let (answer, written) = state.apply_edit(&params).await;
+                if let Some(conn) = conn.upgrade() {
+                    conn.respond(id, Ok(answer));
+                    resync(&conn, &state.docs, &written);
+                }
+            }
             Incoming::Request { id, method, params } => {
                 let answer = state.answer(&method, &params);
                 if let Some(conn) = conn.upgrade() {

@@ -32,7 +32,13 @@ fn dump(node: Node, src: &str, depth: usize, field: Option<&str>) {
         if node.is_named() { "" } else { "'" },
         node.kind(),
         if node.is_extra() { " (extra)" } else { "" },
-        if node.is_missing() { " (MISSING)" } else if node.is_error() { " (ERROR)" } else { "" },
+        if node.is_missing() {
+            " (MISSING)"
+        } else if node.is_error() {
+            " (ERROR)"
+        } else {
+            ""
+        },
         node.start_byte(),
         node.end_byte(),
         short

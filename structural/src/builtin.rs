@@ -333,7 +333,9 @@ fn cpp() -> BuiltinLanguage {
     BuiltinLanguage {
         name: "cpp",
         aliases: &["c++", "cxx"],
-        extensions: &["cpp", "cc", "cxx", "c++", "hpp", "hh", "hxx", "h++", "ipp", "tpp"],
+        extensions: &[
+            "cpp", "cc", "cxx", "c++", "hpp", "hh", "hxx", "h++", "ipp", "tpp",
+        ],
         grammar: tree_sitter_cpp::LANGUAGE,
         meta_char: Some(MICRO),
         scaffolds: &[
@@ -401,7 +403,9 @@ fn dart() -> BuiltinLanguage {
             s!(ClassMember, "class __Cc {\n", "\n}"),
             s!(TopLevel, "", ""),
         ],
-        member_first: &["static", "final", "late", "const", "factory", "@", "external"],
+        member_first: &[
+            "static", "final", "late", "const", "factory", "@", "external",
+        ],
         top_first: &[],
         wrappers: STATEMENT_WRAPPERS,
         omittable_fields: COMMON_FIELDS,
@@ -633,7 +637,10 @@ mod tests {
     fn java_member_modifiers_try_class_member_first() {
         let java = java();
         assert_eq!(java.scaffolds("private int x;")[0].context, ClassMember);
-        assert_eq!(java.scaffolds("@Override void f() {}")[0].context, ClassMember);
+        assert_eq!(
+            java.scaffolds("@Override void f() {}")[0].context,
+            ClassMember
+        );
         assert_eq!(java.scaffolds("int x = 1;")[0].context, Statement);
     }
 }

@@ -53,7 +53,12 @@ impl FromStr for ContextKind {
     type Err = UnknownContext;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().replace(['-', ' '], "_").as_str() {
+        match s
+            .trim()
+            .to_ascii_lowercase()
+            .replace(['-', ' '], "_")
+            .as_str()
+        {
             "statement" | "stmt" => Ok(ContextKind::Statement),
             "expression" | "expr" => Ok(ContextKind::Expression),
             "class_member" | "member" => Ok(ContextKind::ClassMember),

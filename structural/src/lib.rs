@@ -1,6 +1,67 @@
 //! Structural search and staged rewrite over tree-sitter grammars.
 //!
-//! See `README.md`.
+//! A pattern is a code fragment in the file's language with metavariables; it is parsed with
+//! the file's own grammar and matched against syntax trees, never text.
+//!
+//! ```
+//! use cc_structural::{Captured, ContextKind, Languages, Pattern, SourceParser};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let python = Languages::builtin().by_name("python").expect("built in");
+//! let pattern = Pattern::new(python, "if $A: $$$B", None)?;
+//! assert_eq!(pattern.context(), ContextKind::Statement);
+//! let code = "if ready:\n    go()\n    stop()\n";
+//! let found = pattern.find_all(&mut SourceParser::new(), code.as_bytes())?;
+//! let m = &found.matches[0];
+//! assert_eq!((m.start.line, m.start.column), (1, 1));
+//! assert_eq!(m.captures[0], ("A".to_owned(), Captured::Node(3..8)));
+//! # Ok(()) }
+//! ```
+//!
+//! # Metavariables ([`meta`])
+//!
+//! `$NAME` (upper-case letters, digits, `_`) matches exactly one named node; `$$$NAME` zero
+//! or more siblings; `$$$` the same without binding; `$_` and `$_NAME` one node without
+//! binding (each occurrence independent). A metavariable used twice must capture the same
+//! tokens, whitespace and comments aside; the first occurrence is reported. `"$VAL"` (a
+//! string literal whose whole content is one metavariable) binds the content; any other `$`
+//! inside a string literal is literal text. Where `$NAME` is not an identifier in the
+//! grammar, `$` is replaced by a substitute character before parsing and mapped back; bash's
+//! lower-case `$abc` is not a metavariable, so it stays a parameter expansion.
+//!
+//! # The scaffold ladder ([`pattern`])
+//!
+//! The fragment is parsed inside each of its language's scaffolds: statement, expression,
+//! class member, top-level declaration (a function body for Go, Dart, C, Java…, a class
+//! body for members, an object for JSON pairs). A scaffold accepts when the fragment's own
+//! byte range is one node (the innermost such) and the parse has no `ERROR` or missing node,
+//! except an `ERROR` that is exactly one metavariable; clean parses win over such ones. The
+//! first accepting scaffold wins and [`Pattern::context`] names it; the order is tuned per
+//! language (Java tries class members first for `private int x;`). If none accepts,
+//! [`PatternError::Unparsable`] lists each context and where its parse broke.
+//!
+//! # Matching ([`matcher`]; each rule has a test in `tests/semantics.rs`)
+//!
+//! - Every named child of the code must be matched, except one in an omittable optional part
+//!   the pattern leaves out entirely: return type, type parameters, decorators and
+//!   annotations, `else`/`elif`. So `import os` does not match `import os, sys`, `let x`
+//!   does not match `let x = 1`, `if $A: yield` does not swallow further statements, while
+//!   `def $F($$$P): $$$B` matches annotated functions. What was left out is reported in
+//!   [`Match::omitted`].
+//! - Unnamed tokens and comments in the code are skipped where the pattern does not spell
+//!   them; unnamed tokens the pattern spells must be there (a `;` may be a line end).
+//! - `$$$` takes the shortest run that lets the rest match, backtracking within a budget,
+//!   so `{ $$$A if ($X) {} $$$B }` finds a later `if`; a zero-length `$$$` takes its
+//!   separator with it, so `f($A, $$$R)` matches `f(x)`.
+//! - Code inside strings and comments never matches a code pattern; nested matches are all
+//!   found.
+//!
+//! # Search, rewrite, commit
+//!
+//! [`search`] walks a folder (`.gitignore` honoured, hidden and binary files skipped) in
+//! parallel and tests the pattern's literals against each file's bytes before parsing it.
+//! [`stage_rewrite`] computes a rewrite without writing; its [`Transaction`] commits all
+//! files or none (see [`transaction`], reusable for any multi-file change).
 
 pub mod builtin;
 pub mod find;
@@ -19,6 +80,8 @@ pub use find::{Captured, FileMatches, Match, ParseError, Position, SourceParser}
 pub use language::{ContextKind, Language, Scaffold};
 pub use pattern::{Attempt, Pattern, PatternError};
 pub use rewrite::{stage_rewrite, RewriteError, StagedFile, StagedRewrite, Warning, WarningKind};
-pub use search::{search, CapturedText, FoundMatch, SearchError, SearchOptions, SearchResult, Skipped};
+pub use search::{
+    search, CapturedText, FoundMatch, SearchError, SearchOptions, SearchResult, Skipped,
+};
 pub use template::{Template, TemplateError};
 pub use transaction::{CommitError, FaultInjector, FileOp, NoFaults, Transaction};

@@ -335,9 +335,9 @@ impl<'t> Ctx<'_, 't> {
 
     fn bind_empty(&mut self, pattern: &PNode) -> bool {
         match pattern {
-            PNode::Internal { children, .. } => children
-                .iter()
-                .all(|child| self.bind_run(&child.node, &[])),
+            PNode::Internal { children, .. } => {
+                children.iter().all(|child| self.bind_run(&child.node, &[]))
+            }
             other => self.bind_run(other, &[]),
         }
     }
@@ -380,9 +380,9 @@ impl<'t> Ctx<'_, 't> {
 
 /// Whether the pattern's children spell the unnamed token `text`.
 fn spells_token(children: &[PChild], text: &[u8]) -> bool {
-    children.iter().any(|c| {
-        matches!(&c.node, PNode::Leaf { named: false, text: t, .. } if &t[..] == text)
-    })
+    children
+        .iter()
+        .any(|c| matches!(&c.node, PNode::Leaf { named: false, text: t, .. } if &t[..] == text))
 }
 
 fn is_terminator(pattern: &PNode) -> bool {
@@ -416,7 +416,9 @@ fn named_span(run: &[Node<'_>]) -> Option<Range<usize>> {
 pub(crate) fn run_span(run: &[Node<'_>], within: &Range<usize>) -> Option<Range<usize>> {
     let first = *run.iter().find(|n| n.is_named())?;
     let last = *run.iter().rev().find(|n| n.is_named())?;
-    let is_comment = |n: &Node<'_>| n.is_extra() && !n.is_error() && within.start <= n.start() && n.end() <= within.end;
+    let is_comment = |n: &Node<'_>| {
+        n.is_extra() && !n.is_error() && within.start <= n.start() && n.end() <= within.end
+    };
     let mut start = first.start();
     let mut node = first;
     loop {
@@ -428,7 +430,9 @@ pub(crate) fn run_span(run: &[Node<'_>], within: &Range<usize>) -> Option<Range<
             Some(_) => break,
             // First of its parent: a comment before the parent is still right before it.
             None => match node.parent() {
-                Some(parent) if parent.start() == node.start() && parent.start() > within.start => node = parent,
+                Some(parent) if parent.start() == node.start() && parent.start() > within.start => {
+                    node = parent
+                }
                 _ => break,
             },
         }
@@ -443,7 +447,9 @@ pub(crate) fn run_span(run: &[Node<'_>], within: &Range<usize>) -> Option<Range<
             }
             Some(_) => break,
             None => match node.parent() {
-                Some(parent) if parent.end() == node.end() && parent.end() < within.end => node = parent,
+                Some(parent) if parent.end() == node.end() && parent.end() < within.end => {
+                    node = parent
+                }
                 _ => break,
             },
         }

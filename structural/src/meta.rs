@@ -162,7 +162,11 @@ impl Substituted {
         let mut text = String::with_capacity(pattern.len() + 8);
         let mut edits = Vec::new();
         let mut last = 0;
-        let strings = if quote { string_ranges(pattern) } else { Vec::new() };
+        let strings = if quote {
+            string_ranges(pattern)
+        } else {
+            Vec::new()
+        };
         for (start, dollars, end) in metavar_spans(pattern) {
             text.push_str(&pattern[last..start]);
             let wrap = quote && !strings.iter().any(|r| r.start < start && end < r.end);
@@ -229,11 +233,17 @@ mod tests {
     #[test]
     fn metavariable_spellings() {
         assert_eq!(parse_metavar("$A", '$'), Some(MetaVar::Single("A".into())));
-        assert_eq!(parse_metavar("$ARG_1", '$'), Some(MetaVar::Single("ARG_1".into())));
+        assert_eq!(
+            parse_metavar("$ARG_1", '$'),
+            Some(MetaVar::Single("ARG_1".into()))
+        );
         assert_eq!(parse_metavar("$_", '$'), Some(MetaVar::AnonSingle));
         assert_eq!(parse_metavar("$_X", '$'), Some(MetaVar::AnonSingle));
         assert_eq!(parse_metavar("$$$", '$'), Some(MetaVar::AnonMulti));
-        assert_eq!(parse_metavar("$$$ARGS", '$'), Some(MetaVar::Multi("ARGS".into())));
+        assert_eq!(
+            parse_metavar("$$$ARGS", '$'),
+            Some(MetaVar::Multi("ARGS".into()))
+        );
         assert_eq!(parse_metavar("µµµB", 'µ'), Some(MetaVar::Multi("B".into())));
         for not in ["$", "$abc", "$$A", "$A b", "A", "$$$$A", "${A}", "$Ab"] {
             assert_eq!(parse_metavar(not, '$'), None, "{not}");
@@ -256,13 +266,21 @@ mod tests {
         assert_eq!(terminated.original(semi), semi);
         assert_eq!(terminated.original(semi + 1), semi);
         assert_eq!(terminated.original(semi + 3), semi + 2);
-        let json = Substituted::with_options("{\"a\": $A, \"b\": \"$B\", \"c\": \"x $C\"}", None, false, true);
+        let json = Substituted::with_options(
+            "{\"a\": $A, \"b\": \"$B\", \"c\": \"x $C\"}",
+            None,
+            false,
+            true,
+        );
         assert_eq!(json.text, "{\"a\": \"$A\", \"b\": \"$B\", \"c\": \"x $C\"}");
         let a = json.text.find("\"$A").unwrap();
         assert_eq!(json.original(a), a);
         assert_eq!(json.original(a + 4), a + 2);
         let member = Substituted::with_options("{\"a\": 1, $$$R}", None, false, true);
         assert_eq!(member.text, "{\"a\": 1, \"$$$R\":0}");
-        assert_eq!(member.original(member.text.len() - 1), "{\"a\": 1, $$$R".len());
+        assert_eq!(
+            member.original(member.text.len() - 1),
+            "{\"a\": 1, $$$R".len()
+        );
     }
 }

@@ -124,11 +124,10 @@ impl<'t> Node<'t> {
     /// The last child, if any.
     pub fn last_child(&self) -> Option<Node<'t>> {
         let count = self.raw.child_count();
-        if count == 0 {
-            None
-        } else {
-            self.raw.child(u32::try_from(count - 1).ok()?).map(Node::new)
-        }
+        count
+            .checked_sub(1)
+            .and_then(|last| self.raw.child(last))
+            .map(Node::new)
     }
 
     /// The sibling before it, extras included.

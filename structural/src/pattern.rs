@@ -167,11 +167,10 @@ impl Pattern {
         }
         let quote = language.quote_metavariables();
         let mut buf = [0u8; 4];
-        let sigils: Vec<Option<&str>> = std::iter::once(
-            language.meta_char().map(|c| &*c.encode_utf8(&mut buf)),
-        )
-        .chain(language.fallback_sigil().map(Some))
-        .collect();
+        let sigils: Vec<Option<&str>> =
+            std::iter::once(language.meta_char().map(|c| &*c.encode_utf8(&mut buf)))
+                .chain(language.fallback_sigil().map(Some))
+                .collect();
         let mut variants: Vec<Substituted> = Vec::new();
         for sigil in sigils {
             for terminate in [false, true] {
@@ -209,7 +208,13 @@ impl Pattern {
                 let Some(tree) = &entry.2 else {
                     continue;
                 };
-                if accept(&source_of(entry, fragment), Node::new(tree.root_node()), lenient).is_ok() {
+                if accept(
+                    &source_of(entry, fragment),
+                    Node::new(tree.root_node()),
+                    lenient,
+                )
+                .is_ok()
+                {
                     chosen = Some((index, lenient));
                     break 'passes;
                 }
@@ -221,7 +226,11 @@ impl Pattern {
                 let Some(tree) = &entry.2 else {
                     continue;
                 };
-                if let Err(mut rejection) = accept(&source_of(entry, fragment), Node::new(tree.root_node()), true) {
+                if let Err(mut rejection) = accept(
+                    &source_of(entry, fragment),
+                    Node::new(tree.root_node()),
+                    true,
+                ) {
                     rejection.context = entry.0.context;
                     // One reason per context (Rust has two member scaffolds).
                     if !attempts.iter().any(|a| a.context == rejection.context) {
@@ -239,15 +248,24 @@ impl Pattern {
         if !preferring.is_empty() && parsed[index].0.context == ContextKind::Statement {
             let entry = &parsed[index];
             let kind = entry.2.as_ref().and_then(|tree| {
-                accept(&source_of(entry, fragment), Node::new(tree.root_node()), lenient)
-                    .ok()
-                    .map(|node| node.kind().to_owned())
+                accept(
+                    &source_of(entry, fragment),
+                    Node::new(tree.root_node()),
+                    lenient,
+                )
+                .ok()
+                .map(|node| node.kind().to_owned())
             });
             if kind.is_some_and(|k| preferring.contains(&k.as_str())) {
                 let member = parsed.iter().position(|entry| {
                     entry.0.context == ContextKind::ClassMember
                         && entry.2.as_ref().is_some_and(|tree| {
-                            accept(&source_of(entry, fragment), Node::new(tree.root_node()), true).is_ok()
+                            accept(
+                                &source_of(entry, fragment),
+                                Node::new(tree.root_node()),
+                                true,
+                            )
+                            .is_ok()
                         })
                 });
                 if let Some(member) = member {
@@ -322,7 +340,12 @@ impl Pattern {
 }
 
 /// A scaffold, the variant of the fragment parsed in it, and the tree.
-type Parsed<'a> = (&'a Scaffold, &'a Substituted, Option<tree_sitter::Tree>, String);
+type Parsed<'a> = (
+    &'a Scaffold,
+    &'a Substituted,
+    Option<tree_sitter::Tree>,
+    String,
+);
 
 fn source_of<'a>(entry: &'a Parsed<'a>, fragment: &'a str) -> Source<'a> {
     Source {
@@ -346,7 +369,9 @@ struct Source<'a> {
 impl Source<'_> {
     /// Offset in the original fragment of `at` in `full` (clamped to the fragment).
     fn original(&self, at: usize) -> usize {
-        let local = at.saturating_sub(self.start).min(self.substituted.text.len());
+        let local = at
+            .saturating_sub(self.start)
+            .min(self.substituted.text.len());
         self.substituted.original(local).min(self.fragment.len())
     }
 
@@ -364,7 +389,10 @@ impl Source<'_> {
 
     /// Whether the parsed text of `node` differs from what the user wrote.
     fn was_substituted(&self, node: &Node<'_>) -> bool {
-        let local = |at: usize| at.saturating_sub(self.start).min(self.substituted.text.len());
+        let local = |at: usize| {
+            at.saturating_sub(self.start)
+                .min(self.substituted.text.len())
+        };
         let parsed = self
             .substituted
             .text

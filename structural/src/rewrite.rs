@@ -112,19 +112,19 @@ pub fn stage_rewrite(
     let template = Template::new(template, pattern.metavariables())?;
     let results: Mutex<Vec<Result<FileRewrite, RewriteError>>> = Mutex::new(Vec::new());
     let skipped: Mutex<Vec<Skipped>> = Mutex::new(Vec::new());
-    let visit = |file: &Path, parser: &mut SourceParser| {
-        match rewrite_file(pattern, &template, file, parser, label) {
-            Ok(Some(done)) => push(&results, Ok(done)),
-            Ok(None) => {}
-            Err(FileFailure::Skipped(reason)) => push(
-                &skipped,
-                Skipped {
-                    path: file.to_path_buf(),
-                    reason,
-                },
-            ),
-            Err(FileFailure::Fatal(error)) => push(&results, Err(error)),
-        }
+    let visit = |file: &Path, parser: &mut SourceParser| match rewrite_file(
+        pattern, &template, file, parser, label,
+    ) {
+        Ok(Some(done)) => push(&results, Ok(done)),
+        Ok(None) => {}
+        Err(FileFailure::Skipped(reason)) => push(
+            &skipped,
+            Skipped {
+                path: file.to_path_buf(),
+                reason,
+            },
+        ),
+        Err(FileFailure::Fatal(error)) => push(&results, Err(error)),
     };
     visit_sources(pattern, path, 0, &visit)?;
     let mut files = into_inner(results)
@@ -149,7 +149,9 @@ pub fn stage_rewrite(
             replacements: file.replacements,
             diff: file.diff,
         });
-        staged.transaction.replace(file.path, file.original, file.new);
+        staged
+            .transaction
+            .replace(file.path, file.original, file.new);
     }
     Ok(staged)
 }
@@ -204,26 +206,20 @@ fn rewrite_file(
     let comments = crate::find::comment_ranges(&tree);
     let unit = detect_unit(&source);
     let used: Vec<&str> = template.names();
-    let mut kept = Vec::new();
-    let mut skipped_nested = 0;
-    let mut last: Option<&crate::find::Match> = None;
-    for m in &found.matches {
-        if let Some(previous) = last {
-            if m.range.start < previous.range.end {
-                if m.range.end <= previous.range.end {
-                    skipped_nested += 1;
-                    continue;
-                }
-                return Err(FileFailure::Fatal(RewriteError::Overlap {
-                    path: path.to_path_buf(),
-                    first: previous.start.line,
-                    second: m.start.line,
-                }));
-            }
+    let ranges: Vec<Range<usize>> = found.matches.iter().map(|m| m.range.clone()).collect();
+    let (kept, skipped_nested) = match outermost(&ranges) {
+        Ok((kept, nested)) => (
+            kept.into_iter().map(|i| &found.matches[i]).collect::<Vec<_>>(),
+            nested,
+        ),
+        Err((first, second)) => {
+            return Err(FileFailure::Fatal(RewriteError::Overlap {
+                path: path.to_path_buf(),
+                first: found.matches[first].start.line,
+                second: found.matches[second].start.line,
+            }))
         }
-        kept.push(m);
-        last = Some(m);
-    }
+    };
     let mut warnings = Vec::new();
     let mut new = Vec::with_capacity(source.len());
     let mut cursor = 0;
@@ -237,7 +233,8 @@ fn rewrite_file(
                 Captured::Nodes { span, .. } => span.clone(),
             })
             .collect();
-        let inside = |r: &Range<usize>| carried.iter().any(|c| c.start <= r.start && r.end <= c.end);
+        let inside =
+            |r: &Range<usize>| carried.iter().any(|c| c.start <= r.start && r.end <= c.end);
         for comment in comments
             .iter()
             .filter(|c| m.range.start <= c.start && c.end <= m.range.end && !inside(c))
@@ -245,9 +242,15 @@ fn rewrite_file(
             warnings.push(warning(WarningKind::DeletedComment, path, &source, comment));
         }
         for omitted in m.omitted.iter().filter(|r| !inside(r)) {
-            warnings.push(warning(WarningKind::DroppedOptional, path, &source, omitted));
+            warnings.push(warning(
+                WarningKind::DroppedOptional,
+                path,
+                &source,
+                omitted,
+            ));
         }
-        let replacement = clean_markers(template.expand(&source, m.range.start, &m.captures, &unit));
+        let replacement =
+            clean_markers(template.expand(&source, m.range.start, &m.captures, &unit));
         new.extend_from_slice(&source[cursor..m.range.start]);
         new.extend_from_slice(replacement.as_bytes());
         cursor = m.range.end;
@@ -275,13 +278,56 @@ fn rewrite_file(
     }))
 }
 
+/// Of match ranges in document order (outer before inner), the indices of the outermost
+/// ones and how many were nested inside them; `Err((i, j))` when matches `i` and `j` overlap
+/// without one containing the other.
+pub fn outermost(ranges: &[Range<usize>]) -> Result<(Vec<usize>, usize), (usize, usize)> {
+    let mut kept: Vec<usize> = Vec::new();
+    let mut nested = 0;
+    for (index, range) in ranges.iter().enumerate() {
+        if let Some(&last) = kept.last() {
+            let previous = &ranges[last];
+            if range.start < previous.end {
+                if range.end <= previous.end {
+                    nested += 1;
+                    continue;
+                }
+                return Err((last, index));
+            }
+        }
+        kept.push(index);
+    }
+    Ok((kept, nested))
+}
+
 fn warning(kind: WarningKind, path: &Path, source: &[u8], range: &Range<usize>) -> Warning {
     let text = String::from_utf8_lossy(source.get(range.clone()).unwrap_or(&[]));
-    let first: String = text.lines().next().unwrap_or("").trim().chars().take(120).collect();
+    let first: String = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .chars()
+        .take(120)
+        .collect();
     Warning {
         kind,
         path: path.to_path_buf(),
         line: Position::of_offset(source, range.start).line,
         text: first,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::outermost;
+
+    #[test]
+    fn nested_matches_keep_the_outermost_and_partial_overlaps_are_refused() {
+        assert_eq!(outermost(&[0..10, 2..5, 3..4, 12..15]), Ok((vec![0, 3], 2)));
+        assert_eq!(outermost(&[0..5, 5..9]), Ok((vec![0, 1], 0)));
+        // Same range twice (a node and its only child): the second is nested.
+        assert_eq!(outermost(&[4..9, 4..9]), Ok((vec![0], 1)));
+        assert_eq!(outermost(&[0..10, 5..12]), Err((0, 1)));
     }
 }

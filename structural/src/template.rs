@@ -16,7 +16,9 @@ use crate::meta::{parse_metavar, MetaVar};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
     /// The template names a metavariable the pattern does not bind.
-    #[error("the rewrite uses `{name}`, which the pattern does not bind; the pattern binds: {bound}")]
+    #[error(
+        "the rewrite uses `{name}`, which the pattern does not bind; the pattern binds: {bound}"
+    )]
     Unbound {
         /// The metavariable as written (`$X`, `$$$ARGS`).
         name: String,
@@ -63,7 +65,11 @@ impl Template {
                     bound: if bound.is_empty() {
                         "none".to_owned()
                     } else {
-                        bound.iter().map(|b| format!("${b}")).collect::<Vec<_>>().join(", ")
+                        bound
+                            .iter()
+                            .map(|b| format!("${b}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     },
                 });
             }
@@ -154,7 +160,8 @@ impl Template {
     /// Whether a metavariable follows on line `line` of the text piece at `index` (so an
     /// indentation-only line still needs its indentation).
     fn var_follows(&self, index: usize, line: usize, text: &str) -> bool {
-        line == text.split('\n').count() - 1 && matches!(self.pieces.get(index + 1), Some(Piece::Var { .. }))
+        line == text.split('\n').count() - 1
+            && matches!(self.pieces.get(index + 1), Some(Piece::Var { .. }))
     }
 }
 
@@ -172,7 +179,9 @@ fn spans(text: &str) -> Vec<(usize, usize)> {
         while i < bytes.len() && bytes[i] == b'$' {
             i += 1;
         }
-        while i < bytes.len() && (bytes[i].is_ascii_uppercase() || bytes[i].is_ascii_digit() || bytes[i] == b'_') {
+        while i < bytes.len()
+            && (bytes[i].is_ascii_uppercase() || bytes[i].is_ascii_digit() || bytes[i] == b'_')
+        {
             i += 1;
         }
         out.push((start, i));
@@ -184,7 +193,9 @@ fn spans(text: &str) -> Vec<(usize, usize)> {
 fn capture_range(captured: &Captured) -> (Range<usize>, bool) {
     match captured {
         Captured::Node(range) | Captured::Text(range) => (range.clone(), false),
-        Captured::Nodes { span: Some(span), .. } => (span.clone(), false),
+        Captured::Nodes {
+            span: Some(span), ..
+        } => (span.clone(), false),
         Captured::Nodes { span: None, .. } => (0..0, true),
     }
 }
@@ -220,7 +231,9 @@ pub fn line_indent(source: &[u8], at: usize) -> String {
 
 fn current_line_indent(out: &str) -> String {
     let line = out.rsplit('\n').next().unwrap_or("");
-    line.chars().take_while(|c| *c == ' ' || *c == '\t').collect()
+    line.chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect()
 }
 
 fn split_indent(line: &str) -> (&str, &str) {
@@ -342,8 +355,14 @@ mod tests {
                 bound: "$A".into()
             })
         );
-        assert!(matches!(Template::new("f($_)", &bound), Err(TemplateError::Anonymous(_))));
-        assert!(matches!(Template::new("f($$$)", &bound), Err(TemplateError::Anonymous(_))));
+        assert!(matches!(
+            Template::new("f($_)", &bound),
+            Err(TemplateError::Anonymous(_))
+        ));
+        assert!(matches!(
+            Template::new("f($$$)", &bound),
+            Err(TemplateError::Anonymous(_))
+        ));
         // Lower case is not a metavariable: bash's `$x` stays.
         assert!(Template::new("echo $x $A", &bound).is_ok());
     }

@@ -21,6 +21,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+// Create, delete and rename (for LSP workspace edits): see that module.
+mod file_ops;
+
 /// One file operation of a transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -34,13 +37,45 @@ pub enum FileOp {
         /// The bytes to write.
         new: Vec<u8>,
     },
+    /// Create a file that does not exist ([`Transaction::create`]).
+    Create {
+        /// The file.
+        path: PathBuf,
+        /// Its bytes.
+        new: Vec<u8>,
+        /// Folders above it that were missing at staging, outermost first.
+        dirs: Vec<PathBuf>,
+    },
+    /// Delete a file or a folder ([`Transaction::delete`]).
+    Delete {
+        /// The file or folder.
+        path: PathBuf,
+        /// A file's bytes when staged; `None` for a folder.
+        original: Option<Vec<u8>>,
+    },
+    /// Move a file or folder to a path that does not exist ([`Transaction::rename`]).
+    Rename {
+        /// Where it is.
+        from: PathBuf,
+        /// Where it goes.
+        to: PathBuf,
+        /// A file's bytes when staged; `None` for a folder.
+        original: Option<Vec<u8>>,
+        /// A file's new bytes, when its content changes too.
+        new: Option<Vec<u8>>,
+        /// Folders above `to` that were missing at staging, outermost first.
+        dirs: Vec<PathBuf>,
+    },
 }
 
 impl FileOp {
     /// The file the operation touches.
     pub fn path(&self) -> &Path {
         match self {
-            FileOp::Replace { path, .. } => path,
+            FileOp::Replace { path, .. }
+            | FileOp::Create { path, .. }
+            | FileOp::Delete { path, .. } => path,
+            FileOp::Rename { to, .. } => to,
         }
     }
 }
@@ -163,7 +198,7 @@ impl Transaction {
         for op in &self.ops {
             match op {
                 FileOp::Replace { path, new, .. } => match temp_with(path, new) {
-                    Ok(temp) => prepared.push(temp),
+                    Ok(temp) => prepared.push(Some(temp)),
                     Err(error) => {
                         return Err(CommitError::Io {
                             path: path.clone(),
@@ -173,6 +208,8 @@ impl Transaction {
                         })
                     }
                 },
+                // Creates, deletes and renames have nothing to prepare.
+                _ => prepared.push(None),
             }
         }
         let mut done: Vec<usize> = Vec::with_capacity(self.ops.len());
@@ -195,7 +232,10 @@ impl Transaction {
             }
             let step = faults
                 .before_rename(index, path)
-                .and_then(|()| temp.persist(path).map(|_| ()).map_err(|e| e.error));
+                .and_then(|()| match temp {
+                    Some(temp) => temp.persist(path).map(|_| ()).map_err(|e| e.error),
+                    None => file_ops::apply(op, index),
+                });
             if let Err(error) = step {
                 let (restored, unrestored) = self.restore(&done);
                 return Err(CommitError::Io {
@@ -210,6 +250,7 @@ impl Transaction {
         for op in &self.ops {
             sync_parent(op.path());
         }
+        file_ops::finish(&self.ops);
         Ok(self.ops.iter().map(|op| op.path().to_path_buf()).collect())
     }
 
@@ -218,7 +259,19 @@ impl Transaction {
         let mut restored = Vec::new();
         let mut unrestored = Vec::new();
         for &index in indices.iter().rev() {
-            let FileOp::Replace { path, original, new } = &self.ops[index];
+            let FileOp::Replace {
+                path,
+                original,
+                new,
+            } = &self.ops[index]
+            else {
+                let op = &self.ops[index];
+                match file_ops::undo(op, index) {
+                    Ok(()) => restored.push(op.path().to_path_buf()),
+                    Err(why) => unrestored.push((op.path().to_path_buf(), why)),
+                }
+                continue;
+            };
             if std::fs::read(path).is_ok_and(|current| &current != new) {
                 // Another writer got there after our rename: its bytes are not ours to undo.
                 unrestored.push((
@@ -246,6 +299,7 @@ fn matches_disk(op: &FileOp) -> bool {
         FileOp::Replace { path, original, .. } => {
             std::fs::read(path).is_ok_and(|current| &current == original)
         }
+        other => file_ops::holds(other),
     }
 }
 
@@ -303,7 +357,12 @@ mod tests {
         let mut tx = Transaction::new();
         tx.replace(&a, b"a1".to_vec(), b"a2".to_vec());
         tx.replace(&b, b"b1".to_vec(), b"b2".to_vec());
-        assert_eq!(tx.commit(), Err(CommitError::Stale { paths: vec![b.clone()] }));
+        assert_eq!(
+            tx.commit(),
+            Err(CommitError::Stale {
+                paths: vec![b.clone()]
+            })
+        );
         assert_eq!(std::fs::read(&a).unwrap(), b"a1");
         std::fs::remove_file(&a).unwrap();
         let Err(CommitError::Stale { paths }) = tx.commit() else {
@@ -331,10 +390,20 @@ mod tests {
         let mut tx = Transaction::new();
         for (i, path) in paths.iter().enumerate() {
             std::fs::write(path, format!("old{i}")).unwrap();
-            tx.replace(path, format!("old{i}").into_bytes(), format!("new{i}").into_bytes());
+            tx.replace(
+                path,
+                format!("old{i}").into_bytes(),
+                format!("new{i}").into_bytes(),
+            );
         }
         let error = tx.commit_with(&FailAt(2)).unwrap_err();
-        let CommitError::Io { path, restored, unrestored, .. } = &error else {
+        let CommitError::Io {
+            path,
+            restored,
+            unrestored,
+            ..
+        } = &error
+        else {
             panic!("{error}");
         };
         assert_eq!(path, &paths[2]);
@@ -358,6 +427,9 @@ mod tests {
         let mut tx = Transaction::new();
         tx.replace(&a, b"old".to_vec(), b"new".to_vec());
         tx.commit().unwrap();
-        assert_eq!(std::fs::metadata(&a).unwrap().permissions().mode() & 0o777, 0o755);
+        assert_eq!(
+            std::fs::metadata(&a).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
     }
 }

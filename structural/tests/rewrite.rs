@@ -1,13 +1,23 @@
 //! Staged rewrites: one per language (a multi-line `$$$` body re-indented, tabs), nested and
 //! overlapping matches, warnings, template errors.
 
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
 mod common;
 
 use std::path::Path;
 
-use cc_structural::{stage_rewrite, FileOp, RewriteError, StagedRewrite, TemplateError, WarningKind};
+use cc_structural::{
+    stage_rewrite, FileOp, RewriteError, StagedRewrite, TemplateError, WarningKind,
+};
 
-fn stage(language: &str, file: &str, code: &str, pattern: &str, template: &str) -> (StagedRewrite, String) {
+fn stage(
+    language: &str,
+    file: &str,
+    code: &str,
+    pattern: &str,
+    template: &str,
+) -> (StagedRewrite, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(file);
     std::fs::write(&path, code).unwrap();
@@ -33,7 +43,13 @@ fn rewrite(language: &str, file: &str, code: &str, pattern: &str, template: &str
 #[test]
 fn python_multi_line_body_is_reindented() {
     let code = "class A:\n    def f(self, x):\n        if x:\n            a()\n            b()\n        return x\n";
-    let new = rewrite("python", "a.py", code, "if $C: $$$B", "while $C:\n    $$$B\n    break");
+    let new = rewrite(
+        "python",
+        "a.py",
+        code,
+        "if $C: $$$B",
+        "while $C:\n    $$$B\n    break",
+    );
     assert_eq!(
         new,
         "class A:\n    def f(self, x):\n        while x:\n            a()\n            b()\n            break\n        return x\n"
@@ -44,7 +60,13 @@ fn python_multi_line_body_is_reindented() {
 fn go_with_tabs_keeps_tabs() {
     let code = "package main\n\nfunc main() {\n\tif ok {\n\t\tx()\n\t\ty()\n\t}\n}\n";
     // The template is indented with spaces; the file's unit is a tab.
-    let new = rewrite("go", "m.go", code, "if $C { $$$B }", "for $C {\n    $$$B\n    break\n}");
+    let new = rewrite(
+        "go",
+        "m.go",
+        code,
+        "if $C { $$$B }",
+        "for $C {\n    $$$B\n    break\n}",
+    );
     assert_eq!(
         new,
         "package main\n\nfunc main() {\n\tfor ok {\n\t\tx()\n\t\ty()\n\t\tbreak\n\t}\n}\n"
@@ -55,7 +77,13 @@ fn go_with_tabs_keeps_tabs() {
 fn rust_call_arguments() {
     let code = "fn main() {\n    let v = compute(1, 2);\n}\n";
     assert_eq!(
-        rewrite("rust", "m.rs", code, "compute($A, $B)", "compute_v2($B, $A)"),
+        rewrite(
+            "rust",
+            "m.rs",
+            code,
+            "compute($A, $B)",
+            "compute_v2($B, $A)"
+        ),
         "fn main() {\n    let v = compute_v2(2, 1);\n}\n"
     );
 }
@@ -77,7 +105,13 @@ fn javascript_empty_rest_drops_its_separator() {
 fn typescript_interface_body() {
     let code = "interface I {\n  x: number;\n  y: string;\n}\n";
     assert_eq!(
-        rewrite("typescript", "a.ts", code, "interface $N { $$$M }", "type $N = {\n  $$$M;\n};"),
+        rewrite(
+            "typescript",
+            "a.ts",
+            code,
+            "interface $N { $$$M }",
+            "type $N = {\n  $$$M;\n};"
+        ),
         "type I = {\n  x: number;\n  y: string;\n};\n"
     );
 }
@@ -95,7 +129,13 @@ fn tsx_element() {
 fn c_with_tabs() {
     let code = "void f(void) {\n\tif (x) {\n\t\ta();\n\t\tb();\n\t}\n}\n";
     assert_eq!(
-        rewrite("c", "a.c", code, "if ($C) { $$$B }", "while ($C) {\n\t$$$B\n}"),
+        rewrite(
+            "c",
+            "a.c",
+            code,
+            "if ($C) { $$$B }",
+            "while ($C) {\n\t$$$B\n}"
+        ),
         "void f(void) {\n\twhile (x) {\n\t\ta();\n\t\tb();\n\t}\n}\n"
     );
 }
@@ -104,7 +144,13 @@ fn c_with_tabs() {
 fn cpp_stream() {
     let code = "int main() {\n  std::cout << x;\n}\n";
     assert_eq!(
-        rewrite("cpp", "a.cpp", code, "std::cout << $A", "fmt::print(\"{}\", $A)"),
+        rewrite(
+            "cpp",
+            "a.cpp",
+            code,
+            "std::cout << $A",
+            "fmt::print(\"{}\", $A)"
+        ),
         "int main() {\n  fmt::print(\"{}\", x);\n}\n"
     );
 }
@@ -140,7 +186,13 @@ fn bash_keeps_lower_case_dollars() {
 fn json_value() {
     let code = "{\n  \"version\": \"1.0\",\n  \"name\": \"x\"\n}\n";
     assert_eq!(
-        rewrite("json", "p.json", code, "\"version\": $V", "\"version\": \"2.0\""),
+        rewrite(
+            "json",
+            "p.json",
+            code,
+            "\"version\": $V",
+            "\"version\": \"2.0\""
+        ),
         "{\n  \"version\": \"2.0\",\n  \"name\": \"x\"\n}\n"
     );
 }
@@ -149,7 +201,13 @@ fn json_value() {
 fn ruby_method_body() {
     let code = "class A\n  def go\n    a\n    b\n  end\nend\n";
     assert_eq!(
-        rewrite("ruby", "a.rb", code, "def $M\n  $$$B\nend", "def $M\n  log\n  $$$B\nend"),
+        rewrite(
+            "ruby",
+            "a.rb",
+            code,
+            "def $M\n  $$$B\nend",
+            "def $M\n  log\n  $$$B\nend"
+        ),
         "class A\n  def go\n    log\n    a\n    b\n  end\nend\n"
     );
 }
@@ -158,7 +216,13 @@ fn ruby_method_body() {
 fn c_sharp_call() {
     let code = "class A {\n    void M() { Console.WriteLine(x); }\n}\n";
     assert_eq!(
-        rewrite("c_sharp", "a.cs", code, "Console.WriteLine($$$A)", "Log.Info($$$A)"),
+        rewrite(
+            "c_sharp",
+            "a.cs",
+            code,
+            "Console.WriteLine($$$A)",
+            "Log.Info($$$A)"
+        ),
         "class A {\n    void M() { Log.Info(x); }\n}\n"
     );
 }
@@ -180,8 +244,15 @@ fn nested_matches_rewrite_the_outermost_and_count_the_rest() {
     assert_eq!(staged.skipped_nested, 2);
     assert_eq!(staged.files[0].replacements, 2);
     let diff = &staged.files[0].diff;
-    assert!(diff.contains("\n-f(f(f(1)))\n") && diff.contains("\n+g(f(f(1)))\n"), "{diff}");
-    assert!(staged.files[0].diff.starts_with("--- a/a.py\n+++ b/a.py\n"), "{}", staged.files[0].diff);
+    assert!(
+        diff.contains("\n-f(f(f(1)))\n") && diff.contains("\n+g(f(f(1)))\n"),
+        "{diff}"
+    );
+    assert!(
+        staged.files[0].diff.starts_with("--- a/a.py\n+++ b/a.py\n"),
+        "{}",
+        staged.files[0].diff
+    );
 }
 
 #[test]
@@ -204,17 +275,29 @@ fn deleting_an_uncaptured_comment_is_a_warning() {
     // Carried by a substituted capture (a run takes the comments around it): no warning.
     let (staged, new) = stage("python", "a.py", code, "if $C: $$$B", "while $C:\n    $$$B");
     assert!(staged.warnings.is_empty(), "{:?}", staged.warnings);
-    assert_eq!(new, "while x:\n    # keep me\n    a()\nwhile y:\n    b()  # carried\n");
+    assert_eq!(
+        new,
+        "while x:\n    # keep me\n    a()\nwhile y:\n    b()  # carried\n"
+    );
 }
 
 #[test]
 fn dropping_an_omitted_optional_part_is_a_warning() {
     let code = "def f(x) -> int:\n    return x\n";
-    let (staged, new) = stage("python", "a.py", code, "def $F($$$P): $$$B", "def $F($$$P):\n    $$$B");
+    let (staged, new) = stage(
+        "python",
+        "a.py",
+        code,
+        "def $F($$$P): $$$B",
+        "def $F($$$P):\n    $$$B",
+    );
     assert_eq!(new, "def f(x):\n    return x\n");
     assert_eq!(staged.warnings.len(), 1);
     assert_eq!(staged.warnings[0].kind, WarningKind::DroppedOptional);
-    assert_eq!((staged.warnings[0].line, staged.warnings[0].text.as_str()), (1, "int"));
+    assert_eq!(
+        (staged.warnings[0].line, staged.warnings[0].text.as_str()),
+        (1, "int")
+    );
 }
 
 #[test]
@@ -223,7 +306,10 @@ fn unbound_template_metavariable_is_an_error_at_staging() {
     let path = dir.path().join("a.py");
     std::fs::write(&path, "f(1)\n").unwrap();
     let pattern = common::compile("python", "f($A)").unwrap();
-    let error = stage_rewrite(&pattern, "g($A, $B)", &path, &|p: &Path| p.display().to_string()).unwrap_err();
+    let error = stage_rewrite(&pattern, "g($A, $B)", &path, &|p: &Path| {
+        p.display().to_string()
+    })
+    .unwrap_err();
     assert!(matches!(
         &error,
         RewriteError::Template(TemplateError::Unbound { name, .. }) if name == "$B"

@@ -1,5 +1,7 @@
 //! Searching folders: what is walked, what is parsed, and in which order results come.
 
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
 use std::path::Path;
 
 use cc_structural::{search, Languages, Pattern, SearchOptions};
@@ -49,7 +51,11 @@ fn files_without_the_pattern_literal_are_not_parsed() {
     for i in 0..20 {
         write(root, &format!("m{i}.py"), b"x = compute(1)\n");
     }
-    write(root, "hit.py", b"import warnings\nwarnings.warn('x', DeprecationWarning)\n");
+    write(
+        root,
+        "hit.py",
+        b"import warnings\nwarnings.warn('x', DeprecationWarning)\n",
+    );
     let p = pattern("python", "warnings.warn($$$A)");
     assert_eq!(p.literals()[0], b"warnings");
     let result = search(&p, root, &options(50)).unwrap();
@@ -71,7 +77,12 @@ fn results_are_in_path_then_position_order_and_total_counts_past_the_limit() {
     let order: Vec<(String, usize)> = all
         .matches
         .iter()
-        .map(|m| (m.path.strip_prefix(root).unwrap().display().to_string(), m.start.line))
+        .map(|m| {
+            (
+                m.path.strip_prefix(root).unwrap().display().to_string(),
+                m.start.line,
+            )
+        })
         .collect();
     let mut sorted = order.clone();
     sorted.sort();
@@ -91,10 +102,23 @@ fn results_are_in_path_then_position_order_and_total_counts_past_the_limit() {
 fn a_file_path_is_searched_whatever_its_extension() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "script", b"print(1)\n");
-    let result = search(&pattern("python", "print($A)"), &dir.path().join("script"), &options(5)).unwrap();
+    let result = search(
+        &pattern("python", "print($A)"),
+        &dir.path().join("script"),
+        &options(5),
+    )
+    .unwrap();
     assert_eq!(result.total, 1);
-    assert_eq!((result.matches[0].start.line, result.matches[0].start.column), (1, 1));
-    assert!(search(&pattern("python", "x"), &dir.path().join("missing"), &options(5)).is_err());
+    assert_eq!(
+        (result.matches[0].start.line, result.matches[0].start.column),
+        (1, 1)
+    );
+    assert!(search(
+        &pattern("python", "x"),
+        &dir.path().join("missing"),
+        &options(5)
+    )
+    .is_err());
 }
 
 #[test]

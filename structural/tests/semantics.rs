@@ -1,5 +1,7 @@
 //! One test per matching rule of the crate docs.
 
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
 mod common;
 
 use cc_structural::{ContextKind, Languages, Pattern, PatternError};
@@ -7,7 +9,10 @@ use common::{count, run, texts};
 
 #[test]
 fn single_metavariable_matches_exactly_one_named_node() {
-    assert_eq!(texts("python", "f($A)", "f(x)\nf(x, y)\nf()\nf(g(1))\n"), ["f(x)", "f(g(1))"]);
+    assert_eq!(
+        texts("python", "f($A)", "f(x)\nf(x, y)\nf()\nf(g(1))\n"),
+        ["f(x)", "f(g(1))"]
+    );
     // Not an unnamed token: `$OP` cannot stand for `+`.
     assert!(common::compile("python", "a $OP b").is_err());
 }
@@ -18,10 +23,19 @@ fn multi_metavariable_matches_zero_or_more_siblings() {
     assert_eq!(count("python", "f($$$ARGS)", code), 3);
     assert_eq!(count("python", "f($$$)", code), 3);
     let value = run("python", "f($$$ARGS)", code);
-    assert_eq!(value["matches"][2]["captures"]["ARGS"], serde_json::json!(["1", "2", "3"]));
-    assert_eq!(value["matches"][0]["captures"]["ARGS"], serde_json::json!([]));
+    assert_eq!(
+        value["matches"][2]["captures"]["ARGS"],
+        serde_json::json!(["1", "2", "3"])
+    );
+    assert_eq!(
+        value["matches"][0]["captures"]["ARGS"],
+        serde_json::json!([])
+    );
     // `$$$` binds nothing.
-    assert_eq!(run("python", "f($$$)", code)["matches"][1]["captures"], serde_json::json!({}));
+    assert_eq!(
+        run("python", "f($$$)", code)["matches"][1]["captures"],
+        serde_json::json!({})
+    );
 }
 
 #[test]
@@ -30,7 +44,10 @@ fn anonymous_metavariables_do_not_bind_and_repeat_independently() {
     assert_eq!(count("python", "f($_, $_)", code), 2);
     assert_eq!(count("python", "f($_X, $_X)", code), 2);
     assert_eq!(count("python", "f($X, $X)", code), 1);
-    assert_eq!(run("python", "f($_, $_)", code)["matches"][0]["captures"], serde_json::json!({}));
+    assert_eq!(
+        run("python", "f($_, $_)", code)["matches"][0]["captures"],
+        serde_json::json!({})
+    );
 }
 
 #[test]
@@ -48,7 +65,14 @@ fn repeated_metavariable_must_capture_the_same_tokens() {
     assert_eq!(texts, ["a == a", "f(x) == f( x )", "f(x) == f(x # note\n)"]);
     assert_eq!(found["matches"][1]["captures"]["A"], "f(x)");
     // Runs compare token by token too.
-    assert_eq!(count("python", "f($$$A) + g($$$A)", "f(1, 2) + g(1,2)\nf(1) + g(2)\n"), 1);
+    assert_eq!(
+        count(
+            "python",
+            "f($$$A) + g($$$A)",
+            "f(1, 2) + g(1,2)\nf(1) + g(2)\n"
+        ),
+        1
+    );
 }
 
 #[test]
@@ -57,9 +81,15 @@ fn string_content_metavariable_binds_the_content_and_other_dollars_are_literal()
     let value = run("python", "open('$FILE')", code);
     assert_eq!(value["matches"].as_array().unwrap().len(), 1);
     assert_eq!(value["matches"][0]["captures"]["FILE"], "a.txt");
-    assert_eq!(texts("python", "print(\"cost: $X\")", code), ["print(\"cost: $X\")"]);
+    assert_eq!(
+        texts("python", "print(\"cost: $X\")", code),
+        ["print(\"cost: $X\")"]
+    );
     // The same holds in a language that needs no substitute character.
-    assert_eq!(count("javascript", "require('$M')", "require('fs'); require(x);"), 1);
+    assert_eq!(
+        count("javascript", "require('$M')", "require('fs'); require(x);"),
+        1
+    );
 }
 
 #[test]
@@ -73,19 +103,38 @@ fn metavariables_parse_in_every_language() {
         ("go", "foo($A, $$$R)", "package p\nfunc m() { foo(1, 2) }"),
         ("c", "foo($A, $$$R)", "void m() { foo(1, 2); }"),
         ("cpp", "foo($A, $$$R)", "void m() { foo(1, 2); }"),
-        ("java", "foo($A, $$$R)", "class A { void m() { foo(1, 2); } }"),
+        (
+            "java",
+            "foo($A, $$$R)",
+            "class A { void m() { foo(1, 2); } }",
+        ),
         ("dart", "foo($A, $$$R)", "void m() { foo(1, 2); }"),
         ("bash", "foo $A $$$R", "foo 1 2"),
         ("json", "[$A, $$$R]", "[1, 2]"),
         ("ruby", "foo($A, $$$R)", "foo(1, 2)"),
-        ("c_sharp", "foo($A, $$$R)", "class A { void m() { foo(1, 2); } }"),
+        (
+            "c_sharp",
+            "foo($A, $$$R)",
+            "class A { void m() { foo(1, 2); } }",
+        ),
         ("kotlin", "foo($A, $$$R)", "fun m() { foo(1, 2) }"),
     ];
     for (language, pattern, code) in cases {
         let value = run(language, pattern, code);
-        assert_eq!(value["matches"].as_array().map(Vec::len), Some(1), "{language}: {value}");
-        assert_eq!(value["matches"][0]["captures"]["A"], "1", "{language}: {value}");
-        assert_eq!(value["matches"][0]["captures"]["R"], serde_json::json!(["2"]), "{language}");
+        assert_eq!(
+            value["matches"].as_array().map(Vec::len),
+            Some(1),
+            "{language}: {value}"
+        );
+        assert_eq!(
+            value["matches"][0]["captures"]["A"], "1",
+            "{language}: {value}"
+        );
+        assert_eq!(
+            value["matches"][0]["captures"]["R"],
+            serde_json::json!(["2"]),
+            "{language}"
+        );
     }
 }
 
@@ -123,7 +172,12 @@ fn unparsable_pattern_lists_every_context_tried() {
     let tried: Vec<ContextKind> = attempts.iter().map(|a| a.context).collect();
     assert_eq!(
         tried,
-        [ContextKind::Statement, ContextKind::Expression, ContextKind::ClassMember, ContextKind::TopLevel]
+        [
+            ContextKind::Statement,
+            ContextKind::Expression,
+            ContextKind::ClassMember,
+            ContextKind::TopLevel
+        ]
     );
     assert!(attempts.iter().all(|a| a.line == Some(1)), "{attempts:?}");
     assert!(error.to_string().contains("statement: "), "{error}");
@@ -131,8 +185,14 @@ fn unparsable_pattern_lists_every_context_tried() {
 
 #[test]
 fn every_named_child_must_be_matched() {
-    assert_eq!(texts("python", "import os", "import os, sys\nimport os\n"), ["import os"]);
-    assert_eq!(texts("javascript", "let x", "let x = 1;\nlet x;\n"), ["let x;"]);
+    assert_eq!(
+        texts("python", "import os", "import os, sys\nimport os\n"),
+        ["import os"]
+    );
+    assert_eq!(
+        texts("javascript", "let x", "let x = 1;\nlet x;\n"),
+        ["let x;"]
+    );
     let code = "if a:\n    yield\n    cleanup()\nif b:\n    yield\n";
     assert_eq!(texts("python", "if $A: yield", code), ["if b:\n    yield"]);
 }
@@ -144,10 +204,21 @@ fn omittable_optional_parts_may_be_left_out() {
     // Given, the part must match.
     assert_eq!(count("python", "def $F($$$P) -> str: $$$B", code), 0);
     assert_eq!(
-        count("typescript", "interface I { $$$ }", "interface I<T> { x: T }\ninterface J {}"),
+        count(
+            "typescript",
+            "interface I { $$$ }",
+            "interface I<T> { x: T }\ninterface J {}"
+        ),
         1
     );
-    assert_eq!(count("rust", "if $C { $$$B }", "fn m() { if a { b() } else { c() } }"), 1);
+    assert_eq!(
+        count(
+            "rust",
+            "if $C { $$$B }",
+            "fn m() { if a { b() } else { c() } }"
+        ),
+        1
+    );
     // The omitted text is reported with the match.
     let pattern = common::compile("python", "def $F($$$P): $$$B").unwrap();
     let found = pattern
@@ -166,7 +237,10 @@ fn unnamed_tokens_and_comments_in_the_code_are_skipped() {
     // `async` is an unnamed token the pattern does not spell; comments are skipped.
     let code = "async def f():\n    pass\ncall(a, # first\n     b)\n";
     assert_eq!(count("python", "def $F(): $$$B", code), 1);
-    assert_eq!(texts("python", "call(a, b)", code), ["call(a, # first\n     b)"]);
+    assert_eq!(
+        texts("python", "call(a, b)", code),
+        ["call(a, # first\n     b)"]
+    );
     // A token the pattern spells must be there.
     assert_eq!(count("python", "$A + $B", "a - b\n"), 0);
 }
@@ -177,8 +251,14 @@ fn multi_metavariable_backtracks_to_a_later_candidate() {
     let value = run("javascript", "{ $$$A if ($X) {} $$$B }", code);
     assert_eq!(value["matches"].as_array().unwrap().len(), 1, "{value}");
     assert_eq!(value["matches"][0]["captures"]["X"], "b");
-    assert_eq!(value["matches"][0]["captures"]["A"], serde_json::json!(["if (a) { x(); }", "y();"]));
-    assert_eq!(value["matches"][0]["captures"]["B"], serde_json::json!(["z();"]));
+    assert_eq!(
+        value["matches"][0]["captures"]["A"],
+        serde_json::json!(["if (a) { x(); }", "y();"])
+    );
+    assert_eq!(
+        value["matches"][0]["captures"]["B"],
+        serde_json::json!(["z();"])
+    );
 }
 
 #[test]
@@ -197,7 +277,10 @@ fn code_in_strings_and_comments_never_matches() {
 #[test]
 fn nested_matches_are_all_found() {
     let code = "f(f(f(1)))\n";
-    assert_eq!(texts("python", "f($A)", code), ["f(f(f(1)))", "f(f(1))", "f(1)"]);
+    assert_eq!(
+        texts("python", "f($A)", code),
+        ["f(f(f(1)))", "f(f(1))", "f(1)"]
+    );
 }
 
 #[test]
@@ -206,5 +289,8 @@ fn only_multi_pattern_is_refused() {
         common::compile("python", "$$$A"),
         Err(PatternError::OnlyMulti(_))
     ));
-    assert!(matches!(common::compile("python", "  "), Err(PatternError::Empty)));
+    assert!(matches!(
+        common::compile("python", "  "),
+        Err(PatternError::Empty)
+    ));
 }

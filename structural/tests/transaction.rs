@@ -1,6 +1,8 @@
 //! All-or-nothing commits: concurrent modification between staging and commit, and failures
 //! in the middle of a commit, never leave a mixed tree or lose a byte.
 
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -25,7 +27,8 @@ fn staged(dir: &Path, count: usize) -> (Vec<PathBuf>, Vec<Vec<u8>>, StagedRewrit
         originals.push(text.into_bytes());
     }
     let pattern = common::compile("python", "f($A)").unwrap();
-    let staged = stage_rewrite(&pattern, "g($A)", dir, &|p: &Path| p.display().to_string()).unwrap();
+    let staged =
+        stage_rewrite(&pattern, "g($A)", dir, &|p: &Path| p.display().to_string()).unwrap();
     assert_eq!(staged.files.len(), count);
     (paths, originals, staged)
 }
@@ -125,13 +128,19 @@ fn read_only_directory_fails_before_anything_is_written() {
         let moved = dir.path().join("moved-away");
         std::fs::rename(&locked, &moved).unwrap();
         let error = staged.transaction.commit().unwrap_err();
-        assert!(matches!(&error, CommitError::Stale { paths } if paths.iter().all(|p| p.starts_with(&locked))), "{error}");
+        assert!(
+            matches!(&error, CommitError::Stale { paths } if paths.iter().all(|p| p.starts_with(&locked))),
+            "{error}"
+        );
         std::fs::rename(&moved, &locked).unwrap();
     } else {
         std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
         let error = staged.transaction.commit().unwrap_err();
         std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
-        assert!(matches!(&error, CommitError::Io { restored, .. } if restored.is_empty()), "{error}");
+        assert!(
+            matches!(&error, CommitError::Io { restored, .. } if restored.is_empty()),
+            "{error}"
+        );
     }
     for (i, path) in paths.iter().enumerate() {
         assert_eq!(std::fs::read(path).unwrap(), originals[i]);

@@ -406,12 +406,64 @@ async fn dispatch(
     if !output.written.is_empty() {
         if let Some(hook) = &inner.after_write {
             let diagnostics = hook.after_write(&output.written).await;
+            // Agents often read only the text: it must carry the diagnostics too.
+            if let Some(text) = &mut output.text {
+                text.push('\n');
+                text.push_str(&render_diagnostics(&diagnostics));
+            }
             if let Value::Object(object) = &mut output.value {
                 object.insert("diagnostics".into(), diagnostics);
             }
         }
     }
     Ok(output)
+}
+
+/// A compact rendering of `{"new": [...], "pending": [...], "unchecked": [...]}`.
+pub fn render_diagnostics(diagnostics: &Value) -> String {
+    let list = |key: &str| diagnostics[key].as_array().cloned().unwrap_or_default();
+    let (new, pending, unchecked) = (list("new"), list("pending"), list("unchecked"));
+    let mut lines = Vec::new();
+    if new.is_empty() {
+        lines.push("no new diagnostics".to_owned());
+    } else {
+        lines.push(format!("{} new diagnostic(s):", new.len()));
+        for item in &new {
+            let code = item["code"]
+                .as_str()
+                .map(|code| format!(" [{code}]"))
+                .unwrap_or_default();
+            lines.push(format!(
+                "  {}:{}: {}{code}: {}",
+                item["path"].as_str().unwrap_or("?"),
+                item["line"],
+                item["severity"].as_str().unwrap_or("?"),
+                item["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+            ));
+        }
+    }
+    for item in &pending {
+        let server = item
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| item.to_string());
+        lines.push(format!(
+            "pending: {server} has not answered yet (not clean)"
+        ));
+    }
+    for item in &unchecked {
+        lines.push(format!(
+            "unchecked: {} ({})",
+            item["path"].as_str().unwrap_or("?"),
+            item["reason"].as_str().unwrap_or("")
+        ));
+    }
+    lines.join("\n")
 }
 
 fn unknown_tool(inner: &Inner, name: &str) -> ToolError {

@@ -397,3 +397,105 @@ async fn a_debuggee_that_dies_before_configuration_is_a_clear_error_not_a_hang()
     debug_support::assert_no_tagged(&tag).await;
     assert_eq!(call(&debug, json!({"op": "status"})).await["state"], "none");
 }
+
+const DEEP: &str = r#"for i in range(200):
+    print("line %03d" % i)
+
+
+def deep(n):
+    if n == 0:
+        items = list(range(100))
+        text = "x" * 1000
+        return len(items) + len(text)
+    return deep(n - 1)
+
+
+deep(40)
+"#;
+
+/// The caps: 30 frames, 50 children, 400-character values, each with its total and a
+/// truncation flag; program output in a bounded ring buffer.
+#[tokio::test]
+async fn stack_variables_values_and_output_are_capped_with_totals() {
+    if !debugpy_present() {
+        return;
+    }
+    let (_dir, root) = workspace();
+    std::fs::write(root.join("deep.py"), DEEP).unwrap();
+    let tag = debug_support::unique_tag("python-caps");
+    let mut settings = config(60.0, 1800.0);
+    settings.output_buffer_bytes = Some(1000);
+    let debug = registry(&root, settings, &tag);
+    call(
+        &debug,
+        json!({"op": "breakpoints", "file": "deep.py", "lines": [9]}),
+    )
+    .await;
+    let started = call(&debug, json!({"op": "launch", "program": "deep.py"})).await;
+    assert_eq!(at(&started), ("deep.py".to_owned(), 9));
+    // What the launch returns is cut to its end too.
+    assert_eq!(started["output"]["truncated"], true);
+    assert!(started["output"]["text"]
+        .as_str()
+        .unwrap()
+        .ends_with("line 199\n"));
+
+    let stack = call(&debug, json!({"op": "stack"})).await;
+    assert_eq!(stack["frames"].as_array().unwrap().len(), 30);
+    assert_eq!(stack["truncated"], true);
+    assert_eq!(stack["total_frames"], 42, "41 calls of deep and the module");
+
+    let top = stack["frames"][0]["id"].clone();
+    let scopes = call(&debug, json!({"op": "scopes", "frame_id": top})).await;
+    let locals = scopes["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Locals")
+        .unwrap();
+    let variables = call(
+        &debug,
+        json!({"op": "variables", "reference": locals["reference"]}),
+    )
+    .await;
+    let find = |name: &str| {
+        variables["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let text = find("text");
+    assert_eq!(text["value_truncated"], true);
+    assert_eq!(text["value"].as_str().unwrap().chars().count(), 400);
+    assert_eq!(text["value_length"], 1002, "1000 characters and two quotes");
+    let items = find("items");
+    assert_eq!(items["value_truncated"], false);
+    let children = call(
+        &debug,
+        json!({"op": "variables", "reference": items["reference"]}),
+    )
+    .await;
+    assert_eq!(children["variables"].as_array().unwrap().len(), 50);
+    assert_eq!(children["truncated"], true);
+    assert!(children["total"].as_u64().unwrap() > 100, "{children:#}");
+
+    let evaluated = call(&debug, json!({"op": "evaluate", "expression": "text"})).await;
+    assert_eq!(evaluated["result_truncated"], true);
+    assert_eq!(evaluated["result_length"], 1002);
+
+    let output = call(&debug, json!({"op": "output"})).await;
+    assert_eq!(output["truncated"], true);
+    assert_eq!(output["total_bytes"], 200 * 9);
+    assert_eq!(output["dropped_bytes"], 200 * 9 - 1000);
+    assert_eq!(output["output"].as_str().unwrap().len(), 1000);
+    assert!(output["output"]
+        .as_str()
+        .unwrap()
+        .ends_with("line 198\nline 199\n"));
+
+    call(&debug, json!({"op": "terminate"})).await;
+    debug_support::assert_no_tagged(&tag).await;
+}

@@ -11,6 +11,7 @@ fn usage() -> String {
          commands:\n  \
          peers           install the real peers (pinned) and print where each landed\n  \
          peers --path    print only the PATH entries holding the project-local peers\n  \
+         tour            peers, then `cc-harness tour` (release build): the main job\n  \
          ci              peers, fmt, clippy, tests with the peers on PATH, leak check\n  \
          bench [NAME...] run benchmark families and update BENCHMARKS.md\n\
          \n\
@@ -20,6 +21,18 @@ fn usage() -> String {
         s.push_str(&format!("  {:<15} {}\n", f.name, f.about));
     }
     s
+}
+
+/// The main job on a fresh machine: install the peers, then run the tour with them on PATH.
+fn tour(root: &std::path::Path) -> util::Result<()> {
+    let layout = peers::Layout::new(root);
+    peers::install(&layout)?;
+    let path = util::prepend_path(&layout.path_entries())?;
+    util::run_status(
+        util::cargo(root)
+            .args(["run", "--release", "-p", "cc-harness-adapter", "--", "tour"])
+            .env("PATH", path),
+    )
 }
 
 fn main() -> ExitCode {
@@ -33,6 +46,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         ["ci"] => ci::run(&root),
+        ["tour"] => tour(&root),
         ["bench", names @ ..] if !names.iter().any(|n| n.starts_with('-')) => {
             let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
             bench::run(&root, &names)

@@ -17,7 +17,7 @@ use crate::client::Client;
 use crate::config::Settings;
 use crate::detect::{Environment, ResolvedAdapter};
 use crate::error::DebugError;
-use crate::proctree::Tracker;
+use crate::proctree::{describe_status, Tracker};
 use crate::protocol::{
     Capabilities, Disconnect, DisconnectArguments, StackFrame, StackTrace, StackTraceArguments,
 };
@@ -123,7 +123,8 @@ pub(crate) struct Session {
     target: String,
     root: PathBuf,
     client: Client,
-    child: Mutex<Option<GroupChild>>,
+    /// Shared with the event task, which reads the exit status when the adapter goes.
+    child: Arc<Mutex<Option<GroupChild>>>,
     tracker: Arc<Tracker>,
     state: Arc<watch::Sender<State>>,
     caps: Capabilities,
@@ -220,11 +221,13 @@ impl Session {
             let tracker = tracker.clone();
             *lock(params.killer) = Some(Arc::new(move || tracker.kill_all()));
         }
+        let child = Arc::new(Mutex::new(child));
         tasks.push(tokio::spawn(pump_events(
             events,
             state.clone(),
             client.clone(),
             tracker.clone(),
+            child.clone(),
         )));
         let expired = Arc::new(AtomicBool::new(false));
         let mut session = Session {
@@ -233,7 +236,7 @@ impl Session {
             target: params.target.clone(),
             root: params.env.root.clone(),
             client,
-            child: Mutex::new(child),
+            child,
             tracker,
             state,
             caps: Capabilities::default(),
@@ -380,9 +383,11 @@ impl Session {
         let status = lock(&self.child)
             .as_mut()
             .and_then(|child| child.try_wait().ok().flatten());
-        let reason = match status {
-            Some(status) => describe_status(status),
-            None => self
+        let recorded = self.state.borrow().adapter_exit.clone();
+        let reason = match (status, recorded) {
+            (Some(status), _) => describe_status(status),
+            (None, Some(recorded)) => recorded,
+            (None, None) => self
                 .state
                 .borrow()
                 .connection_closed
@@ -630,7 +635,8 @@ impl Session {
                 self.tracker.mark_reaped();
                 status.ok().map(describe_status)
             }
-            None => None,
+            // The event task reaped it when the connection ended.
+            None => self.state.borrow().adapter_exit.clone(),
         };
         let leftovers = self.tracker.alive();
         self.tracker.kill_all();
@@ -682,22 +688,5 @@ impl Drop for Session {
         if let Some(dir) = &self.scratch {
             let _ = std::fs::remove_dir_all(dir);
         }
-    }
-}
-
-/// "exit code 0", "signal 6 (SIGABRT)".
-pub(crate) fn describe_status(status: std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    if let Some(code) = status.code() {
-        return format!("exit code {code}");
-    }
-    match status.signal() {
-        Some(signal) => {
-            let name = nix::sys::signal::Signal::try_from(signal)
-                .map(|s| format!(" ({s})"))
-                .unwrap_or_default();
-            format!("signal {signal}{name}")
-        }
-        None => status.to_string(),
     }
 }

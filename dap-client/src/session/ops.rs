@@ -107,7 +107,7 @@ impl Session {
             }
         }
         let timed_out = self.wait_for_stop(generation, self.settings.wait).await;
-        self.tracker.refresh();
+        self.tracker.refresh_now_and_then();
         self.learn_exit_code().await;
         self.check_usable()?;
         if timed_out {

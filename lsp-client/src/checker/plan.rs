@@ -119,7 +119,7 @@ pub(crate) fn plan(
             files.len(),
             left_out(total, files.len())
         ));
-        shown.push_str(&format!(" ({} files)", files.len()));
+        shown.push_str(&count_files(files.len()));
         invocations = vec![base.iter().cloned().chain(strings(&files)).collect()];
     } else if is_clang_tidy(&command[0]) {
         let (files, total, database) = c_sources(root);
@@ -136,7 +136,7 @@ pub(crate) fn plan(
             // Without `--`, clang-tidy looks for a compilation database and complains.
             args.push("--".into());
         }
-        shown.push_str(&format!(" ({} files)", files.len()));
+        shown.push_str(&count_files(files.len()));
         if total > files.len() {
             note = Some(format!("checked {}{}", files.len(), left_out(total, files.len())));
         }
@@ -158,7 +158,7 @@ pub(crate) fn plan(
                 args
             })
             .collect();
-        shown.push_str(&format!(" ({} files)", files.len()));
+        shown.push_str(&count_files(files.len()));
         if total > files.len() {
             let more = format!("checked {}{}", files.len(), left_out(total, files.len()));
             note = Some(match note {
@@ -192,6 +192,15 @@ fn nothing_in_c(family: &Family, root: &Path, workspace: &Path) -> CheckerError 
                 .join(", "),
             shown_dir(root, workspace)
         ),
+    }
+}
+
+/// ` (1 file)`, ` (3 files)`.
+fn count_files(count: usize) -> String {
+    if count == 1 {
+        " (1 file)".into()
+    } else {
+        format!(" ({count} files)")
     }
 }
 

@@ -423,3 +423,42 @@ async fn shutdown_kills_a_running_cell_and_its_children() {
     assert_eq!(after.kind(), "shut_down");
     fixture.finish().await;
 }
+
+#[test]
+fn the_text_rendering_shows_output_values_errors_and_what_happened() {
+    use cc_kernel_bridge::{CellError, CellOutcome, DisplayItem, Language, StateStatus, Truncated};
+    let outcome = CellOutcome {
+        language: Language::Python,
+        stdout: "step 1\nstep 2\n".into(),
+        stderr: "warning: slow\n".into(),
+        result: None,
+        display: vec![
+            DisplayItem {
+                mime: "text/html".into(),
+                data: "<table></table>".into(),
+            },
+            DisplayItem {
+                mime: "text/plain".into(),
+                data: "   a\n0  1".into(),
+            },
+            DisplayItem {
+                mime: "image/png".into(),
+                data: "iVBORw0KGgoAAAA=".into(),
+            },
+        ],
+        error: Some(CellError {
+            ename: "KeyboardInterrupt".into(),
+            evalue: String::new(),
+            traceback: "Traceback (most recent call last):\n  File \"<cell-3>\", line 2, in <module>\nKeyboardInterrupt\n".into(),
+        }),
+        truncated: Some(Truncated {
+            stdout: 1200,
+            stderr: 0,
+        }),
+        state: StateStatus::Kept,
+        timed_out: true,
+        notices: vec!["The cell produced no output for 300 s (the inactivity budget) and was interrupted; the kernel and earlier state are kept.".into()],
+    };
+    insta::assert_snapshot!("eval_text", super::render::text(&outcome));
+    insta::assert_json_snapshot!("eval_json_with_everything", super::render::json(&outcome));
+}

@@ -5,8 +5,10 @@
 //! (including writes made through a kernel's bridge and `resolve`, since they take the same
 //! dispatch path), and a shutdown hook that stops every server when the run ends.
 
+mod actions;
 mod diagnostics;
 mod nav;
+mod open;
 mod project;
 mod tool;
 

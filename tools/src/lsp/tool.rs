@@ -1,19 +1,19 @@
 //! The `lsp` tool: status, reload, the file's diagnostics, and navigation at a line and a
 //! symbol.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use cc_lsp_client::uri::path_to_uri;
-use cc_lsp_client::{locate, CheckOutcome, Diagnostic, LanguageServer, Located, Supervisor};
+use cc_lsp_client::{CheckOutcome, Diagnostic, Located, Supervisor};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::diagnostics::diagnostic_json;
 use super::nav;
+use super::open::{self, lsp_error, unavailable, unsupported, Opened};
 use crate::error::{kinds, ToolError};
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
@@ -23,9 +23,7 @@ const REFERENCES_CAP: usize = 50;
 const WORKSPACE_SYMBOLS_CAP: usize = 100;
 const FILE_SYMBOLS_CAP: usize = 200;
 /// How long a navigation request may take.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long to let a freshly started server finish indexing before asking it.
-const READY_TIMEOUT: Duration = Duration::from_secs(60);
+pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// `lsp`: ask the language servers.
 #[derive(Debug)]
@@ -94,72 +92,13 @@ struct LspArgs {
     language: Option<String>,
 }
 
-fn unavailable(reason: String) -> ToolError {
-    ToolError::new(kinds::NOT_AVAILABLE, reason)
-}
-
-fn lsp_error(error: cc_lsp_client::LspError) -> ToolError {
-    let kind = match &error {
-        cc_lsp_client::LspError::Timeout { .. } => kinds::TIMEOUT,
-        cc_lsp_client::LspError::ServerExited { .. } => "server_exited",
-        _ => "server_error",
-    };
-    ToolError::new(kind, error.to_string())
-}
-
-struct Opened {
-    path: PathBuf,
-    shown: String,
-    text: String,
-    server: Arc<LanguageServer>,
-}
-
 impl LspTool {
-    /// The file's server, with the file synced as it is on disk and indexing finished.
     async fn open(&self, file: Option<&str>) -> Result<Opened, ToolError> {
-        let file = file.ok_or_else(|| {
-            ToolError::invalid_arguments("this action needs `file` (a path in the workspace)")
-        })?;
-        let path = self.root.resolve_existing(file)?;
-        let shown = self.root.relative(&path);
-        let text = crate::fs::read_text(&path, &shown)?;
-        let (family, _) = self
-            .supervisor
-            .route(&path)
-            .map_err(|u| unavailable(u.reason))?;
-        let language_id = family.language_id(&path);
-        let server = self
-            .supervisor
-            .server_for(&path)
-            .await
-            .map_err(|u| unavailable(u.reason))?;
-        server
-            .ensure_synced(&path, &text, &language_id)
-            .map_err(lsp_error)?;
-        server.wait_ready(READY_TIMEOUT).await;
-        Ok(Opened {
-            path,
-            shown,
-            text,
-            server,
-        })
+        open::open(&self.supervisor, &self.root, file).await
     }
 
     fn locate(&self, args: &LspArgs, opened: &Opened) -> Result<Located, ToolError> {
-        let (Some(line), Some(symbol)) = (args.line, args.symbol.as_deref()) else {
-            return Err(ToolError::invalid_arguments(
-                "navigation actions need `line` (1-based) and `symbol` (the identifier as it \
-                 appears on that line); positions are never guessed",
-            ));
-        };
-        locate(&opened.text, line, symbol, opened.server.encoding())
-            .map_err(|error| ToolError::new("symbol_not_found", error.to_string()))
-    }
-
-    fn unsupported(server: &LanguageServer, action: &str) -> ToolOutput {
-        let message = format!("not supported by {}", server.name());
-        ToolOutput::new(json!({"action": action, "supported": false, "message": message}))
-            .with_text(format!("{action}: {message}"))
+        open::position(opened, args.line, args.symbol.as_deref())
     }
 
     async fn navigate(&self, args: &LspArgs, action: Action) -> Result<ToolOutput, ToolError> {
@@ -194,7 +133,7 @@ impl LspTool {
         let opened = self.open(args.file.as_deref()).await?;
         let at = self.locate(args, &opened)?;
         if !opened.server.supports(provider, method) {
-            return Ok(Self::unsupported(&opened.server, name));
+            return Ok(unsupported(&opened.server, name));
         }
         let position = json!({"line": at.line, "character": at.character});
         let uri = path_to_uri(&opened.path);
@@ -202,19 +141,6 @@ impl LspTool {
         if action == Action::References {
             params["context"] = json!({"includeDeclaration": true});
         }
-        if action == Action::CodeActions {
-            let line_diagnostics: Vec<Value> = Vec::new();
-            params = json!({
-                "textDocument": {"uri": uri},
-                "range": {"start": position, "end": position},
-                "context": {"diagnostics": line_diagnostics},
-            });
-        }
-        let answer = opened
-            .server
-            .request(method, params, REQUEST_TIMEOUT)
-            .await
-            .map_err(lsp_error)?;
         let mut value = json!({
             "action": name,
             "file": opened.shown,
@@ -230,6 +156,18 @@ impl LspTool {
                 at.column
             ));
         }
+        if action == Action::CodeActions {
+            let symbol = args.symbol.as_deref().unwrap_or_default();
+            let (found, text) = super::actions::code_actions(&opened, &at, symbol).await?;
+            value["actions"] = found["actions"].clone();
+            value["diagnostics"] = found["diagnostics"].clone();
+            return Ok(ToolOutput::new(value).with_text(text));
+        }
+        let answer = opened
+            .server
+            .request(method, params, REQUEST_TIMEOUT)
+            .await
+            .map_err(lsp_error)?;
         let text;
         match action {
             Action::Hover => {
@@ -238,29 +176,6 @@ impl LspTool {
                     .clone()
                     .unwrap_or_else(|| "no hover information".into());
                 value["hover"] = json!(hover);
-            }
-            Action::CodeActions => {
-                let actions: Vec<Value> = answer
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|item| {
-                        let is_command = item.get("command").is_some_and(Value::is_string);
-                        json!({
-                            "title": item.get("title"),
-                            "kind": if is_command { None } else { item.get("kind") },
-                            "has_edit": item.get("edit").is_some(),
-                            "command": if is_command { item.get("command") } else { item.get("command").and_then(|c| c.get("command")) },
-                            "preferred": item.get("isPreferred").and_then(Value::as_bool).unwrap_or(false),
-                        })
-                    })
-                    .collect();
-                text = actions
-                    .iter()
-                    .map(|a| a["title"].as_str().unwrap_or("").to_owned())
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                value["actions"] = json!(actions);
             }
             _ => {
                 let cap = if action == Action::References {
@@ -307,7 +222,7 @@ impl LspTool {
                     })?,
             };
             if !probe.supports("workspaceSymbolProvider", "workspace/symbol") {
-                return Ok(Self::unsupported(&probe, "symbols"));
+                return Ok(unsupported(&probe, "symbols"));
             }
             let answer = probe
                 .request("workspace/symbol", json!({"query": query}), REQUEST_TIMEOUT)
@@ -337,7 +252,7 @@ impl LspTool {
             .server
             .supports("documentSymbolProvider", "textDocument/documentSymbol")
         {
-            return Ok(Self::unsupported(&opened.server, "symbols"));
+            return Ok(unsupported(&opened.server, "symbols"));
         }
         let uri = path_to_uri(&opened.path);
         let answer = opened

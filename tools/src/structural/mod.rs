@@ -5,8 +5,10 @@
 //! Staged edits belong to the run: one [`EditStore`] is shared by the run's `ast_edit` and
 //! `resolve`.
 
+mod edit;
 mod grep;
 
+pub use edit::{error_kinds as edit_error_kinds, AstEditTool, EditStore, ResolveTool};
 pub use grep::AstGrepTool;
 
 use std::path::{Path, PathBuf};
@@ -123,11 +125,22 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|e| ToolError::new(kinds::INTERNAL, format!("the search task failed: {e}")))?
 }
 
-/// Registers the structural tools on `builder`.
+/// Registers the structural tools on `builder`: `ast_grep`, and `ast_edit` and `resolve`
+/// sharing one [`EditStore`] (the run's staged edits).
 pub fn register(builder: &mut crate::registry::RegistryBuilder, parsers: Arc<Languages>) {
     let root = builder.run().root.clone();
-    builder.add_tool(Arc::new(AstGrepTool::new(root, parsers)));
+    let store = Arc::new(EditStore::default());
+    builder.add_tool(Arc::new(AstGrepTool::new(root.clone(), parsers.clone())));
+    builder.add_tool(Arc::new(AstEditTool::new(
+        root.clone(),
+        parsers,
+        store.clone(),
+    )));
+    builder.add_tool(Arc::new(ResolveTool::new(root, store)));
 }
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod edit_tests;

@@ -30,6 +30,7 @@
 //! that fails leaves its old section as it was, and the command then exits non-zero.
 
 pub mod criterion;
+mod dap;
 mod framing;
 mod kernel;
 mod lsp;
@@ -70,6 +71,11 @@ pub const FAMILIES: &[Family] = &[
         about:
             "1,000 trivial cells, cold start and tool() round trip vs jupyter_client + ipykernel",
         run: kernel::run,
+    },
+    Family {
+        name: "dap",
+        about: "debugger: supervisor step vs bare DAP step, per real adapter",
+        run: dap::run,
     },
     Family {
         name: "structural",

@@ -33,7 +33,12 @@ enum Counts {
 const CASES: &[(&str, f64, Counts, &str)] = &[
     ("warnings.warn($$$A)", 0.4, Counts::Equal, "rare literal"),
     ("$X.setdefault($$$A)", 0.4, Counts::Equal, "rare literal"),
-    ("no_such_name_anywhere($$$A)", 0.2, Counts::Equal, "absent name"),
+    (
+        "no_such_name_anywhere($$$A)",
+        0.2,
+        Counts::Equal,
+        "absent name",
+    ),
     ("print($$$A)", 0.7, Counts::Equal, "common literal"),
     ("if $A: $$$B", 1.0, Counts::Equal, "every file parsed"),
     ("def $F($$$P): $$$B", 1.0, Counts::More, "annotated defs"),
@@ -65,7 +70,11 @@ pub fn run(ctx: &Context) -> Result<String> {
         .ok_or("ast-grep is not on PATH; run `cargo xtask peers` (it installs ast-grep-cli)")?;
     let stdlib = stdlib_dir(&python, &ctx.peer_path)?;
     let corpus = ctx.target_dir.join("bench-structural").join("stdlib");
-    eprintln!("structural: copying {} to {}", stdlib.display(), corpus.display());
+    eprintln!(
+        "structural: copying {} to {}",
+        stdlib.display(),
+        corpus.display()
+    );
     if corpus.exists() {
         std::fs::remove_dir_all(&corpus)
             .map_err(|e| format!("cannot clear {}: {e}", corpus.display()))?;
@@ -80,9 +89,12 @@ pub fn run(ctx: &Context) -> Result<String> {
     if !harness.exists() {
         return Err(format!("{} was not built", harness.display()));
     }
-    let version = util::capture(Command::new(&ast_grep).arg("--version"), Duration::from_secs(30))
-        .map(|c| c.stdout.trim().to_string())
-        .unwrap_or_default();
+    let version = util::capture(
+        Command::new(&ast_grep).arg("--version"),
+        Duration::from_secs(30),
+    )
+    .map(|c| c.stdout.trim().to_string())
+    .unwrap_or_default();
 
     let mut md = format!(
         "## structural — `ast_grep` vs ast-grep\n\n\
@@ -105,18 +117,44 @@ pub fn run(ctx: &Context) -> Result<String> {
             theirs.push(measure(
                 &python,
                 &corpus,
-                &[ast_grep.as_os_str().into(), "run".into(), "-l".into(), "python".into(),
-                  "--json=stream".into(), "-p".into(), (*pattern).into(), ".".into()],
+                &[
+                    ast_grep.as_os_str().into(),
+                    "run".into(),
+                    "-l".into(),
+                    "python".into(),
+                    "--json=stream".into(),
+                    "-p".into(),
+                    (*pattern).into(),
+                    ".".into(),
+                ],
                 &ctx.peer_path,
             )?);
-            ours.push(measure(&python, &corpus, &harness_args(&harness, &corpus, pattern, "."), &ctx.peer_path)?);
+            ours.push(measure(
+                &python,
+                &corpus,
+                &harness_args(&harness, &corpus, pattern, "."),
+                &ctx.peer_path,
+            )?);
         }
-        let their_count = theirs[0].output.lines().filter(|l| !l.trim().is_empty()).count();
+        let their_count = theirs[0]
+            .output
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .count();
         let our_count = total_of(&ours[0].output)?;
         let mut in_skipped = 0;
         for file in &not_utf8 {
-            let relative = file.strip_prefix(&corpus).unwrap_or(file).to_string_lossy().into_owned();
-            let one = measure(&python, &corpus, &harness_args(&harness, &corpus, pattern, &relative), &ctx.peer_path)?;
+            let relative = file
+                .strip_prefix(&corpus)
+                .unwrap_or(file)
+                .to_string_lossy()
+                .into_owned();
+            let one = measure(
+                &python,
+                &corpus,
+                &harness_args(&harness, &corpus, pattern, &relative),
+                &ctx.peer_path,
+            )?;
             in_skipped += total_of(&one.output)?;
         }
         let comparable = our_count - in_skipped.min(our_count);
@@ -208,7 +246,10 @@ fn measure(python: &Path, dir: &Path, argv: &[OsString], path: &OsString) -> Res
         fields.first().and_then(|w| w.parse::<f64>().ok()),
         fields.get(1).and_then(|r| r.parse::<u64>().ok()),
     ) else {
-        return Err(format!("the timing wrapper printed `{}`", captured.stdout.trim()));
+        return Err(format!(
+            "the timing wrapper printed `{}`",
+            captured.stdout.trim()
+        ));
     };
     let output = std::fs::read_to_string(&out_file).unwrap_or_default();
     let _ = std::fs::remove_file(&out_file);
@@ -230,7 +271,10 @@ fn stdlib_dir(python: &Path, path: &OsString) -> Result<PathBuf> {
         .map_err(|e| format!("cannot run python3: {e}"))?;
     let dir = PathBuf::from(out.stdout.trim());
     if !out.success() || !dir.is_dir() {
-        return Err(format!("python3 gave no stdlib folder: {}", out.stderr.trim()));
+        return Err(format!(
+            "python3 gave no stdlib folder: {}",
+            out.stderr.trim()
+        ));
     }
     Ok(dir)
 }
@@ -242,7 +286,8 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(usize, u64)> {
     let mut bytes = 0;
     let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
     while let Some((src, dst)) = stack.pop() {
-        std::fs::create_dir_all(&dst).map_err(|e| format!("cannot create {}: {e}", dst.display()))?;
+        std::fs::create_dir_all(&dst)
+            .map_err(|e| format!("cannot create {}: {e}", dst.display()))?;
         let entries =
             std::fs::read_dir(&src).map_err(|e| format!("cannot list {}: {e}", src.display()))?;
         for entry in entries.flatten() {
@@ -250,7 +295,9 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(usize, u64)> {
             if name == "site-packages" || name == "__pycache__" {
                 continue;
             }
-            let Ok(kind) = entry.file_type() else { continue };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
             let target = dst.join(&name);
             if kind.is_dir() {
                 stack.push((entry.path(), target));
@@ -276,7 +323,9 @@ fn non_utf8_sources(dir: &Path) -> Result<Vec<PathBuf>> {
             .map_err(|e| format!("cannot list {}: {e}", current.display()))?;
         for entry in entries.flatten() {
             let path = entry.path();
-            let Ok(kind) = entry.file_type() else { continue };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
             if kind.is_dir() {
                 stack.push(path);
             } else if path.extension().is_some_and(|e| e == "py") {

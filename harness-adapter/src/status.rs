@@ -1,0 +1,231 @@
+//! `cc-harness status`: every tool and resource for a root, available or not, and why.
+//!
+//! The facts come from the tools themselves (`lsp status`, `debug adapters`) and from the
+//! same resolution the kernels and workers use, so status never disagrees with a call.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cc_kernel_bridge::Language;
+use cc_tools::{AllowAll, Registry, Surface};
+use serde_json::{json, Value};
+
+use crate::run::{RunOptions, RunSetup};
+
+/// Gathers the status of every tool family for `setup`'s root. `terminal` says whether a
+/// person is at a terminal (then `ask_user` can ask there).
+pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
+    let registry = setup.registry(RunOptions {
+        surface: Surface::Full,
+        approver: Arc::new(AllowAll),
+        conversation_id: format!("status-{}", std::process::id()),
+        questions: None,
+    });
+    let languages = call_field(&registry, "lsp", json!({"action": "status"}), "languages").await;
+    let adapters = call_field(&registry, "debug", json!({"op": "adapters"}), "adapters").await;
+    registry.shutdown(Duration::from_secs(2)).await;
+
+    let factory = crate::wiring::kernel_factory(setup.root(), setup.config(), None);
+    let kernel = |language: Language| match factory.interpreter(language, setup.root().path()) {
+        Ok(path) => json!({"language": language.as_str(), "available": true, "interpreter": path}),
+        Err(reason) => json!({"language": language.as_str(), "available": false, "reason": reason}),
+    };
+    let kernels = vec![kernel(Language::Python), kernel(Language::Javascript)];
+    let grammars = cc_structural::Languages::builtin()
+        .names()
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+    let workers = setup.workers_configured();
+
+    let tools: Vec<Value> = registry
+        .schemas(Surface::Full)
+        .into_iter()
+        .map(|schema| {
+            let visible: Vec<&str> = Surface::ALL
+                .into_iter()
+                .filter(|surface| surface.allows(schema.tier))
+                .map(Surface::as_str)
+                .collect();
+            json!({"name": schema.name, "tier": schema.tier, "surfaces": visible})
+        })
+        .collect();
+    let available_languages: Vec<&str> = usable(
+        &languages,
+        "state",
+        |state| state != "not_available" && state != "off",
+        "language",
+    );
+    let available_adapters: Vec<&str> = usable(&adapters, "available", |_| true, "name");
+    json!({
+        "root": setup.root().path(),
+        "tools": tools,
+        "families": {
+            "host files": {"available": true, "tools": ["read", "write", "edit", "apply_patch"]},
+            "structural": {
+                "available": true,
+                "tools": ["ast_grep", "ast_edit", "resolve"],
+                "languages": grammars,
+            },
+            "language servers": {
+                "available": !available_languages.is_empty(),
+                "tools": ["lsp", "lsp_rename"],
+                "usable_for": available_languages,
+                "languages": languages,
+            },
+            "debugger": {
+                "available": !available_adapters.is_empty(),
+                "tools": ["debug"],
+                "usable_adapters": available_adapters,
+                "adapters": adapters,
+            },
+            "kernels": {
+                "available": kernels.iter().any(|kernel| kernel["available"] == true),
+                "tools": ["eval"],
+                "kernels": kernels,
+            },
+            "questions": {
+                "available": terminal,
+                "tools": ["ask_user"],
+                "reason": if terminal {
+                    "a terminal is attached: questions are asked there"
+                } else {
+                    "no terminal here; over MCP, ask_user is offered when the client declares elicitation"
+                },
+            },
+            "workers": {
+                "available": !workers.is_empty(),
+                "tools": ["vibe_spawn", "vibe_send", "vibe_wait", "vibe_kill", "vibe_list"],
+                "tiers": workers,
+                "reason": if workers.is_empty() {
+                    "no worker command configured; add [workers.fast] command = [...] (and/or [workers.good]) to .cc/tools.toml"
+                } else {
+                    "configured in .cc/tools.toml"
+                },
+            },
+        },
+    })
+}
+
+/// Names of the entries of `list` whose `key` passes `keep` (a string or a `true` flag).
+fn usable<'a>(list: &'a Value, key: &str, keep: impl Fn(&str) -> bool, name: &str) -> Vec<&'a str> {
+    list.as_array()
+        .map(|entries| {
+            entries
+                .iter()
+                .filter(|entry| match &entry[key] {
+                    Value::String(state) => keep(state),
+                    Value::Bool(flag) => *flag,
+                    _ => false,
+                })
+                .filter_map(|entry| entry[name].as_str())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn call_field(registry: &Registry, tool: &str, args: Value, field: &str) -> Value {
+    match registry.call(tool, args).await {
+        Ok(output) => output.value.get(field).cloned().unwrap_or(Value::Null),
+        Err(error) => json!({"error": error.to_json()}),
+    }
+}
+
+/// A readable rendering of [`gather`]'s result.
+pub fn render(status: &Value) -> String {
+    let mut out = format!(
+        "cc-harness status for {}\n",
+        status["root"].as_str().unwrap_or("?")
+    );
+    let families = &status["families"];
+    let mark = |available: &Value| {
+        if available == &Value::Bool(true) {
+            "available"
+        } else {
+            "not available"
+        }
+    };
+    out.push_str(&format!(
+        "\nhost files (read, write, edit, apply_patch): available\n\nstructural search (ast_grep, ast_edit, resolve): available for {}\n",
+        families["structural"]["languages"]
+            .as_array()
+            .map(|names| names.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default()
+    ));
+    let servers = &families["language servers"];
+    out.push_str(&format!(
+        "\nlanguage servers (lsp, lsp_rename): {}\n",
+        mark(&servers["available"])
+    ));
+    for language in servers["languages"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "  {:<11} {:<14} {:<28} {}\n",
+            language["language"].as_str().unwrap_or("?"),
+            language["state"].as_str().unwrap_or("?"),
+            language["server"].as_str().unwrap_or("-"),
+            language["reason"].as_str().unwrap_or(""),
+        ));
+        for skipped in language["skipped"].as_array().into_iter().flatten() {
+            out.push_str(&format!("  {:<11} skipped {skipped}\n", ""));
+        }
+    }
+    let debugger = &families["debugger"];
+    out.push_str(&format!(
+        "\ndebugger (debug): {}\n",
+        mark(&debugger["available"])
+    ));
+    for adapter in debugger["adapters"].as_array().into_iter().flatten() {
+        let (state, detail) = if adapter["available"] == true {
+            let command: Vec<&str> = adapter["command"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            ("available", command.join(" "))
+        } else {
+            (
+                "not available",
+                adapter["reason"].as_str().unwrap_or("").to_owned(),
+            )
+        };
+        out.push_str(&format!(
+            "  {:<11} {:<14} {detail}\n",
+            adapter["name"].as_str().unwrap_or("?"),
+            state,
+        ));
+    }
+    let kernels = &families["kernels"];
+    out.push_str(&format!(
+        "\nkernels (eval): {}\n",
+        mark(&kernels["available"])
+    ));
+    for kernel in kernels["kernels"].as_array().into_iter().flatten() {
+        let detail = kernel["interpreter"]
+            .as_str()
+            .or_else(|| kernel["reason"].as_str())
+            .unwrap_or("");
+        let state = if kernel["available"] == true {
+            "available"
+        } else {
+            "not available"
+        };
+        out.push_str(&format!(
+            "  {:<11} {:<14} {detail}\n",
+            kernel["language"].as_str().unwrap_or("?"),
+            state
+        ));
+    }
+    for (title, family) in [
+        ("questions (ask_user)", "questions"),
+        ("workers (vibe_*)", "workers"),
+    ] {
+        let entry = &families[family];
+        out.push_str(&format!(
+            "\n{title}: {}: {}\n",
+            mark(&entry["available"]),
+            entry["reason"].as_str().unwrap_or("")
+        ));
+    }
+    out
+}

@@ -1,0 +1,486 @@
+//! Creating, deleting and renaming files inside a [`Transaction`] (an LSP `WorkspaceEdit`
+//! carries all three beside its text edits), under the same protocol as a replacement: a
+//! precondition captured at staging, checked before anything is written and again right
+//! before the step, and an undo for the rollback.
+//!
+//! - **create**: the file must not exist. Folders above it that were missing at staging are
+//!   created (and must still be missing at commit); an undo removes the file and them. The
+//!   content goes to a temporary file, fsynced, then hard-linked into place, so an existing
+//!   file is never overwritten.
+//! - **delete**: a file must hold its staged bytes, a folder must still be a folder. It is
+//!   first moved aside to a hidden name in its own folder, and removed only once the whole
+//!   commit has succeeded; an undo moves it back.
+//! - **rename**: the source must be as staged (bytes for a file) and the target must not
+//!   exist; a file may get new bytes at its new place in the same step. An undo puts the
+//!   old bytes back and moves it back.
+//!
+//! Stage the net effect of a sequence, not its steps: a file created and then edited is one
+//! create with the final bytes; a file edited and renamed is one rename with new bytes.
+//! Each path may appear in one operation.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::{FileOp, Transaction};
+
+impl Transaction {
+    /// Adds the creation of `path` (which must not exist) holding `new`; missing folders
+    /// above it are created too.
+    pub fn create(&mut self, path: impl Into<PathBuf>, new: Vec<u8>) {
+        let path = path.into();
+        let dirs = self.missing_dirs(&path);
+        self.ops.push(FileOp::Create { path, new, dirs });
+    }
+
+    /// Adds the deletion of `path`: a file holding `original` (as captured now), or, with
+    /// `None`, a folder and everything in it.
+    pub fn delete(&mut self, path: impl Into<PathBuf>, original: Option<Vec<u8>>) {
+        self.ops.push(FileOp::Delete {
+            path: path.into(),
+            original,
+        });
+    }
+
+    /// Adds the move of `from` (a file holding `original`, or with `None` a folder) to `to`,
+    /// which must not exist, and for a file with `new` bytes, its new content; missing
+    /// folders above `to` are created too.
+    pub fn rename(
+        &mut self,
+        from: impl Into<PathBuf>,
+        to: impl Into<PathBuf>,
+        original: Option<Vec<u8>>,
+        new: Option<Vec<u8>>,
+    ) {
+        let to = to.into();
+        let dirs = self.missing_dirs(&to);
+        self.ops.push(FileOp::Rename {
+            from: from.into(),
+            to,
+            original,
+            new,
+            dirs,
+        });
+    }
+
+    /// Folders above `path` that do not exist now, outermost first, leaving out those an
+    /// earlier operation already creates.
+    fn missing_dirs(&self, path: &Path) -> Vec<PathBuf> {
+        let claimed: Vec<&PathBuf> = self
+            .ops
+            .iter()
+            .flat_map(|op| match op {
+                FileOp::Create { dirs, .. } | FileOp::Rename { dirs, .. } => dirs.iter(),
+                _ => [].iter(),
+            })
+            .collect();
+        let mut dirs: Vec<PathBuf> = path
+            .ancestors()
+            .skip(1)
+            .take_while(|dir| !dir.as_os_str().is_empty() && !exists(dir))
+            .filter(|dir| !claimed.iter().any(|c| c.as_path() == *dir))
+            .map(Path::to_path_buf)
+            .collect();
+        dirs.reverse();
+        dirs
+    }
+}
+
+/// Whether anything (a file, a folder, a dangling link) is at `path`.
+fn exists(path: &Path) -> bool {
+    path.symlink_metadata().is_ok()
+}
+
+/// Whether `path` is as staged: a file with `original`'s bytes, or a folder for `None`.
+fn as_staged(path: &Path, original: Option<&Vec<u8>>) -> bool {
+    match original {
+        Some(bytes) => std::fs::read(path).is_ok_and(|current| &current == bytes),
+        None => path.is_dir(),
+    }
+}
+
+/// The precondition of a create, delete or rename, on the disk as it is now.
+pub(super) fn holds(op: &FileOp) -> bool {
+    match op {
+        FileOp::Create { path, dirs, .. } => !exists(path) && !dirs.iter().any(|d| exists(d)),
+        FileOp::Delete { path, original } => as_staged(path, original.as_ref()),
+        FileOp::Rename {
+            from,
+            to,
+            original,
+            dirs,
+            ..
+        } => as_staged(from, original.as_ref()) && !exists(to) && !dirs.iter().any(|d| exists(d)),
+        FileOp::Replace { .. } => true,
+    }
+}
+
+/// Where a deleted path waits until the commit is over.
+fn aside(path: &Path, index: usize) -> std::io::Result<PathBuf> {
+    let parent = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("cannot delete a path without a parent folder"))?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("cannot delete a path without a file name"))?;
+    Ok(parent.join(format!(
+        ".cc-deleted-{}-{index}-{}",
+        std::process::id(),
+        name.to_string_lossy()
+    )))
+}
+
+fn make_dirs(dirs: &[PathBuf]) -> std::io::Result<()> {
+    for (made, dir) in dirs.iter().enumerate() {
+        if let Err(error) = std::fs::create_dir(dir) {
+            remove_dirs(&dirs[..made]);
+            return Err(error);
+        }
+    }
+    Ok(())
+}
+
+/// Removes folders this transaction created, innermost first; a folder someone else filled
+/// meanwhile stays.
+fn remove_dirs(dirs: &[PathBuf]) -> Vec<(PathBuf, String)> {
+    dirs.iter()
+        .rev()
+        .filter_map(|dir| match std::fs::remove_dir(dir) {
+            Ok(()) => None,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+            Err(error) => Some((dir.clone(), error.to_string())),
+        })
+        .collect()
+}
+
+/// Writes `content` to a new file at `path`, never replacing one that exists.
+fn write_new(path: &Path, content: &[u8], index: usize) -> std::io::Result<()> {
+    let parent = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("a file path needs a parent directory"))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let temp = parent.join(format!(
+        ".cc-create-{}-{index}-{}",
+        std::process::id(),
+        name.unwrap_or_default()
+    ));
+    // A plain new file gets the usual permissions (the umask's), unlike a tempfile's 0600.
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(content)?;
+        file.sync_all()?;
+        link_or_move(&temp, path)
+    })();
+    let _ = std::fs::remove_file(&temp);
+    written
+}
+
+/// Puts the file `from` at `to` without ever replacing an existing `to`: a hard link (which
+/// refuses an existing target) and removing `from`; where links are not possible, a check
+/// and a rename.
+fn link_or_move(from: &Path, to: &Path) -> std::io::Result<()> {
+    match std::fs::hard_link(from, to) {
+        Ok(()) => std::fs::remove_file(from),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Err(error),
+        Err(_) => {
+            if exists(to) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    format!("{} already exists", to.display()),
+                ));
+            }
+            std::fs::rename(from, to)
+        }
+    }
+}
+
+/// Carries out the create, delete or rename at `index`.
+pub(super) fn apply(op: &FileOp, index: usize) -> std::io::Result<()> {
+    match op {
+        FileOp::Create { path, new, dirs } => {
+            make_dirs(dirs)?;
+            write_new(path, new, index).inspect_err(|_| {
+                remove_dirs(dirs);
+            })
+        }
+        FileOp::Delete { path, .. } => {
+            let aside = aside(path, index)?;
+            if exists(&aside) {
+                return Err(std::io::Error::other(format!(
+                    "{} is in the way of the deletion",
+                    aside.display()
+                )));
+            }
+            std::fs::rename(path, aside)
+        }
+        FileOp::Rename {
+            from,
+            to,
+            original,
+            new,
+            dirs,
+        } => {
+            make_dirs(dirs)?;
+            let moved = if original.is_some() {
+                link_or_move(from, to)
+            } else if exists(to) {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    format!("{} already exists", to.display()),
+                ))
+            } else {
+                std::fs::rename(from, to)
+            };
+            if let Err(error) = moved {
+                remove_dirs(dirs);
+                return Err(error);
+            }
+            let Some(new) = new else {
+                return Ok(());
+            };
+            // The new bytes replace the moved file whole, as a replacement would.
+            let rewritten = super::temp_with(to, new)
+                .and_then(|temp| temp.persist(to).map(|_| ()).map_err(|e| e.error));
+            if let Err(error) = rewritten {
+                let _ = std::fs::rename(to, from);
+                remove_dirs(dirs);
+                return Err(error);
+            }
+            Ok(())
+        }
+        FileOp::Replace { .. } => Err(std::io::Error::other(
+            "a replacement is written through its prepared temporary file",
+        )),
+    }
+}
+
+/// Undoes the create, delete or rename at `index` (which was applied).
+pub(super) fn undo(op: &FileOp, index: usize) -> Result<(), String> {
+    let leftover = |left: Vec<(PathBuf, String)>| {
+        if left.is_empty() {
+            Ok(())
+        } else {
+            Err(left
+                .iter()
+                .map(|(dir, why)| format!("folder {} stays ({why})", dir.display()))
+                .collect::<Vec<_>>()
+                .join("; "))
+        }
+    };
+    match op {
+        FileOp::Create { path, new, dirs } => {
+            if std::fs::read(path).is_ok_and(|current| &current != new) {
+                return Err("changed by another writer during the commit; left as it is".into());
+            }
+            match std::fs::remove_file(path) {
+                Ok(()) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => return Err(error.to_string()),
+            }
+            leftover(remove_dirs(dirs))
+        }
+        FileOp::Delete { path, .. } => {
+            let aside = aside(path, index).map_err(|e| e.to_string())?;
+            if exists(path) {
+                return Err(format!(
+                    "recreated by another writer during the commit; the deleted copy is kept at {}",
+                    aside.display()
+                ));
+            }
+            std::fs::rename(&aside, path).map_err(|e| e.to_string())
+        }
+        FileOp::Rename {
+            from,
+            to,
+            original,
+            new,
+            dirs,
+        } => {
+            if let (Some(original), Some(new)) = (original, new) {
+                if std::fs::read(to).is_ok_and(|current| &current != new) {
+                    return Err(
+                        "changed by another writer during the commit; left as it is".into(),
+                    );
+                }
+                super::temp_with(to, original)
+                    .and_then(|temp| temp.persist(to).map(|_| ()).map_err(|e| e.error))
+                    .map_err(|e| e.to_string())?;
+            }
+            if exists(from) {
+                return Err(format!(
+                    "{} was recreated during the commit; the moved one stays at {}",
+                    from.display(),
+                    to.display()
+                ));
+            }
+            std::fs::rename(to, from).map_err(|e| e.to_string())?;
+            leftover(remove_dirs(dirs))
+        }
+        FileOp::Replace { .. } => Ok(()),
+    }
+}
+
+/// After a successful commit: what deletions moved aside goes for good (best effort: a
+/// leftover is a hidden `.cc-deleted-*` entry, never lost data).
+pub(super) fn finish(ops: &[FileOp]) {
+    for (index, op) in ops.iter().enumerate() {
+        if let FileOp::Delete { path, original } = op {
+            if let Ok(aside) = aside(path, index) {
+                let _ = if original.is_some() {
+                    std::fs::remove_file(aside)
+                } else {
+                    std::fs::remove_dir_all(aside)
+                };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{CommitError, FaultInjector};
+    use super::*;
+
+    fn read(path: &Path) -> String {
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    /// Every entry under `dir`, with file contents, to compare trees byte for byte.
+    fn tree(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(current) = stack.pop() {
+            for entry in std::fs::read_dir(&current).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    out.push((path.clone(), None));
+                    stack.push(path);
+                } else {
+                    out.push((path.clone(), Some(std::fs::read(&path).unwrap())));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn create_delete_and_rename_commit_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("old.py"), "x = 1\n").unwrap();
+        std::fs::write(root.join("gone.py"), "y = 2\n").unwrap();
+        std::fs::create_dir(root.join("pkg")).unwrap();
+        std::fs::write(root.join("pkg/m.py"), "z = 3\n").unwrap();
+        let mut tx = Transaction::new();
+        tx.rename(
+            root.join("old.py"),
+            root.join("new/deep/new.py"),
+            Some(b"x = 1\n".to_vec()),
+            Some(b"x = 10\n".to_vec()),
+        );
+        tx.create(root.join("new/deep/extra.py"), b"e = 5\n".to_vec());
+        tx.delete(root.join("gone.py"), Some(b"y = 2\n".to_vec()));
+        tx.rename(root.join("pkg"), root.join("lib"), None, None);
+        tx.commit().unwrap();
+        assert_eq!(read(&root.join("new/deep/new.py")), "x = 10\n");
+        assert_eq!(read(&root.join("new/deep/extra.py")), "e = 5\n");
+        assert_eq!(read(&root.join("lib/m.py")), "z = 3\n");
+        assert!(!root.join("old.py").exists() && !root.join("gone.py").exists());
+        assert!(!root.join("pkg").exists());
+        // Nothing hidden is left behind.
+        let hidden: Vec<_> = tree(root)
+            .into_iter()
+            .filter(|(p, _)| p.file_name().unwrap().to_string_lossy().starts_with(".cc-"))
+            .collect();
+        assert!(hidden.is_empty(), "{hidden:?}");
+    }
+
+    struct FailAt(usize);
+
+    impl FaultInjector for FailAt {
+        fn before_rename(&self, index: usize, _path: &Path) -> std::io::Result<()> {
+            if index == self.0 {
+                Err(std::io::Error::other("injected"))
+            } else {
+                Ok(())
+            }
+        }
+    }
+
+    #[test]
+    fn a_failure_at_any_step_leaves_the_tree_byte_for_byte() {
+        for fail_at in 0..5 {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path();
+            std::fs::write(root.join("a.py"), "a\n").unwrap();
+            std::fs::write(root.join("b.py"), "b\n").unwrap();
+            std::fs::create_dir(root.join("pkg")).unwrap();
+            std::fs::write(root.join("pkg/m.py"), "m\n").unwrap();
+            std::fs::create_dir(root.join("pkg2")).unwrap();
+            let before = tree(root);
+            let mut tx = Transaction::new();
+            tx.replace(root.join("b.py"), b"b\n".to_vec(), b"B\n".to_vec());
+            tx.rename(
+                root.join("a.py"),
+                root.join("sub/a2.py"),
+                Some(b"a\n".to_vec()),
+                Some(b"A\n".to_vec()),
+            );
+            tx.create(root.join("sub/c.py"), b"c\n".to_vec());
+            tx.delete(root.join("pkg"), None);
+            tx.delete(root.join("pkg2"), None);
+            let error = tx.commit_with(&FailAt(fail_at)).unwrap_err();
+            let CommitError::Io { unrestored, .. } = &error else {
+                panic!("{error}");
+            };
+            assert!(unrestored.is_empty(), "step {fail_at}: {error}");
+            assert_eq!(tree(root), before, "step {fail_at}: {error}");
+        }
+    }
+
+    #[test]
+    fn preconditions_are_staged_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a"), "a").unwrap();
+        std::fs::write(root.join("taken"), "t").unwrap();
+        let mut tx = Transaction::new();
+        tx.create(root.join("taken"), b"new".to_vec());
+        tx.rename(root.join("a"), root.join("b"), Some(b"not a".to_vec()), None);
+        tx.delete(root.join("missing"), Some(Vec::new()));
+        let Err(CommitError::Stale { paths }) = tx.commit() else {
+            panic!("stale");
+        };
+        assert_eq!(paths, [root.join("taken"), root.join("b"), root.join("missing")]);
+        assert_eq!(read(&root.join("taken")), "t");
+        assert_eq!(read(&root.join("a")), "a");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_read_only_folder_midway_restores_everything() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a"), "a").unwrap();
+        std::fs::create_dir(root.join("locked")).unwrap();
+        std::fs::write(root.join("locked/b"), "b").unwrap();
+        let before = tree(root);
+        let mut tx = Transaction::new();
+        tx.replace(root.join("a"), b"a".to_vec(), b"A".to_vec());
+        tx.create(root.join("locked/new"), b"n".to_vec());
+        std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o555))
+            .unwrap();
+        let result = tx.commit();
+        std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        // Root ignores permissions; then the commit goes through, which is fine too.
+        if let Err(error) = result {
+            assert!(matches!(error, CommitError::Io { .. }), "{error}");
+            assert_eq!(tree(root), before);
+        }
+    }
+}

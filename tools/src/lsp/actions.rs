@@ -1,0 +1,140 @@
+//! `lsp code_actions`: what the server offers at a line and symbol. The diagnostics on that
+//! line go along as the request's context, fresh for the file as it is on disk: servers
+//! offer their quick fixes (add the missing import, did-you-mean) only for diagnostics they
+//! are handed back.
+
+use cc_lsp_client::position::units;
+use cc_lsp_client::uri::path_to_uri;
+use cc_lsp_client::{DiagnosticsOutcome, Located};
+use serde_json::{json, Value};
+
+use super::open::{lsp_error, Opened};
+use super::tool::REQUEST_TIMEOUT;
+use crate::error::ToolError;
+
+/// The LSP range of a diagnostic as (start line, end line), 0-based.
+fn lines_of(diagnostic: &Value) -> Option<(u64, u64)> {
+    let range = diagnostic.get("range")?;
+    let line = |key: &str| range.get(key)?.get("line")?.as_u64();
+    Some((line("start")?, line("end")?))
+}
+
+/// The diagnostics that touch 0-based `line`, fresh for the file's current text.
+async fn diagnostics_on_line(opened: &Opened, line: u32) -> Result<Vec<Value>, ToolError> {
+    // A new version makes the server compute them for exactly this text; a server that
+    // does not answer in time still gets whatever it last said.
+    let ticket = opened
+        .server
+        .sync(&opened.path, &opened.text, &opened.language_id)
+        .map_err(lsp_error)?;
+    if let DiagnosticsOutcome::Failed(error) = opened.server.diagnostics(&ticket).await {
+        return Err(lsp_error(error));
+    }
+    let line = u64::from(line);
+    Ok(opened
+        .server
+        .raw_diagnostics(&opened.path)
+        .into_iter()
+        .filter(|d| lines_of(d).is_some_and(|(start, end)| start <= line && line <= end))
+        .collect())
+}
+
+/// The request's range: the symbol, widened to cover the diagnostics handed back.
+fn request_range(at: &Located, symbol: &str, opened: &Opened, context: &[Value]) -> Value {
+    let start = json!({"line": at.line, "character": at.character});
+    let end_character = at.character + units(symbol, opened.server.encoding());
+    let mut range = json!({"start": start, "end": {"line": at.line, "character": end_character}});
+    let key = |p: &Value| {
+        (
+            p.get("line").and_then(Value::as_u64).unwrap_or(0),
+            p.get("character").and_then(Value::as_u64).unwrap_or(0),
+        )
+    };
+    for diagnostic in context {
+        let Some(r) = diagnostic.get("range") else {
+            continue;
+        };
+        if key(&r["start"]) < key(&range["start"]) {
+            range["start"] = r["start"].clone();
+        }
+        if key(&r["end"]) > key(&range["end"]) {
+            range["end"] = r["end"].clone();
+        }
+    }
+    range
+}
+
+/// Asks for the code actions at `at` and describes each: title, kind, whether it carries
+/// an edit, which of the handed-back diagnostics it fixes.
+pub(super) async fn code_actions(
+    opened: &Opened,
+    at: &Located,
+    symbol: &str,
+) -> Result<(Value, String), ToolError> {
+    let context = diagnostics_on_line(opened, at.line).await?;
+    let params = json!({
+        "textDocument": {"uri": path_to_uri(&opened.path)},
+        "range": request_range(at, symbol, opened, &context),
+        "context": {"diagnostics": context, "triggerKind": 1},
+    });
+    let answer = opened
+        .server
+        .request("textDocument/codeAction", params, REQUEST_TIMEOUT)
+        .await
+        .map_err(lsp_error)?;
+    let resolvable = opened
+        .server
+        .capabilities()
+        .get("codeActionProvider")
+        .and_then(|p| p.get("resolveProvider"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let actions: Vec<Value> = answer
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|item| {
+            // A bare `Command` has a string `command`; a `CodeAction` may carry one inside.
+            let is_command = item.get("command").is_some_and(Value::is_string);
+            let has_edit = item.get("edit").is_some();
+            let fixes: Vec<&str> = item
+                .get("diagnostics")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|d| d.get("message").and_then(Value::as_str))
+                .collect();
+            let mut entry = json!({
+                "title": item.get("title"),
+                "kind": if is_command { None } else { item.get("kind") },
+                "has_edit": has_edit,
+                "command": if is_command { item.get("command") } else { item.get("command").and_then(|c| c.get("command")) },
+                "preferred": item.get("isPreferred").and_then(Value::as_bool).unwrap_or(false),
+            });
+            if !has_edit && !is_command && resolvable && item.get("data").is_some() {
+                // The server fills in the edit when the action is resolved.
+                entry["edit_on_resolve"] = json!(true);
+            }
+            if !fixes.is_empty() {
+                entry["fixes"] = json!(fixes);
+            }
+            entry
+        })
+        .collect();
+    let text = actions
+        .iter()
+        .map(|a| a["title"].as_str().unwrap_or("").to_owned())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let handed: Vec<Value> = context
+        .iter()
+        .map(|d| {
+            json!({
+                "line": lines_of(d).map_or(0, |(start, _)| start + 1),
+                "message": d.get("message").and_then(Value::as_str).unwrap_or("").trim_end(),
+                "code": d.get("code"),
+            })
+        })
+        .collect();
+    Ok((json!({"actions": actions, "diagnostics": handed}), text))
+}

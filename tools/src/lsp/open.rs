@@ -1,0 +1,94 @@
+//! What the `lsp` actions and `lsp_rename` share: a file opened in its server (synced as it
+//! is on disk, indexing finished), a position named by line and symbol, and error mapping.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cc_lsp_client::{locate, LanguageServer, Located, LspError, Supervisor};
+use serde_json::json;
+
+use crate::error::{kinds, ToolError};
+use crate::root::WorkspaceRoot;
+use crate::tool::ToolOutput;
+
+/// How long to let a freshly started server finish indexing before asking it.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub(super) fn unavailable(reason: String) -> ToolError {
+    ToolError::new(kinds::NOT_AVAILABLE, reason)
+}
+
+pub(super) fn lsp_error(error: LspError) -> ToolError {
+    let kind = match &error {
+        LspError::Timeout { .. } => kinds::TIMEOUT,
+        LspError::ServerExited { .. } => "server_exited",
+        _ => "server_error",
+    };
+    ToolError::new(kind, error.to_string())
+}
+
+/// A file open in its server.
+pub(super) struct Opened {
+    pub path: PathBuf,
+    pub shown: String,
+    pub text: String,
+    pub language_id: String,
+    pub server: Arc<LanguageServer>,
+}
+
+/// The file's server, with the file synced as it is on disk and indexing finished.
+pub(super) async fn open(
+    supervisor: &Supervisor,
+    root: &WorkspaceRoot,
+    file: Option<&str>,
+) -> Result<Opened, ToolError> {
+    let file = file.ok_or_else(|| {
+        ToolError::invalid_arguments("this action needs `file` (a path in the workspace)")
+    })?;
+    let path = root.resolve_existing(file)?;
+    let shown = root.relative(&path);
+    let text = crate::fs::read_text(&path, &shown)?;
+    let (family, _) = supervisor
+        .route(&path)
+        .map_err(|u| unavailable(u.reason))?;
+    let language_id = family.language_id(&path);
+    let server = supervisor
+        .server_for(&path)
+        .await
+        .map_err(|u| unavailable(u.reason))?;
+    server
+        .ensure_synced(&path, &text, &language_id)
+        .map_err(lsp_error)?;
+    server.wait_ready(READY_TIMEOUT).await;
+    Ok(Opened {
+        path,
+        shown,
+        text,
+        language_id,
+        server,
+    })
+}
+
+/// The position of `symbol` on 1-based `line` of the opened file.
+pub(super) fn position(
+    opened: &Opened,
+    line: Option<usize>,
+    symbol: Option<&str>,
+) -> Result<Located, ToolError> {
+    let (Some(line), Some(symbol)) = (line, symbol) else {
+        return Err(ToolError::invalid_arguments(
+            "this action needs `line` (1-based) and `symbol` (the identifier as it appears on \
+             that line); positions are never guessed",
+        ));
+    };
+    locate(&opened.text, line, symbol, opened.server.encoding())
+        .map_err(|error| ToolError::new("symbol_not_found", error.to_string()))
+}
+
+/// "not supported by <server>", as an answer rather than an error.
+pub(super) fn unsupported(server: &LanguageServer, action: &str) -> ToolOutput {
+    let message = format!("not supported by {}", server.name());
+    ToolOutput::new(json!({"action": action, "supported": false, "message": message}))
+        .with_text(format!("{action}: {message}"))
+}

@@ -1,0 +1,254 @@
+//! `ast_edit` and `resolve` through the registry: staging writes nothing, accept writes all
+//! or nothing through the approver and the diagnostics hook, errors are typed.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use cc_structural::Languages;
+use serde_json::{json, Value};
+
+use crate::{
+    AfterWrite, AllowAll, Approver, DenyAll, Registry, Resources, Run, Surface, WorkspaceRoot,
+};
+
+#[derive(Default)]
+struct Recorder {
+    paths: Mutex<Vec<PathBuf>>,
+}
+
+#[async_trait]
+impl AfterWrite for Recorder {
+    async fn after_write(&self, paths: &[PathBuf]) -> Value {
+        self.paths.lock().unwrap().extend_from_slice(paths);
+        json!({"new": []})
+    }
+}
+
+fn registry_with(dir: &Path, approver: Arc<dyn Approver>, hook: Option<Arc<Recorder>>) -> Registry {
+    Resources {
+        parsers: Some(Arc::new(Languages::builtin())),
+        after_write: hook.map(|h| h as Arc<dyn AfterWrite>),
+        ..Default::default()
+    }
+    .build(Run {
+        conversation_id: "edit".into(),
+        root: WorkspaceRoot::new(dir).unwrap(),
+        surface: Surface::Full,
+        approver,
+    })
+}
+
+async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
+    match registry.call(tool, args).await {
+        Ok(output) => output.value,
+        Err(error) => error.to_envelope(),
+    }
+}
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
+    std::fs::write(
+        dir.path().join("pkg/a.py"),
+        "def f(x) -> int:\n    if x:\n        # why\n        log(x)\n        return x\n    return 0\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("pkg/b.py"), "log(1)\nlog(log(2))\n").unwrap();
+    dir
+}
+
+fn read(dir: &Path, path: &str) -> String {
+    std::fs::read_to_string(dir.join(path)).unwrap()
+}
+
+#[tokio::test]
+async fn ast_edit_proposes_and_resolve_accept_writes_every_file() {
+    let dir = fixture();
+    let hook = Arc::new(Recorder::default());
+    let registry = registry_with(dir.path(), Arc::new(AllowAll), Some(hook.clone()));
+    let output = registry
+        .call(
+            "ast_edit",
+            json!({"pattern": "log($A)", "rewrite": "logger.info($A)", "path": "pkg", "language": "python"}),
+        )
+        .await
+        .unwrap();
+    insta::assert_json_snapshot!(output.value);
+    assert!(output.render_text().ends_with(
+        "call resolve with edit_id \"edit_1\" and action \"accept\" to write it, or \"discard\""
+    ));
+    // Nothing written yet.
+    assert_eq!(read(dir.path(), "pkg/b.py"), "log(1)\nlog(log(2))\n");
+    let accepted = registry
+        .call("resolve", json!({"edit_id": "edit_1", "action": "accept"}))
+        .await
+        .unwrap();
+    insta::assert_json_snapshot!(accepted.value);
+    assert_eq!(
+        read(dir.path(), "pkg/b.py"),
+        "logger.info(1)\nlogger.info(log(2))\n"
+    );
+    assert!(read(dir.path(), "pkg/a.py").contains("        logger.info(x)\n"));
+    // The diagnostics hook saw both files; the edit is gone.
+    let seen = hook.paths.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    let again = call(
+        &registry,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "accept"}),
+    )
+    .await;
+    assert_eq!(again["error"]["kind"], "unknown_edit");
+}
+
+#[tokio::test]
+async fn ast_edit_warns_about_what_the_rewrite_would_drop() {
+    let dir = fixture();
+    let registry = registry_with(dir.path(), Arc::new(AllowAll), None);
+    let value = call(
+        &registry,
+        "ast_edit",
+        json!({"pattern": "def $F($$$P): $$$B", "rewrite": "def $F($$$P):\n    pass", "path": "pkg/a.py"}),
+    )
+    .await;
+    insta::assert_json_snapshot!(value["warnings"]);
+}
+
+#[tokio::test]
+async fn resolve_refuses_a_stale_edit_and_writes_nothing() {
+    let dir = fixture();
+    let registry = registry_with(dir.path(), Arc::new(AllowAll), None);
+    let staged = call(
+        &registry,
+        "ast_edit",
+        json!({"pattern": "log($A)", "rewrite": "trace($A)", "path": "pkg", "language": "python"}),
+    )
+    .await;
+    assert_eq!(staged["edit_id"], "edit_1");
+    std::fs::write(dir.path().join("pkg/b.py"), "log(1)  # edited meanwhile\n").unwrap();
+    let before_a = read(dir.path(), "pkg/a.py");
+    let refused = call(
+        &registry,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "accept"}),
+    )
+    .await;
+    insta::assert_json_snapshot!(refused);
+    assert_eq!(read(dir.path(), "pkg/a.py"), before_a);
+    assert_eq!(read(dir.path(), "pkg/b.py"), "log(1)  # edited meanwhile\n");
+}
+
+#[tokio::test]
+async fn resolve_discard_forgets_and_unknown_ids_are_typed() {
+    let dir = fixture();
+    let registry = registry_with(dir.path(), Arc::new(AllowAll), None);
+    call(
+        &registry,
+        "ast_edit",
+        json!({"pattern": "log($A)", "rewrite": "trace($A)", "path": "pkg/b.py"}),
+    )
+    .await;
+    let discarded = call(
+        &registry,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "discard"}),
+    )
+    .await;
+    assert_eq!(
+        discarded,
+        json!({"status": "discarded", "edit_id": "edit_1"})
+    );
+    assert_eq!(read(dir.path(), "pkg/b.py"), "log(1)\nlog(log(2))\n");
+    let unknown = call(
+        &registry,
+        "resolve",
+        json!({"edit_id": "edit_9", "action": "accept"}),
+    )
+    .await;
+    assert_eq!(unknown["error"]["kind"], "unknown_edit");
+    let bad_action = call(
+        &registry,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "maybe"}),
+    )
+    .await;
+    assert_eq!(bad_action["error"]["kind"], "invalid_arguments");
+}
+
+#[tokio::test]
+async fn ast_edit_errors_are_typed() {
+    let dir = fixture();
+    let registry = registry_with(dir.path(), Arc::new(AllowAll), None);
+    let unbound = call(
+        &registry,
+        "ast_edit",
+        json!({"pattern": "log($A)", "rewrite": "trace($A, $LEVEL)", "path": "pkg/b.py"}),
+    )
+    .await;
+    insta::assert_json_snapshot!(unbound);
+    let none = call(
+        &registry,
+        "ast_edit",
+        json!({"pattern": "nothing_here($A)", "rewrite": "x($A)", "path": "pkg/b.py"}),
+    )
+    .await;
+    assert_eq!(none["status"], "no_matches");
+    assert!(none.get("edit_id").is_none());
+    let unparsable = call(
+        &registry,
+        "ast_edit",
+        json!({"pattern": "log(", "rewrite": "x", "path": "pkg/b.py"}),
+    )
+    .await;
+    assert_eq!(unparsable["error"]["kind"], "unparsable");
+}
+
+#[tokio::test]
+async fn accept_goes_through_the_approver_and_edits_are_hidden_from_plan_mode() {
+    let dir = fixture();
+    let registry = registry_with(
+        dir.path(),
+        Arc::new(DenyAll {
+            reason: "read-only review".into(),
+        }),
+        None,
+    );
+    // Writes are refused before anything is staged or written.
+    let denied = call(
+        &registry,
+        "ast_edit",
+        json!({"pattern": "log($A)", "rewrite": "x($A)", "path": "pkg/b.py"}),
+    )
+    .await;
+    assert_eq!(denied["error"]["kind"], "denied");
+    let plan: Vec<String> = registry
+        .schemas(Surface::Plan)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert!(plan.contains(&"ast_grep".to_owned()));
+    assert!(!plan.contains(&"ast_edit".to_owned()) && !plan.contains(&"resolve".to_owned()));
+    assert_eq!(read(dir.path(), "pkg/b.py"), "log(1)\nlog(log(2))\n");
+}
+
+#[tokio::test]
+async fn each_run_has_its_own_staged_edits() {
+    let dir = fixture();
+    let first = registry_with(dir.path(), Arc::new(AllowAll), None);
+    let second = registry_with(dir.path(), Arc::new(AllowAll), None);
+    call(
+        &first,
+        "ast_edit",
+        json!({"pattern": "log($A)", "rewrite": "x($A)", "path": "pkg/b.py"}),
+    )
+    .await;
+    let other = call(
+        &second,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "accept"}),
+    )
+    .await;
+    assert_eq!(other["error"]["kind"], "unknown_edit");
+    assert_eq!(read(dir.path(), "pkg/b.py"), "log(1)\nlog(log(2))\n");
+}
