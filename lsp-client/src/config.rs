@@ -167,6 +167,7 @@ impl LspConfig {
                         timing: Timing::default(),
                         checker: None,
                         checker_timeout: DEFAULT_CHECKER_TIMEOUT,
+                        tsserver_probe: false,
                     }],
                     enabled: true,
                     language_ids: Vec::new(),
@@ -225,6 +226,7 @@ fn apply(family: &mut Family, over: &FamilyOverride) -> Result<(), String> {
                 timing: Timing::default(),
                 checker: None,
                 checker_timeout: DEFAULT_CHECKER_TIMEOUT,
+                tsserver_probe: false,
             });
         let probe = over.probe.clone().unwrap_or_else(|| {
             if base.command.first() == Some(program) && !base.probe.is_empty() {

@@ -244,7 +244,11 @@ async fn run_probe(
 
 /// Every executable called `name` on `path_var`; with `versioned`, then `name-<N>` ones,
 /// highest N first.
-pub(crate) fn binaries_named(name: &str, versioned: bool, path_var: &std::ffi::OsStr) -> Vec<PathBuf> {
+pub(crate) fn binaries_named(
+    name: &str,
+    versioned: bool,
+    path_var: &std::ffi::OsStr,
+) -> Vec<PathBuf> {
     let mut found = find_in(name, path_var);
     if versioned && !name.contains('/') {
         let mut numbered: Vec<(u32, PathBuf)> = Vec::new();

@@ -95,7 +95,7 @@ fn stderr_suffix(tail: &str) -> String {
 /// `1.5 s`, `250 ms`.
 pub(crate) fn fmt_duration(duration: Duration) -> String {
     let millis = duration.as_millis();
-    if millis >= 1000 && millis % 1000 == 0 {
+    if millis >= 1000 && millis.is_multiple_of(1000) {
         format!("{} s", millis / 1000)
     } else if millis >= 1000 {
         format!("{:.1} s", duration.as_secs_f64())

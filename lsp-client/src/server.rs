@@ -113,6 +113,9 @@ pub enum Via {
     VersionedPush,
     /// A `publishDiagnostics` without a version, after the settle window.
     UnversionedPush,
+    /// The server's own checker, asked directly that the file is still clean
+    /// ([`crate::ServerSpec::tsserver_probe`]).
+    Probe,
 }
 
 /// A synced version, to wait on.
@@ -354,10 +357,7 @@ impl State {
 }
 
 fn raw_list(value: Option<&Value>) -> Vec<Value> {
-    value
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
+    value.and_then(Value::as_array).cloned().unwrap_or_default()
 }
 
 /// The settings value for `section` (`python.analysis` walks two levels), or `null`.
@@ -567,6 +567,11 @@ impl LanguageServer {
     /// The capabilities it declared in `initialize`.
     pub fn capabilities(&self) -> &Value {
         &self.capabilities
+    }
+
+    /// How long ago it was started.
+    pub fn age(&self) -> Duration {
+        self.started.elapsed()
     }
 
     /// Whether its process is gone.
@@ -860,6 +865,15 @@ impl LanguageServer {
     /// it, else the matching push (see the crate docs for the rules).
     pub async fn diagnostics(&self, ticket: &SyncTicket) -> DiagnosticsOutcome {
         let timing = self.spec.timing;
+        if self.spec.tsserver_probe && !self.supports_pull() && self.was_clean(ticket) {
+            if let Some(answered_at) = self.tsserver_clean(ticket, timing.cap).await {
+                return DiagnosticsOutcome::Fresh {
+                    diagnostics: Vec::new(),
+                    answered_at,
+                    via: Via::Probe,
+                };
+            }
+        }
         let mut changes = self.state.changed.subscribe();
         loop {
             if self.supports_pull() {
@@ -944,6 +958,45 @@ impl LanguageServer {
                 _ = tokio::time::sleep_until(wake) => {}
             }
         }
+    }
+
+    /// Whether the last list published for the file (before this change) was empty: the
+    /// only case in which typescript-language-server may stay silent.
+    fn was_clean(&self, ticket: &SyncTicket) -> bool {
+        let inner = self.state.lock();
+        inner
+            .published
+            .get(&ticket.path)
+            .is_some_and(|p| p.seq <= ticket.seq_before && p.diagnostics.is_empty())
+    }
+
+    /// Asks tsserver for the file's syntactic and semantic diagnostics. tsserver handles
+    /// requests in order, so the answer is about the synced version. `Some(when)` when both
+    /// are empty (the file is still clean); `None` otherwise (a publish will follow, since
+    /// the list is no longer empty) or when the question fails.
+    async fn tsserver_clean(&self, ticket: &SyncTicket, cap: Duration) -> Option<Instant> {
+        let file = ticket.path.to_string_lossy();
+        for command in ["syntacticDiagnosticsSync", "semanticDiagnosticsSync"] {
+            let answer = self
+                .request(
+                    "workspace/executeCommand",
+                    json!({
+                        "command": "typescript.tsserverRequest",
+                        "arguments": [command, {"file": file, "includeLinePosition": false}],
+                    }),
+                    cap,
+                )
+                .await
+                .ok()?;
+            let empty = answer
+                .get("body")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty);
+            if !empty {
+                return None;
+            }
+        }
+        Some(Instant::now())
     }
 
     async fn pull(&self, ticket: &SyncTicket, timing: Timing) -> DiagnosticsOutcome {
@@ -1114,7 +1167,10 @@ impl State {
     async fn apply_edit(&self, params: &Value) -> (Value, Vec<PathBuf>) {
         let Some(applier) = self.applier.clone() else {
             let reason = "this client applies no edits on a server's request";
-            return (json!({"applied": false, "failureReason": reason}), Vec::new());
+            return (
+                json!({"applied": false, "failureReason": reason}),
+                Vec::new(),
+            );
         };
         let edit = params.get("edit").cloned().unwrap_or(Value::Null);
         let encoding = *self

@@ -63,6 +63,10 @@ pub struct ServerSpec {
     pub checker: Option<Vec<String>>,
     /// How long the project checker may run before it is killed.
     pub checker_timeout: Duration,
+    /// typescript-language-server stays silent when a clean file stays clean; with this set,
+    /// tsserver itself is asked (`typescript.tsserverRequest`, in order after the change)
+    /// whether such a file is still clean, instead of waiting for a publish that never comes.
+    pub tsserver_probe: bool,
 }
 
 /// The default [`ServerSpec::checker_timeout`]: a cold `cargo check` of a mid-sized project.
@@ -81,6 +85,7 @@ impl ServerSpec {
             timing: Timing::default(),
             checker: None,
             checker_timeout: DEFAULT_CHECKER_TIMEOUT,
+            tsserver_probe: false,
         }
     }
 
@@ -185,6 +190,17 @@ impl ServerTable {
         .checker(&["tsc", "--noEmit", "--pretty", "false"]);
         // It publishes without versions, an empty list first and the real one shortly after.
         tsserver.timing.settle = Duration::from_millis(600);
+        tsserver.tsserver_probe = true;
+        // Renaming at an import renames the symbol everywhere (not `import { a as b }`), and
+        // never the import path. No syntax-only tsserver: while the project loads it answers
+        // `definition` with the import line instead of the declaration.
+        tsserver.init_options = json!({
+            "preferences": {
+                "providePrefixAndSuffixTextForRename": false,
+                "allowRenameOfImportPath": false,
+            },
+            "tsserver": {"useSyntaxServer": "never"},
+        });
 
         let mut gopls = ServerSpec::new("gopls", &["gopls"], &["gopls", "version"])
             .checker(&["go", "vet", "./..."]);

@@ -156,8 +156,15 @@ struct Node {
 #[derive(Debug, Clone)]
 enum Op {
     Create(usize),
-    RenameFile { node: usize, from: PathBuf, to: PathBuf },
-    RenameDir { from: PathBuf, to: PathBuf },
+    RenameFile {
+        node: usize,
+        from: PathBuf,
+        to: PathBuf,
+    },
+    RenameDir {
+        from: PathBuf,
+        to: PathBuf,
+    },
     DeleteFile(usize),
     DeleteDir(PathBuf),
 }
@@ -209,8 +216,7 @@ pub fn plan(
 }
 
 fn file_path(uri: &str) -> Result<PathBuf, EditError> {
-    uri_to_path(uri)
-        .ok_or_else(|| EditError::Malformed(format!("`{uri}` is not a file:// URI")))
+    uri_to_path(uri).ok_or_else(|| EditError::Malformed(format!("`{uri}` is not a file:// URI")))
 }
 
 fn uri_field(value: &Value, key: &str) -> Result<PathBuf, EditError> {
@@ -346,9 +352,9 @@ impl Planner<'_> {
         edits: &Value,
         version: Option<i64>,
     ) -> Result<(), EditError> {
-        let edits = edits
-            .as_array()
-            .ok_or_else(|| EditError::Malformed(format!("edits of {} are not an array", path.display())))?;
+        let edits = edits.as_array().ok_or_else(|| {
+            EditError::Malformed(format!("edits of {} are not an array", path.display()))
+        })?;
         if let (Some(edit_version), Some(current)) = (version, (self.versions)(path)) {
             if edit_version != current {
                 return Err(EditError::Version {
@@ -404,7 +410,11 @@ impl Planner<'_> {
     fn rename(&mut self, change: &Value) -> Result<(), EditError> {
         let from = uri_field(change, "oldUri")?;
         let to = uri_field(change, "newUri")?;
-        if exists_on_disk(&to) || self.nodes.iter().any(|n| n.at.as_deref() == Some(to.as_path()))
+        if exists_on_disk(&to)
+            || self
+                .nodes
+                .iter()
+                .any(|n| n.at.as_deref() == Some(to.as_path()))
         {
             if flag(change, "ignoreIfExists") && !flag(change, "overwrite") {
                 return Ok(());
@@ -489,9 +499,7 @@ impl Planner<'_> {
     /// operations in the edit's order.
     fn finish(self) -> Vec<FileChange> {
         let mut out = Vec::new();
-        let changed = |node: &Node| {
-            node.original.as_deref() != Some(node.text.as_bytes())
-        };
+        let changed = |node: &Node| node.original.as_deref() != Some(node.text.as_bytes());
         let mut modified: Vec<FileChange> = self
             .nodes
             .iter()
@@ -568,7 +576,12 @@ fn line_starts(text: &str) -> Vec<usize> {
 
 /// The byte offset of an LSP position; a character past the line's end is its end (as the
 /// spec says), a line past the end is the end of the text.
-fn offset(text: &str, starts: &[usize], position: &Value, encoding: PositionEncoding) -> Option<usize> {
+fn offset(
+    text: &str,
+    starts: &[usize],
+    position: &Value,
+    encoding: PositionEncoding,
+) -> Option<usize> {
     let line = usize::try_from(position.get("line")?.as_u64()?).ok()?;
     let character = u32::try_from(position.get("character")?.as_u64()?).ok()?;
     let Some(&start) = starts.get(line) else {
@@ -599,7 +612,11 @@ pub fn apply_text_edits(
         let new_text = edit
             .get("newText")
             .and_then(Value::as_str)
-            .or_else(|| edit.get("snippet").and_then(|s| s.get("value")).and_then(Value::as_str))
+            .or_else(|| {
+                edit.get("snippet")
+                    .and_then(|s| s.get("value"))
+                    .and_then(Value::as_str)
+            })
             .ok_or_else(|| bad("a text edit without `newText`".into()))?;
         let at = |key: &str| {
             range
@@ -652,21 +669,69 @@ mod tests {
         let path = Path::new("/w/a");
         // `é` is 2 bytes, 1 UTF-16 unit; `𝒳` 4 bytes, 2 units.
         let text = "x = 1\r\nlet é𝒳 = old(é𝒳)\r\n";
-        let utf16 = apply_text_edits(text, &[edit(1, 10, 13, "new")], PositionEncoding::Utf16, path).unwrap();
+        let utf16 = apply_text_edits(
+            text,
+            &[edit(1, 10, 13, "new")],
+            PositionEncoding::Utf16,
+            path,
+        )
+        .unwrap();
         assert_eq!(utf16, "x = 1\r\nlet é𝒳 = new(é𝒳)\r\n");
-        let utf8 = apply_text_edits(text, &[edit(1, 13, 16, "new")], PositionEncoding::Utf8, path).unwrap();
+        let utf8 = apply_text_edits(
+            text,
+            &[edit(1, 13, 16, "new")],
+            PositionEncoding::Utf8,
+            path,
+        )
+        .unwrap();
         assert_eq!(utf8, utf16);
         // Past the end of a line is its end; inserts at one place keep their order.
         let out = apply_text_edits(
             "ab\ncd",
-            &[edit(0, 99, 99, "1"), edit(0, 99, 99, "2"), edit(5, 0, 0, "!")],
+            &[
+                edit(0, 99, 99, "1"),
+                edit(0, 99, 99, "2"),
+                edit(5, 0, 0, "!"),
+            ],
             PositionEncoding::Utf16,
             path,
         )
         .unwrap();
         assert_eq!(out, "ab12\ncd!");
-        let error = apply_text_edits("abcdef", &[edit(0, 0, 3, "x"), edit(0, 2, 4, "y")], PositionEncoding::Utf16, path).unwrap_err();
+        let error = apply_text_edits(
+            "abcdef",
+            &[edit(0, 0, 3, "x"), edit(0, 2, 4, "y")],
+            PositionEncoding::Utf16,
+            path,
+        )
+        .unwrap_err();
         assert!(error.to_string().contains("overlap"), "{error}");
+    }
+
+    proptest::proptest! {
+        /// An edit at a character of a line lands at that character, whatever the text
+        /// before it and whichever encoding counts it.
+        #[test]
+        fn an_edit_lands_where_its_characters_say(
+            lines in proptest::collection::vec("[^\r\n]{0,12}", 1..5),
+            pick in 0usize..100,
+            column in 0usize..100,
+            insert in "[a-z𝒳é]{0,3}",
+            encoding in proptest::sample::select(vec![PositionEncoding::Utf8, PositionEncoding::Utf16, PositionEncoding::Utf32]),
+        ) {
+            let text = lines.join("\n");
+            let line = pick % lines.len();
+            let content = &lines[line];
+            let chars: Vec<(usize, char)> = content.char_indices().collect();
+            let column = column % (chars.len() + 1);
+            let byte_in_line = chars.get(column).map_or(content.len(), |(i, _)| *i);
+            let start: usize = lines[..line].iter().map(|l| l.len() + 1).sum::<usize>() + byte_in_line;
+            let character = crate::position::units(&content[..byte_in_line], encoding);
+            let edit = edit(line as u32, character, character, &insert);
+            let applied = apply_text_edits(&text, &[edit], encoding, Path::new("/p")).unwrap();
+            let expected = format!("{}{insert}{}", &text[..start], &text[start..]);
+            proptest::prop_assert_eq!(applied, expected);
+        }
     }
 
     #[test]
@@ -711,7 +776,13 @@ mod tests {
         .unwrap();
         let shape: Vec<(&str, String, usize)> = planned
             .iter()
-            .map(|c| (c.action(), c.path().strip_prefix(&root).unwrap().display().to_string(), c.edits()))
+            .map(|c| {
+                (
+                    c.action(),
+                    c.path().strip_prefix(&root).unwrap().display().to_string(),
+                    c.edits(),
+                )
+            })
             .collect();
         assert_eq!(
             shape,
@@ -732,11 +803,23 @@ mod tests {
         // Another version, a clash with the disk, and a sequence on a deleted path.
         let stale = json!({"documentChanges": [{"textDocument": {"uri": uri("a.py"), "version": 2}, "edits": []}]});
         let error = plan(&stale, PositionEncoding::Utf16, &|_: &Path| Some(3)).unwrap_err();
-        assert!(matches!(error, EditError::Version { edit_version: 2, current: 3, .. }));
+        assert!(matches!(
+            error,
+            EditError::Version {
+                edit_version: 2,
+                current: 3,
+                ..
+            }
+        ));
         let clash = json!({"documentChanges": [{"kind": "create", "uri": uri("b.py")}]});
-        assert!(plan(&clash, PositionEncoding::Utf16, &no_versions).unwrap_err().to_string().contains("exists"));
+        assert!(plan(&clash, PositionEncoding::Utf16, &no_versions)
+            .unwrap_err()
+            .to_string()
+            .contains("exists"));
         let ignored = json!({"documentChanges": [{"kind": "create", "uri": uri("b.py"), "options": {"ignoreIfExists": true}}]});
-        assert!(plan(&ignored, PositionEncoding::Utf16, &no_versions).unwrap().is_empty());
+        assert!(plan(&ignored, PositionEncoding::Utf16, &no_versions)
+            .unwrap()
+            .is_empty());
         let sequence = json!({"documentChanges": [
             {"kind": "delete", "uri": uri("b.py")},
             {"textDocument": {"uri": uri("b.py"), "version": null}, "edits": [edit(0, 0, 0, "x")]},

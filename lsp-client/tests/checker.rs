@@ -45,10 +45,7 @@ async fn basedpyright_checks_the_whole_project() {
             ("pyproject.toml", ""),
             ("pkg/__init__.py", ""),
             ("pkg/ok.py", "def f(x: int) -> int:\n    return x\n"),
-            (
-                "pkg/bad.py",
-                "from pkg.ok import f\n\ny: str = f(1)\n",
-            ),
+            ("pkg/bad.py", "from pkg.ok import f\n\ny: str = f(1)\n"),
         ],
         "",
     );
@@ -84,12 +81,20 @@ async fn tsc_checks_with_a_tsconfig_and_without_one() {
     ));
     let fixture = fixture(&with_config, "");
     let check = check_all(&fixture, "typescript").await.unwrap();
-    assert_eq!(errors(&check, &fixture.ws), ["src/main.ts:2 TS2322"], "{check:#?}");
+    assert_eq!(
+        errors(&check, &fixture.ws),
+        ["src/main.ts:2 TS2322"],
+        "{check:#?}"
+    );
     assert_eq!(check.note, None);
 
     let fixture = common::fixture(&files, "");
     let check = check_all(&fixture, "typescript").await.unwrap();
-    assert_eq!(errors(&check, &fixture.ws), ["src/main.ts:2 TS2322"], "{check:#?}");
+    assert_eq!(
+        errors(&check, &fixture.ws),
+        ["src/main.ts:2 TS2322"],
+        "{check:#?}"
+    );
     assert!(
         check.note.as_deref().unwrap().contains("no tsconfig.json"),
         "{check:#?}"
@@ -115,14 +120,24 @@ async fn cargo_check_reports_rustc_errors_and_a_broken_manifest_fails_clearly() 
                 "Cargo.toml",
                 "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
             ),
-            ("src/main.rs", "mod util;\n\nfn main() {\n    util::go();\n}\n"),
+            (
+                "src/main.rs",
+                "mod util;\n\nfn main() {\n    util::go();\n}\n",
+            ),
             ("src/util.rs", "pub fn go() {\n    let x: u32 = \"s\";\n}\n"),
         ],
         &config,
     );
     let check = check_all(&fixture, "rust").await.unwrap();
-    assert_eq!(errors(&check, &fixture.ws), ["src/util.rs:2 E0308"], "{check:#?}");
-    assert!(target.exists(), "CARGO_TARGET_DIR from [lsp.rust.env] was used");
+    assert_eq!(
+        errors(&check, &fixture.ws),
+        ["src/util.rs:2 E0308"],
+        "{check:#?}"
+    );
+    assert!(
+        target.exists(),
+        "CARGO_TARGET_DIR from [lsp.rust.env] was used"
+    );
 
     std::fs::write(fixture.ws.join("Cargo.toml"), "[package]\nname = \n").unwrap();
     let error = check_all(&fixture, "rust").await.unwrap_err();
@@ -200,7 +215,11 @@ async fn a_missing_checker_names_the_binary_and_how_to_install_it() {
     let error = fixture.sup.project_targets(Some("cobol")).unwrap_err();
     assert!(error.reason.contains("not a language"), "{}", error.reason);
     let error = fixture.sup.project_targets(Some("go")).unwrap_err();
-    assert!(error.reason.contains("no go project marker"), "{}", error.reason);
+    assert!(
+        error.reason.contains("no go project marker"),
+        "{}",
+        error.reason
+    );
 }
 
 #[tokio::test]
@@ -236,7 +255,10 @@ fn tagged(tag: &str) -> Vec<u32> {
         .filter(|pid| {
             let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
             let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| !s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')))
+                .map(|s| {
+                    !s.rsplit_once(')')
+                        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+                })
                 .unwrap_or(false);
             alive
                 && environ

@@ -110,6 +110,53 @@ async fn typescript_language_server_reports_only_new_diagnostics() {
     shutdown_and_check(&fixture.sup).await;
 }
 
+/// typescript-language-server publishes nothing when a clean file stays clean: tsserver is
+/// asked directly, so the write is checked (clean), not pending until the cap.
+#[tokio::test]
+async fn typescript_a_clean_file_that_stays_clean_is_checked_not_pending() {
+    if require_peer("typescript-language-server").is_none() {
+        return;
+    }
+    // A short cap: waiting for a publish that never comes would end pending.
+    let fixture = fixture(
+        &[("package.json", "{}\n")],
+        "[lsp.typescript]\ntimeout_ms = 20000\n",
+    );
+    let path = fixture.ws.join("a.ts");
+    for round in 0..3 {
+        let text = format!("export const x{round}: number = {round};\n");
+        std::fs::write(&path, &text).unwrap();
+        match check(&fixture.sup, &path).await {
+            CheckOutcome::Checked {
+                diagnostics, via, ..
+            } => {
+                assert!(diagnostics.is_empty(), "round {round}: {diagnostics:?}");
+                if round > 0 {
+                    assert_eq!(via, Some(cc_lsp_client::Via::Probe), "round {round}");
+                }
+            }
+            other => panic!("round {round}: {other:?}"),
+        }
+    }
+    // Clean to broken still comes from the publish.
+    std::fs::write(&path, "export const y: number = \"s\";\n").unwrap();
+    match check(&fixture.sup, &path).await {
+        CheckOutcome::Checked {
+            diagnostics, via, ..
+        } => {
+            assert!(
+                diagnostics
+                    .iter()
+                    .any(|d| d.message.contains("is not assignable")),
+                "{diagnostics:?}"
+            );
+            assert_eq!(via, Some(cc_lsp_client::Via::UnversionedPush));
+        }
+        other => panic!("{other:?}"),
+    }
+    shutdown_and_check(&fixture.sup).await;
+}
+
 #[tokio::test]
 async fn bash_language_server_reports_only_new_diagnostics() {
     if require_peer("bash-language-server").is_none() || require_peer("shellcheck").is_none() {

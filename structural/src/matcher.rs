@@ -245,6 +245,19 @@ impl<'t> Ctx<'_, 't> {
         };
         if p.node.is_multi() {
             let mark = self.env.mark();
+            if i + 1 == ps.len() {
+                // Last in the pattern: it must take every named child left, and taking them
+                // is the shortest run that does (saves trying every shorter one).
+                let end = cs[j..]
+                    .iter()
+                    .rposition(|c| c.named)
+                    .map_or(j, |last| j + last + 1);
+                if self.bind_run(&p.node, &cs[j..end]) && self.seq(ps, i + 1, cs, end) {
+                    return true;
+                }
+                self.env.reset(mark);
+                return false;
+            }
             for k in j..=cs.len() {
                 if self.bind_run(&p.node, &cs[j..k]) && self.seq(ps, i + 1, cs, k) {
                     return true;

@@ -288,13 +288,11 @@ impl Grammar {
 
     /// The canonical kind of `node`.
     pub(crate) fn kind(&self, node: &Node<'_>) -> u16 {
-        if node.is_error() {
-            return self.error_kind;
-        }
+        // `ERROR` is the one id past the grammar's kinds (tree-sitter's `(TSSymbol)-1`).
         self.canonical
             .get(usize::from(node.kind_id()))
             .copied()
-            .unwrap_or(node.kind_id())
+            .unwrap_or(self.error_kind)
     }
 
     pub(crate) fn is_list_container(&self, node: &Node<'_>) -> bool {

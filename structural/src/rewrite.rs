@@ -209,7 +209,9 @@ fn rewrite_file(
     let ranges: Vec<Range<usize>> = found.matches.iter().map(|m| m.range.clone()).collect();
     let (kept, skipped_nested) = match outermost(&ranges) {
         Ok((kept, nested)) => (
-            kept.into_iter().map(|i| &found.matches[i]).collect::<Vec<_>>(),
+            kept.into_iter()
+                .map(|i| &found.matches[i])
+                .collect::<Vec<_>>(),
             nested,
         ),
         Err((first, second)) => {

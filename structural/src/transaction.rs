@@ -14,9 +14,10 @@
 //!    is restored from the captured bytes the same way, so the tree ends all-old or all-new,
 //!    and [`CommitError::Io`] says what failed and what was restored.
 //!
-//! The operations are an enum so that creating, deleting and renaming files can join
-//! [`FileOp::Replace`] without changing the commit protocol (an LSP rename's `WorkspaceEdit`
-//! has all four).
+//! Creating, deleting and renaming files ([`FileOp::Create`], [`FileOp::Delete`],
+//! [`FileOp::Rename`]; an LSP rename's `WorkspaceEdit` has all four) follow the same
+//! protocol: a precondition captured at staging, checked first and again right before the
+//! step, and an undo for the rollback (see [`Transaction::create`] and its siblings).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -230,12 +231,10 @@ impl Transaction {
                     unrestored,
                 });
             }
-            let step = faults
-                .before_rename(index, path)
-                .and_then(|()| match temp {
-                    Some(temp) => temp.persist(path).map(|_| ()).map_err(|e| e.error),
-                    None => file_ops::apply(op, index),
-                });
+            let step = faults.before_rename(index, path).and_then(|()| match temp {
+                Some(temp) => temp.persist(path).map(|_| ()).map_err(|e| e.error),
+                None => file_ops::apply(op, index),
+            });
             if let Err(error) = step {
                 let (restored, unrestored) = self.restore(&done);
                 return Err(CommitError::Io {

@@ -67,6 +67,42 @@ fn files_without_the_pattern_literal_are_not_parsed() {
 }
 
 #[test]
+fn the_literal_must_occur_as_a_whole_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // `warn` only inside longer words: cannot hold a `warn` token, so not parsed.
+    write(
+        root,
+        "a.py",
+        b"import warnings
+warnings.simplefilter('ignore')
+forewarned = 1
+",
+    );
+    write(
+        root,
+        "b.py",
+        b"import warnings
+warnings.warn('x')
+",
+    );
+    // A keyword right after a number is still a token of its own.
+    write(
+        root,
+        "c.py",
+        b"x = [1if y else 2 for y in z]
+warn(1)
+",
+    );
+    let p = pattern("python", "warn($$$A)");
+    let result = search(&p, root, &options(50)).unwrap();
+    assert_eq!((result.files_searched, result.files_parsed), (3, 2));
+    assert_eq!(result.total, 1);
+    let conditional = search(&pattern("python", "$A if $B else $C"), root, &options(50)).unwrap();
+    assert_eq!(conditional.total, 1);
+}
+
+#[test]
 fn results_are_in_path_then_position_order_and_total_counts_past_the_limit() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();

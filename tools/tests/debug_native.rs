@@ -159,7 +159,7 @@ async fn exercise(debug: &cc_tools::Registry, source: &str, file: &str, program:
     let exited = call(debug, json!({"op": "continue"})).await;
     assert_eq!(exited["state"], "exited", "{exited:#}");
     assert_eq!(exited["exited"], json!({"code": 3}));
-    let output = call(debug, json!({"op": "output"})).await;
+    let output = debug_support::output_after(debug, 45).await;
     assert_eq!(
         output["output"],
         "step 0 0\nstep 1 1\nstep 2 5\nstep 3 14\ndone 14\n"

@@ -30,8 +30,14 @@ fn the_schema_is_exec_tier_and_serialized() {
     let schemas = registry.schemas(Surface::Full);
     let debug = schemas.iter().find(|s| s.name == "debug").unwrap();
     insta::assert_json_snapshot!("debug_tool_schema", debug);
-    assert!(registry.schemas(Surface::Plan).iter().all(|s| s.name != "debug"));
-    assert!(registry.schemas(Surface::ReadonlySubagent).iter().all(|s| s.name != "debug"));
+    assert!(registry
+        .schemas(Surface::Plan)
+        .iter()
+        .all(|s| s.name != "debug"));
+    assert!(registry
+        .schemas(Surface::ReadonlySubagent)
+        .iter()
+        .all(|s| s.name != "debug"));
 }
 
 #[tokio::test]
@@ -40,17 +46,61 @@ async fn arguments_are_checked_per_op() {
     std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
     let debug = registry(&root, config(5.0, 60.0), "args");
     let cases = [
-        (json!({"op": "launch"}), "invalid_arguments", "`op: launch` needs `program`"),
-        (json!({"op": "continue", "file": "a.py"}), "invalid_arguments", "`op: continue` does not take `file`; it takes: thread_id"),
-        (json!({"op": "breakpoints", "file": "a.py"}), "invalid_arguments", "needs `lines`"),
-        (json!({"op": "fly"}), "invalid_arguments", "unknown variant `fly`"),
-        (json!({"op": "status", "colour": 1}), "invalid_arguments", "unknown field `colour`"),
-        (json!({"op": "breakpoints", "file": "a.py", "lines": [0]}), "invalid_arguments", "lines are 1-based"),
-        (json!({"op": "launch", "program": "../outside.py"}), "outside_root", "outside the workspace root"),
-        (json!({"op": "launch", "program": "missing.py"}), "not_found", "does not exist"),
-        (json!({"op": "launch", "program": "a.py", "adapter": "gdb"}), "unknown_adapter", "debugpy, lldb, delve, dart"),
-        (json!({"op": "stack"}), "no_session", "start one with `launch`"),
-        (json!({"op": "evaluate", "expression": "x"}), "no_session", "no debug session"),
+        (
+            json!({"op": "launch"}),
+            "invalid_arguments",
+            "`op: launch` needs `program`",
+        ),
+        (
+            json!({"op": "continue", "file": "a.py"}),
+            "invalid_arguments",
+            "`op: continue` does not take `file`; it takes: thread_id",
+        ),
+        (
+            json!({"op": "breakpoints", "file": "a.py"}),
+            "invalid_arguments",
+            "needs `lines`",
+        ),
+        (
+            json!({"op": "fly"}),
+            "invalid_arguments",
+            "unknown variant `fly`",
+        ),
+        (
+            json!({"op": "status", "colour": 1}),
+            "invalid_arguments",
+            "unknown field `colour`",
+        ),
+        (
+            json!({"op": "breakpoints", "file": "a.py", "lines": [0]}),
+            "invalid_arguments",
+            "lines are 1-based",
+        ),
+        (
+            json!({"op": "launch", "program": "../outside.py"}),
+            "outside_root",
+            "outside the workspace root",
+        ),
+        (
+            json!({"op": "launch", "program": "missing.py"}),
+            "not_found",
+            "does not exist",
+        ),
+        (
+            json!({"op": "launch", "program": "a.py", "adapter": "gdb"}),
+            "unknown_adapter",
+            "debugpy, lldb, delve, dart",
+        ),
+        (
+            json!({"op": "stack"}),
+            "no_session",
+            "start one with `launch`",
+        ),
+        (
+            json!({"op": "evaluate", "expression": "x"}),
+            "no_session",
+            "no debug session",
+        ),
         (json!({"op": "output"}), "no_session", "no debug session"),
     ];
     for (args, kind, message) in cases {
@@ -66,16 +116,32 @@ async fn answers_without_a_session() {
     std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
     let debug = registry(&root, config(5.0, 60.0), "no-session");
     let set = debug
-        .call("debug", json!({"op": "breakpoints", "file": "./a.py", "lines": [1, 1, 3]}))
+        .call(
+            "debug",
+            json!({"op": "breakpoints", "file": "./a.py", "lines": [1, 1, 3]}),
+        )
         .await
         .unwrap();
     insta::assert_json_snapshot!("pending_breakpoints", set.value);
-    assert_eq!(set.text.as_deref(), Some("no session"));
+    assert_eq!(
+        set.text.as_deref(),
+        Some("a.py: breakpoints at 1, 3 (sent when the session starts)")
+    );
     let status = call(&debug, json!({"op": "status"})).await;
     insta::assert_json_snapshot!("status_without_session", status);
     let terminated = call(&debug, json!({"op": "terminate"})).await;
-    assert_eq!(terminated, json!({"terminated": false, "killed_leftovers": 0, "state": "none", "note": "no debug session was running"}));
-    let cleared = call(&debug, json!({"op": "breakpoints", "file": "a.py", "lines": []})).await;
+    assert_eq!(
+        terminated,
+        json!({"terminated": false, "killed_leftovers": 0, "state": "none", "note": "no debug session was running"})
+    );
+    let cleared = call(
+        &debug,
+        json!({"op": "breakpoints", "file": "a.py", "lines": []}),
+    )
+    .await;
     assert_eq!(cleared["breakpoints"], json!([]));
-    assert_eq!(call(&debug, json!({"op": "status"})).await["breakpoints"], json!([]));
+    assert_eq!(
+        call(&debug, json!({"op": "status"})).await["breakpoints"],
+        json!([])
+    );
 }

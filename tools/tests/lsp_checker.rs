@@ -59,15 +59,27 @@ async fn one_call_checks_python_typescript_and_rust_projects() {
         &ws,
         &[
             ("py/pyproject.toml", ""),
-            ("py/app.py", "def f(x: int) -> int:\n    return x\n\n\ny: str = f(1)\n"),
+            (
+                "py/app.py",
+                "def f(x: int) -> int:\n    return x\n\n\ny: str = f(1)\n",
+            ),
             ("web/package.json", "{}"),
-            ("web/tsconfig.json", "{\"compilerOptions\": {\"strict\": true}}"),
-            ("web/main.ts", "const n: number = \"one\";\nconsole.log(n);\n"),
+            (
+                "web/tsconfig.json",
+                "{\"compilerOptions\": {\"strict\": true}}",
+            ),
+            (
+                "web/main.ts",
+                "const n: number = \"one\";\nconsole.log(n);\n",
+            ),
             (
                 "rs/Cargo.toml",
                 "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
             ),
-            ("rs/src/main.rs", "fn main() {\n    let n: u32 = \"one\";\n    println!(\"{n}\");\n}\n"),
+            (
+                "rs/src/main.rs",
+                "fn main() {\n    let n: u32 = \"one\";\n    println!(\"{n}\");\n}\n",
+            ),
         ],
     );
     // The fixture's cargo build goes to a folder of its own, not the suite's target.

@@ -267,3 +267,95 @@ hello\n",
     insta::assert_json_snapshot!("sh_not_supported", out);
     registry.shutdown(Duration::from_secs(5)).await;
 }
+
+/// Quick fixes exist only for diagnostics handed back in the request's context: the
+/// diagnostics on the line go along, fresh for the file as it is.
+#[tokio::test]
+async fn code_actions_offer_quick_fixes_for_the_diagnostics_on_the_line() {
+    if require_peer("typescript-language-server").is_none() {
+        return;
+    }
+    let (_dir, registry) = project(&[
+        ("package.json", "{}"),
+        ("tsconfig.json", "{\"compilerOptions\": {\"strict\": true}}"),
+        (
+            "util.ts",
+            "export function greet(n: string): string {\n  return \"hi \" + n;\n}\n",
+        ),
+        ("main.ts", "const s = \"x\";\nconsole.log(greet(s));\n"),
+    ]);
+    let out = lsp(
+        &registry,
+        json!({"action": "code_actions", "file": "main.ts", "line": 2, "symbol": "greet"}),
+    )
+    .await;
+    let titles: Vec<&str> = out["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["title"].as_str())
+        .collect();
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.contains("import") && t.contains("./util")),
+        "{out:#}"
+    );
+    let fix = out["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"].as_str().unwrap().contains("./util"))
+        .unwrap();
+    assert_eq!(fix["kind"], "quickfix", "{out:#}");
+    assert_eq!(fix["has_edit"], true, "{out:#}");
+    assert_eq!(
+        out["diagnostics"][0]["message"], "Cannot find name 'greet'.",
+        "{out:#}"
+    );
+    registry.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn clangd_offers_its_fix_it() {
+    if require_peer("clangd-19").is_none() {
+        return;
+    }
+    let (_dir, registry) = project(&[
+        (".clangd", ""),
+        (
+            "m.c",
+            "#include <stdio.h>\nint main(void) {\n    int count = 1;\n    return coutn;\n}\n",
+        ),
+    ]);
+    let out = lsp(
+        &registry,
+        json!({"action": "code_actions", "file": "m.c", "line": 4, "symbol": "coutn"}),
+    )
+    .await;
+    insta::assert_json_snapshot!("c_code_actions", out);
+    registry.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn basedpyright_code_actions_carry_the_diagnostics_context() {
+    if require_peer("basedpyright-langserver").is_none() {
+        return;
+    }
+    let (_dir, registry) = project(&[
+        ("pyproject.toml", ""),
+        ("pkg/__init__.py", ""),
+        (
+            "pkg/util.py",
+            "def greet(name: str) -> str:\n    return name\n",
+        ),
+        ("pkg/main.py", "print(greet(\"a\"))\n"),
+    ]);
+    let out = lsp(
+        &registry,
+        json!({"action": "code_actions", "file": "pkg/main.py", "line": 1, "symbol": "greet"}),
+    )
+    .await;
+    insta::assert_json_snapshot!("py_code_actions", out);
+    registry.shutdown(Duration::from_secs(5)).await;
+}

@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
 
+mod lsp_support;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -152,37 +154,28 @@ async fn apply_patch_is_all_or_nothing() {
         "one\ntwo\nthree\n"
     );
 
-    // A write that fails midway (a read-only folder) restores what was already written.
+    // A write that fails midway (a file that cannot be replaced, written after `a.txt`)
+    // restores what was already written: the tree is byte for byte as before.
     std::fs::create_dir(dir.path().join("locked")).unwrap();
     std::fs::write(dir.path().join("locked/c.txt"), "c\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(
-        dir.path().join("locked"),
-        std::fs::Permissions::from_mode(0o555),
-    )
-    .unwrap();
-    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n--- a/locked/c.txt\n+++ b/locked/c.txt\n@@ -1 +1 @@\n-c\n+C\n";
+    let before = lsp_support::tree(dir.path());
+    let Some(locked) = lsp_support::Locked::new(&dir.path().join("locked/c.txt")) else {
+        return;
+    };
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n--- /dev/null\n+++ b/new/d.txt\n@@ -0,0 +1 @@\n+d\n--- a/locked/c.txt\n+++ b/locked/c.txt\n@@ -1 +1 @@\n-c\n+C\n";
     let out = call(&registry, "apply_patch", json!({"patch": patch})).await;
-    std::fs::set_permissions(
-        dir.path().join("locked"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
-    // Root ignores permissions; then the patch goes through and that is fine too.
-    if out.get("error").is_some() {
-        assert_eq!(out["error"]["kind"], "io", "{out}");
-        assert!(
-            out["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("nothing was changed"),
-            "{out}"
-        );
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
-            "one\ntwo\nthree\n"
-        );
-    }
+    drop(locked);
+    // The OS's words differ for root (EPERM) and others (EACCES): no snapshot.
+    assert_eq!(out["error"]["kind"], "io", "{out}");
+    assert_eq!(out["error"]["path"], "locked/c.txt", "{out}");
+    assert_eq!(
+        out["error"]["restored"],
+        json!(["a.txt", "new/d.txt"]),
+        "{out}"
+    );
+    let message = out["error"]["message"].as_str().unwrap();
+    assert!(message.contains("nothing was changed"), "{message}");
+    assert_eq!(lsp_support::tree(dir.path()), before);
 
     // Outside the root, and garbage, are refused.
     let out = call(

@@ -199,7 +199,10 @@ pub(crate) async fn run(
         )
         .map_err(|detail| CheckerError::Unreadable {
             command: plan.shown.clone(),
-            detail: format!("{detail}; it printed: {}", tail(&output.stdout, &output.stderr)),
+            detail: format!(
+                "{detail}; it printed: {}",
+                tail(&output.stdout, &output.stderr)
+            ),
         })?;
         if output.code != Some(0) {
             exit_code = output.code;

@@ -412,7 +412,14 @@ mod tests {
     #[test]
     fn pyright_json_with_a_banner() {
         let out = "No configuration file found.\n{\"generalDiagnostics\": [{\"file\": \"/w/a.py\", \"severity\": \"error\", \"message\": \"Type \\\"int\\\" is not assignable\\n  detail\", \"range\": {\"start\": {\"line\": 3, \"character\": 9}}, \"rule\": \"reportAssignmentType\"}], \"summary\": {}}";
-        let found = parse(Format::PyrightJson, "basedpyright", out, "", Path::new("/w")).unwrap();
+        let found = parse(
+            Format::PyrightJson,
+            "basedpyright",
+            out,
+            "",
+            Path::new("/w"),
+        )
+        .unwrap();
         assert_eq!(
             one(&found),
             (
@@ -423,7 +430,14 @@ mod tests {
                 "Type \"int\" is not assignable\n  detail".into()
             )
         );
-        assert!(parse(Format::PyrightJson, "basedpyright", "oops", "", Path::new("/w")).is_err());
+        assert!(parse(
+            Format::PyrightJson,
+            "basedpyright",
+            "oops",
+            "",
+            Path::new("/w")
+        )
+        .is_err());
     }
 
     #[test]

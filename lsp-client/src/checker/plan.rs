@@ -138,11 +138,14 @@ pub(crate) fn plan(
         }
         shown.push_str(&count_files(files.len()));
         if total > files.len() {
-            note = Some(format!("checked {}{}", files.len(), left_out(total, files.len())));
+            note = Some(format!(
+                "checked {}{}",
+                files.len(),
+                left_out(total, files.len())
+            ));
         }
         invocations = vec![args];
-    } else if format == Format::Gcc && command.get(1).map(String::as_str) == Some("-fsyntax-only")
-    {
+    } else if format == Format::Gcc && command.get(1).map(String::as_str) == Some("-fsyntax-only") {
         // A compiler checks one file per process, with that file's flags from the database.
         let (files, total, _) = c_sources(root);
         if files.is_empty() {
@@ -497,21 +500,33 @@ mod tests {
         );
         assert_eq!(
             flags_for(&entries, &root.join("b.c")),
-            ["-isystem".to_owned(), root.join("sys").display().to_string()]
+            [
+                "-isystem".to_owned(),
+                root.join("sys").display().to_string()
+            ]
         );
     }
 
     #[test]
     fn sources_skip_dependency_folders() {
         let dir = tempfile::tempdir().unwrap();
-        for file in ["a.ts", "src/b.tsx", "node_modules/x/c.ts", ".git/d.ts", "e.js"] {
+        for file in [
+            "a.ts",
+            "src/b.tsx",
+            "node_modules/x/c.ts",
+            ".git/d.ts",
+            "e.js",
+        ] {
             let path = dir.path().join(file);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, "").unwrap();
         }
         let (files, total) = sources(dir.path(), TS_SOURCES);
         assert_eq!(total, 2);
-        assert_eq!(files, [dir.path().join("a.ts"), dir.path().join("src/b.tsx")]);
+        assert_eq!(
+            files,
+            [dir.path().join("a.ts"), dir.path().join("src/b.tsx")]
+        );
     }
 
     #[test]

@@ -15,7 +15,10 @@ impl Supervisor {
     /// without, every enabled family that has a project marker in the workspace (families
     /// without markers, such as bash, only when asked for by name). Nested roots are left to
     /// the outer one's checker.
-    pub fn project_targets(&self, language: Option<&str>) -> Result<Vec<ProjectTarget>, Unavailable> {
+    pub fn project_targets(
+        &self,
+        language: Option<&str>,
+    ) -> Result<Vec<ProjectTarget>, Unavailable> {
         if let Some(error) = self.config_error() {
             return Err(Unavailable {
                 family: language.map(str::to_owned),
@@ -25,8 +28,12 @@ impl Supervisor {
         let families: Vec<_> = match language {
             Some(name) => {
                 let family = self.table().family(name).ok_or_else(|| {
-                    let known: Vec<&str> =
-                        self.table().families.iter().map(|f| f.name.as_str()).collect();
+                    let known: Vec<&str> = self
+                        .table()
+                        .families
+                        .iter()
+                        .map(|f| f.name.as_str())
+                        .collect();
                     Unavailable {
                         family: None,
                         reason: format!(
@@ -88,7 +95,10 @@ impl Supervisor {
     }
 
     /// Runs the project checker of `target` (see [`crate::checker`]).
-    pub async fn check_project(&self, target: &ProjectTarget) -> Result<ProjectCheck, CheckerError> {
+    pub async fn check_project(
+        &self,
+        target: &ProjectTarget,
+    ) -> Result<ProjectCheck, CheckerError> {
         let family = self
             .table()
             .family(canonical_family(&target.family))

@@ -149,6 +149,7 @@ pub async fn server(
         timing,
         checker: None,
         checker_timeout: cc_lsp_client::table::DEFAULT_CHECKER_TIMEOUT,
+        tsserver_probe: false,
     };
     let server = LanguageServer::initialize(
         "fake",

@@ -300,9 +300,7 @@ pub(super) fn undo(op: &FileOp, index: usize) -> Result<(), String> {
         } => {
             if let (Some(original), Some(new)) = (original, new) {
                 if std::fs::read(to).is_ok_and(|current| &current != new) {
-                    return Err(
-                        "changed by another writer during the commit; left as it is".into(),
-                    );
+                    return Err("changed by another writer during the commit; left as it is".into());
                 }
                 super::temp_with(to, original)
                     .and_then(|temp| temp.persist(to).map(|_| ()).map_err(|e| e.error))
@@ -449,12 +447,20 @@ mod tests {
         std::fs::write(root.join("taken"), "t").unwrap();
         let mut tx = Transaction::new();
         tx.create(root.join("taken"), b"new".to_vec());
-        tx.rename(root.join("a"), root.join("b"), Some(b"not a".to_vec()), None);
+        tx.rename(
+            root.join("a"),
+            root.join("b"),
+            Some(b"not a".to_vec()),
+            None,
+        );
         tx.delete(root.join("missing"), Some(Vec::new()));
         let Err(CommitError::Stale { paths }) = tx.commit() else {
             panic!("stale");
         };
-        assert_eq!(paths, [root.join("taken"), root.join("b"), root.join("missing")]);
+        assert_eq!(
+            paths,
+            [root.join("taken"), root.join("b"), root.join("missing")]
+        );
         assert_eq!(read(&root.join("taken")), "t");
         assert_eq!(read(&root.join("a")), "a");
     }

@@ -1,7 +1,6 @@
 //! Test helpers: run a pattern over a snippet and render the result as the tool's JSON.
 
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
-
 #![allow(dead_code)]
 
 use cc_structural::{Captured, Languages, Pattern, PatternError, SourceParser};

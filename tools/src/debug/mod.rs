@@ -80,8 +80,9 @@ impl Tool for DebugTool {
          runs until the first stop or exit, then `stack`, `scopes` {frame_id}, `variables` \
          {reference}, `evaluate` {expression, frame_id?}, `step_over`/`step_in`/`step_out`, \
          `continue`, `pause`, `threads`, `output`, and `terminate` when done. `attach` {port} \
-         connects to a Python process listening with debugpy. `adapters` says which debuggers \
-         work here and why not; `status` where the session is. launch, continue and the steps \
+         connects to a Python process listening with debugpy (`terminate` ends it too). \
+         `adapters` says which debuggers work here and why not; `status` where the session \
+         is. launch, continue and the steps \
          block until the program stops or exits, up to a wait limit the result reports. Every \
          result carries `stopped` {reason, file, line, thread_id} or `exited` {code}. A second \
          launch while a session lives is refused; sessions are killed after 30 minutes."

@@ -139,6 +139,40 @@ pub fn render(op: Op, value: &Value) -> String {
             }
             line
         }
+        Op::Breakpoints => {
+            let file = str_of(value, "file").unwrap_or("?");
+            let lines: Vec<String> = value["breakpoints"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|b| {
+                    let mut line = num(b, "line");
+                    match b["verified"].as_bool() {
+                        Some(false) => line.push_str(" (not verified)"),
+                        Some(true) => {
+                            if let Some(actual) = b["actual_line"].as_i64() {
+                                line.push_str(&format!(" (placed at {actual})"));
+                            }
+                        }
+                        None => {}
+                    }
+                    line
+                })
+                .collect();
+            let mut text = if lines.is_empty() {
+                format!("{file}: no breakpoints")
+            } else {
+                format!("{file}: breakpoints at {}", lines.join(", "))
+            };
+            if value["pending"] == true && !lines.is_empty() {
+                text.push_str(" (sent when the session starts)");
+            }
+            let position = position(value);
+            if value["state"] != "none" {
+                text.push_str(&format!("\n{position}"));
+            }
+            text
+        }
         Op::Output => str_of(value, "output").unwrap_or("").to_owned(),
         Op::Terminate => {
             if value["terminated"] == true {

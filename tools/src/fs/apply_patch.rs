@@ -4,8 +4,9 @@
 //! lines were added or removed above it, at the nearest place after the previous hunk; there
 //! is no fuzz. Every file's new content is computed before anything is written; a hunk that
 //! does not apply refuses the whole patch, naming the file, the hunk and the line that
-//! differs. Writes go through temporary files, and if one fails the files already replaced
-//! are restored.
+//! differs. The files are then written by the shared file transaction
+//! (`cc_structural::Transaction`): checked against the bytes the patch was computed from,
+//! written through fsynced temporary files, and restored if one write fails.
 
 use std::path::PathBuf;
 
@@ -415,7 +416,7 @@ impl Tool for ApplyPatchTool {
                 removed,
             });
         }
-        commit(&planned)?;
+        commit(&self.root, &planned).await?;
         let summary: Vec<Value> = planned
             .iter()
             .map(|p| {
@@ -438,41 +439,33 @@ impl Tool for ApplyPatchTool {
     }
 }
 
-/// Writes every planned file, or none: on a failure the files already written are restored.
-fn commit(planned: &[Planned]) -> Result<(), ToolError> {
-    let mut done: Vec<&Planned> = Vec::new();
+/// Writes every planned file, or none, through the shared file transaction
+/// (`cc_structural::Transaction`, as `resolve` and `lsp_rename` do): each file is checked
+/// against the bytes the patch was computed from, written through an fsynced temporary file
+/// and a rename, and everything already written is restored if one step fails.
+async fn commit(root: &WorkspaceRoot, planned: &[Planned]) -> Result<(), ToolError> {
+    let mut tx = cc_structural::Transaction::new();
     for plan in planned {
-        let result = match &plan.after {
-            Some(text) => super::write_atomically(&plan.path, text.as_bytes()).map(|_| ()),
-            None => std::fs::remove_file(&plan.path),
-        };
-        if let Err(error) = result {
-            let mut unrestored = Vec::new();
-            for undo in done.iter().rev() {
-                let restored = match &undo.before {
-                    Some(bytes) => super::write_atomically(&undo.path, bytes).map(|_| ()),
-                    None => std::fs::remove_file(&undo.path),
-                };
-                if restored.is_err() {
-                    unrestored.push(undo.shown.clone());
-                }
+        match (&plan.before, &plan.after) {
+            (Some(before), Some(after)) => {
+                tx.replace(&plan.path, before.clone(), after.clone().into_bytes())
             }
-            let mut message = format!(
-                "could not write `{}`: {error}; nothing was changed",
-                plan.shown
-            );
-            if !unrestored.is_empty() {
-                message = format!(
-                    "could not write `{}`: {error}; restoring failed for {}",
-                    plan.shown,
-                    unrestored.join(", ")
-                );
-            }
-            return Err(ToolError::new(kinds::IO, message).with_detail("path", plan.shown.clone()));
+            (None, Some(after)) => tx.create(&plan.path, after.clone().into_bytes()),
+            (Some(before), None) => tx.delete(&plan.path, Some(before.clone())),
+            (None, None) => {}
         }
-        done.push(plan);
     }
-    Ok(())
+    let committed = tokio::task::spawn_blocking(move || tx.commit())
+        .await
+        .map_err(|error| ToolError::internal(format!("the commit did not finish: {error}")))?;
+    committed.map(|_| ()).map_err(|error| {
+        crate::lsp::apply::commit_error(
+            root,
+            &error,
+            "the patch",
+            "read the files and make the patch from their current content",
+        )
+    })
 }
 
 #[cfg(test)]
@@ -505,7 +498,7 @@ mod tests {
         .unwrap_err();
         assert!(error.contains("hunk 1 of `f`"), "{error}");
         assert!(
-            error.contains("expects `a`") || error.contains("has `a`"),
+            error.contains("at line 2 the file has `b` where the hunk expects `B`"),
             "{error}"
         );
     }

@@ -1,15 +1,20 @@
-//! Language servers as tools: the diagnostics-on-write hook and the `lsp` tool.
+//! Language servers as tools: the diagnostics-on-write hook, the `lsp` tool and
+//! `lsp_rename`.
 //!
-//! [`register`] wires a [`cc_lsp_client::Supervisor`] into a registry: the `lsp` tool, the
-//! [`LspDiagnostics`] hook that attaches `{"new", "pending", "unchecked"}` to every write
-//! (including writes made through a kernel's bridge and `resolve`, since they take the same
-//! dispatch path), and a shutdown hook that stops every server when the run ends.
+//! [`register`] wires a [`cc_lsp_client::Supervisor`] into a registry: the `lsp` tool (read),
+//! `lsp_rename` (write), the [`LspDiagnostics`] hook that attaches `{"new", "pending",
+//! "unchecked"}` to every write (including writes made through a kernel's bridge and
+//! `resolve`, since they take the same dispatch path), the [`TransactionApplier`] that
+//! applies the edits servers ask for (`workspace/applyEdit`) all or nothing inside the
+//! workspace, and a shutdown hook that stops every server when the run ends.
 
 mod actions;
+pub(crate) mod apply;
 mod diagnostics;
 mod nav;
 mod open;
 mod project;
+mod rename;
 mod tool;
 
 use std::sync::Arc;
@@ -17,7 +22,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use cc_lsp_client::Supervisor;
 
+pub use apply::TransactionApplier;
 pub use diagnostics::LspDiagnostics;
+pub use rename::LspRenameTool;
 pub use tool::LspTool;
 
 use crate::registry::{RegistryBuilder, Shutdown};
@@ -33,12 +40,15 @@ impl Shutdown for StopServers {
     }
 }
 
-/// Registers `lsp`, the diagnostics hook (unless `keep_hook` says the host set its own) and
-/// the shutdown of every server.
+/// Registers `lsp` and `lsp_rename`, wires the applier of server edits, and the shutdown of
+/// every server; returns the diagnostics hook (the caller installs it unless the host set
+/// its own).
 pub fn register(builder: &mut RegistryBuilder, supervisor: Arc<Supervisor>) -> Arc<LspDiagnostics> {
     let root = builder.run().root.clone();
     let hook = Arc::new(LspDiagnostics::new(supervisor.clone(), root.clone()));
-    builder.add_tool(Arc::new(LspTool::new(supervisor.clone(), root)));
+    supervisor.set_applier(Arc::new(TransactionApplier::new(root.clone())));
+    builder.add_tool(Arc::new(LspTool::new(supervisor.clone(), root.clone())));
+    builder.add_tool(Arc::new(LspRenameTool::new(supervisor.clone(), root)));
     builder.add_shutdown(Arc::new(StopServers(supervisor)));
     hook
 }

@@ -49,9 +49,7 @@ pub(super) async fn open(
     let path = root.resolve_existing(file)?;
     let shown = root.relative(&path);
     let text = crate::fs::read_text(&path, &shown)?;
-    let (family, _) = supervisor
-        .route(&path)
-        .map_err(|u| unavailable(u.reason))?;
+    let (family, _) = supervisor.route(&path).map_err(|u| unavailable(u.reason))?;
     let language_id = family.language_id(&path);
     let server = supervisor
         .server_for(&path)

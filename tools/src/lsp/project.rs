@@ -139,9 +139,11 @@ pub(crate) async fn check(
             listed.len()
         ));
     }
-    text.extend(failures.iter().map(|(family, root, error)| {
-        format!("{family} [{root}]: not checked: {error}")
-    }));
+    text.extend(
+        failures
+            .iter()
+            .map(|(family, root, error)| format!("{family} [{root}]: not checked: {error}")),
+    );
     let value = json!({
         "action": "diagnostics",
         "file": "*",

@@ -64,7 +64,8 @@ enum Action {
     /// symbols (first 200).
     Symbols,
     /// The code actions the server offers at `line`/`symbol`: titles, kinds, whether each
-    /// carries an edit.
+    /// carries an edit. The diagnostics on that line are handed to the server (and listed),
+    /// so its quick fixes for them show.
     CodeActions,
 }
 
@@ -405,13 +406,14 @@ impl Tool for LspTool {
         "Ask the workspace's language servers. Positions are `line` (1-based) plus `symbol` \
          (the identifier as written on that line), never a column. Actions: `definition`, \
          `type_definition`, `implementation`, `references` (first 50), `hover`, \
-         `code_actions` (need file, line, symbol); `symbols` (`query` for a workspace search, \
-         or `file` for its outline); `diagnostics` (a file's current errors and warnings; `file: \"*\"` runs the \
-         project checker — basedpyright, tsc, cargo check, go vet, clang-tidy — over every \
-         project, or `language`'s); \
-         `status` (each language's server, state and why — ask it when diagnostics are \
-         missing); `reload` (restart the server of `file` or `language`). Locations come \
-         back as root-relative path, line and that line's text; capped lists give the total."
+         `code_actions` (with the quick fixes for that line's diagnostics) need file, line \
+         and symbol; `symbols` (`query` for a workspace search, or `file` for its outline); \
+         `diagnostics` (a file's current errors and warnings; with `file: \"*\"` the whole \
+         project's, from basedpyright, tsc, cargo check, go vet or clang-tidy, optionally \
+         for one `language`); `status` (each language's server, state and why — ask it \
+         when diagnostics are missing); `reload` (restart the server of `file` or \
+         `language`). Locations come back as root-relative path, line and that line's text; \
+         capped lists give the total."
     }
 
     fn input_schema(&self) -> Value {

@@ -118,7 +118,16 @@ impl Tool for AstGrepTool {
                 .map(|s| json!({"path": shown(&self.root, &s.path), "reason": s.reason}))
                 .collect();
         }
-        let text = render(&self.root, &result.matches, result.total);
+        let mut text = render(&self.root, &result.matches, result.total);
+        if result.exhausted > 0 {
+            // Never a silent miss: say that some candidates were too costly to decide.
+            value["undecided"] = json!(result.exhausted);
+            text.push_str(&format!(
+                "{} candidate node(s) needed more backtracking than allowed and were not \
+                 matched; use fewer `$$$` in one list\n",
+                result.exhausted
+            ));
+        }
         Ok(ToolOutput::new(value).with_text(text))
     }
 }

@@ -93,3 +93,18 @@ pub async fn session_pids(registry: &Registry) -> Vec<u32> {
         .map(|pid| u32::try_from(pid).unwrap())
         .collect()
 }
+
+/// The `output` result once the program has printed `total_bytes` in all: debugpy delivers
+/// the program's output on another channel than its stops, so output can trail a stop by a
+/// moment (what a call returns under `output` is what arrived during it).
+pub async fn output_after(registry: &Registry, total_bytes: u64) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..200 {
+        last = call(registry, serde_json::json!({"op": "output"})).await;
+        if last["total_bytes"].as_u64() >= Some(total_bytes) {
+            return last;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the program's output never reached {total_bytes} bytes: {last:#}");
+}

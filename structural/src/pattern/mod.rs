@@ -2,20 +2,36 @@
 //! tree of [`PNode`]s the matcher walks.
 //!
 //! The fragment is parsed with the file's grammar inside each scaffold of the language's
-//! ladder. A scaffold accepts when the fragment's own byte range is exactly one node (the
-//! innermost such) and that node holds no `ERROR` or missing node, except inside a part whose
-//! whole text is one metavariable (grammars without a place for `$$$B` wrap it in `ERROR`).
-//! One concession: a statement terminator `;` the fragment leaves off (`let x = 1` in Rust) is
-//! supplied rather than refused; the code's `;` is an unnamed token the pattern then does not
-//! spell. The first scaffold that accepts wins; if none does, [`PatternError::Unparsable`] says
-//! where each one broke.
+//! ladder ([`ladder`]). A scaffold accepts when the parse has no `ERROR` or missing node and
+//! the fragment's own byte range is exactly one node (the innermost such), which becomes the
+//! pattern's root. Then, in order of preference:
+//!
+//! 1. a clean parse in any scaffold (first in ladder order) beats one that needs an `ERROR`
+//!    around a lone metavariable (grammars with no place for `$$$B` in a block wrap it so);
+//! 2. the fragment as written beats one with a `;` supplied after a metavariable that ends a
+//!    braced list (`{ $$$B }` in Dart is otherwise a set literal), and beats the language's
+//!    fallback spelling of `$` (Ruby constants for `class $C`);
+//! 3. a statement-rung local function gives way to a class member where the language says so
+//!    (C#, Dart: `void M() {}` usually means a method).
+//!
+//! Two concessions: a statement terminator `;` the fragment leaves off (`let x = 1` in Rust)
+//! is supplied rather than refused, and a member's trailing `;` may be a sibling token. If no
+//! scaffold accepts, [`PatternError::Unparsable`] says where each context broke.
 
 use std::fmt;
 use std::sync::Arc;
 
+mod convert;
+mod ladder;
+mod literal;
+
 use crate::language::{ContextKind, Language, Scaffold};
 use crate::meta::{parse_metavar, MetaVar, Substituted};
 use crate::node::{Grammar, Node};
+
+use convert::{choose_literals, collect_literals, Builder};
+use ladder::accept;
+use literal::LiteralFinder;
 
 /// Why a pattern cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -134,6 +150,7 @@ pub struct Pattern {
     context: ContextKind,
     pub(crate) names: Vec<String>,
     literals: Vec<Vec<u8>>,
+    finders: Vec<LiteralFinder>,
     text: String,
 }
 
@@ -294,13 +311,16 @@ impl Pattern {
         let names = builder.names;
         let mut literals = Vec::new();
         collect_literals(&root, &mut literals);
+        let literals = choose_literals(literals);
+        let finders = literals.iter().map(|l| LiteralFinder::new(l)).collect();
         Ok(Pattern {
             context: entry.0.context,
             language,
             grammar,
             root,
             names,
-            literals: choose_literals(literals),
+            literals,
+            finders,
             text: fragment.to_owned(),
         })
     }
@@ -333,9 +353,7 @@ impl Pattern {
 
     /// Whether a file holding `bytes` may contain a match.
     pub fn may_match(&self, bytes: &[u8]) -> bool {
-        self.literals
-            .iter()
-            .all(|literal| memchr::memmem::find(bytes, literal).is_some())
+        self.finders.iter().all(|finder| finder.occurs_in(bytes))
     }
 }
 
@@ -419,281 +437,3 @@ impl Source<'_> {
     }
 }
 
-fn rejection(problem: String, position: Option<(usize, usize)>) -> Attempt {
-    Attempt {
-        context: ContextKind::Statement,
-        problem,
-        line: position.map(|p| p.0),
-        column: position.map(|p| p.1),
-    }
-}
-
-/// The innermost node that is exactly the fragment, if the whole scaffold parsed cleanly.
-/// `lenient` also accepts an `ERROR` node whose whole text is one metavariable.
-fn accept<'t>(source: &Source<'_>, root: Node<'t>, lenient: bool) -> Result<Node<'t>, Attempt> {
-    let start = source.start;
-    let end = source.start + source.substituted.text.len();
-    if let Some(bad) = first_problem(source, root, lenient) {
-        return Err(bad);
-    }
-    let mut node = smallest_covering(root, start, end);
-    let mut exact = node.start() == start && node.end() == end;
-    if !exact && source.ends_with_semicolon() {
-        // `private x = 1;` in a class body: the member is a node, its `;` a sibling token.
-        let shorter = smallest_covering(root, start, end - 1);
-        if shorter.start() == start && shorter.end() == end - 1 {
-            node = shorter;
-            exact = true;
-        }
-    }
-    if !exact {
-        let (line, column) = source.position(start.max(node.start()));
-        let what = if node.start() < start || node.end() > end {
-            format!(
-                "the fragment is part of a larger `{}` here, not a node of its own",
-                node.kind()
-            )
-        } else {
-            "the fragment spans several nodes, not one".to_owned()
-        };
-        return Err(rejection(what, Some((line, column))));
-    }
-    Ok(node)
-}
-
-/// The smallest node containing `start..end`.
-fn smallest_covering<'t>(root: Node<'t>, start: usize, end: usize) -> Node<'t> {
-    let mut node = root;
-    'descend: loop {
-        for child in node.children() {
-            let c = child.node;
-            if c.start() <= start && c.end() >= end && !(c.start() == c.end() && start != end) {
-                node = c;
-                continue 'descend;
-            }
-        }
-        return node;
-    }
-}
-
-/// The first `ERROR` or missing node of the parse. Parts whose whole text is one metavariable
-/// are skipped (and, when `lenient`, an `ERROR` that is one); a missing `;` right where the
-/// fragment ends is tolerated.
-fn first_problem(source: &Source<'_>, node: Node<'_>, lenient: bool) -> Option<Attempt> {
-    if !node.has_error() {
-        return None;
-    }
-    let in_fragment =
-        node.start() >= source.start && node.end() <= source.start + source.substituted.text.len();
-    if in_fragment && source.metavar(&node).is_some() && (lenient || !node.is_error()) {
-        return None;
-    }
-    if node.is_missing() {
-        let fragment_end = source.start + source.substituted.text.len();
-        // Only the fragment's own terminator: a `;` missing inside it means the fragment was
-        // read as something else (Dart's `{ $$$B }` as a set literal).
-        let wraps_fragment = node
-            .parent()
-            .is_some_and(|p| p.start() <= source.start && p.end() >= fragment_end);
-        // The parser may put it after the whitespace that follows the fragment.
-        let right_after = node.start() >= fragment_end
-            && source
-                .full_between(fragment_end, node.start())
-                .trim()
-                .is_empty();
-        if node.kind() == ";" && !node.is_named() && right_after && wraps_fragment {
-            return None;
-        }
-        let position = source.position(node.start());
-        return Some(rejection(
-            format!("syntax error: a `{}` is missing", node.kind()),
-            Some(position),
-        ));
-    }
-    if node.is_error() {
-        let position = source.position(node.start());
-        let text: String = source.text(&node).chars().take(30).collect();
-        let shown = if text.trim().is_empty() {
-            String::new()
-        } else {
-            format!(" at `{}`", text.trim())
-        };
-        return Some(rejection(format!("syntax error{shown}"), Some(position)));
-    }
-    for child in node.children() {
-        if let Some(problem) = first_problem(source, child.node, lenient) {
-            return Some(problem);
-        }
-    }
-    None
-}
-
-struct Builder<'a> {
-    source: &'a Source<'a>,
-    grammar: &'a Grammar,
-    names: Vec<String>,
-}
-
-impl Builder<'_> {
-    fn slot(&mut self, var: &MetaVar) -> Option<usize> {
-        let name = var.name()?;
-        Some(match self.names.iter().position(|n| n == name) {
-            Some(i) => i,
-            None => {
-                self.names.push(name.to_owned());
-                self.names.len() - 1
-            }
-        })
-    }
-
-    /// Children that count: extras and missing nodes left out, except an `ERROR` that is
-    /// exactly a metavariable.
-    fn effective_children<'t>(&self, node: Node<'t>) -> Vec<(Node<'t>, u16)> {
-        node.children()
-            .into_iter()
-            .filter(|c| !c.node.is_missing())
-            .filter(|c| {
-                !(c.node.is_extra() || c.node.is_error())
-                    || (c.node.is_error() && self.source.metavar(&c.node).is_some())
-            })
-            // Nothing the user wrote: a missing token, or a `;` the ladder inserted.
-            .filter(|c| !self.source.text(&c.node).is_empty())
-            .map(|c| (c.node, c.field))
-            .collect()
-    }
-
-    /// Whether the metavariable that is `node`'s whole text stands for `node` itself, or for
-    /// its only child with the same text. It stands for the child when that child is a
-    /// statement wrapper (`if $A: $B` wants one statement, not any block), and, for `$$$`,
-    /// when `node` is a list container (Ruby's `body_statement` holds its statements
-    /// directly, so `$$$B` is the run inside it).
-    fn is_meta_level(&self, node: Node<'_>, text: &str, multi: bool) -> bool {
-        if self.grammar.is_wrapper(&node) {
-            return true;
-        }
-        match self.effective_children(node).as_slice() {
-            [(only, _)] if self.source.text(only).trim() == text => {
-                !(self.grammar.is_wrapper(only) || (multi && self.grammar.is_list_container(&node)))
-            }
-            _ => true,
-        }
-    }
-
-    fn convert(&mut self, node: Node<'_>, is_root: bool) -> PNode {
-        let text = self.source.text(&node).trim();
-        if node.is_named() || node.is_error() {
-            if let Some(var) = parse_metavar(text, '$') {
-                if is_root || self.is_meta_level(node, text, var.is_multi()) {
-                    let multi = var.is_multi();
-                    let slot = self.slot(&var);
-                    return PNode::Meta { multi, slot };
-                }
-            }
-            if let Some(string) = self.string_meta(node) {
-                return string;
-            }
-            if node.kind().contains("string") && self.source.was_substituted(&node) {
-                // Any other `$NAME` inside a string is literal text: compare the whole
-                // string as written (bash's `"hello $USER"` is code only in the file).
-                return PNode::Leaf {
-                    kind: self.grammar.kind(&node),
-                    named: true,
-                    text: self.source.text(&node).as_bytes().into(),
-                };
-            }
-        }
-        let kind = self.grammar.kind(&node);
-        let children = self.effective_children(node);
-        if children.is_empty() {
-            return PNode::Leaf {
-                kind,
-                named: node.is_named(),
-                text: self.source.text(&node).as_bytes().into(),
-            };
-        }
-        let mut fields = Vec::new();
-        let mut kinds = Vec::new();
-        let mut converted = Vec::with_capacity(children.len());
-        for (child, field) in children {
-            if field != 0 && !fields.contains(&field) {
-                fields.push(field);
-            }
-            if child.is_named() {
-                kinds.push(self.grammar.kind(&child));
-            }
-            let node = self.convert(child, false);
-            let nullable = match &node {
-                PNode::Internal { children, .. } => children.iter().all(|c| c.node.is_multi()),
-                _ => false,
-            };
-            converted.push(PChild {
-                named: child.is_named() || matches!(node, PNode::Meta { .. }),
-                nullable,
-                node,
-            });
-        }
-        PNode::Internal {
-            kind,
-            children: converted,
-            fields,
-            kinds,
-        }
-    }
-
-    /// `"$VAL"`: a string literal whose content between its delimiters is one metavariable.
-    fn string_meta(&mut self, node: Node<'_>) -> Option<PNode> {
-        if !node.kind().contains("string") || node.child_count() < 2 {
-            return None;
-        }
-        let first = node.first_child()?;
-        let last = node.last_child()?;
-        if first.end() > last.start() {
-            return None;
-        }
-        let start = self.source.original(first.end());
-        let end = self.source.original(last.start());
-        let content = self.source.fragment.get(start..end)?;
-        let var = parse_metavar(content, '$')?;
-        if var.is_multi() {
-            return None;
-        }
-        let slot = self.slot(&var);
-        Some(PNode::StringMeta {
-            kind: self.grammar.kind(&node),
-            slot,
-        })
-    }
-}
-
-/// Every token text the pattern spells, named tokens first.
-fn collect_literals(node: &PNode, out: &mut Vec<(bool, Vec<u8>)>) {
-    match node {
-        PNode::Leaf { named, text, .. } => out.push((*named, text.to_vec())),
-        PNode::Internal { children, .. } => {
-            for child in children {
-                collect_literals(&child.node, out);
-            }
-        }
-        PNode::Meta { .. } | PNode::StringMeta { .. } => {}
-    }
-}
-
-/// The two longest distinct texts, identifiers before keywords and punctuation (rarer, so a
-/// better filter).
-fn choose_literals(mut found: Vec<(bool, Vec<u8>)>) -> Vec<Vec<u8>> {
-    found.retain(|(_, text)| !text.is_empty());
-    found.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.len().cmp(&a.1.len())));
-    let mut chosen: Vec<Vec<u8>> = Vec::new();
-    for (_, text) in found {
-        if chosen.len() == 2 {
-            break;
-        }
-        let covered = chosen
-            .iter()
-            .any(|c| memchr::memmem::find(c, &text).is_some());
-        if !covered {
-            chosen.push(text);
-        }
-    }
-    chosen
-}

@@ -1,0 +1,115 @@
+//! Whether a scaffold accepts the fragment: exactly one clean node.
+
+use super::{Attempt, Source};
+use crate::language::ContextKind;
+use crate::node::Node;
+
+fn rejection(problem: String, position: Option<(usize, usize)>) -> Attempt {
+    Attempt {
+        context: ContextKind::Statement,
+        problem,
+        line: position.map(|p| p.0),
+        column: position.map(|p| p.1),
+    }
+}
+
+/// The innermost node that is exactly the fragment, if the whole scaffold parsed cleanly.
+/// `lenient` also accepts an `ERROR` node whose whole text is one metavariable.
+pub(super) fn accept<'t>(source: &Source<'_>, root: Node<'t>, lenient: bool) -> Result<Node<'t>, Attempt> {
+    let start = source.start;
+    let end = source.start + source.substituted.text.len();
+    if let Some(bad) = first_problem(source, root, lenient) {
+        return Err(bad);
+    }
+    let mut node = smallest_covering(root, start, end);
+    let mut exact = node.start() == start && node.end() == end;
+    if !exact && source.ends_with_semicolon() {
+        // `private x = 1;` in a class body: the member is a node, its `;` a sibling token.
+        let shorter = smallest_covering(root, start, end - 1);
+        if shorter.start() == start && shorter.end() == end - 1 {
+            node = shorter;
+            exact = true;
+        }
+    }
+    if !exact {
+        let (line, column) = source.position(start.max(node.start()));
+        let what = if node.start() < start || node.end() > end {
+            format!(
+                "the fragment is part of a larger `{}` here, not a node of its own",
+                node.kind()
+            )
+        } else {
+            "the fragment spans several nodes, not one".to_owned()
+        };
+        return Err(rejection(what, Some((line, column))));
+    }
+    Ok(node)
+}
+
+/// The smallest node containing `start..end`.
+fn smallest_covering<'t>(root: Node<'t>, start: usize, end: usize) -> Node<'t> {
+    let mut node = root;
+    'descend: loop {
+        for child in node.children() {
+            let c = child.node;
+            if c.start() <= start && c.end() >= end && !(c.start() == c.end() && start != end) {
+                node = c;
+                continue 'descend;
+            }
+        }
+        return node;
+    }
+}
+
+/// The first `ERROR` or missing node of the parse. Parts whose whole text is one metavariable
+/// are skipped (and, when `lenient`, an `ERROR` that is one); a missing `;` right where the
+/// fragment ends is tolerated.
+fn first_problem(source: &Source<'_>, node: Node<'_>, lenient: bool) -> Option<Attempt> {
+    if !node.has_error() {
+        return None;
+    }
+    let in_fragment =
+        node.start() >= source.start && node.end() <= source.start + source.substituted.text.len();
+    if in_fragment && source.metavar(&node).is_some() && (lenient || !node.is_error()) {
+        return None;
+    }
+    if node.is_missing() {
+        let fragment_end = source.start + source.substituted.text.len();
+        // Only the fragment's own terminator: a `;` missing inside it means the fragment was
+        // read as something else (Dart's `{ $$$B }` as a set literal).
+        let wraps_fragment = node
+            .parent()
+            .is_some_and(|p| p.start() <= source.start && p.end() >= fragment_end);
+        // The parser may put it after the whitespace that follows the fragment.
+        let right_after = node.start() >= fragment_end
+            && source
+                .full_between(fragment_end, node.start())
+                .trim()
+                .is_empty();
+        if node.kind() == ";" && !node.is_named() && right_after && wraps_fragment {
+            return None;
+        }
+        let position = source.position(node.start());
+        return Some(rejection(
+            format!("syntax error: a `{}` is missing", node.kind()),
+            Some(position),
+        ));
+    }
+    if node.is_error() {
+        let position = source.position(node.start());
+        let text: String = source.text(&node).chars().take(30).collect();
+        let shown = if text.trim().is_empty() {
+            String::new()
+        } else {
+            format!(" at `{}`", text.trim())
+        };
+        return Some(rejection(format!("syntax error{shown}"), Some(position)));
+    }
+    for child in node.children() {
+        if let Some(problem) = first_problem(source, child.node, lenient) {
+            return Some(problem);
+        }
+    }
+    None
+}
+

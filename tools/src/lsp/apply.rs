@@ -1,0 +1,238 @@
+//! Applying a server's `WorkspaceEdit` all or nothing, through the same file transaction as
+//! `resolve` (`cc_structural::Transaction`): the net change of every file is computed first
+//! (`cc_lsp_client::workspace_edit`), every path must be inside the workspace, and the
+//! commit re-checks each file against what the change was computed from, writes through
+//! fsynced temporary files and renames, and puts everything back if one step fails.
+//!
+//! [`TransactionApplier`] answers `workspace/applyEdit` requests the same way.
+
+use std::path::{Path, PathBuf};
+
+use cc_lsp_client::workspace_edit::{self, FileChange};
+use cc_lsp_client::{ApplyEdit, PositionEncoding};
+use cc_structural::{CommitError, Transaction};
+use serde_json::{json, Value};
+
+use crate::error::{kinds, ToolError};
+use crate::root::WorkspaceRoot;
+
+/// The transaction that makes `changes`.
+pub(crate) fn transaction(changes: &[FileChange]) -> Transaction {
+    let mut tx = Transaction::new();
+    for change in changes {
+        match change.clone() {
+            FileChange::Modify {
+                path,
+                original,
+                new,
+                ..
+            } => tx.replace(path, original, new),
+            FileChange::Create { path, content, .. } => tx.create(path, content),
+            FileChange::Rename {
+                from,
+                to,
+                original,
+                new,
+                ..
+            } => tx.rename(from, to, original, new),
+            FileChange::Delete { path, original } => tx.delete(path, original),
+        }
+    }
+    tx
+}
+
+/// Every path `changes` touch: written, created, both ends of a move, deleted.
+pub(crate) fn touched(changes: &[FileChange]) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for change in changes {
+        if let FileChange::Rename { from, .. } = change {
+            paths.push(from.clone());
+        }
+        paths.push(change.path().to_path_buf());
+    }
+    paths.dedup();
+    paths
+}
+
+/// Refuses a change that reaches outside the workspace.
+pub(crate) fn check_inside(root: &WorkspaceRoot, changes: &[FileChange]) -> Result<(), String> {
+    let outside: Vec<String> = touched(changes)
+        .iter()
+        .filter(|path| !inside(root.path(), path))
+        .map(|path| path.display().to_string())
+        .collect();
+    if outside.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the edit reaches outside the workspace ({}); nothing was changed",
+            outside.join(", ")
+        ))
+    }
+}
+
+/// Whether `path` (absolute) is under `root`, lexically and once symlinks of its existing
+/// part are resolved.
+fn inside(root: &Path, path: &Path) -> bool {
+    if !path.is_absolute()
+        || path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return false;
+    }
+    // The deepest existing ancestor decides where a symlink leads.
+    let existing = path.ancestors().find(|a| a.exists()).unwrap_or(path);
+    let resolved = std::fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
+    path.starts_with(root) && resolved.starts_with(root)
+}
+
+/// Commits on a blocking thread; errors say what happened to the tree.
+pub(crate) async fn commit(
+    root: &WorkspaceRoot,
+    changes: &[FileChange],
+    what: &str,
+    again: &str,
+) -> Result<(), ToolError> {
+    let tx = transaction(changes);
+    let committed = tokio::task::spawn_blocking(move || tx.commit())
+        .await
+        .map_err(|error| ToolError::internal(format!("the commit did not finish: {error}")))?;
+    committed
+        .map(|_| ())
+        .map_err(|error| commit_error(root, &error, what, again))
+}
+
+/// A failed commit as a tool error: which files, and that the tree is as before.
+pub(crate) fn commit_error(
+    root: &WorkspaceRoot,
+    error: &CommitError,
+    what: &str,
+    again: &str,
+) -> ToolError {
+    match error {
+        CommitError::Stale { paths } => {
+            let shown: Vec<String> = paths.iter().map(|p| root.relative(p)).collect();
+            ToolError::new(
+                "stale",
+                format!(
+                    "{} changed while {what} was being applied, so nothing was written; {again}",
+                    shown.join(", ")
+                ),
+            )
+            .with_detail("paths", shown)
+        }
+        CommitError::Io {
+            path,
+            message,
+            restored,
+            unrestored,
+        } => {
+            let shown = root.relative(path);
+            let restored: Vec<String> = restored.iter().map(|p| root.relative(p)).collect();
+            let unrestored_json: Vec<Value> = unrestored
+                .iter()
+                .map(|(p, why)| json!({"path": root.relative(p), "reason": why}))
+                .collect();
+            let outcome = if unrestored.is_empty() {
+                format!(
+                    "nothing was changed (the {} file(s) already written were restored)",
+                    restored.len()
+                )
+            } else {
+                format!(
+                    "{} file(s) could NOT be restored: {}",
+                    unrestored.len(),
+                    unrestored
+                        .iter()
+                        .map(|(p, why)| format!("{} ({why})", root.relative(p)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            ToolError::new(
+                kinds::IO,
+                format!("could not write `{shown}` while applying {what}: {message}; {outcome}"),
+            )
+            .with_detail("path", shown)
+            .with_detail("restored", restored)
+            .with_detail("unrestored", unrestored_json)
+        }
+    }
+}
+
+/// Applies the edits servers ask for (`workspace/applyEdit`) inside the workspace, all or
+/// nothing.
+#[derive(Debug, Clone)]
+pub struct TransactionApplier {
+    root: WorkspaceRoot,
+}
+
+impl TransactionApplier {
+    /// An applier confined to `root`.
+    pub fn new(root: WorkspaceRoot) -> Self {
+        TransactionApplier { root }
+    }
+}
+
+impl ApplyEdit for TransactionApplier {
+    fn apply(
+        &self,
+        edit: &Value,
+        encoding: PositionEncoding,
+        versions: &dyn Fn(&Path) -> Option<i64>,
+    ) -> Result<Vec<PathBuf>, String> {
+        let changes =
+            workspace_edit::plan(edit, encoding, versions).map_err(|error| error.to_string())?;
+        check_inside(&self.root, &changes)?;
+        transaction(&changes).commit().map_err(|error| {
+            commit_error(
+                &self.root,
+                &error,
+                "the server's edit",
+                "the server may ask again",
+            )
+            .message()
+            .to_owned()
+        })?;
+        Ok(touched(&changes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn applies_inside_and_refuses_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::write(ws.join("a.ts"), "export const a = 1;\n").unwrap();
+        let root = WorkspaceRoot::new(&ws).unwrap();
+        let applier = TransactionApplier::new(root);
+        let uri = |name: &str| cc_lsp_client::uri::path_to_uri(&ws.join(name));
+        let range =
+            json!({"start": {"line": 0, "character": 13}, "end": {"line": 0, "character": 14}});
+        let edit = json!({"documentChanges": [
+            {"textDocument": {"uri": uri("a.ts"), "version": 1}, "edits": [{"range": range, "newText": "one"}]},
+            {"kind": "create", "uri": uri("gen/c.ts")},
+            {"textDocument": {"uri": uri("gen/c.ts"), "version": null}, "edits": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "newText": "c\n"}]},
+        ]});
+        let written = applier
+            .apply(&edit, PositionEncoding::Utf16, &|_| Some(1))
+            .unwrap();
+        assert_eq!(written, [ws.join("a.ts"), ws.join("gen/c.ts")]);
+        assert_eq!(
+            std::fs::read_to_string(ws.join("a.ts")).unwrap(),
+            "export const one = 1;\n"
+        );
+        assert_eq!(std::fs::read_to_string(ws.join("gen/c.ts")).unwrap(), "c\n");
+        let outside =
+            json!({"changes": {"file:///etc/hostname": [{"range": range, "newText": "x"}]}});
+        let error = applier
+            .apply(&outside, PositionEncoding::Utf16, &|_| None)
+            .unwrap_err();
+        assert!(error.contains("outside the workspace"), "{error}");
+    }
+}

@@ -1,0 +1,342 @@
+//! `lsp_rename`: rename the symbol at a line through the language server, every file at
+//! once or none.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use cc_lsp_client::uri::path_to_uri;
+use cc_lsp_client::workspace_edit::{self, FileChange};
+use cc_lsp_client::{LanguageServer, LspError, Supervisor};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::apply;
+use super::open::{self, lsp_error, Opened};
+use crate::error::ToolError;
+use crate::root::WorkspaceRoot;
+use crate::tier::Tier;
+use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
+
+/// A rename may search the whole project.
+const RENAME_TIMEOUT: Duration = Duration::from_secs(60);
+/// A server this young may still be discovering the project's files: basedpyright answers
+/// `prepareRename` with null for a symbol defined in a file it has not enumerated yet.
+const YOUNG: Duration = Duration::from_secs(60);
+/// How long a young server's "cannot rename" is asked again before it is believed.
+const YOUNG_RETRY: Duration = Duration::from_secs(10);
+
+/// `lsp_rename`: rename a symbol everywhere the language server finds it.
+#[derive(Debug)]
+pub struct LspRenameTool {
+    supervisor: Arc<Supervisor>,
+    root: WorkspaceRoot,
+}
+
+impl LspRenameTool {
+    /// An `lsp_rename` tool over `supervisor`.
+    pub fn new(supervisor: Arc<Supervisor>, root: WorkspaceRoot) -> Self {
+        LspRenameTool { supervisor, root }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RenameArgs {
+    /// File path, relative to the workspace root.
+    file: String,
+    /// 1-based line where the symbol occurs (its definition or any use).
+    line: usize,
+    /// The symbol as it appears on that line (its first whole-identifier occurrence is used).
+    symbol: String,
+    /// The new name.
+    new_name: String,
+}
+
+fn refused(kind: &str, message: String) -> ToolError {
+    ToolError::new(kind.to_owned(), format!("{message}; nothing was changed"))
+}
+
+impl LspRenameTool {
+    /// Makes the server's open documents match the disk before it computes the edit, so
+    /// the edit is made against what will be checked at commit.
+    fn sync_open_documents(&self, opened: &Opened) -> Result<(), ToolError> {
+        for path in opened.server.open_documents() {
+            if path == opened.path {
+                continue;
+            }
+            match std::fs::read_to_string(&path) {
+                Ok(text) => {
+                    let language_id = self
+                        .supervisor
+                        .route(&path)
+                        .map(|(family, _)| family.language_id(&path))
+                        .unwrap_or_default();
+                    opened
+                        .server
+                        .ensure_synced(&path, &text, &language_id)
+                        .map_err(lsp_error)?;
+                }
+                Err(_) => opened.server.close(&path),
+            }
+        }
+        Ok(())
+    }
+
+    /// `prepareRename`, where the server offers it: refuses a place that cannot be
+    /// renamed before anything is computed.
+    async fn prepare(
+        &self,
+        opened: &Opened,
+        position: &Value,
+        symbol: &str,
+    ) -> Result<(), ToolError> {
+        let prepares = opened
+            .server
+            .capabilities()
+            .get("renameProvider")
+            .and_then(|p| p.get("prepareProvider"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if !prepares {
+            return Ok(());
+        }
+        let params =
+            json!({"textDocument": {"uri": path_to_uri(&opened.path)}, "position": position});
+        let retry_until =
+            (opened.server.age() < YOUNG).then(|| tokio::time::Instant::now() + YOUNG_RETRY);
+        let mut answer = opened
+            .server
+            .request("textDocument/prepareRename", params.clone(), RENAME_TIMEOUT)
+            .await;
+        while matches!(answer, Ok(Value::Null))
+            && retry_until.is_some_and(|until| tokio::time::Instant::now() < until)
+        {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            answer = opened
+                .server
+                .request("textDocument/prepareRename", params.clone(), RENAME_TIMEOUT)
+                .await;
+        }
+        match answer {
+            Ok(Value::Null) => Err(refused(
+                "cannot_rename",
+                format!(
+                    "{} says `{symbol}` in {} cannot be renamed there",
+                    opened.server.name(),
+                    opened.shown
+                ),
+            )),
+            Ok(_) => Ok(()),
+            Err(LspError::Server { message, .. }) => Err(refused(
+                "cannot_rename",
+                format!(
+                    "{} cannot rename `{symbol}`: {message}",
+                    opened.server.name()
+                ),
+            )),
+            Err(error) => Err(lsp_error(error)),
+        }
+    }
+
+    /// The server learns every written file's new text before the diagnostics hook asks it
+    /// about any of them (it syncs each file in parallel; a file checked before the one it
+    /// imports is synced would be checked against the old import). Files it watches hear
+    /// of the change too.
+    fn tell_server(&self, server: &LanguageServer, changes: &[FileChange]) {
+        for path in apply::touched(changes) {
+            let path = &path;
+            let same_server =
+                self.supervisor.route(path).ok().filter(|(family, root)| {
+                    family.name == server.family() && root == server.root()
+                });
+            match std::fs::read_to_string(path) {
+                Ok(text) => {
+                    if let Some((family, _)) = same_server {
+                        let _ = server.ensure_synced(path, &text, &family.language_id(path));
+                    }
+                }
+                Err(_) => server.close(path),
+            }
+        }
+        // FileChangeType: 1 created, 2 changed, 3 deleted.
+        let event = |path: &PathBuf, kind: u8| json!({"uri": path_to_uri(path), "type": kind});
+        let mut watched = Vec::new();
+        for change in changes {
+            match change {
+                FileChange::Modify { path, .. } => watched.push(event(path, 2)),
+                FileChange::Create { path, .. } => watched.push(event(path, 1)),
+                FileChange::Rename { from, to, .. } => {
+                    watched.push(event(from, 3));
+                    watched.push(event(to, 1));
+                }
+                FileChange::Delete { path, .. } => watched.push(event(path, 3)),
+            }
+        }
+        let watches = server
+            .registered_methods()
+            .iter()
+            .any(|m| m == "workspace/didChangeWatchedFiles");
+        if watches {
+            let _ = server.notify(
+                "workspace/didChangeWatchedFiles",
+                json!({"changes": watched}),
+            );
+        }
+    }
+
+    fn summary(&self, changes: &[FileChange]) -> Vec<Value> {
+        changes
+            .iter()
+            .map(|change| {
+                let mut row = json!({
+                    "path": self.root.relative(change.path()),
+                    "action": change.action(),
+                    "edits": change.edits(),
+                });
+                if let FileChange::Rename { from, .. } = change {
+                    row["from"] = json!(self.root.relative(from));
+                }
+                row
+            })
+            .collect()
+    }
+}
+
+#[async_trait]
+impl Tool for LspRenameTool {
+    fn name(&self) -> &str {
+        "lsp_rename"
+    }
+
+    fn tier(&self) -> Tier {
+        Tier::Write
+    }
+
+    fn description(&self) -> &str {
+        "Rename a symbol everywhere the language server finds it (definition, uses, imports, \
+         across files; files the server renames too). Give `file`, `line` (1-based), \
+         `symbol` (as written on that line) and `new_name`. All files change or none: if a \
+         file changed meanwhile or a write fails, nothing is changed. Returns each file with \
+         its edit count, then the new diagnostics of the touched files."
+    }
+
+    fn input_schema(&self) -> Value {
+        schema_for::<RenameArgs>()
+    }
+
+    fn parallel_safe(&self) -> bool {
+        // Two renames at once would each see the other's files change under them.
+        false
+    }
+
+    async fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: RenameArgs = parse_args(args)?;
+        let new_name = args.new_name.trim();
+        if new_name.is_empty() {
+            return Err(ToolError::invalid_arguments("`new_name` is empty"));
+        }
+        if new_name == args.symbol {
+            return Err(ToolError::invalid_arguments(format!(
+                "`new_name` is `{new_name}`, the name it already has"
+            )));
+        }
+        let opened = open::open(&self.supervisor, &self.root, Some(&args.file)).await?;
+        let at = open::position(&opened, Some(args.line), Some(&args.symbol))?;
+        if !opened
+            .server
+            .supports("renameProvider", "textDocument/rename")
+        {
+            return Err(ToolError::new(
+                "not_supported",
+                format!(
+                    "not supported by {}: it cannot rename",
+                    opened.server.name()
+                ),
+            ));
+        }
+        self.sync_open_documents(&opened)?;
+        let position = json!({"line": at.line, "character": at.character});
+        self.prepare(&opened, &position, &args.symbol).await?;
+        let params = json!({
+            "textDocument": {"uri": path_to_uri(&opened.path)},
+            "position": position,
+            "newName": new_name,
+        });
+        let edit = match opened
+            .server
+            .request("textDocument/rename", params, RENAME_TIMEOUT)
+            .await
+        {
+            Ok(edit) => edit,
+            Err(LspError::Server { message, .. }) => {
+                return Err(refused(
+                    "cannot_rename",
+                    format!(
+                        "{} refused to rename `{}` to `{new_name}`: {message}",
+                        opened.server.name(),
+                        args.symbol
+                    ),
+                ))
+            }
+            Err(error) => return Err(lsp_error(error)),
+        };
+        if edit.is_null() {
+            return Err(refused(
+                "cannot_rename",
+                format!(
+                    "{} found nothing to rename at `{}` in {}:{}",
+                    opened.server.name(),
+                    args.symbol,
+                    opened.shown,
+                    args.line
+                ),
+            ));
+        }
+        let server = opened.server.clone();
+        let changes =
+            workspace_edit::plan(&edit, server.encoding(), &|path| server.version_of(path))
+                .map_err(|error| {
+                    refused(
+                        "invalid_edit",
+                        format!(
+                            "{} sent an edit that cannot be applied: {error}",
+                            server.name()
+                        ),
+                    )
+                })?;
+        apply::check_inside(&self.root, &changes)
+            .map_err(|message| ToolError::new(crate::error::kinds::OUTSIDE_ROOT, message))?;
+        apply::commit(
+            &self.root,
+            &changes,
+            "the rename",
+            "run lsp_rename again on the current files",
+        )
+        .await?;
+
+        self.tell_server(&server, &changes);
+        let written = apply::touched(&changes);
+        let files = self.summary(&changes);
+        let edits: usize = changes.iter().map(FileChange::edits).sum();
+        let text = format!(
+            "renamed `{}` to `{new_name}`: {edits} edit(s) in {} file(s): {}",
+            args.symbol,
+            files.len(),
+            files
+                .iter()
+                .map(|f| format!("{} ({})", f["path"].as_str().unwrap_or(""), f["edits"]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        Ok(ToolOutput::new(json!({
+            "renamed": {"from": args.symbol, "to": new_name, "file": opened.shown, "line": args.line},
+            "files": files,
+            "edits": edits,
+        }))
+        .with_text(text)
+        .with_written(written))
+    }
+}
