@@ -169,6 +169,10 @@ impl Collector {
 /// Calls `visit` for `path` if it is a file, or for every file under the folder `path` with
 /// one of the pattern language's extensions (`.gitignore` honoured, hidden files skipped),
 /// from `threads` workers (0: one per core), each with its own parser.
+///
+/// The walk only lists files; the workers then take files from one shared queue, biggest
+/// first, so one folder of many files (a `test/` tree) is shared out rather than left to the
+/// worker that found it.
 pub(crate) fn visit_sources(
     pattern: &Pattern,
     path: &Path,
@@ -180,43 +184,47 @@ pub(crate) fn visit_sources(
         visit(path, &mut SourceParser::new());
         return Ok(());
     }
-    let extensions: Vec<String> = pattern
-        .language()
-        .extensions()
-        .iter()
-        .map(|e| e.to_string())
+    let extensions = pattern.language().extensions();
+    let mut files: Vec<(u64, PathBuf)> = ignore::WalkBuilder::new(path)
+        .hidden(true)
+        .git_ignore(true)
+        .require_git(false)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
+        .filter(|entry| {
+            entry
+                .path()
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| extensions.iter().any(|x| x.eq_ignore_ascii_case(e)))
+        })
+        .map(|entry| {
+            let size = entry.metadata().map_or(0, |m| m.len());
+            (size, entry.into_path())
+        })
         .collect();
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let threads = if threads == 0 {
         std::thread::available_parallelism().map_or(2, |n| n.get())
     } else {
         threads
-    };
-    let walker = ignore::WalkBuilder::new(path)
-        .hidden(true)
-        .git_ignore(true)
-        .require_git(false)
-        .threads(threads)
-        .build_parallel();
-    walker.run(|| {
-        let mut parser = SourceParser::new();
-        let extensions = &extensions;
-        Box::new(move |entry| {
-            let Ok(entry) = entry else {
-                return ignore::WalkState::Continue;
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return ignore::WalkState::Continue;
-            }
-            let wanted = entry
-                .path()
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| extensions.iter().any(|x| x.eq_ignore_ascii_case(e)));
-            if wanted {
-                visit(entry.path(), &mut parser);
-            }
-            ignore::WalkState::Continue
-        })
+    }
+    .clamp(1, files.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut parser = SourceParser::new();
+                loop {
+                    let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((_, file)) = files.get(index) else {
+                        break;
+                    };
+                    visit(file, &mut parser);
+                }
+            });
+        }
     });
     Ok(())
 }
@@ -303,16 +311,18 @@ fn search_file(
             return;
         }
     };
-    let wants = {
+    let (wants, max) = {
         let mut c = lock(collector);
         c.files_searched += 1;
         c.files_parsed += 1;
         c.total += found.matches.len();
         c.exhausted += found.exhausted;
-        !found.matches.is_empty() && c.wants(path)
+        (!found.matches.is_empty() && c.wants(path), c.max)
     };
     if wants {
-        let texts = found_matches(path, &bytes, &found.matches);
+        // Past its first `max` matches, none of a file's can be among the first `max`.
+        let keep = found.matches.len().min(max);
+        let texts = found_matches(path, &bytes, &found.matches[..keep]);
         lock(collector).add(path.to_path_buf(), texts);
     }
 }

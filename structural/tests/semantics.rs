@@ -299,7 +299,8 @@ fn only_multi_pattern_is_refused() {
 fn backtracking_is_bounded_and_a_give_up_is_counted() {
     let args: Vec<String> = (0..300).map(|i| format!("a{i}")).collect();
     let code = format!("f({})\n", args.join(", "));
-    let pattern = common::compile("python", "f($$$A, $X, $$$B, $Y, $$$C, $Z, $$$D, never)").unwrap();
+    let pattern =
+        common::compile("python", "f($$$A, $X, $$$B, $Y, $$$C, $Z, $$$D, never)").unwrap();
     let found = pattern
         .find_all(&mut cc_structural::SourceParser::new(), code.as_bytes())
         .unwrap();

@@ -113,7 +113,7 @@ async fn plan_and_subagent_surfaces_list_and_allow_read_tier_only() {
             .into_iter()
             .map(|s| s.name)
             .collect();
-        assert_eq!(full, ["read", "write", "edit", "probe"]);
+        assert_eq!(full, ["read", "write", "edit", "apply_patch", "probe"]);
 
         let error = registry
             .call(

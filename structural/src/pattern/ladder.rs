@@ -15,7 +15,11 @@ fn rejection(problem: String, position: Option<(usize, usize)>) -> Attempt {
 
 /// The innermost node that is exactly the fragment, if the whole scaffold parsed cleanly.
 /// `lenient` also accepts an `ERROR` node whose whole text is one metavariable.
-pub(super) fn accept<'t>(source: &Source<'_>, root: Node<'t>, lenient: bool) -> Result<Node<'t>, Attempt> {
+pub(super) fn accept<'t>(
+    source: &Source<'_>,
+    root: Node<'t>,
+    lenient: bool,
+) -> Result<Node<'t>, Attempt> {
     let start = source.start;
     let end = source.start + source.substituted.text.len();
     if let Some(bad) = first_problem(source, root, lenient) {
@@ -112,4 +116,3 @@ fn first_problem(source: &Source<'_>, node: Node<'_>, lenient: bool) -> Option<A
     }
     None
 }
-

@@ -436,4 +436,3 @@ impl Source<'_> {
         (line, before[line_start..].chars().count() + 1)
     }
 }
-
