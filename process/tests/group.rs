@@ -106,8 +106,9 @@ fn parent_death_signal_kills_child_of_a_killed_parent() {
     let mut child_pid = None;
     for line in std::io::BufReader::new(stdout).lines() {
         let line = line.unwrap();
-        if let Some(pid) = line.trim().strip_prefix("CHILD_PID=") {
-            child_pid = Some(pid.parse::<u32>().unwrap());
+        // libtest may print "test pdeathsig_helper ... " on the same line first.
+        if let Some(pid) = line.split("CHILD_PID=").nth(1) {
+            child_pid = Some(pid.trim().parse::<u32>().unwrap());
             break;
         }
     }

@@ -81,7 +81,7 @@ pub use language::{ContextKind, Language, Scaffold};
 pub use pattern::{Attempt, Pattern, PatternError};
 pub use rewrite::{stage_rewrite, RewriteError, StagedFile, StagedRewrite, Warning, WarningKind};
 pub use search::{
-    search, CapturedText, FoundMatch, SearchError, SearchOptions, SearchResult, Skipped,
+    search, CapturedText, FoundMatch, ProgressFn, SearchError, SearchOptions, SearchResult, Skipped,
 };
 pub use template::{Template, TemplateError};
 pub use transaction::{CommitError, FaultInjector, FileOp, NoFaults, Transaction};

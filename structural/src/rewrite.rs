@@ -126,7 +126,7 @@ pub fn stage_rewrite(
         ),
         Err(FileFailure::Fatal(error)) => push(&results, Err(error)),
     };
-    visit_sources(pattern, path, 0, &visit)?;
+    visit_sources(pattern, path, 0, None, &visit)?;
     let mut files = into_inner(results)
         .into_iter()
         .collect::<Result<Vec<FileRewrite>, RewriteError>>()?;

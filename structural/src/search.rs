@@ -10,13 +10,29 @@ use std::sync::Mutex;
 use crate::find::{Captured, Match, Position, SourceParser};
 use crate::pattern::Pattern;
 
+/// Told how far a folder search has come: `(files done, files in all)`. Called about 20
+/// times per search at most, from worker threads.
+pub type ProgressFn = std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>;
+
 /// How a search runs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SearchOptions {
     /// How many matches to keep (every match is still counted).
     pub max_results: usize,
     /// Worker threads; 0 for one per core.
     pub threads: usize,
+    /// Receives progress of a folder search.
+    pub progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for SearchOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchOptions")
+            .field("max_results", &self.max_results)
+            .field("threads", &self.threads)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 impl Default for SearchOptions {
@@ -24,6 +40,7 @@ impl Default for SearchOptions {
         SearchOptions {
             max_results: 50,
             threads: 0,
+            progress: None,
         }
     }
 }
@@ -177,6 +194,7 @@ pub(crate) fn visit_sources(
     pattern: &Pattern,
     path: &Path,
     threads: usize,
+    progress: Option<&ProgressFn>,
     visit: &(dyn Fn(&Path, &mut SourceParser) + Sync),
 ) -> Result<(), SearchError> {
     let meta = std::fs::metadata(path).map_err(|_| SearchError::NotFound(path.to_path_buf()))?;
@@ -212,6 +230,10 @@ pub(crate) fn visit_sources(
     }
     .clamp(1, files.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let total = files.len();
+    // About 20 reports per search, whatever its size.
+    let report_every = (total / 20).max(1);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
@@ -222,6 +244,12 @@ pub(crate) fn visit_sources(
                         break;
                     };
                     visit(file, &mut parser);
+                    let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    if let Some(report) = progress {
+                        if finished.is_multiple_of(report_every) || finished == total {
+                            report(finished, total);
+                        }
+                    }
                 }
             });
         }
@@ -246,9 +274,15 @@ pub fn search(
         exhausted: 0,
     });
     let single_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-    visit_sources(pattern, path, options.threads, &|file, parser| {
-        search_file(pattern, file, parser, &collector, !single_file);
-    })?;
+    visit_sources(
+        pattern,
+        path,
+        options.threads,
+        options.progress.as_ref(),
+        &|file, parser| {
+            search_file(pattern, file, parser, &collector, !single_file);
+        },
+    )?;
     let collector = collector
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -20,7 +20,42 @@ fn options(max_results: usize) -> SearchOptions {
     SearchOptions {
         max_results,
         threads: 2,
+        ..SearchOptions::default()
     }
+}
+
+#[test]
+fn a_folder_search_reports_progress_up_to_every_file() {
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    for index in 0..45 {
+        write(
+            dir.path(),
+            &format!("m{index}.py"),
+            format!("print({index})\n").as_bytes(),
+        );
+    }
+    let seen: Arc<Mutex<Vec<(usize, usize)>>> = Arc::default();
+    let sink = seen.clone();
+    let options = SearchOptions {
+        progress: Some(Arc::new(move |done, total| {
+            sink.lock().unwrap().push((done, total));
+        })),
+        ..options(10)
+    };
+    let pattern = Pattern::new(
+        Languages::builtin().by_name("python").unwrap(),
+        "print($A)",
+        None,
+    )
+    .unwrap();
+    let result = search(&pattern, dir.path(), &options).unwrap();
+    assert_eq!(result.total, 45);
+    let mut seen = seen.lock().unwrap().clone();
+    seen.sort();
+    assert!(seen.len() >= 2 && seen.len() <= 46, "{seen:?}");
+    assert!(seen.iter().all(|(_, total)| *total == 45));
+    assert_eq!(seen.last(), Some(&(45, 45)));
 }
 
 #[test]

@@ -153,6 +153,11 @@ impl CallContext {
         }
     }
 
+    /// An owned handle on the caller's progress sink, for work on other threads.
+    pub fn progress_sink(&self) -> Option<Arc<dyn ProgressSink>> {
+        self.progress.clone()
+    }
+
     /// Whether the caller listens for progress.
     pub fn wants_progress(&self) -> bool {
         self.progress.is_some()

@@ -78,7 +78,7 @@ impl Tool for AstGrepTool {
         schema_for::<AstGrepArgs>()
     }
 
-    async fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: AstGrepArgs = parse_args(args)?;
         let target = resolve_target(&self.root, args.path.as_deref())?;
         let language =
@@ -87,12 +87,20 @@ impl Tool for AstGrepTool {
         let pattern = Pattern::new(language, &args.pattern, context).map_err(pattern_error)?;
         let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
         let path = target.path.clone();
+        let progress = ctx
+            .progress_sink()
+            .map(|sink| -> cc_structural::ProgressFn {
+                Arc::new(move |done, total| {
+                    sink.report(done as f64, Some(total as f64), Some("files searched"));
+                })
+            });
         let result = {
             let pattern = pattern.clone();
             blocking(move || {
                 let options = SearchOptions {
                     max_results,
                     threads: 0,
+                    progress,
                 };
                 search(&pattern, &path, &options)
                     .map_err(|e| ToolError::new(crate::error::kinds::NOT_FOUND, e.to_string()))
