@@ -57,12 +57,21 @@ impl std::fmt::Debug for RunOptions {
     }
 }
 
+/// The `[questions]` section: how long `ask_user` waits for a human.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QuestionsSection {
+    /// Seconds before an unanswered question times out (default 600).
+    timeout_seconds: Option<f64>,
+}
+
 /// A checked workspace root and its configuration, from which runs are made.
 #[derive(Debug, Clone)]
 pub struct RunSetup {
     root: WorkspaceRoot,
     config: ToolsConfig,
     workers: Option<CommandBackend>,
+    question_timeout: Option<std::time::Duration>,
 }
 
 impl RunSetup {
@@ -85,10 +94,36 @@ impl RunSetup {
             }
             None => None,
         };
+        let question_timeout = match config.section("questions") {
+            Some(section) => {
+                let section = QuestionsSection::deserialize(section.clone()).map_err(|error| {
+                    SetupError::Section {
+                        section: "questions",
+                        message: error.to_string(),
+                    }
+                })?;
+                match section.timeout_seconds {
+                    Some(seconds) if seconds.is_finite() && seconds > 0.0 && seconds < 1e9 => {
+                        Some(std::time::Duration::from_secs_f64(seconds))
+                    }
+                    Some(seconds) => {
+                        return Err(SetupError::Section {
+                            section: "questions",
+                            message: format!(
+                                "timeout_seconds must be a positive number, got {seconds}"
+                            ),
+                        })
+                    }
+                    None => None,
+                }
+            }
+            None => None,
+        };
         Ok(RunSetup {
             root,
             config,
             workers,
+            question_timeout,
         })
     }
 
@@ -128,6 +163,9 @@ impl RunSetup {
     pub fn build(&self, mut resources: Resources, options: RunOptions) -> Registry {
         if options.questions.is_some() {
             resources.questions = options.questions;
+        }
+        if resources.question_timeout.is_none() {
+            resources.question_timeout = self.question_timeout;
         }
         resources.build(Run {
             conversation_id: options.conversation_id,

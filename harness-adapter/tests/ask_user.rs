@@ -173,3 +173,68 @@ fn without_a_terminal_there_is_no_ask_user() {
     let value: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(value["error"]["kind"], "unknown_tool");
 }
+
+#[test]
+fn the_question_timeout_comes_from_the_configuration() {
+    let Some(script) = cc_process::testing::require_peer("script") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".cc")).unwrap();
+    std::fs::write(
+        dir.path().join(".cc/tools.toml"),
+        "[questions]\ntimeout_seconds = 0.5\n",
+    )
+    .unwrap();
+    let command = format!(
+        "{} call ask_user '{}' --root {}",
+        env!("CARGO_BIN_EXE_cc-harness"),
+        QUESTION,
+        dir.path().display()
+    );
+    let mut child = Command::new(script)
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Keep the terminal open and type nothing: only the timeout can end the question.
+    let stdin = child.stdin.take().unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the question did not time out"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    drop(stdin);
+    let mut transcript = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut transcript).unwrap();
+    assert_eq!(status.code(), Some(1), "{transcript}");
+    assert!(transcript.contains("\"kind\": \"timeout\""), "{transcript}");
+    assert!(transcript.contains("0.5 s"), "{transcript}");
+    assert!(transcript.contains("do not ask this question again"), "{transcript}");
+}
+
+#[test]
+fn a_bad_questions_section_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".cc")).unwrap();
+    std::fs::write(
+        dir.path().join(".cc/tools.toml"),
+        "[questions]\ntimeout_seconds = -1\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_cc-harness"))
+        .args(["list", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("[questions]"));
+}
