@@ -4,42 +4,20 @@
 #![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
 
 use std::io::Write;
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-fn python_with_mcp() -> Option<std::path::PathBuf> {
-    let python = cc_process::testing::require_peer("python3")?;
-    let ok = Command::new(&python)
-        .args(["-c", "import mcp"])
-        .status()
-        .map(|status| status.success())
-        .unwrap_or(false);
-    if !ok {
-        cc_process::testing::missing_peer("python mcp SDK", "`import mcp` fails");
-        return None;
-    }
-    Some(python)
-}
+mod common;
 
 fn elicitation_report(mode: &str) -> Option<Value> {
-    let python = python_with_mcp()?;
+    let python = common::python_with("mcp")?;
     let dir = tempfile::tempdir().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_elicitation.py");
-    let output = Command::new(python)
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_cc-harness"))
-        .arg(dir.path())
-        .arg(mode)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Some(serde_json::from_slice(&output.stdout).unwrap())
+    Some(common::run_client_script(
+        &python,
+        "mcp_elicitation.py",
+        &[dir.path().as_os_str(), std::ffi::OsStr::new(mode)],
+    ))
 }
 
 #[test]
@@ -218,7 +196,10 @@ fn the_question_timeout_comes_from_the_configuration() {
     assert_eq!(status.code(), Some(1), "{transcript}");
     assert!(transcript.contains("\"kind\": \"timeout\""), "{transcript}");
     assert!(transcript.contains("0.5 s"), "{transcript}");
-    assert!(transcript.contains("do not ask this question again"), "{transcript}");
+    assert!(
+        transcript.contains("do not ask this question again"),
+        "{transcript}"
+    );
 }
 
 #[test]

@@ -246,27 +246,11 @@ async fn end_of_input_shuts_down_every_process_group() {
     // SIGKILL is delivered asynchronously: give the group a moment to disappear.
     let mut group_members = usize::MAX;
     for _ in 0..100 {
-        group_members = live_members_of_group(leader);
+        group_members = cc_process::testing::live_group_members(leader).len();
         if group_members == 0 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(group_members, 0, "processes of the run's group survived");
-}
-
-/// Processes (not zombies) whose process group is `pgid`.
-fn live_members_of_group(pgid: u32) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|entry| entry.ok())
-        .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
-        .filter(|stat| {
-            let fields: Vec<&str> = stat
-                .rsplit_once(')')
-                .map(|(_, rest)| rest.split_whitespace().collect())
-                .unwrap_or_default();
-            fields.first() != Some(&"Z") && fields.get(2) == Some(&pgid.to_string().as_str())
-        })
-        .count()
 }

@@ -3,44 +3,18 @@
 #![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
-/// The venv's python with the `mcp` package, or None (skipped locally, failing under CI).
-fn python_with_mcp() -> Option<std::path::PathBuf> {
-    let python = cc_process::testing::require_peer("python3")?;
-    let imports = Command::new(&python)
-        .args(["-c", "import mcp"])
-        .output()
-        .map(|output| output.status.success())
-        .unwrap_or(false);
-    if imports {
-        Some(python)
-    } else {
-        cc_process::testing::missing_peer(
-            "python mcp SDK",
-            "`python3 -c 'import mcp'` fails; the venv from `cargo xtask peers` has it",
-        );
-        None
-    }
-}
+mod common;
 
 fn run_client(root: &Path) -> Option<Value> {
-    let python = python_with_mcp()?;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_client.py");
-    let output = Command::new(python)
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_cc-harness"))
-        .arg(root)
-        .output()
-        .expect("run the MCP client script");
-    assert!(
-        output.status.success(),
-        "client failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Some(serde_json::from_slice(&output.stdout).expect("client prints JSON"))
+    let python = common::python_with("mcp")?;
+    Some(common::run_client_script(
+        &python,
+        "mcp_client.py",
+        &[root.as_os_str()],
+    ))
 }
 
 #[test]

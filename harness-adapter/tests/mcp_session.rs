@@ -4,27 +4,9 @@
 #![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
 
 use std::path::Path;
-use std::process::Command;
 
-use serde_json::Value;
 
-fn python_with_mcp() -> Option<std::path::PathBuf> {
-    let python = cc_process::testing::require_peer("python3")?;
-    let ok = Command::new(&python)
-        .args(["-c", "import mcp, matplotlib, debugpy"])
-        .status()
-        .map(|status| status.success())
-        .unwrap_or(false);
-    if !ok {
-        cc_process::testing::missing_peer(
-            "python with mcp, matplotlib and debugpy",
-            "the venv from `cargo xtask peers` has them",
-        );
-        return None;
-    }
-    cc_process::testing::require_peer("basedpyright-langserver")?;
-    Some(python)
-}
+mod common;
 
 fn workspace(dir: &Path) {
     std::fs::write(
@@ -55,24 +37,15 @@ fn workspace(dir: &Path) {
 
 #[test]
 fn every_family_on_every_surface() {
-    let Some(python) = python_with_mcp() else {
+    let Some(python) = common::python_with("mcp, matplotlib, debugpy") else {
         return;
     };
+    if cc_process::testing::require_peer("basedpyright-langserver").is_none() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     workspace(dir.path());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_session.py");
-    let output = Command::new(python)
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_cc-harness"))
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let report = common::run_client_script(&python, "mcp_session.py", &[dir.path().as_os_str()]);
 
     let full = &report["full"];
     for name in [

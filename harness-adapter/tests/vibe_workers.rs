@@ -35,15 +35,7 @@ async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
     }
 }
 
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| {
-            !stat
-                .rsplit_once(')')
-                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(false)
-}
+use cc_process::testing::process_alive as alive;
 
 async fn read_pid(path: &std::path::Path) -> u32 {
     for _ in 0..500 {
@@ -58,13 +50,11 @@ async fn read_pid(path: &std::path::Path) -> u32 {
 }
 
 async fn wait_dead(pid: u32) -> bool {
-    for _ in 0..250 {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
+    tokio::task::spawn_blocking(move || {
+        cc_process::testing::wait_until_gone(pid, Duration::from_secs(5))
+    })
+    .await
+    .unwrap()
 }
 
 #[tokio::test]

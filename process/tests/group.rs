@@ -5,25 +5,12 @@ use std::time::Duration;
 use tokio::io::AsyncBufReadExt;
 use tokio::process::Command;
 
-fn alive(pid: u32) -> bool {
-    // A zombie still has a /proc entry; its state letter is Z.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-            .unwrap_or(false),
-        Err(_) => false,
-    }
-}
+use cc_process::testing::{process_alive as alive, wait_until_gone};
 
 async fn wait_dead(pid: u32) -> bool {
-    for _ in 0..100 {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
+    tokio::task::spawn_blocking(move || wait_until_gone(pid, Duration::from_secs(5)))
+        .await
+        .unwrap()
 }
 
 /// Starts `sh` that backgrounds a grandchild and prints its pid.
