@@ -11,7 +11,7 @@
 //! `cargo run --release -p cc-dap-client --example dap_bench [ROUNDS]`
 
 use std::error::Error;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -56,16 +56,27 @@ async fn next_event(
     }
 }
 
+/// What both drivers run: `program` in `root`, first stopping at `source:line`.
+struct Target {
+    root: PathBuf,
+    program: PathBuf,
+    source: PathBuf,
+    line: i64,
+}
+
 /// The bare client: (launch to first stop, step latencies).
 async fn raw(
     kind: AdapterKind,
     command: &[String],
-    root: &Path,
-    program: &Path,
-    source: &Path,
-    line: i64,
+    target: &Target,
     rounds: usize,
 ) -> Result<(f64, Vec<f64>)> {
+    let Target {
+        root,
+        program,
+        source,
+        line,
+    } = target;
     let mut cmd = tokio::process::Command::new(&command[0]);
     cmd.args(&command[1..])
         .current_dir(root)
@@ -130,15 +141,15 @@ async fn raw(
 }
 
 /// The supervisor: (launch to first stop, step latencies).
-async fn ours(
-    root: &Path,
-    program: &Path,
-    source: &Path,
-    line: i64,
-    rounds: usize,
-) -> Result<(f64, Vec<f64>)> {
+async fn ours(target: &Target, rounds: usize) -> Result<(f64, Vec<f64>)> {
+    let Target {
+        root,
+        program,
+        source,
+        line,
+    } = target;
     let debug = Supervisor::new(root, DebugConfig::default());
-    debug.set_breakpoints(source, &[line]).await?;
+    debug.set_breakpoints(source, &[*line]).await?;
     let started = Instant::now();
     let launched = debug.launch(program, &[], None).await?;
     let launch_ms = millis(started.elapsed());
@@ -160,8 +171,8 @@ async fn ours(
 }
 
 async fn bench(kind: AdapterKind, rounds: usize) -> Result<Value> {
-    let dir = tempfile_dir()?;
-    let root = dir.clone();
+    let dir = tempfile::tempdir()?;
+    let root = dir.path().canonicalize()?;
     let env = Environment::new(&root);
     let resolved = match detect::resolve(kind, &env, &DebugConfig::default()).await {
         Ok(resolved) => resolved,
@@ -186,20 +197,16 @@ async fn bench(kind: AdapterKind, rounds: usize) -> Result<Value> {
             (root.join("spin"), root.join("spin.c"), C_LINE)
         }
     };
-    // Warm-up (imports, page cache), then the measured runs.
-    raw(kind, &resolved.command, &root, &program, &source, line, 3).await?;
-    let (raw_launch, raw_steps) = raw(
-        kind,
-        &resolved.command,
-        &root,
-        &program,
-        &source,
+    let target = Target {
+        root,
+        program,
+        source,
         line,
-        rounds,
-    )
-    .await?;
-    let (our_launch, our_steps) = ours(&root, &program, &source, line, rounds).await?;
-    let _ = std::fs::remove_dir_all(&dir);
+    };
+    // Warm-up (imports, page cache), then the measured runs.
+    raw(kind, &resolved.command, &target, 3).await?;
+    let (raw_launch, raw_steps) = raw(kind, &resolved.command, &target, rounds).await?;
+    let (our_launch, our_steps) = ours(&target, rounds).await?;
     let raw_p50 = percentile(&raw_steps, 0.5);
     let our_p50 = percentile(&our_steps, 0.5);
     Ok(json!({
@@ -213,12 +220,6 @@ async fn bench(kind: AdapterKind, rounds: usize) -> Result<Value> {
         "ours_step_p90_ms": percentile(&our_steps, 0.9),
         "step_ratio": our_p50 / raw_p50,
     }))
-}
-
-fn tempfile_dir() -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("cc-dap-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir.canonicalize()?)
 }
 
 #[tokio::main(flavor = "current_thread")]

@@ -23,6 +23,10 @@ use crate::protocol::{Event, Message, Request, RequestMessage, Response};
 
 type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
 
+/// How long answering a reverse request or closing the input may wait for the adapter to
+/// read its input.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A handle on one adapter connection. Cheap to clone.
 #[derive(Clone)]
 pub struct Client {
@@ -179,16 +183,23 @@ impl Client {
     }
 
     /// Sends a request and waits up to `timeout` for its response, whatever its `success`.
+    /// The timeout covers the write too: an adapter that stopped reading its input is as
+    /// stuck as one that does not answer.
     pub async fn request_raw(
         &self,
         command: &str,
         arguments: Option<Value>,
         timeout: Duration,
     ) -> Result<Response, ClientError> {
-        self.send(command, arguments)
-            .await?
-            .response_within(timeout)
+        let exchange = async { self.send(command, arguments).await?.response().await };
+        tokio::time::timeout(timeout, exchange)
             .await
+            .unwrap_or_else(|_| {
+                Err(ClientError::Timeout {
+                    command: command.into(),
+                    after: timeout,
+                })
+            })
     }
 
     /// Sends a typed request and waits up to `timeout` for a successful response body.
@@ -207,9 +218,17 @@ impl Client {
         parse_body::<R>(response)
     }
 
-    /// Closes the adapter's input (some adapters, such as debugpy, exit only then).
+    /// Closes the adapter's input (some adapters, such as debugpy, exit only then). Gives up
+    /// after [`WRITE_TIMEOUT`] when a write to an adapter that stopped reading holds the
+    /// input: the caller kills the adapter next, which ends that write.
     pub async fn close_input(&self) {
-        let taken = self.inner.writer.lock().await.take();
+        let Ok(mut writer) = tokio::time::timeout(WRITE_TIMEOUT, self.inner.writer.lock()).await
+        else {
+            tracing::debug!("the adapter's input is busy with a write that does not finish");
+            return;
+        };
+        let taken = writer.take();
+        drop(writer);
         if let Some(mut writer) = taken {
             if let Err(error) = writer.shutdown().await {
                 tracing::debug!(%error, "closing the adapter's input failed");
@@ -344,7 +363,13 @@ async fn refuse_reverse_request(client: &Client, request: RequestMessage) {
         message: Some(message.into()),
         body: None,
     });
-    if let Err(error) = client.write(&response).await {
-        tracing::debug!(%error, command = %request.command, "could not refuse a reverse request");
+    match tokio::time::timeout(WRITE_TIMEOUT, client.write(&response)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => {
+            tracing::debug!(%error, command = %request.command, "could not refuse a reverse request");
+        }
+        Err(_) => {
+            tracing::debug!(command = %request.command, "the adapter does not read its input");
+        }
     }
 }

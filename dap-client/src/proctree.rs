@@ -58,20 +58,19 @@ pub fn is_alive(id: ProcId) -> bool {
     stat(id.pid).is_some_and(|s| s.start == id.start && !matches!(s.state, 'Z' | 'X'))
 }
 
+/// Every pid in `/proc` (empty when it cannot be read).
+fn all_pids() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+}
+
 /// Every live descendant of the processes `roots` (not the roots themselves).
 pub fn descendants(roots: &[u32]) -> Vec<ProcId> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let mut children: HashMap<u32, Vec<(u32, Stat)>> = HashMap::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for pid in all_pids() {
         if let Some(s) = stat(pid) {
             children.entry(s.ppid).or_default().push((pid, s));
         }
@@ -124,15 +123,8 @@ pub fn listener_owner(port: u16) -> Option<u32> {
     if inodes.is_empty() {
         return None;
     }
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
+    for pid in all_pids() {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
             continue;
         };
         for fd in fds.flatten() {

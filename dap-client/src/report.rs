@@ -203,11 +203,15 @@ pub struct BreakpointsReport {
     pub file: String,
     /// Its breakpoints now (empty: cleared).
     pub breakpoints: Vec<BreakpointView>,
-    /// True when no session runs yet: they are sent at `launch`.
+    /// True when no session could take them now: they are sent when `launch` (or `attach`)
+    /// starts the next one.
     pub pending: bool,
     /// Where the program is.
     #[serde(flatten)]
     pub position: Position,
+    /// Why they were not sent now, and when they will be (set while `pending`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// One thread.

@@ -214,30 +214,27 @@ pub(crate) async fn pump_events(
     // status, so errors can say how the adapter ended.
     let mut exit = None;
     for _ in 0..40 {
-        let exited = {
-            let mut slot = child
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            match slot.as_mut().map(GroupChild::try_wait) {
-                Some(Ok(Some(_))) => Some(slot.take()),
-                Some(_) => None,
-                // Not ours (attach), or `terminate` already took it.
-                None => Some(None),
-            }
-        };
-        match exited {
-            Some(Some(mut gone)) => {
-                // Reaped through `wait_or_kill`, so the handle knows its group is gone and
-                // never signals a recycled group id.
-                exit = gone
-                    .wait_or_kill(Duration::ZERO)
-                    .await
-                    .ok()
-                    .map(describe_status);
+        let polled = child
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_mut()
+            .map(|child| {
+                let status = child.try_wait();
+                if let Ok(Some(_)) = status {
+                    // Whatever the adapter left in its group goes with it (the handle knows
+                    // the leader was reaped, so a recycled group id is never signalled).
+                    child.kill_group();
+                }
+                status
+            });
+        match polled {
+            Some(Ok(Some(status))) => {
+                exit = Some(describe_status(status));
                 break;
             }
-            Some(None) => break,
-            None => tokio::time::sleep(Duration::from_millis(50)).await,
+            Some(Ok(None)) => tokio::time::sleep(Duration::from_millis(50)).await,
+            // Not ours (attach), `terminate` already took it, or it cannot be polled.
+            None | Some(Err(_)) => break,
         }
     }
     state.send_modify(|s| {

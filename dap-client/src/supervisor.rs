@@ -259,15 +259,52 @@ impl Supervisor {
                 message: None,
             })
             .collect();
-        let (views, pending, position) = match &*slot {
-            Slot::Live(session) if session.check_usable().is_ok() => {
-                let placed = session.set_breakpoints(file, &wanted).await?;
-                (placed.breakpoints, false, session.position().await)
-            }
-            Slot::Live(session) => (pending_views, true, session.position().await),
-            Slot::Expired { .. } => (pending_views, true, Position::bare(ProgramState::Expired)),
-            Slot::Empty => (pending_views, true, Position::bare(ProgramState::None)),
+        // Why the lines cannot go to an adapter now, and when they will.
+        let (waits_for, position) = match &*slot {
+            Slot::Live(session) => match session.check_usable() {
+                Ok(()) if session.program_ended() => (
+                    Some(
+                        "the program has exited: these breakpoints are sent to the next session \
+                         (`terminate`, then `launch`)",
+                    ),
+                    session.position().await,
+                ),
+                Ok(()) => (None, session.position().await),
+                Err(_) => (
+                    Some(
+                        "the debug adapter exited: these breakpoints are sent when `launch` \
+                         starts a new session",
+                    ),
+                    session.position().await,
+                ),
+            },
+            Slot::Expired { .. } => (
+                Some(
+                    "the session expired: these breakpoints are sent when `launch` starts a new \
+                     one",
+                ),
+                Position::bare(ProgramState::Expired),
+            ),
+            Slot::Empty => (
+                Some(
+                    "no debug session yet: these breakpoints are sent when `launch` (or \
+                     `attach`) starts one",
+                ),
+                Position::bare(ProgramState::None),
+            ),
         };
+        let (views, note) = match (&*slot, waits_for) {
+            (Slot::Live(session), None) => (
+                session.set_breakpoints(file, &wanted).await?.breakpoints,
+                None,
+            ),
+            // Clearing needs no explanation.
+            (_, why) => (
+                pending_views,
+                why.filter(|_| !wanted.is_empty()).map(str::to_owned),
+            ),
+        };
+        let pending = waits_for.is_some();
         {
             let mut map = lock(&self.breakpoints);
             if wanted.is_empty() {
@@ -281,6 +318,7 @@ impl Supervisor {
             breakpoints: views,
             pending,
             position,
+            note,
         })
     }
 
@@ -530,27 +568,20 @@ impl Supervisor {
         let previous = std::mem::replace(&mut *slot, Slot::Empty);
         *lock(&self.killer) = None;
         self.reset_breakpoints();
+        let nothing = |note: String| TerminateReport {
+            terminated: false,
+            adapter: None,
+            adapter_exit: None,
+            killed_leftovers: 0,
+            exited: None,
+            state: ProgramState::None,
+            note: Some(note),
+        };
         match previous {
-            Slot::Empty => TerminateReport {
-                terminated: false,
-                adapter: None,
-                adapter_exit: None,
-                killed_leftovers: 0,
-                exited: None,
-                state: ProgramState::None,
-                note: Some("no debug session was running".into()),
-            },
-            Slot::Expired { describe, .. } => TerminateReport {
-                terminated: false,
-                adapter: None,
-                adapter_exit: None,
-                killed_leftovers: 0,
-                exited: None,
-                state: ProgramState::None,
-                note: Some(format!(
-                    "the session ({describe}) had already expired and its processes were killed"
-                )),
-            },
+            Slot::Empty => nothing("no debug session was running".into()),
+            Slot::Expired { describe, .. } => nothing(format!(
+                "the session ({describe}) had already expired and its processes were killed"
+            )),
             Slot::Live(session) => {
                 let adapter = session.kind().name().to_owned();
                 let (adapter_exit, killed_leftovers, code, ended) = session.terminate().await;

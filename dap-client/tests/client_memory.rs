@@ -31,12 +31,19 @@ impl Peer {
     }
 }
 
-fn connect() -> (
+type Connected = (
     Client,
     tokio::sync::mpsc::UnboundedReceiver<cc_dap_client::protocol::Event>,
     Peer,
-) {
-    let (ours, theirs) = tokio::io::duplex(1 << 16);
+);
+
+fn connect() -> Connected {
+    connect_buffered(1 << 16)
+}
+
+/// A connection whose pipes hold at most `buffer` bytes that the other side has not read.
+fn connect_buffered(buffer: usize) -> Connected {
+    let (ours, theirs) = tokio::io::duplex(buffer);
     let (our_read, our_write) = tokio::io::split(ours);
     let (their_read, their_write) = tokio::io::split(theirs);
     let (client, events) = Client::start(our_read, our_write);
@@ -160,4 +167,21 @@ async fn a_request_without_an_answer_times_out() {
     .0
     .unwrap_err();
     assert!(matches!(error, ClientError::Timeout { .. }), "{error}");
+}
+
+#[tokio::test]
+async fn an_adapter_that_stops_reading_times_the_request_out() {
+    // The peer never reads, and the pipe holds less than one request.
+    let (client, _events, _peer) = connect_buffered(16);
+    let error = tokio::time::timeout(
+        T,
+        client.request_raw("threads", None, Duration::from_millis(200)),
+    )
+    .await
+    .expect("the request's own timeout ends the blocked write")
+    .unwrap_err();
+    assert!(matches!(error, ClientError::Timeout { .. }), "{error}");
+    tokio::time::timeout(T, client.close_input())
+        .await
+        .expect("closing the input does not wait for the stuck adapter");
 }

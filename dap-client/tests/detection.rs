@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use cc_dap_client::detect::{path_without, AdapterStatus};
+use cc_dap_client::detect::{path_without, pick_python, AdapterStatus, Environment};
 use cc_dap_client::report::ProgramState;
 use cc_dap_client::{launch_arguments, AdapterKind, DebugConfig, Supervisor};
 
@@ -184,6 +184,29 @@ async fn a_venv_without_debugpy_is_named_not_bypassed() {
         "{reason}"
     );
     assert!(reason.contains("-m pip install debugpy"), "{reason}");
+}
+
+/// debugpy's interpreter: the checkout's `.venv/bin/python`, else `venv/bin/python`, else
+/// `python3` on PATH.
+#[test]
+fn debugpy_prefers_the_checkouts_venvs_to_path() {
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &[".venv/bin/python", "venv/bin/python", "bin/python3"],
+            ".venv/bin/python",
+        ),
+        (&["venv/bin/python", "bin/python3"], "venv/bin/python"),
+        (&["bin/python3"], "bin/python3"),
+    ];
+    for (present, chosen) in cases {
+        let (_dir, root) = root();
+        for python in present {
+            script(&root.join(python), "exit 0");
+        }
+        let mut env = Environment::new(&root);
+        env.search_path = root.join("bin").into_os_string();
+        assert_eq!(pick_python(&env), Ok(root.join(chosen)), "{present:?}");
+    }
 }
 
 /// The checkout's `.venv/bin/python` has debugpy and PATH's python does not: debugpy is

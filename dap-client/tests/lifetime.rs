@@ -10,20 +10,6 @@ use std::time::Duration;
 
 use cc_dap_client::{Action, DebugConfig, Supervisor};
 
-fn debugpy_present() -> bool {
-    let Some(python) = cc_process::testing::require_peer("python3") else {
-        return false;
-    };
-    let ok = std::process::Command::new(python)
-        .args(["-c", "import debugpy"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        cc_process::testing::missing_peer("debugpy", "PATH's python3 cannot import debugpy");
-    }
-    ok
-}
-
 fn busy(tag: &str, wait: f64) -> (tempfile::TempDir, Supervisor, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
@@ -39,7 +25,7 @@ fn busy(tag: &str, wait: f64) -> (tempfile::TempDir, Supervisor, std::path::Path
 
 #[tokio::test]
 async fn shutdown_ends_a_session_even_during_a_blocking_call() {
-    if !debugpy_present() {
+    if support::debugpy_python().is_none() {
         return;
     }
     let tag = support::unique_tag("shutdown");
@@ -71,7 +57,7 @@ async fn shutdown_ends_a_session_even_during_a_blocking_call() {
 
 #[tokio::test]
 async fn dropping_the_supervisor_kills_the_session() {
-    if !debugpy_present() {
+    if support::debugpy_python().is_none() {
         return;
     }
     let tag = support::unique_tag("drop");

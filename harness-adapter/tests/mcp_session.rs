@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-
 mod common;
 
 fn workspace(dir: &Path) {

@@ -1,6 +1,7 @@
 // The JavaScript kernel driver of cc-kernel-bridge. The host sends this file through the
-// kernel's control pipe; the bootstrap runs it as a function of (require, ARGS), with
-// WATCHDOG_SOURCE prepended (see kernel-bridge/src/kernel.rs).
+// kernel's control pipe; the bootstrap runs it as a function of (require, ARGS, importModule),
+// with WATCHDOG_SOURCE prepended (see kernel-bridge/src/kernel.rs). It always talks on two
+// extra fds (given in ARGS): through an enclosure, relay.js runs it as a child that way.
 //
 // Cells run through the inspector's Runtime.evaluate with replMode: a persistent context
 // where let/const may be re-declared, top-level await works and the last value is returned.
@@ -16,8 +17,7 @@ const path = require('path');
 const Module = require('module');
 const { Worker } = require('worker_threads');
 
-const [MODE, NONCE, IN_ARG, OUT_ARG, LIFELINE_ARG] = ARGS;
-const HOST = MODE === 'host';
+const [, NONCE, IN_ARG, OUT_ARG, LIFELINE_ARG] = ARGS;
 
 // Node cannot set close-on-exec on an inherited fd, but a descriptor it opens has it: reopen
 // the protocol pipes so child processes of cells do not hold them.
@@ -30,12 +30,11 @@ function reopen(fd, flags) {
     return fd;
   }
 }
-const IN_FD = HOST ? reopen(Number(IN_ARG), 'r') : 0;
-const OUT_FD = HOST ? reopen(Number(OUT_ARG), 'w') : 1;
-const FRAME = HOST ? '' : '\x1fcc:';
+const IN_FD = reopen(Number(IN_ARG), 'r');
+const OUT_FD = reopen(Number(OUT_ARG), 'w');
 process.argv = [process.argv[0]];
 
-if (HOST && LIFELINE_ARG !== undefined) {
+if (LIFELINE_ARG !== undefined) {
   // The reaper: waits for the host's end of the lifeline to close, then kills this process
   // group, so processes started by cells do not outlive a host that died without cleaning up.
   const lifeline = Number(LIFELINE_ARG);
@@ -47,13 +46,7 @@ if (HOST && LIFELINE_ARG !== undefined) {
 }
 
 function send(message) {
-  const line = FRAME + JSON.stringify(message) + '\n';
-  if (!HOST) {
-    // The protocol shares stdout with user output; writes to a pipe are synchronous on Linux.
-    process.stdout.write(line);
-    return;
-  }
-  const bytes = Buffer.from(line);
+  const bytes = Buffer.from(JSON.stringify(message) + '\n');
   let offset = 0;
   while (offset < bytes.length) {
     try {
@@ -121,13 +114,6 @@ globalThis.display = function display(value, mime) {
   }
   send({ op: 'display', cell: current ? current.cell : null, items: [item] });
 };
-
-if (!HOST) {
-  // The protocol owns stdin: user code gets an empty one.
-  const { Readable } = require('stream');
-  const empty = new Readable({ read() { this.push(null); } });
-  Object.defineProperty(process, 'stdin', { get: () => empty, configurable: true });
-}
 
 // --- Running cells ------------------------------------------------------------------------
 

@@ -6,8 +6,11 @@
 //! the host never writes: the driver's reaper waits on it and kills the kernel's process
 //! group (children included) if the host dies without cleaning up. Through an enclosure, which
 //! passes only stdin, stdout and stderr, the protocol travels on stdin and stdout as frames
-//! prefixed with [`FRAME_PREFIX`](crate::scan::FRAME_PREFIX) and the driver keeps user
-//! output out of them.
+//! prefixed with [`FRAME_PREFIX`](crate::scan::FRAME_PREFIX), and user output reaches the
+//! host only inside `out` frames: the Python driver moves its fd 1 to an internal pipe it
+//! relays; for node (which cannot), `drivers/relay.js` runs the real driver as its child in
+//! host mode and relays that child's stdout. Either way one writer owns the protocol's
+//! stdout, so nothing a cell prints can split or forge a frame.
 
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -37,6 +40,7 @@ use crate::stream::Stream;
 const PYTHON_DRIVER: &str = include_str!("../drivers/driver.py");
 const JS_DRIVER: &str = include_str!("../drivers/driver.js");
 const JS_WATCHDOG: &str = include_str!("../drivers/watchdog.js");
+const JS_RELAY: &str = include_str!("../drivers/relay.js");
 
 /// Reads the driver's source (a length line, then the bytes) from the control pipe and runs
 /// it as module `_cc_kernel`; keeps the command line short and works through any enclosure.
@@ -161,6 +165,14 @@ enum End {
     Closing,
 }
 
+/// Why a starting kernel never became ready.
+enum NotReady {
+    /// The session shut down meanwhile.
+    Closing,
+    /// The interpreter failed: why.
+    Failed(String),
+}
+
 enum Event {
     Message(Option<FromDriver>),
     Exited,
@@ -272,13 +284,7 @@ impl Kernel {
             }
         }
 
-        let source = match language {
-            Language::Python => PYTHON_DRIVER.to_owned(),
-            Language::Javascript => format!(
-                "const WATCHDOG_SOURCE = {};\n{JS_DRIVER}",
-                serde_json::to_string(JS_WATCHDOG).unwrap_or_default()
-            ),
-        };
+        let source = driver_source(language, host);
         let mut boot = format!("{}\n", source.len()).into_bytes();
         boot.extend_from_slice(source.as_bytes());
         // The receiver lives in the writer task we just spawned.
@@ -303,23 +309,25 @@ impl Kernel {
             tasks,
             _lifeline: lifeline,
         };
-        match kernel.await_ready().await {
-            Ok(()) => Ok(kernel),
-            Err(reason) => {
-                kernel.child.kill_group();
-                let _ = tokio::time::timeout(DRAIN_WAIT, kernel.child.wait()).await;
-                let stderr = kernel.stderr.take_at_eof(DRAIN_WAIT).await;
-                Err(KernelError::StartFailed {
-                    language,
-                    program: program_text,
-                    reason,
-                    stderr: stderr.text,
-                })
-            }
+        let failure = match kernel.await_ready().await {
+            Ok(()) => return Ok(kernel),
+            Err(failure) => failure,
+        };
+        kernel.child.kill_group();
+        let _ = tokio::time::timeout(DRAIN_WAIT, kernel.child.wait()).await;
+        match failure {
+            // Not the interpreter's fault: the run ended while it was starting.
+            NotReady::Closing => Err(KernelError::ShutDown),
+            NotReady::Failed(reason) => Err(KernelError::StartFailed {
+                language,
+                program: program_text,
+                reason,
+                stderr: kernel.stderr.take_at_eof(DRAIN_WAIT).await.text,
+            }),
         }
     }
 
-    async fn await_ready(&mut self) -> Result<(), String> {
+    async fn await_ready(&mut self) -> Result<(), NotReady> {
         let deadline = Instant::now() + self.limits.startup;
         loop {
             tokio::select! {
@@ -333,27 +341,25 @@ impl Kernel {
                     Some(_) => {}
                     None => {
                         let status = tokio::time::timeout(DRAIN_WAIT, self.child.wait()).await;
-                        return Err(match status {
+                        return Err(NotReady::Failed(match status {
                             Ok(Ok(status)) => describe_exit(status),
                             _ => "it closed its control channel".to_owned(),
-                        });
+                        }));
                     }
                 },
                 status = self.child.wait() => {
-                    return Err(match status {
+                    return Err(NotReady::Failed(match status {
                         Ok(status) => describe_exit(status),
                         Err(error) => format!("waiting for it failed: {error}"),
-                    });
+                    }));
                 }
                 () = tokio::time::sleep_until(deadline) => {
-                    return Err(format!(
+                    return Err(NotReady::Failed(format!(
                         "it did not answer within {} s",
                         self.limits.startup.as_secs_f64()
-                    ));
+                    )));
                 }
-                () = until_closing(&mut self.closing) => {
-                    return Err("the run ended while it was starting".to_owned());
-                }
+                () = until_closing(&mut self.closing) => return Err(NotReady::Closing),
             }
         }
     }
@@ -758,6 +764,31 @@ async fn read_framed(mut pipe: impl AsyncRead + Unpin, dispatch: Dispatch) {
         }
     }
     dispatch.stdout.close();
+}
+
+/// What the bootstrap runs. Node cannot move its own stdout aside, so through an enclosure
+/// it runs `relay.js`, which starts the real driver as its child on fds 3 and 4.
+fn driver_source(language: Language, host: bool) -> String {
+    // A JSON string is a JavaScript string literal; encoding a `&str` cannot fail.
+    let literal = |text: &str| serde_json::to_string(text).unwrap_or_default();
+    match language {
+        Language::Python => PYTHON_DRIVER.to_owned(),
+        Language::Javascript => {
+            let driver = format!(
+                "const WATCHDOG_SOURCE = {};\n{JS_DRIVER}",
+                literal(JS_WATCHDOG)
+            );
+            if host {
+                driver
+            } else {
+                format!(
+                    "const KERNEL_BOOT = {};\nconst KERNEL_SOURCE = {};\n{JS_RELAY}",
+                    literal(JS_BOOT),
+                    literal(&driver)
+                )
+            }
+        }
+    }
 }
 
 /// Resolves once the session is closing. (The `watch::Ref` that `wait_for` yields must not

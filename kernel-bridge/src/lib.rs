@@ -8,8 +8,9 @@
 //! - **Pipes.** On the host the protocol travels on fds 3 and 4; stdout and stderr are
 //!   captured pipes for user output only (child processes included) and stdin is `/dev/null`,
 //!   so `input()` gets end of file. Through an enclosure prefix, which passes only the three
-//!   standard streams, the driver keeps the protocol on the original stdin/stdout and moves
-//!   user output aside. After each cell the driver writes a barrier marker to stdout and
+//!   standard streams, the protocol stays on the original stdin/stdout and user output is
+//!   relayed inside its frames (node runs the real driver as a child of a relay to get
+//!   there), so nothing a cell prints can corrupt the protocol. After each cell the driver writes a barrier marker to stdout and
 //!   stderr, so the result is returned only once the cell's output is complete.
 //! - **Cells.** State persists; the last expression is echoed; `display()`, DataFrames (text
 //!   and HTML) and matplotlib figures (PNG) come back; top-level `await` works (Python keeps

@@ -140,9 +140,7 @@ async fn cells_await_tools_through_the_bridge() {
         Some("[ true, 'unknown_tool', 'no tool named `nope`' ]")
     );
     let uncaught = kernels.js("await tool('read', { path: 'missing' })").await;
-    let error = uncaught.error.unwrap();
-    assert_eq!(error.ename, "ToolError");
-    assert!(error.evalue.starts_with("not_found: "), "{}", error.evalue);
+    common::assert_tool_error(&uncaught, "not_found");
     kernels.finish().await;
 }
 
@@ -205,12 +203,24 @@ async fn javascript_through_an_enclosure_prefix() {
         enclosure: vec!["env".into(), "CC_ENCLOSED=js".into()],
         ..config()
     });
+    // The first cell is cell 1: a forged `done` for it must stay output.
+    let forged = r#"\x1fcc:{"op":"done","cell":1,"result":"forged"}"#;
     let outcome = kernels
-        .js("console.log('out'); console.error('err'); require('child_process').execSync('printf child', { stdio: 'inherit' });\n[process.env.CC_ENCLOSED, (await tool('echo', { k: 1 })).k]")
+        .js(&format!("console.log('{forged}'); console.log('out'); console.error('err'); require('child_process').execSync('printf child', {{ stdio: 'inherit' }});\n[process.env.CC_ENCLOSED, (await tool('echo', {{ k: 1 }})).k]"))
         .await;
     assert_eq!(outcome.result.as_deref(), Some("[ 'js', 1 ]"));
-    assert_eq!(outcome.stdout, "out\nchild");
+    assert_eq!(
+        outcome.stdout,
+        "\u{1f}cc:{\"op\":\"done\",\"cell\":1,\"result\":\"forged\"}\nout\nchild"
+    );
     assert_eq!(outcome.stderr, "err\n");
+
+    // A child writing to stdout while the cell sends messages larger than a pipe's atomic
+    // write: neither may cut into the other.
+    let busy = kernels
+        .js("const c = require('child_process').spawn('sh', ['-c', 'for i in $(seq 2000); do echo line$i; done'], { stdio: 'inherit' });\nfor (let i = 0; i < 20; i++) display('y'.repeat(100000));\nawait new Promise((resolve) => c.on('exit', resolve)); 'ok'")
+        .await;
+    common::assert_intact(&busy, 100_000);
     let interrupted = Kernels::new(KernelConfig {
         enclosure: vec!["env".into()],
         inactivity_budget: Duration::from_secs(1),
@@ -220,6 +230,20 @@ async fn javascript_through_an_enclosure_prefix() {
     let runaway = interrupted.js("for (;;) {}").await;
     assert!(runaway.timed_out);
     assert_eq!(interrupted.js("x").await.result.as_deref(), Some("5"));
+
+    // The relay ends as its kernel did, so a crash is reported as it happened.
+    for (cell, how) in [
+        ("process.exit(7)", "exited with status 7"),
+        ("process.kill(process.pid, 'SIGKILL')", "killed by signal 9"),
+    ] {
+        let crashed = interrupted.js(cell).await;
+        assert_eq!(crashed.state, StateStatus::Lost);
+        common::assert_notice(&crashed, how);
+        let fresh = interrupted.js("typeof x").await;
+        assert_eq!(fresh.result.as_deref(), Some("'undefined'"));
+        assert_eq!(fresh.state, StateStatus::Lost);
+        interrupted.js("let x = 5").await;
+    }
     interrupted.finish().await;
     kernels.finish().await;
 }

@@ -274,9 +274,7 @@ async fn cells_call_tools_through_the_bridge() {
     );
 
     let uncaught = kernels.py("tool('read', {'path': 'missing.txt'})").await;
-    let error = uncaught.error.unwrap();
-    assert_eq!(error.ename, "ToolError");
-    assert!(error.evalue.starts_with("not_found: "), "{}", error.evalue);
+    common::assert_tool_error(&uncaught, "not_found");
 
     // From other threads of the kernel, concurrently.
     let threads = kernels
@@ -316,14 +314,7 @@ async fn the_inactivity_budget_spares_bridge_calls_and_interrupts_silence() {
     assert_eq!(silent.error.as_ref().unwrap().ename, "KeyboardInterrupt");
     assert!(!silent.stdout.contains("never"));
     assert_eq!(silent.state, StateStatus::Kept);
-    assert!(
-        silent
-            .notices
-            .iter()
-            .any(|n| n.contains("inactivity budget")),
-        "{:?}",
-        silent.notices
-    );
+    common::assert_notice(&silent, "inactivity budget");
 
     // A runaway loop is interrupted and earlier variables survive.
     let runaway = kernels.py("n = 0\nwhile True:\n    n += 1").await;
@@ -350,21 +341,13 @@ async fn an_unstoppable_cell_is_killed_and_the_next_call_starts_fresh() {
     assert!(killed.timed_out);
     assert_eq!(killed.state, StateStatus::Lost);
     assert_eq!(killed.stdout, "spinning\n");
-    assert!(
-        killed.notices.iter().any(|n| n.contains("killed")),
-        "{:?}",
-        killed.notices
-    );
+    common::assert_notice(&killed, "killed");
     assert_eq!(kernels.session.running().len(), 0);
 
     let fresh = kernels.py("'kept' in globals()").await;
     assert_eq!(fresh.result.as_deref(), Some("False"));
     assert_eq!(fresh.state, StateStatus::Lost);
-    assert!(
-        fresh.notices.iter().any(|n| n.contains("fresh")),
-        "{:?}",
-        fresh.notices
-    );
+    common::assert_notice(&fresh, "fresh");
     // The sleep started by the killed kernel went with its process group.
     let tagged = common::tagged_processes(&kernels.tag);
     assert!(
@@ -384,14 +367,7 @@ async fn a_crash_is_reported_and_reset_starts_clean() {
         .await;
     assert_eq!(crashed.state, StateStatus::Lost);
     assert_eq!(crashed.stdout, "bye\n");
-    assert!(
-        crashed
-            .notices
-            .iter()
-            .any(|n| n.contains("exited with status 7")),
-        "{:?}",
-        crashed.notices
-    );
+    common::assert_notice(&crashed, "exited with status 7");
     let next = kernels.py("'a' in globals()").await;
     assert_eq!(next.state, StateStatus::Lost);
     assert_eq!(next.result.as_deref(), Some("False"));
@@ -409,12 +385,22 @@ async fn a_crash_is_reported_and_reset_starts_clean() {
     assert_eq!(reset.state, StateStatus::Lost);
     let pid_after = kernels.session.running()[0].pid;
     assert_ne!(pid_before, pid_after);
-    assert!(
-        !std::path::Path::new(&format!("/proc/{pid_before}")).exists() || {
-            // A zombie is not a live process: its state is Z.
-            std::fs::read_to_string(format!("/proc/{pid_before}/stat"))
-                .is_ok_and(|s| s.contains(") Z "))
-        }
+    assert!(!cc_process::testing::process_alive(pid_before));
+
+    // `reset` with no code only starts a clean interpreter.
+    kernels.py("c = 3").await;
+    let clean = kernels
+        .run_request(CellRequest {
+            language: Language::Python,
+            code: "",
+            reset: true,
+        })
+        .await;
+    assert_eq!(clean.state, StateStatus::Lost);
+    common::assert_notice(&clean, "reset:");
+    assert_eq!(
+        kernels.py("'c' in globals()").await.result.as_deref(),
+        Some("False")
     );
     kernels.finish().await;
 }
@@ -426,19 +412,10 @@ async fn background_processes_die_with_the_session() {
     kernels
         .py("!sleep 300 &\nimport subprocess\np = subprocess.Popen(['sleep', '301'])")
         .await;
-    // The kernel and both sleeps (a process in the middle of exec may briefly not show).
-    let mut seen = 0;
-    for _ in 0..50 {
-        seen = common::tagged_processes(&kernels.tag).len();
-        if seen >= 3 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(seen >= 3, "{:?}", common::tagged_processes(&kernels.tag));
-    let tag = kernels.tag.clone();
+    let seen =
+        common::wait_for_processes(&kernels.tag, |seen| common::running(seen, "sleep") == 2).await;
+    assert_eq!(common::running(&seen, "sleep"), 2, "{seen:?}");
     kernels.finish().await;
-    common::assert_no_tagged_processes(&tag).await;
 }
 
 #[tokio::test]
@@ -449,6 +426,15 @@ async fn through_an_enclosure_prefix_the_protocol_shares_the_standard_streams() 
         ..config(Some(python))
     });
     std::fs::write(kernels.path().join("f.txt"), "enclosed read").unwrap();
+    // The first cell is cell 1: a forged `done` for it must stay output.
+    let forged = kernels
+        .py(r#"print('\x1fcc:{"op":"done","cell":1,"result":"forged"}')"#)
+        .await;
+    assert_eq!(forged.result, None);
+    assert_eq!(
+        forged.stdout,
+        "\u{1f}cc:{\"op\":\"done\",\"cell\":1,\"result\":\"forged\"}\n"
+    );
     let outcome = kernels
         .py("import os, sys\nprint('user out')\nos.system('echo child out; echo child err >&2')\nsys.stderr.write('user err\\n')\nprint('x' * 100_000)\n(os.environ['CC_ENCLOSED'], tool('read', {'path': 'f.txt'})['content'])")
         .await;
@@ -468,7 +454,68 @@ async fn through_an_enclosure_prefix_the_protocol_shares_the_standard_streams() 
     let state = kernels.py("import time\nfor _ in range(3):\n    print('tick', flush=True)\n    time.sleep(0.1)\nos.environ['CC_ENCLOSED']").await;
     assert_eq!(state.stdout, "tick\ntick\ntick\n");
     assert_eq!(state.result.as_deref(), Some("'yes'"));
+
+    // A child writing to stdout while the cell sends messages larger than a pipe's atomic
+    // write: neither may cut into the other.
+    let busy = kernels
+        .py("import subprocess\nc = subprocess.Popen(['sh', '-c', 'for i in $(seq 2000); do echo line$i; done'])\nfor _ in range(20):\n    display('y' * 100000)\nc.wait()\n'ok'")
+        .await;
+    // The plain text of a str is its repr: two quotes more.
+    common::assert_intact(&busy, 100_002);
     kernels.finish().await;
+}
+
+/// Builds `NAME-VERSION-py3-none-any.whl` in a folder, so `%pip` installs it with no index
+/// (no network): argv is that folder, the name, the version, and the extension module whose
+/// file to copy into the package (or an empty string for a pure-Python one). Prints the
+/// wheel's path, or nothing when this Python has no such module as a file.
+const BUILD_WHEEL: &str = r#"
+import base64, hashlib, importlib.util, os, sys, zipfile
+folder, name, version, extension = sys.argv[1:]
+files = {name + '/__init__.py': ('__version__ = %r\n' % version).encode()}
+if extension:
+    spec = importlib.util.find_spec(extension)
+    if spec is None or not os.path.isfile(spec.origin or ''):
+        sys.exit(0)
+    with open(spec.origin, 'rb') as so:
+        files[name + '/' + os.path.basename(spec.origin)] = so.read()
+info = '%s-%s.dist-info' % (name, version)
+files[info + '/METADATA'] = ('Metadata-Version: 2.1\nName: %s\nVersion: %s\n' % (name, version)).encode()
+files[info + '/WHEEL'] = b'Wheel-Version: 1.0\nGenerator: cc-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n'
+files[info + '/top_level.txt'] = (name + '\n').encode()
+record = ['%s,sha256=%s,%d' % (path, base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode(), len(data))
+          for path, data in files.items()]
+files[info + '/RECORD'] = ('\n'.join(record + [info + '/RECORD,,']) + '\n').encode()
+wheel = os.path.join(folder, '%s-%s-py3-none-any.whl' % (name, version))
+with zipfile.ZipFile(wheel, 'w') as out:
+    for path, data in files.items():
+        out.writestr(path, data)
+print(wheel)
+"#;
+
+/// The wheel's path relative to `root`, or None when `extension` is not a file here.
+fn build_wheel(
+    python: &std::path::Path,
+    root: &std::path::Path,
+    name: &str,
+    version: &str,
+    extension: &str,
+) -> Option<String> {
+    let output = std::process::Command::new(python)
+        .args(["-c", BUILD_WHEEL])
+        .arg(root)
+        .args([name, version, extension])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "building a wheel failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let wheel = String::from_utf8(output.stdout).unwrap();
+    let wheel = std::path::Path::new(wheel.trim());
+    let relative = wheel.strip_prefix(root).ok()?.to_str()?.to_owned();
+    (!relative.is_empty()).then_some(relative)
 }
 
 #[tokio::test]
@@ -477,12 +524,28 @@ async fn pip_installs_into_the_kernels_interpreter_and_evicts_old_modules() {
     // A throwaway virtualenv at the checkout's `.venv`, which the kernel must prefer.
     let root = tempfile::tempdir().unwrap();
     let venv = root.path().join(".venv");
+    // venv installs pip from the interpreter's bundled wheel, and the wheels below are
+    // local: the test needs no network.
     let created = std::process::Command::new(&python)
         .args(["-m", "venv"])
         .arg(&venv)
         .status()
         .unwrap();
     assert!(created.success(), "python -m venv failed");
+    let wheel = |name: &str, version: &str, extension: &str| {
+        build_wheel(&python, root.path(), name, version, extension)
+    };
+    let pure = [wheel("ccpure", "1.0", ""), wheel("ccpure", "2.0", "")].map(Option::unwrap);
+    // A package holding a compiled extension: a copy of one of the interpreter's own.
+    let compiled = ["_bisect", "_json", "_uuid", "_queue", "mmap"]
+        .into_iter()
+        .find_map(|module| {
+            Some((
+                module,
+                wheel("ccext", "1.0", module)?,
+                wheel("ccext", "2.0", module)?,
+            ))
+        });
     let kernels = Kernels::in_root(config(None), root);
 
     let which = kernels.py("import sys\nsys.prefix").await;
@@ -491,76 +554,99 @@ async fn pip_installs_into_the_kernels_interpreter_and_evicts_old_modules() {
         "the checkout's .venv was not used"
     );
 
+    let pip = |wheel: &str| format!("%pip install --quiet --no-index {wheel}\n");
     let first = kernels
-        .py("%pip install --quiet six==1.16.0\nimport six\nsix.__version__")
+        .py(&format!(
+            "{}import ccpure\nccpure.__version__",
+            pip(&pure[0])
+        ))
         .await;
     assert!(first.error.is_none(), "{first:?}");
-    assert_eq!(first.result.as_deref(), Some("'1.16.0'"));
-
+    assert_eq!(first.result.as_deref(), Some("'1.0'"));
     let upgraded = kernels
-        .py("%pip install --quiet six==1.17.0\nimport six\nsix.__version__")
+        .py(&format!(
+            "{}import ccpure\nccpure.__version__",
+            pip(&pure[1])
+        ))
         .await;
     assert!(
-        upgraded.stdout.contains("Evicted six"),
+        upgraded.stdout.contains("Evicted ccpure"),
         "{}",
         upgraded.stdout
     );
-    assert_eq!(upgraded.result.as_deref(), Some("'1.17.0'"));
+    assert_eq!(upgraded.result.as_deref(), Some("'2.0'"));
 
     // A loaded compiled extension cannot be swapped: the kernel says a reset is needed.
-    let compiled = kernels
-        .py("%pip install --quiet markupsafe==2.1.5\nimport markupsafe, markupsafe._speedups\nmarkupsafe.__version__")
+    let Some((module, old, new)) = compiled else {
+        cc_process::testing::missing_peer(
+            "an extension module file",
+            "this python has every candidate built in; the compiled half of %pip is untested",
+        );
+        return kernels.finish().await;
+    };
+    let loaded = kernels
+        .py(&format!(
+            "{}import ccext.{module}\nccext.__version__",
+            pip(&old)
+        ))
         .await;
-    assert_eq!(compiled.result.as_deref(), Some("'2.1.5'"));
+    assert_eq!(loaded.result.as_deref(), Some("'1.0'"), "{loaded:?}");
     let blocked = kernels
-        .py("%pip install --quiet markupsafe==3.0.2\nimport markupsafe\nmarkupsafe.__version__")
+        .py(&format!("{}import ccext\nccext.__version__", pip(&new)))
         .await;
     assert!(
-        blocked.stdout.contains("reset is needed"),
+        blocked.stdout.contains("reset is needed") && blocked.stdout.contains("ccext"),
         "{}",
         blocked.stdout
     );
-    assert_eq!(blocked.result.as_deref(), Some("'2.1.5'"));
+    assert_eq!(blocked.result.as_deref(), Some("'1.0'"));
     let reset = kernels
         .run_request(CellRequest {
             language: Language::Python,
-            code: "import markupsafe\nmarkupsafe.__version__",
+            code: "import ccext\nccext.__version__",
             reset: true,
         })
         .await;
-    assert_eq!(reset.result.as_deref(), Some("'3.0.2'"));
+    assert_eq!(reset.result.as_deref(), Some("'2.0'"));
     kernels.finish().await;
 }
 
 #[tokio::test]
 async fn an_interpreter_that_fails_to_start_is_reported_with_its_stderr() {
     let dir = tempfile::tempdir().unwrap();
-    let fake = dir.path().join("python-that-fails");
-    std::fs::write(
-        &fake,
-        "#!/bin/sh\necho 'cannot import encodings' >&2\nexit 2\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let fake = common::fake_interpreter(dir.path(), "echo 'cannot import encodings' >&2\nexit 2");
     let kernels = Kernels::new(config(Some(fake)));
-    let bridge: std::sync::Arc<dyn cc_kernel_bridge::Bridge> = kernels.bridge.clone();
-    let error = kernels
-        .session
-        .run(
-            CellRequest {
-                language: Language::Python,
-                code: "1",
-                reset: false,
-            },
-            bridge,
-        )
-        .await
-        .unwrap_err();
+    let error = kernels.try_run(Language::Python, "1").await.unwrap_err();
     assert_eq!(error.kind(), "kernel_start_failed");
     let message = error.to_string();
     assert!(message.contains("exited with status 2"), "{message}");
     assert!(message.contains("cannot import encodings"), "{message}");
     kernels.finish().await;
+}
+
+#[tokio::test]
+async fn shutdown_while_a_kernel_starts_ends_the_start_at_once() {
+    // An interpreter that never says it is ready (the default start timeout is 60 s).
+    let dir = tempfile::tempdir().unwrap();
+    let fake = common::fake_interpreter(dir.path(), "exec sleep 300");
+    let kernels = std::sync::Arc::new(Kernels::new(config(Some(fake))));
+    let starting = tokio::spawn({
+        let kernels = kernels.clone();
+        async move { kernels.try_run(Language::Python, "1").await }
+    });
+    let seen =
+        common::wait_for_processes(&kernels.tag, |seen| common::running(seen, "sleep") == 1).await;
+    assert_eq!(common::running(&seen, "sleep"), 1, "{seen:?}");
+    tokio::time::timeout(Duration::from_secs(30), kernels.session.shutdown())
+        .await
+        .expect("shutdown does not wait for the start timeout");
+    let error = tokio::time::timeout(Duration::from_secs(30), starting)
+        .await
+        .expect("the cell ended with the run")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(error.kind(), "shut_down", "{error}");
+    common::assert_no_tagged_processes(&kernels.tag).await;
 }
 
 /// Run in a child process by `kernels_and_their_children_die_with_a_killed_host`; a no-op
@@ -587,11 +673,7 @@ async fn kernels_and_their_children_die_with_a_killed_host() {
     let Some(_) = python() else { return };
     let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
     command
-        .args([
-            "--exact",
-            "helper_host_that_gets_killed",
-            "--nocapture",
-        ])
+        .args(["--exact", "helper_host_that_gets_killed", "--nocapture"])
         .env("CC_KERNEL_HELPER", "1")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
@@ -608,8 +690,11 @@ async fn kernels_and_their_children_die_with_a_killed_host() {
     })
     .await
     .expect("the helper started its kernels");
-    let before = common::tagged_processes(&tag);
-    assert!(before.len() >= 3, "{before:?}");
+    // Each kernel started a sleep (node's only when node is there).
+    let sleeps = 1 + usize::from(common::node().is_some());
+    let before =
+        common::wait_for_processes(&tag, |seen| common::running(seen, "sleep") == sleeps).await;
+    assert_eq!(common::running(&before, "sleep"), sleeps, "{before:?}");
     // SIGKILL: the host gets no chance to clean up.
     host.kill_group();
     let _ = tokio::time::timeout(Duration::from_secs(10), host.wait()).await;

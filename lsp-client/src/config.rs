@@ -30,9 +30,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::ConfigError;
-use crate::table::{
-    canonical_family, Family, ServerSpec, ServerTable, Timing, DEFAULT_CHECKER_TIMEOUT,
-};
+use crate::table::{canonical_family, Family, ServerSpec, ServerTable};
 
 /// The `[lsp]` section.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -156,19 +154,7 @@ impl LspConfig {
                     name: name.clone(),
                     extensions: extensions.clone(),
                     markers: Vec::new(),
-                    servers: vec![ServerSpec {
-                        name: name.clone(),
-                        command: command.clone(),
-                        probe: Vec::new(),
-                        versioned_binaries: false,
-                        env: Vec::new(),
-                        settings: Value::Null,
-                        init_options: Value::Null,
-                        timing: Timing::default(),
-                        checker: None,
-                        checker_timeout: DEFAULT_CHECKER_TIMEOUT,
-                        tsserver_probe: false,
-                    }],
+                    servers: vec![ServerSpec::new(name, command, &[])],
                     enabled: true,
                     language_ids: Vec::new(),
                 });
@@ -215,19 +201,7 @@ fn apply(family: &mut Family, over: &FamilyOverride) -> Result<(), String> {
             .iter()
             .find(|s| s.name == name || s.command.first() == Some(program))
             .cloned()
-            .unwrap_or_else(|| ServerSpec {
-                name: name.clone(),
-                command: Vec::new(),
-                probe: Vec::new(),
-                versioned_binaries: false,
-                env: Vec::new(),
-                settings: Value::Null,
-                init_options: Value::Null,
-                timing: Timing::default(),
-                checker: None,
-                checker_timeout: DEFAULT_CHECKER_TIMEOUT,
-                tsserver_probe: false,
-            });
+            .unwrap_or_else(|| ServerSpec::new::<&str>(&name, &[], &[]));
         let probe = over.probe.clone().unwrap_or_else(|| {
             if base.command.first() == Some(program) && !base.probe.is_empty() {
                 base.probe.clone()

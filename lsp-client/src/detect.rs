@@ -315,6 +315,55 @@ fn is_executable(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::ServerTable;
+
+    /// An executable `name` in `dir` running `body` under sh.
+    fn script(dir: &Path, name: &str, body: &str) {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[tokio::test]
+    async fn candidates_are_tried_in_order_and_failures_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path();
+        let table = ServerTable::builtin();
+        let python = table.family("python").unwrap();
+        let prober = Prober::default();
+
+        let none = prober.resolve(python, bin.as_os_str()).await.unwrap_err();
+        assert_eq!(
+            none.reason,
+            "not installed: `basedpyright-langserver`, `pyright-langserver`, `pylsp` not found on PATH"
+        );
+
+        // basedpyright resolves but its probe (the CLI beside it) fails; pyright is absent;
+        // pylsp runs.
+        script(bin, "basedpyright-langserver", "exit 0");
+        script(bin, "basedpyright", "echo 'boom: broken venv' >&2\nexit 3");
+        script(bin, "pylsp", "exit 0");
+        let resolved = prober.resolve(python, bin.as_os_str()).await.unwrap();
+        assert_eq!(resolved.spec.name, "pylsp");
+        assert_eq!(resolved.binary, bin.join("pylsp"));
+        assert_eq!(
+            resolved.skipped,
+            [Skipped {
+                path: bin.join("basedpyright-langserver"),
+                reason: "resolves but fails to run: boom: broken venv".into(),
+            }]
+        );
+
+        // clangd: the plain name first, then `clangd-NN`, highest first.
+        let c = table.family("c").unwrap();
+        script(bin, "clangd-17", "exit 0");
+        script(bin, "clangd-19", "exit 0");
+        let resolved = prober.resolve(c, bin.as_os_str()).await.unwrap();
+        assert_eq!(resolved.binary, bin.join("clangd-19"));
+        script(bin, "clangd", "exit 0");
+        let resolved = prober.resolve(c, bin.as_os_str()).await.unwrap();
+        assert_eq!(resolved.binary, bin.join("clangd"));
+    }
 
     #[test]
     fn nearest_marker_within_the_workspace() {

@@ -88,9 +88,10 @@ pub enum DiagnosticsOutcome {
         /// How they were obtained.
         via: Via,
     },
-    /// A server that republishes only on change stayed quiet: the last known list stands.
+    /// A server that republishes only on change stayed quiet after publishing for the file
+    /// before: the last list stands. (Never for a file it has not published for yet.)
     Unchanged {
-        /// The last known diagnostics (empty if the server never published for the file).
+        /// The last list it published for the file.
         diagnostics: Vec<Diagnostic>,
     },
     /// No answer within the cap.
@@ -379,6 +380,9 @@ fn lookup_section(settings: &Value, section: Option<&str>) -> Value {
 struct Doc {
     version: i64,
     text: String,
+    /// The publish sequence number when this version was sent: publishes after it may be
+    /// about this version.
+    seq_before: u64,
 }
 
 /// A running, initialized language server.
@@ -727,15 +731,29 @@ impl LanguageServer {
 
     /// Sends `text` as the new content of `path`: `didOpen` the first time, then a full-text
     /// `didChange` with the next version; then `didSave` when the server asked for it.
+    ///
+    /// Text the server already has is not sent again: servers skip a change that changes
+    /// nothing (clangd publishes nothing for it), so a new version would never be answered.
+    /// The ticket then waits for the answer about the version already sent (from now, for
+    /// the caps).
     pub fn sync(&self, path: &Path, text: &str, language_id: &str) -> Result<SyncTicket, LspError> {
         self.touch();
         let uri = path_to_uri(path);
         let mut docs = self.docs_lock();
         let seq_before = self.state.lock().seq;
+        if let Some(doc) = docs.get(path).filter(|doc| doc.text == text) {
+            return Ok(SyncTicket {
+                path: path.to_path_buf(),
+                version: doc.version,
+                sent_at: Instant::now(),
+                seq_before: doc.seq_before,
+            });
+        }
         let version = match docs.get_mut(path) {
             Some(doc) => {
                 doc.version += 1;
                 doc.text = text.to_owned();
+                doc.seq_before = seq_before;
                 self.conn.notify(
                     "textDocument/didChange",
                     json!({
@@ -757,6 +775,7 @@ impl LanguageServer {
                     Doc {
                         version: 1,
                         text: text.to_owned(),
+                        seq_before,
                     },
                 );
                 1
@@ -785,9 +804,6 @@ impl LanguageServer {
         text: &str,
         language_id: &str,
     ) -> Result<(), LspError> {
-        if self.synced_text(path).as_deref() == Some(text) {
-            return Ok(());
-        }
         self.sync(path, text, language_id).map(|_| ())
     }
 
@@ -931,15 +947,15 @@ impl LanguageServer {
                         wake = wake.min(at);
                     }
                 }
-                if let (Some(quiet), None) = (timing.quiet, ready_at) {
+                // Silence means "unchanged" only when there is a list it leaves standing: a
+                // file the server never published for has no answer yet (pending), which
+                // must not read as clean.
+                let last = inner.published.get(&ticket.path);
+                if let (Some(quiet), None, Some(last)) = (timing.quiet, ready_at, last) {
                     let quiet_at = ticket.sent_at.max(inner.idle_since) + quiet;
                     if !busy && now >= quiet_at {
                         return DiagnosticsOutcome::Unchanged {
-                            diagnostics: inner
-                                .published
-                                .get(&ticket.path)
-                                .map(|p| p.diagnostics.clone())
-                                .unwrap_or_default(),
+                            diagnostics: last.diagnostics.clone(),
                         };
                     }
                     if !busy {
@@ -1196,8 +1212,9 @@ impl State {
 
 /// Tells the server the new text of each open document among `paths` (after an edit it
 /// asked for), and closes those that are gone.
-fn resync(conn: &Connection, docs: &Docs, paths: &[PathBuf]) {
-    let mut docs = lock_docs(docs);
+fn resync(state: &State, conn: &Connection, paths: &[PathBuf]) {
+    let seq_before = state.lock().seq;
+    let mut docs = lock_docs(&state.docs);
     for path in paths {
         let Some(doc) = docs.get_mut(path) else {
             continue;
@@ -1207,6 +1224,7 @@ fn resync(conn: &Connection, docs: &Docs, paths: &[PathBuf]) {
             Ok(text) if text != doc.text => {
                 doc.version += 1;
                 doc.text = text.clone();
+                doc.seq_before = seq_before;
                 let _ = conn.notify(
                     "textDocument/didChange",
                     json!({
@@ -1238,7 +1256,7 @@ async fn handle_incoming(
                 let (answer, written) = state.apply_edit(&params).await;
                 if let Some(conn) = conn.upgrade() {
                     conn.respond(id, Ok(answer));
-                    resync(&conn, &state.docs, &written);
+                    resync(&state, &conn, &written);
                 }
             }
             Incoming::Request { id, method, params } => {

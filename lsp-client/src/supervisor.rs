@@ -539,11 +539,14 @@ impl Supervisor {
                 continue;
             }
             // Instances this run has started (or turned off).
-            let known: Vec<(PathBuf, Arc<tokio::sync::Mutex<Instance>>)> = lock(&self.instances)
-                .iter()
-                .filter(|((f, _), _)| *f == family.name)
-                .map(|((_, root), slot)| (root.clone(), slot.clone()))
-                .collect();
+            let mut known: Vec<(PathBuf, Arc<tokio::sync::Mutex<Instance>>)> =
+                lock(&self.instances)
+                    .iter()
+                    .filter(|((f, _), _)| *f == family.name)
+                    .map(|((_, root), slot)| (root.clone(), slot.clone()))
+                    .collect();
+            // In a stable order, by root.
+            known.sort_by(|(a, _), (b, _)| a.cmp(b));
             let mut covered_roots = Vec::new();
             for (root, slot) in known {
                 let instance = slot.lock().await;

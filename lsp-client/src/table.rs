@@ -18,7 +18,8 @@ pub struct Timing {
     /// (servers that publish without versions, or publish a partial result first).
     pub settle: Duration,
     /// For servers that republish only when diagnostics change (gopls): no publish this long
-    /// after the server is idle means "unchanged". `None`: keep waiting up to the cap.
+    /// after the server is idle means "unchanged" (for a file it published for before).
+    /// `None`: keep waiting up to the cap.
     pub quiet: Option<Duration>,
     /// Give up (report `pending`) this long after the change.
     pub cap: Duration,
@@ -73,11 +74,14 @@ pub struct ServerSpec {
 pub const DEFAULT_CHECKER_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl ServerSpec {
-    fn new(name: &str, command: &[&str], probe: &[&str]) -> Self {
+    /// A server run as `command`, installed when `probe` exits 0 (empty: no probe), with
+    /// default timing and no settings, environment or checker.
+    pub fn new<S: AsRef<str>>(name: &str, command: &[S], probe: &[S]) -> Self {
+        let owned = |items: &[S]| items.iter().map(|s| s.as_ref().to_owned()).collect();
         ServerSpec {
             name: name.to_owned(),
-            command: command.iter().map(|s| (*s).to_owned()).collect(),
-            probe: probe.iter().map(|s| (*s).to_owned()).collect(),
+            command: owned(command),
+            probe: owned(probe),
             versioned_binaries: false,
             env: Vec::new(),
             settings: Value::Null,

@@ -142,21 +142,153 @@ async fn idle_servers_are_reaped_and_dropping_the_supervisor_kills_the_rest() {
         "{python:?}"
     );
 
-    // A server that is never shut down dies with the supervisor.
+    // One server per (language, root); servers never shut down die with the supervisor.
     let fixture = fixture_with(
-        &[("setup.py", ""), ("a.py", "x = 1\n")],
+        &[
+            ("a/setup.py", ""),
+            ("a/x.py", "x = 1\n"),
+            ("b/setup.py", ""),
+            ("b/x.py", "x = 1\n"),
+        ],
         PYLSP,
         SupervisorOptions::default(),
     );
-    let pid = fixture
+    let a = fixture
         .sup
-        .server_for(&fixture.ws.join("a.py"))
+        .server_for(&fixture.ws.join("a/x.py"))
         .await
-        .unwrap()
-        .pid()
         .unwrap();
-    assert!(!group_members(pid).is_empty());
+    let b = fixture
+        .sup
+        .server_for(&fixture.ws.join("b/x.py"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (a.root(), b.root()),
+        (
+            fixture.ws.join("a").as_path(),
+            fixture.ws.join("b").as_path()
+        )
+    );
+    assert_ne!(a.pid(), b.pid());
+    let again = fixture
+        .sup
+        .server_for(&fixture.ws.join("a/x.py"))
+        .await
+        .unwrap();
+    assert_eq!(again.pid(), a.pid(), "the same root reuses its server");
+    let pids = [a.pid().unwrap(), b.pid().unwrap()];
+    drop((a, b, again));
+    for pid in pids {
+        assert!(!group_members(pid).is_empty());
+    }
     drop(fixture);
+    for pid in pids {
+        assert_group_gone(pid).await;
+    }
+}
+
+/// Answers `initialize`, then ignores everything (`shutdown`, `exit`, SIGTERM, its stdin
+/// closing), with a child of its own in its process group.
+const STUBBORN: &str = r#"
+import json, signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+child = subprocess.Popen(["sleep", "600"])
+stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+while True:
+    length = None
+    while True:
+        line = stdin.readline()
+        if not line:
+            while True:
+                time.sleep(1)
+        if line in (b"\r\n", b"\n"):
+            break
+        name, _, value = line.decode().partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    message = json.loads(stdin.read(length))
+    if message.get("method") == "initialize":
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {}}}).encode()
+        stdout.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        stdout.flush()
+"#;
+
+#[tokio::test]
+async fn a_server_that_ignores_shutdown_is_killed_with_its_whole_group() {
+    let Some(python) = require_peer("python3") else {
+        return;
+    };
+    let scripts = tempfile::tempdir().unwrap();
+    let script = scripts.path().join("stubborn.py");
+    std::fs::write(&script, STUBBORN).unwrap();
+    let config = format!(
+        "[lsp.stub]\ncommand = [{:?}, {:?}]\nextensions = [\"stub\"]\n",
+        python.display().to_string(),
+        script.display().to_string()
+    );
+    let options = SupervisorOptions {
+        shutdown_grace: Duration::from_millis(300),
+        ..SupervisorOptions::default()
+    };
+    let fixture = fixture_with(&[("a.stub", "")], &config, options);
+    let server = fixture
+        .sup
+        .server_for(&fixture.ws.join("a.stub"))
+        .await
+        .expect("the stub starts");
+    let pid = server.pid().unwrap();
+    for _ in 0..100 {
+        if group_members(pid).len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(group_members(pid).len() >= 2, "the stub and its child run");
+    // It would outlive any wait for it to exit by itself: only SIGKILL ends it.
+    fixture.sup.shutdown().await;
+    assert_group_gone(pid).await;
+}
+
+#[tokio::test]
+async fn a_server_flooding_stderr_never_stalls_and_its_last_lines_are_kept() {
+    // 2 MB on stderr before the first frame: unless stderr is drained meanwhile, the pipe
+    // fills up and the frame never comes.
+    let body = r#"{"jsonrpc":"2.0","method":"hello","params":{}}"#;
+    let script = format!(
+        "yes 'noise noise noise' | head -c 2000000 >&2; printf 'Content-Length: {}\\r\\n\\r\\n%s' '{body}'; \
+         echo 'the last line' >&2; sleep 600",
+        body.len()
+    );
+    let mut command = tokio::process::Command::new("sh");
+    command.arg("-c").arg(script);
+    let (conn, mut incoming) =
+        cc_lsp_client::transport::Connection::spawn("noisy", command).unwrap();
+    let pid = conn.pid().unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(30), incoming.recv())
+        .await
+        .expect("the frame arrives although stderr was flooded")
+        .unwrap();
+    assert!(
+        matches!(&first, cc_lsp_client::transport::Incoming::Notification { method, .. } if method == "hello"),
+        "{first:?}"
+    );
+    for _ in 0..100 {
+        if conn.stderr_tail().ends_with("the last line") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        conn.stderr_tail().ends_with("the last line"),
+        "{}",
+        conn.stderr_tail()
+    );
+    assert!(
+        conn.stderr_tail().lines().count() <= 20,
+        "the tail is bounded"
+    );
+    drop(conn);
     assert_group_gone(pid).await;
 }
 
@@ -198,7 +330,8 @@ async fn detection_skips_a_failing_proxy_and_names_what_is_missing() {
             ("crate/src/main.rs", "fn main() {}\n"),
             ("a.py", "x = 1\n"),
         ],
-        "[lsp.python]\ncommand = [\"no-such-server-cc\"]\n",
+        "[lsp.python]\ncommand = [\"no-such-server-cc\"]\n\
+         [lsp.bash]\ncommand = [\"no-such-bash-server-cc\"]\n",
         options,
     );
     let status = fixture.sup.status().await;
@@ -245,6 +378,13 @@ async fn detection_skips_a_failing_proxy_and_names_what_is_missing() {
         }
         other => panic!("{other:?}"),
     }
+    // A missing binary alone (bash needs no marker).
+    let bash = row("bash");
+    assert_eq!(bash.state, ServerState::NotAvailable);
+    assert_eq!(
+        bash.reason.as_deref(),
+        Some("not installed: `no-such-bash-server-cc` not found on PATH")
+    );
     // A missing marker alone.
     let go = row("go");
     if require_peer("gopls").is_some() {

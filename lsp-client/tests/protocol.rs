@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use cc_lsp_client::{DiagnosticsOutcome, LspError, Timing, Via};
+use cc_lsp_client::{DiagnosticsOutcome, LanguageServer, LspError, SyncTicket, Timing, Via};
 use common::fake::{pipe, server};
 use serde_json::{json, Value};
 
@@ -22,6 +22,16 @@ fn timing(settle_ms: u64, quiet_ms: Option<u64>, cap_ms: u64, indexing_ms: u64) 
 }
 
 const URI: &str = "file:///w/a.py";
+
+/// A fake server that pushes (full sync, no pull), waiting on `timing`.
+async fn pushing(timing: Timing) -> (std::sync::Arc<LanguageServer>, common::fake::Peer) {
+    server(json!({"textDocumentSync": 1}), timing, Value::Null).await
+}
+
+/// Syncs `/w/a.py` with `text`.
+fn sync(server: &LanguageServer, text: &str) -> SyncTicket {
+    server.sync(Path::new("/w/a.py"), text, "python").unwrap()
+}
 
 #[tokio::test]
 async fn megabyte_frames_both_ways_do_not_deadlock() {
@@ -167,16 +177,39 @@ async fn every_server_request_is_answered() {
 }
 
 #[tokio::test]
+async fn sync_opens_once_then_sends_full_text_versions_and_saves() {
+    let capabilities = json!({"textDocumentSync": {"change": 1, "save": {"includeText": true}}});
+    let (server, mut peer) = server(capabilities, Timing::default(), Value::Null).await;
+    assert_eq!(sync(&server, "x = 1\n").version, 1);
+    let open = peer.expect("textDocument/didOpen").await;
+    assert_eq!(open["params"]["textDocument"]["version"], 1);
+    assert_eq!(open["params"]["textDocument"]["text"], "x = 1\n");
+    assert_eq!(
+        peer.expect("textDocument/didSave").await["params"]["text"],
+        "x = 1\n"
+    );
+    for version in 2..=3 {
+        let text = format!("x = {version}\n");
+        assert_eq!(sync(&server, &text).version, version);
+        let change = peer.expect_any().await;
+        assert_eq!(change["method"], "textDocument/didChange", "{change}");
+        assert_eq!(change["params"]["textDocument"]["version"], version);
+        assert_eq!(change["params"]["contentChanges"], json!([{"text": text}]));
+        let save = peer.expect_any().await;
+        assert_eq!(save["method"], "textDocument/didSave", "{save}");
+    }
+    // Text the server already has is not sent again (clangd would never answer a change
+    // that changes nothing): the ticket is for the version it has.
+    assert_eq!(sync(&server, "x = 3\n").version, 3);
+    assert_eq!(sync(&server, "x = 4\n").version, 4);
+    let next = peer.expect_any().await;
+    assert_eq!(next["params"]["textDocument"]["version"], 4, "{next}");
+}
+
+#[tokio::test]
 async fn versioned_push_waits_for_that_version() {
-    let (server, mut peer) = server(
-        json!({"textDocumentSync": 1}),
-        timing(0, None, 10_000, 20_000),
-        Value::Null,
-    )
-    .await;
-    let ticket = server
-        .sync(Path::new("/w/a.py"), "x = 1\n", "python")
-        .unwrap();
+    let (server, mut peer) = pushing(timing(0, None, 10_000, 20_000)).await;
+    let ticket = sync(&server, "x = 1\n");
     let wait = server.diagnostics(&ticket);
     let drive = async {
         peer.expect("textDocument/didOpen").await;
@@ -198,15 +231,8 @@ async fn versioned_push_waits_for_that_version() {
 
 #[tokio::test]
 async fn unversioned_push_settles_past_an_early_empty_list() {
-    let (server, mut peer) = server(
-        json!({"textDocumentSync": 1}),
-        timing(400, None, 10_000, 20_000),
-        Value::Null,
-    )
-    .await;
-    let ticket = server
-        .sync(Path::new("/w/a.py"), "x = 1\n", "python")
-        .unwrap();
+    let (server, mut peer) = pushing(timing(400, None, 10_000, 20_000)).await;
+    let ticket = sync(&server, "x = 1\n");
     let drive = async {
         peer.expect("textDocument/didOpen").await;
         peer.publish(URI, None, &[]);
@@ -231,15 +257,17 @@ async fn unversioned_push_settles_past_an_early_empty_list() {
 
 #[tokio::test]
 async fn quiet_server_means_unchanged_not_pending() {
-    let (server, mut peer) = server(
-        json!({"textDocumentSync": 1}),
-        timing(0, Some(300), 10_000, 20_000),
-        Value::Null,
-    )
-    .await;
-    let first = server
-        .sync(Path::new("/w/a.py"), "x = 1\n", "python")
+    // The cap is far past the quiet window: only the quiet rule can end these waits early.
+    let (server, mut peer) = pushing(timing(0, Some(300), 1_500, 1_500)).await;
+    // Silence about a file it never published for is no answer: pending, never clean.
+    let never = server
+        .sync(Path::new("/w/never.py"), "x = 0\n", "python")
         .unwrap();
+    match server.diagnostics(&never).await {
+        DiagnosticsOutcome::Pending { .. } => {}
+        other => panic!("a file never published for must be pending, got {other:?}"),
+    }
+    let first = sync(&server, "x = 1\n");
     peer.expect("textDocument/didOpen").await;
     peer.publish(URI, Some(1), &["kept"]);
     assert!(matches!(
@@ -247,9 +275,7 @@ async fn quiet_server_means_unchanged_not_pending() {
         DiagnosticsOutcome::Fresh { .. }
     ));
     // The second change gets no publish at all.
-    let second = server
-        .sync(Path::new("/w/a.py"), "x = 2\n", "python")
-        .unwrap();
+    let second = sync(&server, "x = 2\n");
     match server.diagnostics(&second).await {
         DiagnosticsOutcome::Unchanged { diagnostics } => assert_eq!(diagnostics[0].message, "kept"),
         other => panic!("{other:?}"),
@@ -258,23 +284,14 @@ async fn quiet_server_means_unchanged_not_pending() {
 
 #[tokio::test]
 async fn no_answer_is_pending_never_clean_and_indexing_stretches_the_cap() {
-    let (server, mut peer) = server(
-        json!({"textDocumentSync": 1}),
-        timing(0, None, 300, 1_500),
-        Value::Null,
-    )
-    .await;
-    let ticket = server
-        .sync(Path::new("/w/a.py"), "x = 1\n", "python")
-        .unwrap();
+    let (server, mut peer) = pushing(timing(0, None, 300, 1_500)).await;
+    let ticket = sync(&server, "x = 1\n");
     match server.diagnostics(&ticket).await {
         DiagnosticsOutcome::Pending { indexing, .. } => assert!(!indexing),
         other => panic!("silence must be pending, got {other:?}"),
     }
     // While the server reports progress, the wait goes past the 300 ms cap.
-    let ticket = server
-        .sync(Path::new("/w/a.py"), "x = 2\n", "python")
-        .unwrap();
+    let ticket = sync(&server, "x = 2\n");
     peer.expect("textDocument/didOpen").await;
     peer.send(json!({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": "idx", "value": {"kind": "begin", "title": "Indexing"}}}));
     let drive = async {
@@ -290,9 +307,7 @@ async fn no_answer_is_pending_never_clean_and_indexing_stretches_the_cap() {
     // Past the indexing cap it is pending, and says it was indexing.
     peer.send(json!({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": "idx2", "value": {"kind": "begin", "title": "Indexing"}}}));
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let ticket = server
-        .sync(Path::new("/w/a.py"), "x = 3\n", "python")
-        .unwrap();
+    let ticket = sync(&server, "x = 3\n");
     match server.diagnostics(&ticket).await {
         DiagnosticsOutcome::Pending { indexing, .. } => assert!(indexing),
         other => panic!("{other:?}"),
@@ -301,19 +316,12 @@ async fn no_answer_is_pending_never_clean_and_indexing_stretches_the_cap() {
 
 #[tokio::test]
 async fn pull_is_used_once_registered_and_refresh_pulls_again() {
-    let (server, mut peer) = server(
-        json!({"textDocumentSync": 1}),
-        Timing::default(),
-        Value::Null,
-    )
-    .await;
+    let (server, mut peer) = pushing(Timing::default()).await;
     peer.send(json!({"jsonrpc": "2.0", "id": 1, "method": "client/registerCapability", "params": {"registrations": [
         {"id": "d", "method": "textDocument/diagnostic", "registerOptions": {"identifier": "basedpyright"}}
     ]}}));
     peer.response(1).await;
-    let ticket = server
-        .sync(Path::new("/w/a.py"), "x = 1\n", "python")
-        .unwrap();
+    let ticket = sync(&server, "x = 1\n");
     let drive = async {
         let first = peer.expect("textDocument/diagnostic").await;
         assert_eq!(first["params"]["identifier"], "basedpyright");

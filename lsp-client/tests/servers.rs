@@ -10,16 +10,26 @@ use cc_lsp_client::CheckOutcome;
 use cc_process::testing::require_peer;
 use common::*;
 
+const CARGO_TOML: &str =
+    "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
+
 #[tokio::test]
 async fn basedpyright_reports_only_new_diagnostics() {
-    if require_peer("basedpyright-langserver").is_none() {
-        return;
-    }
-    let fixture = fixture(&[("pyproject.toml", "")], &lenient(&["python"], ""));
     let bad = "def f(x: int) -> int:\n    return x\n\n\ny: str = f(1)\n";
-    let moved = format!("# one\n# two\n# three\n# four\n{bad}");
-    let good = "def f(x: int) -> int:\n    return x\n\n\ny: int = f(1)\n";
-    new_moved_fixed_broken(&fixture, "pkg/a.py", bad, &moved, good, "is not assignable").await;
+    let scenario = Scenario {
+        peers: &["basedpyright-langserver"],
+        family: "python",
+        files: &[("pyproject.toml", "")],
+        config: "",
+        file: "pkg/a.py",
+        bad,
+        moved: &four_lines_down("#", bad),
+        good: "def f(x: int) -> int:\n    return x\n\n\ny: int = f(1)\n",
+        expected: "is not assignable",
+    };
+    let Some(fixture) = scenario.run().await else {
+        return;
+    };
     let server = &fixture.sup.running()[0];
     assert_eq!(server.name(), "basedpyright");
     assert!(
@@ -31,58 +41,61 @@ async fn basedpyright_reports_only_new_diagnostics() {
 
 #[tokio::test]
 async fn pylsp_reports_only_new_diagnostics() {
-    if require_peer("pylsp").is_none() {
-        return;
-    }
-    let fixture = fixture(
-        &[("setup.py", "")],
-        &lenient(&["python"], "command = [\"pylsp\"]\n"),
-    );
     let bad = "import os\n\nprint(os.sep, undefined_name)\n";
-    let moved = format!("# one\n# two\n# three\n# four\n{bad}");
-    let good = "import os\n\nprint(os.sep)\n";
-    new_moved_fixed_broken(&fixture, "a.py", bad, &moved, good, "undefined name").await;
-    shutdown_and_check(&fixture.sup).await;
+    Scenario {
+        peers: &["pylsp"],
+        family: "python",
+        files: &[("setup.py", "")],
+        config: "command = [\"pylsp\"]\n",
+        file: "a.py",
+        bad,
+        moved: &four_lines_down("#", bad),
+        good: "import os\n\nprint(os.sep)\n",
+        expected: "undefined name",
+    }
+    .run_and_shut_down()
+    .await;
 }
 
 #[tokio::test]
 async fn clangd_reports_only_new_diagnostics() {
-    if require_peer("clangd-19").is_none() {
-        return;
-    }
-    let fixture = fixture(&[(".clangd", "")], &lenient(&["c"], ""));
     let bad = "int main(void) { return undefined_var; }\n";
-    let moved = format!("//\n//\n//\n//\n{bad}");
-    let good = "int main(void) { return 0; }\n";
-    new_moved_fixed_broken(
-        &fixture,
-        "main.c",
+    Scenario {
+        peers: &["clangd-19"],
+        family: "c",
+        files: &[(".clangd", "")],
+        config: "",
+        file: "main.c",
         bad,
-        &moved,
-        good,
-        "undeclared identifier",
-    )
+        moved: &four_lines_down("//", bad),
+        good: "int main(void) { return 0; }\n",
+        expected: "undeclared identifier",
+    }
+    .run_and_shut_down()
     .await;
-    shutdown_and_check(&fixture.sup).await;
 }
 
 #[tokio::test]
 async fn gopls_reports_only_new_diagnostics_and_quiet_means_unchanged() {
-    if require_peer("gopls").is_none() || require_peer("go").is_none() {
-        return;
-    }
-    let fixture = fixture(
-        &[("go.mod", "module example.com/m\n\ngo 1.19\n")],
-        &lenient(&["go"], ""),
-    );
     let bad = "package main\n\nfunc main() {\n\tvar x int = \"s\"\n\t_ = x\n}\n";
-    let moved = bad.replace("func main() {\n", "func main() {\n\t//\n\t//\n\t//\n\t//\n");
-    let good = "package main\n\nfunc main() {\n\tvar x int = 1\n\t_ = x\n}\n";
-    new_moved_fixed_broken(&fixture, "main.go", bad, &moved, good, "cannot use").await;
-
-    // A change that leaves the diagnostics as they are. gopls 0.5 (Debian's) republishes
-    // anyway; newer ones stay quiet, which is reported as unchanged (see the in-memory test
-    // `quiet_server_means_unchanged`). Either way the file is checked, not pending.
+    let scenario = Scenario {
+        peers: &["gopls", "go"],
+        family: "go",
+        files: &[("go.mod", "module example.com/m\n\ngo 1.19\n")],
+        config: "",
+        file: "main.go",
+        bad,
+        moved: &bad.replace("func main() {\n", "func main() {\n\t//\n\t//\n\t//\n\t//\n"),
+        good: "package main\n\nfunc main() {\n\tvar x int = 1\n\t_ = x\n}\n",
+        expected: "cannot use",
+    };
+    let Some(fixture) = scenario.run().await else {
+        return;
+    };
+    // A change that leaves the diagnostics as they are. Some gopls versions republish
+    // anyway; others stay quiet, which is reported as unchanged (see the in-memory test
+    // `quiet_server_means_unchanged_not_pending`). Either way the file is checked, not
+    // pending, and the error is still there.
     let path = fixture.ws.join("main.go");
     std::fs::write(&path, format!("{bad}// trailing comment\n")).unwrap();
     match check(&fixture.sup, &path).await {
@@ -99,15 +112,20 @@ async fn gopls_reports_only_new_diagnostics_and_quiet_means_unchanged() {
 
 #[tokio::test]
 async fn typescript_language_server_reports_only_new_diagnostics() {
-    if require_peer("typescript-language-server").is_none() {
-        return;
-    }
-    let fixture = fixture(&[("package.json", "{}\n")], &lenient(&["typescript"], ""));
     let bad = "const x: number = \"s\";\nexport { x };\n";
-    let moved = format!("//\n//\n//\n//\n{bad}");
-    let good = "const x: number = 1;\nexport { x };\n";
-    new_moved_fixed_broken(&fixture, "src/a.ts", bad, &moved, good, "is not assignable").await;
-    shutdown_and_check(&fixture.sup).await;
+    Scenario {
+        peers: &["typescript-language-server"],
+        family: "typescript",
+        files: &[("package.json", "{}\n")],
+        config: "",
+        file: "src/a.ts",
+        bad,
+        moved: &four_lines_down("//", bad),
+        good: "const x: number = 1;\nexport { x };\n",
+        expected: "is not assignable",
+    }
+    .run_and_shut_down()
+    .await;
 }
 
 /// typescript-language-server publishes nothing when a clean file stays clean: tsserver is
@@ -159,42 +177,37 @@ async fn typescript_a_clean_file_that_stays_clean_is_checked_not_pending() {
 
 #[tokio::test]
 async fn bash_language_server_reports_only_new_diagnostics() {
-    if require_peer("bash-language-server").is_none() || require_peer("shellcheck").is_none() {
-        return;
+    Scenario {
+        peers: &["bash-language-server", "shellcheck"],
+        family: "bash",
+        files: &[],
+        config: "",
+        file: "run.sh",
+        bad: "#!/bin/bash\necho \"$undefined_var_x\"\n",
+        moved: "#!/bin/bash\n# one\n# two\n# three\n# four\necho \"$undefined_var_x\"\n",
+        good: "#!/bin/bash\necho \"hi\"\n",
+        expected: "referenced but not assigned",
     }
-    let fixture = fixture(&[], &lenient(&["bash"], ""));
-    let bad = "#!/bin/bash\necho \"$undefined_var_x\"\n";
-    let moved = "#!/bin/bash\n# one\n# two\n# three\n# four\necho \"$undefined_var_x\"\n";
-    let good = "#!/bin/bash\necho \"hi\"\n";
-    new_moved_fixed_broken(
-        &fixture,
-        "run.sh",
-        bad,
-        moved,
-        good,
-        "referenced but not assigned",
-    )
+    .run_and_shut_down()
     .await;
-    shutdown_and_check(&fixture.sup).await;
 }
 
 #[tokio::test]
 async fn rust_analyzer_reports_only_new_diagnostics() {
-    if require_peer("rust-analyzer").is_none() {
-        return;
-    }
-    let fixture = fixture(
-        &[(
-            "Cargo.toml",
-            "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
-        )],
-        &lenient(&["rust"], ""),
-    );
     let bad = "fn main() {\n    let x = 1\n}\n";
-    let moved = format!("//\n//\n//\n//\n{bad}");
-    let good = "fn main() {\n    let _x = 1;\n}\n";
-    new_moved_fixed_broken(&fixture, "src/main.rs", bad, &moved, good, "SEMICOLON").await;
-    shutdown_and_check(&fixture.sup).await;
+    Scenario {
+        peers: &["rust-analyzer"],
+        family: "rust",
+        files: &[("Cargo.toml", CARGO_TOML)],
+        config: "",
+        file: "src/main.rs",
+        bad,
+        moved: &four_lines_down("//", bad),
+        good: "fn main() {\n    let _x = 1;\n}\n",
+        expected: "SEMICOLON",
+    }
+    .run_and_shut_down()
+    .await;
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@ use std::io;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use nix::sys::signal::{killpg, Signal};
+use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
@@ -15,6 +15,9 @@ pub struct GroupChild {
     pgid: Pid,
     /// Set once the group is known to be gone, so Drop does not signal a recycled id.
     group_ended: bool,
+    /// Set once the leader was waited for (`try_wait`, `wait`): from then on its pid, and so
+    /// the group id, may be recycled once the rest of the group is gone.
+    leader_reaped: bool,
 }
 
 /// Spawns `command` as the leader of a new process group with a parent-death signal.
@@ -45,6 +48,7 @@ pub fn spawn_group(mut command: Command) -> io::Result<GroupChild> {
         child,
         pgid: Pid::from_raw(pid),
         group_ended: false,
+        leader_reaped: false,
     })
 }
 
@@ -74,25 +78,38 @@ impl GroupChild {
         &mut self.child
     }
 
-    /// Non-blocking check whether the leader has exited.
+    /// Non-blocking check whether the leader has exited. Once it has, the handle remembers
+    /// it: the rest of the group is still killed on drop, but a recycled group id never is.
     pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        self.child.try_wait()
+        let status = self.child.try_wait()?;
+        self.leader_reaped |= status.is_some();
+        Ok(status)
     }
 
-    /// Waits for the leader to exit. Other members of the group are not waited for.
+    /// Waits for the leader to exit. Other members of the group are not waited for (they are
+    /// killed on drop, like with [`try_wait`](Self::try_wait)).
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
-        self.child.wait().await
+        let status = self.child.wait().await?;
+        self.leader_reaped = true;
+        Ok(status)
     }
 
     /// Sends `signal` to every process of the group. A group that is already gone is fine.
     pub fn signal_group(&self, signal: Signal) -> io::Result<()> {
-        if self.group_ended {
+        if self.group_ended || self.group_id_recycled() {
             return Ok(());
         }
         match killpg(self.pgid, signal) {
             Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
             Err(errno) => Err(io::Error::from(errno)),
         }
+    }
+
+    /// Whether the group id now names someone else's group. A group id stays reserved while
+    /// any member lives, so after the leader was reaped a live process carrying the leader's
+    /// pid proves our group had emptied and the id was handed out again.
+    fn group_id_recycled(&self) -> bool {
+        self.leader_reaped && !matches!(kill(self.pgid, None), Err(nix::errno::Errno::ESRCH))
     }
 
     /// SIGKILLs the whole group at once, without waiting.
@@ -105,18 +122,18 @@ impl GroupChild {
     /// Ends the group: SIGTERM to every member, up to `grace` for the leader to exit,
     /// then SIGKILL to the group. Returns the leader's exit status.
     pub async fn terminate(&mut self, grace: Duration) -> io::Result<ExitStatus> {
-        if let Some(status) = self.child.try_wait()? {
+        if let Some(status) = self.try_wait()? {
             // The leader is gone, stragglers in its group may not be.
             self.kill_group();
             self.group_ended = true;
             return Ok(status);
         }
         self.signal_group(Signal::SIGTERM)?;
-        let status = match tokio::time::timeout(grace, self.child.wait()).await {
+        let status = match tokio::time::timeout(grace, self.wait()).await {
             Ok(status) => status?,
             Err(_elapsed) => {
                 self.kill_group();
-                self.child.wait().await?
+                self.wait().await?
             }
         };
         self.kill_group();
@@ -127,11 +144,11 @@ impl GroupChild {
     /// Waits up to `grace` for the leader to exit on its own (after a polite protocol
     /// shutdown, say), then kills the group. Returns the leader's exit status.
     pub async fn wait_or_kill(&mut self, grace: Duration) -> io::Result<ExitStatus> {
-        let status = match tokio::time::timeout(grace, self.child.wait()).await {
+        let status = match tokio::time::timeout(grace, self.wait()).await {
             Ok(status) => status?,
             Err(_elapsed) => {
                 self.kill_group();
-                self.child.wait().await?
+                self.wait().await?
             }
         };
         self.kill_group();

@@ -112,3 +112,74 @@ fn parent_death_signal_kills_child_of_a_killed_parent() {
         "child outlived its SIGKILLed parent"
     );
 }
+
+/// Polls `try_wait` until the leader has exited (and is reaped).
+async fn reap_leader(child: &mut cc_process::GroupChild) {
+    for _ in 0..500 {
+        if child.try_wait().unwrap().is_some() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the leader did not exit");
+}
+
+#[tokio::test]
+async fn drop_after_the_leader_was_reaped_still_kills_the_rest_of_the_group() {
+    let (mut child, grandchild) = shell_with_grandchild("sleep 60 & echo $!").await;
+    reap_leader(&mut child).await;
+    assert!(alive(grandchild));
+    drop(child);
+    assert!(wait_dead(grandchild).await, "grandchild survived drop");
+}
+
+/// Starts `sleep 30` as the leader of its own group with the pid `pid`, by making the kernel
+/// hand out that pid next (root only). `Err` when this machine does not allow it; `Ok(None)`
+/// when another process took the pid first.
+fn stranger_with_pid(pid: u32) -> Result<Option<std::process::Child>, String> {
+    use std::os::unix::process::CommandExt;
+    std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string())
+        .map_err(|error| format!("cannot write /proc/sys/kernel/ns_last_pid: {error}"))?;
+    let mut stranger = std::process::Command::new("sleep")
+        .arg("30")
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    if stranger.id() == pid {
+        return Ok(Some(stranger));
+    }
+    stranger.kill().unwrap();
+    stranger.wait().unwrap();
+    Ok(None)
+}
+
+/// After the leader was reaped and its group emptied, the group id may be handed to another
+/// process: neither `kill_group` nor drop may signal it.
+#[tokio::test]
+async fn a_reaped_leaders_recycled_group_id_is_never_signalled() {
+    for _ in 0..50 {
+        let mut child = cc_process::spawn_group(Command::new("true")).unwrap();
+        reap_leader(&mut child).await;
+        let mut stranger = match stranger_with_pid(child.id()) {
+            Ok(Some(stranger)) => stranger,
+            Ok(None) => continue,
+            Err(why) => {
+                assert!(std::env::var_os("CI").is_none(), "{why}");
+                eprintln!("SKIPPED: pid reuse cannot be forced here: {why}");
+                return;
+            }
+        };
+        child.kill_group();
+        drop(child);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let killed = stranger.try_wait().unwrap();
+        let _ = stranger.kill();
+        stranger.wait().unwrap();
+        assert_eq!(
+            killed, None,
+            "an unrelated process with the recycled id was killed"
+        );
+        return;
+    }
+    panic!("another process took the recycled pid 50 times in a row");
+}

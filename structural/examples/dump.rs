@@ -1,52 +1,43 @@
-//! Prints the tree-sitter parse of a snippet: `cargo run --example dump -- LANG 'code'`.
-use tree_sitter::{Language, Node, Parser};
+//! Prints the syntax tree a grammar gives a snippet: kinds, fields, byte ranges, and which
+//! nodes are unnamed tokens (`'`), extras, `ERROR` or missing. The tool for seeing why a
+//! pattern does not parse as expected, or what a scaffold turns it into.
+//!
+//! ```text
+//! cargo run -p cc-structural --example dump -- kotlin 'class C { $$$B }'
+//! ```
+//!
+//! `\n` and `\t` in the snippet stand for a newline and a tab. A pattern's metavariables are
+//! parsed as written here; where the language substitutes `$` (see `Language::meta_char`),
+//! write the substitute (`µ`) to see what the pattern parser sees.
 
-fn lang(name: &str) -> Language {
-    match name {
-        "python" => tree_sitter_python::LANGUAGE.into(),
-        "rust" => tree_sitter_rust::LANGUAGE.into(),
-        "javascript" => tree_sitter_javascript::LANGUAGE.into(),
-        "typescript" => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-        "tsx" => tree_sitter_typescript::LANGUAGE_TSX.into(),
-        "go" => tree_sitter_go::LANGUAGE.into(),
-        "c" => tree_sitter_c::LANGUAGE.into(),
-        "cpp" => tree_sitter_cpp::LANGUAGE.into(),
-        "java" => tree_sitter_java::LANGUAGE.into(),
-        "dart" => tree_sitter_dart::LANGUAGE.into(),
-        "bash" => tree_sitter_bash::LANGUAGE.into(),
-        "json" => tree_sitter_json::LANGUAGE.into(),
-        "ruby" => tree_sitter_ruby::LANGUAGE.into(),
-        "c_sharp" => tree_sitter_c_sharp::LANGUAGE.into(),
-        "kotlin" => tree_sitter_kotlin_ng::LANGUAGE.into(),
-        other => panic!("unknown {other}"),
-    }
-}
+use cc_structural::Languages;
+use tree_sitter::{Node, Parser};
 
-fn dump(node: Node, src: &str, depth: usize, field: Option<&str>) {
-    let text = &src[node.byte_range()];
-    let short: String = text.chars().take(40).collect::<String>().replace('\n', "⏎");
+fn dump(node: Node<'_>, source: &str, depth: usize, field: Option<&str>) {
+    let short: String = source[node.byte_range()]
+        .chars()
+        .take(40)
+        .collect::<String>()
+        .replace('\n', "⏎");
+    let flags = match (node.is_extra(), node.is_missing(), node.is_error()) {
+        (_, true, _) => " (MISSING)",
+        (_, _, true) => " (ERROR)",
+        (true, _, _) => " (extra)",
+        _ => "",
+    };
     println!(
-        "{}{}{}{}{}{} [{}..{}] {:?}",
+        "{}{}{}{}{flags} [{}..{}] {short:?}",
         "  ".repeat(depth),
         field.map(|f| format!("{f}: ")).unwrap_or_default(),
         if node.is_named() { "" } else { "'" },
         node.kind(),
-        if node.is_extra() { " (extra)" } else { "" },
-        if node.is_missing() {
-            " (MISSING)"
-        } else if node.is_error() {
-            " (ERROR)"
-        } else {
-            ""
-        },
         node.start_byte(),
         node.end_byte(),
-        short
     );
     let mut cursor = node.walk();
     if cursor.goto_first_child() {
         loop {
-            dump(cursor.node(), src, depth + 1, cursor.field_name());
+            dump(cursor.node(), source, depth + 1, cursor.field_name());
             if !cursor.goto_next_sibling() {
                 break;
             }
@@ -55,10 +46,26 @@ fn dump(node: Node, src: &str, depth: usize, field: Option<&str>) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let languages = Languages::builtin();
+    let [language, snippet] = args.as_slice() else {
+        eprintln!(
+            "usage: dump LANGUAGE 'code'  (languages: {})",
+            languages.names().join(", ")
+        );
+        std::process::exit(2);
+    };
+    let language = languages.lookup(language).unwrap_or_else(|error| {
+        eprintln!("{error}");
+        std::process::exit(2)
+    });
     let mut parser = Parser::new();
-    parser.set_language(&lang(&args[1])).expect("version");
-    let src = args[2].replace("\\n", "\n");
-    let tree = parser.parse(&src, None).expect("parse");
-    dump(tree.root_node(), &src, 0, None);
+    parser
+        .set_language(&language.grammar())
+        .expect("every built-in grammar loads in this tree-sitter");
+    let source = snippet.replace("\\n", "\n").replace("\\t", "\t");
+    let tree = parser
+        .parse(&source, None)
+        .expect("a parser with a language answers");
+    dump(tree.root_node(), &source, 0, None);
 }

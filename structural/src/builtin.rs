@@ -14,23 +14,73 @@ use ContextKind::{ClassMember, Expression, Statement, TopLevel};
 /// accepts Unicode identifiers, and never typed in real code by accident.
 const MICRO: char = 'µ';
 
-/// A language described by data: one grammar plus its ladder and omission rules.
+/// A scaffold literal (a struct expression, so `&[...]` of them is promoted to `'static`).
+macro_rules! s {
+    ($context:expr, $prefix:expr, $suffix:expr) => {
+        Scaffold {
+            context: $context,
+            prefix: $prefix,
+            suffix: $suffix,
+        }
+    };
+}
+
+/// A language described by data: one grammar plus its ladder and omission rules (each
+/// field is the [`Language`] method of the same name; [`base`] gives the defaults).
 pub struct BuiltinLanguage {
     name: &'static str,
     aliases: &'static [&'static str],
     extensions: &'static [&'static str],
     grammar: LanguageFn,
     meta_char: Option<char>,
+    fallback_sigil: Option<&'static str>,
+    quote_metavariables: bool,
     scaffolds: &'static [Scaffold],
     /// Fragments starting with one of these words try the class-member rung first.
     member_first: &'static [&'static str],
     /// Fragments starting with one of these words try the top-level rung first (C#'s
     /// `using X;` is a directive, not a `using` statement).
     top_first: &'static [&'static str],
+    /// Fragments starting with one of these words are declarations and never try the
+    /// expression rung (whose clean misreading would beat a better rung's lenient parse).
+    not_expressions: &'static [&'static str],
+    member_preferred_kinds: &'static [&'static str],
     wrappers: &'static [&'static str],
+    list_containers: &'static [&'static str],
+    equivalent_kinds: &'static [(&'static str, &'static str)],
     omittable_fields: &'static [&'static str],
     omittable_kinds: &'static [&'static str],
+    omittable_after_token: &'static [(&'static str, &'static str)],
     annotation_containers: &'static [&'static str],
+}
+
+/// A language with no aliases, one statement rung, and the common rules.
+fn base(
+    name: &'static str,
+    extensions: &'static [&'static str],
+    grammar: LanguageFn,
+) -> BuiltinLanguage {
+    BuiltinLanguage {
+        name,
+        aliases: &[],
+        extensions,
+        grammar,
+        meta_char: None,
+        fallback_sigil: None,
+        quote_metavariables: false,
+        scaffolds: &[s!(Statement, "", "")],
+        member_first: &[],
+        top_first: &[],
+        not_expressions: &[],
+        member_preferred_kinds: &[],
+        wrappers: &["expression_statement"],
+        list_containers: &[],
+        equivalent_kinds: &[],
+        omittable_fields: COMMON_FIELDS,
+        omittable_kinds: &[],
+        omittable_after_token: &[],
+        annotation_containers: &[],
+    }
 }
 
 impl std::fmt::Debug for BuiltinLanguage {
@@ -95,50 +145,34 @@ impl Language for BuiltinLanguage {
         if self.top_first.contains(&first_word) {
             ladder.sort_by_key(|scaffold| scaffold.context != TopLevel);
         }
+        if self.not_expressions.contains(&first_word) {
+            ladder.retain(|scaffold| scaffold.context != Expression);
+        }
         ladder
     }
 
-    fn quote_metavariables(&self) -> bool {
-        self.name == "json"
-    }
-
-    fn omittable_after_token(&self) -> &[(&str, &str)] {
-        match self.name {
-            "kotlin" => &[
-                ("function_declaration", ":"),
-                ("if_expression", "else"),
-                ("getter", ":"),
-            ],
-            _ => &[],
-        }
-    }
-
-    fn list_containers(&self) -> &[&str] {
-        match self.name {
-            "ruby" => &[
-                "body_statement",
-                "then",
-                "else",
-                "do",
-                "block_body",
-                "argument_list",
-                "begin_block",
-            ],
-            _ => &[],
-        }
+    fn fallback_sigil(&self) -> Option<&str> {
+        self.fallback_sigil
     }
 
     fn member_preferred_kinds(&self) -> &[&str] {
-        match self.name {
-            "c_sharp" => &["local_function_statement"],
-            "dart" => &["local_function_declaration"],
-            _ => &[],
-        }
+        self.member_preferred_kinds
     }
 
-    fn fallback_sigil(&self) -> Option<&str> {
-        // A constant where Ruby wants one (`class $C < $P`).
-        (self.name == "ruby").then_some("Z")
+    fn quote_metavariables(&self) -> bool {
+        self.quote_metavariables
+    }
+
+    fn list_containers(&self) -> &[&str] {
+        self.list_containers
+    }
+
+    fn equivalent_kinds(&self) -> &[(&str, &str)] {
+        self.equivalent_kinds
+    }
+
+    fn omittable_after_token(&self) -> &[(&str, &str)] {
+        self.omittable_after_token
     }
 
     fn wrapper_kinds(&self) -> &[&str] {
@@ -158,46 +192,23 @@ impl Language for BuiltinLanguage {
     }
 }
 
-/// A scaffold literal (a struct expression, so `&[...]` of them is promoted to `'static`).
-macro_rules! s {
-    ($context:expr, $prefix:expr, $suffix:expr) => {
-        Scaffold {
-            context: $context,
-            prefix: $prefix,
-            suffix: $suffix,
-        }
-    };
-}
-
-const STATEMENT_WRAPPERS: &[&str] = &["expression_statement"];
-
 fn python() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "python",
         aliases: &["py"],
-        extensions: &["py", "pyi"],
-        grammar: tree_sitter_python::LANGUAGE,
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Statement, "", ""),
             s!(Expression, "__cc = (\n", "\n)"),
             s!(ClassMember, "class __Cc:\n    ", "\n"),
         ],
-        member_first: &[],
-        top_first: &[],
-        wrappers: STATEMENT_WRAPPERS,
-        omittable_fields: COMMON_FIELDS,
         omittable_kinds: &["decorator"],
-        annotation_containers: &[],
+        ..base("python", &["py", "pyi"], tree_sitter_python::LANGUAGE)
     }
 }
 
 fn rust() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "rust",
         aliases: &["rs"],
-        extensions: &["rs"],
-        grammar: tree_sitter_rust::LANGUAGE,
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Statement, "fn __cc() {\n", "\n}"),
@@ -208,28 +219,22 @@ fn rust() -> BuiltinLanguage {
             s!(TopLevel, "", ""),
         ],
         member_first: &["pub"],
-        top_first: &[],
-        wrappers: STATEMENT_WRAPPERS,
-        omittable_fields: COMMON_FIELDS,
         omittable_kinds: &["attribute_item"],
-        annotation_containers: &[],
+        ..base("rust", &["rs"], tree_sitter_rust::LANGUAGE)
     }
 }
 
 fn javascript() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "javascript",
         aliases: &["js", "jsx"],
-        extensions: &["js", "mjs", "cjs", "jsx"],
-        grammar: tree_sitter_javascript::LANGUAGE,
-        meta_char: None,
         scaffolds: JS_LADDER,
         member_first: &["static", "get", "set", "#"],
-        top_first: &[],
-        wrappers: STATEMENT_WRAPPERS,
-        omittable_fields: COMMON_FIELDS,
         omittable_kinds: &["decorator"],
-        annotation_containers: &[],
+        ..base(
+            "javascript",
+            &["js", "mjs", "cjs", "jsx"],
+            tree_sitter_javascript::LANGUAGE,
+        )
     }
 }
 
@@ -257,18 +262,15 @@ const TS_MEMBER_FIRST: &[&str] = &[
 
 fn typescript() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "typescript",
         aliases: &["ts"],
-        extensions: &["ts", "mts", "cts"],
-        grammar: tree_sitter_typescript::LANGUAGE_TYPESCRIPT,
-        meta_char: None,
         scaffolds: JS_LADDER,
         member_first: TS_MEMBER_FIRST,
-        top_first: &[],
-        wrappers: STATEMENT_WRAPPERS,
-        omittable_fields: COMMON_FIELDS,
         omittable_kinds: &["decorator"],
-        annotation_containers: &[],
+        ..base(
+            "typescript",
+            &["ts", "mts", "cts"],
+            tree_sitter_typescript::LANGUAGE_TYPESCRIPT,
+        )
     }
 }
 
@@ -284,10 +286,7 @@ fn tsx() -> BuiltinLanguage {
 
 fn go() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "go",
         aliases: &["golang"],
-        extensions: &["go"],
-        grammar: tree_sitter_go::LANGUAGE,
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Statement, "package __cc\nfunc __cc() {\n", "\n}"),
@@ -296,21 +295,13 @@ fn go() -> BuiltinLanguage {
             s!(ClassMember, "package __cc\ntype __cc interface {\n", "\n}"),
             s!(TopLevel, "package __cc\n", ""),
         ],
-        member_first: &[],
-        top_first: &[],
-        wrappers: STATEMENT_WRAPPERS,
         omittable_fields: &["result", "type_parameters", "alternative"],
-        omittable_kinds: &[],
-        annotation_containers: &[],
+        ..base("go", &["go"], tree_sitter_go::LANGUAGE)
     }
 }
 
 fn c() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "c",
-        aliases: &[],
-        extensions: &["c", "h"],
-        grammar: tree_sitter_c::LANGUAGE,
         meta_char: Some(MICRO),
         scaffolds: &[
             // Expression first: without its `;`, `printf($$$A)` parses as a statement only
@@ -320,23 +311,15 @@ fn c() -> BuiltinLanguage {
             s!(ClassMember, "struct __cc {\n", "\n};"),
             s!(TopLevel, "", ""),
         ],
-        member_first: &[],
-        top_first: &[],
-        wrappers: STATEMENT_WRAPPERS,
         omittable_fields: &["alternative"],
         omittable_kinds: &["attribute_specifier"],
-        annotation_containers: &[],
+        ..base("c", &["c", "h"], tree_sitter_c::LANGUAGE)
     }
 }
 
 fn cpp() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "cpp",
         aliases: &["c++", "cxx"],
-        extensions: &[
-            "cpp", "cc", "cxx", "c++", "hpp", "hh", "hxx", "h++", "ipp", "tpp",
-        ],
-        grammar: tree_sitter_cpp::LANGUAGE,
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Expression, "auto __cc = ", ";"),
@@ -345,11 +328,15 @@ fn cpp() -> BuiltinLanguage {
             s!(TopLevel, "", ""),
         ],
         member_first: &["public", "private", "protected", "virtual", "explicit"],
-        top_first: &[],
-        wrappers: STATEMENT_WRAPPERS,
         omittable_fields: &["alternative"],
         omittable_kinds: &["attribute_declaration", "attribute_specifier"],
-        annotation_containers: &[],
+        ..base(
+            "cpp",
+            &[
+                "cpp", "cc", "cxx", "c++", "hpp", "hh", "hxx", "h++", "ipp", "tpp",
+            ],
+            tree_sitter_cpp::LANGUAGE,
+        )
     }
 }
 
@@ -370,11 +357,6 @@ const JAVA_MEMBER_FIRST: &[&str] = &[
 
 fn java() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "java",
-        aliases: &[],
-        extensions: &["java"],
-        grammar: tree_sitter_java::LANGUAGE,
-        meta_char: None,
         scaffolds: &[
             s!(Statement, "class __Cc {\nvoid __cc() {\n", "\n}\n}"),
             s!(Expression, "class __Cc {\nObject __cc = ", ";\n}"),
@@ -383,20 +365,14 @@ fn java() -> BuiltinLanguage {
         ],
         member_first: JAVA_MEMBER_FIRST,
         top_first: &["import", "package"],
-        wrappers: STATEMENT_WRAPPERS,
-        omittable_fields: COMMON_FIELDS,
         omittable_kinds: &["annotation", "marker_annotation"],
         annotation_containers: &["modifiers"],
+        ..base("java", &["java"], tree_sitter_java::LANGUAGE)
     }
 }
 
 fn dart() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "dart",
-        aliases: &[],
-        extensions: &["dart"],
-        grammar: tree_sitter_dart::LANGUAGE,
-        meta_char: None,
         scaffolds: &[
             s!(Statement, "void __cc() {\n", "\n}"),
             s!(Expression, "var __cc = ", ";"),
@@ -406,68 +382,61 @@ fn dart() -> BuiltinLanguage {
         member_first: &[
             "static", "final", "late", "const", "factory", "@", "external",
         ],
-        top_first: &[],
-        wrappers: STATEMENT_WRAPPERS,
-        omittable_fields: COMMON_FIELDS,
+        member_preferred_kinds: &["local_function_declaration"],
         omittable_kinds: &["annotation", "marker_annotation"],
-        annotation_containers: &[],
+        ..base("dart", &["dart"], tree_sitter_dart::LANGUAGE)
     }
 }
 
 fn bash() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "bash",
         aliases: &["sh", "shell"],
-        extensions: &["sh", "bash"],
-        grammar: tree_sitter_bash::LANGUAGE,
         // Bash names are ASCII (`for µV in` does not parse); `$NAME` in lower case stays a
         // parameter expansion, since it is not a metavariable.
         meta_char: Some('_'),
-        scaffolds: &[s!(Statement, "", "")],
-        member_first: &[],
-        top_first: &[],
         wrappers: &[],
         omittable_fields: &[],
-        omittable_kinds: &[],
-        annotation_containers: &[],
+        ..base("bash", &["sh", "bash"], tree_sitter_bash::LANGUAGE)
     }
 }
 
 fn json() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "json",
-        aliases: &[],
-        extensions: &["json"],
-        grammar: tree_sitter_json::LANGUAGE,
-        meta_char: None,
+        quote_metavariables: true,
         scaffolds: &[s!(Expression, "", ""), s!(ClassMember, "{", "}")],
-        member_first: &[],
-        top_first: &[],
         wrappers: &[],
         omittable_fields: &[],
-        omittable_kinds: &[],
-        annotation_containers: &[],
+        ..base("json", &["json"], tree_sitter_json::LANGUAGE)
     }
 }
 
 fn ruby() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "ruby",
         aliases: &["rb"],
-        extensions: &["rb", "rake", "gemspec"],
-        grammar: tree_sitter_ruby::LANGUAGE,
         meta_char: Some(MICRO),
+        // A constant where Ruby wants one (`class $C < $P`).
+        fallback_sigil: Some("Z"),
         scaffolds: &[
             s!(Statement, "", ""),
             s!(Expression, "__cc = (", ")"),
             s!(ClassMember, "class Cc__\n", "\nend"),
         ],
-        member_first: &[],
-        top_first: &[],
         wrappers: &[],
+        list_containers: &[
+            "body_statement",
+            "then",
+            "else",
+            "do",
+            "block_body",
+            "argument_list",
+            "begin_block",
+        ],
         omittable_fields: &["alternative"],
-        omittable_kinds: &[],
-        annotation_containers: &[],
+        ..base(
+            "ruby",
+            &["rb", "rake", "gemspec"],
+            tree_sitter_ruby::LANGUAGE,
+        )
     }
 }
 
@@ -489,10 +458,7 @@ const CSHARP_MEMBER_FIRST: &[&str] = &[
 
 fn c_sharp() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "c_sharp",
         aliases: &["csharp", "cs", "c#"],
-        extensions: &["cs"],
-        grammar: tree_sitter_c_sharp::LANGUAGE,
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Statement, "class __Cc {\nvoid __cc() {\n", "\n}\n}"),
@@ -502,10 +468,11 @@ fn c_sharp() -> BuiltinLanguage {
         ],
         member_first: CSHARP_MEMBER_FIRST,
         top_first: &["using", "namespace", "extern"],
+        member_preferred_kinds: &["local_function_statement"],
         wrappers: &["expression_statement", "argument"],
         omittable_fields: &["type_parameters", "alternative"],
         omittable_kinds: &["attribute_list", "type_parameter_list"],
-        annotation_containers: &[],
+        ..base("c_sharp", &["cs"], tree_sitter_c_sharp::LANGUAGE)
     }
 }
 
@@ -524,25 +491,41 @@ const KOTLIN_MEMBER_FIRST: &[&str] = &[
 
 fn kotlin() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "kotlin",
         aliases: &["kt"],
-        extensions: &["kt", "kts"],
-        grammar: tree_sitter_kotlin_ng::LANGUAGE,
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Statement, "fun __cc() {\n", "\n}"),
             s!(ClassMember, "class __Cc {\n", "\n}"),
             s!(TopLevel, "", ""),
-            // Last: Kotlin reads `class C(...) { }` after `=` as an infix call on `class`.
+            // Last: after `=`, Kotlin misreads declarations (see `not_expressions`).
             s!(Expression, "val __cc = ", "\n"),
         ],
         member_first: KOTLIN_MEMBER_FIRST,
         top_first: &["import", "package"],
+        // `class C(…) { … }` after `=` reads cleanly as an infix call on `class`.
+        not_expressions: &["class", "interface"],
         wrappers: &["value_argument"],
-        omittable_fields: COMMON_FIELDS,
+        // `class $C { $$$B }`: a lone `$$$B` in braces reads as an enum entry.
+        equivalent_kinds: &[("enum_class_body", "class_body")],
         omittable_kinds: &["annotation", "type_parameters"],
+        omittable_after_token: &[
+            ("function_declaration", ":"),
+            ("if_expression", "else"),
+            ("getter", ":"),
+        ],
         annotation_containers: &["modifiers"],
+        ..base("kotlin", &["kt", "kts"], tree_sitter_kotlin_ng::LANGUAGE)
     }
+}
+
+/// A language name the parser set does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown language `{name}`; use one of: {}", .known.join(", "))]
+pub struct UnknownLanguage {
+    /// The name asked for.
+    pub name: String,
+    /// The canonical names the set knows.
+    pub known: Vec<String>,
 }
 
 /// The parser set: the languages a search may use, looked up by name or file extension.
@@ -596,6 +579,14 @@ impl Languages {
             .map(|l| l.clone() as Arc<dyn Language>)
     }
 
+    /// [`by_name`](Self::by_name), or an error that lists the languages there are.
+    pub fn lookup(&self, name: &str) -> Result<Arc<dyn Language>, UnknownLanguage> {
+        self.by_name(name).ok_or_else(|| UnknownLanguage {
+            name: name.to_owned(),
+            known: self.names().into_iter().map(str::to_owned).collect(),
+        })
+    }
+
     /// The language of a file, from its extension.
     pub fn for_path(&self, path: &Path) -> Option<Arc<dyn Language>> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
@@ -631,6 +622,14 @@ mod tests {
         assert_eq!(set.for_path(Path::new("x.kts")).unwrap().name(), "kotlin");
         assert!(set.for_path(Path::new("README")).is_none());
         assert!(set.by_name("cobol").is_none());
+        let unknown = set.lookup("cobol").err().unwrap();
+        assert_eq!(unknown.known.len(), 15);
+        assert!(
+            unknown
+                .to_string()
+                .starts_with("unknown language `cobol`; use one of: python, rust"),
+            "{unknown}"
+        );
     }
 
     #[test]

@@ -64,6 +64,11 @@ pub enum Captured {
 pub struct Match {
     /// The matched node's bytes.
     pub range: Range<usize>,
+    /// The bytes a rewrite replaces: `range`, taking in the statement terminator `;` that
+    /// follows it when the pattern spells one (`private x = 1;` matches the member, whose
+    /// `;` is a sibling), and leaving out the node's own `;` when the pattern does not (a
+    /// rewrite of `let $A = 1` keeps the `;` of `let x = 1;`).
+    pub rewrite_range: Range<usize>,
     /// Where it starts.
     pub start: Position,
     /// Where it ends (exclusive).
@@ -173,6 +178,26 @@ impl Pattern {
         out
     }
 
+    /// See [`Match::rewrite_range`].
+    fn rewrite_range(&self, node: Node<'_>, source: &[u8]) -> Range<usize> {
+        let is_terminator = |n: &Node<'_>| {
+            !n.is_named() && !n.is_missing() && source.get(n.range()) == Some(&b";"[..])
+        };
+        let range = node.range();
+        let spelled = self.text().ends_with(';');
+        if spelled && !source[range.clone()].ends_with(b";") {
+            if let Some(after) = node.next_sibling().filter(is_terminator) {
+                return range.start..after.end();
+            }
+        }
+        if !spelled {
+            if let Some(own) = node.last_child().filter(is_terminator) {
+                return range.start..own.start();
+            }
+        }
+        range
+    }
+
     fn record(&self, node: Node<'_>, source: &[u8], env: &Env<'_>) -> Match {
         let captures = self
             .names
@@ -196,6 +221,7 @@ impl Pattern {
             .collect();
         Match {
             range: node.range(),
+            rewrite_range: self.rewrite_range(node, source),
             start: Position::at(source, node.start(), node.start_point()),
             end: Position::at(source, node.end(), node.end_point()),
             captures,

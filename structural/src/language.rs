@@ -147,6 +147,14 @@ pub trait Language: Send + Sync + fmt::Debug {
         &[]
     }
 
+    /// `(pattern kind, code kind)`: a pattern node of the first kind also matches code of the
+    /// second, where the grammar reads a fragment differently from the same code in a file
+    /// (Kotlin reads the body of `class $C { $$$B }` as an enum class body, `$$$B` being one
+    /// enum entry, while a file's class has a class body).
+    fn equivalent_kinds(&self) -> &[(&str, &str)] {
+        &[]
+    }
+
     /// Fields a pattern may leave out entirely (`return_type`, `type_parameters`,
     /// `alternative`, …): a code node's child in such a field is then skipped.
     fn omittable_fields(&self) -> &[&str] {

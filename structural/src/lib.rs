@@ -37,8 +37,13 @@
 //! byte range is one node (the innermost such) and the parse has no `ERROR` or missing node,
 //! except an `ERROR` that is exactly one metavariable; clean parses win over such ones. The
 //! first accepting scaffold wins and [`Pattern::context`] names it; the order is tuned per
-//! language (Java tries class members first for `private int x;`). If none accepts,
-//! [`PatternError::Unparsable`] lists each context and where its parse broke.
+//! language (Java tries class members first for `private int x;`; Kotlin's `class …` never
+//! tries the expression rung). If none accepts, [`PatternError::Unparsable`] lists each
+//! context and where its parse broke. Where the statement rung reads a function-shaped
+//! fragment as a local function (C#, Dart), the pattern is the method and also matches the
+//! top-level and local functions of that shape. A grammar that reads a fragment as another
+//! kind than the same code in a file declares the pair ([`Language::equivalent_kinds`]:
+//! Kotlin's `class $C { $$$B }` body).
 //!
 //! # Matching ([`matcher`]; each rule has a test in `tests/semantics.rs`)
 //!
@@ -52,16 +57,20 @@
 //!   them; unnamed tokens the pattern spells must be there (a `;` may be a line end).
 //! - `$$$` takes the shortest run that lets the rest match, backtracking within a budget,
 //!   so `{ $$$A if ($X) {} $$$B }` finds a later `if`; a zero-length `$$$` takes its
-//!   separator with it, so `f($A, $$$R)` matches `f(x)`.
+//!   separator (`,` or `;`, never a bracket) with it, so `f($A, $$$R)` matches `f(x)`.
 //! - Code inside strings and comments never matches a code pattern; nested matches are all
 //!   found.
 //!
 //! # Search, rewrite, commit
 //!
 //! [`search`] walks a folder (`.gitignore` honoured, hidden and binary files skipped) in
-//! parallel and tests the pattern's literals against each file's bytes before parsing it.
+//! parallel and tests the pattern's literals against each file's bytes before parsing it
+//! (tokens every match holds: a `;` or a separator an empty `$$$` may take is not one).
 //! [`stage_rewrite`] computes a rewrite without writing; its [`Transaction`] commits all
-//! files or none (see [`transaction`], reusable for any multi-file change).
+//! files or none (see [`transaction`], reusable for any multi-file change). A rewrite
+//! replaces [`Match::rewrite_range`]: a statement's `;` is kept once, whether or not the
+//! pattern spells it. Captured code is copied as bytes (a file need not be UTF-8) and new
+//! lines take the file's line ending.
 
 pub mod builtin;
 pub mod find;
@@ -75,7 +84,12 @@ pub mod search;
 pub mod template;
 pub mod transaction;
 
-pub use builtin::Languages;
+/// The README's examples, compiled with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
+pub use builtin::{Languages, UnknownLanguage};
 pub use find::{Captured, FileMatches, Match, ParseError, Position, SourceParser};
 pub use language::{ContextKind, Language, Scaffold};
 pub use pattern::{Attempt, Pattern, PatternError};
@@ -84,4 +98,4 @@ pub use search::{
     search, CapturedText, FoundMatch, ProgressFn, SearchError, SearchOptions, SearchResult, Skipped,
 };
 pub use template::{Template, TemplateError};
-pub use transaction::{CommitError, FaultInjector, FileOp, NoFaults, Transaction};
+pub use transaction::{CommitError, FailAt, FaultInjector, FileOp, NoFaults, Transaction};

@@ -9,7 +9,7 @@
 //!   unnamed tokens the pattern spells must be there, except a statement terminator `;`, which
 //!   may be a line end in the code (bash, JavaScript's automatic semicolons);
 //! - `$$$` takes the shortest run that lets the rest match, backtracking within a budget; a
-//!   zero-length `$$$` takes its adjacent separator with it;
+//!   zero-length `$$$` takes its adjacent separator (`,` or `;`) with it;
 //! - a repeated metavariable must capture the same tokens (whitespace and comments aside).
 
 use std::ops::Range;
@@ -102,22 +102,31 @@ struct Ctx<'a, 't> {
 
 impl Matcher for Pattern {
     fn match_node<'t>(&self, node: Node<'t>, source: &[u8], env: &mut Env<'t>) -> bool {
-        env.clear();
-        let mut ctx = Ctx {
-            grammar: &self.grammar,
-            source,
-            env,
-        };
-        ctx.node(&self.root, node)
+        self.roots().any(|root| {
+            env.clear();
+            let mut ctx = Ctx {
+                grammar: &self.grammar,
+                source,
+                env: &mut *env,
+            };
+            ctx.node(root, node)
+        })
     }
 
     fn may_match_kind(&self, node: &Node<'_>) -> bool {
-        match &self.root {
+        self.roots().any(|root| match root {
             PNode::Meta { .. } => node.is_named() && !node.is_extra(),
             PNode::StringMeta { kind, .. }
             | PNode::Leaf { kind, .. }
-            | PNode::Internal { kind, .. } => self.grammar.kind(node) == *kind,
-        }
+            | PNode::Internal { kind, .. } => self.grammar.kind_matches(*kind, node),
+        })
+    }
+}
+
+impl Pattern {
+    /// The pattern's reading of the fragment, then its alternates.
+    fn roots(&self) -> impl Iterator<Item = &PNode> {
+        std::iter::once(&self.root).chain(&self.alternates)
     }
 }
 
@@ -140,7 +149,7 @@ impl<'t> Ctx<'_, 't> {
                 node.is_named() && !node.is_extra() && self.bind(*slot, Bound::One(node))
             }
             PNode::StringMeta { kind, slot } => {
-                if self.grammar.kind(&node) != *kind || node.child_count() < 2 {
+                if !self.grammar.kind_matches(*kind, &node) || node.child_count() < 2 {
                     return false;
                 }
                 let (Some(first), Some(last)) = (node.first_child(), node.last_child()) else {
@@ -151,16 +160,14 @@ impl<'t> Ctx<'_, 't> {
                 }
                 self.bind(*slot, Bound::Text(first.end()..last.start()))
             }
-            PNode::Leaf { kind, text, .. } => {
-                self.grammar.kind(&node) == *kind && self.text(node.range()) == &text[..]
-            }
+            PNode::Leaf { kind, text, .. } => self.leaf_eq(*kind, text, node),
             PNode::Internal {
                 kind,
                 children,
                 fields,
                 kinds,
             } => {
-                if self.grammar.kind(&node) != *kind {
+                if !self.grammar.kind_matches(*kind, &node) {
                     return false;
                 }
                 let mark = self.env.mark();
@@ -263,7 +270,7 @@ impl<'t> Ctx<'_, 't> {
                     return true;
                 }
                 self.env.reset(mark);
-                if k == j && ps.get(i + 1).is_some_and(|next| !next.named) {
+                if k == j && ps.get(i + 1).is_some_and(|next| next.node.is_separator()) {
                     // `$$$R,` with R empty: the separator after it goes too.
                     if self.bind_run(&p.node, &[]) && self.seq(ps, i + 2, cs, k) {
                         return true;
@@ -279,7 +286,7 @@ impl<'t> Ctx<'_, 't> {
         if !p.named {
             let mut k = j;
             while k < cs.len() && !cs[k].named {
-                if self.token_eq(&p.node, cs[k].node) {
+                if self.node(&p.node, cs[k].node) {
                     let mark = self.env.mark();
                     if self.seq(ps, i + 1, cs, k + 1) {
                         return true;
@@ -288,7 +295,7 @@ impl<'t> Ctx<'_, 't> {
                 }
                 k += 1;
             }
-            if is_terminator(&p.node) {
+            if p.node.is_terminator() {
                 // A `;` the pattern spells may be a newline in the code (bash, ASI).
                 let mark = self.env.mark();
                 if self.seq(ps, i + 1, cs, j) {
@@ -296,7 +303,10 @@ impl<'t> Ctx<'_, 't> {
                 }
                 self.env.reset(mark);
             }
-            if let Some(next) = ps.get(i + 1).filter(|next| next.node.is_multi()) {
+            if let Some(next) = ps
+                .get(i + 1)
+                .filter(|next| next.node.is_multi() && p.node.is_separator())
+            {
                 // `, $$$R` with R empty: the separator before it goes too.
                 let mark = self.env.mark();
                 if self.bind_run(&next.node, &[]) && self.seq(ps, i + 2, cs, j) {
@@ -327,13 +337,8 @@ impl<'t> Ctx<'_, 't> {
         false
     }
 
-    fn token_eq(&mut self, pattern: &PNode, node: Node<'t>) -> bool {
-        match pattern {
-            PNode::Leaf { kind, text, .. } => {
-                self.grammar.kind(&node) == *kind && self.text(node.range()) == &text[..]
-            }
-            other => self.node(other, node),
-        }
+    fn leaf_eq(&self, kind: u16, text: &[u8], node: Node<'t>) -> bool {
+        self.grammar.kind_matches(kind, &node) && self.text(node.range()) == text
     }
 
     fn bind_run(&mut self, pattern: &PNode, run: &[CChild<'t>]) -> bool {
@@ -398,10 +403,6 @@ fn spells_token(children: &[PChild], text: &[u8]) -> bool {
         .any(|c| matches!(&c.node, PNode::Leaf { named: false, text: t, .. } if &t[..] == text))
 }
 
-fn is_terminator(pattern: &PNode) -> bool {
-    matches!(pattern, PNode::Leaf { named: false, text, .. } if &text[..] == b";")
-}
-
 fn tokens(bound: &Bound<'_>) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     match bound {
@@ -429,43 +430,44 @@ fn named_span(run: &[Node<'_>]) -> Option<Range<usize>> {
 pub(crate) fn run_span(run: &[Node<'_>], within: &Range<usize>) -> Option<Range<usize>> {
     let first = *run.iter().find(|n| n.is_named())?;
     let last = *run.iter().rev().find(|n| n.is_named())?;
+    Some(reach(first, true, within)..reach(last, false, within))
+}
+
+/// Where the comments right beyond `edge` (before it, or after it) end, inside `within`. At
+/// the first (or last) child of a parent, a comment beyond the parent still counts.
+fn reach(edge: Node<'_>, before: bool, within: &Range<usize>) -> usize {
     let is_comment = |n: &Node<'_>| {
         n.is_extra() && !n.is_error() && within.start <= n.start() && n.end() <= within.end
     };
-    let mut start = first.start();
-    let mut node = first;
+    let outer = |n: &Node<'_>| if before { n.start() } else { n.end() };
+    let strictly_inside = |n: &Node<'_>| {
+        if before {
+            n.start() > within.start
+        } else {
+            n.end() < within.end
+        }
+    };
+    let mut reach = outer(&edge);
+    let mut node = edge;
     loop {
-        match node.prev_sibling() {
-            Some(before) if is_comment(&before) => {
-                start = before.start();
-                node = before;
+        let beyond = if before {
+            node.prev_sibling()
+        } else {
+            node.next_sibling()
+        };
+        match beyond {
+            Some(comment) if is_comment(&comment) => {
+                reach = outer(&comment);
+                node = comment;
             }
             Some(_) => break,
-            // First of its parent: a comment before the parent is still right before it.
             None => match node.parent() {
-                Some(parent) if parent.start() == node.start() && parent.start() > within.start => {
+                Some(parent) if outer(&parent) == outer(&node) && strictly_inside(&parent) => {
                     node = parent
                 }
                 _ => break,
             },
         }
     }
-    let mut end = last.end();
-    let mut node = last;
-    loop {
-        match node.next_sibling() {
-            Some(after) if is_comment(&after) => {
-                end = after.end();
-                node = after;
-            }
-            Some(_) => break,
-            None => match node.parent() {
-                Some(parent) if parent.end() == node.end() && parent.end() < within.end => {
-                    node = parent
-                }
-                _ => break,
-            },
-        }
-    }
-    Some(start..end)
+    reach
 }

@@ -59,8 +59,8 @@ pub fn parse_metavar(text: &str, sigil: char) -> Option<MetaVar> {
 }
 
 /// Byte ranges `(start, dollars, end)` of every metavariable in `text`: `$$$` with an
-/// optional name, or `$` with a name.
-fn metavar_spans(text: &str) -> Vec<(usize, usize, usize)> {
+/// optional name, or `$` with a name. Patterns and rewrite templates share this spelling.
+pub(crate) fn metavar_spans(text: &str) -> Vec<(usize, usize, usize)> {
     let bytes = text.as_bytes();
     let mut spans = Vec::new();
     let mut i = 0;

@@ -225,6 +225,8 @@ pub(crate) struct Grammar {
     pub(crate) list_containers: Vec<u16>,
     /// `(parent kind, token)` pairs: see [`Language::omittable_after_token`].
     pub(crate) omittable_after: Vec<(u16, Box<[u8]>)>,
+    /// `(pattern kind, code kind)` pairs: see [`Language::equivalent_kinds`].
+    equivalent: Vec<(u16, u16)>,
     error_kind: u16,
 }
 
@@ -273,6 +275,16 @@ impl Grammar {
                     .map(move |id| (id, token.as_bytes().into()))
             })
             .collect();
+        let equivalent = language
+            .equivalent_kinds()
+            .iter()
+            .flat_map(|(pattern, code)| {
+                let codes = kinds(&[code]);
+                kinds(&[pattern])
+                    .into_iter()
+                    .flat_map(move |p| codes.clone().into_iter().map(move |c| (p, c)))
+            })
+            .collect();
         let error_kind = u16::MAX;
         Grammar {
             canonical,
@@ -282,6 +294,7 @@ impl Grammar {
             wrappers,
             list_containers,
             omittable_after,
+            equivalent,
             error_kind,
         }
     }
@@ -293,6 +306,16 @@ impl Grammar {
             .get(usize::from(node.kind_id()))
             .copied()
             .unwrap_or(self.error_kind)
+    }
+
+    /// Whether code `node` is of the pattern's `kind` (or of one equivalent to it).
+    pub(crate) fn kind_matches(&self, kind: u16, node: &Node<'_>) -> bool {
+        let actual = self.kind(node);
+        actual == kind
+            || self
+                .equivalent
+                .iter()
+                .any(|&(pattern, code)| pattern == kind && code == actual)
     }
 
     pub(crate) fn is_list_container(&self, node: &Node<'_>) -> bool {

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use crate::find::{Captured, Position, SourceParser};
 use crate::pattern::Pattern;
 use crate::search::{visit_sources, SearchError, Skipped};
-use crate::template::{clean_markers, detect_unit, Template, TemplateError};
+use crate::template::{detect_unit, Template, TemplateError};
 use crate::transaction::Transaction;
 
 /// What a warning is about.
@@ -206,7 +206,11 @@ fn rewrite_file(
     let comments = crate::find::comment_ranges(&tree);
     let unit = detect_unit(&source);
     let used: Vec<&str> = template.names();
-    let ranges: Vec<Range<usize>> = found.matches.iter().map(|m| m.range.clone()).collect();
+    let ranges: Vec<Range<usize>> = found
+        .matches
+        .iter()
+        .map(|m| m.rewrite_range.clone())
+        .collect();
     let (kept, skipped_nested) = match outermost(&ranges) {
         Ok((kept, nested)) => (
             kept.into_iter()
@@ -237,10 +241,9 @@ fn rewrite_file(
             .collect();
         let inside =
             |r: &Range<usize>| carried.iter().any(|c| c.start <= r.start && r.end <= c.end);
-        for comment in comments
-            .iter()
-            .filter(|c| m.range.start <= c.start && c.end <= m.range.end && !inside(c))
-        {
+        for comment in comments.iter().filter(|c| {
+            m.rewrite_range.start <= c.start && c.end <= m.rewrite_range.end && !inside(c)
+        }) {
             warnings.push(warning(WarningKind::DeletedComment, path, &source, comment));
         }
         for omitted in m.omitted.iter().filter(|r| !inside(r)) {
@@ -251,11 +254,10 @@ fn rewrite_file(
                 omitted,
             ));
         }
-        let replacement =
-            clean_markers(template.expand(&source, m.range.start, &m.captures, &unit));
-        new.extend_from_slice(&source[cursor..m.range.start]);
-        new.extend_from_slice(replacement.as_bytes());
-        cursor = m.range.end;
+        let replacement = template.expand(&source, m.rewrite_range.start, &m.captures, &unit);
+        new.extend_from_slice(&source[cursor..m.rewrite_range.start]);
+        new.extend_from_slice(&replacement);
+        cursor = m.rewrite_range.end;
     }
     new.extend_from_slice(&source[cursor..]);
     if new == source {

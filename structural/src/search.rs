@@ -313,17 +313,17 @@ fn search_file(
     collector: &Mutex<Collector>,
     skip_binary: bool,
 ) {
+    let skip = |reason: String| {
+        let mut c = lock(collector);
+        c.files_searched += 1;
+        c.skipped.push(Skipped {
+            path: path.to_path_buf(),
+            reason,
+        });
+    };
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
-        Err(error) => {
-            let mut c = lock(collector);
-            c.files_searched += 1;
-            c.skipped.push(Skipped {
-                path: path.to_path_buf(),
-                reason: error.to_string(),
-            });
-            return;
-        }
+        Err(error) => return skip(error.to_string()),
     };
     let head = &bytes[..bytes.len().min(8192)];
     if skip_binary && memchr::memchr(0, head).is_some() {
@@ -335,15 +335,7 @@ fn search_file(
     }
     let found = match pattern.find_all(parser, &bytes) {
         Ok(found) => found,
-        Err(error) => {
-            let mut c = lock(collector);
-            c.files_searched += 1;
-            c.skipped.push(Skipped {
-                path: path.to_path_buf(),
-                reason: error.to_string(),
-            });
-            return;
-        }
+        Err(error) => return skip(error.to_string()),
     };
     let (wants, max) = {
         let mut c = lock(collector);

@@ -10,7 +10,7 @@
 use std::ops::Range;
 
 use crate::find::Captured;
-use crate::meta::{parse_metavar, MetaVar};
+use crate::meta::{metavar_spans, parse_metavar, MetaVar};
 
 /// A template that cannot be used with the pattern.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,14 +45,14 @@ pub struct Template {
 impl Template {
     /// Parses `text` and checks every metavariable it uses is in `bound`.
     pub fn new(text: &str, bound: &[String]) -> Result<Template, TemplateError> {
-        let text = text.strip_suffix('\n').unwrap_or(text);
-        let text = text.strip_suffix('\r').unwrap_or(text);
+        // Line endings are the file's: the template's own are read as `\n`.
+        let text = text.replace("\r\n", "\n");
+        let text = text.strip_suffix('\n').unwrap_or(&text);
         let mut pieces = Vec::new();
         let mut last = 0;
-        for (start, end) in spans(text) {
+        for (start, _, end) in metavar_spans(text) {
             let written = &text[start..end];
-            let var = parse_metavar(written, '$');
-            let name = match var {
+            let name = match parse_metavar(written, '$') {
                 Some(MetaVar::Single(name)) | Some(MetaVar::Multi(name)) => name,
                 Some(MetaVar::AnonSingle) | Some(MetaVar::AnonMulti) => {
                     return Err(TemplateError::Anonymous(written.to_owned()))
@@ -99,31 +99,43 @@ impl Template {
             .collect()
     }
 
-    /// The replacement for one match of a file whose bytes are `source`.
+    /// The replacement for one match of a file whose bytes are `source`: bytes, since a
+    /// capture is copied from the file as it is (a file need not be UTF-8). New lines take
+    /// the file's line ending.
     pub fn expand(
         &self,
         source: &[u8],
         at: usize,
         captures: &[(String, Captured)],
         file_unit: &str,
-    ) -> String {
+    ) -> Vec<u8> {
         let match_indent = line_indent(source, at);
+        let newline: &[u8] = if uses_crlf(source) { b"\r\n" } else { b"\n" };
         let template_unit = detect_unit(self.template_text().as_bytes());
-        let mut out = String::new();
+        let mut out: Vec<u8> = Vec::new();
+        // An empty `$$$X` at the start of a list takes the separator after it along.
+        let mut drop_leading_separator = false;
         for (index, piece) in self.pieces.iter().enumerate() {
             match piece {
                 Piece::Text(text) => {
+                    let text = if std::mem::take(&mut drop_leading_separator) {
+                        without_leading_separator(text)
+                    } else {
+                        text
+                    };
                     for (i, part) in text.split('\n').enumerate() {
                         if i > 0 {
-                            out.push('\n');
+                            out.extend_from_slice(newline);
                             let (indent, rest) = split_indent(part);
                             if !rest.is_empty() || self.var_follows(index, i, text) {
-                                out.push_str(&match_indent);
-                                out.push_str(&convert_indent(indent, &template_unit, file_unit));
+                                out.extend_from_slice(&match_indent);
+                                out.extend_from_slice(
+                                    convert_indent(indent, &template_unit, file_unit).as_bytes(),
+                                );
                             }
-                            out.push_str(rest);
+                            out.extend_from_slice(rest.as_bytes());
                         } else {
-                            out.push_str(part);
+                            out.extend_from_slice(part.as_bytes());
                         }
                     }
                 }
@@ -133,17 +145,23 @@ impl Template {
                         continue;
                     };
                     if empty_run {
-                        drop_separator(&mut out, &self.pieces, index);
+                        // `f($A, $$$R)` → `f(x)`: the `,` before it goes, or else the one after.
+                        drop_leading_separator = !drop_trailing_separator(&mut out);
                         continue;
                     }
-                    let text = String::from_utf8_lossy(source.get(range.clone()).unwrap_or(&[]));
+                    let text = source.get(range.clone()).unwrap_or(&[]);
                     let from_indent = line_indent(source, range.start);
-                    let to_indent = current_line_indent(&out);
-                    push_reindented(&mut out, &text, &from_indent, &to_indent);
+                    // The line it lands on: the match's own line until the template starts
+                    // a new one.
+                    let to_indent = if out.contains(&b'\n') {
+                        current_line_indent(&out)
+                    } else {
+                        match_indent.clone()
+                    };
+                    push_reindented(&mut out, text, &from_indent, &to_indent);
                 }
             }
         }
-        // A separator dropped for an empty run may leave `, ` before it: see drop_separator.
         out
     }
 
@@ -165,30 +183,6 @@ impl Template {
     }
 }
 
-/// `(start, end)` of every `$…` token that could be a metavariable.
-fn spans(text: &str) -> Vec<(usize, usize)> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'$' {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < bytes.len() && bytes[i] == b'$' {
-            i += 1;
-        }
-        while i < bytes.len()
-            && (bytes[i].is_ascii_uppercase() || bytes[i].is_ascii_digit() || bytes[i] == b'_')
-        {
-            i += 1;
-        }
-        out.push((start, i));
-    }
-    out
-}
-
 /// The bytes a capture stands for, and whether it is an empty run.
 fn capture_range(captured: &Captured) -> (Range<usize>, bool) {
     match captured {
@@ -200,39 +194,56 @@ fn capture_range(captured: &Captured) -> (Range<usize>, bool) {
     }
 }
 
-/// For an empty `$$$X`: drop the `,` before it (`f($A, $$$R)` → `f(x)`), or, at the start
-/// of a list, mark the one after it for removal by removing it from the output later.
-fn drop_separator(out: &mut String, pieces: &[Piece], index: usize) {
-    let trimmed = out.trim_end_matches([' ', '\t']);
-    if let Some(without) = trimmed.strip_suffix(',') {
-        let keep = without.len();
-        out.truncate(keep);
-        return;
-    }
-    // `f($$$R, $A)`: the following text starts with `,`; skip it by consuming it in place.
-    if let Some(Piece::Text(next)) = pieces.get(index + 1) {
-        if next.trim_start_matches([' ', '\t']).starts_with(',') {
-            out.push('\u{0}');
-        }
+/// Removes a `,` (and the blanks after it) that ends `out`; whether there was one.
+fn drop_trailing_separator(out: &mut Vec<u8>) -> bool {
+    let kept = out.len()
+        - out
+            .iter()
+            .rev()
+            .take_while(|b| **b == b' ' || **b == b'\t')
+            .count();
+    if kept > 0 && out[kept - 1] == b',' {
+        out.truncate(kept - 1);
+        true
+    } else {
+        false
     }
 }
 
-/// The leading whitespace of the line containing byte `at`.
-pub fn line_indent(source: &[u8], at: usize) -> String {
+/// `text` without a leading `,` and the blanks around it (`f($$$R, $A)` with R empty).
+fn without_leading_separator(text: &str) -> &str {
+    match text.trim_start_matches([' ', '\t']).strip_prefix(',') {
+        Some(rest) => rest.trim_start_matches([' ', '\t']),
+        None => text,
+    }
+}
+
+/// Whether the file ends its lines with `\r\n` (judged by its first line).
+fn uses_crlf(source: &[u8]) -> bool {
+    memchr::memchr(b'\n', source).is_some_and(|at| at > 0 && source[at - 1] == b'\r')
+}
+
+fn is_blank(b: &u8) -> bool {
+    *b == b' ' || *b == b'\t'
+}
+
+/// The leading blanks of the line containing byte `at`.
+fn line_indent(source: &[u8], at: usize) -> Vec<u8> {
     let at = at.min(source.len());
     let start = memchr::memrchr(b'\n', &source[..at]).map_or(0, |i| i + 1);
-    let indent: Vec<u8> = source[start..]
+    source[start..]
         .iter()
-        .take_while(|b| **b == b' ' || **b == b'\t')
+        .take_while(|b| is_blank(b))
         .copied()
-        .collect();
-    String::from_utf8_lossy(&indent).into_owned()
+        .collect()
 }
 
-fn current_line_indent(out: &str) -> String {
-    let line = out.rsplit('\n').next().unwrap_or("");
-    line.chars()
-        .take_while(|c| *c == ' ' || *c == '\t')
+fn current_line_indent(out: &[u8]) -> Vec<u8> {
+    let start = memchr::memrchr(b'\n', out).map_or(0, |i| i + 1);
+    out[start..]
+        .iter()
+        .take_while(|b| is_blank(b))
+        .copied()
         .collect()
 }
 
@@ -242,24 +253,28 @@ fn split_indent(line: &str) -> (&str, &str) {
 }
 
 /// Appends `text`, moving its lines after the first from `from` indentation to `to`.
-fn push_reindented(out: &mut String, text: &str, from: &str, to: &str) {
-    for (i, line) in text.split('\n').enumerate() {
+fn push_reindented(out: &mut Vec<u8>, text: &[u8], from: &[u8], to: &[u8]) {
+    for (i, line) in text.split(|b| *b == b'\n').enumerate() {
         if i == 0 {
-            out.push_str(line);
+            out.extend_from_slice(line);
             continue;
         }
-        out.push('\n');
-        if line.trim().is_empty() {
+        out.push(b'\n');
+        if line.iter().all(|b| is_blank(b) || *b == b'\r') {
+            // A blank line stays blank (keeping a `\r\n` ending whole).
+            if line.ends_with(b"\r") {
+                out.push(b'\r');
+            }
             continue;
         }
         let rest = match line.strip_prefix(from) {
             Some(rest) => rest,
             // Less indented than where the capture started (a closing bracket): keep what
             // is beyond the common part.
-            None => line.trim_start_matches([' ', '\t']),
+            None => &line[line.iter().take_while(|b| is_blank(b)).count()..],
         };
-        out.push_str(to);
-        out.push_str(rest);
+        out.extend_from_slice(to);
+        out.extend_from_slice(rest);
     }
 }
 
@@ -312,31 +327,6 @@ pub fn detect_unit(source: &[u8]) -> String {
     }
 }
 
-/// Removes the `\0` markers [`drop_separator`] left, with the `,` (and spaces) after each.
-pub(crate) fn clean_markers(text: String) -> String {
-    if !text.contains('\u{0}') {
-        return text;
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\u{0}' {
-            out.push(c);
-            continue;
-        }
-        while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
-            chars.next();
-        }
-        if chars.peek() == Some(&',') {
-            chars.next();
-            while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
-                chars.next();
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,9 +372,73 @@ mod tests {
         assert_eq!(convert_indent("      ", "    ", "\t"), "\t  ");
     }
 
+    fn expand(
+        template: &str,
+        pattern_names: &[&str],
+        source: &str,
+        captures: &[(&str, Captured)],
+    ) -> String {
+        let template = Template::new(template, &names(pattern_names)).unwrap();
+        let captures: Vec<(String, Captured)> = captures
+            .iter()
+            .map(|(n, c)| (n.to_string(), c.clone()))
+            .collect();
+        let unit = detect_unit(source.as_bytes());
+        // At the end: a match on a line of its own, not indented.
+        String::from_utf8(template.expand(source.as_bytes(), source.len(), &captures, &unit))
+            .unwrap()
+    }
+
     #[test]
-    fn markers_take_the_following_separator() {
-        assert_eq!(clean_markers("f(\u{0}, x)".to_owned()), "f(x)");
-        assert_eq!(clean_markers("f(x)".to_owned()), "f(x)");
+    fn an_empty_run_takes_one_separator_along() {
+        let empty = Captured::Nodes {
+            items: vec![],
+            span: None,
+        };
+        let x = Captured::Node(0..1);
+        assert_eq!(
+            expand(
+                "f($A, $$$R)",
+                &["A", "R"],
+                "x",
+                &[("A", x.clone()), ("R", empty.clone())]
+            ),
+            "f(x)"
+        );
+        assert_eq!(
+            expand(
+                "f($$$R, $A)",
+                &["A", "R"],
+                "x",
+                &[("A", x.clone()), ("R", empty.clone())]
+            ),
+            "f(x)"
+        );
+        assert_eq!(expand("f($$$R)", &["R"], "x", &[("R", empty)]), "f()");
+    }
+
+    #[test]
+    fn lines_take_the_file_line_ending() {
+        let source = "  a\r\n  b\r\n\r\n  c\r\n";
+        let run = Captured::Nodes {
+            items: vec![2..3, 14..15],
+            span: Some(2..15),
+        };
+        assert_eq!(
+            expand("g {\r\n  $$$B\r\n}", &["B"], source, &[("B", run)]),
+            "g {\r\n  a\r\n  b\r\n\r\n  c\r\n}"
+        );
+    }
+
+    #[test]
+    fn dollar_words_that_are_not_metavariables_stay_text() {
+        // `$Ab` runs into lower case: not a metavariable, in patterns as in templates.
+        assert!(Template::new("echo $Ab $A", &names(&["A"])).is_ok());
+        assert_eq!(
+            Template::new("echo $Ab $A", &names(&["A"]))
+                .unwrap()
+                .names(),
+            ["A"]
+        );
     }
 }

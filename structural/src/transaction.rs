@@ -133,6 +133,22 @@ pub trait FaultInjector {
     fn before_rename(&self, index: usize, path: &Path) -> std::io::Result<()>;
 }
 
+/// Fails the commit right before its step `.0` (0-based), as a full disk would there.
+#[derive(Debug, Clone, Copy)]
+pub struct FailAt(pub usize);
+
+impl FaultInjector for FailAt {
+    fn before_rename(&self, index: usize, _path: &Path) -> std::io::Result<()> {
+        if index == self.0 {
+            Err(std::io::Error::other(format!(
+                "injected failure before step {index}"
+            )))
+        } else {
+            Ok(())
+        }
+    }
+}
+
 /// Injects nothing.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoFaults;
@@ -368,18 +384,6 @@ mod tests {
             panic!("a deleted file is stale too");
         };
         assert_eq!(paths, [a, b]);
-    }
-
-    struct FailAt(usize);
-
-    impl FaultInjector for FailAt {
-        fn before_rename(&self, index: usize, _path: &Path) -> std::io::Result<()> {
-            if index == self.0 {
-                Err(std::io::Error::other("injected"))
-            } else {
-                Ok(())
-            }
-        }
     }
 
     #[test]

@@ -183,6 +183,12 @@ fn cpp() {
     case!("cpp", "stream_output", "std::cout << $A", code);
     case!("cpp", "template_call", "std::make_unique<$T>($$$A)", code);
     case!("cpp", "class_specifier", "class $C { $$$ }", code);
+    case!(
+        "cpp",
+        "class_specifier_with_its_semicolon",
+        "class $C { $$$B };",
+        code
+    );
     case!("cpp", "return_literal", "return 0;", code);
     case!(
         "cpp",
@@ -231,6 +237,12 @@ fn dart() {
         code
     );
     case!("dart", "field_declaration", "final int x;", code);
+    case!(
+        "dart",
+        "function_shape_matches_methods_and_top_level_functions",
+        "void $F() { $$$B }",
+        "void main() { run(); }\nclass A { void m() { void local() {} } }\n"
+    );
     case!("dart", "other_name_does_not_match", "debugPrint($A)", code);
 }
 
@@ -321,6 +333,12 @@ fn c_sharp() {
     case!("c_sharp", "if_matches_with_else", "if ($C) { $$$B }", code);
     case!(
         "c_sharp",
+        "function_shape_matches_methods_and_top_level_functions",
+        "void $F() { $$$B }",
+        "void Main() { Run(); }\nclass A { void M() { void Local() {} } }\n"
+    );
+    case!(
+        "c_sharp",
         "public_modifier_is_not_omittable",
         "void M($$$P) { $$$B }",
         code
@@ -345,6 +363,18 @@ fn kotlin() {
     case!("kotlin", "import", "import $X", code);
     case!("kotlin", "lambda_call", "$L.map { $$$B }", code);
     case!("kotlin", "member_property", "private val y = 2", code);
+    case!(
+        "kotlin",
+        "class_body_is_not_read_as_an_enum_body",
+        "class $C { $$$B }",
+        "class A {\n  val x = 1\n}\nenum class E { X }\n"
+    );
+    case!(
+        "kotlin",
+        "class_with_constructor_skips_the_expression_rung",
+        "class $C($$$P) { $$$B }",
+        code
+    );
     case!(
         "kotlin",
         "return_type_must_match_when_given",

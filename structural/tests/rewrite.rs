@@ -237,6 +237,62 @@ fn kotlin_call() {
 }
 
 #[test]
+fn a_statement_terminator_is_neither_doubled_nor_dropped() {
+    // The pattern spells no `;` but the matched `let` holds one: it stays.
+    let code = "fn main() {\n    let x = 1;\n}\n";
+    for pattern in ["let $A = 1", "let $A = 1;"] {
+        let template = pattern.replace('1', "2");
+        assert_eq!(
+            rewrite("rust", "m.rs", code, pattern, &template),
+            "fn main() {\n    let x = 2;\n}\n",
+            "{pattern}"
+        );
+    }
+    // The pattern spells a `;` that is the member's sibling, not part of it: it goes once.
+    let code = "class A {\n  private x: number = 1;\n}\n";
+    for pattern in ["private x: number = 1", "private x: number = 1;"] {
+        let template = pattern.replace("x: number = 1", "y: number = 2");
+        assert_eq!(
+            rewrite("typescript", "a.ts", code, pattern, &template),
+            "class A {\n  private y: number = 2;\n}\n",
+            "{pattern}"
+        );
+    }
+}
+
+#[test]
+fn a_capture_keeps_its_relative_indentation_on_the_template_first_line() {
+    let code = "def f():\n    x = foo(a,\n            b)\n    y = foo(\n        c,\n        d)\n";
+    assert_eq!(
+        rewrite("python", "a.py", code, "foo($$$A)", "bar($$$A)"),
+        "def f():\n    x = bar(a,\n            b)\n    y = bar(c,\n    d)\n"
+    );
+}
+
+#[test]
+fn crlf_files_keep_crlf_and_bytes_that_are_not_utf8_survive() {
+    let code = b"if x:\r\n    a(\"\xe9\")\r\n    b()\r\n".to_vec();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("latin1.py");
+    std::fs::write(&path, &code).unwrap();
+    let pattern = common::compile("python", "if $C: $$$B").unwrap();
+    let staged = stage_rewrite(
+        &pattern,
+        "while $C:\n    $$$B\n    break",
+        &path,
+        &|p: &Path| p.display().to_string(),
+    )
+    .unwrap();
+    let Some(FileOp::Replace { new, .. }) = staged.transaction.ops().first() else {
+        panic!("nothing staged");
+    };
+    assert_eq!(
+        new,
+        &b"while x:\r\n    a(\"\xe9\")\r\n    b()\r\n    break\r\n".to_vec()
+    );
+}
+
+#[test]
 fn nested_matches_rewrite_the_outermost_and_count_the_rest() {
     let (staged, new) = stage("python", "a.py", "f(f(f(1)))\nf(2)\n", "f($A)", "g($A)");
     assert_eq!(new, "g(f(f(1)))\ng(2)\n");

@@ -219,11 +219,17 @@ fn omittable_optional_parts_may_be_left_out() {
         ),
         1
     );
+    assert_eq!(
+        texts(
+            "python",
+            "if $A: $$$B",
+            "if a:\n    b()\nelif c:\n    d()\n"
+        ),
+        ["if a:\n    b()\nelif c:\n    d()"]
+    );
     // The omitted text is reported with the match.
     let pattern = common::compile("python", "def $F($$$P): $$$B").unwrap();
-    let found = pattern
-        .find_all(&mut cc_structural::SourceParser::new(), code.as_bytes())
-        .unwrap();
+    let found = common::find(&pattern, code);
     let omitted: Vec<&str> = found.matches[0]
         .omitted
         .iter()
@@ -269,6 +275,34 @@ fn zero_length_multi_metavariable_absorbs_its_separator() {
 }
 
 #[test]
+fn pre_filter_never_skips_a_file_that_matches() {
+    // Tokens a match may lack are not required of a file: a separator taken along by an
+    // empty `$$$`, a `;` that a line end stands for. (`common::find` checks every case.)
+    for (language, pattern, code, literals) in [
+        ("python", "f($A, $$$R)", "f(x)\n", &["f", "(", ")"][..]),
+        ("python", "f($$$R, $A)", "f(x)\n", &["f", "(", ")"]),
+        ("javascript", "foo();", "foo()\n", &["foo", "(", ")"]),
+        (
+            "python",
+            "warnings.warn($$$A)",
+            "warnings.warn(1)\n",
+            &["warnings", "warn", "."],
+        ),
+    ] {
+        let pattern = common::compile(language, pattern).unwrap();
+        let literals: Vec<&[u8]> = literals.iter().map(|l| l.as_bytes()).collect();
+        assert_eq!(pattern.literals(), literals, "{}", pattern.text());
+        assert_eq!(
+            common::find(&pattern, code).matches.len(),
+            1,
+            "{}",
+            pattern.text()
+        );
+        assert!(!pattern.may_match(b"x = 1\n"), "{}", pattern.text());
+    }
+}
+
+#[test]
 fn code_in_strings_and_comments_never_matches() {
     let code = "x = 'eval(a)'\n# eval(b)\n\"\"\"eval(c)\"\"\"\neval(d)\n";
     assert_eq!(texts("python", "eval($A)", code), ["eval(d)"]);
@@ -301,9 +335,7 @@ fn backtracking_is_bounded_and_a_give_up_is_counted() {
     let code = format!("f({})\n", args.join(", "));
     let pattern =
         common::compile("python", "f($$$A, $X, $$$B, $Y, $$$C, $Z, $$$D, never)").unwrap();
-    let found = pattern
-        .find_all(&mut cc_structural::SourceParser::new(), code.as_bytes())
-        .unwrap();
+    let found = common::find(&pattern, &code);
     assert!(found.matches.is_empty());
     assert_eq!(found.exhausted, 1);
 }

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use cc_structural::{stage_rewrite, CommitError, FaultInjector, StagedRewrite};
+use cc_structural::{stage_rewrite, CommitError, FailAt, FaultInjector, StagedRewrite};
 use proptest::prelude::*;
 
 fn source(index: usize, extra: &str) -> String {
@@ -33,19 +33,29 @@ fn staged(dir: &Path, count: usize) -> (Vec<PathBuf>, Vec<Vec<u8>>, StagedRewrit
     (paths, originals, staged)
 }
 
+/// The index a file of [`staged`] was written with (`sub{i % 3}/m{i}.py`).
+fn file_index(path: &Path) -> usize {
+    let stem = path.file_stem().unwrap().to_string_lossy();
+    stem.trim_start_matches('m').parse().unwrap()
+}
+
 fn rewritten(index: usize) -> Vec<u8> {
     format!("# file {index}\nx = g({index})\ny = 1\n").into_bytes()
 }
 
-struct FailAt(usize);
+/// Another writer that changes a file right before one step of the commit.
+struct Meanwhile<'a> {
+    before_step: usize,
+    path: &'a Path,
+    bytes: &'a [u8],
+}
 
-impl FaultInjector for FailAt {
+impl FaultInjector for Meanwhile<'_> {
     fn before_rename(&self, index: usize, _path: &Path) -> std::io::Result<()> {
-        if index == self.0 {
-            Err(std::io::Error::other("injected: disk full"))
-        } else {
-            Ok(())
+        if index == self.before_step {
+            std::fs::write(self.path, self.bytes)?;
         }
+        Ok(())
     }
 }
 
@@ -93,6 +103,39 @@ proptest! {
                 .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".cc-edit-"))
                 .count();
             prop_assert_eq!(leftovers, 0);
+        }
+    }
+
+    #[test]
+    fn a_writer_that_slips_in_mid_commit_keeps_its_bytes(
+        count in 2usize..7,
+        step in 0usize..7,
+        victim in 0usize..7,
+    ) {
+        let (step, victim) = (step % count, victim % count);
+        prop_assume!(step != victim);
+        let dir = tempfile::tempdir().unwrap();
+        let (_, originals, staged) = staged(dir.path(), count);
+        // Commit order is the transaction's, not the paths' index order.
+        let order: Vec<PathBuf> = staged.transaction.ops().iter().map(|op| op.path().to_path_buf()).collect();
+        let theirs = b"# theirs\n".to_vec();
+        let writer = Meanwhile { before_step: step, path: &order[victim], bytes: &theirs };
+        let result = staged.transaction.commit_with(&writer);
+        if victim > step {
+            // Not yet replaced: the last look before its rename sees the change, and every
+            // file already replaced is put back.
+            prop_assert_eq!(result, Err(CommitError::Stale { paths: vec![order[victim].clone()] }));
+            for (i, path) in order.iter().enumerate() {
+                let expected = if i == victim { theirs.clone() } else { originals[file_index(path)].clone() };
+                prop_assert_eq!(std::fs::read(path).unwrap(), expected);
+            }
+        } else {
+            // Already replaced: theirs is simply the later write, and it stays.
+            prop_assert_eq!(result.map(|w| w.len()), Ok(count));
+            for (i, path) in order.iter().enumerate() {
+                let expected = if i == victim { theirs.clone() } else { rewritten(file_index(path)) };
+                prop_assert_eq!(std::fs::read(path).unwrap(), expected);
+            }
         }
     }
 

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use debug_support::{at, call, call_err, config, registry, stopped, workspace};
+use debug_support::{at, call, call_err, config, debugpy_python, stopped, Fixture};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -30,14 +30,15 @@ fn tick_line() -> i64 {
     SERVER.lines().position(|l| l.contains("# tick")).unwrap() as i64 + 1
 }
 
-/// Starts the listening program (tagged like the session's processes) and reads its port.
-async fn listening(root: &Path, python: &Path, tag: &str) -> (cc_process::GroupChild, u16) {
+/// Starts the fixture's `server.py` (tagged like the session's processes) and reads its
+/// port.
+async fn listening(fixture: &Fixture, python: &Path) -> (cc_process::GroupChild, u16) {
     let mut command = tokio::process::Command::new(python);
     command
         .arg("-Xfrozen_modules=off")
-        .arg(root.join("server.py"))
-        .current_dir(root)
-        .env(debug_support::TAG_VAR, tag)
+        .arg(fixture.root.join("server.py"))
+        .current_dir(&fixture.root)
+        .env(debug_support::TAG_VAR, &fixture.tag)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
@@ -64,36 +65,21 @@ async fn wait_exit(child: &mut cc_process::GroupChild) {
     panic!("the attached program is still running");
 }
 
-fn python_with_debugpy() -> Option<std::path::PathBuf> {
-    let python = cc_process::testing::require_peer("python3")?;
-    let ok = std::process::Command::new(&python)
-        .args(["-c", "import debugpy"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        cc_process::testing::missing_peer("debugpy", "PATH's python3 cannot import debugpy");
-        return None;
-    }
-    Some(python)
-}
-
 #[tokio::test]
 async fn attach_to_a_debugpy_listening_process() {
-    let Some(python) = python_with_debugpy() else {
+    let Some(python) = debugpy_python() else {
         return;
     };
-    let (_dir, root) = workspace();
-    std::fs::write(root.join("server.py"), SERVER).unwrap();
-    let tag = debug_support::unique_tag("attach");
-    let (mut server, port) = listening(&root, &python, &tag).await;
-    let debug = registry(&root, config(60.0, 1800.0), &tag);
+    let fixture = Fixture::new("attach", &[("server.py", SERVER)], config(60.0, 1800.0));
+    let (mut server, port) = listening(&fixture, &python).await;
+    let debug = &fixture.debug;
 
     call(
-        &debug,
+        debug,
         json!({"op": "breakpoints", "file": "server.py", "lines": [tick_line()]}),
     )
     .await;
-    let attached = call(&debug, json!({"op": "attach", "port": port})).await;
+    let attached = call(debug, json!({"op": "attach", "port": port})).await;
     assert_eq!(attached["adapter"], "debugpy");
     assert_eq!(attached["target"], format!("127.0.0.1:{port}"));
     assert_eq!(
@@ -103,65 +89,62 @@ async fn attach_to_a_debugpy_listening_process() {
     assert_eq!(attached["debuggee_pid"], server.id());
 
     // Attach returns at once; `continue` waits for the next stop either way.
-    let hit = call(&debug, json!({"op": "continue"})).await;
+    let hit = call(debug, json!({"op": "continue"})).await;
     assert_eq!(at(&hit), ("server.py".to_owned(), tick_line()), "{hit:#}");
     assert_eq!(stopped(&hit)["reason"], "breakpoint");
-    let counter = call(&debug, json!({"op": "evaluate", "expression": "counter"})).await;
+    let counter = call(debug, json!({"op": "evaluate", "expression": "counter"})).await;
     assert!(
         counter["result"].as_str().unwrap().parse::<u64>().is_ok(),
         "{counter:#}"
     );
 
-    let second = call_err(&debug, json!({"op": "attach", "port": port})).await;
+    let second = call_err(debug, json!({"op": "attach", "port": port})).await;
     assert_eq!(second.kind(), "session_active");
     assert!(
         second.message().contains(&format!("127.0.0.1:{port}")),
         "{second}"
     );
 
-    let terminated = call(&debug, json!({"op": "terminate"})).await;
+    let terminated = call(debug, json!({"op": "terminate"})).await;
     assert_eq!(terminated["terminated"], true);
     wait_exit(&mut server).await;
-    debug_support::assert_no_tagged(&tag).await;
+    fixture.assert_no_leftovers().await;
 }
 
 #[tokio::test]
 async fn an_attached_session_past_its_ttl_is_killed() {
-    let Some(python) = python_with_debugpy() else {
+    let Some(python) = debugpy_python() else {
         return;
     };
-    let (_dir, root) = workspace();
-    std::fs::write(root.join("server.py"), SERVER).unwrap();
-    let tag = debug_support::unique_tag("attach-ttl");
-    let (mut server, port) = listening(&root, &python, &tag).await;
-    let debug = registry(&root, config(60.0, 4.0), &tag);
-    let attached = call(&debug, json!({"op": "attach", "port": port})).await;
+    let fixture = Fixture::new("attach-ttl", &[("server.py", SERVER)], config(60.0, 4.0));
+    let (mut server, port) = listening(&fixture, &python).await;
+    let debug = &fixture.debug;
+    let attached = call(debug, json!({"op": "attach", "port": port})).await;
     assert_eq!(attached["state"], "running", "{attached:#}");
     wait_exit(&mut server).await;
-    debug_support::assert_no_tagged(&tag).await;
-    let expired = call_err(&debug, json!({"op": "pause"})).await;
+    fixture.assert_no_leftovers().await;
+    let expired = call_err(debug, json!({"op": "pause"})).await;
     assert_eq!(expired.kind(), "session_expired", "{expired}");
 }
 
 #[tokio::test]
 async fn attach_needs_a_listener_and_says_so() {
-    let Some(_python) = python_with_debugpy() else {
+    if debugpy_python().is_none() {
         return;
-    };
-    let (_dir, root) = workspace();
-    let tag = debug_support::unique_tag("attach-refused");
-    let debug = registry(&root, config(60.0, 1800.0), &tag);
+    }
+    let fixture = Fixture::new("attach-refused", &[], config(60.0, 1800.0));
+    let debug = &fixture.debug;
     // A port nobody listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let error = call_err(&debug, json!({"op": "attach", "port": port})).await;
+    let error = call_err(debug, json!({"op": "attach", "port": port})).await;
     assert_eq!(error.kind(), "launch_failed", "{error}");
-    debug_support::assert_no_tagged(&tag).await;
+    fixture.assert_no_leftovers().await;
     let lldb = call_err(
-        &debug,
+        debug,
         json!({"op": "attach", "port": port, "adapter": "lldb"}),
     )
     .await;

@@ -8,7 +8,7 @@ mod debug_support;
 
 use std::path::Path;
 
-use debug_support::{at, call, call_err, config, registry, session_pids, stopped, workspace};
+use debug_support::{at, call, call_err, config, registry, session_pids, stopped, Fixture};
 use serde_json::{json, Value};
 
 const C_PROGRAM: &str = r#"#include <stdio.h>
@@ -68,8 +68,9 @@ fn value_of(vars: &Value, name: &str) -> Option<String> {
 }
 
 /// The shared flow: `source` at `file` with the loop/square/after markers; `program` is
-/// what `launch` gets.
-async fn exercise(debug: &cc_tools::Registry, source: &str, file: &str, program: &str, tag: &str) {
+/// what `launch` gets. Returns the result of `terminate`.
+async fn exercise(fixture: &Fixture, source: &str, file: &str, program: &str) -> Value {
+    let debug = &fixture.debug;
     let loop_line = line_of(source, "loop");
     let pending = call(
         debug,
@@ -168,8 +169,10 @@ async fn exercise(debug: &cc_tools::Registry, source: &str, file: &str, program:
     let pids = session_pids(debug).await;
     let terminated = call(debug, json!({"op": "terminate"})).await;
     assert_eq!(terminated["terminated"], true, "{terminated:#}");
+    assert_eq!(terminated["exited"], json!({"code": 3}), "{terminated:#}");
     debug_support::assert_gone(&pids).await;
-    debug_support::assert_no_tagged(tag).await;
+    fixture.assert_no_leftovers().await;
+    terminated
 }
 
 /// A short-lived session whose TTL passes: every process goes, and the next call says why.
@@ -206,23 +209,28 @@ async fn lldb_debugs_a_c_program_built_here() {
         cc_process::testing::require_peer("lldb-dap-19");
         return;
     }
-    let (_dir, root) = workspace();
-    std::fs::write(root.join("CMakeLists.txt"), "project(demo C)\n").unwrap();
-    std::fs::write(root.join("prog.c"), C_PROGRAM).unwrap();
+    let fixture = Fixture::new(
+        "lldb",
+        &[
+            ("CMakeLists.txt", "project(demo C)\n"),
+            ("prog.c", C_PROGRAM),
+        ],
+        config(60.0, 1800.0),
+    );
     let built = std::process::Command::new(gcc)
         .args(["-g", "-O0", "-o", "prog", "prog.c"])
-        .current_dir(&root)
+        .current_dir(&fixture.root)
         .status()
         .unwrap();
     assert!(built.success());
 
-    let tag = debug_support::unique_tag("lldb");
-    let debug = registry(&root, config(60.0, 1800.0), &tag);
-    let adapters = call(&debug, json!({"op": "adapters"})).await;
+    let adapters = call(&fixture.debug, json!({"op": "adapters"})).await;
     assert_eq!(adapters["adapters"][1]["name"], "lldb");
     assert_eq!(adapters["adapters"][1]["available"], true, "{adapters:#}");
-    exercise(&debug, C_PROGRAM, "prog.c", "prog", &tag).await;
-    expire(&root, "prog", "prog.c", line_of(C_PROGRAM, "loop")).await;
+    let terminated = exercise(&fixture, C_PROGRAM, "prog.c", "prog").await;
+    // lldb-dap ends with SIGABRT after `disconnect`: reported, not an error.
+    assert!(terminated["adapter_exit"].is_string(), "{terminated:#}");
+    expire(&fixture.root, "prog", "prog.c", line_of(C_PROGRAM, "loop")).await;
 }
 
 #[tokio::test]
@@ -232,18 +240,26 @@ async fn delve_debugs_a_go_module() {
     {
         return;
     }
-    let (_dir, root) = workspace();
-    std::fs::write(root.join("go.mod"), "module example.com/demo\n\ngo 1.19\n").unwrap();
-    std::fs::write(root.join("main.go"), GO_PROGRAM).unwrap();
-
-    let tag = debug_support::unique_tag("delve");
-    let debug = registry(&root, config(120.0, 1800.0), &tag);
-    let adapters = call(&debug, json!({"op": "adapters"})).await;
+    let fixture = Fixture::new(
+        "delve",
+        &[
+            ("go.mod", "module example.com/demo\n\ngo 1.19\n"),
+            ("main.go", GO_PROGRAM),
+        ],
+        config(120.0, 1800.0),
+    );
+    let adapters = call(&fixture.debug, json!({"op": "adapters"})).await;
     assert_eq!(adapters["adapters"][2]["name"], "delve");
     assert_eq!(adapters["adapters"][2]["available"], true, "{adapters:#}");
     // The package directory (the workspace root) is the program.
-    exercise(&debug, GO_PROGRAM, "main.go", ".", &tag).await;
+    exercise(&fixture, GO_PROGRAM, "main.go", ".").await;
     // delve builds outside the checkout.
-    assert!(!root.join("__debug_bin").exists());
-    expire(&root, "main.go", "main.go", line_of(GO_PROGRAM, "loop")).await;
+    assert!(!fixture.root.join("__debug_bin").exists());
+    expire(
+        &fixture.root,
+        "main.go",
+        "main.go",
+        line_of(GO_PROGRAM, "loop"),
+    )
+    .await;
 }

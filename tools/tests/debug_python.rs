@@ -9,7 +9,7 @@ mod debug_support;
 
 use std::time::Duration;
 
-use debug_support::{at, call, call_err, config, registry, session_pids, stopped, workspace};
+use debug_support::{at, call, call_err, config, session_pids, stopped, Fixture};
 use serde_json::json;
 
 const LOOP: &str = r#"import sys
@@ -35,32 +35,22 @@ if __name__ == "__main__":
 
 const BUSY: &str = "import time\nn = 0\nwhile True:\n    n += 1\n";
 
-fn debugpy_present() -> bool {
-    let Some(python) = cc_process::testing::require_peer("python3") else {
-        return false;
-    };
-    let ok = std::process::Command::new(python)
-        .args(["-c", "import debugpy"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        cc_process::testing::missing_peer("debugpy", "PATH's python3 cannot import debugpy");
-    }
-    ok
-}
-
 #[tokio::test]
 async fn a_python_session_from_breakpoint_to_exit() {
-    if !debugpy_present() {
+    if debug_support::debugpy_python().is_none() {
         return;
     }
-    let (_dir, root) = workspace();
-    std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"demo\"\n").unwrap();
-    std::fs::write(root.join("loop.py"), LOOP).unwrap();
-    let tag = debug_support::unique_tag("python-e2e");
-    let debug = registry(&root, config(60.0, 1800.0), &tag);
+    let fixture = Fixture::new(
+        "python-e2e",
+        &[
+            ("pyproject.toml", "[project]\nname = \"demo\"\n"),
+            ("loop.py", LOOP),
+        ],
+        config(60.0, 1800.0),
+    );
+    let debug = &fixture.debug;
 
-    let adapters = call(&debug, json!({"op": "adapters"})).await;
+    let adapters = call(debug, json!({"op": "adapters"})).await;
     let debugpy = adapters["adapters"]
         .as_array()
         .unwrap()
@@ -70,16 +60,17 @@ async fn a_python_session_from_breakpoint_to_exit() {
     assert_eq!(debugpy["available"], true, "{debugpy:#}");
 
     let pending = call(
-        &debug,
+        debug,
         json!({"op": "breakpoints", "file": "loop.py", "lines": [12]}),
     )
     .await;
     assert_eq!(
         pending,
-        json!({"file": "loop.py", "breakpoints": [{"line": 12, "verified": null}], "pending": true, "state": "none"})
+        json!({"file": "loop.py", "breakpoints": [{"line": 12, "verified": null}], "pending": true,
+            "state": "none", "note": "no debug session yet: these breakpoints are sent when `launch` (or `attach`) starts one"})
     );
 
-    let started = call(&debug, json!({"op": "launch", "program": "loop.py"})).await;
+    let started = call(debug, json!({"op": "launch", "program": "loop.py"})).await;
     assert_eq!(at(&started), ("loop.py".to_owned(), 12));
     assert_eq!(stopped(&started)["reason"], "breakpoint");
     assert_eq!(started["adapter"], "debugpy");
@@ -90,7 +81,7 @@ async fn a_python_session_from_breakpoint_to_exit() {
     let thread = stopped(&started)["thread_id"].as_i64().unwrap();
 
     // One session per conversation.
-    let second = call_err(&debug, json!({"op": "launch", "program": "loop.py"})).await;
+    let second = call_err(debug, json!({"op": "launch", "program": "loop.py"})).await;
     assert_eq!(second.kind(), "session_active");
     assert!(
         second.message().contains("debugpy debugging loop.py"),
@@ -122,7 +113,7 @@ async fn a_python_session_from_breakpoint_to_exit() {
     let main_frame = frames[0]["id"].clone();
     let module_frame = frames[1]["id"].clone();
 
-    let scopes = call(&debug, json!({"op": "scopes", "frame_id": main_frame})).await;
+    let scopes = call(debug, json!({"op": "scopes", "frame_id": main_frame})).await;
     let locals = scopes["scopes"]
         .as_array()
         .unwrap()
@@ -130,7 +121,7 @@ async fn a_python_session_from_breakpoint_to_exit() {
         .find(|s| s["name"] == "Locals")
         .unwrap();
     let variables = call(
-        &debug,
+        debug,
         json!({"op": "variables", "reference": locals["reference"]}),
     )
     .await;
@@ -147,41 +138,41 @@ async fn a_python_session_from_breakpoint_to_exit() {
     assert_eq!(variables["truncated"], false);
 
     let evaluated = call(
-        &debug,
+        debug,
         json!({"op": "evaluate", "expression": "total + 100"}),
     )
     .await;
     assert_eq!(evaluated["result"], "100");
     let in_module = call(
-        &debug,
+        debug,
         json!({"op": "evaluate", "expression": "__name__", "frame_id": module_frame}),
     )
     .await;
     assert_eq!(in_module["result"], "'__main__'");
 
-    let stepped_in = call(&debug, json!({"op": "step_in"})).await;
+    let stepped_in = call(debug, json!({"op": "step_in"})).await;
     assert_eq!(at(&stepped_in), ("loop.py".to_owned(), 5));
     assert_eq!(stopped(&stepped_in)["function"], "square");
-    let stepped_out = call(&debug, json!({"op": "step_out"})).await;
+    let stepped_out = call(debug, json!({"op": "step_out"})).await;
     assert_eq!(at(&stepped_out).0, "loop.py");
     assert_eq!(stopped(&stepped_out)["function"], "main");
-    let stepped_over = call(&debug, json!({"op": "step_over", "thread_id": thread})).await;
+    let stepped_over = call(debug, json!({"op": "step_over", "thread_id": thread})).await;
     assert_eq!(at(&stepped_over), ("loop.py".to_owned(), 13));
 
-    let next_round = call(&debug, json!({"op": "continue"})).await;
+    let next_round = call(debug, json!({"op": "continue"})).await;
     assert_eq!(at(&next_round), ("loop.py".to_owned(), 12));
     if let Some(text) = next_round["output"]["text"].as_str() {
         assert!("step 0 0\n".starts_with(text), "{next_round:#}");
     }
     assert_eq!(
-        debug_support::output_after(&debug, 9).await["output"],
+        debug_support::output_after(debug, 9).await["output"],
         "step 0 0\n"
     );
-    let i = call(&debug, json!({"op": "evaluate", "expression": "i"})).await;
+    let i = call(debug, json!({"op": "evaluate", "expression": "i"})).await;
     assert_eq!(i["result"], "1");
 
     let cleared = call(
-        &debug,
+        debug,
         json!({"op": "breakpoints", "file": "loop.py", "lines": []}),
     )
     .await;
@@ -189,53 +180,69 @@ async fn a_python_session_from_breakpoint_to_exit() {
     assert_eq!(cleared["pending"], false);
 
     // sys.exit(3) is an uncaught SystemExit: debugpy's default filter stops there first.
-    let exception = call(&debug, json!({"op": "continue"})).await;
+    let exception = call(debug, json!({"op": "continue"})).await;
     assert_eq!(stopped(&exception)["reason"], "exception");
     assert_eq!(at(&exception).1, 19);
-    let exited = call(&debug, json!({"op": "continue"})).await;
+    let exited = call(debug, json!({"op": "continue"})).await;
     assert_eq!(exited["state"], "exited");
     assert_eq!(exited["exited"], json!({"code": 3}));
 
     // The session outlives the program.
-    let output = debug_support::output_after(&debug, 45).await;
+    let output = debug_support::output_after(debug, 45).await;
     assert_eq!(
         output["output"],
         "step 0 0\nstep 1 1\nstep 2 5\nstep 3 14\ndone 14\n"
     );
     assert_eq!(output["truncated"], false);
-    let status = call(&debug, json!({"op": "status"})).await;
+    let status = call(debug, json!({"op": "status"})).await;
     assert_eq!(status["exited"], json!({"code": 3}));
-    let stack_after = call_err(&debug, json!({"op": "stack"})).await;
+    let stack_after = call_err(debug, json!({"op": "stack"})).await;
     assert_eq!(stack_after.kind(), "not_stopped");
     assert!(
         stack_after.message().contains("exited with code 3"),
         "{stack_after}"
     );
+    // Breakpoints set after the exit wait for the next session, and say so.
+    let later = call(
+        debug,
+        json!({"op": "breakpoints", "file": "loop.py", "lines": [13]}),
+    )
+    .await;
+    assert_eq!(later["pending"], true, "{later:#}");
+    assert_eq!(later["exited"], json!({"code": 3}));
+    assert!(
+        later["note"]
+            .as_str()
+            .unwrap()
+            .contains("the program has exited"),
+        "{later:#}"
+    );
 
-    let pids = session_pids(&debug).await;
+    let pids = session_pids(debug).await;
     assert_eq!(pids.len(), 2, "adapter and debuggee pids: {status:#}");
-    let terminated = call(&debug, json!({"op": "terminate"})).await;
+    let terminated = call(debug, json!({"op": "terminate"})).await;
     assert_eq!(terminated["terminated"], true);
     assert_eq!(terminated["state"], "none");
     debug_support::assert_gone(&pids).await;
-    debug_support::assert_no_tagged(&tag).await;
-    let after = call(&debug, json!({"op": "status"})).await;
+    fixture.assert_no_leftovers().await;
+    let after = call(debug, json!({"op": "status"})).await;
     assert_eq!(after["state"], "none");
-    // Breakpoints outlive sessions; this file's were cleared.
-    assert_eq!(after["breakpoints"], json!([]));
+    // Breakpoints outlive sessions, waiting for the next one.
+    assert_eq!(
+        after["breakpoints"],
+        json!([{"file": "loop.py", "breakpoints": [{"line": 13, "verified": null}]}])
+    );
 }
 
 #[tokio::test]
 async fn pause_stops_a_busy_loop_that_continue_could_not_wait_for() {
-    if !debugpy_present() {
+    if debug_support::debugpy_python().is_none() {
         return;
     }
-    let (_dir, root) = workspace();
-    std::fs::write(root.join("busy.py"), BUSY).unwrap();
-    let tag = debug_support::unique_tag("python-pause");
-    let debug = registry(&root, config(2.0, 1800.0), &tag);
+    let fixture = Fixture::new("python-pause", &[("busy.py", BUSY)], config(2.0, 1800.0));
+    let debug = &fixture.debug;
 
-    let started = call(&debug, json!({"op": "launch", "program": "busy.py"})).await;
+    let started = call(debug, json!({"op": "launch", "program": "busy.py"})).await;
     assert_eq!(started["state"], "running", "{started:#}");
     assert!(
         started["note"]
@@ -244,85 +251,82 @@ async fn pause_stops_a_busy_loop_that_continue_could_not_wait_for() {
             .contains("still running after 2s"),
         "{started:#}"
     );
-    let waited = call(&debug, json!({"op": "continue"})).await;
+    let waited = call(debug, json!({"op": "continue"})).await;
     assert_eq!(waited["state"], "running");
     assert!(
         waited["note"].as_str().unwrap().contains("already running"),
         "{waited:#}"
     );
 
-    let paused = call(&debug, json!({"op": "pause"})).await;
+    let paused = call(debug, json!({"op": "pause"})).await;
     assert_eq!(stopped(&paused)["reason"], "pause");
     assert_eq!(at(&paused).0, "busy.py");
-    let n = call(&debug, json!({"op": "evaluate", "expression": "n > 0"})).await;
+    let n = call(debug, json!({"op": "evaluate", "expression": "n > 0"})).await;
     assert_eq!(n["result"], "True");
-    let threads = call(&debug, json!({"op": "threads"})).await;
+    let threads = call(debug, json!({"op": "threads"})).await;
     assert!(threads["total"].as_u64().unwrap() >= 1);
 
     // The end of the run (not `terminate`) ends the session through the shutdown hook.
     debug.shutdown(Duration::from_secs(10)).await;
-    debug_support::assert_no_tagged(&tag).await;
+    fixture.assert_no_leftovers().await;
 }
 
 #[tokio::test]
 async fn a_session_past_its_ttl_is_killed_and_says_so() {
-    if !debugpy_present() {
+    if debug_support::debugpy_python().is_none() {
         return;
     }
-    let (_dir, root) = workspace();
-    std::fs::write(root.join("loop.py"), LOOP).unwrap();
-    let tag = debug_support::unique_tag("python-ttl");
-    let debug = registry(&root, config(60.0, 4.0), &tag);
+    let program = "print('before the stop')\nx = 1\nprint('after')\n";
+    let fixture = Fixture::new("python-ttl", &[("stop.py", program)], config(60.0, 4.0));
+    let debug = &fixture.debug;
     call(
-        &debug,
-        json!({"op": "breakpoints", "file": "loop.py", "lines": [12]}),
+        debug,
+        json!({"op": "breakpoints", "file": "stop.py", "lines": [2]}),
     )
     .await;
-    let started = call(&debug, json!({"op": "launch", "program": "loop.py"})).await;
-    assert_eq!(at(&started).1, 12);
+    let started = call(debug, json!({"op": "launch", "program": "stop.py"})).await;
+    assert_eq!(at(&started).1, 2);
+    debug_support::output_after(debug, 16).await;
 
     // Without any call, the TTL kills every process of the session.
-    debug_support::assert_no_tagged(&tag).await;
-    let expired = call_err(&debug, json!({"op": "stack"})).await;
+    fixture.assert_no_leftovers().await;
+    let expired = call_err(debug, json!({"op": "stack"})).await;
     assert_eq!(expired.kind(), "session_expired");
     assert!(expired.message().contains("expired"), "{expired}");
-    let status = call(&debug, json!({"op": "status"})).await;
+    let status = call(debug, json!({"op": "status"})).await;
     assert_eq!(status["state"], "expired");
     // What the program printed is not lost.
-    assert_eq!(
-        call(&debug, json!({"op": "output"})).await["state"],
-        "expired"
-    );
+    let output = call(debug, json!({"op": "output"})).await;
+    assert_eq!(output["state"], "expired");
+    assert_eq!(output["output"], "before the stop\n");
 
     // An expired session does not block the next one; breakpoints carry over.
-    let again = call(&debug, json!({"op": "launch", "program": "loop.py"})).await;
-    assert_eq!(at(&again).1, 12);
-    call(&debug, json!({"op": "terminate"})).await;
-    debug_support::assert_no_tagged(&tag).await;
+    let again = call(debug, json!({"op": "launch", "program": "stop.py"})).await;
+    assert_eq!(at(&again).1, 2);
+    call(debug, json!({"op": "terminate"})).await;
+    fixture.assert_no_leftovers().await;
 }
 
 #[tokio::test]
 async fn an_adapter_killed_mid_call_fails_that_call_without_a_hang() {
-    if !debugpy_present() {
+    if debug_support::debugpy_python().is_none() {
         return;
     }
-    let (_dir, root) = workspace();
-    std::fs::write(root.join("busy.py"), BUSY).unwrap();
-    let tag = debug_support::unique_tag("python-killed");
     // A long wait limit: only the adapter's death can end the `continue` below in time.
-    let debug = registry(&root, config(600.0, 1800.0), &tag);
+    let fixture = Fixture::new("python-killed", &[("busy.py", BUSY)], config(600.0, 1800.0));
+    let debug = &fixture.debug;
     call(
-        &debug,
+        debug,
         json!({"op": "breakpoints", "file": "busy.py", "lines": [4]}),
     )
     .await;
-    call(&debug, json!({"op": "launch", "program": "busy.py"})).await;
+    call(debug, json!({"op": "launch", "program": "busy.py"})).await;
     call(
-        &debug,
+        debug,
         json!({"op": "breakpoints", "file": "busy.py", "lines": []}),
     )
     .await;
-    let pids = session_pids(&debug).await;
+    let pids = session_pids(debug).await;
     let adapter = pids[0];
 
     let in_flight = {
@@ -343,33 +347,42 @@ async fn an_adapter_killed_mid_call_fails_that_call_without_a_hang() {
     assert_eq!(error.kind(), "adapter_exited", "{error}");
     assert!(error.message().contains("SIGKILL"), "{error}");
     debug_support::assert_gone(&pids).await;
-    debug_support::assert_no_tagged(&tag).await;
+    fixture.assert_no_leftovers().await;
 
-    let status = call(&debug, json!({"op": "status"})).await;
+    let status = call(debug, json!({"op": "status"})).await;
     assert_eq!(status["state"], "adapter_exited");
-    let terminated = call(&debug, json!({"op": "terminate"})).await;
+    let terminated = call(debug, json!({"op": "terminate"})).await;
     assert_eq!(terminated["terminated"], true);
 }
 
 #[tokio::test]
 async fn a_program_that_ends_at_once_reports_its_exit() {
-    if !debugpy_present() {
+    if debug_support::debugpy_python().is_none() {
         return;
     }
-    let (_dir, root) = workspace();
-    std::fs::write(root.join("quick.py"), "print('hi')\n").unwrap();
-    let tag = debug_support::unique_tag("python-quick");
-    let debug = registry(&root, config(60.0, 1800.0), &tag);
-    let started = call(&debug, json!({"op": "launch", "program": "quick.py"})).await;
-    assert_eq!(started["state"], "exited", "{started:#}");
-    assert_eq!(started["exited"], json!({"code": 0}));
-    assert_eq!(
-        debug_support::output_after(&debug, 3).await["output"],
-        "hi\n"
+    // `os._exit`: a non-zero `sys.exit` would stop on debugpy's uncaught-exception filter.
+    let program = "import os, sys\nprint(sys.argv[1:], flush=True)\nos._exit(len(sys.argv))\n";
+    let fixture = Fixture::new(
+        "python-quick",
+        &[("quick.py", program)],
+        config(60.0, 1800.0),
     );
-    let terminated = call(&debug, json!({"op": "terminate"})).await;
+    let debug = &fixture.debug;
+    let started = call(
+        debug,
+        json!({"op": "launch", "program": "quick.py", "args": ["two words", "--flag"]}),
+    )
+    .await;
+    assert_eq!(started["state"], "exited", "{started:#}");
+    assert_eq!(started["exited"], json!({"code": 3}));
+    assert_eq!(
+        debug_support::output_after(debug, 24).await["output"],
+        "['two words', '--flag']\n"
+    );
+    let terminated = call(debug, json!({"op": "terminate"})).await;
     assert_eq!(terminated["terminated"], true);
-    debug_support::assert_no_tagged(&tag).await;
+    assert_eq!(terminated["exited"], json!({"code": 3}));
+    fixture.assert_no_leftovers().await;
 }
 
 /// debugpy starts the program with the `python` of the launch request; `/bin/false` exits
@@ -377,12 +390,9 @@ async fn a_program_that_ends_at_once_reports_its_exit() {
 /// launch timeout must end the wait, say why, and leave nothing behind.
 #[tokio::test]
 async fn a_debuggee_that_dies_before_configuration_is_a_clear_error_not_a_hang() {
-    if !debugpy_present() {
+    if debug_support::debugpy_python().is_none() {
         return;
     }
-    let (_dir, root) = workspace();
-    std::fs::write(root.join("quick.py"), "print('hi')\n").unwrap();
-    let tag = debug_support::unique_tag("python-false");
     let mut settings = config(60.0, 1800.0);
     settings.launch_timeout_seconds = Some(8.0);
     let launch: serde_json::Map<String, serde_json::Value> =
@@ -394,8 +404,9 @@ async fn a_debuggee_that_dies_before_configuration_is_a_clear_error_not_a_hang()
             ..Default::default()
         },
     );
-    let debug = registry(&root, settings, &tag);
-    let error = call_err(&debug, json!({"op": "launch", "program": "quick.py"})).await;
+    let fixture = Fixture::new("python-false", &[("quick.py", "print('hi')\n")], settings);
+    let debug = &fixture.debug;
+    let error = call_err(debug, json!({"op": "launch", "program": "quick.py"})).await;
     assert_eq!(error.kind(), "timeout", "{error}");
     assert!(
         error
@@ -403,8 +414,8 @@ async fn a_debuggee_that_dies_before_configuration_is_a_clear_error_not_a_hang()
             .contains("`initialized` event after `launch`"),
         "{error}"
     );
-    debug_support::assert_no_tagged(&tag).await;
-    assert_eq!(call(&debug, json!({"op": "status"})).await["state"], "none");
+    fixture.assert_no_leftovers().await;
+    assert_eq!(call(debug, json!({"op": "status"})).await["state"], "none");
 }
 
 const DEEP: &str = r#"for i in range(200):
@@ -426,29 +437,27 @@ deep(40)
 /// truncation flag; program output in a bounded ring buffer.
 #[tokio::test]
 async fn stack_variables_values_and_output_are_capped_with_totals() {
-    if !debugpy_present() {
+    if debug_support::debugpy_python().is_none() {
         return;
     }
-    let (_dir, root) = workspace();
-    std::fs::write(root.join("deep.py"), DEEP).unwrap();
-    let tag = debug_support::unique_tag("python-caps");
     let mut settings = config(60.0, 1800.0);
     settings.output_buffer_bytes = Some(1000);
-    let debug = registry(&root, settings, &tag);
+    let fixture = Fixture::new("python-caps", &[("deep.py", DEEP)], settings);
+    let debug = &fixture.debug;
     call(
-        &debug,
+        debug,
         json!({"op": "breakpoints", "file": "deep.py", "lines": [9]}),
     )
     .await;
-    let started = call(&debug, json!({"op": "launch", "program": "deep.py"})).await;
+    let started = call(debug, json!({"op": "launch", "program": "deep.py"})).await;
     assert_eq!(at(&started), ("deep.py".to_owned(), 9));
-    let stack = call(&debug, json!({"op": "stack"})).await;
+    let stack = call(debug, json!({"op": "stack"})).await;
     assert_eq!(stack["frames"].as_array().unwrap().len(), 30);
     assert_eq!(stack["truncated"], true);
     assert_eq!(stack["total_frames"], 42, "41 calls of deep and the module");
 
     let top = stack["frames"][0]["id"].clone();
-    let scopes = call(&debug, json!({"op": "scopes", "frame_id": top})).await;
+    let scopes = call(debug, json!({"op": "scopes", "frame_id": top})).await;
     let locals = scopes["scopes"]
         .as_array()
         .unwrap()
@@ -456,7 +465,7 @@ async fn stack_variables_values_and_output_are_capped_with_totals() {
         .find(|s| s["name"] == "Locals")
         .unwrap();
     let variables = call(
-        &debug,
+        debug,
         json!({"op": "variables", "reference": locals["reference"]}),
     )
     .await;
@@ -476,7 +485,7 @@ async fn stack_variables_values_and_output_are_capped_with_totals() {
     let items = find("items");
     assert_eq!(items["value_truncated"], false);
     let children = call(
-        &debug,
+        debug,
         json!({"op": "variables", "reference": items["reference"]}),
     )
     .await;
@@ -484,11 +493,11 @@ async fn stack_variables_values_and_output_are_capped_with_totals() {
     assert_eq!(children["truncated"], true);
     assert!(children["total"].as_u64().unwrap() > 100, "{children:#}");
 
-    let evaluated = call(&debug, json!({"op": "evaluate", "expression": "text"})).await;
+    let evaluated = call(debug, json!({"op": "evaluate", "expression": "text"})).await;
     assert_eq!(evaluated["result_truncated"], true);
     assert_eq!(evaluated["result_length"], 1002);
 
-    let output = debug_support::output_after(&debug, 200 * 9).await;
+    let output = debug_support::output_after(debug, 200 * 9).await;
     assert_eq!(output["truncated"], true);
     assert_eq!(output["total_bytes"], 200 * 9);
     assert_eq!(output["dropped_bytes"], 200 * 9 - 1000);
@@ -498,6 +507,6 @@ async fn stack_variables_values_and_output_are_capped_with_totals() {
         .unwrap()
         .ends_with("line 198\nline 199\n"));
 
-    call(&debug, json!({"op": "terminate"})).await;
-    debug_support::assert_no_tagged(&tag).await;
+    call(debug, json!({"op": "terminate"})).await;
+    fixture.assert_no_leftovers().await;
 }

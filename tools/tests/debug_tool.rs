@@ -115,6 +115,7 @@ async fn answers_without_a_session() {
     let (_dir, root) = workspace();
     std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
     let debug = registry(&root, config(5.0, 60.0), "no-session");
+    // Breakpoints before any launch: kept, and the answer says they wait for `launch`.
     let set = debug
         .call(
             "debug",
@@ -125,23 +126,35 @@ async fn answers_without_a_session() {
     insta::assert_json_snapshot!("pending_breakpoints", set.value);
     assert_eq!(
         set.text.as_deref(),
-        Some("a.py: breakpoints at 1, 3 (sent when the session starts)")
+        Some(
+            "a.py: breakpoints at 1, 3\nnote: no debug session yet: these breakpoints are sent \
+             when `launch` (or `attach`) starts one"
+        )
     );
-    let status = call(&debug, json!({"op": "status"})).await;
-    insta::assert_json_snapshot!("status_without_session", status);
+    let status = debug.call("debug", json!({"op": "status"})).await.unwrap();
+    insta::assert_json_snapshot!("status_without_session", status.value);
+    assert_eq!(
+        status.text.as_deref(),
+        Some("no session\nbreakpoints in a.py: 1, 3 (sent at `launch`)")
+    );
     let terminated = call(&debug, json!({"op": "terminate"})).await;
     assert_eq!(
         terminated,
         json!({"terminated": false, "killed_leftovers": 0, "state": "none", "note": "no debug session was running"})
     );
-    let cleared = call(
-        &debug,
-        json!({"op": "breakpoints", "file": "a.py", "lines": []}),
-    )
-    .await;
-    assert_eq!(cleared["breakpoints"], json!([]));
+    let cleared = debug
+        .call(
+            "debug",
+            json!({"op": "breakpoints", "file": "a.py", "lines": []}),
+        )
+        .await
+        .unwrap();
     assert_eq!(
-        call(&debug, json!({"op": "status"})).await["breakpoints"],
-        json!([])
+        cleared.value,
+        json!({"file": "a.py", "breakpoints": [], "pending": true, "state": "none"})
     );
+    assert_eq!(cleared.text.as_deref(), Some("a.py: no breakpoints"));
+    let status = debug.call("debug", json!({"op": "status"})).await.unwrap();
+    assert_eq!(status.value["breakpoints"], json!([]));
+    assert_eq!(status.text.as_deref(), Some("no session"));
 }

@@ -3,48 +3,23 @@
 
 #![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
 
-use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
+mod lsp_support;
 
-use cc_lsp_client::{LspConfig, Supervisor, SupervisorOptions};
+use cc_lsp_client::SupervisorOptions;
 use cc_process::testing::require_peer;
-use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
-use serde_json::{json, Value};
+use cc_tools::{Resources, Surface};
+use lsp_support::{Project, Setup};
+use serde_json::json;
 
-fn registry(dir: &Path, config: &str, options: SupervisorOptions) -> Registry {
-    let root = WorkspaceRoot::new(dir).unwrap();
-    let table: toml::Table = config.parse().unwrap();
-    let lsp = table
-        .get("lsp")
-        .map(|s| LspConfig::from_toml(s).unwrap())
-        .unwrap_or_default();
-    let supervisor = Supervisor::new(root.path(), lsp.table().unwrap(), options);
-    Resources {
-        language_servers: Some(supervisor),
-        ..Default::default()
-    }
-    .build(Run {
-        conversation_id: "checker".into(),
-        root,
+/// A workspace of `files` in plan mode (read tools only), configured by `config`.
+fn checked(files: &[(&str, &str)], config: &str, options: SupervisorOptions) -> Project {
+    Setup {
+        config,
         surface: Surface::Plan,
-        approver: Arc::new(AllowAll),
-    })
-}
-
-async fn lsp(registry: &Registry, args: Value) -> Value {
-    match registry.call("lsp", args).await {
-        Ok(output) => output.value,
-        Err(error) => error.to_envelope(),
+        options,
+        resources: Resources::default(),
     }
-}
-
-fn write(dir: &Path, files: &[(&str, &str)]) {
-    for (name, content) in files {
-        let path = dir.join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
+    .build(files)
 }
 
 #[tokio::test]
@@ -53,53 +28,49 @@ async fn one_call_checks_python_typescript_and_rust_projects() {
     if peers.iter().any(|p| require_peer(p).is_none()) {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().canonicalize().unwrap();
-    write(
-        &ws,
-        &[
-            ("py/pyproject.toml", ""),
-            (
-                "py/app.py",
-                "def f(x: int) -> int:\n    return x\n\n\ny: str = f(1)\n",
-            ),
-            ("web/package.json", "{}"),
-            (
-                "web/tsconfig.json",
-                "{\"compilerOptions\": {\"strict\": true}}",
-            ),
-            (
-                "web/main.ts",
-                "const n: number = \"one\";\nconsole.log(n);\n",
-            ),
-            (
-                "rs/Cargo.toml",
-                "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
-            ),
-            (
-                "rs/src/main.rs",
-                "fn main() {\n    let n: u32 = \"one\";\n    println!(\"{n}\");\n}\n",
-            ),
-        ],
-    );
+    let files = &[
+        ("py/pyproject.toml", ""),
+        (
+            "py/app.py",
+            "def f(x: int) -> int:\n    return x\n\n\ny: str = f(1)\n",
+        ),
+        ("web/package.json", "{}"),
+        (
+            "web/tsconfig.json",
+            "{\"compilerOptions\": {\"strict\": true}}",
+        ),
+        (
+            "web/main.ts",
+            "const n: number = \"one\";\nconsole.log(n);\n",
+        ),
+        (
+            "rs/Cargo.toml",
+            "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        ),
+        (
+            "rs/src/main.rs",
+            "fn main() {\n    let n: u32 = \"one\";\n    println!(\"{n}\");\n}\n",
+        ),
+    ];
     // The fixture's cargo build goes to a folder of its own, not the suite's target.
+    let cargo_target = tempfile::tempdir().unwrap();
     let config = format!(
         "[lsp.rust.env]\nCARGO_TARGET_DIR = \"{}\"\n",
-        dir.path().join("cargo-target").display()
+        cargo_target.path().display()
     );
-    let registry = registry(&ws, &config, SupervisorOptions::default());
-    let out = lsp(&registry, json!({"action": "diagnostics", "file": "*"})).await;
+    let p = checked(files, &config, SupervisorOptions::default());
+    let out = p.lsp(json!({"action": "diagnostics", "file": "*"})).await;
     insta::assert_json_snapshot!("project_three_languages", out);
 
     // One language only.
-    let out = lsp(
-        &registry,
-        json!({"action": "diagnostics", "file": "*", "language": "typescript"}),
-    )
-    .await;
+    let out = p
+        .lsp(json!({"action": "diagnostics", "file": "*", "language": "typescript"}))
+        .await;
     assert_eq!(out["checks"].as_array().unwrap().len(), 1, "{out}");
     assert_eq!(out["diagnostics"][0]["path"], "web/main.ts", "{out}");
-    registry.shutdown(Duration::from_secs(5)).await;
+    // The checkers ran as processes of their own: no language server was started.
+    assert!(p.server_pids().is_empty());
+    p.shutdown().await;
 }
 
 #[tokio::test]
@@ -110,10 +81,7 @@ async fn go_and_c_projects_too() {
     {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().canonicalize().unwrap();
-    write(
-        &ws,
+    let p = checked(
         &[
             ("go/go.mod", "module example.com/m\n\ngo 1.19\n"),
             (
@@ -123,33 +91,29 @@ async fn go_and_c_projects_too() {
             ("c/.clangd", ""),
             ("c/m.c", "int main(void) {\n    return nope;\n}\n"),
         ],
+        "",
+        SupervisorOptions::default(),
     );
-    let registry = registry(&ws, "", SupervisorOptions::default());
-    let out = lsp(&registry, json!({"action": "diagnostics", "file": "*"})).await;
+    let out = p.lsp(json!({"action": "diagnostics", "file": "*"})).await;
     insta::assert_json_snapshot!("project_go_and_c", out);
 }
 
 #[tokio::test]
 async fn a_missing_checker_is_an_error_that_says_how_to_install_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().canonicalize().unwrap();
-    write(&ws, &[("pyproject.toml", ""), ("a.py", "x = 1\n")]);
     let empty = tempfile::tempdir().unwrap();
-    let registry = registry(
-        &ws,
+    let p = checked(
+        &[("pyproject.toml", ""), ("a.py", "x = 1\n")],
         "",
         SupervisorOptions {
             path: Some(empty.path().as_os_str().to_owned()),
             ..SupervisorOptions::default()
         },
     );
-    let out = lsp(&registry, json!({"action": "diagnostics", "file": "*"})).await;
+    let out = p.lsp(json!({"action": "diagnostics", "file": "*"})).await;
     insta::assert_json_snapshot!("project_checker_missing", out);
-    let out = lsp(
-        &registry,
-        json!({"action": "diagnostics", "file": "*", "language": "rust"}),
-    )
-    .await;
+    let out = p
+        .lsp(json!({"action": "diagnostics", "file": "*", "language": "rust"}))
+        .await;
     assert_eq!(out["error"]["kind"], "not_available", "{out}");
     assert!(
         out["error"]["message"]

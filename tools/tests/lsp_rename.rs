@@ -7,71 +7,11 @@
 
 mod lsp_support;
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
-use cc_lsp_client::{LspConfig, Supervisor, SupervisorOptions};
 use cc_process::testing::require_peer;
-use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
-use lsp_support::{tree, Locked};
-use serde_json::{json, Value};
-
-struct Project {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    supervisor: Arc<Supervisor>,
-    registry: Registry,
-}
-
-fn project(files: &[(&str, &str)]) -> Project {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().canonicalize().unwrap();
-    for (name, content) in files {
-        let path = ws.join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
-    let root = WorkspaceRoot::new(&ws).unwrap();
-    // Lenient caps: the machines running the suite are loaded.
-    let table: toml::Table =
-        "[lsp.python]\ntimeout_ms = 60000\n[lsp.typescript]\ntimeout_ms = 60000\n"
-            .parse()
-            .unwrap();
-    let config = LspConfig::from_toml(table.get("lsp").unwrap()).unwrap();
-    let supervisor = Supervisor::new(
-        root.path(),
-        config.table().unwrap(),
-        SupervisorOptions::default(),
-    );
-    let registry = Resources {
-        language_servers: Some(supervisor.clone()),
-        ..Default::default()
-    }
-    .build(Run {
-        conversation_id: "rename".into(),
-        root,
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
-    });
-    Project {
-        _dir: dir,
-        ws,
-        supervisor,
-        registry,
-    }
-}
-
-async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
-    match registry.call(tool, args).await {
-        Ok(output) => output.value,
-        Err(error) => error.to_envelope(),
-    }
-}
-
-fn read(ws: &Path, file: &str) -> String {
-    std::fs::read_to_string(ws.join(file)).unwrap()
-}
+use lsp_support::{project, tree, Locked};
+use serde_json::json;
 
 const PY_FILES: &[(&str, &str)] = &[
     ("pyproject.toml", ""),
@@ -97,54 +37,49 @@ async fn python_rename_across_three_files() {
         return;
     }
     let p = project(PY_FILES);
-    let out = call(
-        &p.registry,
-        "lsp_rename",
-        json!({"file": "app/a.py", "line": 3, "symbol": "greet", "new_name": "salute"}),
-    )
-    .await;
+    let out = p
+        .call(
+            "lsp_rename",
+            json!({"file": "app/a.py", "line": 3, "symbol": "greet", "new_name": "salute"}),
+        )
+        .await;
     insta::assert_json_snapshot!("py_rename", out);
     assert_eq!(
-        read(&p.ws, "app/b.py"),
+        p.read("app/b.py"),
         "from lib.util import salute\n\n\ndef twice() -> str:\n    return salute(\"b\") + salute(\"c\")\n"
     );
     assert_eq!(
-        read(&p.ws, "lib/util.py"),
+        p.read("lib/util.py"),
         "def salute(name: str) -> str:\n    return \"hi \" + name\n"
     );
     // The server saw the new text: renaming back works from any of the files.
-    let out = call(
-        &p.registry,
-        "lsp_rename",
-        json!({"file": "lib/util.py", "line": 1, "symbol": "salute", "new_name": "greet"}),
-    )
-    .await;
+    let out = p
+        .call(
+            "lsp_rename",
+            json!({"file": "lib/util.py", "line": 1, "symbol": "salute", "new_name": "greet"}),
+        )
+        .await;
     assert_eq!(out["edits"], 6, "{out}");
-    assert_eq!(read(&p.ws, "app/a.py"), PY_FILES[2].1);
+    assert_eq!(p.read("app/a.py"), PY_FILES[2].1);
 
-    // Mistakes are refused before anything is asked or written.
-    let out = call(
-        &p.registry,
-        "lsp_rename",
-        json!({"file": "app/a.py", "line": 3, "symbol": "nope", "new_name": "x"}),
-    )
-    .await;
-    assert_eq!(out["error"]["kind"], "symbol_not_found", "{out}");
-    let out = call(
-        &p.registry,
-        "lsp_rename",
-        json!({"file": "app/a.py", "line": 3, "symbol": "greet", "new_name": "greet"}),
-    )
-    .await;
-    assert_eq!(out["error"]["kind"], "invalid_arguments", "{out}");
-    let out = call(
-        &p.registry,
-        "lsp_rename",
-        json!({"file": "app/a.py", "line": 3, "symbol": "print", "new_name": "show"}),
-    )
-    .await;
-    assert_eq!(out["error"]["kind"], "cannot_rename", "{out}");
-    p.registry.shutdown(Duration::from_secs(5)).await;
+    // Mistakes are refused, and nothing is written.
+    let before = tree(&p.ws);
+    for (symbol, new_name, kind) in [
+        ("nope", "x", "symbol_not_found"),
+        ("greet", "greet", "invalid_arguments"),
+        ("greet", " ", "invalid_arguments"),
+        ("print", "show", "cannot_rename"),
+    ] {
+        let out = p
+            .call(
+                "lsp_rename",
+                json!({"file": "app/a.py", "line": 3, "symbol": symbol, "new_name": new_name}),
+            )
+            .await;
+        assert_eq!(out["error"]["kind"], kind, "{symbol} → {new_name}: {out}");
+    }
+    assert_eq!(tree(&p.ws), before);
+    p.shutdown().await;
 }
 
 #[tokio::test]
@@ -168,23 +103,23 @@ async fn typescript_rename_across_three_files() {
             "import { greet } from \"./util\";\nexport const b = greet(\"b\") + greet(\"c\");\n",
         ),
     ]);
-    let out = call(
-        &p.registry,
-        "lsp_rename",
-        json!({"file": "src/a.ts", "line": 3, "symbol": "greet", "new_name": "salute"}),
-    )
-    .await;
+    let out = p
+        .call(
+            "lsp_rename",
+            json!({"file": "src/a.ts", "line": 3, "symbol": "greet", "new_name": "salute"}),
+        )
+        .await;
     insta::assert_json_snapshot!("ts_rename", out);
     assert_eq!(
-        read(&p.ws, "src/a.ts"),
+        p.read("src/a.ts"),
         "import { salute } from \"./util\";\n// é𝒳\nconsole.log(\"é𝒳\", salute(\"a\"));\n"
     );
     assert_eq!(
-        read(&p.ws, "src/b.ts"),
+        p.read("src/b.ts"),
         "import { salute } from \"./util\";\nexport const b = salute(\"b\") + salute(\"c\");\n"
     );
-    assert!(read(&p.ws, "src/util.ts").starts_with("export function salute("));
-    p.registry.shutdown(Duration::from_secs(5)).await;
+    assert!(p.read("src/util.ts").starts_with("export function salute("));
+    p.shutdown().await;
 }
 
 #[tokio::test]
@@ -198,12 +133,12 @@ async fn a_rename_that_fails_midway_changes_nothing() {
     let Some(locked) = Locked::new(&p.ws.join("lib/util.py")) else {
         return;
     };
-    let out = call(
-        &p.registry,
-        "lsp_rename",
-        json!({"file": "app/a.py", "line": 3, "symbol": "greet", "new_name": "salute"}),
-    )
-    .await;
+    let out = p
+        .call(
+            "lsp_rename",
+            json!({"file": "app/a.py", "line": 3, "symbol": "greet", "new_name": "salute"}),
+        )
+        .await;
     drop(locked);
     assert_eq!(out["error"]["kind"], "io", "{out}");
     assert_eq!(out["error"]["path"], "lib/util.py", "{out}");
@@ -217,14 +152,14 @@ async fn a_rename_that_fails_midway_changes_nothing() {
     assert_eq!(tree(&p.ws), before, "the tree is byte for byte as before");
 
     // Unlocked, the same rename goes through.
-    let out = call(
-        &p.registry,
-        "lsp_rename",
-        json!({"file": "app/a.py", "line": 3, "symbol": "greet", "new_name": "salute"}),
-    )
-    .await;
+    let out = p
+        .call(
+            "lsp_rename",
+            json!({"file": "app/a.py", "line": 3, "symbol": "greet", "new_name": "salute"}),
+        )
+        .await;
     assert_eq!(out["edits"], 6, "{out}");
-    p.registry.shutdown(Duration::from_secs(5)).await;
+    p.shutdown().await;
 }
 
 #[tokio::test]
@@ -265,11 +200,11 @@ async fn a_servers_apply_edit_goes_through_the_transaction() {
 
     organize().await.unwrap();
     let organized = "import { a } from \"./a\";\nconsole.log(a);\n";
-    assert_eq!(read(&p.ws, "main.ts"), organized);
+    assert_eq!(p.read("main.ts"), organized);
     assert_eq!(
         server.synced_text(&path).as_deref(),
         Some(organized),
         "the server was told the new text"
     );
-    p.registry.shutdown(Duration::from_secs(5)).await;
+    p.shutdown().await;
 }

@@ -1,100 +1,110 @@
-//! Diagnostics on write through the registry (`write`, `edit`, `apply_patch`, and a write
-//! made through a bridge), `apply_patch` all or nothing, and `lsp status`, against real
-//! servers.
+//! Diagnostics on write through the registry (`write`, `edit`, `apply_patch`, `resolve`,
+//! and a write made through a bridge), `apply_patch` all or nothing, and `lsp status`,
+//! against real servers.
 
 #![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
 
 mod lsp_support;
 
-use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
-use cc_lsp_client::{LspConfig, Supervisor, SupervisorOptions};
 use cc_process::testing::require_peer;
-use cc_tools::{
-    AllowAll, CallContext, Registry, Resources, Run, Surface, Tier, Tool, ToolError, ToolOutput,
-    WorkspaceRoot,
-};
+use cc_tools::{CallContext, Resources, Tier, Tool, ToolError, ToolOutput};
+use lsp_support::{project, Setup};
 use serde_json::{json, Value};
 
-fn registry(dir: &Path, config: &str, extra: Vec<Arc<dyn Tool>>) -> Registry {
-    let root = WorkspaceRoot::new(dir).unwrap();
-    let table: toml::Table = config.parse().unwrap();
-    let lsp = table
-        .get("lsp")
-        .map(|s| LspConfig::from_toml(s).unwrap())
-        .unwrap_or_default();
-    let supervisor = Supervisor::new(
-        root.path(),
-        lsp.table().unwrap(),
-        SupervisorOptions::default(),
-    );
-    Resources {
-        host_files: true,
-        language_servers: Some(supervisor),
-        host_tools: extra,
-        ..Default::default()
-    }
-    .build(Run {
-        conversation_id: "lsp".into(),
-        root,
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
-    })
-}
-
-async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
-    match registry.call(tool, args).await {
-        Ok(output) => output.value,
-        Err(error) => error.to_envelope(),
-    }
-}
-
-const LENIENT: &str = "[lsp.python]\ntimeout_ms = 60000\n[lsp.c]\ntimeout_ms = 60000\n";
+const NOTHING_NEW: &str = r#"{"new":[],"pending":[],"unchecked":[]}"#;
 
 #[tokio::test]
 async fn writes_edits_and_patches_carry_only_new_diagnostics() {
     if require_peer("basedpyright-langserver").is_none() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("pyproject.toml"), "").unwrap();
-    let registry = registry(dir.path(), LENIENT, Vec::new());
+    let p = project(&[("pyproject.toml", "")]);
 
     let bad = "def f(x: int) -> int:\n    return x\n\n\ny: str = f(1)\n";
-    let out = call(&registry, "write", json!({"path": "a.py", "content": bad})).await;
+    let out = p
+        .call("write", json!({"path": "a.py", "content": bad}))
+        .await;
     insta::assert_json_snapshot!("write_new_error", out);
 
     // Four lines down: the same error, not new.
     let moved = format!("# 1\n# 2\n# 3\n# 4\n{bad}");
-    let out = call(
-        &registry,
-        "write",
-        json!({"path": "a.py", "content": moved}),
-    )
-    .await;
+    let out = p
+        .call("write", json!({"path": "a.py", "content": moved}))
+        .await;
+    assert_eq!(out["diagnostics"].to_string(), NOTHING_NEW, "{out}");
+    // Not new, yet still there: `lsp diagnostics` lists the file's current errors whatever
+    // the ledger holds.
+    let current = p
+        .lsp(json!({"action": "diagnostics", "file": "a.py"}))
+        .await;
     assert_eq!(
-        out["diagnostics"],
-        json!({"new": [], "pending": [], "unchecked": []}),
-        "{out}"
+        current["diagnostics"].as_array().unwrap().len(),
+        1,
+        "{current}"
+    );
+    assert_eq!(current["diagnostics"][0]["line"], 9, "{current}");
+    assert_eq!(
+        current["diagnostics"][0]["code"], "reportAssignmentType",
+        "{current}"
     );
 
     // Fixed with `edit`: nothing new.
-    let out = call(
-        &registry,
-        "edit",
-        json!({"path": "a.py", "old_text": "y: str", "new_text": "y: int"}),
-    )
-    .await;
-    assert_eq!(out["diagnostics"]["new"], json!([]), "{out}");
+    let out = p
+        .call(
+            "edit",
+            json!({"path": "a.py", "old_text": "y: str", "new_text": "y: int"}),
+        )
+        .await;
+    assert_eq!(out["diagnostics"].to_string(), NOTHING_NEW, "{out}");
 
     // Broken again with `apply_patch`, together with a file no server covers.
     let patch = "--- a/a.py\n+++ b/a.py\n@@ -8,1 +8,1 @@\n-y: int = f(1)\n+y: str = f(1)\n--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1 @@\n+hello\n";
-    let out = call(&registry, "apply_patch", json!({"patch": patch})).await;
+    let out = p.call("apply_patch", json!({"patch": patch})).await;
     insta::assert_json_snapshot!("apply_patch_new_again", out);
-    registry.shutdown(Duration::from_secs(5)).await;
+    p.shutdown().await;
+}
+
+/// `resolve` writes too: what it accepts is checked like any other write.
+#[tokio::test]
+async fn resolve_carries_new_diagnostics() {
+    if require_peer("basedpyright-langserver").is_none() {
+        return;
+    }
+    let p = Setup {
+        resources: Resources {
+            parsers: Some(Arc::new(cc_structural::Languages::builtin())),
+            ..Default::default()
+        },
+        ..Setup::default()
+    }
+    .build(&[
+        ("pyproject.toml", ""),
+        (
+            "a.py",
+            "def f(x: int) -> int:\n    return x\n\n\ny: int = f(1)\n",
+        ),
+    ]);
+    let staged = p
+        .call(
+            "ast_edit",
+            json!({"pattern": "f(1)", "rewrite": "str(f(1))", "path": "a.py"}),
+        )
+        .await;
+    let edit_id = staged["edit_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{staged}"));
+    let out = p
+        .call("resolve", json!({"edit_id": edit_id, "action": "accept"}))
+        .await;
+    assert_eq!(out["status"], "accepted", "{out}");
+    let new = out["diagnostics"]["new"].as_array().unwrap();
+    assert_eq!(new.len(), 1, "{out}");
+    assert_eq!(new[0]["code"], "reportAssignmentType", "{out}");
+    assert_eq!(new[0]["path"], "a.py", "{out}");
+    p.shutdown().await;
 }
 
 /// A tool that writes through the bridge, as code in a kernel cell does.
@@ -125,45 +135,45 @@ async fn writes_through_a_bridge_get_diagnostics_too() {
     if require_peer("clangd-19").is_none() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join(".clangd"), "").unwrap();
-    let registry = registry(dir.path(), LENIENT, vec![Arc::new(BridgeWriter)]);
-    let out = call(
-        &registry,
-        "bridge_writer",
-        json!({"path": "m.c", "content": "int main(void) { return nope; }\n"}),
-    )
-    .await;
+    let p = Setup {
+        resources: Resources {
+            host_files: true,
+            host_tools: vec![Arc::new(BridgeWriter)],
+            ..Default::default()
+        },
+        ..Setup::default()
+    }
+    .build(&[(".clangd", "")]);
+    let out = p
+        .call(
+            "bridge_writer",
+            json!({"path": "m.c", "content": "int main(void) { return nope; }\n"}),
+        )
+        .await;
     insta::assert_json_snapshot!("bridge_write", out);
-    registry.shutdown(Duration::from_secs(5)).await;
+    p.shutdown().await;
 }
 
 #[tokio::test]
 async fn apply_patch_is_all_or_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
-    std::fs::write(dir.path().join("b.txt"), "alpha\nbeta\n").unwrap();
-    let registry = registry(dir.path(), "", Vec::new());
+    let p = project(&[("a.txt", "one\ntwo\nthree\n"), ("b.txt", "alpha\nbeta\n")]);
+    let dir = &p.ws;
 
     // The second file's hunk does not match: nothing is written, the first file included.
     let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -2,1 +2,1 @@\n-two\n+TWO\n--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n alpha\n-gamma\n+delta\n";
-    let out = call(&registry, "apply_patch", json!({"patch": patch})).await;
+    let out = p.call("apply_patch", json!({"patch": patch})).await;
     insta::assert_json_snapshot!("apply_patch_refused", out);
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
-        "one\ntwo\nthree\n"
-    );
+    assert_eq!(p.read("a.txt"), "one\ntwo\nthree\n");
 
     // A write that fails midway (a file that cannot be replaced, written after `a.txt`)
     // restores what was already written: the tree is byte for byte as before.
-    std::fs::create_dir(dir.path().join("locked")).unwrap();
-    std::fs::write(dir.path().join("locked/c.txt"), "c\n").unwrap();
-    let before = lsp_support::tree(dir.path());
-    let Some(locked) = lsp_support::Locked::new(&dir.path().join("locked/c.txt")) else {
+    lsp_support::write_files(dir, &[("locked/c.txt", "c\n")]);
+    let before = lsp_support::tree(dir);
+    let Some(locked) = lsp_support::Locked::new(&dir.join("locked/c.txt")) else {
         return;
     };
     let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n--- /dev/null\n+++ b/new/d.txt\n@@ -0,0 +1 @@\n+d\n--- a/locked/c.txt\n+++ b/locked/c.txt\n@@ -1 +1 @@\n-c\n+C\n";
-    let out = call(&registry, "apply_patch", json!({"patch": patch})).await;
+    let out = p.call("apply_patch", json!({"patch": patch})).await;
     drop(locked);
     // The OS's words differ for root (EPERM) and others (EACCES): no snapshot.
     assert_eq!(out["error"]["kind"], "io", "{out}");
@@ -175,26 +185,28 @@ async fn apply_patch_is_all_or_nothing() {
     );
     let message = out["error"]["message"].as_str().unwrap();
     assert!(message.contains("nothing was changed"), "{message}");
-    assert_eq!(lsp_support::tree(dir.path()), before);
+    assert_eq!(lsp_support::tree(dir), before);
 
     // Outside the root, and garbage, are refused.
-    let out = call(
-        &registry,
-        "apply_patch",
-        json!({"patch": "--- a/../x\n+++ b/../x\n@@ -1 +1 @@\n-a\n+b\n"}),
-    )
-    .await;
+    let out = p
+        .call(
+            "apply_patch",
+            json!({"patch": "--- a/../x\n+++ b/../x\n@@ -1 +1 @@\n-a\n+b\n"}),
+        )
+        .await;
     assert_eq!(out["error"]["kind"], "outside_root", "{out}");
-    let out = call(&registry, "apply_patch", json!({"patch": "hello"})).await;
+    let out = p.call("apply_patch", json!({"patch": "hello"})).await;
     assert_eq!(out["error"]["kind"], "invalid_patch", "{out}");
 }
 
 #[tokio::test]
 async fn lsp_status_says_why() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("go.mod"), "module m\n").unwrap();
-    let registry = registry(dir.path(), "[lsp.dart]\nenabled = false\n", Vec::new());
-    let out = call(&registry, "lsp", json!({"action": "status"})).await;
+    let p = Setup {
+        config: "[lsp.dart]\nenabled = false\n",
+        ..Setup::default()
+    }
+    .build(&[("go.mod", "module m\n")]);
+    let out = p.lsp(json!({"action": "status"})).await;
     let languages = out["languages"].as_array().unwrap();
     let row = |name: &str| {
         languages
@@ -215,6 +227,6 @@ async fn lsp_status_says_why() {
         assert_eq!(row("go")["state"], "idle", "{out}");
         assert_eq!(row("go")["root"], ".");
     }
-    let out = call(&registry, "lsp", json!({"action": "nope"})).await;
+    let out = p.lsp(json!({"action": "nope"})).await;
     assert_eq!(out["error"]["kind"], "invalid_arguments");
 }

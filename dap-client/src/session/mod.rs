@@ -308,6 +308,11 @@ impl Session {
         self.expired.load(Ordering::SeqCst)
     }
 
+    /// Whether the program has exited (the session lives on until `terminate`).
+    pub(crate) fn program_ended(&self) -> bool {
+        self.state.borrow().program_ended()
+    }
+
     /// Whether the adapter died while the program had not ended.
     pub(crate) fn adapter_lost(&self) -> bool {
         self.state.borrow().adapter_lost()
@@ -536,17 +541,7 @@ impl Session {
         if !ask {
             return;
         }
-        let args = DisconnectArguments {
-            restart: false,
-            terminate_debuggee: true,
-        };
-        if let Err(error) = self
-            .client
-            .request::<Disconnect>(&args, DISCONNECT_TIMEOUT)
-            .await
-        {
-            tracing::debug!(%error, "delve did not answer disconnect after the program ended");
-        }
+        self.disconnect("delve, after the program ended").await;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
         self.wait_until(deadline, |s| {
             s.exit_code.is_some() || s.connection_closed.is_some()
@@ -557,6 +552,22 @@ impl Session {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
         self.wait_until(deadline, |s| s.open_output_pipes == 0)
             .await;
+    }
+
+    /// Sends `disconnect` ending the debuggee; a failure is only logged (`when` says where),
+    /// since every caller goes on to end the session anyway.
+    async fn disconnect(&self, when: &str) {
+        let args = DisconnectArguments {
+            restart: false,
+            terminate_debuggee: true,
+        };
+        if let Err(error) = self
+            .client
+            .request::<Disconnect>(&args, DISCONNECT_TIMEOUT)
+            .await
+        {
+            tracing::debug!(%error, when, "the adapter did not answer `disconnect`");
+        }
     }
 
     /// After `launch`/`attach`: waits for the first stop or the end (`block` false: returns
@@ -614,17 +625,8 @@ impl Session {
         self.tracker.refresh();
         let open = self.state.borrow().connection_closed.is_none() && !self.is_expired();
         if open {
-            let args = DisconnectArguments {
-                restart: false,
-                terminate_debuggee: true,
-            };
-            if let Err(error) = self
-                .client
-                .request::<Disconnect>(&args, DISCONNECT_TIMEOUT)
-                .await
-            {
-                tracing::debug!(%error, "disconnect failed; the adapter will be killed");
-            }
+            self.disconnect("terminate; the adapter will be killed")
+                .await;
         }
         self.state.send_modify(|s| s.recording = false);
         self.client.close_input().await;

@@ -84,3 +84,18 @@ pub async fn assert_gone(pids: &[u32]) {
         .collect();
     panic!("processes outlived the session: {alive:?}");
 }
+
+/// PATH's `python3` when it imports debugpy (the peers' venv); otherwise reports the missing
+/// peer (a failure under CI, a loud skip locally) and returns `None`.
+pub fn debugpy_python() -> Option<std::path::PathBuf> {
+    let python = cc_process::testing::require_peer("python3")?;
+    let imports = std::process::Command::new(&python)
+        .args(["-c", "import debugpy"])
+        .status()
+        .is_ok_and(|status| status.success());
+    if !imports {
+        cc_process::testing::missing_peer("debugpy", "PATH's python3 cannot import debugpy");
+        return None;
+    }
+    Some(python)
+}

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use cc_kernel_bridge::{
-    Bridge, BridgeError, CellOutcome, CellRequest, KernelConfig, KernelFactory, KernelSession,
-    Language,
+    Bridge, BridgeError, CellOutcome, CellRequest, KernelConfig, KernelError, KernelFactory,
+    KernelSession, Language,
 };
 use serde_json::{json, Value};
 
@@ -75,19 +75,36 @@ impl Kernels {
         self.run(Language::Javascript, code).await
     }
 
-    pub async fn run_request(&self, request: CellRequest<'_>) -> CellOutcome {
+    /// Runs a cell that may fail to run at all; panics after two minutes.
+    pub async fn try_run(
+        &self,
+        language: Language,
+        code: &str,
+    ) -> Result<CellOutcome, KernelError> {
+        self.try_request(CellRequest {
+            language,
+            code,
+            reset: false,
+        })
+        .await
+    }
+
+    async fn try_request(&self, request: CellRequest<'_>) -> Result<CellOutcome, KernelError> {
         let bridge: Arc<dyn Bridge> = self.bridge.clone();
-        let outcome =
-            tokio::time::timeout(Duration::from_secs(120), self.session.run(request, bridge))
-                .await
-                .unwrap_or_else(|_| {
-                    panic!("cell did not finish within 2 minutes: {}", request.code)
-                })
-                .unwrap_or_else(|error| panic!("kernel error: {error}"));
-        eprintln!(
-            "--- cell ---\n{}\n--- outcome ---\n{outcome:#?}",
-            request.code
-        );
+        tokio::time::timeout(Duration::from_secs(120), self.session.run(request, bridge))
+            .await
+            .unwrap_or_else(|_| panic!("cell did not finish within 2 minutes: {}", request.code))
+    }
+
+    pub async fn run_request(&self, request: CellRequest<'_>) -> CellOutcome {
+        let outcome = self
+            .try_request(request)
+            .await
+            .unwrap_or_else(|error| panic!("kernel error: {error}"));
+        // Shown when the test fails; big outputs are cut to keep that readable.
+        let shown = format!("{outcome:#?}");
+        let shown: String = shown.chars().take(4000).collect();
+        eprintln!("--- cell ---\n{}\n--- outcome ---\n{shown}", request.code);
         outcome
     }
 
@@ -123,6 +140,40 @@ pub fn tagged_processes(tag: &str) -> Vec<(u32, String)> {
         }
     }
     found
+}
+
+/// How many of `processes` run `command` (their command line starts with it).
+pub fn running(processes: &[(u32, String)], command: &str) -> usize {
+    processes
+        .iter()
+        .filter(|(_, cmdline)| cmdline.starts_with(command))
+        .count()
+}
+
+/// Polls the tagged processes (a process in the middle of exec may briefly not show) until
+/// `enough` holds, for up to 10 s; returns the last look either way.
+pub async fn wait_for_processes(
+    tag: &str,
+    enough: impl Fn(&[(u32, String)]) -> bool,
+) -> Vec<(u32, String)> {
+    let mut seen = tagged_processes(tag);
+    for _ in 0..100 {
+        if enough(&seen) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        seen = tagged_processes(tag);
+    }
+    seen
+}
+
+/// An executable shell script standing in for an interpreter.
+pub fn fake_interpreter(dir: &Path, script: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("fake-interpreter");
+    std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).expect("write the script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
 }
 
 /// Waits a little for killed processes to disappear, then asserts none is left.
@@ -193,6 +244,37 @@ pub fn python_with(modules: &[&str]) -> Option<PathBuf> {
         );
         None
     }
+}
+
+/// Asserts that one of the outcome's notices contains `needle`.
+pub fn assert_notice(outcome: &CellOutcome, needle: &str) {
+    assert!(
+        outcome.notices.iter().any(|notice| notice.contains(needle)),
+        "no notice says {needle:?}: {:?}",
+        outcome.notices
+    );
+}
+
+/// Asserts that the cell ended with an uncaught `ToolError` of `kind`.
+pub fn assert_tool_error(outcome: &CellOutcome, kind: &str) {
+    let error = outcome.error.as_ref().expect("the cell raised");
+    assert_eq!(error.ename, "ToolError");
+    assert!(
+        error.evalue.starts_with(&format!("{kind}: ")),
+        "{}",
+        error.evalue
+    );
+}
+
+/// Checks the outcome of a cell that displayed 20 items of `size` characters while a child
+/// printed `line1` to `line2000`, and returned `'ok'`: nothing lost, nothing mixed.
+pub fn assert_intact(outcome: &CellOutcome, size: usize) {
+    assert_eq!(outcome.result.as_deref(), Some("'ok'"));
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    let sizes: Vec<usize> = outcome.display.iter().map(|item| item.data.len()).collect();
+    assert_eq!(sizes, vec![size; 20]);
+    let expected: String = (1..=2000).map(|i| format!("line{i}\n")).collect();
+    assert_eq!(outcome.stdout, expected);
 }
 
 /// A configuration using `python` and quick limits for tests.

@@ -139,17 +139,9 @@ pub async fn server(
 ) -> (Arc<LanguageServer>, Peer) {
     let (conn, incoming, peer) = pipe(capabilities, 64 * 1024);
     let spec = ServerSpec {
-        name: "fake".into(),
-        command: vec!["fake".into()],
-        probe: Vec::new(),
-        versioned_binaries: false,
-        env: Vec::new(),
         settings,
-        init_options: Value::Null,
         timing,
-        checker: None,
-        checker_timeout: cc_lsp_client::table::DEFAULT_CHECKER_TIMEOUT,
-        tsserver_probe: false,
+        ..ServerSpec::new("fake", &["fake"], &[])
     };
     let server = LanguageServer::initialize(
         "fake",

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cc_lsp_client::{CheckOutcome, Diagnostic, Ledger, LspConfig, Supervisor, SupervisorOptions};
+use cc_process::testing::require_peer;
 
 pub struct Fixture {
     pub _dir: tempfile::TempDir,
@@ -68,70 +69,84 @@ pub async fn write_and_check(sup: &Supervisor, path: &Path, content: &str) -> Ve
     }
 }
 
-/// The four-step scenario of the issue: an error is new; moved down four lines it is not;
-/// fixed nothing is new; broken again it is new again.
-pub async fn new_moved_fixed_broken(
-    fixture: &Fixture,
-    file: &str,
-    bad: &str,
-    moved: &str,
-    good: &str,
-    expected: &str,
-) {
-    let path = fixture.ws.join(file);
+/// The four-step scenario of the issue for one server: an error is new; moved down four
+/// lines it is not; fixed nothing is new; broken again it is new again. Skipped (loudly)
+/// without its peers; the server's process group is checked gone afterwards.
+pub struct Scenario<'a> {
+    /// Binaries the scenario needs on PATH.
+    pub peers: &'a [&'a str],
+    /// The family whose caps are made lenient.
+    pub family: &'a str,
+    /// Fixture files (markers).
+    pub files: &'a [(&'a str, &'a str)],
+    /// More `[lsp.FAMILY]` lines.
+    pub config: &'a str,
+    /// The file written.
+    pub file: &'a str,
+    pub bad: &'a str,
+    /// `bad` with the error four lines further down.
+    pub moved: &'a str,
+    pub good: &'a str,
+    /// A substring of the error's message.
+    pub expected: &'a str,
+}
+
+impl Scenario<'_> {
+    /// Runs the scenario; `None` when a peer is missing. The fixture is returned with its
+    /// server still running, for further checks, and must end with [`shutdown_and_check`].
+    pub async fn run(&self) -> Option<Fixture> {
+        if self.peers.iter().any(|peer| require_peer(peer).is_none()) {
+            return None;
+        }
+        let fixture = fixture(self.files, &lenient(&[self.family], self.config));
+        new_moved_fixed_broken(&fixture, self).await;
+        Some(fixture)
+    }
+
+    /// Runs the scenario, then shuts down and checks the process table.
+    pub async fn run_and_shut_down(&self) {
+        if let Some(fixture) = self.run().await {
+            shutdown_and_check(&fixture.sup).await;
+        }
+    }
+}
+
+/// `text` after four comment lines.
+pub fn four_lines_down(comment: &str, text: &str) -> String {
+    format!("{comment}\n{comment}\n{comment}\n{comment}\n{text}")
+}
+
+async fn new_moved_fixed_broken(fixture: &Fixture, case: &Scenario<'_>) {
+    let path = fixture.ws.join(case.file);
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
     let mut ledger = Ledger::default();
+    let expected = case.expected;
     let find = |list: &[Diagnostic]| list.iter().find(|d| d.message.contains(expected)).cloned();
 
-    let all = write_and_check(&fixture.sup, &path, bad).await;
+    let all = write_and_check(&fixture.sup, &path, case.bad).await;
     let new = ledger.update(&path, all.clone());
     let first = find(&new).unwrap_or_else(|| panic!("`{expected}` is not new in {all:#?}"));
 
-    let all = write_and_check(&fixture.sup, &path, moved).await;
+    let all = write_and_check(&fixture.sup, &path, case.moved).await;
     let moved_diag =
         find(&all).unwrap_or_else(|| panic!("`{expected}` vanished after the move: {all:#?}"));
     assert_eq!(moved_diag.line, first.line + 4, "moved down four lines");
     let new = ledger.update(&path, all);
     assert!(new.is_empty(), "nothing is new after a move, got {new:#?}");
 
-    let all = write_and_check(&fixture.sup, &path, good).await;
+    let all = write_and_check(&fixture.sup, &path, case.good).await;
     assert!(find(&all).is_none(), "fixed, yet still reported: {all:#?}");
     let new = ledger.update(&path, all);
     assert!(new.is_empty(), "nothing is new after the fix, got {new:#?}");
 
-    let all = write_and_check(&fixture.sup, &path, bad).await;
+    let all = write_and_check(&fixture.sup, &path, case.bad).await;
     let new = ledger.update(&path, all.clone());
     assert!(find(&new).is_some(), "`{expected}` is new again: {all:#?}");
 }
 
 /// Pids of live processes whose process group is `pgid`.
 pub fn group_members(pgid: u32) -> Vec<u32> {
-    let mut members = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return members;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // Fields after the command (which may hold spaces) start after the last ')'.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, rest)| rest) else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        // fields[0] = state, fields[2] = pgrp.
-        if fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid) && fields[0] != "Z" {
-            members.push(pid);
-        }
-    }
-    members
+    cc_process::testing::live_group_members(pgid)
 }
 
 /// Waits (up to 10 s) until no live process is left in group `pgid`.

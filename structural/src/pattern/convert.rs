@@ -143,17 +143,47 @@ impl Builder<'_> {
     }
 }
 
-/// Every token text the pattern spells, named tokens first.
-pub(super) fn collect_literals(node: &PNode, out: &mut Vec<(bool, Vec<u8>)>) {
+/// Every token text the pattern spells that a match must contain, with whether it is named.
+fn collect_literals(node: &PNode, out: &mut Vec<(bool, Vec<u8>)>) {
     match node {
         PNode::Leaf { named, text, .. } => out.push((*named, text.to_vec())),
         PNode::Internal { children, .. } => {
-            for child in children {
-                collect_literals(&child.node, out);
+            for (index, child) in children.iter().enumerate() {
+                if !may_be_absent(children, index) {
+                    collect_literals(&child.node, out);
+                }
             }
         }
         PNode::Meta { .. } | PNode::StringMeta { .. } => {}
     }
+}
+
+/// Whether the code may lack a token the pattern spells (see the matcher): a `;`, which a
+/// line end may stand for, and a separator next to a `$$$` that takes its separator along
+/// when it matches nothing (`f($A, $$$R)` matches `f(x)`).
+fn may_be_absent(children: &[PChild], index: usize) -> bool {
+    let node = &children[index].node;
+    let multi = |at: Option<usize>| {
+        at.and_then(|at| children.get(at))
+            .is_some_and(|c| c.node.is_multi())
+    };
+    node.is_terminator()
+        || (node.is_separator() && (multi(index.checked_sub(1)) || multi(Some(index + 1))))
+}
+
+/// The literals of the first root that every other root (another reading of the same
+/// fragment) has too: a file must hold them whichever reading matches.
+pub(super) fn common_literals(roots: &[PNode]) -> Vec<(bool, Vec<u8>)> {
+    let mut each = roots.iter().map(|root| {
+        let mut found = Vec::new();
+        collect_literals(root, &mut found);
+        found
+    });
+    let mut common = each.next().unwrap_or_default();
+    for other in each {
+        common.retain(|(_, text)| other.iter().any(|(_, t)| t == text));
+    }
+    common
 }
 
 /// Up to three distinct texts, named tokens (identifiers: rarer, so better filters) before

@@ -12,7 +12,9 @@
 //!    braced list (`{ $$$B }` in Dart is otherwise a set literal), and beats the language's
 //!    fallback spelling of `$` (Ruby constants for `class $C`);
 //! 3. a statement-rung local function gives way to a class member where the language says so
-//!    (C#, Dart: `void M() {}` usually means a method).
+//!    (C#, Dart: `void M() {}` usually means a method); the local function, and the
+//!    top-level reading when it is another kind (Dart), stay as alternates that a node may
+//!    match instead, so top-level and local functions of that shape are found too.
 //!
 //! Two concessions: a statement terminator `;` the fragment leaves off (`let x = 1` in Rust)
 //! is supplied rather than refused, and a member's trailing `;` may be a sibling token. If no
@@ -29,7 +31,7 @@ use crate::language::{ContextKind, Language, Scaffold};
 use crate::meta::{parse_metavar, MetaVar, Substituted};
 use crate::node::{Grammar, Node};
 
-use convert::{choose_literals, collect_literals, Builder};
+use convert::{choose_literals, common_literals, Builder};
 use ladder::accept;
 use literal::LiteralFinder;
 
@@ -139,6 +141,18 @@ impl PNode {
     pub(crate) fn is_multi(&self) -> bool {
         matches!(self, PNode::Meta { multi: true, .. })
     }
+
+    /// A `;` the pattern spells, which a line end may stand for in the code (bash,
+    /// JavaScript's automatic semicolons).
+    pub(crate) fn is_terminator(&self) -> bool {
+        matches!(self, PNode::Leaf { named: false, text, .. } if &text[..] == b";")
+    }
+
+    /// A list separator, which a `$$$` that matches nothing takes along (`f($A, $$$R)`
+    /// matches `f(x)`).
+    pub(crate) fn is_separator(&self) -> bool {
+        matches!(self, PNode::Leaf { named: false, text, .. } if matches!(&text[..], b"," | b";"))
+    }
 }
 
 /// A compiled structural pattern for one language.
@@ -147,6 +161,9 @@ pub struct Pattern {
     language: Arc<dyn Language>,
     pub(crate) grammar: Grammar,
     pub(crate) root: PNode,
+    /// Other readings of the fragment that a match may take instead (C# and Dart functions:
+    /// the method, and the top-level or local function of the same shape).
+    pub(crate) alternates: Vec<PNode>,
     context: ContextKind,
     pub(crate) names: Vec<String>,
     literals: Vec<Vec<u8>>,
@@ -260,64 +277,78 @@ impl Pattern {
                 attempts,
             });
         };
-        // A local function where a method is meant (C#, Dart): prefer the class member.
+        // A local function where a method is meant (C#, Dart): prefer the class member, and
+        // match the functions of the other rungs too (top-level and local ones).
+        let mut also: Vec<usize> = Vec::new();
+        let accepted_kind = |entry: &Parsed<'_>, lenient: bool| {
+            let tree = entry.2.as_ref()?;
+            accept(
+                &source_of(entry, fragment),
+                Node::new(tree.root_node()),
+                lenient,
+            )
+            .ok()
+            .map(|node| node.kind().to_owned())
+        };
         let preferring = language.member_preferred_kinds();
-        if !preferring.is_empty() && parsed[index].0.context == ContextKind::Statement {
-            let entry = &parsed[index];
-            let kind = entry.2.as_ref().and_then(|tree| {
-                accept(
-                    &source_of(entry, fragment),
-                    Node::new(tree.root_node()),
-                    lenient,
-                )
-                .ok()
-                .map(|node| node.kind().to_owned())
-            });
-            if kind.is_some_and(|k| preferring.contains(&k.as_str())) {
+        if parsed[index].0.context == ContextKind::Statement {
+            let statement_kind = accepted_kind(&parsed[index], lenient);
+            if statement_kind
+                .as_deref()
+                .is_some_and(|k| preferring.contains(&k))
+            {
                 let member = parsed.iter().position(|entry| {
                     entry.0.context == ContextKind::ClassMember
-                        && entry.2.as_ref().is_some_and(|tree| {
-                            accept(
-                                &source_of(entry, fragment),
-                                Node::new(tree.root_node()),
-                                true,
-                            )
-                            .is_ok()
-                        })
+                        && accepted_kind(entry, true).is_some()
                 });
                 if let Some(member) = member {
+                    also.push(index);
+                    let top = parsed.iter().position(|entry| {
+                        entry.0.context == ContextKind::TopLevel
+                            && accepted_kind(entry, true)
+                                .is_some_and(|k| Some(&k) != statement_kind.as_ref())
+                    });
+                    also.extend(top);
                     index = member;
                 }
             }
         }
-        let entry = &parsed[index];
-        let source = source_of(entry, fragment);
-        let tree = entry.2.as_ref().ok_or(PatternError::Empty)?;
-        let node = accept(&source, Node::new(tree.root_node()), true).map_err(|rejection| {
-            PatternError::Unparsable {
-                language: language.name().to_owned(),
-                attempts: vec![rejection],
+        let mut names = Vec::new();
+        let mut roots = Vec::with_capacity(1 + also.len());
+        for (position, &at) in std::iter::once(&index).chain(&also).enumerate() {
+            let entry = &parsed[at];
+            let source = source_of(entry, fragment);
+            let tree = entry.2.as_ref().ok_or(PatternError::Empty)?;
+            let node = accept(&source, Node::new(tree.root_node()), true).map_err(|rejection| {
+                PatternError::Unparsable {
+                    language: language.name().to_owned(),
+                    attempts: vec![rejection],
+                }
+            })?;
+            let mut builder = Builder {
+                source: &source,
+                grammar: &grammar,
+                // The same metavariables in every root: one slot each.
+                names: std::mem::take(&mut names),
+            };
+            let root = builder.convert(node, true);
+            names = builder.names;
+            if position == 0 {
+                if let PNode::Meta { multi: true, .. } = root {
+                    return Err(PatternError::OnlyMulti(fragment.to_owned()));
+                }
             }
-        })?;
-        let mut builder = Builder {
-            source: &source,
-            grammar: &grammar,
-            names: Vec::new(),
-        };
-        let root = builder.convert(node, true);
-        if let PNode::Meta { multi: true, .. } = root {
-            return Err(PatternError::OnlyMulti(fragment.to_owned()));
+            roots.push(root);
         }
-        let names = builder.names;
-        let mut literals = Vec::new();
-        collect_literals(&root, &mut literals);
-        let literals = choose_literals(literals);
+        let literals = choose_literals(common_literals(&roots));
         let finders = literals.iter().map(|l| LiteralFinder::new(l)).collect();
+        let root = roots.remove(0);
         Ok(Pattern {
-            context: entry.0.context,
+            context: parsed[index].0.context,
             language,
             grammar,
             root,
+            alternates: roots,
             names,
             literals,
             finders,

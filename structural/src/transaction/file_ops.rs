@@ -338,7 +338,7 @@ pub(super) fn finish(ops: &[FileOp]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{CommitError, FaultInjector};
+    use super::super::{CommitError, FailAt};
     use super::*;
 
     fn read(path: &Path) -> String {
@@ -394,18 +394,6 @@ mod tests {
             .filter(|(p, _)| p.file_name().unwrap().to_string_lossy().starts_with(".cc-"))
             .collect();
         assert!(hidden.is_empty(), "{hidden:?}");
-    }
-
-    struct FailAt(usize);
-
-    impl FaultInjector for FailAt {
-        fn before_rename(&self, index: usize, _path: &Path) -> std::io::Result<()> {
-            if index == self.0 {
-                Err(std::io::Error::other("injected"))
-            } else {
-                Ok(())
-            }
-        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 #![allow(dead_code)]
 
-use cc_structural::{Captured, Languages, Pattern, PatternError, SourceParser};
+use cc_structural::{Captured, FileMatches, Languages, Pattern, PatternError, SourceParser};
 use serde_json::{json, Map, Value};
 
 /// Compiles `pattern` for `language` (panics on an unknown language).
@@ -14,6 +14,25 @@ pub fn compile(language: &str, pattern: &str) -> Result<Pattern, PatternError> {
     Pattern::new(lang, pattern, None)
 }
 
+/// Every match of a compiled pattern in `code`. Checks the pre-filter on the way: a source
+/// with a match must pass it, or a folder search would skip that file unparsed.
+pub fn find(pattern: &Pattern, code: &str) -> FileMatches {
+    let found = pattern
+        .find_all(&mut SourceParser::new(), code.as_bytes())
+        .expect("parse");
+    assert!(
+        found.matches.is_empty() || pattern.may_match(code.as_bytes()),
+        "the pre-filter ({:?}) would skip a file where `{}` matches",
+        pattern
+            .literals()
+            .iter()
+            .map(|l| String::from_utf8_lossy(l))
+            .collect::<Vec<_>>(),
+        pattern.text()
+    );
+    found
+}
+
 /// `{"pattern", "context", "matches": [{"start", "end", "text", "captures"}]}`, or
 /// `{"pattern", "error": …}`.
 pub fn run(language: &str, pattern: &str, code: &str) -> Value {
@@ -21,10 +40,7 @@ pub fn run(language: &str, pattern: &str, code: &str) -> Value {
         Ok(p) => p,
         Err(error) => return json!({"pattern": pattern, "error": error.to_string()}),
     };
-    let found = compiled
-        .find_all(&mut SourceParser::new(), code.as_bytes())
-        .expect("parse");
-    let matches: Vec<Value> = found
+    let matches: Vec<Value> = find(&compiled, code)
         .matches
         .iter()
         .map(|m| {
@@ -52,20 +68,13 @@ pub fn run(language: &str, pattern: &str, code: &str) -> Value {
 
 /// How many matches `pattern` has in `code`.
 pub fn count(language: &str, pattern: &str, code: &str) -> usize {
-    let compiled = compile(language, pattern).unwrap_or_else(|e| panic!("{pattern}: {e}"));
-    compiled
-        .find_all(&mut SourceParser::new(), code.as_bytes())
-        .expect("parse")
-        .matches
-        .len()
+    texts(language, pattern, code).len()
 }
 
 /// The text of every match.
 pub fn texts(language: &str, pattern: &str, code: &str) -> Vec<String> {
     let compiled = compile(language, pattern).unwrap_or_else(|e| panic!("{pattern}: {e}"));
-    compiled
-        .find_all(&mut SourceParser::new(), code.as_bytes())
-        .expect("parse")
+    find(&compiled, code)
         .matches
         .iter()
         .map(|m| code[m.range.clone()].to_owned())

@@ -66,6 +66,25 @@ fn push_output_and_note(text: &mut String, value: &Value) {
     }
 }
 
+/// "3, 7 (not verified), 9 (placed at 10)", or `None` for an empty list.
+fn breakpoint_lines(breakpoints: &Value) -> Option<String> {
+    let lines: Vec<String> = breakpoints
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|b| {
+            let mut line = num(b, "line");
+            match (b["verified"].as_bool(), b["actual_line"].as_i64()) {
+                (Some(false), _) => line.push_str(" (not verified)"),
+                (Some(true), Some(actual)) => line.push_str(&format!(" (placed at {actual})")),
+                _ => {}
+            }
+            line
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join(", "))
+}
+
 /// The whole rendering of `op`'s result.
 pub fn render(op: Op, value: &Value) -> String {
     let mut text = match op {
@@ -141,37 +160,28 @@ pub fn render(op: Op, value: &Value) -> String {
         }
         Op::Breakpoints => {
             let file = str_of(value, "file").unwrap_or("?");
-            let lines: Vec<String> = value["breakpoints"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|b| {
-                    let mut line = num(b, "line");
-                    match b["verified"].as_bool() {
-                        Some(false) => line.push_str(" (not verified)"),
-                        Some(true) => {
-                            if let Some(actual) = b["actual_line"].as_i64() {
-                                line.push_str(&format!(" (placed at {actual})"));
-                            }
-                        }
-                        None => {}
-                    }
-                    line
-                })
-                .collect();
-            let mut text = if lines.is_empty() {
-                format!("{file}: no breakpoints")
-            } else {
-                format!("{file}: breakpoints at {}", lines.join(", "))
+            let mut text = match breakpoint_lines(&value["breakpoints"]) {
+                None => format!("{file}: no breakpoints"),
+                Some(lines) => format!("{file}: breakpoints at {lines}"),
             };
-            if value["pending"] == true && !lines.is_empty() {
-                text.push_str(" (sent when the session starts)");
-            }
-            let position = position(value);
             if value["state"] != "none" {
-                text.push_str(&format!("\n{position}"));
+                text.push('\n');
+                text.push_str(&position(value));
             }
             text
+        }
+        Op::Status => {
+            let mut lines = vec![position(value)];
+            // Without a working session, breakpoints wait for the next `launch`.
+            let waiting = value["session"].is_null() || value["state"] == "adapter_exited";
+            for file in value["breakpoints"].as_array().into_iter().flatten() {
+                if let Some(at) = breakpoint_lines(&file["breakpoints"]) {
+                    let file = str_of(file, "file").unwrap_or("?");
+                    let when = if waiting { " (sent at `launch`)" } else { "" };
+                    lines.push(format!("breakpoints in {file}: {at}{when}"));
+                }
+            }
+            lines.join("\n")
         }
         Op::Output => str_of(value, "output").unwrap_or("").to_owned(),
         Op::Terminate => {
@@ -198,6 +208,7 @@ pub fn render(op: Op, value: &Value) -> String {
             | Op::StepOut
             | Op::Status
             | Op::Terminate
+            | Op::Breakpoints
     ) {
         push_output_and_note(&mut text, value);
     }

@@ -3,7 +3,9 @@
 //!
 //! Exec tier (it runs code) and not parallel-safe (the kernels are per-run state). Inside a
 //! cell, `tool(name, args)` re-enters the registry through [`CallContext::bridge`], so every
-//! bridge call passes the same surface check, approver and wrappers as a model call.
+//! bridge call passes the same surface check, approver and wrappers as a model call. A
+//! caller that listens for progress hears every 10 s that a long cell is still running
+//! (MCP clients give up on a silent request long before the inactivity budget ends).
 
 mod bridge;
 mod render;
@@ -11,9 +13,12 @@ mod render;
 mod tests;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
-use cc_kernel_bridge::{CellRequest, KernelError, KernelFactory, KernelSession, Language};
+use cc_kernel_bridge::{
+    CellOutcome, CellRequest, KernelError, KernelFactory, KernelSession, Language,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -23,16 +28,57 @@ use crate::registry::{RegistryBuilder, Shutdown};
 use crate::tier::Tier;
 use crate::tool::{parse_args, schema_for, CallContext, Image, Tool, ToolOutput};
 
+/// How often a caller that listens for progress hears that a cell is still running.
+const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
 /// The `eval` tool of one run.
 #[derive(Debug, Clone)]
 pub struct EvalTool {
     session: KernelSession,
+    progress_every: Duration,
 }
 
 impl EvalTool {
     /// An `eval` tool running cells in `session`'s kernels.
     pub fn new(session: KernelSession) -> Self {
-        EvalTool { session }
+        EvalTool {
+            session,
+            progress_every: PROGRESS_EVERY,
+        }
+    }
+
+    /// Reports progress every `interval` while a cell runs (default 10 s), to callers that
+    /// listen for it.
+    pub fn with_progress_every(mut self, interval: Duration) -> Self {
+        self.progress_every = interval;
+        self
+    }
+
+    /// Runs the cell, reporting the seconds it has run so far while it runs.
+    async fn run_reporting(
+        &self,
+        ctx: &CallContext,
+        request: CellRequest<'_>,
+        bridge: Arc<bridge::RegistryBridge>,
+    ) -> Result<CellOutcome, KernelError> {
+        let run = self.session.run(request, bridge);
+        if !ctx.wants_progress() {
+            return run.await;
+        }
+        tokio::pin!(run);
+        let started = tokio::time::Instant::now();
+        let mut ticks =
+            tokio::time::interval_at(started + self.progress_every, self.progress_every);
+        loop {
+            tokio::select! {
+                outcome = &mut run => return outcome,
+                _ = ticks.tick() => {
+                    let seconds = started.elapsed().as_secs_f64().floor();
+                    let message = format!("the {} cell has run for {seconds} s", request.language);
+                    ctx.report_progress(seconds, None, Some(&message));
+                }
+            }
+        }
     }
 }
 
@@ -75,6 +121,7 @@ pub struct EvalArgs {
     /// expression is echoed (end it with `;` in Python to suppress that).
     pub code: String,
     /// What the cell does, in 5–10 words; shown as this call's label in the transcript.
+    #[schemars(length(min = 1, max = 200))]
     pub description: String,
     /// `python` (default) or `javascript`.
     #[serde(default)]
@@ -85,7 +132,9 @@ pub struct EvalArgs {
     pub reset: bool,
 }
 
-/// The longest description accepted: it is a label, not a paragraph.
+/// The longest description accepted: it is a label, not a paragraph. The 5–10 words of the
+/// schema are guidance, not a rule: refusing a working cell because its label has four or
+/// twelve words would cost the agent a round trip and gain the reader nothing.
 const MAX_DESCRIPTION_CHARS: usize = 200;
 
 #[async_trait]
@@ -150,8 +199,7 @@ impl Tool for EvalTool {
         };
         let bridge = Arc::new(bridge::RegistryBridge::new(ctx.bridge()));
         let outcome = self
-            .session
-            .run(request, bridge)
+            .run_reporting(ctx, request, bridge)
             .await
             .map_err(|error| kernel_error(language, error))?;
 

@@ -1,8 +1,9 @@
 //! `eval` through a real registry and real interpreters: the result shape, the bridge and
-//! its guards, images, argument errors, and the run's shutdown.
+//! its guards (approver, wrappers), images, progress, argument errors, and the run's shutdown.
 
 #![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,55 +12,98 @@ use async_trait::async_trait;
 use cc_kernel_bridge::{KernelConfig, KernelFactory};
 use serde_json::{json, Value};
 
+use super::{EvalTool, KernelShutdown};
 use crate::approve::{AllowAll, Approval, ApprovalRequest, Approver};
-use crate::registry::{Registry, Run};
+use crate::registry::{AfterWrite, CallOptions, Registry, RegistryBuilder, Run};
 use crate::resources::Resources;
 use crate::root::WorkspaceRoot;
 use crate::tier::{Surface, Tier};
-use crate::tool::{Origin, ToolOutput};
+use crate::tool::{Origin, ProgressSink, ToolOutput};
 use crate::ToolError;
 
 const TAG_VAR: &str = "CC_EVAL_TEST_TAG";
 
+/// A run with kernels whose processes carry a unique tag, so the test can find them.
 struct Fixture {
     registry: Registry,
     dir: tempfile::TempDir,
     tag: String,
 }
 
-fn python() -> Option<std::path::PathBuf> {
+fn python() -> Option<PathBuf> {
     cc_process::testing::require_peer("python3")
 }
 
-fn fixture(approver: Arc<dyn Approver>, config: KernelConfig) -> Fixture {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let tag = format!(
-        "{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let run = Run {
+/// Kernel settings with the peers' python, or None after a loud skip.
+fn with_python() -> Option<KernelConfig> {
+    Some(KernelConfig {
+        python: Some(python()?),
+        ..Default::default()
+    })
+}
+
+fn run_in(dir: &Path, approver: Arc<dyn Approver>) -> Run {
+    Run {
         conversation_id: "eval-test".into(),
-        root: WorkspaceRoot::new(dir.path()).unwrap(),
+        root: WorkspaceRoot::new(dir).unwrap(),
         surface: Surface::Full,
         approver,
-    };
-    let factory = KernelFactory::new(config).with_env(TAG_VAR, tag.clone());
-    let registry = Resources {
-        host_files: true,
-        kernels: Some(Arc::new(factory)),
-        ..Default::default()
     }
-    .build(run);
-    Fixture { registry, dir, tag }
+}
+
+/// A registry built from `resources` in a fresh root (for runs that start no kernel).
+fn registry_of(resources: Resources) -> (Registry, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    (resources.build(run_in(dir.path(), Arc::new(AllowAll))), dir)
 }
 
 impl Fixture {
+    /// The host file tools and `eval`.
+    fn new(approver: Arc<dyn Approver>, config: KernelConfig) -> Self {
+        Self::wired(approver, config, |_| {})
+    }
+
+    /// Like [`Fixture::new`], with more resources wired by `wire`.
+    fn wired(
+        approver: Arc<dyn Approver>,
+        config: KernelConfig,
+        wire: impl FnOnce(&mut Resources),
+    ) -> Self {
+        Self::build(config, |run, factory| {
+            let mut resources = Resources {
+                host_files: true,
+                kernels: Some(Arc::new(factory)),
+                ..Default::default()
+            };
+            wire(&mut resources);
+            resources.build(Run { approver, ..run })
+        })
+    }
+
+    fn build(config: KernelConfig, registry: impl FnOnce(Run, KernelFactory) -> Registry) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let tag = format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let factory = KernelFactory::new(config).with_env(TAG_VAR, tag.clone());
+        let registry = registry(run_in(dir.path(), Arc::new(AllowAll)), factory);
+        Fixture { registry, dir, tag }
+    }
+
     async fn eval(&self, args: Value) -> Result<ToolOutput, ToolError> {
-        tokio::time::timeout(Duration::from_secs(120), self.registry.call("eval", args))
-            .await
-            .expect("eval finished within 2 minutes")
+        self.eval_with(args, CallOptions::default()).await
+    }
+
+    async fn eval_with(&self, args: Value, options: CallOptions) -> Result<ToolOutput, ToolError> {
+        tokio::time::timeout(
+            Duration::from_secs(120),
+            self.registry.call_with("eval", args, options),
+        )
+        .await
+        .expect("eval finished within 2 minutes")
     }
 
     async fn py(&self, code: &str) -> Value {
@@ -71,33 +115,46 @@ impl Fixture {
         output.value
     }
 
+    /// The command lines of this run's live kernel processes and their children.
+    fn processes(&self) -> Vec<String> {
+        let needle = format!("{TAG_VAR}={}", self.tag).into_bytes();
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle))
+            })
+            .map(|pid| {
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            })
+            .collect()
+    }
+
+    /// Polls (up to 10 s) until `enough` holds for [`Fixture::processes`]; returns the last look.
+    async fn wait_for_processes(&self, enough: impl Fn(&[String]) -> bool) -> Vec<String> {
+        let mut seen = self.processes();
+        for _ in 0..100 {
+            if enough(&seen) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            seen = self.processes();
+        }
+        seen
+    }
+
     /// Shuts the run down and asserts that no process of its kernels is left.
     async fn finish(self) {
         self.registry.shutdown(Duration::from_secs(10)).await;
-        let needle = format!("{TAG_VAR}={}", self.tag);
-        let mut left = Vec::new();
-        for _ in 0..50 {
-            left = live_processes_with(&needle);
-            if left.is_empty() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("kernel processes outlived the run: {left:?}");
+        let left = self.wait_for_processes(<[String]>::is_empty).await;
+        assert!(
+            left.is_empty(),
+            "kernel processes outlived the run: {left:?}"
+        );
     }
-}
-
-fn live_processes_with(needle: &str) -> Vec<u32> {
-    let needle = needle.as_bytes();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle))
-        })
-        .collect()
 }
 
 /// Allows model calls and read-tier bridge calls; refuses write-tier calls from a kernel.
@@ -124,7 +181,7 @@ impl Approver for NoWritesFromKernels {
 
 #[tokio::test]
 async fn eval_is_an_exec_tool_that_runs_serially_and_only_when_wired() {
-    let fixture = fixture(Arc::new(AllowAll), KernelConfig::default());
+    let fixture = Fixture::new(Arc::new(AllowAll), KernelConfig::default());
     let schemas = fixture.registry.schemas(Surface::Full);
     let eval = schemas.iter().find(|schema| schema.name == "eval").unwrap();
     assert_eq!(eval.tier, Tier::Exec);
@@ -136,16 +193,9 @@ async fn eval_is_an_exec_tool_that_runs_serially_and_only_when_wired() {
         .iter()
         .all(|schema| schema.name != "eval"));
 
-    let dir = tempfile::tempdir().unwrap();
-    let unwired = Resources {
+    let (unwired, _dir) = registry_of(Resources {
         host_files: true,
         ..Default::default()
-    }
-    .build(Run {
-        conversation_id: "none".into(),
-        root: WorkspaceRoot::new(dir.path()).unwrap(),
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
     });
     assert!(!unwired.tool_names().contains(&"eval".to_owned()));
     fixture.finish().await;
@@ -153,14 +203,8 @@ async fn eval_is_an_exec_tool_that_runs_serially_and_only_when_wired() {
 
 #[tokio::test]
 async fn cells_keep_state_and_read_files_through_the_registry() {
-    let Some(python) = python() else { return };
-    let fixture = fixture(
-        Arc::new(AllowAll),
-        KernelConfig {
-            python: Some(python),
-            ..Default::default()
-        },
-    );
+    let Some(config) = with_python() else { return };
+    let fixture = Fixture::new(Arc::new(AllowAll), config);
     std::fs::write(fixture.dir.path().join("notes.md"), "alpha\nbeta\n").unwrap();
     fixture.py("count = 41").await;
     let value = fixture
@@ -185,15 +229,9 @@ async fn cells_keep_state_and_read_files_through_the_registry() {
 
 #[tokio::test]
 async fn bridge_calls_pass_the_approver_and_refusals_raise_tool_error() {
-    let Some(python) = python() else { return };
+    let Some(config) = with_python() else { return };
     let approver = Arc::new(NoWritesFromKernels::default());
-    let fixture = fixture(
-        approver.clone(),
-        KernelConfig {
-            python: Some(python),
-            ..Default::default()
-        },
-    );
+    let fixture = Fixture::new(approver.clone(), config);
     let denied = fixture
         .py("try:\n    tool('write', {'path': 'x.txt', 'content': 'no'})\nexcept ToolError as e:\n    caught = (e.kind, e.message)\ncaught")
         .await;
@@ -202,30 +240,22 @@ async fn bridge_calls_pass_the_approver_and_refusals_raise_tool_error() {
     assert!(result.contains("kernels may not write files"), "{result}");
     assert!(!fixture.dir.path().join("x.txt").exists());
 
-    let unknown = fixture.py("tool('no_such_tool', {})").await;
-    assert_eq!(unknown["error"]["ename"], "ToolError");
-    assert!(unknown["error"]["evalue"]
-        .as_str()
-        .unwrap()
-        .starts_with("unknown_tool: "));
-
-    // eval is serialized: a cell cannot call eval.
-    let nested = fixture
-        .py("tool('eval', {'code': '1', 'description': 'nested cell that must be refused'})")
-        .await;
-    assert!(
-        nested["error"]["evalue"]
-            .as_str()
-            .unwrap()
-            .starts_with("reentrant: "),
-        "{nested}"
-    );
-
-    let bad_args = fixture.py("tool('read', {'nope': 1})").await;
-    assert!(bad_args["error"]["evalue"]
-        .as_str()
-        .unwrap()
-        .starts_with("invalid_arguments: "));
+    // Uncaught, each refusal ends the cell with a ToolError of its kind: a tool this run
+    // does not have (not wired, like `lsp` here), a serialized tool called from inside
+    // itself, and bad arguments.
+    for (cell, kind) in [
+        ("tool('lsp', {'op': 'status'})", "unknown_tool"),
+        (
+            "tool('eval', {'code': '1', 'description': 'nested cell that must be refused'})",
+            "reentrant",
+        ),
+        ("tool('read', {'nope': 1})", "invalid_arguments"),
+    ] {
+        let refused = fixture.py(cell).await;
+        assert_eq!(refused["error"]["ename"], "ToolError", "{refused}");
+        let evalue = refused["error"]["evalue"].as_str().unwrap();
+        assert!(evalue.starts_with(&format!("{kind}: ")), "{cell}: {evalue}");
+    }
 
     let seen = approver.seen.lock().unwrap().clone();
     assert!(seen.contains(&("write".to_owned(), Origin::Bridge { via: "eval".into() })));
@@ -233,36 +263,51 @@ async fn bridge_calls_pass_the_approver_and_refusals_raise_tool_error() {
     fixture.finish().await;
 }
 
+/// Records the paths it is given and answers like a language server with nothing new.
+#[derive(Default)]
+struct RecordWrites(Mutex<Vec<PathBuf>>);
+
+#[async_trait]
+impl AfterWrite for RecordWrites {
+    async fn after_write(&self, paths: &[PathBuf]) -> Value {
+        self.0.lock().unwrap().extend_from_slice(paths);
+        json!({"new": [], "pending": ["test-server"], "unchecked": []})
+    }
+}
+
 #[tokio::test]
-async fn an_allowed_bridge_write_goes_through_the_host_write_tool() {
-    let Some(python) = python() else { return };
-    let fixture = fixture(
-        Arc::new(AllowAll),
-        KernelConfig {
-            python: Some(python),
-            ..Default::default()
-        },
-    );
+async fn an_allowed_bridge_write_passes_the_same_wrappers_as_a_model_write() {
+    let Some(config) = with_python() else { return };
+    let hook = Arc::new(RecordWrites::default());
+    let fixture = Fixture::wired(Arc::new(AllowAll), config, |resources| {
+        resources.after_write = Some(hook.clone());
+    });
     let written = fixture
-        .py("tool('write', {'path': 'b.txt', 'content': 'from a kernel'})\nopen('b.txt').read()")
+        .py("r = tool('write', {'path': 'b.txt', 'content': 'from a kernel'})\n(open('b.txt').read(), r['diagnostics'])")
         .await;
-    assert_eq!(written["result"], "'from a kernel'");
+    assert_eq!(
+        written["result"],
+        "('from a kernel', {'new': [], 'pending': ['test-server'], 'unchecked': []})"
+    );
+    let root = fixture.dir.path().canonicalize().unwrap();
+    assert_eq!(*hook.0.lock().unwrap(), [root.join("b.txt")]);
     fixture.finish().await;
 }
 
 #[tokio::test]
 async fn figures_become_images_and_javascript_awaits_tools() {
-    let Some(python) = python() else { return };
+    let Some(config) = with_python() else { return };
+    let python = config.python.clone().unwrap();
     let has_matplotlib = std::process::Command::new(&python)
         .args(["-c", "import matplotlib"])
         .status()
         .is_ok_and(|status| status.success());
-    let fixture = fixture(
+    let node = cc_process::testing::require_peer("node");
+    let fixture = Fixture::new(
         Arc::new(AllowAll),
         KernelConfig {
-            python: Some(python),
-            node: cc_process::testing::require_peer("node"),
-            ..Default::default()
+            node: node.clone(),
+            ..config
         },
     );
     if has_matplotlib {
@@ -285,7 +330,7 @@ async fn figures_become_images_and_javascript_awaits_tools() {
         cc_process::testing::missing_peer("matplotlib", "python3 cannot import it");
     }
 
-    if cc_process::find_on_path("node").is_some() {
+    if node.is_some() {
         std::fs::write(fixture.dir.path().join("n.txt"), "node reads").unwrap();
         let output = fixture
             .eval(json!({
@@ -301,112 +346,130 @@ async fn figures_become_images_and_javascript_awaits_tools() {
     fixture.finish().await;
 }
 
-#[tokio::test]
-async fn bad_arguments_and_configuration_get_clear_errors() {
-    let fixture = fixture(Arc::new(AllowAll), KernelConfig::default());
-    let missing = fixture.eval(json!({"code": "1"})).await.unwrap_err();
-    assert_eq!(missing.kind(), "invalid_arguments");
-    assert!(missing.message().contains("description"), "{missing}");
-    let blank = fixture
-        .eval(json!({"code": "1", "description": "  "}))
-        .await
-        .unwrap_err();
-    assert!(blank.message().contains("5–10 words"), "{blank}");
-    let language = fixture
-        .eval(json!({"code": "1", "description": "try ruby", "language": "ruby"}))
-        .await
-        .unwrap_err();
-    assert_eq!(language.kind(), "invalid_arguments");
-    assert!(language.message().contains("javascript"), "{language}");
-    fixture.finish().await;
+/// Collects progress reports.
+#[derive(Default)]
+struct Progress(Mutex<Vec<(f64, Option<String>)>>);
 
-    let dir = tempfile::tempdir().unwrap();
-    let broken = Resources {
-        kernels: Some(Arc::new(KernelFactory::misconfigured(
-            "`inactivity_budget_secs` must be a positive number of seconds, got -1",
-        ))),
-        ..Default::default()
+impl ProgressSink for Progress {
+    fn report(&self, progress: f64, _total: Option<f64>, message: Option<&str>) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((progress, message.map(str::to_owned)));
     }
-    .build(Run {
-        conversation_id: "broken".into(),
-        root: WorkspaceRoot::new(dir.path()).unwrap(),
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
-    });
-    let error = broken
-        .call(
-            "eval",
-            json!({"code": "1", "description": "check the broken configuration"}),
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(error.kind(), "misconfigured");
-    assert!(
-        error.message().contains("inactivity_budget_secs"),
-        "{error}"
-    );
-
-    let no_python = fixture_with_missing_python();
-    let error = no_python
-        .call(
-            "eval",
-            json!({"code": "1", "description": "run with a missing interpreter"}),
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(error.kind(), "interpreter_not_found");
-    assert!(error.message().contains("python = "), "{error}");
 }
 
-fn fixture_with_missing_python() -> Registry {
-    let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("no-python-here");
-    Resources {
-        kernels: Some(Arc::new(KernelFactory::new(KernelConfig {
-            python: Some(missing),
-            ..Default::default()
-        }))),
-        ..Default::default()
+#[tokio::test]
+async fn a_long_cell_reports_progress_to_a_caller_that_listens() {
+    let Some(config) = with_python() else { return };
+    let fixture = Fixture::build(config, |run, factory| {
+        let session = factory.session(run.root.path());
+        let eval = EvalTool::new(session.clone()).with_progress_every(Duration::from_millis(200));
+        RegistryBuilder::new(run)
+            .tool(Arc::new(eval))
+            .on_shutdown(Arc::new(KernelShutdown(session)))
+            .build()
+    });
+    let progress = Arc::new(Progress::default());
+    let output = fixture
+        .eval_with(
+            json!({"code": "import time\ntime.sleep(1.5)\n'done'", "description": "wait a second and a half"}),
+            CallOptions {
+                progress: Some(progress.clone()),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(output.value["result"], "'done'");
+    let reports = progress.0.lock().unwrap().clone();
+    assert!(!reports.is_empty(), "no progress during a 1.5 s cell");
+    assert!(
+        reports.windows(2).all(|pair| pair[0].0 <= pair[1].0),
+        "{reports:?}"
+    );
+    let message = reports[0].1.as_deref().unwrap_or_default();
+    assert!(
+        message.starts_with("the python cell has run for"),
+        "{message}"
+    );
+    fixture.finish().await;
+}
+
+#[tokio::test]
+async fn bad_arguments_and_configuration_get_clear_errors() {
+    let fixture = Fixture::new(Arc::new(AllowAll), KernelConfig::default());
+    let long = "word ".repeat(60);
+    for (args, expected) in [
+        (json!({"code": "1"}), "description"),
+        (json!({"code": "1", "description": "  "}), "5–10 words"),
+        (
+            json!({"code": "1", "description": long}),
+            "not an explanation",
+        ),
+        (
+            json!({"code": "1", "description": "try ruby", "language": "ruby"}),
+            "javascript",
+        ),
+        (
+            json!({"code": "1", "description": "a b", "timeout": 3}),
+            "timeout",
+        ),
+    ] {
+        let error = fixture.eval(args.clone()).await.unwrap_err();
+        assert_eq!(error.kind(), "invalid_arguments", "{args}");
+        assert!(error.message().contains(expected), "{args}: {error}");
     }
-    .build(Run {
-        conversation_id: "missing".into(),
-        root: WorkspaceRoot::new(dir.path()).unwrap(),
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
-    })
+    fixture.finish().await;
+
+    let broken = KernelFactory::misconfigured(
+        "`inactivity_budget_secs` must be a positive number of seconds, got -1",
+    );
+    let missing = KernelFactory::new(KernelConfig {
+        python: Some(PathBuf::from("/nonexistent/no-python-here")),
+        ..Default::default()
+    });
+    for (factory, kind, expected) in [
+        (broken, "misconfigured", "inactivity_budget_secs"),
+        (missing, "interpreter_not_found", "python = "),
+    ] {
+        let (registry, _dir) = registry_of(Resources {
+            kernels: Some(Arc::new(factory)),
+            ..Default::default()
+        });
+        let error = registry
+            .call(
+                "eval",
+                json!({"code": "1", "description": "run with a broken kernel setup"}),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), kind, "{error}");
+        assert!(error.message().contains(expected), "{error}");
+        assert_eq!(error.details()["language"], "python");
+    }
 }
 
 #[tokio::test]
 async fn shutdown_kills_a_running_cell_and_its_children() {
-    let Some(python) = python() else { return };
-    let fixture = fixture(
-        Arc::new(AllowAll),
-        KernelConfig {
-            python: Some(python),
-            ..Default::default()
-        },
-    );
+    let Some(config) = with_python() else { return };
+    let fixture = Fixture::new(Arc::new(AllowAll), config);
     let registry = fixture.registry.clone();
     let running = tokio::spawn(async move {
         registry
             .call(
                 "eval",
-                json!({"code": "!sleep 200 &\nprint('started', flush=True)\nimport time\ntime.sleep(200)", "description": "sleep for a long time"}),
+                json!({"code": "print('started', flush=True)\n!sleep 200 &\nimport time\ntime.sleep(200)", "description": "sleep for a long time"}),
             )
             .await
     });
-    let needle = format!("{TAG_VAR}={}", fixture.tag);
-    for _ in 0..100 {
-        if live_processes_with(&needle).len() >= 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(live_processes_with(&needle).len() >= 2);
-    let registry = fixture.registry.clone();
+    // The cell runs (and has printed) once `sleep` is there: the kernel alone could still be
+    // starting, and a run that ends then only stops the start.
+    let sleeping = |seen: &[String]| seen.iter().any(|cmd| cmd.starts_with("sleep 200"));
+    let seen = fixture.wait_for_processes(sleeping).await;
+    assert!(sleeping(&seen), "{seen:?}");
     tokio::time::timeout(
         Duration::from_secs(10),
-        registry.shutdown(Duration::from_secs(5)),
+        fixture.registry.shutdown(Duration::from_secs(5)),
     )
     .await
     .expect("shutdown finished in time");
@@ -416,6 +479,9 @@ async fn shutdown_kills_a_running_cell_and_its_children() {
         .unwrap()
         .unwrap();
     assert_eq!(interrupted.value["state"], "lost");
+    assert_eq!(interrupted.value["stdout"], "started\n");
+    let notices = interrupted.value["notices"].to_string();
+    assert!(notices.contains("the run ended"), "{notices}");
     let after = fixture
         .eval(json!({"code": "1", "description": "run after the run ended"}))
         .await

@@ -21,8 +21,9 @@ fn lines_of(diagnostic: &Value) -> Option<(u64, u64)> {
 
 /// The diagnostics that touch 0-based `line`, fresh for the file's current text.
 async fn diagnostics_on_line(opened: &Opened, line: u32) -> Result<Vec<Value>, ToolError> {
-    // A new version makes the server compute them for exactly this text; a server that
-    // does not answer in time still gets whatever it last said.
+    // Waits for the server's answer about exactly this text (a version is sent only if the
+    // text differs from what it has); a server that does not answer in time still gets
+    // whatever it last said.
     let ticket = opened
         .server
         .sync(&opened.path, &opened.text, &opened.language_id)

@@ -349,45 +349,62 @@ impl Tool for ResolveTool {
                 .with_text(text)
                 .with_written(written))
             }
-            Err(CommitError::Stale { paths }) => {
-                let paths: Vec<String> = paths.iter().map(|p| shown(&self.root, p)).collect();
-                Err(ToolError::new(
-                    error_kinds::STALE,
-                    format!(
-                        "{} changed since {} was staged, so nothing was written and the edit \
-                         was dropped; run ast_edit again to stage it on the current files",
-                        paths.join(", "),
-                        args.edit_id
-                    ),
+            Err(error) => Err(commit_error(&self.root, args.edit_id, error)),
+        }
+    }
+}
+
+/// A failed commit as the tool's typed error: `stale` naming the changed files, or `io`
+/// naming what was restored (and anything that could not be).
+pub(super) fn commit_error(root: &WorkspaceRoot, edit_id: String, error: CommitError) -> ToolError {
+    match error {
+        CommitError::Stale { paths } => {
+            let paths: Vec<String> = paths.iter().map(|p| shown(root, p)).collect();
+            ToolError::new(
+                error_kinds::STALE,
+                format!(
+                    "{} changed since {edit_id} was staged, so nothing was written and the edit \
+                     was dropped; run ast_edit again to stage it on the current files",
+                    paths.join(", "),
+                ),
+            )
+            .with_detail("edit_id", edit_id)
+            .with_detail("paths", paths)
+        }
+        CommitError::Io {
+            path,
+            message,
+            restored,
+            unrestored,
+        } => {
+            let restored: Vec<String> = restored.iter().map(|p| shown(root, p)).collect();
+            let unrestored: Vec<Value> = unrestored
+                .iter()
+                .map(|(p, why)| json!({"path": shown(root, p), "reason": why}))
+                .collect();
+            let shown_path = shown(root, &path);
+            let outcome = if unrestored.is_empty() {
+                format!(
+                    "the {} file(s) already written were restored, so the tree is as before",
+                    restored.len()
                 )
-                .with_detail("edit_id", args.edit_id)
-                .with_detail("paths", paths))
-            }
-            Err(CommitError::Io {
-                path,
-                message,
-                restored,
-                unrestored,
-            }) => {
-                let restored: Vec<String> = restored.iter().map(|p| shown(&self.root, p)).collect();
-                let unrestored: Vec<Value> = unrestored
-                    .iter()
-                    .map(|(p, why)| json!({"path": shown(&self.root, p), "reason": why}))
-                    .collect();
-                let shown_path = shown(&self.root, &path);
-                Err(ToolError::new(
-                    kinds::IO,
-                    format!(
-                        "could not write `{shown_path}`: {message}; the {} file(s) already \
-                         written were restored, so the tree is as before; the edit was dropped",
-                        restored.len()
-                    ),
+            } else {
+                format!(
+                    "{} file(s) were restored but {} could not be (see `unrestored`)",
+                    restored.len(),
+                    unrestored.len()
                 )
-                .with_detail("edit_id", args.edit_id)
-                .with_detail("path", shown_path)
-                .with_detail("restored", restored)
-                .with_detail("unrestored", unrestored))
-            }
+            };
+            ToolError::new(
+                kinds::IO,
+                format!(
+                    "could not write `{shown_path}`: {message}; {outcome}; the edit was dropped"
+                ),
+            )
+            .with_detail("edit_id", edit_id)
+            .with_detail("path", shown_path)
+            .with_detail("restored", restored)
+            .with_detail("unrestored", unrestored)
         }
     }
 }

@@ -1,65 +1,43 @@
 //! `ast_edit` and `resolve` through the registry: staging writes nothing, accept writes all
 //! or nothing through the approver and the diagnostics hook, errors are typed.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use async_trait::async_trait;
-use cc_structural::Languages;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::{
-    AfterWrite, AllowAll, Approver, DenyAll, Registry, Resources, Run, Surface, WorkspaceRoot,
-};
+use super::test_support::{call, read, registry, registry_with, write, Recorder};
+use crate::{AllowAll, Approval, ApprovalRequest, Approver, DenyAll, Surface, WorkspaceRoot};
 
+/// Refuses `resolve` until allowed; approves everything else.
 #[derive(Default)]
-struct Recorder {
-    paths: Mutex<Vec<PathBuf>>,
+struct HoldResolve {
+    allowed: AtomicBool,
 }
 
 #[async_trait]
-impl AfterWrite for Recorder {
-    async fn after_write(&self, paths: &[PathBuf]) -> Value {
-        self.paths.lock().unwrap().extend_from_slice(paths);
-        json!({"new": []})
-    }
-}
-
-fn registry_with(dir: &Path, approver: Arc<dyn Approver>, hook: Option<Arc<Recorder>>) -> Registry {
-    Resources {
-        parsers: Some(Arc::new(Languages::builtin())),
-        after_write: hook.map(|h| h as Arc<dyn AfterWrite>),
-        ..Default::default()
-    }
-    .build(Run {
-        conversation_id: "edit".into(),
-        root: WorkspaceRoot::new(dir).unwrap(),
-        surface: Surface::Full,
-        approver,
-    })
-}
-
-async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
-    match registry.call(tool, args).await {
-        Ok(output) => output.value,
-        Err(error) => error.to_envelope(),
+impl Approver for HoldResolve {
+    async fn approve(&self, request: ApprovalRequest<'_>) -> Approval {
+        if request.tool == "resolve" && !self.allowed.load(Ordering::SeqCst) {
+            Approval::Deny {
+                reason: "not yet".into(),
+            }
+        } else {
+            Approval::Allow
+        }
     }
 }
 
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
-    std::fs::write(
-        dir.path().join("pkg/a.py"),
+    write(
+        dir.path(),
+        "pkg/a.py",
         "def f(x) -> int:\n    if x:\n        # why\n        log(x)\n        return x\n    return 0\n",
-    )
-    .unwrap();
-    std::fs::write(dir.path().join("pkg/b.py"), "log(1)\nlog(log(2))\n").unwrap();
+    );
+    write(dir.path(), "pkg/b.py", "log(1)\nlog(log(2))\n");
     dir
-}
-
-fn read(dir: &Path, path: &str) -> String {
-    std::fs::read_to_string(dir.join(path)).unwrap()
 }
 
 #[tokio::test]
@@ -105,7 +83,7 @@ async fn ast_edit_proposes_and_resolve_accept_writes_every_file() {
 #[tokio::test]
 async fn ast_edit_warns_about_what_the_rewrite_would_drop() {
     let dir = fixture();
-    let registry = registry_with(dir.path(), Arc::new(AllowAll), None);
+    let registry = registry(dir.path());
     let value = call(
         &registry,
         "ast_edit",
@@ -118,7 +96,7 @@ async fn ast_edit_warns_about_what_the_rewrite_would_drop() {
 #[tokio::test]
 async fn resolve_refuses_a_stale_edit_and_writes_nothing() {
     let dir = fixture();
-    let registry = registry_with(dir.path(), Arc::new(AllowAll), None);
+    let registry = registry(dir.path());
     let staged = call(
         &registry,
         "ast_edit",
@@ -142,7 +120,7 @@ async fn resolve_refuses_a_stale_edit_and_writes_nothing() {
 #[tokio::test]
 async fn resolve_discard_forgets_and_unknown_ids_are_typed() {
     let dir = fixture();
-    let registry = registry_with(dir.path(), Arc::new(AllowAll), None);
+    let registry = registry(dir.path());
     call(
         &registry,
         "ast_edit",
@@ -179,7 +157,7 @@ async fn resolve_discard_forgets_and_unknown_ids_are_typed() {
 #[tokio::test]
 async fn ast_edit_errors_are_typed() {
     let dir = fixture();
-    let registry = registry_with(dir.path(), Arc::new(AllowAll), None);
+    let registry = registry(dir.path());
     let unbound = call(
         &registry,
         "ast_edit",
@@ -233,10 +211,73 @@ async fn accept_goes_through_the_approver_and_edits_are_hidden_from_plan_mode() 
 }
 
 #[tokio::test]
+async fn a_refused_accept_writes_nothing_and_keeps_the_edit() {
+    let dir = fixture();
+    let approver = Arc::new(HoldResolve::default());
+    let registry = registry_with(dir.path(), approver.clone(), None);
+    let staged = call(
+        &registry,
+        "ast_edit",
+        json!({"pattern": "log($A)", "rewrite": "x($A)", "path": "pkg/b.py"}),
+    )
+    .await;
+    assert_eq!(staged["status"], "proposed", "{staged}");
+    let accept = json!({"edit_id": "edit_1", "action": "accept"});
+    let denied = call(&registry, "resolve", accept.clone()).await;
+    assert_eq!(denied["error"]["kind"], "denied", "{denied}");
+    assert_eq!(read(dir.path(), "pkg/b.py"), "log(1)\nlog(log(2))\n");
+    // Approved later, the same edit is still there to accept.
+    approver.allowed.store(true, Ordering::SeqCst);
+    let accepted = call(&registry, "resolve", accept).await;
+    assert_eq!(accepted["status"], "accepted", "{accepted}");
+    assert_eq!(read(dir.path(), "pkg/b.py"), "x(1)\nx(log(2))\n");
+}
+
+#[test]
+fn a_failed_write_names_what_was_restored_and_what_was_not() {
+    // A real mid-commit failure needs a file system that refuses a write, which a test run
+    // as root cannot arrange; `cc-structural`'s transaction tests inject one. Here: the
+    // typed error built from what the transaction reports.
+    let dir = tempfile::tempdir().unwrap();
+    let root = WorkspaceRoot::new(dir.path()).unwrap();
+    let at = |p: &str| root.path().join(p);
+    let all_back = super::edit::commit_error(
+        &root,
+        "edit_3".into(),
+        cc_structural::CommitError::Io {
+            path: at("pkg/c.py"),
+            message: "No space left on device".into(),
+            restored: vec![at("pkg/a.py"), at("pkg/b.py")],
+            unrestored: vec![],
+        },
+    );
+    insta::assert_json_snapshot!(all_back.to_envelope());
+    let partly = super::edit::commit_error(
+        &root,
+        "edit_3".into(),
+        cc_structural::CommitError::Io {
+            path: at("pkg/c.py"),
+            message: "No space left on device".into(),
+            restored: vec![at("pkg/a.py")],
+            unrestored: vec![(at("pkg/b.py"), "changed by another writer".into())],
+        },
+    );
+    assert!(
+        partly.to_string().contains("1 could not be"),
+        "{}",
+        partly.to_envelope()
+    );
+    assert_eq!(
+        partly.to_envelope()["error"]["unrestored"][0]["path"],
+        "pkg/b.py"
+    );
+}
+
+#[tokio::test]
 async fn each_run_has_its_own_staged_edits() {
     let dir = fixture();
-    let first = registry_with(dir.path(), Arc::new(AllowAll), None);
-    let second = registry_with(dir.path(), Arc::new(AllowAll), None);
+    let first = registry(dir.path());
+    let second = registry(dir.path());
     call(
         &first,
         "ast_edit",

@@ -52,13 +52,10 @@ pub(crate) fn choose_language(
 ) -> Result<Arc<dyn Language>, ToolError> {
     let known = || parsers.names().join(", ");
     match language {
-        Some(name) => parsers.by_name(name).ok_or_else(|| {
-            ToolError::new(
-                error_kinds::UNKNOWN_LANGUAGE,
-                format!("unknown language `{name}`; use one of: {}", known()),
-            )
-            .with_detail("language", name)
-            .with_detail("known", parsers.names())
+        Some(name) => parsers.lookup(name).map_err(|error| {
+            ToolError::new(error_kinds::UNKNOWN_LANGUAGE, error.to_string())
+                .with_detail("language", name)
+                .with_detail("known", error.known)
         }),
         None if target.is_dir => Err(ToolError::invalid_arguments(format!(
             "`{}` is a folder: name the `language` to search (one of: {})",
@@ -122,7 +119,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
 ) -> Result<T, ToolError> {
     tokio::task::spawn_blocking(job)
         .await
-        .map_err(|e| ToolError::new(kinds::INTERNAL, format!("the search task failed: {e}")))?
+        .map_err(|e| ToolError::new(kinds::INTERNAL, format!("the structural task failed: {e}")))?
 }
 
 /// Registers the structural tools on `builder`: `ast_grep`, and `ast_edit` and `resolve`
@@ -138,6 +135,9 @@ pub fn register(builder: &mut crate::registry::RegistryBuilder, parsers: Arc<Lan
     )));
     builder.add_tool(Arc::new(ResolveTool::new(root, store)));
 }
+
+#[cfg(test)]
+mod test_support;
 
 #[cfg(test)]
 mod tests;

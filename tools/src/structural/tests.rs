@@ -5,36 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cc_structural::Languages;
 use serde_json::{json, Value};
 
-use crate::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
-
-fn registry(dir: &Path) -> Registry {
-    Resources {
-        parsers: Some(Arc::new(Languages::builtin())),
-        ..Default::default()
-    }
-    .build(Run {
-        conversation_id: "structural".into(),
-        root: WorkspaceRoot::new(dir).unwrap(),
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
-    })
-}
-
-async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
-    match registry.call(tool, args).await {
-        Ok(output) => output.value,
-        Err(error) => error.to_envelope(),
-    }
-}
-
-fn write(root: &Path, path: &str, content: &str) {
-    let path = root.join(path);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, content).unwrap();
-}
+use super::test_support::{call, registry, write};
+use crate::{AllowAll, Resources, Run, Surface, WorkspaceRoot};
 
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -171,6 +145,40 @@ async fn ast_grep_errors_say_what_to_do() {
 }
 
 #[tokio::test]
+async fn ast_grep_context_can_be_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "A.java",
+        "class A {\n  int x = 1;\n  void m() { int y = 2; }\n}\n",
+    );
+    let registry = registry(dir.path());
+    let lines = |value: &Value| -> Vec<u64> {
+        starts(value).into_iter().map(|(_, line, _)| line).collect()
+    };
+    let default = call(
+        &registry,
+        "ast_grep",
+        json!({"pattern": "int $X = $V;", "path": "A.java"}),
+    )
+    .await;
+    assert_eq!(
+        (default["context"].as_str(), lines(&default)),
+        (Some("statement"), vec![3])
+    );
+    let member = call(
+        &registry,
+        "ast_grep",
+        json!({"pattern": "int $X = $V;", "path": "A.java", "context": "class_member"}),
+    )
+    .await;
+    assert_eq!(
+        (member["context"].as_str(), lines(&member)),
+        (Some("class_member"), vec![2])
+    );
+}
+
+#[tokio::test]
 async fn ast_grep_is_read_tier_and_parallel_safe() {
     let dir = fixture();
     let registry = registry(dir.path());
@@ -195,6 +203,22 @@ async fn ast_grep_is_read_tier_and_parallel_safe() {
         approver: Arc::new(AllowAll),
     });
     assert!(!bare.tool_names().contains(&"ast_grep".to_owned()));
+}
+
+/// `(path, line, column)` of each match start of an `ast_grep` result.
+fn starts(value: &Value) -> Vec<(String, u64, u64)> {
+    value["matches"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no matches in {value}"))
+        .iter()
+        .map(|m| {
+            (
+                m["path"].as_str().unwrap().to_owned(),
+                m["start"]["line"].as_u64().unwrap(),
+                m["start"]["column"].as_u64().unwrap(),
+            )
+        })
+        .collect()
 }
 
 /// Runs `ast-grep run` and returns the 1-based (line, column) of each match start.
@@ -285,18 +309,7 @@ async fn ast_grep_agrees_with_the_peer_where_its_semantics_are_right() {
             json!({"pattern": pattern, "language": language}),
         )
         .await;
-        let mut ours: Vec<(String, u64, u64)> = value["matches"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{pattern}: {value}"))
-            .iter()
-            .map(|m| {
-                (
-                    m["path"].as_str().unwrap().to_owned(),
-                    m["start"]["line"].as_u64().unwrap(),
-                    m["start"]["column"].as_u64().unwrap(),
-                )
-            })
-            .collect();
+        let mut ours = starts(&value);
         ours.sort();
         assert!(
             !theirs.is_empty(),
@@ -344,11 +357,9 @@ async fn ast_grep_differs_from_the_peer_where_it_is_silently_wrong() {
             json!({"pattern": pattern, "language": language}),
         )
         .await;
-        let ours: Vec<u64> = value["matches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["start"]["line"].as_u64().unwrap())
+        let ours: Vec<u64> = starts(&value)
+            .into_iter()
+            .map(|(_, line, _)| line)
             .collect();
         assert_eq!(ours, ours_expected, "`{pattern}`: {value}");
     }

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 // Not every test binary uses every helper.
 #[allow(unused_imports)]
-pub use process::{assert_gone, assert_no_tagged, unique_tag, TAG_VAR};
+pub use process::{assert_gone, assert_no_tagged, debugpy_python, unique_tag, TAG_VAR};
 
 /// A temporary workspace.
 pub fn workspace() -> (tempfile::TempDir, PathBuf) {
@@ -51,6 +51,38 @@ pub fn registry(root: &Path, config: DebugConfig, tag: &str) -> Registry {
         ..Default::default()
     }
     .build(run)
+}
+
+/// One test's workspace (holding its files), the tag its processes carry, and a registry
+/// whose `debug` tool tags every process it starts.
+pub struct Fixture {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub tag: String,
+    pub debug: Registry,
+}
+
+impl Fixture {
+    /// A workspace with `files` (name, content) and a `debug` tool configured by `config`.
+    pub fn new(test: &str, files: &[(&str, &str)], config: DebugConfig) -> Self {
+        let (dir, root) = workspace();
+        for (name, text) in files {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+        let tag = unique_tag(test);
+        let debug = registry(&root, config, &tag);
+        Fixture {
+            _dir: dir,
+            root,
+            tag,
+            debug,
+        }
+    }
+
+    /// Waits up to 20 s until no process this test started is left; panics naming them.
+    pub async fn assert_no_leftovers(&self) {
+        assert_no_tagged(&self.tag).await;
+    }
 }
 
 /// Calls `debug` and returns the JSON result, panicking with the error otherwise.

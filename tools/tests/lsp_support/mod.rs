@@ -1,10 +1,156 @@
-//! Helpers shared by the `lsp_*` tests: comparing trees byte for byte, and making a file
-//! impossible to replace (to fail a commit midway).
+//! Helpers shared by the `lsp_*` tests: a fixture project with a registry over real
+//! language servers (whose processes are checked gone at the end), comparing trees byte for
+//! byte, and making a file impossible to replace (to fail a commit midway).
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
-use cc_process::testing::missing_peer;
+use cc_lsp_client::{LspConfig, Supervisor, SupervisorOptions};
+use cc_process::testing::{live_group_members, missing_peer};
+use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
+use serde_json::Value;
+
+/// Caps for every family that tolerate a loaded machine.
+pub const LENIENT: &str =
+    "[lsp.python]\ntimeout_ms = 60000\n[lsp.typescript]\ntimeout_ms = 60000\n\
+                           [lsp.c]\ntimeout_ms = 60000\n[lsp.go]\ntimeout_ms = 60000\n\
+                           [lsp.rust]\ntimeout_ms = 60000\n[lsp.bash]\ntimeout_ms = 60000\n";
+
+/// How a [`Project`] is set up.
+pub struct Setup<'a> {
+    /// `.cc/tools.toml` text (its `[lsp]` section is used).
+    pub config: &'a str,
+    pub surface: Surface,
+    pub options: SupervisorOptions,
+    /// What else is wired (`host_files` is on by default); `language_servers` is set.
+    pub resources: Resources,
+}
+
+impl Default for Setup<'_> {
+    fn default() -> Self {
+        Setup {
+            config: LENIENT,
+            surface: Surface::Full,
+            options: SupervisorOptions::default(),
+            resources: Resources {
+                host_files: true,
+                ..Default::default()
+            },
+        }
+    }
+}
+
+/// A workspace of files, and a registry whose language servers work on it.
+pub struct Project {
+    _dir: tempfile::TempDir,
+    /// The workspace root (canonical).
+    pub ws: PathBuf,
+    pub supervisor: Arc<Supervisor>,
+    pub registry: Registry,
+}
+
+/// Writes `files` (creating folders) under `dir`.
+pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
+    for (name, content) in files {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+}
+
+impl Setup<'_> {
+    pub fn build(self, files: &[(&str, &str)]) -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        write_files(&ws, files);
+        let root = WorkspaceRoot::new(&ws).unwrap();
+        let table: toml::Table = self.config.parse().unwrap();
+        let config = table
+            .get("lsp")
+            .map(|section| LspConfig::from_toml(section).unwrap())
+            .unwrap_or_default();
+        let supervisor = Supervisor::new(root.path(), config.table().unwrap(), self.options);
+        let registry = Resources {
+            language_servers: Some(supervisor.clone()),
+            ..self.resources
+        }
+        .build(Run {
+            conversation_id: "lsp-test".into(),
+            root,
+            surface: self.surface,
+            approver: Arc::new(AllowAll),
+        });
+        Project {
+            _dir: dir,
+            ws,
+            supervisor,
+            registry,
+        }
+    }
+}
+
+/// A project with the default [`Setup`].
+pub fn project(files: &[(&str, &str)]) -> Project {
+    Setup::default().build(files)
+}
+
+impl Project {
+    /// Calls `tool`; a tool error comes back as its `{"error": …}` envelope.
+    pub async fn call(&self, tool: &str, args: Value) -> Value {
+        match self.registry.call(tool, args).await {
+            Ok(output) => output.value,
+            Err(error) => error.to_envelope(),
+        }
+    }
+
+    /// Calls `lsp`.
+    pub async fn lsp(&self, args: Value) -> Value {
+        self.call("lsp", args).await
+    }
+
+    /// The text of a workspace file.
+    pub fn read(&self, file: &str) -> String {
+        std::fs::read_to_string(self.ws.join(file)).unwrap()
+    }
+
+    /// Pids (process groups) of the servers running now.
+    pub fn server_pids(&self) -> Vec<u32> {
+        let mut pids: Vec<u32> = self
+            .supervisor
+            .running()
+            .iter()
+            .filter_map(|server| server.pid())
+            .collect();
+        pids.sort_unstable();
+        pids
+    }
+
+    /// Ends the run and checks the process table: no process of any server it ran is left.
+    pub async fn shutdown(self) {
+        let pids = self.server_pids();
+        self.registry.shutdown(Duration::from_secs(5)).await;
+        for pid in pids {
+            assert_group_gone(pid).await;
+        }
+    }
+}
+
+/// Waits (up to 10 s: signals land asynchronously) until no live process is left in group
+/// `pgid`.
+pub async fn assert_group_gone(pgid: u32) {
+    for _ in 0..100 {
+        if live_group_members(pgid).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "processes of group {pgid} survived: {:?}",
+        live_group_members(pgid)
+    );
+}
 
 /// Every entry under `dir` with its bytes, to compare trees byte for byte.
 pub fn tree(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
