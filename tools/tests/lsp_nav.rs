@@ -492,3 +492,56 @@ async fn basedpyright_code_actions_carry_the_diagnostics_context() {
     insta::assert_json_snapshot!("py_code_actions", out);
     p.shutdown().await;
 }
+
+/// Records what a call reports as progress.
+#[derive(Default)]
+struct Progress(std::sync::Mutex<Vec<String>>);
+
+impl cc_tools::ProgressSink for Progress {
+    fn report(&self, _progress: f64, _total: Option<f64>, message: Option<&str>) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(message.unwrap_or_default().to_owned());
+    }
+}
+
+/// A caller that listens for progress hears why the first call on a freshly started,
+/// indexing server takes its time, and still gets the answer.
+#[tokio::test]
+async fn waiting_for_an_indexing_server_reports_progress() {
+    if require_peer("rust-analyzer").is_none() {
+        return;
+    }
+    let p = project(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        ),
+        (
+            "src/main.rs",
+            "fn helper() -> u32 {\n    1\n}\n\nfn main() {\n    helper();\n}\n",
+        ),
+    ]);
+    let progress = std::sync::Arc::new(Progress::default());
+    let output = p
+        .registry
+        .call_with(
+            "lsp",
+            json!({"action": "definition", "file": "src/main.rs", "line": 6, "symbol": "helper"}),
+            cc_tools::CallOptions {
+                progress: Some(progress.clone()),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(places(&output.value), ["src/main.rs:1"]);
+    let messages = progress.0.lock().unwrap().clone();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("waiting for rust-analyzer to finish")),
+        "{messages:?}"
+    );
+    p.shutdown().await;
+}

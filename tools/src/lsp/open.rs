@@ -10,10 +10,13 @@ use serde_json::json;
 
 use crate::error::{kinds, ToolError};
 use crate::root::WorkspaceRoot;
-use crate::tool::ToolOutput;
+use crate::tool::{CallContext, ToolOutput};
 
 /// How long to let a freshly started server finish indexing before asking it.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How often a caller listening for progress hears that the server is still indexing.
+const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 
 pub(super) fn unavailable(reason: String) -> ToolError {
     ToolError::new(kinds::NOT_AVAILABLE, reason)
@@ -39,6 +42,7 @@ pub(super) struct Opened {
 
 /// The file's server, with the file synced as it is on disk and indexing finished.
 pub(super) async fn open(
+    ctx: &CallContext,
     supervisor: &Supervisor,
     root: &WorkspaceRoot,
     file: Option<&str>,
@@ -58,7 +62,7 @@ pub(super) async fn open(
     server
         .ensure_synced(&path, &text, &language_id)
         .map_err(lsp_error)?;
-    server.wait_ready(READY_TIMEOUT).await;
+    wait_ready(ctx, &server).await;
     Ok(Opened {
         path,
         shown,
@@ -66,6 +70,42 @@ pub(super) async fn open(
         language_id,
         server,
     })
+}
+
+/// Waits for the server to finish indexing; a caller that listens for progress hears what
+/// the server reports it is doing while it waits (an agent sees why the call is slow).
+async fn wait_ready(ctx: &CallContext, server: &LanguageServer) {
+    if !ctx.wants_progress() {
+        server.wait_ready(READY_TIMEOUT).await;
+        return;
+    }
+    let started = std::time::Instant::now();
+    let ready = server.wait_ready(READY_TIMEOUT);
+    tokio::pin!(ready);
+    let mut ticker = tokio::time::interval(PROGRESS_EVERY);
+    loop {
+        tokio::select! {
+            _ = &mut ready => return,
+            _ = ticker.tick() => {
+                if server.is_busy() {
+                    ctx.report_progress(
+                        started.elapsed().as_secs_f64(),
+                        None,
+                        Some(&indexing_message(server.name(), &server.progress_titles())),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// "waiting for rust-analyzer to finish: Indexing, Building"
+fn indexing_message(server: &str, titles: &[String]) -> String {
+    if titles.is_empty() {
+        format!("waiting for {server} to finish indexing")
+    } else {
+        format!("waiting for {server} to finish: {}", titles.join(", "))
+    }
 }
 
 /// The position of `symbol` on 1-based `line` of the opened file.

@@ -232,7 +232,7 @@ impl Tool for LspRenameTool {
         false
     }
 
-    async fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: RenameArgs = parse_args(args)?;
         let new_name = args.new_name.trim();
         if new_name.is_empty() {
@@ -243,7 +243,7 @@ impl Tool for LspRenameTool {
                 "`new_name` is `{new_name}`, the name it already has"
             )));
         }
-        let opened = open::open(&self.supervisor, &self.root, Some(&args.file)).await?;
+        let opened = open::open(ctx, &self.supervisor, &self.root, Some(&args.file)).await?;
         let at = open::position(&opened, Some(args.line), Some(&args.symbol))?;
         if !opened
             .server

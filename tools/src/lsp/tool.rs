@@ -94,15 +94,20 @@ struct LspArgs {
 }
 
 impl LspTool {
-    async fn open(&self, file: Option<&str>) -> Result<Opened, ToolError> {
-        open::open(&self.supervisor, &self.root, file).await
+    async fn open(&self, ctx: &CallContext, file: Option<&str>) -> Result<Opened, ToolError> {
+        open::open(ctx, &self.supervisor, &self.root, file).await
     }
 
     fn locate(&self, args: &LspArgs, opened: &Opened) -> Result<Located, ToolError> {
         open::position(opened, args.line, args.symbol.as_deref())
     }
 
-    async fn navigate(&self, args: &LspArgs, action: Action) -> Result<ToolOutput, ToolError> {
+    async fn navigate(
+        &self,
+        ctx: &CallContext,
+        args: &LspArgs,
+        action: Action,
+    ) -> Result<ToolOutput, ToolError> {
         let (name, provider, method) = match action {
             Action::Definition => (
                 "definition",
@@ -131,7 +136,7 @@ impl LspTool {
                 "textDocument/codeAction",
             ),
         };
-        let opened = self.open(args.file.as_deref()).await?;
+        let opened = self.open(ctx, args.file.as_deref()).await?;
         let at = self.locate(args, &opened)?;
         if !opened.server.supports(provider, method) {
             return Ok(unsupported(&opened.server, name));
@@ -206,11 +211,11 @@ impl LspTool {
         Ok(ToolOutput::new(value).with_text(text))
     }
 
-    async fn symbols(&self, args: &LspArgs) -> Result<ToolOutput, ToolError> {
+    async fn symbols(&self, ctx: &CallContext, args: &LspArgs) -> Result<ToolOutput, ToolError> {
         if let Some(query) = args.query.as_deref() {
             // Any running or startable server answers; the file (if given) picks which.
             let probe = match args.file.as_deref() {
-                Some(file) => self.open(Some(file)).await?.server,
+                Some(file) => self.open(ctx, Some(file)).await?.server,
                 None => self
                     .supervisor
                     .running()
@@ -240,15 +245,18 @@ impl LspTool {
                 truncated,
             ));
         }
-        let opened = self.open(args.file.as_deref()).await.map_err(|error| {
-            if error.kind() == kinds::INVALID_ARGUMENTS {
-                ToolError::invalid_arguments(
-                    "`symbols` needs `query` (workspace search) or `file` (its symbols)",
-                )
-            } else {
-                error
-            }
-        })?;
+        let opened = self
+            .open(ctx, args.file.as_deref())
+            .await
+            .map_err(|error| {
+                if error.kind() == kinds::INVALID_ARGUMENTS {
+                    ToolError::invalid_arguments(
+                        "`symbols` needs `query` (workspace search) or `file` (its symbols)",
+                    )
+                } else {
+                    error
+                }
+            })?;
         if !opened
             .server
             .supports("documentSymbolProvider", "textDocument/documentSymbol")
@@ -449,8 +457,8 @@ impl Tool for LspTool {
             }
             Action::Reload => self.reload(&args).await,
             Action::Diagnostics => self.diagnostics(ctx, &args).await,
-            Action::Symbols => self.symbols(&args).await,
-            action => self.navigate(&args, action).await,
+            Action::Symbols => self.symbols(ctx, &args).await,
+            action => self.navigate(ctx, &args, action).await,
         }
     }
 }
