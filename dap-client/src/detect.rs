@@ -3,11 +3,11 @@
 //! wants); `adapters` reports all three, and which half is missing.
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+use cc_process::is_executable;
 use serde::Serialize;
 use tokio::io::AsyncReadExt;
 
@@ -37,17 +37,7 @@ impl Environment {
 
     /// Every executable named `name` on the search path, in order.
     pub fn find_all(&self, name: &str) -> Vec<PathBuf> {
-        let mut found = Vec::new();
-        for dir in std::env::split_paths(&self.search_path) {
-            if dir.as_os_str().is_empty() {
-                continue;
-            }
-            let candidate = dir.join(name);
-            if is_executable(&candidate) && !found.contains(&candidate) {
-                found.push(candidate);
-            }
-        }
-        found
+        cc_process::find_all_in(name, &self.search_path)
     }
 
     /// The first executable named `name` on the search path; a name with a slash is a path
@@ -88,12 +78,6 @@ impl Environment {
         }
         best.map(|(_, path)| path)
     }
-}
-
-fn is_executable(path: &Path) -> bool {
-    path.metadata()
-        .map(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
 }
 
 /// An adapter ready to start.

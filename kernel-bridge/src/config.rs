@@ -1,10 +1,10 @@
 //! How kernels are started: which interpreter, through which enclosure, with which limits.
 
 use std::fmt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use cc_process::is_executable;
 use serde::{Deserialize, Serialize};
 
 use crate::error::KernelError;
@@ -204,12 +204,6 @@ pub(crate) fn interpreter(
     })
 }
 
-fn is_executable(path: &Path) -> bool {
-    path.metadata()
-        .map(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,7 +244,11 @@ mod tests {
         std::fs::create_dir_all(&bin).unwrap();
         let python = bin.join("python");
         std::fs::write(&python, "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(
+            &python,
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+        )
+        .unwrap();
         let found = interpreter(Language::Python, &KernelConfig::default(), dir.path()).unwrap();
         assert_eq!(found, python);
 

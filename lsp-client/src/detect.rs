@@ -1,13 +1,14 @@
 //! Detection is an intersection: a root marker, a binary that resolves, and a probe that runs.
 
 use std::collections::HashMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use tokio::io::AsyncReadExt;
+
+use cc_process::is_executable;
 
 use crate::table::{Family, ServerSpec};
 
@@ -287,29 +288,7 @@ fn find_in(name: &str, path_var: &std::ffi::OsStr) -> Vec<PathBuf> {
             Vec::new()
         };
     }
-    let mut found: Vec<PathBuf> = Vec::new();
-    for dir in std::env::split_paths(path_var) {
-        if dir.as_os_str().is_empty() {
-            continue;
-        }
-        let candidate = dir.join(name);
-        // The same binary reached twice (a directory listed twice, /bin → /usr/bin) is one.
-        let canonical = std::fs::canonicalize(&candidate).unwrap_or_else(|_| candidate.clone());
-        if is_executable(&candidate)
-            && !found
-                .iter()
-                .any(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone()) == canonical)
-        {
-            found.push(candidate);
-        }
-    }
-    found
-}
-
-fn is_executable(path: &Path) -> bool {
-    path.metadata()
-        .map(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+    cc_process::find_all_in(name, path_var)
 }
 
 #[cfg(test)]
@@ -321,7 +300,8 @@ mod tests {
     fn script(dir: &Path, name: &str, body: &str) {
         let path = dir.join(name);
         std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
     }
 
     #[tokio::test]

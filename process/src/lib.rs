@@ -33,4 +33,4 @@ mod path;
 pub mod testing;
 
 pub use group::{spawn_group, GroupChild};
-pub use path::{find_all_on_path, find_on_path};
+pub use path::{find_all_in, find_all_on_path, find_on_path, is_executable};

@@ -25,21 +25,31 @@ pub fn find_on_path(name: &str) -> Option<PathBuf> {
     find_all_on_path(name).into_iter().next()
 }
 
-fn find_all_in(name: &str, path_var: &OsStr) -> Vec<PathBuf> {
+/// Every executable file named `name` in the directories of `path_var` (a `PATH`-style
+/// list), in order. The same binary reached twice (a directory listed twice, `/bin` and a
+/// `/usr/bin` it links to) is listed once.
+pub fn find_all_in(name: &str, path_var: &OsStr) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
     for dir in std::env::split_paths(path_var) {
         if dir.as_os_str().is_empty() {
             continue;
         }
         let candidate = dir.join(name);
-        if is_executable(&candidate) && !found.contains(&candidate) {
+        if !is_executable(&candidate) {
+            continue;
+        }
+        let canonical = std::fs::canonicalize(&candidate).unwrap_or_else(|_| candidate.clone());
+        if !seen.contains(&canonical) {
+            seen.push(canonical);
             found.push(candidate);
         }
     }
     found
 }
 
-fn is_executable(path: &Path) -> bool {
+/// Whether `path` is a regular file with an execute bit.
+pub fn is_executable(path: &Path) -> bool {
     path.metadata()
         .map(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
         .unwrap_or(false)

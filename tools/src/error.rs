@@ -22,6 +22,8 @@ pub mod kinds {
     pub const NOT_FOUND: &str = "not_found";
     /// Reading or writing failed.
     pub const IO: &str = "io";
+    /// Files changed since a change to them was staged; nothing was written.
+    pub const STALE: &str = "stale";
     /// The call would deadlock (a tool re-entering itself through a bridge).
     pub const REENTRANT: &str = "reentrant";
     /// Something went wrong inside the tool that is not the caller's fault.

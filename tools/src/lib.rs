@@ -32,6 +32,7 @@
 
 pub mod approve;
 pub mod ask_user;
+mod commit;
 pub mod debug;
 pub mod error;
 pub mod eval;

@@ -455,17 +455,14 @@ async fn commit(root: &WorkspaceRoot, planned: &[Planned]) -> Result<(), ToolErr
             (None, None) => {}
         }
     }
-    let committed = tokio::task::spawn_blocking(move || tx.commit())
-        .await
-        .map_err(|error| ToolError::internal(format!("the commit did not finish: {error}")))?;
-    committed.map(|_| ()).map_err(|error| {
-        crate::lsp::apply::commit_error(
-            root,
-            &error,
-            "the patch",
-            "read the files and make the patch from their current content",
-        )
-    })
+    crate::commit::commit(
+        root,
+        tx,
+        "the patch",
+        "read the files and make the patch from their current content",
+    )
+    .await
+    .map(|_| ())
 }
 
 #[cfg(test)]

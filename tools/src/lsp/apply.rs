@@ -10,10 +10,9 @@ use std::path::{Path, PathBuf};
 
 use cc_lsp_client::workspace_edit::{self, FileChange};
 use cc_lsp_client::{ApplyEdit, PositionEncoding};
-use cc_structural::{CommitError, Transaction};
-use serde_json::{json, Value};
+use cc_structural::Transaction;
+use serde_json::Value;
 
-use crate::error::{kinds, ToolError};
 use crate::root::WorkspaceRoot;
 
 /// The transaction that makes `changes`.
@@ -87,80 +86,6 @@ fn inside(root: &Path, path: &Path) -> bool {
     path.starts_with(root) && resolved.starts_with(root)
 }
 
-/// Commits on a blocking thread; errors say what happened to the tree.
-pub(crate) async fn commit(
-    root: &WorkspaceRoot,
-    changes: &[FileChange],
-    what: &str,
-    again: &str,
-) -> Result<(), ToolError> {
-    let tx = transaction(changes);
-    let committed = tokio::task::spawn_blocking(move || tx.commit())
-        .await
-        .map_err(|error| ToolError::internal(format!("the commit did not finish: {error}")))?;
-    committed
-        .map(|_| ())
-        .map_err(|error| commit_error(root, &error, what, again))
-}
-
-/// A failed commit as a tool error: which files, and that the tree is as before.
-pub(crate) fn commit_error(
-    root: &WorkspaceRoot,
-    error: &CommitError,
-    what: &str,
-    again: &str,
-) -> ToolError {
-    match error {
-        CommitError::Stale { paths } => {
-            let shown: Vec<String> = paths.iter().map(|p| root.relative(p)).collect();
-            ToolError::new(
-                "stale",
-                format!(
-                    "{} changed while {what} was being applied, so nothing was written; {again}",
-                    shown.join(", ")
-                ),
-            )
-            .with_detail("paths", shown)
-        }
-        CommitError::Io {
-            path,
-            message,
-            restored,
-            unrestored,
-        } => {
-            let shown = root.relative(path);
-            let restored: Vec<String> = restored.iter().map(|p| root.relative(p)).collect();
-            let unrestored_json: Vec<Value> = unrestored
-                .iter()
-                .map(|(p, why)| json!({"path": root.relative(p), "reason": why}))
-                .collect();
-            let outcome = if unrestored.is_empty() {
-                format!(
-                    "nothing was changed (the {} file(s) already written were restored)",
-                    restored.len()
-                )
-            } else {
-                format!(
-                    "{} file(s) could NOT be restored: {}",
-                    unrestored.len(),
-                    unrestored
-                        .iter()
-                        .map(|(p, why)| format!("{} ({why})", root.relative(p)))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
-            ToolError::new(
-                kinds::IO,
-                format!("could not write `{shown}` while applying {what}: {message}; {outcome}"),
-            )
-            .with_detail("path", shown)
-            .with_detail("restored", restored)
-            .with_detail("unrestored", unrestored_json)
-        }
-    }
-}
-
 /// Applies the edits servers ask for (`workspace/applyEdit`) inside the workspace, all or
 /// nothing.
 #[derive(Debug, Clone)]
@@ -186,7 +111,7 @@ impl ApplyEdit for TransactionApplier {
             workspace_edit::plan(edit, encoding, versions).map_err(|error| error.to_string())?;
         check_inside(&self.root, &changes)?;
         transaction(&changes).commit().map_err(|error| {
-            commit_error(
+            crate::commit::commit_error(
                 &self.root,
                 &error,
                 "the server's edit",
@@ -203,6 +128,7 @@ impl ApplyEdit for TransactionApplier {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn applies_inside_and_refuses_outside() {

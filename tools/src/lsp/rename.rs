@@ -309,9 +309,9 @@ impl Tool for LspRenameTool {
                 })?;
         apply::check_inside(&self.root, &changes)
             .map_err(|message| ToolError::new(crate::error::kinds::OUTSIDE_ROOT, message))?;
-        apply::commit(
+        crate::commit::commit(
             &self.root,
-            &changes,
+            apply::transaction(&changes),
             "the rename",
             "run lsp_rename again on the current files",
         )

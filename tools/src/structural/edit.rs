@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use cc_structural::{stage_rewrite, CommitError, Languages, Pattern, RewriteError, StagedRewrite};
+use cc_structural::{stage_rewrite, Languages, Pattern, RewriteError, StagedRewrite};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -17,12 +17,16 @@ use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
 use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
 
+/// What a failed `resolve` adds to its error: the staged edit is gone.
+pub(super) const EDIT_DROPPED: &str =
+    "the edit was dropped; run ast_edit again to stage it on the current files";
+
 /// Error kinds of `ast_edit` and `resolve`.
 pub mod error_kinds {
     /// No staged edit has that id (never staged, already accepted or discarded).
     pub const UNKNOWN_EDIT: &str = "unknown_edit";
     /// Files changed since staging; nothing was written.
-    pub const STALE: &str = "stale";
+    pub const STALE: &str = crate::error::kinds::STALE;
     /// The rewrite template uses a metavariable the pattern does not bind.
     pub const UNBOUND_METAVARIABLE: &str = "unbound_metavariable";
     /// Two matches overlap without nesting.
@@ -328,7 +332,8 @@ impl Tool for ResolveTool {
         }
         let replacements = staged.replacements;
         let transaction = staged.transaction;
-        let committed = blocking(move || Ok(transaction.commit())).await?;
+        let committed =
+            crate::commit::commit(&self.root, transaction, &args.edit_id, EDIT_DROPPED).await;
         match committed {
             Ok(written) => {
                 let files: Vec<String> = written.iter().map(|p| shown(&self.root, p)).collect();
@@ -349,62 +354,7 @@ impl Tool for ResolveTool {
                 .with_text(text)
                 .with_written(written))
             }
-            Err(error) => Err(commit_error(&self.root, args.edit_id, error)),
-        }
-    }
-}
-
-/// A failed commit as the tool's typed error: `stale` naming the changed files, or `io`
-/// naming what was restored (and anything that could not be).
-pub(super) fn commit_error(root: &WorkspaceRoot, edit_id: String, error: CommitError) -> ToolError {
-    match error {
-        CommitError::Stale { paths } => {
-            let paths: Vec<String> = paths.iter().map(|p| shown(root, p)).collect();
-            ToolError::new(
-                error_kinds::STALE,
-                format!(
-                    "{} changed since {edit_id} was staged, so nothing was written and the edit \
-                     was dropped; run ast_edit again to stage it on the current files",
-                    paths.join(", "),
-                ),
-            )
-            .with_detail("edit_id", edit_id)
-            .with_detail("paths", paths)
-        }
-        CommitError::Io {
-            path,
-            message,
-            restored,
-            unrestored,
-        } => {
-            let restored: Vec<String> = restored.iter().map(|p| shown(root, p)).collect();
-            let unrestored: Vec<Value> = unrestored
-                .iter()
-                .map(|(p, why)| json!({"path": shown(root, p), "reason": why}))
-                .collect();
-            let shown_path = shown(root, &path);
-            let outcome = if unrestored.is_empty() {
-                format!(
-                    "the {} file(s) already written were restored, so the tree is as before",
-                    restored.len()
-                )
-            } else {
-                format!(
-                    "{} file(s) were restored but {} could not be (see `unrestored`)",
-                    restored.len(),
-                    unrestored.len()
-                )
-            };
-            ToolError::new(
-                kinds::IO,
-                format!(
-                    "could not write `{shown_path}`: {message}; {outcome}; the edit was dropped"
-                ),
-            )
-            .with_detail("edit_id", edit_id)
-            .with_detail("path", shown_path)
-            .with_detail("restored", restored)
-            .with_detail("unrestored", unrestored)
+            Err(error) => Err(error.with_detail("edit_id", args.edit_id)),
         }
     }
 }

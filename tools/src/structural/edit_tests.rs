@@ -241,26 +241,28 @@ fn a_failed_write_names_what_was_restored_and_what_was_not() {
     let dir = tempfile::tempdir().unwrap();
     let root = WorkspaceRoot::new(dir.path()).unwrap();
     let at = |p: &str| root.path().join(p);
-    let all_back = super::edit::commit_error(
+    let all_back = crate::commit::commit_error(
         &root,
-        "edit_3".into(),
-        cc_structural::CommitError::Io {
+        &cc_structural::CommitError::Io {
             path: at("pkg/c.py"),
             message: "No space left on device".into(),
             restored: vec![at("pkg/a.py"), at("pkg/b.py")],
             unrestored: vec![],
         },
+        "edit_3",
+        super::edit::EDIT_DROPPED,
     );
     insta::assert_json_snapshot!(all_back.to_envelope());
-    let partly = super::edit::commit_error(
+    let partly = crate::commit::commit_error(
         &root,
-        "edit_3".into(),
-        cc_structural::CommitError::Io {
+        &cc_structural::CommitError::Io {
             path: at("pkg/c.py"),
             message: "No space left on device".into(),
             restored: vec![at("pkg/a.py")],
             unrestored: vec![(at("pkg/b.py"), "changed by another writer".into())],
         },
+        "edit_3",
+        super::edit::EDIT_DROPPED,
     );
     assert!(
         partly.to_string().contains("1 could not be"),

@@ -7,44 +7,16 @@
 //! JSON object per adapter.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use super::Context;
-use crate::util::{self, Result};
+use crate::util::Result;
 
 const ROUNDS: &str = "50";
 /// Goal: a step through the supervisor takes at most this much longer than a bare one (p50).
 const GOAL_RATIO: f64 = 1.2;
 
 pub fn run(ctx: &Context) -> Result<String> {
-    let mut cmd = ctx.cargo();
-    cmd.args([
-        "run",
-        "--release",
-        "-q",
-        "-p",
-        "cc-dap-client",
-        "--example",
-        "dap_bench",
-        ROUNDS,
-    ])
-    .env("PATH", &ctx.peer_path);
-    let out = util::capture(&mut cmd, Duration::from_secs(1800))
-        .map_err(|e| format!("cannot run the dap_bench example: {e}"))?;
-    if !out.success() {
-        return Err(format!(
-            "the dap_bench example failed: {}",
-            out.stderr.trim()
-        ));
-    }
-    let rows: Vec<serde_json::Value> = out
-        .stdout
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect();
-    if rows.is_empty() {
-        return Err("the dap_bench example printed no result".into());
-    }
+    let rows = ctx.example_rows("cc-dap-client", "dap_bench", &[ROUNDS])?;
     let mut md = String::new();
     let _ = writeln!(
         md,

@@ -7,10 +7,9 @@
 //! JSON object per server.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use super::Context;
-use crate::util::{self, Result};
+use crate::util::Result;
 
 const ROUNDS: &str = "20";
 /// Servers with a goal: pull-based or versioned, so no settle window is needed.
@@ -18,34 +17,7 @@ const GOAL_MS: f64 = 50.0;
 const GOAL_SERVERS: &[&str] = &["clangd", "basedpyright"];
 
 pub fn run(ctx: &Context) -> Result<String> {
-    let mut cmd = ctx.cargo();
-    cmd.args([
-        "run",
-        "--release",
-        "-q",
-        "-p",
-        "cc-lsp-client",
-        "--example",
-        "lsp_bench",
-        ROUNDS,
-    ])
-    .env("PATH", &ctx.peer_path);
-    let out = util::capture(&mut cmd, Duration::from_secs(1800))
-        .map_err(|e| format!("cannot run the lsp_bench example: {e}"))?;
-    if !out.success() {
-        return Err(format!(
-            "the lsp_bench example failed: {}",
-            out.stderr.trim()
-        ));
-    }
-    let rows: Vec<serde_json::Value> = out
-        .stdout
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect();
-    if rows.is_empty() {
-        return Err("the lsp_bench example printed no result".into());
-    }
+    let rows = ctx.example_rows("cc-lsp-client", "lsp_bench", &[ROUNDS])?;
     let mut md = String::new();
     let _ = writeln!(
         md,

@@ -108,6 +108,45 @@ impl Context {
     pub fn cargo(&self) -> Command {
         util::cargo(&self.root)
     }
+
+    /// Runs `cargo run --release -p PACKAGE --example EXAMPLE ARGS…` with the peers on PATH
+    /// and returns the JSON objects it printed, one per line (other lines are ignored).
+    pub fn example_rows(
+        &self,
+        package: &str,
+        example: &str,
+        args: &[&str],
+    ) -> Result<Vec<serde_json::Value>> {
+        let mut cmd = self.cargo();
+        cmd.args([
+            "run",
+            "--release",
+            "-q",
+            "-p",
+            package,
+            "--example",
+            example,
+        ])
+        .args(args)
+        .env("PATH", &self.peer_path);
+        let out = util::capture(&mut cmd, Duration::from_secs(1800))
+            .map_err(|e| format!("cannot run the {example} example: {e}"))?;
+        if !out.success() {
+            return Err(format!(
+                "the {example} example failed: {}",
+                out.stderr.trim()
+            ));
+        }
+        let rows: Vec<serde_json::Value> = out
+            .stdout
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        if rows.is_empty() {
+            return Err(format!("the {example} example printed no result"));
+        }
+        Ok(rows)
+    }
 }
 
 /// The target directory, as cargo itself resolves it.
