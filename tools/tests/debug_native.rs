@@ -93,18 +93,7 @@ async fn exercise(fixture: &Fixture, source: &str, file: &str, program: &str) ->
         "{stack:#}"
     );
     assert_eq!(top["line"], loop_line);
-    let scopes = call(debug, json!({"op": "scopes", "frame_id": top["id"]})).await;
-    let locals = scopes["scopes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"].as_str().unwrap().starts_with("Local"))
-        .unwrap_or_else(|| panic!("no locals scope: {scopes:#}"));
-    let vars = call(
-        debug,
-        json!({"op": "variables", "reference": locals["reference"]}),
-    )
-    .await;
+    let vars = debug_support::locals(debug, &top["id"]).await;
     assert_eq!(value_of(&vars, "total").as_deref(), Some("0"), "{vars:#}");
     assert_eq!(value_of(&vars, "i").as_deref(), Some("0"), "{vars:#}");
     let evaluated = call(

@@ -113,18 +113,7 @@ async fn a_python_session_from_breakpoint_to_exit() {
     let main_frame = frames[0]["id"].clone();
     let module_frame = frames[1]["id"].clone();
 
-    let scopes = call(debug, json!({"op": "scopes", "frame_id": main_frame})).await;
-    let locals = scopes["scopes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "Locals")
-        .unwrap();
-    let variables = call(
-        debug,
-        json!({"op": "variables", "reference": locals["reference"]}),
-    )
-    .await;
+    let variables = debug_support::locals(debug, &main_frame).await;
     let value_of = |vars: &serde_json::Value, name: &str| {
         vars["variables"]
             .as_array()
@@ -457,18 +446,7 @@ async fn stack_variables_values_and_output_are_capped_with_totals() {
     assert_eq!(stack["total_frames"], 42, "41 calls of deep and the module");
 
     let top = stack["frames"][0]["id"].clone();
-    let scopes = call(debug, json!({"op": "scopes", "frame_id": top})).await;
-    let locals = scopes["scopes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "Locals")
-        .unwrap();
-    let variables = call(
-        debug,
-        json!({"op": "variables", "reference": locals["reference"]}),
-    )
-    .await;
+    let variables = debug_support::locals(debug, &top).await;
     let find = |name: &str| {
         variables["variables"]
             .as_array()

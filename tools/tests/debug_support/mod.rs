@@ -101,6 +101,26 @@ pub async fn call_err(registry: &Registry, args: Value) -> ToolError {
     }
 }
 
+/// The `variables` result for the local scope (`Locals`, lldb's `Local`) of `frame_id`.
+pub async fn locals(registry: &Registry, frame_id: &Value) -> Value {
+    let scopes = call(
+        registry,
+        serde_json::json!({"op": "scopes", "frame_id": frame_id}),
+    )
+    .await;
+    let local = scopes["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"].as_str().unwrap_or_default().starts_with("Local"))
+        .unwrap_or_else(|| panic!("no locals scope: {scopes:#}"));
+    call(
+        registry,
+        serde_json::json!({"op": "variables", "reference": local["reference"]}),
+    )
+    .await
+}
+
 /// The `stopped` object of a result, asserting the program is stopped.
 pub fn stopped(value: &Value) -> &Value {
     assert_eq!(value["state"], "stopped", "not stopped: {value:#}");
