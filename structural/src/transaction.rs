@@ -295,9 +295,7 @@ impl Transaction {
                 ));
                 continue;
             }
-            let result = temp_with(path, original)
-                .and_then(|temp| temp.persist(path).map(|_| ()).map_err(|e| e.error))
-                .or_else(|_| std::fs::write(path, original));
+            let result = replace_whole(path, original).or_else(|_| std::fs::write(path, original));
             match result {
                 Ok(()) => restored.push(path.clone()),
                 Err(error) => unrestored.push((path.clone(), error.to_string())),
@@ -332,6 +330,14 @@ fn temp_with(path: &Path, content: &[u8]) -> std::io::Result<tempfile::NamedTemp
         std::fs::set_permissions(temp.path(), meta.permissions())?;
     }
     Ok(temp)
+}
+
+/// Replaces `path` whole with `content`, through a fsynced temporary file and a rename.
+fn replace_whole(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    temp_with(path, content)?
+        .persist(path)
+        .map(|_| ())
+        .map_err(|e| e.error)
 }
 
 /// Makes the renames durable; best effort (some file systems refuse to fsync a directory).

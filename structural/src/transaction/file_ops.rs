@@ -241,9 +241,7 @@ pub(super) fn apply(op: &FileOp, index: usize) -> std::io::Result<()> {
                 return Ok(());
             };
             // The new bytes replace the moved file whole, as a replacement would.
-            let rewritten = super::temp_with(to, new)
-                .and_then(|temp| temp.persist(to).map(|_| ()).map_err(|e| e.error));
-            if let Err(error) = rewritten {
+            if let Err(error) = super::replace_whole(to, new) {
                 let _ = std::fs::rename(to, from);
                 remove_dirs(dirs);
                 return Err(error);
@@ -302,9 +300,7 @@ pub(super) fn undo(op: &FileOp, index: usize) -> Result<(), String> {
                 if std::fs::read(to).is_ok_and(|current| &current != new) {
                     return Err("changed by another writer during the commit; left as it is".into());
                 }
-                super::temp_with(to, original)
-                    .and_then(|temp| temp.persist(to).map(|_| ()).map_err(|e| e.error))
-                    .map_err(|e| e.to_string())?;
+                super::replace_whole(to, original).map_err(|e| e.to_string())?;
             }
             if exists(from) {
                 return Err(format!(
