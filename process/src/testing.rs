@@ -75,3 +75,100 @@ pub fn live_group_members(pgid: u32) -> Vec<u32> {
         })
         .collect()
 }
+
+/// The folder `cargo xtask peers` installs the real third-party projects into: `CC_PEERS_DIR`
+/// (when set) or this repository's `.peers`, then `projects/`.
+fn projects_dir() -> PathBuf {
+    let peers = std::env::var_os("CC_PEERS_DIR").map_or_else(
+        || {
+            // process/ is one level below the repository root.
+            let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+            manifest
+                .parent()
+                .unwrap_or(manifest)
+                .join(".peers")
+        },
+        PathBuf::from,
+    );
+    peers.join("projects")
+}
+
+/// The installed tree of the real project `name` (see `xtask/src/projects.rs`), or `None`
+/// (after a loud notice; a panic under `CI`) when it is not installed. Never write into it:
+/// copy it with [`copy_project`] first.
+pub fn real_project(name: &str) -> Option<PathBuf> {
+    let dir = projects_dir().join(name);
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    missing_peer(
+        &format!("project {name}"),
+        &format!("{} does not exist", dir.display()),
+    );
+    None
+}
+
+/// A private copy of a real project in a fresh temporary folder, removed on drop.
+#[derive(Debug)]
+pub struct ProjectCopy {
+    root: PathBuf,
+}
+
+impl ProjectCopy {
+    /// The copy's root (canonical).
+    pub fn path(&self) -> &std::path::Path {
+        &self.root
+    }
+}
+
+impl Drop for ProjectCopy {
+    fn drop(&mut self) {
+        if let Some(parent) = self.root.parent() {
+            let _ = std::fs::remove_dir_all(parent);
+        }
+    }
+}
+
+/// Copies the real project `name` to a temporary folder (`<tmp>/cc-project-…/<name>`), or
+/// `None` as [`real_project`]. Symlinks are copied as symlinks; file modes are kept.
+pub fn copy_project(name: &str) -> Option<ProjectCopy> {
+    let source = real_project(name)?;
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let unique = format!(
+        "cc-project-{}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    );
+    let base = std::env::temp_dir().join(unique);
+    let root = base.join(name);
+    if let Err(error) = copy_tree(&source, &root) {
+        let _ = std::fs::remove_dir_all(&base);
+        panic!("cannot copy project {name} to {}: {error}", root.display());
+    }
+    let root = root.canonicalize().unwrap_or(root);
+    Some(ProjectCopy { root })
+}
+
+/// Copies a directory tree, with an explicit stack (no recursion on the tree's depth).
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
+    while let Some((src, dst)) = stack.pop() {
+        std::fs::create_dir_all(&dst)?;
+        for entry in std::fs::read_dir(&src)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            let target = dst.join(entry.file_name());
+            if kind.is_dir() {
+                stack.push((entry.path(), target));
+            } else if kind.is_symlink() {
+                std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
+            } else {
+                std::fs::copy(entry.path(), &target)?;
+            }
+        }
+    }
+    Ok(())
+}

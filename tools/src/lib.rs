@@ -32,6 +32,7 @@
 
 pub mod approve;
 pub mod ask_user;
+mod cancel;
 mod commit;
 pub mod debug;
 pub mod error;
@@ -46,6 +47,7 @@ pub mod tier;
 pub mod tool;
 pub mod vibe;
 
+pub use cancel::Cancellation;
 pub use approve::{AllowAll, Approval, ApprovalRequest, Approver, DenyAll};
 pub use error::{kinds, ToolError};
 pub use registry::{AfterWrite, CallOptions, Registry, RegistryBuilder, Run, Shutdown, ToolSchema};

@@ -193,12 +193,15 @@ impl RegistryBuilder {
 pub struct CallOptions {
     /// Where progress goes, when the caller listens.
     pub progress: Option<Arc<dyn ProgressSink>>,
+    /// Fired by the caller to cancel the call (MCP `notifications/cancelled`).
+    pub cancel: Option<crate::Cancellation>,
 }
 
 impl std::fmt::Debug for CallOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CallOptions")
             .field("progress", &self.progress.is_some())
+            .field("cancel", &self.cancel.is_some())
             .finish()
     }
 }
@@ -256,6 +259,7 @@ impl Registry {
             Origin::Model,
             options.progress,
             Arc::new(Vec::new()),
+            options.cancel.unwrap_or_default(),
         )
         .await
     }
@@ -318,6 +322,7 @@ impl Dispatcher {
             },
             None,
             caller.held.clone(),
+            caller.cancel.clone(),
         )
         .await
     }
@@ -330,6 +335,7 @@ async fn dispatch(
     origin: Origin,
     progress: Option<Arc<dyn ProgressSink>>,
     held: Arc<Vec<String>>,
+    cancel: crate::Cancellation,
 ) -> Result<ToolOutput, ToolError> {
     let run = &inner.run;
     let entry = inner
@@ -401,6 +407,7 @@ async fn dispatch(
         progress,
         tool: name.to_owned(),
         held,
+        cancel,
     };
     let mut output = entry.tool.call(&ctx, args).await?;
     if !output.written.is_empty() {

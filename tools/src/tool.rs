@@ -128,6 +128,8 @@ pub struct CallContext {
     pub(crate) tool: String,
     /// Serialized tools held by this call and the calls that led to it.
     pub(crate) held: Arc<Vec<String>>,
+    /// Fires when the caller cancels the call (shared with bridge calls made from it).
+    pub(crate) cancel: crate::Cancellation,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -161,6 +163,12 @@ impl CallContext {
     /// Whether the caller listens for progress.
     pub fn wants_progress(&self) -> bool {
         self.progress.is_some()
+    }
+
+    /// The call's cancellation: work on other threads or in other processes (searches,
+    /// kernel cells, debug waits) checks it and stops when it fires.
+    pub fn cancellation(&self) -> &crate::Cancellation {
+        &self.cancel
     }
 
     /// Calls another tool of the same run from inside this one (the kernel bridge). The call

@@ -531,6 +531,7 @@ async fn waiting_for_an_indexing_server_reports_progress() {
             json!({"action": "definition", "file": "src/main.rs", "line": 6, "symbol": "helper"}),
             cc_tools::CallOptions {
                 progress: Some(progress.clone()),
+                ..cc_tools::CallOptions::default()
             },
         )
         .await

@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask peers [--path]` — install the real peers (language servers, debug adapters,
 //!   ast-grep, Jupyter, the MCP SDK) at pinned versions; `--path` prints the PATH entries that
-//!   hold the project-local ones. See [`peers`].
+//!   hold the project-local ones. See [`peers`]. It also installs the real third-party
+//!   projects the tests run on into `.peers/projects/` (see [`projects`]).
 //! - `cargo xtask ci` — what `.ci/run` runs: peers, fmt, clippy, tests, leaked-process check.
 //!   See [`ci`].
 //! - `cargo xtask bench [NAME...]` — benchmarks into `BENCHMARKS.md`. See [`bench`].
@@ -13,4 +14,5 @@ pub mod bench;
 pub mod ci;
 pub mod leak;
 pub mod peers;
+pub mod projects;
 pub mod util;

@@ -130,6 +130,11 @@ pub const PEERS: &[Peer] = &[
     peer(Pip, "jupyter_client", "8.10.0", "python", py_lib!("jupyter_client", "jupyter_client")),
     peer(Pip, "ast-grep-cli",   "0.51.1", "ast-grep", &["--version"]),
     peer(Pip, "mcp",            "2.3.0",  "python", py_lib!("mcp", "mcp")),
+    // pytest, and what the real `requests` project needs to run its own tests.
+    peer(Pip, "pytest",             "9.2.0",            "pytest", &["--version"]),
+    peer(Pip, "urllib3",            "2.8.0",            "python", py_lib!("urllib3", "urllib3")),
+    peer(Pip, "certifi",            "2026.10.19.post1", "python", py_lib!("certifi", "certifi")),
+    peer(Pip, "charset-normalizer", "3.5.3",            "python", py_lib!("charset_normalizer", "charset-normalizer")),
 
     // npm, in `.peers/npm`. typescript 7 has no tsserver.js: the server then fails to start.
     peer(Npm, "typescript-language-server", "5.3.0", "typescript-language-server", &["--version"]),
@@ -235,7 +240,8 @@ pub fn print_path(layout: &Layout) {
 
 /// `cargo xtask peers`: installs what is missing, checks every peer, prints one line each.
 pub fn install(layout: &Layout) -> Result<()> {
-    install_peers(layout, PEERS)
+    install_peers(layout, PEERS)?;
+    crate::projects::install(layout)
 }
 
 fn install_peers(layout: &Layout, peers: &[Peer]) -> Result<()> {

@@ -311,7 +311,10 @@ async fn call_tool(
             }) as Arc<dyn ProgressSink>
         });
     let result = registry
-        .call_with(name, arguments, CallOptions { progress })
+        .call_with(name, arguments, CallOptions {
+            progress,
+            ..CallOptions::default()
+        })
         .await;
     Ok(render::call_result(result))
 }

@@ -376,6 +376,7 @@ async fn a_long_cell_reports_progress_to_a_caller_that_listens() {
             json!({"code": "import time\ntime.sleep(1.5)\n'done'", "description": "wait a second and a half"}),
             CallOptions {
                 progress: Some(progress.clone()),
+                ..CallOptions::default()
             },
         )
         .await
