@@ -32,12 +32,19 @@ use serde_json::Value;
 use crate::error::ConfigError;
 use crate::table::{canonical_family, Family, ServerSpec, ServerTable};
 
+/// How many other files a write's check looks at, by default.
+pub const DEFAULT_DEPENDENTS_LIMIT: usize = 30;
+
 /// The `[lsp]` section.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct LspConfig {
     /// Seconds a server may stay unused before it is stopped (default 600).
     #[serde(default)]
     pub idle_timeout_secs: Option<u64>,
+    /// At most this many other files are checked after a write for what it broke in them
+    /// (default 30).
+    #[serde(default)]
+    pub dependents_limit: Option<usize>,
     /// One table per family (`[lsp.python]`, …).
     #[serde(flatten)]
     pub families: BTreeMap<String, FamilyOverride>,
@@ -79,6 +86,9 @@ pub struct FamilyOverride {
     pub checker: Option<Vec<String>>,
     /// Seconds the project checker may run (default 300).
     pub checker_timeout_secs: Option<u64>,
+    /// The least severe diagnostic reported on write: `error`, `warning` (the default),
+    /// `information` or `hint`.
+    pub min_severity: Option<crate::Severity>,
 }
 
 impl LspConfig {
@@ -125,6 +135,11 @@ impl LspConfig {
         }
     }
 
+    /// How many other files a write's check may look at (see [`LspConfig::dependents_limit`]).
+    pub fn dependents_limit(&self) -> usize {
+        self.dependents_limit.unwrap_or(DEFAULT_DEPENDENTS_LIMIT)
+    }
+
     /// How long an unused server lives.
     pub fn idle_timeout(&self) -> Duration {
         Duration::from_secs(self.idle_timeout_secs.unwrap_or(600))
@@ -157,6 +172,7 @@ impl LspConfig {
                     servers: vec![ServerSpec::new(name, command, &[])],
                     enabled: true,
                     language_ids: Vec::new(),
+                    min_severity: crate::Severity::Warning,
                 });
             }
             let family = table
@@ -171,6 +187,9 @@ impl LspConfig {
 fn apply(family: &mut Family, over: &FamilyOverride) -> Result<(), String> {
     if let Some(enabled) = over.enabled {
         family.enabled = enabled;
+    }
+    if let Some(min_severity) = over.min_severity {
+        family.min_severity = min_severity;
     }
     if let Some(extensions) = &over.extensions {
         family.extensions = extensions

@@ -4,7 +4,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// How serious a diagnostic is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// 1
@@ -58,11 +60,24 @@ pub struct Diagnostic {
     pub message: String,
     /// Which tool produced it (`basedpyright`, `pyflakes`, `clang`), if said.
     pub source: Option<String>,
+    /// The server tagged it "unnecessary" (unused code, faded out by editors) — LSP tag 1.
+    #[serde(skip)]
+    pub unnecessary: bool,
+    /// The server tagged it "deprecated" — LSP tag 2.
+    #[serde(skip)]
+    pub deprecated: bool,
 }
 
 /// What identifies a diagnostic across edits: position deliberately left out, so a
 /// diagnostic that merely moved is the same one.
 pub type DiagnosticKey = (Severity, Option<String>, String);
+
+fn has_tag(value: &Value, tag: i64) -> bool {
+    value
+        .get("tags")
+        .and_then(Value::as_array)
+        .is_some_and(|tags| tags.iter().any(|t| t.as_i64() == Some(tag)))
+}
 
 impl Diagnostic {
     /// Its identity for the ledger.
@@ -97,7 +112,15 @@ impl Diagnostic {
                 .get("source")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
+            unnecessary: has_tag(value, 1),
+            deprecated: has_tag(value, 2),
         })
+    }
+
+    /// Whether the server's own report is only a hint or an "unused" mark, which the
+    /// diagnostics-on-write policy never reports.
+    pub fn is_noise(&self) -> bool {
+        self.severity == Severity::Hint || self.unnecessary
     }
 
     /// Parses an array of LSP diagnostics, skipping malformed entries.

@@ -15,6 +15,7 @@ use crate::diagnostic::{Diagnostic, DiagnosticKey};
 /// let diag = |line| Diagnostic {
 ///     line, character: 0, end_line: line, severity: Severity::Error,
 ///     code: Some("E1".into()), message: "boom".into(), source: None,
+///     unnecessary: false, deprecated: false,
 /// };
 /// let mut ledger = Ledger::default();
 /// let path = std::path::Path::new("/w/a.py");
@@ -26,6 +27,9 @@ use crate::diagnostic::{Diagnostic, DiagnosticKey};
 #[derive(Debug, Default, Clone)]
 pub struct Ledger {
     files: HashMap<PathBuf, HashMap<DiagnosticKey, usize>>,
+    /// Files whose diagnostics the ledger knows (with none, too): a file not here has no
+    /// baseline yet, so everything it reports would look new.
+    known: std::collections::HashSet<PathBuf>,
 }
 
 impl Ledger {
@@ -33,6 +37,7 @@ impl Ledger {
     /// for each key, the occurrences beyond the count the ledger held (the later ones by
     /// position).
     pub fn update(&mut self, path: &Path, mut current: Vec<Diagnostic>) -> Vec<Diagnostic> {
+        self.known.insert(path.to_path_buf());
         current.sort_by_key(|d| (d.line, d.character));
         let before = self.files.remove(path).unwrap_or_default();
         let mut now: HashMap<DiagnosticKey, usize> = HashMap::new();
@@ -51,9 +56,21 @@ impl Ledger {
         new
     }
 
+    /// Records `current` as what `path` already reports, before a change: the baseline that
+    /// later [`Ledger::update`]s are compared with. Nothing is returned as new.
+    pub fn seed(&mut self, path: &Path, current: Vec<Diagnostic>) {
+        let _ = self.update(path, current);
+    }
+
+    /// Whether the ledger has a baseline for `path` (seeded or updated before).
+    pub fn is_known(&self, path: &Path) -> bool {
+        self.known.contains(path)
+    }
+
     /// Forgets `path` (deleted files).
     pub fn forget(&mut self, path: &Path) {
         self.files.remove(path);
+        self.known.remove(path);
     }
 
     /// How many diagnostics the ledger holds for `path`.
@@ -77,6 +94,8 @@ mod tests {
             code: None,
             message: message.into(),
             source: None,
+            unnecessary: false,
+            deprecated: false,
         }
     }
 
@@ -92,7 +111,25 @@ mod tests {
             .is_empty());
         assert_eq!(ledger.count(path), 2);
         ledger.forget(path);
+        assert!(!ledger.is_known(path));
         assert_eq!(ledger.update(path, vec![diag(4, "x")]).len(), 1);
+    }
+
+    #[test]
+    fn a_seeded_file_reports_only_what_is_added() {
+        let mut ledger = Ledger::default();
+        let path = Path::new("/b");
+        assert!(!ledger.is_known(path));
+        ledger.seed(path, vec![diag(1, "old"), diag(2, "old")]);
+        assert!(ledger.is_known(path));
+        assert_eq!(
+            ledger.update(path, vec![diag(5, "old"), diag(6, "old"), diag(7, "new")]),
+            vec![diag(7, "new")]
+        );
+        // Seeding with nothing still records a baseline.
+        let clean = Path::new("/c");
+        ledger.seed(clean, Vec::new());
+        assert!(ledger.is_known(clean));
     }
 
     fn arb_diags() -> impl Strategy<Value = Vec<Diagnostic>> {

@@ -797,6 +797,29 @@ impl LanguageServer {
         })
     }
 
+    /// The number of publishes received so far: a later publish has a higher sequence
+    /// number. Taken before a change, it lets [`LanguageServer::recheck`] wait for what the
+    /// server publishes about other files after that change.
+    pub fn publish_seq(&self) -> u64 {
+        self.state.lock().seq
+    }
+
+    /// A ticket that waits for the diagnostics of an open document whose own text did not
+    /// change, as they stand after a change of another file (a dependent of a written file):
+    /// a pull is made afresh; a push counts when it arrived after publish number `since`.
+    /// `None` when the document is not open.
+    pub fn recheck(&self, path: &Path, since: u64) -> Option<SyncTicket> {
+        self.touch();
+        let docs = self.docs_lock();
+        let doc = docs.get(path)?;
+        Some(SyncTicket {
+            path: path.to_path_buf(),
+            version: doc.version,
+            sent_at: Instant::now(),
+            seq_before: since,
+        })
+    }
+
     /// Makes the server's copy of `path` match `text` if it differs (or is not open).
     pub fn ensure_synced(
         &self,

@@ -30,6 +30,8 @@ pub struct SupervisorOptions {
     pub restart_window: Duration,
     /// How long a server gets to exit after `shutdown`/`exit` before its group is killed.
     pub shutdown_grace: Duration,
+    /// How many other files a write's check looks at (default 30).
+    pub dependents_limit: usize,
 }
 
 impl Default for SupervisorOptions {
@@ -40,6 +42,7 @@ impl Default for SupervisorOptions {
             restart_limit: 3,
             restart_window: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(2),
+            dependents_limit: crate::config::DEFAULT_DEPENDENTS_LIMIT,
         }
     }
 }
@@ -225,6 +228,7 @@ impl Supervisor {
     pub fn from_config(workspace: &Path, config: &LspConfig) -> Result<Arc<Self>, ConfigError> {
         let options = SupervisorOptions {
             idle_timeout: config.idle_timeout(),
+            dependents_limit: config.dependents_limit(),
             ..SupervisorOptions::default()
         };
         Ok(Self::new(workspace, config.table()?, options))
@@ -233,6 +237,11 @@ impl Supervisor {
     /// The workspace root.
     pub fn workspace(&self) -> &Path {
         &self.workspace
+    }
+
+    /// How many other files a write's check may look at.
+    pub fn dependents_limit(&self) -> usize {
+        self.options.dependents_limit
     }
 
     /// The server table in use.
@@ -628,126 +637,222 @@ impl Supervisor {
     }
 
     /// Syncs each written file through its server and waits for the diagnostics of that
-    /// version (all files at once).
+    /// version (all files at once). Same as [`Supervisor::check_files`] without dependents.
     pub async fn check_written(&self, paths: &[PathBuf]) -> Vec<FileCheck> {
-        let mut unique: Vec<PathBuf> = Vec::new();
-        for path in paths {
-            if !unique.contains(path) {
-                unique.push(path.clone());
+        self.check_files(paths, &[]).await
+    }
+
+    /// Checks a change: every file in `written` is synced from disk first (all of a server's
+    /// files before any is waited on, so that a header changed together with its sources is
+    /// never checked half-applied), then the diagnostics of every written file and of every
+    /// file in `dependents` are collected for that state, all at once. A dependent whose text
+    /// the server already has is checked again without a change (pulled afresh, or the push
+    /// that follows the change); one it does not have is opened. Dependents on a server that
+    /// checks files one at a time ([`crate::ServerSpec::cross_file`]) are left out: nothing
+    /// another file does can change their diagnostics.
+    pub async fn check_files(&self, written: &[PathBuf], dependents: &[PathBuf]) -> Vec<FileCheck> {
+        let mut order: Vec<PathBuf> = Vec::new();
+        for path in written.iter().chain(dependents) {
+            if !order.contains(path) {
+                order.push(path.clone());
             }
         }
         let Some(me) = self.me.upgrade() else {
             return Vec::new();
         };
-        let tasks: Vec<_> = unique
+        let mut done: HashMap<PathBuf, CheckOutcome> = HashMap::new();
+        // Group by server, keeping the order of first appearance.
+        let mut groups: Vec<(Key, Vec<(PathBuf, bool)>)> = Vec::new();
+        for path in &order {
+            let is_written = written.contains(path);
+            match self.route(path) {
+                Ok((family, root)) => {
+                    let key = (family.name.clone(), root);
+                    match groups.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, paths)) => paths.push((path.clone(), is_written)),
+                        None => groups.push((key, vec![(path.clone(), is_written)])),
+                    }
+                }
+                Err(unavailable) if is_written => {
+                    done.insert(
+                        path.clone(),
+                        CheckOutcome::Unchecked {
+                            reason: unavailable.reason,
+                        },
+                    );
+                }
+                // A dependent no server covers is not part of the check.
+                Err(_) => {}
+            }
+        }
+        let tasks: Vec<_> = groups
             .into_iter()
-            .map(|path| {
+            .map(|(key, paths)| {
                 let me = me.clone();
-                tokio::spawn(async move {
-                    let outcome = me.check_one(&path).await;
-                    FileCheck { path, outcome }
-                })
+                tokio::spawn(async move { me.check_group(&key, paths).await })
             })
             .collect();
-        let mut checks = Vec::new();
         for task in tasks {
             match task.await {
-                Ok(check) => checks.push(check),
+                Ok(outcomes) => done.extend(outcomes),
                 Err(error) => tracing::warn!(%error, "a diagnostics task failed"),
             }
         }
-        checks
+        order
+            .into_iter()
+            .filter_map(|path| {
+                let outcome = done.remove(&path)?;
+                Some(FileCheck { path, outcome })
+            })
+            .collect()
     }
 
-    async fn check_one(&self, path: &Path) -> CheckOutcome {
-        let (family, root) = match self.route(path) {
-            Ok(route) => route,
-            Err(unavailable) => {
-                return CheckOutcome::Unchecked {
-                    reason: unavailable.reason,
-                }
-            }
+    /// One server's part of [`Supervisor::check_files`]: sync its written files, then wait
+    /// for them and its dependents.
+    async fn check_group(&self, key: &Key, paths: Vec<(PathBuf, bool)>) -> Vec<(PathBuf, CheckOutcome)> {
+        let mut outcomes = Vec::new();
+        let Some(family) = self.table.family(&key.0) else {
+            return outcomes;
         };
-        let exists = path.exists();
-        if !exists {
-            // A deleted file: close it if a server has it open; nothing to check.
-            let key = (family.name.clone(), root.clone());
-            let slot = lock(&self.instances).get(&key).cloned();
-            if let Some(slot) = slot {
-                if let Some(server) = slot.lock().await.server.clone() {
-                    server.close(path);
+        let root = &key.1;
+        let any_present = paths.iter().any(|(path, _)| path.exists());
+        if !any_present {
+            // Only deletions: close what a running server has open; nothing to check.
+            let slot = lock(&self.instances).get(key).cloned();
+            let server = match slot {
+                Some(slot) => slot.lock().await.server.clone(),
+                None => None,
+            };
+            for (path, is_written) in paths {
+                if let Some(server) = &server {
+                    server.close(&path);
+                }
+                if is_written {
+                    outcomes.push((path, CheckOutcome::Removed));
                 }
             }
-            return CheckOutcome::Removed;
+            return outcomes;
         }
-        let server = match self.acquire(family, &root).await {
+        let server = match self.acquire(family, root).await {
             Ok(server) => server,
             Err(unavailable) => {
-                return CheckOutcome::Unchecked {
-                    reason: unavailable.reason,
-                }
-            }
-        };
-        let text = match std::fs::read(path) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => text,
-                Err(_) => {
-                    return CheckOutcome::Unchecked {
-                        reason: "not UTF-8 text; language servers only read text".into(),
+                for (path, is_written) in paths {
+                    if is_written {
+                        outcomes.push((
+                            path,
+                            CheckOutcome::Unchecked {
+                                reason: unavailable.reason.clone(),
+                            },
+                        ));
                     }
                 }
-            },
-            Err(error) => {
-                return CheckOutcome::Unchecked {
-                    reason: format!("could not read it back: {error}"),
-                }
+                return outcomes;
             }
         };
-        let ticket = match server.sync(path, &text, &family.language_id(path)) {
-            Ok(ticket) => ticket,
-            Err(error) => {
-                return CheckOutcome::Unchecked {
-                    reason: format!("{error}; it restarts on the next call"),
+        let since = server.publish_seq();
+        let mut tickets = Vec::new();
+        for (path, is_written) in paths.iter().filter(|(_, w)| *w) {
+            match sync_from_disk(&server, family, path) {
+                Ok(Some(ticket)) => tickets.push((ticket, *is_written)),
+                Ok(None) => {
+                    server.close(path);
+                    outcomes.push((path.clone(), CheckOutcome::Removed));
                 }
+                Err(reason) => outcomes.push((path.clone(), CheckOutcome::Unchecked { reason })),
             }
-        };
-        match server.diagnostics(&ticket).await {
-            DiagnosticsOutcome::Fresh {
-                diagnostics,
-                answered_at,
-                via,
-            } => CheckOutcome::Checked {
-                server: server.name().to_owned(),
-                diagnostics,
-                unchanged: false,
-                via: Some(via),
-                synced_at: ticket.sent_at,
-                answered_at: Some(answered_at),
-            },
-            DiagnosticsOutcome::Unchanged { diagnostics } => CheckOutcome::Checked {
-                server: server.name().to_owned(),
-                diagnostics,
-                unchanged: true,
-                via: None,
-                synced_at: ticket.sent_at,
-                answered_at: None,
-            },
-            DiagnosticsOutcome::Pending { waited, indexing } => CheckOutcome::Pending {
-                server: server.name().to_owned(),
-                reason: format!(
-                    "no diagnostics for this version after {}{}",
-                    fmt_duration(waited),
-                    if indexing {
-                        " (it was still indexing)"
-                    } else {
-                        ""
-                    }
-                ),
-            },
-            DiagnosticsOutcome::Failed(error) => CheckOutcome::Unchecked {
-                reason: format!("{error}; it restarts on the next call"),
-            },
         }
+        if server.spec().cross_file {
+            for (path, _) in paths.iter().filter(|(_, w)| !*w) {
+                let disk = std::fs::read_to_string(path).ok();
+                let same = disk.is_some() && server.synced_text(path) == disk;
+                let ticket = if same {
+                    server.recheck(path, since)
+                } else {
+                    sync_from_disk(&server, family, path).ok().flatten()
+                };
+                if let Some(ticket) = ticket {
+                    tickets.push((ticket, false));
+                }
+            }
+        }
+        let waits: Vec<_> = tickets
+            .into_iter()
+            .map(|(ticket, _)| {
+                let server = server.clone();
+                tokio::spawn(async move {
+                    let outcome = outcome_of(&server, &ticket).await;
+                    (ticket.path, outcome)
+                })
+            })
+            .collect();
+        for wait in waits {
+            match wait.await {
+                Ok(result) => outcomes.push(result),
+                Err(error) => tracing::warn!(%error, "a diagnostics wait failed"),
+            }
+        }
+        outcomes
+    }
+}
+
+/// Sends the disk text of `path` to `server`: `Ok(None)` when the file is gone.
+fn sync_from_disk(
+    server: &LanguageServer,
+    family: &Family,
+    path: &Path,
+) -> Result<Option<crate::server::SyncTicket>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(format!("could not read it back: {error}")),
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Err("not UTF-8 text; language servers only read text".into());
+    };
+    server
+        .sync(path, &text, &family.language_id(path))
+        .map(Some)
+        .map_err(|error| format!("{error}; it restarts on the next call"))
+}
+
+/// Waits for the diagnostics of `ticket` and says what came of it.
+async fn outcome_of(server: &LanguageServer, ticket: &crate::server::SyncTicket) -> CheckOutcome {
+    match server.diagnostics(ticket).await {
+        DiagnosticsOutcome::Fresh {
+            diagnostics,
+            answered_at,
+            via,
+        } => CheckOutcome::Checked {
+            server: server.name().to_owned(),
+            diagnostics,
+            unchanged: false,
+            via: Some(via),
+            synced_at: ticket.sent_at,
+            answered_at: Some(answered_at),
+        },
+        DiagnosticsOutcome::Unchanged { diagnostics } => CheckOutcome::Checked {
+            server: server.name().to_owned(),
+            diagnostics,
+            unchanged: true,
+            via: None,
+            synced_at: ticket.sent_at,
+            answered_at: None,
+        },
+        DiagnosticsOutcome::Pending { waited, indexing } => CheckOutcome::Pending {
+            server: server.name().to_owned(),
+            reason: format!(
+                "no diagnostics for this version after {}{}",
+                fmt_duration(waited),
+                if indexing {
+                    " (it was still indexing)"
+                } else {
+                    ""
+                }
+            ),
+        },
+        DiagnosticsOutcome::Failed(error) => CheckOutcome::Unchecked {
+            reason: format!("{error}; it restarts on the next call"),
+        },
     }
 }
 

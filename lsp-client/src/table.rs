@@ -68,6 +68,10 @@ pub struct ServerSpec {
     /// tsserver itself is asked (`typescript.tsserverRequest`, in order after the change)
     /// whether such a file is still clean, instead of waiting for a publish that never comes.
     pub tsserver_probe: bool,
+    /// Whether the server checks a file against the others (types, imports): then a write
+    /// can break other files, and their diagnostics are collected too. False for linters
+    /// that look at one file at a time (pylsp's pyflakes, shellcheck).
+    pub cross_file: bool,
 }
 
 /// The default [`ServerSpec::checker_timeout`]: a cold `cargo check` of a mid-sized project.
@@ -90,6 +94,7 @@ impl ServerSpec {
             checker: None,
             checker_timeout: DEFAULT_CHECKER_TIMEOUT,
             tsserver_probe: false,
+            cross_file: true,
         }
     }
 
@@ -115,6 +120,17 @@ pub struct Family {
     pub enabled: bool,
     /// `languageId` for each extension that differs from the family name.
     pub language_ids: Vec<(String, String)>,
+    /// The least severe diagnostic that diagnostics on write report (default: warnings;
+    /// hints and "unnecessary" marks are never reported, see
+    /// [`crate::Diagnostic::is_noise`]).
+    pub min_severity: crate::Severity,
+}
+
+impl Family {
+    /// Whether diagnostics on write report `diagnostic` for this family.
+    pub fn reports(&self, diagnostic: &crate::Diagnostic) -> bool {
+        diagnostic.severity <= self.min_severity && !diagnostic.is_noise()
+    }
 }
 
 impl Family {
@@ -184,7 +200,8 @@ impl ServerTable {
         )
         .checker(&["pyright", "--outputjson"]);
         pyright.settings = json!({"python": {"analysis": {"diagnosticMode": "openFilesOnly"}}});
-        let pylsp = ServerSpec::new("pylsp", &["pylsp"], &["pylsp", "--version"]);
+        let mut pylsp = ServerSpec::new("pylsp", &["pylsp"], &["pylsp", "--version"]);
+        pylsp.cross_file = false;
 
         let mut tsserver = ServerSpec::new(
             "typescript-language-server",
@@ -235,6 +252,7 @@ impl ServerTable {
         );
         // It publishes with versions, after shellcheck's debounce (~0.5 s): no settle needed.
         bash.timing.settle = Duration::ZERO;
+        bash.cross_file = false;
 
         let dart = ServerSpec::new("dart", &["dart", "language-server"], &["dart", "--version"]);
 
@@ -247,6 +265,7 @@ impl ServerTable {
                     servers: vec![basedpyright, pyright, pylsp],
                     enabled: true,
                     language_ids: Vec::new(),
+                    min_severity: crate::Severity::Warning,
                 },
                 Family {
                     name: "typescript".into(),
@@ -261,6 +280,7 @@ impl ServerTable {
                         ("cjs", "javascript"),
                         ("jsx", "javascriptreact"),
                     ]),
+                    min_severity: crate::Severity::Warning,
                 },
                 Family {
                     name: "go".into(),
@@ -269,6 +289,7 @@ impl ServerTable {
                     servers: vec![gopls],
                     enabled: true,
                     language_ids: Vec::new(),
+                    min_severity: crate::Severity::Warning,
                 },
                 Family {
                     name: "c".into(),
@@ -288,6 +309,7 @@ impl ServerTable {
                         ("hxx", "cpp"),
                         ("h++", "cpp"),
                     ]),
+                    min_severity: crate::Severity::Warning,
                 },
                 Family {
                     name: "rust".into(),
@@ -296,6 +318,7 @@ impl ServerTable {
                     servers: vec![rust_analyzer],
                     enabled: true,
                     language_ids: Vec::new(),
+                    min_severity: crate::Severity::Warning,
                 },
                 Family {
                     name: "bash".into(),
@@ -304,6 +327,7 @@ impl ServerTable {
                     servers: vec![bash],
                     enabled: true,
                     language_ids: ids(&[("sh", "shellscript"), ("bash", "shellscript")]),
+                    min_severity: crate::Severity::Warning,
                 },
                 Family {
                     name: "dart".into(),
@@ -312,6 +336,7 @@ impl ServerTable {
                     servers: vec![dart],
                     enabled: true,
                     language_ids: Vec::new(),
+                    min_severity: crate::Severity::Warning,
                 },
             ],
         }

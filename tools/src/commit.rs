@@ -4,11 +4,62 @@
 
 use std::path::PathBuf;
 
-use cc_structural::{CommitError, Transaction};
+use cc_structural::{CommitError, FileOp, Transaction};
 use serde_json::{json, Value};
 
 use crate::error::{kinds, ToolError};
+use crate::registry::PlannedWrite;
 use crate::root::WorkspaceRoot;
+use crate::tool::CallContext;
+
+/// What `tx` will write, for the diagnostics hook's baseline ([`CallContext::before_write`]).
+pub(crate) fn planned_writes(tx: &Transaction) -> Vec<PlannedWrite> {
+    let mut planned = Vec::new();
+    for op in tx.ops() {
+        match op {
+            FileOp::Replace { path, new, .. } | FileOp::Create { path, new, .. } => {
+                planned.push(PlannedWrite {
+                    path: path.clone(),
+                    content: Some(new.clone()),
+                });
+            }
+            FileOp::Delete { path, .. } => planned.push(PlannedWrite {
+                path: path.clone(),
+                content: None,
+            }),
+            FileOp::Rename {
+                from,
+                to,
+                original,
+                new,
+                ..
+            } => {
+                planned.push(PlannedWrite {
+                    path: from.clone(),
+                    content: None,
+                });
+                planned.push(PlannedWrite {
+                    path: to.clone(),
+                    content: new.clone().or_else(|| original.clone()),
+                });
+            }
+            _ => {}
+        }
+    }
+    planned
+}
+
+/// Tells the run's diagnostics hook what `tx` will write, then commits it (see [`commit`]).
+pub(crate) async fn commit_checked(
+    ctx: &CallContext,
+    root: &WorkspaceRoot,
+    tx: Transaction,
+    what: &str,
+    again: &str,
+) -> Result<Vec<PathBuf>, ToolError> {
+    ctx.before_write(&planned_writes(&tx)).await;
+    commit(root, tx, what, again).await
+}
 
 /// Commits `tx` on a blocking thread. `what` names the change in messages ("edit_3", "the
 /// rename"); `again` tells the agent what to do after a failure.

@@ -43,10 +43,28 @@ impl std::fmt::Debug for Run {
     }
 }
 
+/// A file a call is about to write: where, and its new content (`None`: it is deleted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedWrite {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// The bytes it will hold.
+    pub content: Option<Vec<u8>>,
+}
+
 /// Syncs written files through whatever checks them (language servers) and returns what to
 /// attach to the writing tool's result under `"diagnostics"`.
+///
+/// A writer calls [`AfterWrite::before_write`] with what it is about to write, then writes,
+/// then [`AfterWrite::after_write`] with what it wrote. Tools of the registry do this through
+/// [`crate::CallContext::before_write`]; the registry makes the second call. A host writing
+/// files itself calls both.
 #[async_trait]
 pub trait AfterWrite: Send + Sync {
+    /// Called before a call writes: lets the hook record the state the write starts from
+    /// (the diagnostics files already have, so that only what the write adds is new).
+    async fn before_write(&self, _planned: &[PlannedWrite]) {}
+
     /// Called after a call wrote `paths` (absolute).
     async fn after_write(&self, paths: &[PathBuf]) -> Value;
 }
@@ -408,6 +426,7 @@ async fn dispatch(
         tool: name.to_owned(),
         held,
         cancel,
+        after_write: inner.after_write.clone(),
     };
     let mut output = entry.tool.call(&ctx, args).await?;
     if !output.written.is_empty() {
@@ -463,12 +482,43 @@ pub fn render_diagnostics(diagnostics: &Value) -> String {
             "pending: {server} has not answered yet (not clean)"
         ));
     }
+    if let Some(files) = diagnostics["pending_files"].as_array() {
+        let files: Vec<&str> = files.iter().filter_map(Value::as_str).collect();
+        lines.push(format!("  not answered for: {}", files.join(", ")));
+    }
     for item in &unchecked {
         lines.push(format!(
             "unchecked: {} ({})",
             item["path"].as_str().unwrap_or("?"),
             item["reason"].as_str().unwrap_or("")
         ));
+    }
+    if let Some(files) = diagnostics["no_baseline"].as_array() {
+        let files: Vec<&str> = files.iter().filter_map(Value::as_str).collect();
+        lines.push(format!(
+            "note: no earlier diagnostics were known for {}, so some of the above may predate \
+             this write",
+            files.join(", ")
+        ));
+    }
+    let scope = &diagnostics["scope"];
+    if let Some(checked) = scope["files_checked"].as_u64() {
+        let dependents = scope["dependents_checked"].as_u64().unwrap_or(0);
+        let skipped = scope["dependents_skipped"].as_u64().unwrap_or(0);
+        let mut line = format!(
+            "checked {checked} file(s): {} written, {dependents} that depend on them",
+            checked.saturating_sub(dependents)
+        );
+        if let Some(names) = scope["dependents"].as_array().filter(|n| !n.is_empty()) {
+            let names: Vec<&str> = names.iter().filter_map(Value::as_str).take(10).collect();
+            line.push_str(&format!(" ({}{})", names.join(", "), if dependents > 10 { ", …" } else { "" }));
+        }
+        if skipped > 0 {
+            line.push_str(&format!(
+                "; {skipped} more file(s) that may depend on them were not checked (limit)"
+            ));
+        }
+        lines.push(line);
     }
     lines.join("\n")
 }

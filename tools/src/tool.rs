@@ -130,6 +130,8 @@ pub struct CallContext {
     pub(crate) held: Arc<Vec<String>>,
     /// Fires when the caller cancels the call (shared with bridge calls made from it).
     pub(crate) cancel: crate::Cancellation,
+    /// The run's diagnostics hook, told before a write what it will change.
+    pub(crate) after_write: Option<Arc<dyn crate::AfterWrite>>,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -163,6 +165,15 @@ impl CallContext {
     /// Whether the caller listens for progress.
     pub fn wants_progress(&self) -> bool {
         self.progress.is_some()
+    }
+
+    /// Tells the run's diagnostics hook what this call is about to write, before it writes
+    /// (so that diagnostics files already had are not reported as new). Every writing tool
+    /// calls it right before its write; the registry reports after the call returns.
+    pub async fn before_write(&self, planned: &[crate::PlannedWrite]) {
+        if let Some(hook) = &self.after_write {
+            hook.before_write(planned).await;
+        }
     }
 
     /// The call's cancellation: work on other threads or in other processes (searches,

@@ -138,6 +138,8 @@ fn diagnostic(
         code,
         message: message.trim_end().to_owned(),
         source: Some(source.to_owned()),
+        unnecessary: false,
+        deprecated: false,
     }
 }
 

@@ -322,7 +322,7 @@ impl Tool for ApplyPatchTool {
         schema_for::<ApplyPatchArgs>()
     }
 
-    async fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: ApplyPatchArgs = parse_args(args)?;
         let files = parse_patch(&args.patch).map_err(|message| {
             ToolError::new(
@@ -416,7 +416,7 @@ impl Tool for ApplyPatchTool {
                 removed,
             });
         }
-        commit(&self.root, &planned).await?;
+        commit(ctx, &self.root, &planned).await?;
         let summary: Vec<Value> = planned
             .iter()
             .map(|p| {
@@ -443,7 +443,11 @@ impl Tool for ApplyPatchTool {
 /// (`cc_structural::Transaction`, as `resolve` and `lsp_rename` do): each file is checked
 /// against the bytes the patch was computed from, written through an fsynced temporary file
 /// and a rename, and everything already written is restored if one step fails.
-async fn commit(root: &WorkspaceRoot, planned: &[Planned]) -> Result<(), ToolError> {
+async fn commit(
+    ctx: &CallContext,
+    root: &WorkspaceRoot,
+    planned: &[Planned],
+) -> Result<(), ToolError> {
     let mut tx = cc_structural::Transaction::new();
     for plan in planned {
         match (&plan.before, &plan.after) {
@@ -455,7 +459,8 @@ async fn commit(root: &WorkspaceRoot, planned: &[Planned]) -> Result<(), ToolErr
             (None, None) => {}
         }
     }
-    crate::commit::commit(
+    crate::commit::commit_checked(
+        ctx,
         root,
         tx,
         "the patch",

@@ -52,7 +52,7 @@ impl Tool for EditTool {
         schema_for::<EditArgs>()
     }
 
-    async fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: EditArgs = parse_args(args)?;
         if args.old_text.is_empty() {
             return Err(ToolError::invalid_arguments(
@@ -105,6 +105,18 @@ impl Tool for EditTool {
         updated.push_str(&text[..start]);
         updated.push_str(&args.new_text);
         updated.push_str(&text[start + args.old_text.len()..]);
+        ctx.before_write(&[crate::PlannedWrite {
+            path: path.clone(),
+            content: Some(updated.as_bytes().to_vec()),
+        }])
+        .await;
+        // The baseline takes a moment: never overwrite a change made meanwhile.
+        if super::read_text(&path, &shown)? != text {
+            return Err(ToolError::new(
+                crate::error::kinds::STALE,
+                format!("`{shown}` changed while the edit was prepared; nothing was written; read it again and retry"),
+            ));
+        }
         super::write_atomically(&path, updated.as_bytes())
             .map_err(|error| ToolError::io("write", &shown, &error))?;
         let line = line_of(start);

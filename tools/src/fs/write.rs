@@ -51,7 +51,7 @@ impl Tool for WriteTool {
         schema_for::<WriteArgs>()
     }
 
-    async fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: WriteArgs = parse_args(args)?;
         let path = self.root.resolve(&args.path)?;
         let shown = self.root.relative(&path);
@@ -61,6 +61,11 @@ impl Tool for WriteTool {
                 format!("`{shown}` is a directory; give the path of a file"),
             ));
         }
+        ctx.before_write(&[crate::PlannedWrite {
+            path: path.clone(),
+            content: Some(args.content.as_bytes().to_vec()),
+        }])
+        .await;
         let created = super::write_atomically(&path, args.content.as_bytes())
             .map_err(|error| ToolError::io("write", &shown, &error))?;
         let bytes = args.content.len();

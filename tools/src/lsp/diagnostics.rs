@@ -1,15 +1,37 @@
-//! The diagnostics-on-write hook: sync each written file through its server, wait for the
-//! diagnostics of that version, and return only the new ones.
+//! The diagnostics-on-write hook: what a write broke, in the written files and in the files
+//! that depend on them, and only what is new.
+//!
+//! Before a write ([`AfterWrite::before_write`]) the hook finds the written files' likely
+//! dependents ([`super::dependents`]) and obtains the current diagnostics of every file among
+//! them that the run's ledger has not seen yet: the baseline, so that what existed before is
+//! never "new". After the write it syncs every written file first, then collects the
+//! diagnostics of the written files and the dependents for that final state, and returns the
+//! ones the ledger did not hold, with how far it looked (`scope`), which servers had not
+//! answered (`pending`, never "clean") and which files no server covers (`unchecked`).
 
-use std::path::PathBuf;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use cc_lsp_client::{CheckOutcome, Diagnostic, Ledger, Supervisor};
+use cc_lsp_client::{CheckOutcome, Diagnostic, FileCheck, Ledger, Supervisor};
 use serde_json::{json, Value};
 
-use crate::registry::AfterWrite;
+use super::dependents::{self, Change};
+use crate::registry::{AfterWrite, PlannedWrite};
 use crate::root::WorkspaceRoot;
+
+/// Text larger than this is not parsed for changed definitions.
+const MAX_DIFFED_BYTES: usize = 4 * 1024 * 1024;
+
+/// What `before_write` prepared for one written file.
+#[derive(Debug, Clone, Default)]
+struct Prepared {
+    /// The other files checked with it.
+    dependents: Vec<PathBuf>,
+    /// Candidates beyond the limit.
+    skipped: usize,
+}
 
 /// The `AfterWrite` of a run with language servers. Holds the run's ledger: which
 /// (severity, code, message) keys each file already reported, so that a diagnostic that moved
@@ -19,6 +41,13 @@ pub struct LspDiagnostics {
     supervisor: Arc<Supervisor>,
     root: WorkspaceRoot,
     ledger: Mutex<Ledger>,
+    prepared: Mutex<HashMap<PathBuf, Prepared>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl LspDiagnostics {
@@ -28,13 +57,80 @@ impl LspDiagnostics {
             supervisor,
             root,
             ledger: Mutex::new(Ledger::default()),
+            prepared: Mutex::new(HashMap::new()),
         }
     }
 
-    fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
-        self.ledger
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// The diagnostics of `diagnostics` that the policy of `path`'s family reports.
+    fn reported(&self, path: &Path, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+        match self.supervisor.route(path) {
+            Ok((family, _)) => diagnostics
+                .into_iter()
+                .filter(|d| family.reports(d))
+                .collect(),
+            Err(_) => diagnostics
+                .into_iter()
+                .filter(|d| d.is_problem() && !d.is_noise())
+                .collect(),
+        }
+    }
+
+    /// Records every checked file of `checks` as the baseline; returns the files that could
+    /// not be baselined.
+    fn seed(&self, checks: Vec<FileCheck>) -> Vec<PathBuf> {
+        let mut missing = Vec::new();
+        for check in checks {
+            match check.outcome {
+                CheckOutcome::Checked { diagnostics, .. } => {
+                    let reported = self.reported(&check.path, diagnostics);
+                    lock(&self.ledger).seed(&check.path, reported);
+                }
+                CheckOutcome::Removed => lock(&self.ledger).forget(&check.path),
+                CheckOutcome::Pending { .. } | CheckOutcome::Unchecked { .. } => {
+                    missing.push(check.path);
+                }
+            }
+        }
+        missing
+    }
+
+    /// The dependents of one server's share of a write.
+    async fn dependents_of(&self, planned: &[&PlannedWrite], limit: usize) -> dependents::Found {
+        let Some(first) = planned.first() else {
+            return dependents::Found::default();
+        };
+        let Ok((family, root)) = self.supervisor.route(&first.path) else {
+            return dependents::Found::default();
+        };
+        let extensions = family.extensions.clone();
+        let texts: Vec<(PathBuf, Option<String>, Option<String>)> = planned
+            .iter()
+            .map(|write| {
+                let old = std::fs::read(&write.path)
+                    .ok()
+                    .filter(|b| b.len() <= MAX_DIFFED_BYTES)
+                    .and_then(|b| String::from_utf8(b).ok());
+                let new = write
+                    .content
+                    .as_ref()
+                    .filter(|b| b.len() <= MAX_DIFFED_BYTES)
+                    .and_then(|b| String::from_utf8(b.clone()).ok());
+                (write.path.clone(), old, new)
+            })
+            .collect();
+        tokio::task::spawn_blocking(move || {
+            let changes: Vec<Change<'_>> = texts
+                .iter()
+                .map(|(path, old, new)| Change {
+                    path,
+                    old: old.as_deref(),
+                    new: new.as_deref(),
+                })
+                .collect();
+            dependents::find(&root, &extensions, &changes, limit)
+        })
+        .await
+        .unwrap_or_default()
     }
 }
 
@@ -52,20 +148,115 @@ pub(crate) fn diagnostic_json(path: &str, diagnostic: &Diagnostic) -> Value {
 
 #[async_trait]
 impl AfterWrite for LspDiagnostics {
+    async fn before_write(&self, planned: &[PlannedWrite]) {
+        let limit = self.supervisor.dependents_limit();
+        // Group the written files by server (family and root): dependents are per project.
+        let mut groups: Vec<(String, PathBuf, Vec<&PlannedWrite>)> = Vec::new();
+        for write in planned {
+            let Ok((family, root)) = self.supervisor.route(&write.path) else {
+                continue;
+            };
+            match groups
+                .iter_mut()
+                .find(|(f, r, _)| *f == family.name && *r == root)
+            {
+                Some((_, _, writes)) => writes.push(write),
+                None => groups.push((family.name.clone(), root, vec![write])),
+            }
+        }
+        let mut to_baseline: Vec<PathBuf> = Vec::new();
+        let mut prepared: Vec<(PathBuf, Prepared)> = Vec::new();
+        for (_, _, writes) in &groups {
+            let cross_file = match self.supervisor.server_for(&writes[0].path).await {
+                Ok(server) => server.spec().cross_file,
+                Err(_) => continue,
+            };
+            let found = if cross_file && limit > 0 {
+                self.dependents_of(writes, limit).await
+            } else {
+                dependents::Found::default()
+            };
+            for write in writes {
+                if write.path.exists() && !lock(&self.ledger).is_known(&write.path) {
+                    to_baseline.push(write.path.clone());
+                }
+            }
+            for dependent in &found.files {
+                if !lock(&self.ledger).is_known(dependent) {
+                    to_baseline.push(dependent.clone());
+                }
+            }
+            // The group's dependents go with its first written file.
+            for (index, write) in writes.iter().enumerate() {
+                let entry = if index == 0 {
+                    Prepared {
+                        dependents: found.files.clone(),
+                        skipped: found.skipped,
+                    }
+                } else {
+                    Prepared::default()
+                };
+                prepared.push((write.path.clone(), entry));
+            }
+        }
+        if !to_baseline.is_empty() {
+            let checks = self.supervisor.check_files(&to_baseline, &[]).await;
+            let missing = self.seed(checks);
+            for path in missing {
+                tracing::debug!(path = %path.display(), "no baseline before the write");
+            }
+        }
+        lock(&self.prepared).extend(prepared);
+    }
+
     async fn after_write(&self, paths: &[PathBuf]) -> Value {
-        let checks = self.supervisor.check_written(paths).await;
+        let mut dependents: Vec<PathBuf> = Vec::new();
+        let mut skipped = 0;
+        {
+            let mut prepared = lock(&self.prepared);
+            for path in paths {
+                if let Some(entry) = prepared.remove(path) {
+                    skipped += entry.skipped;
+                    for dependent in entry.dependents {
+                        if !paths.contains(&dependent) && !dependents.contains(&dependent) {
+                            dependents.push(dependent);
+                        }
+                    }
+                }
+            }
+        }
+        let unbaselined: BTreeSet<PathBuf> = {
+            let ledger = lock(&self.ledger);
+            paths
+                .iter()
+                .chain(&dependents)
+                .filter(|p| p.exists() && !ledger.is_known(p))
+                .cloned()
+                .collect()
+        };
+        let checks = self.supervisor.check_files(paths, &dependents).await;
         let mut new = Vec::new();
         let mut pending: Vec<String> = Vec::new();
+        let mut pending_files = Vec::new();
         let mut unchecked = Vec::new();
+        let mut no_baseline = Vec::new();
+        let mut files_checked = 0;
+        let mut dependents_checked = 0;
         for check in checks {
             let shown = self.root.relative(&check.path);
+            let is_dependent = dependents.contains(&check.path);
             match check.outcome {
                 CheckOutcome::Checked { diagnostics, .. } => {
-                    let problems: Vec<Diagnostic> = diagnostics
-                        .into_iter()
-                        .filter(Diagnostic::is_problem)
-                        .collect();
-                    for diagnostic in self.ledger().update(&check.path, problems) {
+                    files_checked += 1;
+                    if is_dependent {
+                        dependents_checked += 1;
+                    }
+                    let reported = self.reported(&check.path, diagnostics);
+                    let added = lock(&self.ledger).update(&check.path, reported);
+                    if unbaselined.contains(&check.path) && !added.is_empty() {
+                        no_baseline.push(shown.clone());
+                    }
+                    for diagnostic in added {
                         new.push(diagnostic_json(&shown, &diagnostic));
                     }
                 }
@@ -74,13 +265,35 @@ impl AfterWrite for LspDiagnostics {
                     if !pending.contains(&server) {
                         pending.push(server);
                     }
+                    pending_files.push(shown);
                 }
                 CheckOutcome::Unchecked { reason } => {
-                    unchecked.push(json!({"path": shown, "reason": reason}));
+                    if !is_dependent {
+                        unchecked.push(json!({"path": shown, "reason": reason}));
+                    }
                 }
-                CheckOutcome::Removed => self.ledger().forget(&check.path),
+                CheckOutcome::Removed => lock(&self.ledger).forget(&check.path),
             }
         }
-        json!({"new": new, "pending": pending, "unchecked": unchecked})
+        let shown_dependents: Vec<String> =
+            dependents.iter().map(|p| self.root.relative(p)).collect();
+        let mut result = json!({
+            "new": new,
+            "pending": pending,
+            "unchecked": unchecked,
+            "scope": {
+                "files_checked": files_checked,
+                "dependents_checked": dependents_checked,
+                "dependents_skipped": skipped,
+                "dependents": shown_dependents,
+            },
+        });
+        if !pending_files.is_empty() {
+            result["pending_files"] = json!(pending_files);
+        }
+        if !no_baseline.is_empty() {
+            result["no_baseline"] = json!(no_baseline);
+        }
+        result
     }
 }

@@ -10,6 +10,7 @@
 
 mod actions;
 pub(crate) mod apply;
+mod dependents;
 mod diagnostics;
 mod nav;
 mod open;

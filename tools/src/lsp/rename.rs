@@ -309,7 +309,8 @@ impl Tool for LspRenameTool {
                 })?;
         apply::check_inside(&self.root, &changes)
             .map_err(|message| ToolError::new(crate::error::kinds::OUTSIDE_ROOT, message))?;
-        crate::commit::commit(
+        crate::commit::commit_checked(
+            ctx,
             &self.root,
             apply::transaction(&changes),
             "the rename",

@@ -304,7 +304,7 @@ impl Tool for ResolveTool {
         false
     }
 
-    async fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: ResolveArgs = parse_args(args)?;
         let Some(staged) = self.store.take(&args.edit_id) else {
             let known = self.store.ids();
@@ -333,7 +333,8 @@ impl Tool for ResolveTool {
         let replacements = staged.replacements;
         let transaction = staged.transaction;
         let committed =
-            crate::commit::commit(&self.root, transaction, &args.edit_id, EDIT_DROPPED).await;
+            crate::commit::commit_checked(ctx, &self.root, transaction, &args.edit_id, EDIT_DROPPED)
+                .await;
         match committed {
             Ok(written) => {
                 let files: Vec<String> = written.iter().map(|p| shown(&self.root, p)).collect();
