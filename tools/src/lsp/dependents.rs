@@ -410,8 +410,8 @@ mod tests {
             ["readAsCSV"]
         );
         assert_eq!(
-            names("a.py", "def f(a, b=1):\n    return a\n", "def f(a, b):\n    return a\n"),
-            ["f"]
+            names("a.py", "def fetch(a, b=1):\n    return a\n", "def fetch(a, b):\n    return a\n"),
+            ["fetch"]
         );
         assert_eq!(
             names(
@@ -449,10 +449,10 @@ mod tests {
         assert_eq!(
             names(
                 "a.ts",
-                "export class A {\n  run(x: number): void {}\n}\n",
-                "export class A {\n  run(x: string): void {}\n}\n"
+                "export class Runner {\n  run(x: number): void {}\n}\n",
+                "export class Runner {\n  run(x: string): void {}\n}\n"
             ),
-            ["A", "run"]
+            ["Runner", "run"]
         );
     }
 

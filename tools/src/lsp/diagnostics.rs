@@ -177,8 +177,15 @@ impl AfterWrite for LspDiagnostics {
                 dependents::Found::default()
             };
             for write in writes {
-                if write.path.exists() && !lock(&self.ledger).is_known(&write.path) {
+                let mut ledger = lock(&self.ledger);
+                if ledger.is_known(&write.path) {
+                    continue;
+                }
+                if write.path.exists() {
                     to_baseline.push(write.path.clone());
+                } else {
+                    // A file the write creates had no diagnostics before it.
+                    ledger.seed(&write.path, Vec::new());
                 }
             }
             for dependent in &found.files {

@@ -44,7 +44,8 @@ impl Default for Setup<'_> {
 
 /// A workspace of files, and a registry whose language servers work on it.
 pub struct Project {
-    _dir: tempfile::TempDir,
+    /// What keeps the workspace alive (a temporary folder, a project copy).
+    _keep: Box<dyn std::any::Any + Send + Sync>,
     /// The workspace root (canonical).
     pub ws: PathBuf,
     pub supervisor: Arc<Supervisor>,
@@ -65,6 +66,19 @@ impl Setup<'_> {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().canonicalize().unwrap();
         write_files(&ws, files);
+        self.build_at(ws, Box::new(dir))
+    }
+
+    /// A project over a private copy of the real project `name` (installed by `cargo xtask
+    /// peers`), with `files` written over it; `None` when it is not installed (outside CI).
+    pub fn real(self, name: &str, files: &[(&str, &str)]) -> Option<Project> {
+        let copy = cc_process::testing::copy_project(name)?;
+        let ws = copy.path().to_path_buf();
+        write_files(&ws, files);
+        Some(self.build_at(ws, Box::new(copy)))
+    }
+
+    fn build_at(self, ws: PathBuf, keep: Box<dyn std::any::Any + Send + Sync>) -> Project {
         let root = WorkspaceRoot::new(&ws).unwrap();
         let table: toml::Table = self.config.parse().unwrap();
         let config = table
@@ -83,7 +97,7 @@ impl Setup<'_> {
             approver: Arc::new(AllowAll),
         });
         Project {
-            _dir: dir,
+            _keep: keep,
             ws,
             supervisor,
             registry,

@@ -1,0 +1,232 @@
+//! Diagnostics on write on real third-party projects (installed by `cargo xtask peers`,
+//! copied to a temporary folder), with the real language servers: a change of signature
+//! reports the callers it broke in other files, an edit of a comment reports nothing new
+//! although the files already had diagnostics, and undoing the break reports nothing new.
+#![allow(clippy::unwrap_used)]
+
+mod lsp_support;
+
+use cc_process::testing::require_peer;
+use lsp_support::Setup;
+use serde_json::{json, Value};
+
+/// The `(path, message)` of every new diagnostic of a write result.
+fn new_diagnostics(result: &Value) -> Vec<(String, String)> {
+    result["diagnostics"]["new"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no diagnostics in {result:#}"))
+        .iter()
+        .map(|d| {
+            (
+                d["path"].as_str().unwrap().to_owned(),
+                d["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn files_with_new(result: &Value) -> Vec<String> {
+    let mut files: Vec<String> = new_diagnostics(result).into_iter().map(|(p, _)| p).collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+fn assert_answered(result: &Value) {
+    let diagnostics = &result["diagnostics"];
+    assert_eq!(diagnostics["pending"], json!([]), "{result:#}");
+    assert_eq!(diagnostics["unchecked"], json!([]), "{result:#}");
+}
+
+async fn edit(project: &lsp_support::Project, path: &str, old: &str, new: &str) -> Value {
+    let result = project
+        .call(
+            "edit",
+            json!({"path": path, "old_text": old, "new_text": new}),
+        )
+        .await;
+    assert!(result.get("error").is_none(), "{result:#}");
+    result
+}
+
+#[tokio::test]
+async fn go_pflag_signature_change_reports_the_callers_in_other_files() {
+    if require_peer("gopls").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("pflag", &[]) else {
+        return;
+    };
+    let comment = edit(
+        &project,
+        "string_slice.go",
+        "// -- stringSlice Value",
+        "// -- stringSlice Value (a comment edit)",
+    )
+    .await;
+    assert_answered(&comment);
+    assert_eq!(new_diagnostics(&comment), [], "{comment:#}");
+
+    let old = "func readAsCSV(val string) ([]string, error) {";
+    let new = "func readAsCSV(val string, sep rune) ([]string, error) {";
+    let broken = edit(&project, "string_slice.go", old, new).await;
+    assert_answered(&broken);
+    assert_eq!(
+        files_with_new(&broken),
+        [
+            "bool_slice.go",
+            "ip_slice.go",
+            "ipnet_slice.go",
+            "string_array.go",
+            "string_slice.go"
+        ],
+        "{broken:#}"
+    );
+    let scope = &broken["diagnostics"]["scope"];
+    assert!(scope["dependents_checked"].as_u64().unwrap() >= 4, "{scope}");
+
+    let fixed = edit(&project, "string_slice.go", new, old).await;
+    assert_answered(&fixed);
+    assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn python_requests_removing_a_default_reports_the_callers() {
+    if require_peer("basedpyright-langserver").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("requests", &[]) else {
+        return;
+    };
+    // models.py has diagnostics of its own under the project's strict configuration: none
+    // of them is new after a comment edit.
+    let comment = edit(
+        &project,
+        "src/requests/models.py",
+        "#: The set of HTTP status codes that indicate an automatically",
+        "#: The set of HTTP status codes which indicate an automatically",
+    )
+    .await;
+    assert_answered(&comment);
+    assert_eq!(new_diagnostics(&comment), [], "{comment:#}");
+
+    let old = "def to_native_string(string: str | bytes, encoding: str = \"ascii\") -> str:";
+    let new = "def to_native_string(string: str | bytes, encoding: str) -> str:";
+    let broken = edit(&project, "src/requests/_internal_utils.py", old, new).await;
+    assert_answered(&broken);
+    let missing: Vec<String> = new_diagnostics(&broken)
+        .into_iter()
+        .filter(|(_, message)| message.contains("Argument missing for parameter \"encoding\""))
+        .map(|(path, _)| path)
+        .collect();
+    for caller in ["src/requests/auth.py", "src/requests/models.py"] {
+        assert!(missing.iter().any(|p| p == caller), "{caller}: {broken:#}");
+    }
+    let fixed = edit(&project, "src/requests/_internal_utils.py", new, old).await;
+    assert_answered(&fixed);
+    assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn rust_semver_adding_a_parameter_reports_the_caller() {
+    if require_peer("rust-analyzer").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("semver", &[]) else {
+        return;
+    };
+    let old = "pub(crate) fn matches_req(req: &VersionReq, ver: &Version) -> bool {";
+    let new = "pub(crate) fn matches_req(req: &VersionReq, ver: &Version, strict: bool) -> bool {";
+    let broken = edit(&project, "src/eval.rs", old, new).await;
+    assert_answered(&broken);
+    assert!(
+        files_with_new(&broken).contains(&"src/lib.rs".to_owned()),
+        "{broken:#}"
+    );
+    let fixed = edit(&project, "src/eval.rs", new, old).await;
+    assert_answered(&fixed);
+    assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn typescript_zod_adding_a_parameter_reports_the_callers() {
+    if require_peer("typescript-language-server").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("zod", &[]) else {
+        return;
+    };
+    let old = "export function getEnumValues(entries: EnumLike): EnumValue[] {";
+    let new = "export function getEnumValues(entries: EnumLike, strict: boolean): EnumValue[] {";
+    let broken = edit(&project, "src/v4/core/util.ts", old, new).await;
+    assert_answered(&broken);
+    assert_eq!(
+        files_with_new(&broken),
+        ["src/v4/core/schemas.ts", "src/v4/core/to-json-schema.ts"],
+        "{broken:#}"
+    );
+    // Compiled output and declaration files are not dependents of a TypeScript source.
+    let dependents = broken["diagnostics"]["scope"]["dependents"].to_string();
+    assert!(!dependents.contains(".js") && !dependents.contains(".d.ts"), "{dependents}");
+    let fixed = edit(&project, "src/v4/core/util.ts", new, old).await;
+    assert_answered(&fixed);
+    assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
+    project.shutdown().await;
+}
+
+/// A compilation database for cmark's sources, as `cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON`
+/// would write it.
+pub fn cmark_compile_commands(root: &std::path::Path) -> String {
+    let mut entries = Vec::new();
+    for dir in ["third_party/cmark/src", "third_party/cmark/extensions"] {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "c"))
+            .collect();
+        files.sort();
+        for file in files {
+            entries.push(json!({
+                "directory": root,
+                "file": file,
+                "arguments": ["cc", "-std=c99", "-c", "-Ithird_party/cmark/src",
+                    "-Ithird_party/cmark/extensions", "-Igenerated/unix", file],
+            }));
+        }
+    }
+    serde_json::to_string_pretty(&entries).unwrap()
+}
+
+#[tokio::test]
+async fn c_cmark_header_change_reports_every_broken_source() {
+    if require_peer("clangd-19").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("cmarkgfm", &[]) else {
+        return;
+    };
+    let database = cmark_compile_commands(&project.ws);
+    std::fs::write(project.ws.join("compile_commands.json"), database).unwrap();
+    let header = "third_party/cmark/src/cmark-gfm.h";
+    let old = "CMARK_GFM_EXPORT void cmark_node_free(cmark_node *node);";
+    let new = "CMARK_GFM_EXPORT void cmark_node_free(cmark_node *node, int deep);";
+    let broken = edit(&project, header, old, new).await;
+    assert_answered(&broken);
+    let files = files_with_new(&broken);
+    for source in [
+        "third_party/cmark/src/blocks.c",
+        "third_party/cmark/src/inlines.c",
+        "third_party/cmark/src/node.c",
+        "third_party/cmark/extensions/table.c",
+    ] {
+        assert!(files.iter().any(|f| f == source), "{source}: {broken:#}");
+    }
+    let fixed = edit(&project, header, new, old).await;
+    assert_answered(&fixed);
+    assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
+    project.shutdown().await;
+}
