@@ -43,6 +43,7 @@ pub mod detect;
 mod diagnostic;
 mod error;
 mod ledger;
+mod policy;
 pub mod position;
 mod server;
 mod supervisor;

@@ -380,6 +380,8 @@ impl Supervisor {
                 ))
             })?;
         let applier = lock(&self.applier).clone();
+        let mut resolved = resolved;
+        crate::policy::adapt_to_project(&mut resolved.spec, root);
         match LanguageServer::start(&family.name, &resolved, root, &self.path_var(), applier).await
         {
             Ok(server) => {

@@ -237,3 +237,26 @@ async fn lsp_status_says_why() {
     let out = p.lsp(json!({"action": "nope"})).await;
     assert_eq!(out["error"]["kind"], "invalid_arguments");
 }
+
+/// Without a project configuration basedpyright runs pyright's standard rules: untyped code
+/// is not a flood of `reportUnknown…` warnings burying the one real error; hints and
+/// "unused" marks are never reported.
+#[tokio::test]
+async fn without_project_configuration_only_the_standard_rules_report() {
+    if require_peer("basedpyright-langserver").is_none() {
+        return;
+    }
+    let p = project(&[("pyproject.toml", "[project]\nname = \"untyped\"\n")]);
+    let code = "import json\n\n\ndef load(text):\n    unused = 1\n    data = json.loads(text)\n    return data\n\n\nvalue = load('1')\ncount: int = 'one'\n";
+    let out = p
+        .call("write", json!({"path": "untyped.py", "content": code}))
+        .await;
+    let codes: Vec<&str> = out["diagnostics"]["new"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(codes, ["reportAssignmentType"], "{out:#}");
+    p.shutdown().await;
+}
