@@ -67,6 +67,27 @@ impl Ledger {
         self.known.contains(path)
     }
 
+    /// After `old` was renamed to `new` everywhere: the diagnostics already reported now
+    /// speak of `new` (a message naming the symbol changes with it), so the recorded
+    /// messages are renamed too, whole words only. Otherwise every old diagnostic that
+    /// mentions the symbol would come back as new.
+    pub fn rename_symbol(&mut self, old: &str, new: &str) {
+        if old.is_empty() || old == new {
+            return;
+        }
+        for keys in self.files.values_mut() {
+            let renamed: Vec<(DiagnosticKey, usize)> = keys
+                .drain()
+                .map(|((severity, code, message), count)| {
+                    ((severity, code, replace_word(&message, old, new)), count)
+                })
+                .collect();
+            for (key, count) in renamed {
+                *keys.entry(key).or_insert(0) += count;
+            }
+        }
+    }
+
     /// Forgets `path` (deleted files).
     pub fn forget(&mut self, path: &Path) {
         self.files.remove(path);
@@ -77,6 +98,26 @@ impl Ledger {
     pub fn count(&self, path: &Path) -> usize {
         self.files.get(path).map_or(0, |keys| keys.values().sum())
     }
+}
+
+/// `text` with every whole-word `old` replaced by `new`.
+fn replace_word(text: &str, old: &str, new: &str) -> String {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(old) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + old.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        if before.is_some_and(is_word) || after.is_some_and(is_word) {
+            out.push_str(old);
+        } else {
+            out.push_str(new);
+        }
+        rest = &rest[at + old.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -113,6 +154,24 @@ mod tests {
         ledger.forget(path);
         assert!(!ledger.is_known(path));
         assert_eq!(ledger.update(path, vec![diag(4, "x")]).len(), 1);
+    }
+
+    #[test]
+    fn a_rename_carries_the_recorded_messages_along() {
+        let mut ledger = Ledger::default();
+        let path = Path::new("/r");
+        ledger.seed(
+            path,
+            vec![diag(1, "\"to_native\" is not exported; to_native_x stays")],
+        );
+        ledger.rename_symbol("to_native", "to_str");
+        assert!(ledger
+            .update(
+                path,
+                vec![diag(1, "\"to_str\" is not exported; to_native_x stays")]
+            )
+            .is_empty());
+        assert_eq!(replace_word("a ab a_b a", "a", "z"), "z ab a_b z");
     }
 
     #[test]

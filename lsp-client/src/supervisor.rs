@@ -711,7 +711,11 @@ impl Supervisor {
 
     /// One server's part of [`Supervisor::check_files`]: sync its written files, then wait
     /// for them and its dependents.
-    async fn check_group(&self, key: &Key, paths: Vec<(PathBuf, bool)>) -> Vec<(PathBuf, CheckOutcome)> {
+    async fn check_group(
+        &self,
+        key: &Key,
+        paths: Vec<(PathBuf, bool)>,
+    ) -> Vec<(PathBuf, CheckOutcome)> {
         let mut outcomes = Vec::new();
         let Some(family) = self.table.family(&key.0) else {
             return outcomes;

@@ -47,10 +47,12 @@ pub mod tier;
 pub mod tool;
 pub mod vibe;
 
-pub use cancel::Cancellation;
 pub use approve::{AllowAll, Approval, ApprovalRequest, Approver, DenyAll};
+pub use cancel::Cancellation;
 pub use error::{kinds, ToolError};
-pub use registry::{AfterWrite, CallOptions, PlannedWrite, Registry, RegistryBuilder, Run, Shutdown, ToolSchema};
+pub use registry::{
+    AfterWrite, CallOptions, PlannedWrite, Registry, RegistryBuilder, Run, Shutdown, ToolSchema,
+};
 pub use resources::Resources;
 pub use root::WorkspaceRoot;
 pub use tier::{Surface, Tier};

@@ -65,6 +65,11 @@ pub trait AfterWrite: Send + Sync {
     /// (the diagnostics files already have, so that only what the write adds is new).
     async fn before_write(&self, _planned: &[PlannedWrite]) {}
 
+    /// Called after a call renamed the symbol `old` to `new` across files, before
+    /// [`AfterWrite::after_write`]: diagnostics that named `old` now name `new` and are not
+    /// new for that.
+    async fn renamed(&self, _old: &str, _new: &str) {}
+
     /// Called after a call wrote `paths` (absolute).
     async fn after_write(&self, paths: &[PathBuf]) -> Value;
 }
@@ -511,7 +516,11 @@ pub fn render_diagnostics(diagnostics: &Value) -> String {
         );
         if let Some(names) = scope["dependents"].as_array().filter(|n| !n.is_empty()) {
             let names: Vec<&str> = names.iter().filter_map(Value::as_str).take(10).collect();
-            line.push_str(&format!(" ({}{})", names.join(", "), if dependents > 10 { ", …" } else { "" }));
+            line.push_str(&format!(
+                " ({}{})",
+                names.join(", "),
+                if dependents > 10 { ", …" } else { "" }
+            ));
         }
         if skipped > 0 {
             line.push_str(&format!(

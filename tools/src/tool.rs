@@ -176,6 +176,14 @@ impl CallContext {
         }
     }
 
+    /// Tells the run's diagnostics hook that this call renamed `old` to `new` (after the
+    /// commit, before the registry collects the diagnostics).
+    pub async fn note_renamed(&self, old: &str, new: &str) {
+        if let Some(hook) = &self.after_write {
+            hook.renamed(old, new).await;
+        }
+    }
+
     /// The call's cancellation: work on other threads or in other processes (searches,
     /// kernel cells, debug waits) checks it and stops when it fires.
     pub fn cancellation(&self) -> &crate::Cancellation {

@@ -26,7 +26,10 @@ fn new_diagnostics(result: &Value) -> Vec<(String, String)> {
 }
 
 fn files_with_new(result: &Value) -> Vec<String> {
-    let mut files: Vec<String> = new_diagnostics(result).into_iter().map(|(p, _)| p).collect();
+    let mut files: Vec<String> = new_diagnostics(result)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
     files.sort();
     files.dedup();
     files
@@ -83,7 +86,10 @@ async fn go_pflag_signature_change_reports_the_callers_in_other_files() {
         "{broken:#}"
     );
     let scope = &broken["diagnostics"]["scope"];
-    assert!(scope["dependents_checked"].as_u64().unwrap() >= 4, "{scope}");
+    assert!(
+        scope["dependents_checked"].as_u64().unwrap() >= 4,
+        "{scope}"
+    );
 
     let fixed = edit(&project, "string_slice.go", new, old).await;
     assert_answered(&fixed);
@@ -170,7 +176,10 @@ async fn typescript_zod_adding_a_parameter_reports_the_callers() {
     );
     // Compiled output and declaration files are not dependents of a TypeScript source.
     let dependents = broken["diagnostics"]["scope"]["dependents"].to_string();
-    assert!(!dependents.contains(".js") && !dependents.contains(".d.ts"), "{dependents}");
+    assert!(
+        !dependents.contains(".js") && !dependents.contains(".d.ts"),
+        "{dependents}"
+    );
     let fixed = edit(&project, "src/v4/core/util.ts", new, old).await;
     assert_answered(&fixed);
     assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");

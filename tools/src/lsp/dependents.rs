@@ -16,10 +16,7 @@ use std::path::{Path, PathBuf};
 use cc_structural::Languages;
 use memchr::memmem;
 
-/// Files larger than this are not scanned (generated code, data).
-const MAX_SCANNED_BYTES: u64 = 2 * 1024 * 1024;
-/// Files the walk visits at most: the scan stays bounded on a huge tree.
-const MAX_VISITED: usize = 20_000;
+use super::scan::{self, has_word};
 
 /// One file of a write: where, and its text before and after (`None`: absent).
 #[derive(Debug, Clone, Copy)]
@@ -41,7 +38,12 @@ pub(crate) struct Found {
 }
 
 /// The dependents of `changes` among the files under `root` with one of `extensions`.
-pub(crate) fn find(root: &Path, extensions: &[String], changes: &[Change<'_>], limit: usize) -> Found {
+pub(crate) fn find(
+    root: &Path,
+    extensions: &[String],
+    changes: &[Change<'_>],
+    limit: usize,
+) -> Found {
     let languages = Languages::builtin();
     let mut names: BTreeSet<String> = BTreeSet::new();
     let mut modules: BTreeSet<String> = BTreeSet::new();
@@ -78,46 +80,22 @@ pub(crate) fn find(root: &Path, extensions: &[String], changes: &[Change<'_>], l
         .map(|m| memmem::Finder::new(m.as_bytes()))
         .collect();
     let mut scored: Vec<(usize, PathBuf)> = Vec::new();
-    let walk = ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .parents(true)
-        .require_git(false)
-        .build();
-    for (visited, entry) in walk.filter_map(Result::ok).enumerate() {
-        if visited >= MAX_VISITED {
-            break;
+    scan::walk_files(root, extensions, |path, bytes| {
+        if written.contains(path) || !scan::can_refer(path, written.iter().copied()) {
+            return true;
         }
-        let path = entry.path();
-        if !entry.file_type().is_some_and(|t| t.is_file()) || written.contains(path) {
-            continue;
-        }
-        let covered = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| extensions.iter().any(|x| x.eq_ignore_ascii_case(e)));
-        if !covered
-            || !can_depend(path, &written)
-            || entry.metadata().map_or(true, |m| m.len() > MAX_SCANNED_BYTES)
-        {
-            continue;
-        }
-        let Ok(bytes) = std::fs::read(path) else {
-            continue;
-        };
         let hits = finders
             .iter()
-            .filter(|(name, finder)| has_word(&bytes, name.as_bytes(), finder))
+            .filter(|(name, finder)| has_word(bytes, name.as_bytes(), finder))
             .count();
         if hits == 0 {
-            continue;
+            return true;
         }
         let mut score = hits * 2;
         if module_finders
             .iter()
             .zip(&modules)
-            .any(|(finder, module)| has_word(&bytes, module.as_bytes(), finder))
+            .any(|(finder, module)| has_word(bytes, module.as_bytes(), finder))
         {
             score += 1;
         }
@@ -125,49 +103,13 @@ pub(crate) fn find(root: &Path, extensions: &[String], changes: &[Change<'_>], l
             score += 1;
         }
         scored.push((score, path.to_path_buf()));
-    }
+        true
+    });
     // Most likely first; a stable order among equals.
     scored.sort_by(|(a, pa), (b, pb)| b.cmp(a).then_with(|| pa.cmp(pb)));
     found.skipped = scored.len().saturating_sub(limit);
     found.files = scored.into_iter().take(limit).map(|(_, p)| p).collect();
     found
-}
-
-/// Whether `candidate` can depend on the written files at all: declaration files (`.d.ts`)
-/// are generated and depend on no source, and JavaScript does not import TypeScript sources
-/// (a package's compiled output mentions every name of its sources).
-fn can_depend(candidate: &Path, written: &BTreeSet<&Path>) -> bool {
-    let name = candidate
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    if [".d.ts", ".d.mts", ".d.cts"].iter().any(|x| name.ends_with(x)) {
-        return false;
-    }
-    let is_js = |p: &Path| {
-        p.extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "js" | "mjs" | "cjs" | "jsx"))
-    };
-    let is_ts = |p: &Path| {
-        p.extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "ts" | "tsx" | "mts" | "cts"))
-    };
-    !(is_js(candidate) && written.iter().all(|w| is_ts(w)))
-}
-
-fn is_word_byte(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$'
-}
-
-/// Whether `word` occurs in `haystack` as a whole word.
-fn has_word(haystack: &[u8], word: &[u8], finder: &memmem::Finder<'_>) -> bool {
-    finder.find_iter(haystack).any(|at| {
-        let before = at.checked_sub(1).and_then(|i| haystack.get(i));
-        let after = haystack.get(at + word.len());
-        !before.is_some_and(|b| is_word_byte(*b)) && !after.is_some_and(|b| is_word_byte(*b))
-    })
 }
 
 /// How other files name the module of `path` in their imports: its file stem, or its
@@ -188,8 +130,14 @@ fn changed_names(languages: &Languages, change: &Change<'_>) -> BTreeSet<String>
         return BTreeSet::new();
     };
     let grammar = language.grammar();
-    let before = change.old.map(|text| definitions(&grammar, text)).unwrap_or_default();
-    let after = change.new.map(|text| definitions(&grammar, text)).unwrap_or_default();
+    let before = change
+        .old
+        .map(|text| definitions(&grammar, text))
+        .unwrap_or_default();
+    let after = change
+        .new
+        .map(|text| definitions(&grammar, text))
+        .unwrap_or_default();
     let mut changed = BTreeSet::new();
     for (name, shapes) in &before {
         if after.get(name) != Some(shapes) {
@@ -306,9 +254,15 @@ fn definitions(grammar: &tree_sitter::Language, text: &str) -> BTreeMap<String, 
         }
         if !in_function && kind == "assignment" {
             // Python module- and class-level names.
-            if let Some(left) = node.child_by_field_name("left").filter(|l| l.kind() == "identifier") {
+            if let Some(left) = node
+                .child_by_field_name("left")
+                .filter(|l| l.kind() == "identifier")
+            {
                 if let Ok(name) = left.utf8_text(bytes) {
-                    found.entry(name.to_owned()).or_default().push(shape(node, bytes));
+                    found
+                        .entry(name.to_owned())
+                        .or_default()
+                        .push(shape(node, bytes));
                 }
             }
         }
@@ -410,7 +364,11 @@ mod tests {
             ["readAsCSV"]
         );
         assert_eq!(
-            names("a.py", "def fetch(a, b=1):\n    return a\n", "def fetch(a, b):\n    return a\n"),
+            names(
+                "a.py",
+                "def fetch(a, b=1):\n    return a\n",
+                "def fetch(a, b):\n    return a\n"
+            ),
             ["fetch"]
         );
         assert_eq!(
@@ -422,7 +380,11 @@ mod tests {
             ["parse"]
         );
         assert_eq!(
-            names("a.h", "int cmark_node_new(int t);\n", "int cmark_node_make(int t);\n"),
+            names(
+                "a.h",
+                "int cmark_node_new(int t);\n",
+                "int cmark_node_make(int t);\n"
+            ),
             ["cmark_node_make", "cmark_node_new"]
         );
     }
@@ -459,6 +421,7 @@ mod tests {
     #[test]
     fn whole_words_only() {
         let finder = memmem::Finder::new(b"parse");
+        // (scan's word test, as dependents use it)
         assert!(has_word(b"x = parse(y)", b"parse", &finder));
         assert!(!has_word(b"x = parser(y)", b"parse", &finder));
         assert!(!has_word(b"x = my_parse(y)", b"parse", &finder));
@@ -472,7 +435,11 @@ mod tests {
         std::fs::write(root.join("lib.go"), "package p\nfunc Helper(a int) {}\n").unwrap();
         std::fs::write(root.join("use1.go"), "package p\nfunc A() { Helper(1) }\n").unwrap();
         std::fs::write(root.join("use2.go"), "package p\nfunc B() { Helper(2) }\n").unwrap();
-        std::fs::write(root.join("other.go"), "package p\nfunc C() { Helpers(2) }\n").unwrap();
+        std::fs::write(
+            root.join("other.go"),
+            "package p\nfunc C() { Helpers(2) }\n",
+        )
+        .unwrap();
         std::fs::write(root.join("notes.txt"), "Helper").unwrap();
         let old = "package p\nfunc Helper(a int) {}\n";
         let new = "package p\nfunc Helper(a, b int) {}\n";

@@ -216,6 +216,10 @@ impl AfterWrite for LspDiagnostics {
         lock(&self.prepared).extend(prepared);
     }
 
+    async fn renamed(&self, old: &str, new: &str) {
+        lock(&self.ledger).rename_symbol(old, new);
+    }
+
     async fn after_write(&self, paths: &[PathBuf]) -> Value {
         let mut dependents: Vec<PathBuf> = Vec::new();
         let mut skipped = 0;

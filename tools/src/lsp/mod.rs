@@ -12,10 +12,13 @@ mod actions;
 pub(crate) mod apply;
 mod dependents;
 mod diagnostics;
+mod inactive;
 mod nav;
 mod open;
 mod project;
 mod rename;
+mod rename_scope;
+pub(crate) mod scan;
 mod tool;
 
 use std::sync::Arc;

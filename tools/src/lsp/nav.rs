@@ -85,7 +85,30 @@ pub(crate) fn hover_text(answer: &Value) -> Option<String> {
             _ => None,
         }
     }
-    part(answer.get("contents")?).filter(|text| !text.trim().is_empty())
+    part(answer.get("contents")?)
+        .map(|text| decode_entities(&text))
+        .filter(|text| !text.trim().is_empty())
+}
+
+/// Hover markdown with the HTML entities servers put in it (`&nbsp;` for indentation in
+/// basedpyright, `&lt;` in others) turned back into the characters an agent reads.
+pub(crate) fn decode_entities(text: &str) -> String {
+    const ENTITIES: [(&str, &str); 8] = [
+        ("&nbsp;", " "),
+        ("&#160;", " "),
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+        ("&quot;", "\""),
+        ("&#39;", "'"),
+        ("&apos;", "'"),
+        // Last, so that `&amp;lt;` becomes `&lt;` and not `<`.
+        ("&amp;", "&"),
+    ];
+    let mut out = text.replace('\u{a0}', " ");
+    for (entity, character) in ENTITIES {
+        out = out.replace(entity, character);
+    }
+    out
 }
 
 pub(crate) fn symbol_kind(kind: Option<u64>) -> &'static str {
@@ -173,6 +196,16 @@ pub(crate) fn symbols(root: &WorkspaceRoot, file_uri: Option<&str>, answer: &Val
         walk(root, &mut lines, file_uri, items, None, &mut out);
     }
     out
+}
+
+/// The heading of a list of `total` results of which `shown` are listed: `first 50 of 313
+/// references` when cut, `3 references` otherwise.
+pub(crate) fn count_heading(shown: usize, total: usize, what: &str) -> String {
+    if shown < total {
+        format!("first {shown} of {total} {what}")
+    } else {
+        format!("{total} {what}")
+    }
 }
 
 /// The first `cap` items, with the total and whether it was cut.

@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use super::apply;
 use super::open::{self, lsp_error, Opened};
+use super::rename_scope;
 use crate::error::ToolError;
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
@@ -53,6 +54,14 @@ struct RenameArgs {
     symbol: String,
     /// The new name.
     new_name: String,
+}
+
+/// Whether `symbol` is one plain identifier (what the leftover scan can look for).
+fn is_identifier(symbol: &str) -> bool {
+    !symbol.is_empty()
+        && symbol
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
 }
 
 fn refused(kind: &str, message: String) -> ToolError {
@@ -187,6 +196,93 @@ impl LspRenameTool {
         }
     }
 
+    /// What the text says about how complete the rename is.
+    fn completion_text(
+        &self,
+        old: &str,
+        identifier: bool,
+        mentions: &rename_scope::Mentions,
+        completion: &rename_scope::Completion,
+    ) -> String {
+        let mut text = String::new();
+        if !identifier {
+            text.push_str(&format!(
+                "\nnot checked for leftovers: `{old}` is not a plain identifier"
+            ));
+            return text;
+        }
+        if completion.added > 0 {
+            text.push_str(&format!(
+                "\n{} occurrence(s) the server's edit missed were confirmed as the same symbol and renamed too",
+                completion.added
+            ));
+        }
+        let place = |l: &rename_scope::Leftover| {
+            format!(
+                "  {}:{}: {} ({})",
+                self.root.relative(&l.path),
+                l.line,
+                l.text,
+                l.why
+            )
+        };
+        if completion.code.is_empty() && mentions.more == 0 {
+            text.push_str(&format!(
+                "\ncomplete: no code occurrence of `{old}` is left"
+            ));
+        } else {
+            text.push_str(&format!(
+                "\nINCOMPLETE: {} code occurrence(s) of `{old}` are left{}:",
+                completion.code.len(),
+                if mentions.more > 0 {
+                    format!(
+                        " ({} more file(s) mentioning it were not scanned)",
+                        mentions.more
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+            for leftover in completion.code.iter().take(rename_scope::LISTED) {
+                text.push('\n');
+                text.push_str(&place(leftover));
+            }
+            if completion.code.len() > rename_scope::LISTED {
+                text.push_str(&format!(
+                    "\n  (first {} of {})",
+                    rename_scope::LISTED,
+                    completion.code.len()
+                ));
+            }
+        }
+        if !completion.comments.is_empty() {
+            text.push_str(&format!(
+                "\n{} mention(s) in comments or strings were left as they are{}:",
+                completion.comments.len(),
+                if completion.comments.len() > rename_scope::LISTED {
+                    format!(
+                        " (first {} of {})",
+                        rename_scope::LISTED,
+                        completion.comments.len()
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+            for leftover in completion.comments.iter().take(rename_scope::LISTED) {
+                text.push('\n');
+                text.push_str(&place(leftover));
+            }
+        }
+        if !completion.other_symbols.is_empty() {
+            text.push_str(&format!(
+                "\n{} occurrence(s) of `{old}` are other symbols of the same name (left alone)",
+                completion.other_symbols.len()
+            ));
+        }
+        text
+    }
+
     fn summary(&self, changes: &[FileChange]) -> Vec<Value> {
         changes
             .iter()
@@ -257,15 +353,40 @@ impl Tool for LspRenameTool {
                 ),
             ));
         }
+        // Every workspace file that mentions the name is opened in the server first, so that
+        // it renames outside its configured project too (rename_scope).
+        let identifier = is_identifier(&args.symbol);
+        let mentions = if identifier {
+            rename_scope::make_visible(
+                &self.supervisor,
+                &opened.server,
+                &self.root,
+                &opened.path,
+                &args.symbol,
+            )
+            .await
+        } else {
+            rename_scope::Mentions::default()
+        };
         self.sync_open_documents(&opened)?;
         let position = json!({"line": at.line, "character": at.character});
         self.prepare(&opened, &position, &args.symbol).await?;
+        let mut target = rename_scope::definition_of(
+            &opened.server,
+            &opened.path,
+            u64::from(at.line),
+            u64::from(at.character),
+        )
+        .await;
+        if target.is_empty() {
+            target.insert((opened.path.clone(), u64::from(at.line)));
+        }
         let params = json!({
             "textDocument": {"uri": path_to_uri(&opened.path)},
             "position": position,
             "newName": new_name,
         });
-        let edit = match opened
+        let mut edit = match opened
             .server
             .request("textDocument/rename", params, RENAME_TIMEOUT)
             .await
@@ -296,6 +417,16 @@ impl Tool for LspRenameTool {
             ));
         }
         let server = opened.server.clone();
+        let completion = rename_scope::complete(
+            &server,
+            &self.root,
+            &mentions,
+            &args.symbol,
+            new_name,
+            &target,
+            &mut edit,
+        )
+        .await;
         let changes =
             workspace_edit::plan(&edit, server.encoding(), &|path| server.version_of(path))
                 .map_err(|error| {
@@ -318,11 +449,13 @@ impl Tool for LspRenameTool {
         )
         .await?;
 
+        ctx.note_renamed(&args.symbol, new_name).await;
         self.tell_server(&server, &changes);
         let written = apply::touched(&changes);
         let files = self.summary(&changes);
         let edits: usize = changes.iter().map(FileChange::edits).sum();
-        let text = format!(
+        let complete = identifier && completion.code.is_empty() && mentions.more == 0;
+        let mut text = format!(
             "renamed `{}` to `{new_name}`: {edits} edit(s) in {} file(s): {}",
             args.symbol,
             files.len(),
@@ -332,12 +465,33 @@ impl Tool for LspRenameTool {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        Ok(ToolOutput::new(json!({
+        text.push_str(&self.completion_text(&args.symbol, identifier, &mentions, &completion));
+        let listed = |items: &[rename_scope::Leftover]| -> Vec<Value> {
+            items
+                .iter()
+                .take(rename_scope::LISTED)
+                .map(|l| l.to_json(&self.root))
+                .collect()
+        };
+        let value = json!({
             "renamed": {"from": args.symbol, "to": new_name, "file": opened.shown, "line": args.line},
             "files": files,
             "edits": edits,
-        }))
-        .with_text(text)
-        .with_written(written))
+            "complete": complete,
+            "added_by_scan": completion.added,
+            "leftovers": {
+                "code": listed(&completion.code),
+                "code_total": completion.code.len(),
+                "comments": listed(&completion.comments),
+                "comments_total": completion.comments.len(),
+            },
+            "other_symbols": {
+                "listed": listed(&completion.other_symbols),
+                "total": completion.other_symbols.len(),
+            },
+            "scanned_files": mentions.own.len() + mentions.elsewhere.len(),
+            "unscanned_files": mentions.more,
+        });
+        Ok(ToolOutput::new(value).with_text(text).with_written(written))
     }
 }

@@ -174,13 +174,21 @@ impl LspTool {
             .request(method, params, REQUEST_TIMEOUT)
             .await
             .map_err(lsp_error)?;
-        let text;
+        let place = format!(
+            "`{}` at {}:{}",
+            args.symbol.as_deref().unwrap_or(""),
+            opened.shown,
+            at.line + 1
+        );
+        let mut text;
+        let empty;
         match action {
             Action::Hover => {
                 let hover = nav::hover_text(&answer);
+                empty = hover.is_none();
                 text = hover
                     .clone()
-                    .unwrap_or_else(|| "no hover information".into());
+                    .unwrap_or_else(|| format!("no hover information for {place}"));
                 value["hover"] = json!(hover);
             }
             _ => {
@@ -191,21 +199,36 @@ impl LspTool {
                 };
                 let (locations, total, truncated) =
                     nav::capped(nav::locations(&self.root, &answer), cap);
-                text = locations
-                    .iter()
-                    .map(|l| {
+                empty = locations.is_empty();
+                let what = name.replace('_', " ");
+                text = if empty {
+                    format!("no {what} found for {place} ({})", opened.server.name())
+                } else {
+                    let mut lines = vec![format!(
+                        "{} of {place}:",
+                        nav::count_heading(locations.len(), total, &what)
+                    )];
+                    lines.extend(locations.iter().map(|l| {
                         format!(
                             "{}:{}: {}",
                             l["path"].as_str().unwrap_or(""),
                             l["line"],
                             l["text"].as_str().unwrap_or("")
                         )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n");
+                    }));
+                    lines.join("\n")
+                };
                 value["locations"] = json!(locations);
                 value["total"] = json!(total);
                 value["truncated"] = json!(truncated);
+            }
+        }
+        if empty {
+            if let Some(inactive) =
+                super::inactive::reason(&opened.server, &opened.path, u64::from(at.line)).await
+            {
+                text.push_str(&format!("; the code there is {inactive}"));
+                value["inactive"] = json!(inactive);
             }
         }
         Ok(ToolOutput::new(value).with_text(text))
@@ -381,7 +404,20 @@ impl LspTool {
 }
 
 fn symbol_output(mut value: Value, items: Vec<Value>, total: usize, truncated: bool) -> ToolOutput {
-    let text = items
+    let scope = match (value["query"].as_str(), value["file"].as_str()) {
+        (Some(query), _) => format!("matching `{query}` in the workspace"),
+        (None, Some(file)) => format!("in {file}"),
+        _ => String::new(),
+    };
+    let heading = if items.is_empty() {
+        format!("no symbols {scope}")
+    } else {
+        format!(
+            "{} {scope}:",
+            nav::count_heading(items.len(), total, "symbols")
+        )
+    };
+    let listed = items
         .iter()
         .map(|s| {
             format!(
@@ -392,6 +428,9 @@ fn symbol_output(mut value: Value, items: Vec<Value>, total: usize, truncated: b
                 s["line"]
             )
         })
+        .collect::<Vec<_>>();
+    let text = std::iter::once(heading)
+        .chain(listed)
         .collect::<Vec<_>>()
         .join("\n");
     value["symbols"] = json!(items);

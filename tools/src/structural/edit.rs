@@ -332,9 +332,14 @@ impl Tool for ResolveTool {
         }
         let replacements = staged.replacements;
         let transaction = staged.transaction;
-        let committed =
-            crate::commit::commit_checked(ctx, &self.root, transaction, &args.edit_id, EDIT_DROPPED)
-                .await;
+        let committed = crate::commit::commit_checked(
+            ctx,
+            &self.root,
+            transaction,
+            &args.edit_id,
+            EDIT_DROPPED,
+        )
+        .await;
         match committed {
             Ok(written) => {
                 let files: Vec<String> = written.iter().map(|p| shown(&self.root, p)).collect();

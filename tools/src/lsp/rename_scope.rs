@@ -1,0 +1,378 @@
+//! Making a rename complete, or saying exactly where it is not.
+//!
+//! A server renames what its project holds: files outside it (tests excluded by a
+//! `tsconfig.json` `include`, pyright's `include`, a sibling crate) keep the old name, and the
+//! server calls the rename done. So before the server is asked, every workspace file that
+//! mentions the name as a whole word is opened in it ([`make_visible`]); after it answered,
+//! the old name is looked for again in each of those files with the file's own grammar
+//! ([`complete`]): an occurrence in code that the server's edit does not cover is renamed too
+//! when the server confirms (by `definition`) that it is the same symbol, left alone when it
+//! resolves to another one, and otherwise reported as a leftover — as are mentions in comments
+//! and strings, listed apart. A rename is complete only when no code occurrence is left.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cc_lsp_client::position::units;
+use cc_lsp_client::uri::{path_to_uri, uri_to_path};
+use cc_lsp_client::{LanguageServer, Supervisor};
+use serde_json::{json, Value};
+
+use super::scan::{self, Place};
+use crate::root::WorkspaceRoot;
+
+/// Files opened in the server before a rename, at most.
+const MAX_OPENED: usize = 400;
+/// Occurrences the server is asked about, at most; the rest are leftovers, unchecked.
+const MAX_CONFIRMATIONS: usize = 200;
+/// Each confirmation's timeout.
+const CONFIRM_TIMEOUT: Duration = Duration::from_secs(20);
+/// Leftovers listed per kind (the totals are always given).
+pub(super) const LISTED: usize = 30;
+
+/// The workspace files that mention the old name.
+#[derive(Debug, Default)]
+pub(super) struct Mentions {
+    /// Files of the renaming server's project.
+    pub own: Vec<PathBuf>,
+    /// Files under another project root (another server): not renamed, only reported.
+    pub elsewhere: Vec<(PathBuf, PathBuf)>,
+    /// Files that mention it beyond the scan's limit.
+    pub more: usize,
+}
+
+/// Opens every workspace file of the server's language that mentions `name` in the server
+/// (from disk, unless already open with that text), so that it can rename there too.
+pub(super) async fn make_visible(
+    supervisor: &Supervisor,
+    server: &LanguageServer,
+    root: &WorkspaceRoot,
+    origin: &Path,
+    name: &str,
+) -> Mentions {
+    let Some(family) = supervisor.table().family(server.family()).cloned() else {
+        return Mentions::default();
+    };
+    let workspace = root.path().to_path_buf();
+    let word = name.to_owned();
+    let extensions = family.extensions.clone();
+    let origin = origin.to_path_buf();
+    let (files, more) = tokio::task::spawn_blocking(move || {
+        scan::files_mentioning(&workspace, &extensions, &word, &origin, MAX_OPENED)
+    })
+    .await
+    .unwrap_or_default();
+    let mut mentions = Mentions {
+        more,
+        ..Mentions::default()
+    };
+    for file in files {
+        match supervisor.route(&file) {
+            Ok((_, project)) if project == server.root() => {
+                if let Ok(text) = std::fs::read_to_string(&file) {
+                    let _ = server.ensure_synced(&file, &text, &family.language_id(&file));
+                }
+                mentions.own.push(file);
+            }
+            Ok((_, project)) => mentions.elsewhere.push((file, project)),
+            Err(_) => {}
+        }
+    }
+    mentions
+}
+
+/// One place the old name is still written.
+#[derive(Debug, Clone)]
+pub(super) struct Leftover {
+    pub path: PathBuf,
+    pub line: usize,
+    pub text: String,
+    pub why: String,
+}
+
+impl Leftover {
+    pub(super) fn to_json(&self, root: &WorkspaceRoot) -> Value {
+        json!({
+            "path": root.relative(&self.path),
+            "line": self.line,
+            "text": self.text,
+            "why": self.why,
+        })
+    }
+}
+
+/// What the scan after the server's answer found.
+#[derive(Debug, Default)]
+pub(super) struct Completion {
+    /// Occurrences the server's edit missed that it confirmed as the symbol: renamed too.
+    pub added: usize,
+    /// Code occurrences left with the old name.
+    pub code: Vec<Leftover>,
+    /// Mentions in comments and strings (docs, doc tests), left as they are.
+    pub comments: Vec<Leftover>,
+    /// Code occurrences that are another symbol of the same name.
+    pub other_symbols: Vec<Leftover>,
+}
+
+/// (0-based line, start in the server's encoding) of every text edit in `edit`, per file.
+fn edit_starts(edit: &Value) -> BTreeMap<PathBuf, BTreeSet<(u64, u64)>> {
+    let mut starts: BTreeMap<PathBuf, BTreeSet<(u64, u64)>> = BTreeMap::new();
+    let mut add = |uri: &str, edits: &Value| {
+        let Some(path) = uri_to_path(uri) else {
+            return;
+        };
+        for edit in edits.as_array().into_iter().flatten() {
+            let start = &edit["range"]["start"];
+            if let (Some(line), Some(character)) =
+                (start["line"].as_u64(), start["character"].as_u64())
+            {
+                starts
+                    .entry(path.clone())
+                    .or_default()
+                    .insert((line, character));
+            }
+        }
+    };
+    if let Some(changes) = edit["documentChanges"].as_array() {
+        for change in changes {
+            if let Some(uri) = change["textDocument"]["uri"].as_str() {
+                add(uri, &change["edits"]);
+            }
+        }
+    } else if let Some(changes) = edit["changes"].as_object() {
+        for (uri, edits) in changes {
+            add(uri, edits);
+        }
+    }
+    starts
+}
+
+/// Adds `extra` text edits (computed against the files as they are) to `edit`, in the same
+/// list as the server's own edits of each file, so that all apply to the same text.
+fn add_edits(edit: &mut Value, extra: Vec<(PathBuf, Value)>) {
+    for (path, text_edit) in extra {
+        let uri = path_to_uri(&path);
+        if let Some(changes) = edit["documentChanges"].as_array_mut() {
+            let existing = changes
+                .iter_mut()
+                .find(|c| c["textDocument"]["uri"].as_str() == Some(uri.as_str()));
+            match existing.and_then(|c| c["edits"].as_array_mut()) {
+                Some(edits) => edits.push(text_edit),
+                None => changes.push(json!({
+                    "textDocument": {"uri": uri, "version": null},
+                    "edits": [text_edit],
+                })),
+            }
+        } else {
+            if !edit["changes"].is_object() {
+                edit["changes"] = json!({});
+            }
+            let list = &mut edit["changes"][uri.as_str()];
+            if !list.is_array() {
+                *list = json!([]);
+            }
+            if let Some(list) = list.as_array_mut() {
+                list.push(text_edit);
+            }
+        }
+    }
+}
+
+/// The (file, 0-based line) of each place `answer` (a definition answer) points at.
+fn definition_places(answer: &Value) -> BTreeSet<(PathBuf, u64)> {
+    let items: Vec<&Value> = match answer {
+        Value::Array(items) => items.iter().collect(),
+        Value::Object(_) => vec![answer],
+        _ => Vec::new(),
+    };
+    items
+        .into_iter()
+        .filter_map(|item| {
+            let (uri, range) = match item.get("targetUri") {
+                Some(uri) => (
+                    uri,
+                    item.get("targetSelectionRange")
+                        .or_else(|| item.get("targetRange"))?,
+                ),
+                None => (item.get("uri")?, item.get("range")?),
+            };
+            Some((
+                uri_to_path(uri.as_str()?)?,
+                range["start"]["line"].as_u64()?,
+            ))
+        })
+        .collect()
+}
+
+/// Where the symbol at `position` of `path` is defined, as the server says.
+pub(super) async fn definition_of(
+    server: &LanguageServer,
+    path: &Path,
+    line: u64,
+    character: u64,
+) -> BTreeSet<(PathBuf, u64)> {
+    if !server.supports("definitionProvider", "textDocument/definition") {
+        return BTreeSet::new();
+    }
+    let params = json!({
+        "textDocument": {"uri": path_to_uri(path)},
+        "position": {"line": line, "character": character},
+    });
+    match server
+        .request("textDocument/definition", params, CONFIRM_TIMEOUT)
+        .await
+    {
+        Ok(answer) => definition_places(&answer),
+        Err(_) => BTreeSet::new(),
+    }
+}
+
+/// Scans the files of `mentions` for occurrences of `old` that `edit` leaves behind; adds
+/// to `edit` those the server confirms are the symbol defined at `target`.
+pub(super) async fn complete(
+    server: &LanguageServer,
+    root: &WorkspaceRoot,
+    mentions: &Mentions,
+    old: &str,
+    new_name: &str,
+    target: &BTreeSet<(PathBuf, u64)>,
+    edit: &mut Value,
+) -> Completion {
+    let starts = edit_starts(edit);
+    let encoding = server.encoding();
+    let mut completion = Completion::default();
+    let mut extra = Vec::new();
+    let mut confirmations = 0;
+    let files = mentions
+        .own
+        .iter()
+        .map(|p| (p, None))
+        .chain(mentions.elsewhere.iter().map(|(p, root)| (p, Some(root))));
+    for (path, elsewhere) in files {
+        let Ok(bytes) = std::fs::read(path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let covered = starts.get(path);
+        for occurrence in scan::occurrences(path, &bytes, old) {
+            let line0 = u64::try_from(occurrence.line - 1).unwrap_or(0);
+            let line_start = text[..occurrence.offset].rfind('\n').map_or(0, |i| i + 1);
+            let character = u64::from(units(&text[line_start..occurrence.offset], encoding));
+            if covered.is_some_and(|c| c.contains(&(line0, character))) {
+                continue;
+            }
+            let leftover = |why: String| Leftover {
+                path: path.clone(),
+                line: occurrence.line,
+                text: occurrence.text.clone(),
+                why,
+            };
+            if occurrence.place != Place::Code {
+                let what = if occurrence.place == Place::Comment {
+                    "in a comment"
+                } else {
+                    "in a string"
+                };
+                completion.comments.push(leftover(what.into()));
+                continue;
+            }
+            if let Some(project) = elsewhere {
+                completion.code.push(leftover(format!(
+                    "in another project ({}), which this server does not see",
+                    project.display()
+                )));
+                continue;
+            }
+            if confirmations >= MAX_CONFIRMATIONS {
+                completion
+                    .code
+                    .push(leftover("not checked (too many occurrences)".into()));
+                continue;
+            }
+            confirmations += 1;
+            let defined = definition_of(server, path, line0, character).await;
+            if !target.is_empty() && !defined.is_disjoint(target) {
+                let end = character + u64::from(units(old, encoding));
+                extra.push((
+                    path.clone(),
+                    json!({
+                        "range": {
+                            "start": {"line": line0, "character": character},
+                            "end": {"line": line0, "character": end},
+                        },
+                        "newText": new_name,
+                    }),
+                ));
+                completion.added += 1;
+            } else if defined.is_empty() {
+                let why = match super::inactive::reason(server, path, line0).await {
+                    Some(inactive) => format!("{} cannot rename it: {inactive}", server.name()),
+                    None => format!("{} could not say what it refers to", server.name()),
+                };
+                completion.code.push(leftover(why));
+            } else if let Some((outside, line)) = defined
+                .iter()
+                .find(|(path, _)| !path.starts_with(root.path()))
+            {
+                // Resolved outside the workspace: an installed copy or a stub may stand in
+                // for the workspace's own module, so this may well be the renamed symbol.
+                completion.code.push(leftover(format!(
+                    "{} resolves it to {}:{} outside the workspace, not to the renamed \
+                     definition (an installed copy or a stub may hide the workspace's module)",
+                    server.name(),
+                    outside.display(),
+                    line + 1
+                )));
+            } else {
+                let (elsewhere, line) = defined.iter().next().cloned().unwrap_or_default();
+                completion.other_symbols.push(leftover(format!(
+                    "another symbol of the same name, defined at {}:{}",
+                    root.relative(&elsewhere),
+                    line + 1
+                )));
+            }
+        }
+    }
+    add_edits(edit, extra);
+    completion
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extra_edits_join_the_servers_list_of_the_same_file() {
+        let a = path_to_uri(Path::new("/w/a.py"));
+        let b = path_to_uri(Path::new("/w/b.py"));
+        let edit_at = |line: u64| json!({"range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 3}}, "newText": "new"});
+        let mut changes = json!({"changes": {a.clone(): [edit_at(1)]}});
+        add_edits(
+            &mut changes,
+            vec![
+                (PathBuf::from("/w/a.py"), edit_at(5)),
+                (PathBuf::from("/w/b.py"), edit_at(2)),
+            ],
+        );
+        assert_eq!(changes["changes"][a.as_str()].as_array().unwrap().len(), 2);
+        assert_eq!(changes["changes"][b.as_str()].as_array().unwrap().len(), 1);
+        let starts = edit_starts(&changes);
+        assert!(starts[&PathBuf::from("/w/a.py")].contains(&(5, 0)));
+
+        let mut documents = json!({"documentChanges": [
+            {"textDocument": {"uri": a.clone(), "version": 3}, "edits": [edit_at(1)]}
+        ]});
+        add_edits(
+            &mut documents,
+            vec![
+                (PathBuf::from("/w/a.py"), edit_at(7)),
+                (PathBuf::from("/w/b.py"), edit_at(2)),
+            ],
+        );
+        let list = documents["documentChanges"].as_array().unwrap();
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[0]["edits"].as_array().unwrap().len(), 2);
+        assert_eq!(list[1]["textDocument"]["version"], Value::Null);
+    }
+}
