@@ -123,6 +123,49 @@ impl Diagnostic {
         self.severity == Severity::Hint || self.unnecessary
     }
 
+    /// Parses one of tsserver's own diagnostics (`protocol.Diagnostic`: 1-based `start` and
+    /// `end` of `line` and `offset`, `text`, `code`, `category`), as typescript-language-server
+    /// would publish it.
+    pub fn from_tsserver(value: &Value) -> Option<Diagnostic> {
+        let position = |key: &str, field: &str| {
+            value
+                .get(key)
+                .and_then(|p| p.get(field))
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(1)
+        };
+        let severity = match value.get("category").and_then(Value::as_str) {
+            Some("warning") => Severity::Warning,
+            Some("suggestion") => Severity::Hint,
+            Some("message") => Severity::Information,
+            _ => Severity::Error,
+        };
+        let code = match value.get("code") {
+            Some(Value::Number(code)) => Some(code.to_string()),
+            Some(Value::String(code)) => Some(code.clone()),
+            _ => None,
+        };
+        let flag = |key: &str| value.get(key).and_then(Value::as_bool).unwrap_or(false);
+        Some(Diagnostic {
+            line: position("start", "line").max(1),
+            character: position("start", "offset").saturating_sub(1),
+            end_line: position("end", "line").max(1),
+            severity,
+            code,
+            message: value.get("text")?.as_str()?.trim_end().to_owned(),
+            source: Some(
+                value
+                    .get("source")
+                    .and_then(Value::as_str)
+                    .unwrap_or("typescript")
+                    .to_owned(),
+            ),
+            unnecessary: flag("reportsUnnecessary"),
+            deprecated: flag("reportsDeprecated"),
+        })
+    }
+
     /// Parses an array of LSP diagnostics, skipping malformed entries.
     pub fn list_from_lsp(value: Option<&Value>) -> Vec<Diagnostic> {
         value

@@ -20,6 +20,9 @@ use crate::uri::{path_to_uri, uri_to_path};
 
 /// How long `initialize` may take.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a file that a server reports the status of (clangd) must stay idle after its
+/// last publish before that list is taken as final (see `diagnostics`).
+const STATUS_QUIET: Duration = Duration::from_millis(150);
 /// Pull retries after "content modified" or "server cancelled".
 const PULL_RETRIES: u32 = 8;
 
@@ -114,7 +117,7 @@ pub enum Via {
     VersionedPush,
     /// A `publishDiagnostics` without a version, after the settle window.
     UnversionedPush,
-    /// The server's own checker, asked directly that the file is still clean
+    /// The server's own checker, asked directly for the file's diagnostics
     /// ([`crate::ServerSpec::tsserver_probe`]).
     Probe,
 }
@@ -157,6 +160,9 @@ struct Inner {
     registrations: HashMap<String, (String, Value)>,
     refresh_gen: u64,
     last_error_message: Option<String>,
+    /// clangd's per-file status (`textDocument/clangd.fileStatus`), the sequence number and
+    /// the time it arrived at.
+    file_status: HashMap<PathBuf, (String, u64, Instant)>,
 }
 
 impl Inner {
@@ -343,6 +349,25 @@ impl State {
                 drop(inner);
                 self.bump();
             }
+            "textDocument/clangd.fileStatus" => {
+                let Some(path) = params
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .and_then(uri_to_path)
+                else {
+                    return;
+                };
+                let state = params.get("state").and_then(Value::as_str).unwrap_or("");
+                tracing::debug!(server = %self.server, path = %path.display(), state, "file status");
+                let mut inner = self.lock();
+                inner.seq += 1;
+                let seq = inner.seq;
+                inner
+                    .file_status
+                    .insert(path, (state.to_owned(), seq, Instant::now()));
+                drop(inner);
+                self.bump();
+            }
             "window/showMessage" | "window/logMessage" => {
                 let message = params.get("message").and_then(Value::as_str).unwrap_or("");
                 tracing::debug!(server = %self.server, "{method}: {message}");
@@ -355,6 +380,42 @@ impl State {
             _ => {}
         }
     }
+}
+
+/// One of tsserver's diagnostics as the LSP object typescript-language-server publishes.
+fn lsp_from_tsserver(item: &Value) -> Option<Value> {
+    let position = |key: &str| {
+        let at = item.get(key)?;
+        let line = at.get("line")?.as_u64()?.checked_sub(1)?;
+        let character = at.get("offset")?.as_u64()?.checked_sub(1)?;
+        Some(json!({"line": line, "character": character}))
+    };
+    let severity = match item.get("category").and_then(Value::as_str) {
+        Some("warning") => 2,
+        Some("suggestion") => 4,
+        Some("message") => 3,
+        _ => 1,
+    };
+    let mut tags = Vec::new();
+    if item.get("reportsUnnecessary").and_then(Value::as_bool) == Some(true) {
+        tags.push(1);
+    }
+    if item.get("reportsDeprecated").and_then(Value::as_bool) == Some(true) {
+        tags.push(2);
+    }
+    let mut diagnostic = json!({
+        "range": {"start": position("start")?, "end": position("end")?},
+        "severity": severity,
+        "message": item.get("text")?.as_str()?,
+        "source": item.get("source").and_then(Value::as_str).unwrap_or("typescript"),
+    });
+    if let Some(code) = item.get("code") {
+        diagnostic["code"] = code.clone();
+    }
+    if !tags.is_empty() {
+        diagnostic["tags"] = json!(tags);
+    }
+    Some(diagnostic)
 }
 
 fn raw_list(value: Option<&Value>) -> Vec<Value> {
@@ -474,6 +535,7 @@ impl LanguageServer {
                 registrations: HashMap::new(),
                 refresh_gen: 0,
                 last_error_message: None,
+                file_status: HashMap::new(),
             }),
             changed,
             settings: spec.settings.clone(),
@@ -737,6 +799,42 @@ impl LanguageServer {
     /// The ticket then waits for the answer about the version already sent (from now, for
     /// the caps).
     pub fn sync(&self, path: &Path, text: &str, language_id: &str) -> Result<SyncTicket, LspError> {
+        self.sync_inner(path, text, language_id, true)
+    }
+
+    /// [`LanguageServer::sync`] without `didSave`: for a batch of files that are saved after
+    /// all of them are sent ([`LanguageServer::save`]), and for files opened only to be seen.
+    pub fn sync_unsaved(
+        &self,
+        path: &Path,
+        text: &str,
+        language_id: &str,
+    ) -> Result<SyncTicket, LspError> {
+        self.sync_inner(path, text, language_id, false)
+    }
+
+    /// Sends `didSave` for the open document `path`, when the server asked for saves.
+    pub fn save(&self, path: &Path) -> Result<(), LspError> {
+        let Some(include_text) = self.save_options() else {
+            return Ok(());
+        };
+        let Some(text) = self.synced_text(path) else {
+            return Ok(());
+        };
+        let mut params = json!({"textDocument": {"uri": path_to_uri(path)}});
+        if include_text {
+            params["text"] = Value::String(text);
+        }
+        self.conn.notify("textDocument/didSave", params)
+    }
+
+    fn sync_inner(
+        &self,
+        path: &Path,
+        text: &str,
+        language_id: &str,
+        save: bool,
+    ) -> Result<SyncTicket, LspError> {
         self.touch();
         let uri = path_to_uri(path);
         let mut docs = self.docs_lock();
@@ -782,7 +880,7 @@ impl LanguageServer {
             }
         };
         let sent_at = Instant::now();
-        if let Some(include_text) = self.save_options() {
+        if let Some(include_text) = self.save_options().filter(|_| save) {
             let mut params = json!({"textDocument": {"uri": uri}});
             if include_text {
                 params["text"] = Value::String(text.to_owned());
@@ -821,13 +919,14 @@ impl LanguageServer {
     }
 
     /// Makes the server's copy of `path` match `text` if it differs (or is not open).
+    /// No `didSave` is sent: the text is what the disk holds.
     pub fn ensure_synced(
         &self,
         path: &Path,
         text: &str,
         language_id: &str,
     ) -> Result<(), LspError> {
-        self.sync(path, text, language_id).map(|_| ())
+        self.sync_unsaved(path, text, language_id).map(|_| ())
     }
 
     /// `Some(include_text)` when the server wants `didSave` (declared, or registered as
@@ -875,6 +974,10 @@ impl LanguageServer {
     pub fn raw_diagnostics(&self, path: &Path) -> Vec<Value> {
         let inner = self.state.lock();
         let mut raw = inner.pulled_raw.get(path).cloned().unwrap_or_default();
+        if self.spec.tsserver_probe && inner.pulled_raw.contains_key(path) {
+            // tsserver's own answer is the whole list; its publishes repeat it, later.
+            return raw;
+        }
         if let Some(pushed) = inner.published.get(path) {
             for item in &pushed.raw {
                 if !raw.contains(item) {
@@ -889,6 +992,9 @@ impl LanguageServer {
     pub fn last_known(&self, path: &Path) -> Option<Vec<Diagnostic>> {
         let inner = self.state.lock();
         let mut known = inner.pulled.get(path).cloned();
+        if self.spec.tsserver_probe && known.is_some() {
+            return known;
+        }
         if let Some(pushed) = inner.published.get(path) {
             let list = known.get_or_insert_with(Vec::new);
             for diagnostic in &pushed.diagnostics {
@@ -904,11 +1010,11 @@ impl LanguageServer {
     /// it, else the matching push (see the crate docs for the rules).
     pub async fn diagnostics(&self, ticket: &SyncTicket) -> DiagnosticsOutcome {
         let timing = self.spec.timing;
-        if self.spec.tsserver_probe && !self.supports_pull() && self.was_clean(ticket) {
-            if let Some(answered_at) = self.tsserver_clean(ticket, timing.cap).await {
+        if self.spec.tsserver_probe && !self.supports_pull() {
+            if let Some(diagnostics) = self.tsserver_diagnostics(ticket, timing.cap).await {
                 return DiagnosticsOutcome::Fresh {
-                    diagnostics: Vec::new(),
-                    answered_at,
+                    diagnostics,
+                    answered_at: Instant::now(),
                     via: Via::Probe,
                 };
             }
@@ -939,10 +1045,27 @@ impl LanguageServer {
                 if let Some(published) = fresh {
                     match published.version {
                         Some(version) if version >= ticket.version => {
-                            ready_at = Some((
-                                published.at.max(inner.idle_since) + timing.settle,
-                                Via::VersionedPush,
-                            ));
+                            // A server that reports each file's status (clangd) may publish
+                            // again for the same version: after a header changes it builds a
+                            // file against its old preamble, publishes, rebuilds the preamble
+                            // and publishes again; its status does not say which list is the
+                            // last. The list stands once the file has stayed idle a moment.
+                            let settled = match inner.file_status.get(&ticket.path) {
+                                None => true,
+                                Some((state, seq, at)) => {
+                                    let quiet_at = *at + STATUS_QUIET;
+                                    if state == "idle" && *seq > published.seq && now < quiet_at {
+                                        wake = wake.min(quiet_at);
+                                    }
+                                    state == "idle" && *seq > published.seq && now >= quiet_at
+                                }
+                            };
+                            if settled {
+                                ready_at = Some((
+                                    published.at.max(inner.idle_since) + timing.settle,
+                                    Via::VersionedPush,
+                                ));
+                            }
                         }
                         None => {
                             let first = published
@@ -999,22 +1122,21 @@ impl LanguageServer {
         }
     }
 
-    /// Whether the last list published for the file (before this change) was empty: the
-    /// only case in which typescript-language-server may stay silent.
-    fn was_clean(&self, ticket: &SyncTicket) -> bool {
-        let inner = self.state.lock();
-        inner
-            .published
-            .get(&ticket.path)
-            .is_some_and(|p| p.seq <= ticket.seq_before && p.diagnostics.is_empty())
-    }
-
-    /// Asks tsserver for the file's syntactic and semantic diagnostics. tsserver handles
-    /// requests in order, so the answer is about the synced version. `Some(when)` when both
-    /// are empty (the file is still clean); `None` otherwise (a publish will follow, since
-    /// the list is no longer empty) or when the question fails.
-    async fn tsserver_clean(&self, ticket: &SyncTicket, cap: Duration) -> Option<Instant> {
+    /// Asks tsserver itself for the file's syntactic and semantic diagnostics
+    /// (`typescript.tsserverRequest`), the exact answer for the synced text: tsserver handles
+    /// requests in order, after the change. typescript-language-server's own publishes come
+    /// without versions, one pass at a time (syntax first, a 50 ms debounce each) and not at
+    /// all when a list stays empty, so nothing in them says when they are complete.
+    /// Suggestion diagnostics are hints, which diagnostics on write never report. `None`
+    /// when a request fails (the push is then waited for).
+    async fn tsserver_diagnostics(
+        &self,
+        ticket: &SyncTicket,
+        cap: Duration,
+    ) -> Option<Vec<Diagnostic>> {
         let file = ticket.path.to_string_lossy();
+        let mut diagnostics = Vec::new();
+        let mut raw = Vec::new();
         for command in ["syntacticDiagnosticsSync", "semanticDiagnosticsSync"] {
             let answer = self
                 .request(
@@ -1027,15 +1149,18 @@ impl LanguageServer {
                 )
                 .await
                 .ok()?;
-            let empty = answer
-                .get("body")
-                .and_then(Value::as_array)
-                .is_some_and(Vec::is_empty);
-            if !empty {
-                return None;
-            }
+            let items = answer.get("body")?.as_array()?;
+            raw.extend(items.iter().filter_map(lsp_from_tsserver));
+            diagnostics.extend(items.iter().filter_map(Diagnostic::from_tsserver));
         }
-        Some(Instant::now())
+        // As LSP objects too, for the context of code actions (what a publish would carry).
+        let mut inner = self.state.lock();
+        inner.pulled_raw.insert(ticket.path.clone(), raw);
+        inner
+            .pulled
+            .insert(ticket.path.clone(), diagnostics.clone());
+        drop(inner);
+        Some(diagnostics)
     }
 
     async fn pull(&self, ticket: &SyncTicket, timing: Timing) -> DiagnosticsOutcome {

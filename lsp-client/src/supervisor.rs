@@ -757,6 +757,8 @@ impl Supervisor {
         };
         let since = server.publish_seq();
         let mut tickets = Vec::new();
+        // Every written file first, then the saves: a server never checks a file of the
+        // batch against another's old text.
         for (path, is_written) in paths.iter().filter(|(_, w)| *w) {
             match sync_from_disk(&server, family, path) {
                 Ok(Some(ticket)) => tickets.push((ticket, *is_written)),
@@ -766,6 +768,14 @@ impl Supervisor {
                 }
                 Err(reason) => outcomes.push((path.clone(), CheckOutcome::Unchecked { reason })),
             }
+        }
+        let saved: Vec<&PathBuf> = if server.spec().save_reparses_all {
+            tickets.iter().map(|(t, _)| &t.path).take(1).collect()
+        } else {
+            tickets.iter().map(|(t, _)| &t.path).collect()
+        };
+        for path in saved {
+            let _ = server.save(path);
         }
         if server.spec().cross_file {
             for (path, _) in paths.iter().filter(|(_, w)| !*w) {
@@ -816,7 +826,7 @@ fn sync_from_disk(
         return Err("not UTF-8 text; language servers only read text".into());
     };
     server
-        .sync(path, &text, &family.language_id(path))
+        .sync_unsaved(path, &text, &family.language_id(path))
         .map(Some)
         .map_err(|error| format!("{error}; it restarts on the next call"))
 }

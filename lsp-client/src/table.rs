@@ -72,6 +72,9 @@ pub struct ServerSpec {
     /// can break other files, and their diagnostics are collected too. False for linters
     /// that look at one file at a time (pylsp's pyflakes, shellcheck).
     pub cross_file: bool,
+    /// One `didSave` makes the server re-check every open file (clangd): a batch of written
+    /// files is saved once, not once per file (which would re-check everything N times).
+    pub save_reparses_all: bool,
 }
 
 /// The default [`ServerSpec::checker_timeout`]: a cold `cargo check` of a mid-sized project.
@@ -95,6 +98,7 @@ impl ServerSpec {
             checker_timeout: DEFAULT_CHECKER_TIMEOUT,
             tsserver_probe: false,
             cross_file: true,
+            save_reparses_all: false,
         }
     }
 
@@ -233,6 +237,11 @@ impl ServerTable {
         let mut clangd = ServerSpec::new("clangd", &["clangd"], &["clangd", "--version"])
             .checker(&["clang-tidy", "--quiet"]);
         clangd.versioned_binaries = true;
+        // Per-file status (`textDocument/clangd.fileStatus`): a file's diagnostics are final
+        // only once it is idle — after a header changes, clangd publishes a file's
+        // diagnostics against the stale preamble first and again once it is rebuilt.
+        clangd.init_options = json!({"clangdFileStatus": true});
+        clangd.save_reparses_all = true;
 
         let mut rust_analyzer = ServerSpec::new(
             "rust-analyzer",

@@ -156,7 +156,7 @@ async fn typescript_a_clean_file_that_stays_clean_is_checked_not_pending() {
             other => panic!("round {round}: {other:?}"),
         }
     }
-    // Clean to broken still comes from the publish.
+    // Clean to broken: tsserver's own answer, not a publish waited out.
     std::fs::write(&path, "export const y: number = \"s\";\n").unwrap();
     match check(&fixture.sup, &path).await {
         CheckOutcome::Checked {
@@ -168,7 +168,7 @@ async fn typescript_a_clean_file_that_stays_clean_is_checked_not_pending() {
                     .any(|d| d.message.contains("is not assignable")),
                 "{diagnostics:?}"
             );
-            assert_eq!(via, Some(cc_lsp_client::Via::UnversionedPush));
+            assert_eq!(via, Some(cc_lsp_client::Via::Probe));
         }
         other => panic!("{other:?}"),
     }

@@ -239,3 +239,316 @@ async fn c_cmark_header_change_reports_every_broken_source() {
     assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
     project.shutdown().await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Renames across the whole workspace
+
+async fn rename(
+    project: &lsp_support::Project,
+    file: &str,
+    line_of: &str,
+    symbol: &str,
+    new_name: &str,
+) -> Value {
+    let line = project
+        .read(file)
+        .lines()
+        .position(|l| l.contains(line_of))
+        .unwrap_or_else(|| panic!("`{line_of}` is not in {file}"))
+        + 1;
+    let result = project
+        .call(
+            "lsp_rename",
+            json!({"file": file, "line": line, "symbol": symbol, "new_name": new_name}),
+        )
+        .await;
+    assert!(result.get("error").is_none(), "{result:#}");
+    result
+}
+
+/// Files under `dir` (of `extensions`) that still use `name` in code (as a whole word,
+/// comments and strings aside: a crude check independent of the tool's own scan).
+fn code_mentions(root: &std::path::Path, extensions: &[&str], name: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let file_name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !file_name.starts_with('.') {
+                    stack.push(path);
+                }
+                continue;
+            }
+            if !extensions.iter().any(|e| file_name.ends_with(e)) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for (index, line) in text.lines().enumerate() {
+                let trimmed = line.trim_start();
+                if trimmed.starts_with('*') || trimmed.starts_with("/*") {
+                    continue;
+                }
+                let code = line.split("//").next().unwrap_or("");
+                let code = code.split('#').next().unwrap_or("");
+                let is_word = |c: char| c.is_alphanumeric() || c == '_';
+                let hit = code.match_indices(name).any(|(at, _)| {
+                    !code[..at].chars().next_back().is_some_and(is_word)
+                        && !code[at + name.len()..].chars().next().is_some_and(is_word)
+                        && !code[..at].contains(['"', '\''])
+                });
+                if hit {
+                    let shown = path.strip_prefix(root).unwrap().display().to_string();
+                    found.push(format!("{shown}:{}", index + 1));
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[tokio::test]
+async fn python_requests_rename_reaches_the_tests_outside_the_pyright_include() {
+    if require_peer("basedpyright-langserver").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("requests", &[]) else {
+        return;
+    };
+    // The project's environment as `pip install -e .` leaves it: the tests import the
+    // workspace's package. (`[tool.pyright] include = ["src/requests"]` leaves them out of
+    // the server's project.)
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip", ".venv"])
+        .current_dir(&project.ws)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let site = std::fs::read_dir(project.ws.join(".venv/lib"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    std::fs::write(
+        site.join("requests_src.pth"),
+        format!("{}\n", project.ws.join("src").display()),
+    )
+    .unwrap();
+
+    let result = rename(
+        &project,
+        "src/requests/_internal_utils.py",
+        "def to_native_string(",
+        "to_native_string",
+        "to_native_str",
+    )
+    .await;
+    assert_eq!(result["complete"], true, "{result:#}");
+    let files: Vec<&str> = result["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(files.contains(&"tests/test_utils.py"), "{result:#}");
+    assert_eq!(
+        code_mentions(&project.ws, &[".py"], "to_native_string"),
+        Vec::<String>::new()
+    );
+    // The comment that names it is listed, not changed.
+    assert_eq!(result["leftovers"]["comments_total"], 1, "{result:#}");
+    assert_answered(&result);
+    assert_eq!(new_diagnostics(&result), [], "{result:#}");
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn python_requests_rename_says_what_it_could_not_confirm() {
+    if require_peer("basedpyright-langserver").is_none() {
+        return;
+    }
+    // No environment: the server resolves the tests' `requests` to a bundled stub, so it
+    // cannot confirm those uses; the rename says so instead of "done".
+    let Some(project) = Setup::default().real("requests", &[]) else {
+        return;
+    };
+    let result = rename(
+        &project,
+        "src/requests/_internal_utils.py",
+        "def to_native_string(",
+        "to_native_string",
+        "to_native_str",
+    )
+    .await;
+    assert_eq!(result["complete"], false, "{result:#}");
+    let left: Vec<&str> = result["leftovers"]["code"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        left.iter().all(|p| *p == "tests/test_utils.py") && !left.is_empty(),
+        "{result:#}"
+    );
+    let text = project
+        .registry
+        .call(
+            "read",
+            json!({"path": "tests/test_utils.py", "offset": 1, "limit": 1}),
+        )
+        .await
+        .unwrap();
+    drop(text);
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn typescript_zod_rename_reaches_files_outside_the_tsconfig_include() {
+    if require_peer("typescript-language-server").is_none() {
+        return;
+    }
+    let tsconfig = r#"{"compilerOptions": {"strict": true, "target": "es2022", "module": "esnext",
+        "moduleResolution": "bundler", "noEmit": true, "skipLibCheck": true},
+     "include": ["src/v4/core"], "exclude": ["src/v4/core/tests"]}"#;
+    let Some(project) = Setup::default().real("zod", &[("tsconfig.json", tsconfig)]) else {
+        return;
+    };
+    let result = rename(
+        &project,
+        "src/v4/core/util.ts",
+        "export function assignProp",
+        "assignProp",
+        "assignProperty",
+    )
+    .await;
+    assert_eq!(result["complete"], true, "{result:#}");
+    let files: Vec<&str> = result["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "src/v4/classic/schemas.ts",
+            "src/v4/core/util.ts",
+            "src/v4/mini/schemas.ts"
+        ],
+        "{result:#}"
+    );
+    assert_eq!(
+        code_mentions(&project.ws.join("src"), &[".ts"], "assignProp"),
+        Vec::<String>::new()
+    );
+    assert_answered(&result);
+    assert_eq!(new_diagnostics(&result), [], "{result:#}");
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn go_pflag_rename_is_complete() {
+    if require_peer("gopls").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("pflag", &[]) else {
+        return;
+    };
+    let result = rename(
+        &project,
+        "string_slice.go",
+        "func readAsCSV(",
+        "readAsCSV",
+        "readCSV",
+    )
+    .await;
+    assert_eq!(result["complete"], true, "{result:#}");
+    assert_eq!(result["files"].as_array().unwrap().len(), 5, "{result:#}");
+    assert_eq!(
+        code_mentions(&project.ws, &[".go"], "readAsCSV"),
+        Vec::<String>::new()
+    );
+    assert_answered(&result);
+    assert_eq!(new_diagnostics(&result), [], "{result:#}");
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn rust_semver_rename_lists_the_code_behind_a_disabled_feature() {
+    if require_peer("rust-analyzer").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("semver", &[]) else {
+        return;
+    };
+    let result = rename(
+        &project,
+        "src/lib.rs",
+        "pub struct Comparator {",
+        "Comparator",
+        "Constraint",
+    )
+    .await;
+    // src/serde.rs is compiled only with the `serde` feature: rust-analyzer cannot rename
+    // there, and the result says why, per place.
+    assert_eq!(result["complete"], false, "{result:#}");
+    let code = result["leftovers"]["code"].as_array().unwrap();
+    assert!(!code.is_empty(), "{result:#}");
+    for leftover in code {
+        assert_eq!(leftover["path"], "src/serde.rs", "{result:#}");
+        assert!(
+            leftover["why"]
+                .as_str()
+                .unwrap()
+                .contains("feature = \"serde\" is disabled"),
+            "{result:#}"
+        );
+    }
+    // The tests and doc comments: tests renamed, docs listed.
+    let files = result["files"].to_string();
+    assert!(files.contains("tests/util/mod.rs"), "{files}");
+    assert!(
+        result["leftovers"]["comments_total"].as_u64().unwrap() >= 2,
+        "{result:#}"
+    );
+    assert_answered(&result);
+    assert_eq!(new_diagnostics(&result), [], "{result:#}");
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn c_cmark_rename_across_the_header_and_its_sources_reports_no_false_errors() {
+    if require_peer("clangd-19").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("cmarkgfm", &[]) else {
+        return;
+    };
+    let database = cmark_compile_commands(&project.ws);
+    std::fs::write(project.ws.join("compile_commands.json"), database).unwrap();
+    let result = rename(
+        &project,
+        "third_party/cmark/src/cmark-gfm.h",
+        "void cmark_node_free(cmark_node *node);",
+        "cmark_node_free",
+        "cmark_node_release",
+    )
+    .await;
+    assert_eq!(result["complete"], true, "{result:#}");
+    assert_eq!(
+        code_mentions(
+            &project.ws.join("third_party"),
+            &[".c", ".h"],
+            "cmark_node_free"
+        ),
+        Vec::<String>::new()
+    );
+    assert_answered(&result);
+    assert_eq!(new_diagnostics(&result), [], "{result:#}");
+    project.shutdown().await;
+}

@@ -150,24 +150,12 @@ impl LspRenameTool {
         }
     }
 
-    /// The server learns every written file's new text before the diagnostics hook asks it
-    /// about any of them (it syncs each file in parallel; a file checked before the one it
-    /// imports is synced would be checked against the old import). Files it watches hear
-    /// of the change too.
+    /// Files the server watches hear of the change (the diagnostics hook then sends the new
+    /// texts, all before it waits for any answer); deleted files are closed.
     fn tell_server(&self, server: &LanguageServer, changes: &[FileChange]) {
         for path in apply::touched(changes) {
-            let path = &path;
-            let same_server =
-                self.supervisor.route(path).ok().filter(|(family, root)| {
-                    family.name == server.family() && root == server.root()
-                });
-            match std::fs::read_to_string(path) {
-                Ok(text) => {
-                    if let Some((family, _)) = same_server {
-                        let _ = server.ensure_synced(path, &text, &family.language_id(path));
-                    }
-                }
-                Err(_) => server.close(path),
+            if !path.exists() {
+                server.close(&path);
             }
         }
         // FileChangeType: 1 created, 2 changed, 3 deleted.
@@ -371,16 +359,15 @@ impl Tool for LspRenameTool {
         self.sync_open_documents(&opened)?;
         let position = json!({"line": at.line, "character": at.character});
         self.prepare(&opened, &position, &args.symbol).await?;
-        let mut target = rename_scope::definition_of(
+        let target = rename_scope::Target::of(
             &opened.server,
-            &opened.path,
-            u64::from(at.line),
-            u64::from(at.character),
+            (
+                opened.path.clone(),
+                u64::from(at.line),
+                u64::from(at.character),
+            ),
         )
         .await;
-        if target.is_empty() {
-            target.insert((opened.path.clone(), u64::from(at.line)));
-        }
         let params = json!({
             "textDocument": {"uri": path_to_uri(&opened.path)},
             "position": position,

@@ -205,26 +205,55 @@ fn definition_places(answer: &Value) -> BTreeSet<(PathBuf, u64)> {
         .collect()
 }
 
-/// Where the symbol at `position` of `path` is defined, as the server says.
+/// Where the symbol at `position` of `path` is declared and defined, as the server says:
+/// both, because one server answers `definition` with the declaration until its index
+/// knows the definition (clangd: a header's prototype, then the source's body), so two
+/// uses of one symbol are recognised by any place they share.
 pub(super) async fn definition_of(
     server: &LanguageServer,
     path: &Path,
     line: u64,
     character: u64,
 ) -> BTreeSet<(PathBuf, u64)> {
-    if !server.supports("definitionProvider", "textDocument/definition") {
-        return BTreeSet::new();
-    }
     let params = json!({
         "textDocument": {"uri": path_to_uri(path)},
         "position": {"line": line, "character": character},
     });
-    match server
-        .request("textDocument/definition", params, CONFIRM_TIMEOUT)
-        .await
-    {
-        Ok(answer) => definition_places(&answer),
-        Err(_) => BTreeSet::new(),
+    let mut places = BTreeSet::new();
+    for (provider, method) in [
+        ("definitionProvider", "textDocument/definition"),
+        ("declarationProvider", "textDocument/declaration"),
+    ] {
+        if !server.supports(provider, method) {
+            continue;
+        }
+        if let Ok(answer) = server
+            .request(method, params.clone(), CONFIRM_TIMEOUT)
+            .await
+        {
+            places.extend(definition_places(&answer));
+        }
+    }
+    places
+}
+
+/// The renamed symbol: where the rename was asked, and where the server says it is declared
+/// and defined.
+#[derive(Debug, Clone)]
+pub(super) struct Target {
+    /// The file, 0-based line and start of the name, in the server's encoding.
+    pub at: (PathBuf, u64, u64),
+    pub places: BTreeSet<(PathBuf, u64)>,
+}
+
+impl Target {
+    /// Asks `server` about the symbol at `at`; the place itself counts when it says nothing.
+    pub(super) async fn of(server: &LanguageServer, at: (PathBuf, u64, u64)) -> Target {
+        let mut places = definition_of(server, &at.0, at.1, at.2).await;
+        if places.is_empty() {
+            places.insert((at.0.clone(), at.1));
+        }
+        Target { at, places }
     }
 }
 
@@ -236,9 +265,10 @@ pub(super) async fn complete(
     mentions: &Mentions,
     old: &str,
     new_name: &str,
-    target: &BTreeSet<(PathBuf, u64)>,
+    target: &Target,
     edit: &mut Value,
 ) -> Completion {
+    let mut places = target.places.clone();
     let starts = edit_starts(edit);
     let encoding = server.encoding();
     let mut completion = Completion::default();
@@ -292,7 +322,15 @@ pub(super) async fn complete(
             }
             confirmations += 1;
             let defined = definition_of(server, path, line0, character).await;
-            if !target.is_empty() && !defined.is_disjoint(target) {
+            let mut same = !defined.is_disjoint(&places);
+            if !same && !defined.is_empty() {
+                // The server's index may have learnt more about the target meanwhile (the
+                // definition behind a prototype): ask again before calling it another symbol.
+                let (at, line, character) = &target.at;
+                places.extend(definition_of(server, at, *line, *character).await);
+                same = !defined.is_disjoint(&places);
+            }
+            if same {
                 let end = character + u64::from(units(old, encoding));
                 extra.push((
                     path.clone(),
