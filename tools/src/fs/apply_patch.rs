@@ -357,11 +357,13 @@ impl Tool for ApplyPatchTool {
                     ),
                 ));
             }
-            let before = match std::fs::read(&path) {
-                Ok(bytes) => Some(bytes),
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-                Err(error) => return Err(ToolError::io("read", &shown, &error)),
-            };
+            let before = super::read_bytes(
+                &self.root,
+                &path,
+                &shown,
+                super::FileLimits::default().edit_bytes,
+                "patching",
+            )?;
             let original = match (&before, file.old.is_some()) {
                 (Some(_), false) => {
                     return Err(ToolError::new(
