@@ -376,3 +376,83 @@ async fn end_of_input_shuts_down_every_process_group() {
     }
     assert_eq!(group_members, 0, "processes of the run's group survived");
 }
+
+/// Cases for the server fuzz (`CC_FUZZ_CASES` raises the budget for a longer hunt).
+fn fuzz_cases() -> u32 {
+    std::env::var("CC_FUZZ_CASES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .map_or(300, |cases: u32| cases / 20)
+}
+
+/// One line of hostile input: random bytes, or JSON of the right shape with wrong parts.
+fn hostile_line() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    let id = prop_oneof![
+        Just("1".to_owned()),
+        Just("null".to_owned()),
+        Just("\"s\"".to_owned()),
+        Just("123456789012345678901234567890".to_owned()),
+        Just("-0.5e400".to_owned()),
+        Just("[1]".to_owned()),
+        Just("{}".to_owned()),
+    ];
+    let method = prop_oneof![
+        Just("\"ping\"".to_owned()),
+        Just("\"tools/call\"".to_owned()),
+        Just("\"notifications/cancelled\"".to_owned()),
+        Just("5".to_owned()),
+        Just("null".to_owned()),
+        Just("\"\\udcff\"".to_owned()),
+        "\"[a-z/]{0,12}\"",
+    ];
+    let params = prop_oneof![
+        Just("{}".to_owned()),
+        Just("{\"name\":\"slow\",\"arguments\":{\"ms\":0}}".to_owned()),
+        Just("{\"name\":\"slow\",\"arguments\":[1]}".to_owned()),
+        Just("{\"requestId\":1}".to_owned()),
+        Just("[]".to_owned()),
+        Just("\"x\"".to_owned()),
+    ];
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..80),
+        (id, method, params).prop_map(|(id, method, params)| {
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":{method},\"params\":{params}}}")
+                .into_bytes()
+        }),
+        "\\PC{0,40}".prop_map(String::into_bytes),
+    ]
+    .prop_map(|mut line| {
+        line.retain(|b| *b != b'\n');
+        line
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: fuzz_cases(),
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Whatever lines arrive, the server keeps reading: a ping sent after them is answered.
+    #[test]
+    fn hostile_lines_never_end_the_run(lines in proptest::collection::vec(hostile_line(), 1..30)) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let (mut client, _server) = start(dir.path(), None);
+            for line in &lines {
+                client.input.write_all(line).await.unwrap();
+                client.input.write_all(b"\n").await.unwrap();
+            }
+            client.send_raw(r#"{"jsonrpc":"2.0","id":"last-ping","method":"ping"}"#).await;
+            loop {
+                let message = client.next().await;
+                if message["id"] == "last-ping" {
+                    assert_eq!(message["result"], json!({}));
+                    break;
+                }
+            }
+        });
+    }
+}

@@ -404,3 +404,87 @@ pub fn replace_lone_surrogates(text: &str) -> String {
     out.push_str(&text[copied..]);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Cases per property (`CC_FUZZ_CASES` raises the budget for a longer hunt).
+    fn cases() -> u32 {
+        std::env::var("CC_FUZZ_CASES")
+            .ok()
+            .and_then(|value| value.parse().ok())
+            .unwrap_or(10_000)
+    }
+
+    fn split(input: &[u8], cuts: &[usize], max: usize) -> Vec<Piece> {
+        let mut splitter = LineSplitter::new(max);
+        let mut out = Vec::new();
+        let mut points: Vec<usize> = cuts.iter().map(|c| c % (input.len() + 1)).collect();
+        points.push(0);
+        points.push(input.len());
+        points.sort_unstable();
+        for window in points.windows(2) {
+            splitter.feed(&input[window[0]..window[1]], &mut out);
+        }
+        splitter.finish(&mut out);
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+        /// Any bytes, cut anywhere: the same pieces, no line over the maximum, and every byte
+        /// accounted for (kept in a line, or counted in a skipped one).
+        #[test]
+        fn the_line_reader_is_chunking_independent_and_bounded(
+            input in proptest::collection::vec(
+                prop_oneof![Just(b'\n'), Just(b'\r'), Just(b'x'), any::<u8>()], 0..300),
+            cuts in proptest::collection::vec(any::<usize>(), 0..12),
+            max in 0usize..40,
+        ) {
+            let whole = split(&input, &[], max);
+            let chunked = split(&input, &cuts, max);
+            prop_assert_eq!(&whole, &chunked);
+            for piece in &whole {
+                if let Piece::Line(line) = piece {
+                    prop_assert!(line.len() <= max);
+                }
+            }
+        }
+
+        /// With room for every line, the pieces are exactly the input's lines (a `\r` before
+        /// a newline dropped, a last line without a newline kept).
+        #[test]
+        fn lines_are_the_inputs_lines(
+            input in proptest::collection::vec(
+                prop_oneof![Just(b'\n'), Just(b'\r'), Just(b'x'), any::<u8>()], 0..300),
+            cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        ) {
+            let got = split(&input, &cuts, usize::MAX);
+            let mut want: Vec<Vec<u8>> = input.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
+            if want.last().is_some_and(Vec::is_empty) {
+                want.pop();
+            }
+            let want: Vec<Piece> = want
+                .into_iter()
+                .map(|mut line| {
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                    Piece::Line(line)
+                })
+                .collect();
+            prop_assert_eq!(got, want);
+        }
+
+        /// Surrogate repair never panics and only ever turns text into valid JSON-string text
+        /// where it found a lone surrogate.
+        #[test]
+        fn lone_surrogate_repair_never_panics(text in "(\\\\\\\\|\\\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\\\\u[0-9a-f]{0,4}|[a\"\\\\])*") {
+            let repaired = replace_lone_surrogates(&text);
+            prop_assert_eq!(replace_lone_surrogates(&repaired), repaired.clone());
+        }
+    }
+}
