@@ -546,6 +546,23 @@ mod tests {
         assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 
+    #[test]
+    fn a_replaced_file_keeps_its_owner_where_the_system_allows() {
+        use std::os::unix::fs::MetadataExt as _;
+        let (_dir, ws) = fixture();
+        let file = ws.path().join("owned.txt");
+        std::fs::write(&file, "old").unwrap();
+        // Only root can give a file away; elsewhere the owner is us anyway.
+        if std::os::unix::fs::chown(&file, Some(4321), Some(4321)).is_err() {
+            eprintln!("not root: the owner case is left out");
+            return;
+        }
+        ws.write_atomic(&file, b"new").unwrap();
+        let meta = std::fs::metadata(&file).unwrap();
+        assert_eq!((meta.uid(), meta.gid()), (4321, 4321));
+        assert_eq!(std::fs::read(&file).unwrap(), b"new");
+    }
+
     /// The umask as `/proc/self/status` reports it (reading it this way changes nothing).
     fn current_umask() -> u32 {
         let status = std::fs::read_to_string("/proc/self/status").unwrap();
