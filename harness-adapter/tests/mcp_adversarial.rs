@@ -34,6 +34,8 @@ fn arena() -> Arena {
         .status()
         .unwrap();
     assert!(status.success());
+    let socket = std::os::unix::net::UnixListener::bind(root.join("sock")).unwrap();
+    std::mem::forget(socket); // the socket file must exist while the clients run
     let sparse = std::fs::File::create(root.join("sparse.bin")).unwrap();
     sparse.set_len(16 << 30).unwrap();
     std::fs::write(root.join("min.js"), "x".repeat(2 << 20)).unwrap();
@@ -103,6 +105,9 @@ fn raw_json_rpc_never_crashes_hangs_or_escapes() {
     assert_eq!(report["sparse"]["truncated"], true);
     assert!(report["sparse_content_len"].as_u64().unwrap() < 17 * 1024);
     assert_eq!(report["edit_sparse"]["error"]["kind"], "too_large");
+    assert_eq!(report["write_too_large"]["error"]["kind"], "too_large");
+    assert_eq!(report["socket"]["error"]["kind"], "not_a_regular_file");
+    assert_eq!(report["new_file_mode"], report["expected_mode"]);
     let rss = report["server_peak_rss_kib"].as_u64().unwrap();
     assert!(rss < 300 * 1024, "server peak RSS {rss} KiB");
     // The flip race: zero escapes, nothing stray outside.
@@ -174,4 +179,5 @@ fn typescript_sdk_sees_strict_schemas_and_cancels_a_runaway_cell() {
     assert_eq!(report["next"]["state"], "kept");
     assert_eq!(report["fifo"]["error"]["kind"], "not_a_regular_file");
     assert_eq!(report["huge_line"]["cut_lines"][0]["continue_at"], 16384);
+    assert_eq!(report["lsp_line_minimum"], 1, "1-based lines say so");
 }
