@@ -236,8 +236,9 @@ async fn the_flip_race_never_escapes_through_read_or_write() {
     std::fs::write(outside.join("secret.txt"), "outside").unwrap();
     std::os::unix::fs::symlink(&outside, root.join("race_link")).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
+    let flips = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let flipper = {
-        let (root, stop) = (root.clone(), stop.clone());
+        let (root, stop, flips) = (root.clone(), stop.clone(), flips.clone());
         std::thread::spawn(move || {
             let (race, real, link) = (
                 root.join("race"),
@@ -250,18 +251,26 @@ async fn the_flip_race_never_escapes_through_read_or_write() {
                     let _ = std::fs::rename(&real, &race);
                     continue;
                 }
-                let _ = std::fs::rename(&race, &real)
+                let flipped = std::fs::rename(&race, &real)
                     .and_then(|()| std::fs::rename(&link, &race))
                     .inspect(|()| std::thread::yield_now())
                     .and_then(|()| std::fs::rename(&race, &link))
                     .and_then(|()| std::fs::rename(&real, &race))
                     .inspect(|()| std::thread::yield_now());
+                if flipped.is_ok() {
+                    flips.fetch_add(1, Ordering::Relaxed);
+                }
             }
         })
     };
     let registry = registry(&root);
     let (mut read_inside, mut read_escapes, mut written) = (0, 0, 0);
-    for i in 0..ITERATIONS {
+    let (started, mut i) = (Instant::now(), 0);
+    // Past ITERATIONS until the flipper has flipped often enough (a busy machine starves it).
+    while (i < ITERATIONS || flips.load(Ordering::Relaxed) < 1000)
+        && started.elapsed() < Duration::from_secs(60)
+    {
+        i += 1;
         let read = call(&registry, "read", json!({"path": "race/secret.txt"})).await;
         match read["content"].as_str() {
             Some("outside") => read_escapes += 1,
@@ -285,8 +294,9 @@ async fn the_flip_race_never_escapes_through_read_or_write() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     eprintln!(
-        "tools flip race: {ITERATIONS} reads ({read_inside} inside, {read_escapes} escapes), \
-         {ITERATIONS} writes ({written} written), outside holds {stray:?}"
+        "tools flip race: {i} reads ({read_inside} inside, {read_escapes} escapes), {i} writes \
+         ({written} written), {} flips, outside holds {stray:?}",
+        flips.load(Ordering::Relaxed)
     );
     assert_eq!(read_escapes, 0);
     assert_eq!(stray, ["secret.txt"], "stray files outside");

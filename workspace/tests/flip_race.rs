@@ -11,6 +11,10 @@ use std::sync::Arc;
 use cc_workspace::{Transaction, Workspace};
 
 const ITERATIONS: usize = 10_000;
+/// The loop goes on past `ITERATIONS` until the other thread has flipped this often (a busy
+/// machine can starve it), within `MAX_TIME`.
+const MIN_FLIPS: u64 = 2_000;
+const MAX_TIME: std::time::Duration = std::time::Duration::from_secs(60);
 
 struct Race {
     _dir: tempfile::TempDir,
@@ -53,10 +57,8 @@ impl Race {
                     // Directory → symlink out → directory.
                     let flipped = std::fs::rename(&race, &real)
                         .and_then(|()| std::fs::rename(&link, &race))
-                        .inspect(|()| std::thread::yield_now())
                         .and_then(|()| std::fs::rename(&race, &link))
-                        .and_then(|()| std::fs::rename(&real, &race))
-                        .inspect(|()| std::thread::yield_now());
+                        .and_then(|()| std::fs::rename(&real, &race));
                     if flipped.is_ok() {
                         flips.fetch_add(1, Ordering::Relaxed);
                     }
@@ -71,6 +73,12 @@ impl Race {
             flips,
             flipper: Some(flipper),
         }
+    }
+
+    /// Whether the loop should go on after `done` iterations.
+    fn more(&self, done: usize, started: std::time::Instant) -> bool {
+        (done < ITERATIONS || self.flips.load(Ordering::Relaxed) < MIN_FLIPS)
+            && started.elapsed() < MAX_TIME
     }
 
     fn finish(&mut self) -> (u64, Vec<String>) {
@@ -111,7 +119,9 @@ fn attempt(ws: &Workspace, input: &str, op: impl FnOnce(&Path)) -> bool {
 fn reads_never_return_the_outside_file() {
     let mut race = Race::start();
     let (mut inside, mut refused, mut escapes) = (0, 0, 0);
-    for _ in 0..ITERATIONS {
+    let (started, mut done) = (std::time::Instant::now(), 0);
+    while race.more(done, started) {
+        done += 1;
         attempt(&race.ws, "race/secret.txt", |path| {
             match race.ws.read(path) {
                 Ok(bytes) if bytes == b"outside" => escapes += 1,
@@ -122,7 +132,7 @@ fn reads_never_return_the_outside_file() {
     }
     let (flips, outside) = race.finish();
     eprintln!(
-        "read: {ITERATIONS} iterations, {flips} flips, {inside} read inside, {refused} refused, \
+        "read: {done} iterations, {flips} flips, {inside} read inside, {refused} refused, \
          {escapes} escapes"
     );
     assert_eq!(escapes, 0);
@@ -134,7 +144,9 @@ fn reads_never_return_the_outside_file() {
 fn writes_never_land_outside() {
     let mut race = Race::start();
     let (mut written, mut escapes) = (0, 0);
-    for i in 0..ITERATIONS {
+    let (started, mut i) = (std::time::Instant::now(), 0);
+    while race.more(i, started) {
+        i += 1;
         attempt(&race.ws, &format!("race/x{}", i % 7), |path| {
             if race.ws.write_atomic(path, b"ours").is_ok() {
                 written += 1;

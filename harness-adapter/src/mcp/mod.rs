@@ -271,9 +271,7 @@ impl Session {
         let params = object.get("params").cloned().unwrap_or(Value::Null);
         match (object.get("method"), id) {
             (Some(Value::String(method)), Some(id)) => self.handle_request(method, id, params),
-            (Some(Value::String(method)), None) => {
-                self.handle_notification(method, raw.params, &params)
-            }
+            (Some(Value::String(method)), None) => self.handle_notification(method, raw.params),
             (Some(other), id) => self.peer.respond(
                 &id.unwrap_or_else(RequestId::null),
                 Err(RpcError::new(
@@ -371,12 +369,7 @@ impl Session {
         }
     }
 
-    fn handle_notification(
-        &mut self,
-        method: &str,
-        raw_params: Option<&RawValue>,
-        _params: &Value,
-    ) {
+    fn handle_notification(&mut self, method: &str, raw_params: Option<&RawValue>) {
         match method {
             "notifications/cancelled" => {
                 let Some(request) = raw_params
