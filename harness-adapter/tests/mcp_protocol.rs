@@ -46,6 +46,7 @@ impl Tool for Slow {
 struct Patient;
 
 static STOPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 #[async_trait]
 impl Tool for Patient {
@@ -62,6 +63,7 @@ impl Tool for Patient {
         json!({"type": "object"})
     }
     async fn call(&self, ctx: &CallContext, _args: Value) -> Result<ToolOutput, ToolError> {
+        STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         ctx.cancellation().cancelled().await;
         STOPPED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(ToolOutput::new(json!({"stopped": true})))
@@ -270,6 +272,13 @@ async fn cancellation_fires_the_calls_cancellation() {
     client
         .send(json!({"jsonrpc": "2.0", "id": "p", "method": "tools/call", "params": {"name": "patient"}}))
         .await;
+    // Cancel once it runs (a call cancelled before it starts never starts at all).
+    for _ in 0..500 {
+        if STARTED.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     client
         .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "p", "reason": "test"}}))
         .await;
