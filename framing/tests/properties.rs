@@ -95,8 +95,17 @@ fn cut<'a>(stream: &'a [u8], points: &[Index]) -> Vec<&'a [u8]> {
     at.windows(2).map(|w| &stream[w[0]..w[1]]).collect()
 }
 
+/// Cases per property: a fuzzing budget that CI runs in about a second; `CC_FUZZ_CASES`
+/// raises it for a longer hunt (`CC_FUZZ_CASES=1000000 cargo test -p cc-framing`).
+fn cases() -> u32 {
+    std::env::var("CC_FUZZ_CASES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(8192)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn any_chunking_decodes_the_same_frames(

@@ -535,7 +535,9 @@ def _pip(args):
     before = _distributions()
     owners_before = _top_level_owners()
     _flush()
-    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK='1', PIP_YES='1', PIP_NO_INPUT='1')
+    # No progress bars: they are redrawn lines that would fill the cell's output budget.
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK='1', PIP_YES='1', PIP_NO_INPUT='1',
+               PIP_PROGRESS_BAR='off')
     completed = subprocess.run([sys.executable, '-m', 'pip'] + shlex.split(args),
                                stdin=subprocess.DEVNULL, env=env)
     importlib.invalidate_caches()

@@ -56,7 +56,9 @@ pub struct KernelConfig {
     pub inactivity_budget: Duration,
     /// How long an interrupted cell has to stop before the kernel is killed.
     pub interrupt_grace: Duration,
-    /// The most bytes kept per stream per cell (head and tail); the rest is counted as cut.
+    /// The output budget of one cell: the most bytes kept of its stdout and stderr together
+    /// (each stream keeps its head and tail; a stream that needs less leaves the rest to the
+    /// other), and of its echoed value. The rest is counted as cut. Default 16 KiB.
     pub output_cap: usize,
     /// How long a new kernel may take to say it is ready.
     pub startup_timeout: Duration,
@@ -70,7 +72,7 @@ impl Default for KernelConfig {
             enclosure: Vec::new(),
             inactivity_budget: Duration::from_secs(300),
             interrupt_grace: Duration::from_secs(3),
-            output_cap: 64 * 1024,
+            output_cap: 16 * 1024,
             startup_timeout: Duration::from_secs(60),
         }
     }
@@ -85,7 +87,7 @@ impl Default for KernelConfig {
 /// enclosure = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--"]
 /// inactivity_budget_secs = 300
 /// interrupt_grace_secs = 3
-/// output_cap_bytes = 65536
+/// output_cap_bytes = 16384
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -12,9 +12,11 @@
 //! host mode and relays that child's stdout. Either way one writer owns the protocol's
 //! stdout, so nothing a cell prints can split or forge a frame.
 
+use std::future::Future;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
+use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -120,6 +122,8 @@ pub(crate) struct CellRun {
     pub error: Option<CellError>,
     pub display: Vec<DisplayItem>,
     pub timed_out: bool,
+    /// The caller cancelled the cell, which was interrupted.
+    pub cancelled: bool,
     /// Set when the kernel did not survive the cell: why.
     pub died: Option<String>,
     /// The output may be incomplete (a barrier never arrived).
@@ -139,6 +143,9 @@ pub(crate) struct Kernel {
     limits: Limits,
     closing: watch::Receiver<bool>,
     next_cell: u64,
+    /// A cell was started and has not ended: if its future was dropped (an abandoned call),
+    /// the kernel is still busy with it and must not be used again.
+    in_cell: bool,
     tasks: Vec<JoinHandle<()>>,
     /// The host's end of the lifeline pipe (host mode): closing it, or the host dying,
     /// makes the kernel's reaper kill the whole process group.
@@ -179,6 +186,7 @@ enum Event {
     Activity,
     Deadline,
     Closing,
+    Cancelled,
 }
 
 impl Kernel {
@@ -306,6 +314,7 @@ impl Kernel {
             limits: launch.limits,
             closing: launch.closing,
             next_cell: 1,
+            in_cell: false,
             tasks,
             _lifeline: lifeline,
         };
@@ -322,7 +331,7 @@ impl Kernel {
                 language,
                 program: program_text,
                 reason,
-                stderr: kernel.stderr.take_at_eof(DRAIN_WAIT).await.text,
+                stderr: kernel.stderr.take_at_eof(DRAIN_WAIT).await.text(),
             }),
         }
     }
@@ -377,16 +386,36 @@ impl Kernel {
         }
     }
 
-    /// Runs one cell; bridge calls made while it runs go to `bridge`.
-    pub(crate) async fn run_cell(&mut self, code: &str, bridge: Arc<dyn Bridge>) -> CellRun {
+    /// Whether a cell's future was dropped before the cell ended (the kernel may still be
+    /// running it).
+    pub(crate) fn abandoned(&self) -> bool {
+        self.in_cell
+    }
+
+    /// Kills the kernel's process group at once.
+    pub(crate) fn kill(&mut self) {
+        self.child.kill_group();
+    }
+
+    /// Runs one cell; bridge calls made while it runs go to `bridge`. When `cancel`
+    /// completes, the cell is interrupted as if its inactivity budget had run out (and
+    /// killed if it does not stop within the grace).
+    pub(crate) async fn run_cell(
+        &mut self,
+        code: &str,
+        bridge: Arc<dyn Bridge>,
+        mut cancel: Pin<&mut (dyn Future<Output = ()> + Send)>,
+    ) -> CellRun {
         let cell = self.next_cell;
         self.next_cell += 1;
+        self.in_cell = true;
         self.shared.begin(bridge);
         let _ = self.to_driver.send(ToDriver::Exec { cell, code }.encode());
 
         let mut display = Vec::new();
         let mut interrupted_at: Option<Instant> = None;
         let mut timed_out = false;
+        let mut cancelled = false;
         let end = loop {
             let deadline = match interrupted_at {
                 Some(at) => Some(at + self.limits.grace),
@@ -405,6 +434,7 @@ impl Kernel {
                     () = self.shared.activity.notified() => Event::Activity,
                     () = sleep => Event::Deadline,
                     () = until_closing(&mut self.closing) => Event::Closing,
+                    () = cancel.as_mut(), if !cancelled => Event::Cancelled,
                 }
             };
             match event {
@@ -430,6 +460,13 @@ impl Kernel {
                     interrupted_at = Some(Instant::now());
                     let _ = self.to_driver.send(ToDriver::Interrupt { cell }.encode());
                 }
+                Event::Cancelled => {
+                    cancelled = true;
+                    if interrupted_at.is_none() {
+                        interrupted_at = Some(Instant::now());
+                        let _ = self.to_driver.send(ToDriver::Interrupt { cell }.encode());
+                    }
+                }
             }
         };
         self.shared.end();
@@ -442,6 +479,7 @@ impl Kernel {
             } => {
                 let stdout = self.take(&self.stdout, cell, barrier[0]).await;
                 let stderr = self.take(&self.stderr, cell, barrier[1]).await;
+                self.in_cell = false;
                 CellRun {
                     incomplete: !(stdout.1 && stderr.1),
                     stdout: stdout.0,
@@ -450,6 +488,7 @@ impl Kernel {
                     error,
                     display,
                     timed_out,
+                    cancelled,
                     died: None,
                 }
             }
@@ -474,13 +513,17 @@ impl Kernel {
                         display.extend(items);
                     }
                 }
+                let stdout = self.stdout.take_at_eof(DRAIN_WAIT).await;
+                let stderr = self.stderr.take_at_eof(DRAIN_WAIT).await;
+                self.in_cell = false;
                 CellRun {
-                    stdout: self.stdout.take_at_eof(DRAIN_WAIT).await,
-                    stderr: self.stderr.take_at_eof(DRAIN_WAIT).await,
+                    stdout,
+                    stderr,
                     result: None,
                     error: None,
                     display,
                     timed_out,
+                    cancelled,
                     died: Some(reason),
                     incomplete: false,
                 }

@@ -44,7 +44,8 @@ impl StateStatus {
     }
 }
 
-/// Bytes cut from the middle of each stream because it exceeded the cap.
+/// Bytes cut from the middle of each stream because the cell's output went over its budget
+/// (one budget for stdout and stderr together).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Truncated {
     /// Bytes cut from stdout.
@@ -74,6 +75,11 @@ pub struct CellOutcome {
     pub state: StateStatus,
     /// The cell was stopped because it produced nothing for the inactivity budget.
     pub timed_out: bool,
+    /// The caller cancelled the cell, which was interrupted ([`KernelSession::run_until`]).
+    ///
+    /// [`KernelSession::run_until`]: crate::KernelSession::run_until
+    #[serde(default)]
+    pub cancelled: bool,
     /// Sentences for the reader about what happened to the kernel (a restart, a kill, …).
     pub notices: Vec<String>,
 }

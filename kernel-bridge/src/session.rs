@@ -1,6 +1,7 @@
 //! The kernels of one run: at most one per language, started on first use, replaced when
 //! they die, discarded on `reset`, and all stopped when the run ends.
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -145,6 +146,21 @@ impl KernelSession {
         request: CellRequest<'_>,
         bridge: Arc<dyn Bridge>,
     ) -> Result<CellOutcome, KernelError> {
+        self.run_until(request, bridge, std::future::pending())
+            .await
+    }
+
+    /// [`run`](Self::run), and when `cancel` completes the cell is interrupted (then, if it
+    /// does not stop within the interrupt grace, its kernel is killed): the caller cancelled
+    /// it. The outcome says so (`cancelled`), and the session stays usable. Dropping this
+    /// future instead leaves the kernel busy with the cell: the next cell kills it and starts
+    /// a fresh one (state lost, said in its notices).
+    pub async fn run_until(
+        &self,
+        request: CellRequest<'_>,
+        bridge: Arc<dyn Bridge>,
+        cancel: impl Future<Output = ()> + Send,
+    ) -> Result<CellOutcome, KernelError> {
         let config = self
             .inner
             .config
@@ -170,7 +186,16 @@ impl KernelSession {
             ));
         }
         if let Slot::Live(kernel) = &mut *slot {
-            if let Some(reason) = kernel.exited() {
+            if kernel.abandoned() {
+                // An earlier call was dropped mid-cell: the kernel may still be running it.
+                kernel.kill();
+                *slot = Slot::Dead(
+                    "was stopped: the call running its last cell was abandoned before the cell \
+                     ended"
+                        .to_owned(),
+                );
+                self.publish(language, None);
+            } else if let Some(reason) = kernel.exited() {
                 *slot = Slot::Dead(format!("{reason} since the last cell"));
                 self.publish(language, None);
             }
@@ -196,7 +221,8 @@ impl KernelSession {
         if request.code.trim().is_empty() {
             return Ok(empty_outcome(language, state, notices));
         }
-        let run = kernel.run_cell(request.code, bridge).await;
+        tokio::pin!(cancel);
+        let run = kernel.run_cell(request.code, bridge, cancel).await;
         if let Some(reason) = &run.died {
             state = StateStatus::Lost;
             notices.push(format!(
@@ -266,6 +292,7 @@ fn empty_outcome(language: Language, state: StateStatus, notices: Vec<String>) -
         truncated: None,
         state,
         timed_out: false,
+        cancelled: false,
         notices,
     }
 }
@@ -277,7 +304,19 @@ fn outcome(
     mut notices: Vec<String>,
     config: &KernelConfig,
 ) -> CellOutcome {
-    if run.timed_out && run.died.is_none() {
+    if run.cancelled && run.died.is_none() {
+        notices.push(
+            "The call was cancelled: the cell was interrupted; the kernel and earlier state are \
+             kept."
+                .to_owned(),
+        );
+    } else if run.cancelled {
+        notices.push(format!(
+            "The call was cancelled: the cell was interrupted and did not stop within {} s, so \
+             the kernel was killed.",
+            config.interrupt_grace.as_secs_f64()
+        ));
+    } else if run.timed_out && run.died.is_none() {
         notices.push(format!(
             "The cell produced no output for {} s (the inactivity budget) and was interrupted; \
              the kernel and earlier state are kept.",
@@ -297,33 +336,37 @@ fn outcome(
                 .to_owned(),
         );
     }
+    // One budget for the cell's output: stdout and stderr share it.
+    let (mut stdout, mut stderr) = (run.stdout, run.stderr);
+    crate::capture::share_budget(&mut stdout, &mut stderr, config.output_cap);
     let cut = |captured: &Captured| captured.cut;
-    let truncated = (cut(&run.stdout) > 0 || cut(&run.stderr) > 0).then(|| Truncated {
-        stdout: cut(&run.stdout),
-        stderr: cut(&run.stderr),
+    let truncated = (cut(&stdout) > 0 || cut(&stderr) > 0).then(|| Truncated {
+        stdout: cut(&stdout),
+        stderr: cut(&stderr),
     });
     CellOutcome {
         language,
-        stdout: run.stdout.text,
-        stderr: run.stderr.text,
+        stdout: stdout.text(),
+        stderr: stderr.text(),
         result: run.result.map(|text| cap_text(text, config.output_cap)),
         display: run.display,
         error: run.error,
         truncated,
         state,
         timed_out: run.timed_out,
+        cancelled: run.cancelled,
         notices,
     }
 }
 
-/// The echoed value obeys the same cap as the streams.
+/// The echoed value obeys the same budget as the output.
 fn cap_text(text: String, cap: usize) -> String {
     if text.len() <= cap {
         return text;
     }
     let mut buffer = crate::capture::CappedBuffer::new(cap);
     buffer.push(text.as_bytes());
-    buffer.finish().text
+    buffer.finish().text()
 }
 
 #[cfg(test)]

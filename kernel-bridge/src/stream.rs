@@ -109,7 +109,7 @@ impl Stream {
                         .map(|(_, part)| part)
                         .collect();
                     return Taken {
-                        captured: join(parts),
+                        captured: join(parts, inner.cap),
                         complete: true,
                     };
                 }
@@ -152,19 +152,26 @@ fn take_all(inner: &mut Inner) -> Captured {
         .map(|(_, part)| part)
         .collect();
     parts.push(std::mem::replace(&mut inner.current, fresh));
-    join(parts)
+    join(parts, inner.cap)
 }
 
-fn join(parts: Vec<CappedBuffer>) -> Captured {
-    let mut joined = Captured {
-        text: String::new(),
-        cut: 0,
-    };
-    for part in parts.into_iter().filter(|part| !part.is_empty()) {
-        let captured = part.finish();
-        joined.text.push_str(&captured.text);
-        joined.cut += captured.cut;
+/// One capture from the parts of several cells (output that arrived before an earlier
+/// barrier belongs to this cell too), within the same cap.
+fn join(parts: Vec<CappedBuffer>, cap: usize) -> Captured {
+    let mut parts: Vec<CappedBuffer> = parts.into_iter().filter(|p| !p.is_empty()).collect();
+    if parts.len() <= 1 {
+        return parts.pop().map(CappedBuffer::finish).unwrap_or_default();
     }
+    let mut buffer = CappedBuffer::new(cap);
+    let mut cut = 0;
+    for part in parts {
+        let captured = part.finish();
+        buffer.push(&captured.head);
+        buffer.push(&captured.tail);
+        cut += captured.cut;
+    }
+    let mut joined = buffer.finish();
+    joined.cut += cut;
     joined
 }
 
@@ -180,14 +187,14 @@ mod tests {
         assert!(stream.feed(b"o"));
         let first = stream.take_until(1, Duration::from_secs(5)).await;
         assert!(first.complete);
-        assert_eq!(first.captured.text, "one");
+        assert_eq!(first.captured.text(), "one");
         assert!(!stream.feed(marker(2).as_bytes()));
         let second = stream.take_until(2, Duration::from_secs(5)).await;
-        assert_eq!(second.captured.text, "two");
+        assert_eq!(second.captured.text(), "two");
         stream.feed(b"late");
         stream.close();
         let third = stream.take_until(3, Duration::from_secs(5)).await;
         assert!(!third.complete);
-        assert_eq!(third.captured.text, "late");
+        assert_eq!(third.captured.text(), "late");
     }
 }

@@ -71,8 +71,12 @@ async fn a_big_print_is_complete_before_the_result_then_capped() {
         .await;
     assert_eq!(outcome.result.as_deref(), Some("'done'"));
     let total = 4 + 299_990 + 4 + 1 + "from-a-child\n".len();
-    let truncated = outcome.truncated.expect("stdout exceeded the cap");
-    assert_eq!(truncated.stdout as usize, total - 64 * 1024);
+    let truncated = outcome.truncated.expect("stdout exceeded the budget");
+    // One 16 KiB budget for both streams: stderr's 10 bytes leave the rest to stdout.
+    assert_eq!(
+        truncated.stdout as usize,
+        total - (16 * 1024 - "to stderr\n".len())
+    );
     assert_eq!(truncated.stderr, 0);
     assert!(outcome.stdout.starts_with("HEADxxx"));
     assert!(
@@ -83,7 +87,7 @@ async fn a_big_print_is_complete_before_the_result_then_capped() {
     assert!(outcome.stdout.contains("bytes cut here"));
     assert_eq!(outcome.stderr, "to stderr\n");
 
-    // A smaller cap applies per cell, and each stream separately.
+    // A smaller budget applies per cell, to both streams together (half each here).
     let small = Kernels::new(KernelConfig {
         output_cap: 1000,
         ..config(common::python())
@@ -92,16 +96,96 @@ async fn a_big_print_is_complete_before_the_result_then_capped() {
         .py("import sys\nfor i in range(500): print(i)\nsys.stderr.write('e' * 3000)")
         .await;
     let truncated = outcome.truncated.unwrap();
-    assert!(
-        truncated.stdout > 0 && truncated.stderr == 2000,
-        "{truncated:?}"
-    );
+    let printed: usize = (0..500).map(|i: usize| i.to_string().len() + 1).sum();
+    assert_eq!(truncated.stdout as usize, printed - 500, "{truncated:?}");
+    assert_eq!(truncated.stderr, 2500, "{truncated:?}");
     assert!(outcome.stdout.starts_with("0\n1\n2\n"));
     assert!(outcome.stdout.ends_with("498\n499\n"));
     let next = small.py("print('fresh')").await;
     assert_eq!(next.stdout, "fresh\n");
     assert!(next.truncated.is_none());
     small.finish().await;
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn a_cancelled_cell_is_interrupted_and_the_kernel_stays_usable() {
+    let Some(python) = python() else { return };
+    let kernels = Kernels::new(KernelConfig {
+        interrupt_grace: Duration::from_secs(2),
+        ..config(Some(python))
+    });
+    kernels.py("kept = 41").await;
+    let bridge: std::sync::Arc<dyn cc_kernel_bridge::Bridge> = kernels.bridge.clone();
+    let request = CellRequest {
+        language: Language::Python,
+        code: "while True:\n    pass",
+        reset: false,
+    };
+    let cancel = tokio::time::sleep(Duration::from_millis(300));
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(30),
+        kernels.session.run_until(request, bridge.clone(), cancel),
+    )
+    .await
+    .expect("the cancelled cell returned")
+    .unwrap();
+    assert!(outcome.cancelled);
+    assert_eq!(outcome.error.unwrap().ename, "KeyboardInterrupt");
+    assert_eq!(outcome.state, StateStatus::Kept);
+    assert!(
+        outcome.notices[0].contains("cancelled"),
+        "{:?}",
+        outcome.notices
+    );
+    assert_eq!(kernels.py("kept + 1").await.result.as_deref(), Some("42"));
+
+    // A cell that swallows the interrupt is killed after the grace; the next cell works.
+    let stubborn = CellRequest {
+        language: Language::Python,
+        code: "import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except KeyboardInterrupt:\n        pass",
+        reset: false,
+    };
+    let cancel = tokio::time::sleep(Duration::from_millis(300));
+    let outcome = kernels
+        .session
+        .run_until(stubborn, bridge.clone(), cancel)
+        .await
+        .unwrap();
+    assert!(outcome.cancelled);
+    assert_eq!(outcome.state, StateStatus::Lost);
+    assert_eq!(kernels.py("1 + 1").await.result.as_deref(), Some("2"));
+
+    // A cell whose call is dropped mid-way: the next cell replaces the busy kernel.
+    let abandoned = CellRequest {
+        language: Language::Python,
+        code: "while True:\n    pass",
+        reset: false,
+    };
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(500),
+        kernels.session.run(abandoned, bridge),
+    )
+    .await;
+    assert!(dropped.is_err());
+    let next = kernels.py("2 + 2").await;
+    assert_eq!(next.result.as_deref(), Some("4"));
+    assert_eq!(next.state, StateStatus::Lost);
+    assert!(next.notices[0].contains("abandoned"), "{:?}", next.notices);
+    kernels.finish().await;
+}
+
+#[tokio::test]
+async fn pip_runs_without_progress_bars() {
+    let Some(python) = python() else { return };
+    let kernels = Kernels::new(config(Some(python)));
+    // `pip config debug` lists the PIP_* variables pip sees.
+    let outcome = kernels.py("%pip config debug").await;
+    assert!(
+        outcome.stdout.contains("PIP_PROGRESS_BAR='off'"),
+        "{}",
+        outcome.stdout
+    );
     kernels.finish().await;
 }
 
@@ -423,6 +507,8 @@ async fn through_an_enclosure_prefix_the_protocol_shares_the_standard_streams() 
     let Some(python) = python() else { return };
     let kernels = Kernels::new(KernelConfig {
         enclosure: vec!["env".into(), "CC_ENCLOSED=yes".into()],
+        // The intact check prints 2000 lines (18 KB): more than the default budget.
+        output_cap: 64 * 1024,
         ..config(Some(python))
     });
     std::fs::write(kernels.path().join("f.txt"), "enclosed read").unwrap();
@@ -446,7 +532,7 @@ async fn through_an_enclosure_prefix_the_protocol_shares_the_standard_streams() 
     );
     assert_eq!(
         outcome.truncated.unwrap().stdout as usize,
-        "user out\nchild out\n".len() + 100_001 - 64 * 1024
+        "user out\nchild out\n".len() + 100_001 - (64 * 1024 - outcome.stderr.len())
     );
     assert_eq!(outcome.stderr, "child err\nuser err\n");
     let eof = kernels.py("input()").await;

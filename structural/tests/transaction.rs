@@ -7,6 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use cc_structural::transaction::Workspace;
 use cc_structural::{stage_rewrite, CommitError, FailAt, FaultInjector, StagedRewrite};
 use proptest::prelude::*;
 
@@ -69,6 +70,7 @@ proptest! {
         noise in "[a-z ]{0,12}",
     ) {
         let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
         let (paths, originals, staged) = staged(dir.path(), count);
         // Someone else edits a random subset after staging.
         let mut modified = Vec::new();
@@ -81,7 +83,7 @@ proptest! {
                 modified.push(paths[i].clone());
             }
         }
-        let result = staged.transaction.commit();
+        let result = staged.transaction.commit(&ws);
         if modified.is_empty() {
             prop_assert_eq!(result.unwrap().len(), count);
             for (i, path) in paths.iter().enumerate() {
@@ -115,12 +117,13 @@ proptest! {
         let (step, victim) = (step % count, victim % count);
         prop_assume!(step != victim);
         let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
         let (_, originals, staged) = staged(dir.path(), count);
         // Commit order is the transaction's, not the paths' index order.
         let order: Vec<PathBuf> = staged.transaction.ops().iter().map(|op| op.path().to_path_buf()).collect();
         let theirs = b"# theirs\n".to_vec();
         let writer = Meanwhile { before_step: step, path: &order[victim], bytes: &theirs };
-        let result = staged.transaction.commit_with(&writer);
+        let result = staged.transaction.commit_with(&ws, &writer);
         if victim > step {
             // Not yet replaced: the last look before its rename sees the change, and every
             // file already replaced is put back.
@@ -143,8 +146,9 @@ proptest! {
     fn failure_mid_commit_restores_every_file_byte_for_byte(count in 1usize..7, at in 0usize..7) {
         let at = at % count;
         let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
         let (paths, originals, staged) = staged(dir.path(), count);
-        let error = staged.transaction.commit_with(&FailAt(at)).unwrap_err();
+        let error = staged.transaction.commit_with(&ws, &FailAt(at)).unwrap_err();
         let CommitError::Io { path, restored, unrestored, .. } = error else {
             panic!("expected an io error");
         };
@@ -164,13 +168,14 @@ proptest! {
 fn read_only_directory_fails_before_anything_is_written() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
     let (paths, originals, staged) = staged(dir.path(), 4);
     let is_root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
     let locked = paths[2].parent().unwrap().to_path_buf();
     if is_root {
         let moved = dir.path().join("moved-away");
         std::fs::rename(&locked, &moved).unwrap();
-        let error = staged.transaction.commit().unwrap_err();
+        let error = staged.transaction.commit(&ws).unwrap_err();
         assert!(
             matches!(&error, CommitError::Stale { paths } if paths.iter().all(|p| p.starts_with(&locked))),
             "{error}"
@@ -178,7 +183,7 @@ fn read_only_directory_fails_before_anything_is_written() {
         std::fs::rename(&moved, &locked).unwrap();
     } else {
         std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
-        let error = staged.transaction.commit().unwrap_err();
+        let error = staged.transaction.commit(&ws).unwrap_err();
         std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert!(
             matches!(&error, CommitError::Io { restored, .. } if restored.is_empty()),
@@ -189,6 +194,6 @@ fn read_only_directory_fails_before_anything_is_written() {
         assert_eq!(std::fs::read(path).unwrap(), originals[i]);
     }
     // And once the obstacle is gone the same staged change commits.
-    staged.transaction.commit().unwrap();
+    staged.transaction.commit(&ws).unwrap();
     assert_eq!(std::fs::read(&paths[3]).unwrap(), rewritten(3));
 }

@@ -1,10 +1,11 @@
 //! Committing a multi-file change all or nothing, and saying what happened when it could not:
 //! `resolve`, `lsp_rename`, `apply_patch` and servers' `workspace/applyEdit` all go through
-//! [`cc_structural::Transaction`] and report its failures the same way.
+//! [`cc_workspace::Transaction`], committed beneath the run's root handle (the one
+//! confinement layer), and report its failures the same way.
 
 use std::path::PathBuf;
 
-use cc_structural::{CommitError, FileOp, Transaction};
+use cc_workspace::{CommitError, FileOp, Transaction};
 use serde_json::{json, Value};
 
 use crate::error::{kinds, ToolError};
@@ -69,14 +70,16 @@ pub(crate) async fn commit(
     what: &str,
     again: &str,
 ) -> Result<Vec<PathBuf>, ToolError> {
-    let committed = tokio::task::spawn_blocking(move || tx.commit())
+    let workspace = root.workspace().clone();
+    let committed = tokio::task::spawn_blocking(move || tx.commit(&workspace))
         .await
         .map_err(|error| ToolError::internal(format!("the commit did not finish: {error}")))?;
     committed.map_err(|error| commit_error(root, &error, what, again))
 }
 
 /// A failed commit as a tool error: `stale` naming the changed files, or `io` naming the file
-/// that failed, what was restored and anything that could not be.
+/// that failed, what was restored and anything that could not be. A step the confinement
+/// layer refused (a symlink out, swapped in during the commit) is `outside_root`.
 pub(crate) fn commit_error(
     root: &WorkspaceRoot,
     error: &CommitError,
@@ -124,8 +127,13 @@ pub(crate) fn commit_error(
                 .iter()
                 .map(|(p, why)| json!({"path": root.relative(p), "reason": why}))
                 .collect();
+            let kind = if message.contains("outside the workspace root") {
+                kinds::OUTSIDE_ROOT
+            } else {
+                kinds::IO
+            };
             ToolError::new(
-                kinds::IO,
+                kind,
                 format!(
                     "could not write `{shown}` while applying {what}: {message}; {outcome}; \
                      {again}"

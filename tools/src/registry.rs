@@ -411,10 +411,17 @@ async fn dispatch(
                     ),
                 ));
             }
-            Some(mutex.lock().await)
+            // A call cancelled while it waits for the one before it never starts.
+            tokio::select! {
+                guard = mutex.lock() => Some(guard),
+                () = cancel.cancelled() => return Err(cancelled(name)),
+            }
         }
         None => None,
     };
+    if cancel.is_cancelled() {
+        return Err(cancelled(name));
+    }
     let held = if entry.serial.is_some() {
         let mut chain = (*held).clone();
         chain.push(name.to_owned());
@@ -530,6 +537,14 @@ pub fn render_diagnostics(diagnostics: &Value) -> String {
         lines.push(line);
     }
     lines.join("\n")
+}
+
+/// The error of a call cancelled before it started.
+fn cancelled(name: &str) -> ToolError {
+    ToolError::new(
+        "cancelled",
+        format!("the call of `{name}` was cancelled before it started"),
+    )
 }
 
 fn unknown_tool(inner: &Inner, name: &str) -> ToolError {

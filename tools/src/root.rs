@@ -1,78 +1,59 @@
-//! The workspace root, and confinement of every path argument to it.
+//! The workspace root, and confinement of every path argument to it, through the one
+//! confinement layer ([`cc_workspace::Workspace`]).
 //!
-//! A path is resolved lexically first (`a/../b` → `b`), then the longest existing prefix is
-//! canonicalized so symlinks are followed to where they really point (dangling ones too), and
-//! the result must lie inside the canonical root. Tools do their I/O on the returned path,
-//! never on the caller's string, so what was checked is what gets touched.
+//! [`WorkspaceRoot::resolve`] says where a path argument really leads (symlinks followed,
+//! dangling ones too) and refuses what leads outside, with a message an agent can act on.
+//! Tools that touch files then go through [`WorkspaceRoot::workspace`], whose every operation
+//! opens beneath the root's directory handle: a symlink swapped in after the check cannot
+//! lead the operation out (see the `cc-workspace` crate docs, including what hard links do).
 
-use std::ffi::OsString;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+
+use cc_workspace::{ConfineError, Workspace};
 
 use crate::error::{kinds, ToolError};
 
-/// How many symlinks one resolution may follow before giving up (as Linux's ELOOP).
-const MAX_SYMLINK_HOPS: usize = 40;
-
-/// The canonical root of a run's workspace.
+/// The canonical root of a run's workspace, with its directory handle. Cheap to clone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkspaceRoot {
-    root: PathBuf,
+    workspace: Workspace,
 }
 
 impl WorkspaceRoot {
     /// The root at `path`, which must be an existing directory.
     pub fn new(path: impl AsRef<Path>) -> io::Result<Self> {
-        let root = std::fs::canonicalize(path.as_ref())?;
-        if !root.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::NotADirectory,
-                format!("workspace root {} is not a directory", root.display()),
-            ));
-        }
-        Ok(WorkspaceRoot { root })
+        Ok(WorkspaceRoot {
+            workspace: Workspace::new(path)?,
+        })
     }
 
     /// The canonical root directory.
     pub fn path(&self) -> &Path {
-        &self.root
+        self.workspace.path()
+    }
+
+    /// The confinement layer: every file operation beneath the root handle.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
     }
 
     /// Resolves a path argument (relative to the root, or absolute) to the physical path it
     /// names, refusing anything outside the root. The path need not exist.
     pub fn resolve(&self, input: &str) -> Result<PathBuf, ToolError> {
-        if input.contains('\0') {
-            return Err(ToolError::invalid_arguments(
-                "path contains a NUL byte".to_owned(),
-            ));
-        }
-        let joined = if input.is_empty() {
-            self.root.clone()
-        } else {
-            self.root.join(input)
-        };
-        let physical = physical_path(&normalize_lexically(&joined), MAX_SYMLINK_HOPS)
-            .map_err(|error| ToolError::io("resolve", input, &error))?;
-        if physical.starts_with(&self.root) {
-            Ok(physical)
-        } else {
-            Err(ToolError::new(
-                kinds::OUTSIDE_ROOT,
-                format!(
-                    "path `{input}` resolves to {}, outside the workspace root {}; use a path \
-                     inside the root",
-                    physical.display(),
-                    self.root.display()
-                ),
-            )
-            .with_detail("path", input))
-        }
+        self.workspace.resolve(input).map_err(|error| match error {
+            ConfineError::Nul => ToolError::invalid_arguments("path contains a NUL byte"),
+            ConfineError::Outside { .. } => {
+                ToolError::new(kinds::OUTSIDE_ROOT, error.to_string()).with_detail("path", input)
+            }
+            ConfineError::Io { source, .. } => ToolError::io("resolve", input, &source),
+        })
     }
 
     /// Like [`resolve`](Self::resolve), and the path must exist (`not_found` otherwise).
     pub fn resolve_existing(&self, input: &str) -> Result<PathBuf, ToolError> {
         let path = self.resolve(input)?;
-        if path.exists() {
+        if self.workspace.exists(&path) {
             Ok(path)
         } else {
             Err(ToolError::new(
@@ -83,68 +64,30 @@ impl WorkspaceRoot {
         }
     }
 
+    /// A failed file operation as a tool error: `outside_root` when the confinement layer
+    /// refused it (a symlink out, perhaps swapped in after the check), `not_found`, or `io`.
+    pub fn io_error(&self, action: &str, shown: &str, error: &io::Error) -> ToolError {
+        if cc_workspace::is_escape(error) {
+            ToolError::new(
+                kinds::OUTSIDE_ROOT,
+                format!("could not {action} `{shown}`: {error}"),
+            )
+            .with_detail("path", shown)
+        } else if error.kind() == io::ErrorKind::NotFound {
+            ToolError::new(kinds::NOT_FOUND, format!("`{shown}` does not exist"))
+                .with_detail("path", shown)
+        } else {
+            ToolError::io(action, shown, error)
+        }
+    }
+
     /// The path relative to the root, for display (`.` for the root itself). A path outside
     /// the root is shown in full.
     pub fn relative(&self, path: &Path) -> String {
-        match path.strip_prefix(&self.root) {
+        match path.strip_prefix(self.path()) {
             Ok(rest) if rest.as_os_str().is_empty() => ".".to_owned(),
             Ok(rest) => rest.to_string_lossy().into_owned(),
             Err(_) => path.to_string_lossy().into_owned(),
-        }
-    }
-}
-
-/// Removes `.` and resolves `..` without touching the file system.
-fn normalize_lexically(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::Prefix(prefix) => out.push(prefix.as_os_str()),
-            Component::RootDir => out.push("/"),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(part) => out.push(part),
-        }
-    }
-    out
-}
-
-/// Canonicalizes the longest existing prefix of an absolute, normalized path and appends the
-/// rest. A dangling symlink on the way is followed by hand.
-fn physical_path(path: &Path, hops_left: usize) -> io::Result<PathBuf> {
-    let mut existing = path.to_path_buf();
-    let mut missing: Vec<OsString> = Vec::new();
-    loop {
-        match std::fs::canonicalize(&existing) {
-            Ok(canonical) => {
-                let mut result = canonical;
-                for part in missing.iter().rev() {
-                    result.push(part);
-                }
-                return Ok(result);
-            }
-            Err(_) => {
-                if let Ok(target) = std::fs::read_link(&existing) {
-                    if hops_left == 0 {
-                        return Err(io::Error::other("too many levels of symbolic links"));
-                    }
-                    let parent = existing.parent().unwrap_or(Path::new("/"));
-                    let mut followed = normalize_lexically(&parent.join(target));
-                    for part in missing.iter().rev() {
-                        followed.push(part);
-                    }
-                    return physical_path(&normalize_lexically(&followed), hops_left - 1);
-                }
-                match (existing.file_name(), existing.parent()) {
-                    (Some(name), Some(parent)) => {
-                        missing.push(name.to_os_string());
-                        existing = parent.to_path_buf();
-                    }
-                    _ => return Ok(path.to_path_buf()),
-                }
-            }
         }
     }
 }
@@ -207,6 +150,13 @@ mod tests {
         assert_eq!(
             root.resolve("inner/a.py").unwrap(),
             root.path().join("src/a.py")
+        );
+        // The use is confined too: a symlink out that the check never saw is refused.
+        let through = root.path().join("escape/x");
+        let error = root.workspace().write_atomic(&through, b"x").unwrap_err();
+        assert_eq!(
+            root.io_error("write", "escape/x", &error).kind(),
+            kinds::OUTSIDE_ROOT
         );
     }
 

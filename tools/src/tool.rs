@@ -230,12 +230,86 @@ pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
     })
 }
 
-/// The JSON schema of `T`, without the `$schema` marker (MCP wants a plain object schema).
+/// The JSON schema of `T`, without the `$schema` marker (MCP wants a plain object schema),
+/// made portable for strict validators (Ajv strict mode):
+///
+/// - `format` values that JSON Schema does not define (schemars' `uint`, `int64`, `double`,
+///   …) are removed; the type and the bounds already say what they meant;
+/// - lines are 1-based everywhere: an integer property named `line` (or `*_line`), and the
+///   items of an integer array named `lines`, get `minimum: 1`.
 pub fn schema_for<T: schemars::JsonSchema>() -> Value {
     let schema = schemars::schema_for!(T);
     let mut value = schema.to_value();
     if let Value::Object(object) = &mut value {
         object.remove("$schema");
     }
+    portable(&mut value);
     value
+}
+
+/// The `format` values JSON Schema (2020-12) defines.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// See [`schema_for`]. A work list, not recursion: a schema is walked node by node.
+fn portable(schema: &mut Value) {
+    let mut stack: Vec<&mut Value> = vec![schema];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Object(object) => {
+                if object
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .is_some_and(|format| !STANDARD_FORMATS.contains(&format))
+                {
+                    object.remove("format");
+                }
+                if let Some(Value::Object(properties)) = object.get_mut("properties") {
+                    for (name, property) in properties.iter_mut() {
+                        let one_based = if name == "line" || name.ends_with("_line") {
+                            Some(&mut *property)
+                        } else if name == "lines" {
+                            property.get_mut("items")
+                        } else {
+                            None
+                        };
+                        if let Some(Value::Object(target)) = one_based {
+                            let integer = match target.get("type") {
+                                Some(Value::String(kind)) => kind == "integer",
+                                Some(Value::Array(kinds)) => {
+                                    kinds.iter().any(|kind| kind == "integer")
+                                }
+                                _ => false,
+                            };
+                            if integer {
+                                target.insert("minimum".into(), Value::from(1));
+                            }
+                        }
+                    }
+                }
+                stack.extend(object.values_mut());
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
 }

@@ -45,7 +45,10 @@ async fn read_returns_lines_with_offset_and_limit() {
         .call("read", json!({"path": "m.py", "offset": 4}))
         .await
         .unwrap();
-    assert_eq!(output.render_text(), "m.py (lines 4-4 of 4)\nd = 4\n");
+    assert_eq!(
+        output.render_text(),
+        "m.py (lines 4-4 of 4, 24 bytes)\nd = 4\n"
+    );
 }
 
 #[tokio::test]

@@ -369,3 +369,39 @@ async fn arguments_must_be_an_object_matching_the_schema() {
     assert_eq!(error.kind(), "invalid_arguments");
     assert!(error.message().contains("colour"), "{error}");
 }
+
+#[tokio::test]
+async fn a_call_cancelled_while_it_waits_its_turn_never_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let probe = Arc::new(SerialProbe::default());
+    let registry = RegistryBuilder::new(run_in(dir.path(), Surface::Full, Arc::new(AllowAll)))
+        .tool(probe.clone())
+        .build();
+    // The first call holds the tool for 30 ms; the second waits for its turn.
+    let first = {
+        let registry = registry.clone();
+        tokio::spawn(async move { registry.call("probe", json!({})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let cancel = cc_tools::Cancellation::new();
+    let second = {
+        let (registry, cancel) = (registry.clone(), cancel.clone());
+        tokio::spawn(async move {
+            registry
+                .call_with(
+                    "probe",
+                    json!({}),
+                    cc_tools::CallOptions {
+                        cancel: Some(cancel),
+                        ..Default::default()
+                    },
+                )
+                .await
+        })
+    };
+    cancel.cancel();
+    let error = second.await.unwrap().unwrap_err();
+    assert_eq!(error.kind(), "cancelled");
+    first.await.unwrap().unwrap();
+    assert_eq!(probe.max_running.load(Ordering::SeqCst), 1);
+}

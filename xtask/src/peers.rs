@@ -102,6 +102,24 @@ macro_rules! py_lib {
     };
 }
 
+/// Version arguments for an npm library without a binary of its own (binary `node`, found on
+/// PATH; the check runs in `.peers/npm`): its entry point must import, and its version is
+/// printed.
+macro_rules! js_lib {
+    ($package:literal, $entry:literal) => {
+        &[
+            "-e",
+            concat!(
+                "import('",
+                $entry,
+                "').then(() => console.log(require('./node_modules/",
+                $package,
+                "/package.json').version))"
+            ),
+        ]
+    };
+}
+
 /// Every peer. Versions are exact; bump them here (the stamps make the next run reinstall).
 #[rustfmt::skip]
 pub const PEERS: &[Peer] = &[
@@ -140,6 +158,11 @@ pub const PEERS: &[Peer] = &[
     peer(Npm, "typescript-language-server", "5.3.0", "typescript-language-server", &["--version"]),
     peer(Npm, "typescript",                 "5.9.3", "tsc",                        &["--version"]),
     peer(Npm, "bash-language-server",       "5.8.1", "bash-language-server",       &["--version"]),
+    // The official MCP TypeScript SDK, a real client for the adversarial MCP tests, and Ajv
+    // to check every tool schema in strict mode (what strict clients do).
+    peer(Npm, "@modelcontextprotocol/sdk", "1.32.2", "node",
+         js_lib!("@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/client/index.js")),
+    peer(Npm, "ajv",                       "8.20.0", "node", js_lib!("ajv", "ajv")),
 ];
 
 /// Where the project-local peers live, under a repository root.
@@ -191,6 +214,10 @@ impl Layout {
         match peer.kind {
             Kind::Apt => util::find_executable(peer.binary, util::path_dirs()),
             Kind::Pip => util::find_executable(peer.binary, [self.venv_bin()]),
+            // A library without a binary is checked with node from PATH.
+            Kind::Npm if peer.binary == "node" => {
+                util::find_executable(peer.binary, util::path_dirs())
+            }
             Kind::Npm => util::find_executable(peer.binary, [self.npm_bin()]),
         }
     }
@@ -580,6 +607,10 @@ fn check(
     };
     let mut cmd = Command::new(&bin);
     cmd.args(peer.version_args);
+    if peer.kind == Kind::Npm {
+        // Libraries resolve from the folder that holds them.
+        cmd.current_dir(layout.npm_dir());
+    }
     if let Some(path) = path {
         cmd.env("PATH", path);
     }
@@ -666,6 +697,7 @@ mod tests {
         }
         let pkg: serde_json::Value = serde_json::from_str(&package_json(PEERS)).unwrap();
         assert_eq!(pkg["dependencies"]["typescript"], "5.9.3");
-        assert_eq!(requirements(PEERS, Kind::Npm).lines().count(), 3);
+        assert_eq!(requirements(PEERS, Kind::Npm).lines().count(), 5);
+        assert_eq!(pkg["dependencies"]["@modelcontextprotocol/sdk"], "1.32.2");
     }
 }

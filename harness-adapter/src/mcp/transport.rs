@@ -2,13 +2,19 @@
 //!
 //! The [`Peer`] sends notifications and requests to the client (progress, elicitation) and
 //! routes the client's responses back to the waiting request. Every message goes through one
-//! writer task, so concurrent tool calls never interleave their lines.
+//! writer task, so concurrent tool calls never interleave their lines. Incoming bytes are
+//! split by [`LineSplitter`], which bounds a line's length and never fails on bad bytes:
+//! what is not UTF-8 or not JSON is answered with an error and the next line is read.
+//! Request ids are kept as the client wrote them ([`RequestId`]): a huge integer id comes
+//! back as the same integer, never as a float.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
@@ -70,12 +76,64 @@ pub enum PeerError {
     Closed,
 }
 
+/// A request id exactly as the client wrote it (a string, or a number of any size).
+#[derive(Debug, Clone)]
+pub struct RequestId(Box<RawValue>);
+
+impl RequestId {
+    /// The id of a response to a message whose id could not be read.
+    pub fn null() -> Self {
+        RequestId::from_value(&Value::Null)
+    }
+
+    /// The id written as `value` (for ids that were parsed, not read raw).
+    pub fn from_value(value: &Value) -> Self {
+        let text = serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned());
+        match RawValue::from_string(text) {
+            Ok(raw) => RequestId(raw),
+            // Serializing a `Value` always gives valid JSON; null is the safe answer anyway.
+            Err(_) => RequestId::null_raw(),
+        }
+    }
+
+    /// A raw id read from the client's message.
+    pub fn from_raw(raw: &RawValue) -> Self {
+        RequestId(raw.to_owned())
+    }
+
+    fn null_raw() -> Self {
+        #[allow(clippy::expect_used)] // `null` is valid JSON: this cannot fail.
+        RequestId(RawValue::from_string("null".to_owned()).expect("null is JSON"))
+    }
+
+    /// The id's JSON text, which also keys it (cancellation).
+    pub fn key(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+#[derive(Serialize)]
+struct Response<'a> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<Value>,
+}
+
 type Pending = HashMap<i64, oneshot::Sender<Result<Value, RpcError>>>;
 
 /// Our side of the connection.
 #[derive(Debug)]
 pub struct Peer {
-    outgoing: mpsc::UnboundedSender<Value>,
+    outgoing: mpsc::UnboundedSender<Vec<u8>>,
     next_id: AtomicI64,
     pending: Mutex<Pending>,
     client_capabilities: OnceLock<Value>,
@@ -83,7 +141,7 @@ pub struct Peer {
 
 impl Peer {
     /// A peer whose messages go to `outgoing`.
-    pub fn new(outgoing: mpsc::UnboundedSender<Value>) -> Arc<Self> {
+    pub fn new(outgoing: mpsc::UnboundedSender<Vec<u8>>) -> Arc<Self> {
         Arc::new(Peer {
             outgoing,
             next_id: AtomicI64::new(1),
@@ -107,17 +165,34 @@ impl Peer {
 
     /// Sends a raw message.
     pub fn send(&self, message: Value) {
-        // A closed channel means the writer ended with the connection: nothing to do.
-        let _ = self.outgoing.send(message);
+        match serde_json::to_vec(&message) {
+            Ok(line) => self.send_line(line),
+            Err(error) => tracing::warn!(%error, "an outgoing message could not be encoded"),
+        }
     }
 
-    /// Sends a response to request `id`.
-    pub fn respond(&self, id: Value, result: Result<Value, RpcError>) {
-        let message = match result {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error.to_json()}),
+    fn send_line(&self, mut line: Vec<u8>) {
+        line.push(b'\n');
+        // A closed channel means the writer ended with the connection: nothing to do.
+        let _ = self.outgoing.send(line);
+    }
+
+    /// Sends a response to request `id`, echoing the id as the client wrote it.
+    pub fn respond(&self, id: &RequestId, result: Result<Value, RpcError>) {
+        let (result, error) = match &result {
+            Ok(value) => (Some(value), None),
+            Err(error) => (None, Some(error.to_json())),
         };
-        self.send(message);
+        let response = Response {
+            jsonrpc: "2.0",
+            id,
+            result,
+            error,
+        };
+        match serde_json::to_vec(&response) {
+            Ok(line) => self.send_line(line),
+            Err(error) => tracing::warn!(%error, "a response could not be encoded"),
+        }
     }
 
     /// Sends a notification.
@@ -184,16 +259,232 @@ impl Peer {
     }
 }
 
-/// Writes every queued message as one line, until the queue closes.
+/// Writes every queued line, until the queue closes.
 pub async fn write_loop<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut queue: mpsc::UnboundedReceiver<Value>,
+    mut queue: mpsc::UnboundedReceiver<Vec<u8>>,
 ) -> std::io::Result<()> {
-    while let Some(message) = queue.recv().await {
-        let mut line = serde_json::to_vec(&message)?;
-        line.push(b'\n');
+    while let Some(line) = queue.recv().await {
         writer.write_all(&line).await?;
         writer.flush().await?;
     }
     Ok(())
+}
+
+/// One piece of input, as [`LineSplitter`] cuts it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// A complete line, without its `\n` (and without a `\r` before it).
+    Line(Vec<u8>),
+    /// A line longer than the maximum: its bytes were dropped, `len` counts them.
+    TooLong {
+        /// How many bytes the line had (up to its newline or the end of input).
+        len: u64,
+    },
+}
+
+/// Splits a byte stream into lines of at most `max` bytes. Never fails and never holds more
+/// than `max` bytes: a longer line is skipped through its newline and reported as
+/// [`Piece::TooLong`], and the next line is read normally.
+#[derive(Debug)]
+pub struct LineSplitter {
+    max: usize,
+    buffer: Vec<u8>,
+    /// Bytes of an over-long line dropped so far, while skipping to its end.
+    skipping: Option<u64>,
+}
+
+impl LineSplitter {
+    /// A splitter for lines of at most `max` bytes.
+    pub fn new(max: usize) -> Self {
+        LineSplitter {
+            max,
+            buffer: Vec::new(),
+            skipping: None,
+        }
+    }
+
+    /// Takes the next bytes read; complete lines go to `out`.
+    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<Piece>) {
+        while !bytes.is_empty() {
+            let newline = memchr::memchr(b'\n', bytes);
+            let (chunk, rest, ended) = match newline {
+                Some(at) => (&bytes[..at], &bytes[at + 1..], true),
+                None => (bytes, &[][..], false),
+            };
+            bytes = rest;
+            if let Some(dropped) = &mut self.skipping {
+                *dropped += chunk.len() as u64;
+                if ended {
+                    out.push(Piece::TooLong { len: *dropped + 1 });
+                    self.skipping = None;
+                }
+                continue;
+            }
+            if self.buffer.len() + chunk.len() > self.max {
+                let dropped = (self.buffer.len() + chunk.len()) as u64;
+                self.buffer = Vec::new();
+                if ended {
+                    out.push(Piece::TooLong { len: dropped + 1 });
+                } else {
+                    self.skipping = Some(dropped);
+                }
+                continue;
+            }
+            self.buffer.extend_from_slice(chunk);
+            if ended {
+                out.push(Piece::Line(take_line(&mut self.buffer)));
+            }
+        }
+    }
+
+    /// The input ended: a last line without a newline still counts.
+    pub fn finish(&mut self, out: &mut Vec<Piece>) {
+        if let Some(dropped) = self.skipping.take() {
+            out.push(Piece::TooLong { len: dropped });
+        } else if !self.buffer.is_empty() {
+            out.push(Piece::Line(take_line(&mut self.buffer)));
+        }
+    }
+}
+
+fn take_line(buffer: &mut Vec<u8>) -> Vec<u8> {
+    let mut line = std::mem::take(buffer);
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    line
+}
+
+/// Replaces `\uD800`–`\uDFFF` escapes that are not part of a surrogate pair with `\uFFFD`,
+/// so a message holding a lone surrogate (which no UTF-8 string can hold) can still be read
+/// far enough to answer it. Escaped backslashes are respected.
+pub fn replace_lone_surrogates(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut copied = 0;
+    let hex = |at: usize| -> Option<u16> {
+        let digits = text.get(at..at + 4)?;
+        u16::from_str_radix(digits, 16).ok()
+    };
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if bytes.get(i + 1) != Some(&b'u') {
+            i += 2;
+            continue;
+        }
+        let Some(unit) = hex(i + 2) else {
+            i += 2;
+            continue;
+        };
+        let is_high = (0xD800..0xDC00).contains(&unit);
+        let is_low = (0xDC00..0xE000).contains(&unit);
+        if is_high {
+            let paired = bytes.get(i + 6) == Some(&b'\\')
+                && bytes.get(i + 7) == Some(&b'u')
+                && hex(i + 8).is_some_and(|next| (0xDC00..0xE000).contains(&next));
+            if paired {
+                i += 12;
+                continue;
+            }
+        }
+        if is_high || is_low {
+            out.push_str(&text[copied..i]);
+            out.push_str("\\uFFFD");
+            i += 6;
+            copied = i;
+            continue;
+        }
+        i += 6;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Cases per property (`CC_FUZZ_CASES` raises the budget for a longer hunt).
+    fn cases() -> u32 {
+        std::env::var("CC_FUZZ_CASES")
+            .ok()
+            .and_then(|value| value.parse().ok())
+            .unwrap_or(10_000)
+    }
+
+    fn split(input: &[u8], cuts: &[usize], max: usize) -> Vec<Piece> {
+        let mut splitter = LineSplitter::new(max);
+        let mut out = Vec::new();
+        let mut points: Vec<usize> = cuts.iter().map(|c| c % (input.len() + 1)).collect();
+        points.push(0);
+        points.push(input.len());
+        points.sort_unstable();
+        for window in points.windows(2) {
+            splitter.feed(&input[window[0]..window[1]], &mut out);
+        }
+        splitter.finish(&mut out);
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+        /// Any bytes, cut anywhere: the same pieces, no line over the maximum, and every byte
+        /// accounted for (kept in a line, or counted in a skipped one).
+        #[test]
+        fn the_line_reader_is_chunking_independent_and_bounded(
+            input in proptest::collection::vec(
+                prop_oneof![Just(b'\n'), Just(b'\r'), Just(b'x'), any::<u8>()], 0..300),
+            cuts in proptest::collection::vec(any::<usize>(), 0..12),
+            max in 0usize..40,
+        ) {
+            let whole = split(&input, &[], max);
+            let chunked = split(&input, &cuts, max);
+            prop_assert_eq!(&whole, &chunked);
+            for piece in &whole {
+                if let Piece::Line(line) = piece {
+                    prop_assert!(line.len() <= max);
+                }
+            }
+        }
+
+        /// With room for every line, the pieces are exactly the input's lines (a `\r` before
+        /// a newline dropped, a last line without a newline kept).
+        #[test]
+        fn lines_are_the_inputs_lines(
+            input in proptest::collection::vec(
+                prop_oneof![Just(b'\n'), Just(b'\r'), Just(b'x'), any::<u8>()], 0..300),
+            cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        ) {
+            let got = split(&input, &cuts, usize::MAX);
+            let mut want: Vec<Vec<u8>> = input.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
+            if want.last().is_some_and(Vec::is_empty) {
+                want.pop();
+            }
+            let want: Vec<Piece> = want
+                .into_iter()
+                .map(|mut line| {
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                    Piece::Line(line)
+                })
+                .collect();
+            prop_assert_eq!(got, want);
+        }
+
+        /// Surrogate repair never panics and only ever turns text into valid JSON-string text
+        /// where it found a lone surrogate.
+        #[test]
+        fn lone_surrogate_repair_never_panics(text in "(\\\\\\\\|\\\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\\\\u[0-9a-f]{0,4}|[a\"\\\\])*") {
+            let repaired = replace_lone_surrogates(&text);
+            prop_assert_eq!(replace_lone_surrogates(&repaired), repaired.clone());
+        }
+    }
 }

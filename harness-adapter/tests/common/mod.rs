@@ -25,6 +25,7 @@ pub fn python_with(modules: &str) -> Option<PathBuf> {
 
 /// Runs the MCP client script `fixtures/NAME` with the harness binary and `args`, and parses
 /// the JSON report it prints.
+#[allow(dead_code)] // Not every test binary runs a client script.
 pub fn run_client_script(
     python: &Path,
     name: &str,

@@ -61,7 +61,12 @@ impl EvalTool {
         request: CellRequest<'_>,
         bridge: Arc<bridge::RegistryBridge>,
     ) -> Result<CellOutcome, KernelError> {
-        let run = self.session.run(request, bridge);
+        // A cancelled call interrupts the cell (then the kernel's escalation applies), so the
+        // kernel is free for the next call.
+        let cancel = ctx.cancellation().clone();
+        let run = self
+            .session
+            .run_until(request, bridge, async move { cancel.cancelled().await });
         if !ctx.wants_progress() {
             return run.await;
         }
@@ -109,7 +114,6 @@ pub enum EvalLanguage {
     #[default]
     Python,
     /// JavaScript on Node.js; `tool()` must be awaited.
-    #[serde(alias = "js")]
     Javascript,
 }
 
@@ -158,8 +162,9 @@ impl Tool for EvalTool {
          dict/object; a failure raises `ToolError` (`kind`, `message`). The cell runs in the \
          workspace root; stdin is closed. A cell that produces no output for the inactivity \
          budget (5 minutes by default; a running tool() call does not count) is interrupted, \
-         and killed if it does not stop. Output is capped per stream (head and tail kept; \
-         `truncated` counts the bytes cut). `state` says whether earlier variables are still \
+         and killed if it does not stop; a cancelled call interrupts its cell the same way. \
+         Output has one budget per cell, 16 KB for stdout and stderr together (head and tail \
+         kept; `truncated` counts the bytes cut); `%pip` shows no progress bars. `state` says whether earlier variables are still \
          there (`kept`) or the interpreter was replaced (`lost`). `reset: true` starts a \
          clean interpreter."
     }

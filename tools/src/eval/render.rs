@@ -4,7 +4,7 @@ use cc_kernel_bridge::CellOutcome;
 use serde_json::{json, Map, Value};
 
 /// `{"stdout", "stderr", "result", "display", "error"?, "truncated"?, "state",
-/// "timed_out"?, "notices"?}`.
+/// "timed_out"?, "cancelled"?, "notices"?}`.
 pub(crate) fn json(outcome: &CellOutcome) -> Value {
     let mut object = Map::new();
     object.insert("stdout".into(), json!(outcome.stdout));
@@ -20,6 +20,9 @@ pub(crate) fn json(outcome: &CellOutcome) -> Value {
     object.insert("state".into(), json!(outcome.state.as_str()));
     if outcome.timed_out {
         object.insert("timed_out".into(), json!(true));
+    }
+    if outcome.cancelled {
+        object.insert("cancelled".into(), json!(true));
     }
     if !outcome.notices.is_empty() {
         object.insert("notices".into(), json!(outcome.notices));
@@ -57,7 +60,8 @@ pub(crate) fn text(outcome: &CellOutcome) -> String {
     }
     if let Some(truncated) = &outcome.truncated {
         parts.push(format!(
-            "[output cut to the cap: {} bytes of stdout, {} bytes of stderr left out]",
+            "[output over the cell's budget: {} bytes of stdout and {} bytes of stderr cut from \
+             the middle]",
             truncated.stdout, truncated.stderr
         ));
     }

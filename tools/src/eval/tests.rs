@@ -524,8 +524,69 @@ fn the_text_rendering_shows_output_values_errors_and_what_happened() {
         }),
         state: StateStatus::Kept,
         timed_out: true,
+        cancelled: false,
         notices: vec!["The cell produced no output for 300 s (the inactivity budget) and was interrupted; the kernel and earlier state are kept.".into()],
     };
     insta::assert_snapshot!("eval_text", super::render::text(&outcome));
     insta::assert_json_snapshot!("eval_json_with_everything", super::render::json(&outcome));
+}
+
+#[tokio::test]
+async fn a_cancelled_call_interrupts_its_cell_and_the_next_eval_works() {
+    let Some(config) = with_python() else { return };
+    let fixture = Fixture::new(Arc::new(AllowAll), config);
+    fixture.py("kept = 1").await;
+    let cancel = crate::Cancellation::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        trigger.cancel();
+    });
+    let output = fixture
+        .eval_with(
+            json!({"code": "while True:\n    pass", "description": "spin until cancelled"}),
+            CallOptions {
+                cancel: Some(cancel),
+                ..CallOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(output.value["cancelled"], true, "{}", output.value);
+    assert_eq!(output.value["state"], "kept");
+    assert_eq!(fixture.py("kept + 1").await["result"], "2");
+    fixture.finish().await;
+}
+
+#[tokio::test]
+async fn the_language_enum_lists_what_is_accepted() {
+    let (registry, _dir) = registry_of(Resources {
+        kernels: Some(Arc::new(KernelFactory::new(KernelConfig::default()))),
+        ..Default::default()
+    });
+    let schema = registry
+        .schemas(Surface::Full)
+        .into_iter()
+        .find(|s| s.name == "eval")
+        .unwrap()
+        .input_schema;
+    let text = schema.to_string();
+    assert!(
+        text.contains("\"python\"") && text.contains("\"javascript\""),
+        "{text}"
+    );
+    // An alias the schema does not list is refused, naming what is accepted.
+    let error = registry
+        .call(
+            "eval",
+            json!({"code": "1", "description": "try the js alias", "language": "js"}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "invalid_arguments");
+    assert!(
+        error.message().contains("javascript"),
+        "{}",
+        error.message()
+    );
 }

@@ -357,11 +357,13 @@ impl Tool for ApplyPatchTool {
                     ),
                 ));
             }
-            let before = match std::fs::read(&path) {
-                Ok(bytes) => Some(bytes),
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-                Err(error) => return Err(ToolError::io("read", &shown, &error)),
-            };
+            let before = super::read_bytes(
+                &self.root,
+                &path,
+                &shown,
+                super::FileLimits::default().edit_bytes,
+                "patching",
+            )?;
             let original = match (&before, file.old.is_some()) {
                 (Some(_), false) => {
                     return Err(ToolError::new(
@@ -518,5 +520,66 @@ mod tests {
         assert!(parse_patch("--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n")
             .unwrap_err()
             .contains("ends early"));
+    }
+
+    /// Cases per property (`CC_FUZZ_CASES` raises the budget for a longer hunt).
+    fn cases() -> u32 {
+        std::env::var("CC_FUZZ_CASES")
+            .ok()
+            .and_then(|value| value.parse().ok())
+            .unwrap_or(10_000)
+    }
+
+    /// Patch-shaped text: headers, hunk headers with any numbers, body lines of every kind.
+    fn patch_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let line = prop_oneof![
+            Just("--- a/f".to_owned()),
+            Just("+++ b/f".to_owned()),
+            Just("--- /dev/null".to_owned()),
+            Just("+++ /dev/null".to_owned()),
+            (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>())
+                .prop_map(|(a, b, c, d)| format!("@@ -{a},{b} +{c},{d} @@")),
+            (0u64..8, 0u64..8, 0u64..8, 0u64..8)
+                .prop_map(|(a, b, c, d)| format!("@@ -{a},{b} +{c},{d} @@ fn x")),
+            Just("@@ -1 +1 @@".to_owned()),
+            Just("@@ garbage".to_owned()),
+            "[ +\\-][a-cé ]{0,6}",
+            Just("\\ No newline at end of file".to_owned()),
+            "[a-c\r]{0,4}",
+            Just(String::new()),
+        ];
+        proptest::collection::vec(line, 0..24).prop_map(|lines| lines.join("\n"))
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: cases(),
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Any text: parsing and applying never panic, and what applies to a file only ever
+        /// uses the lines the patch and the file hold.
+        #[test]
+        fn parsing_and_applying_never_panic(
+            patch in patch_text(),
+            original in "([a-cé ]{0,4}\r?\n){0,8}[a-c]{0,2}",
+        ) {
+            if let Ok(files) = parse_patch(&patch) {
+                for file in &files {
+                    let _ = apply_hunks(&original, &file.hunks, "f");
+                }
+            }
+        }
+
+        /// Raw bytes as text never panic the parser either.
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+            if let Ok(files) = parse_patch(&text) {
+                for file in &files {
+                    let _ = apply_hunks("a\nb\n", &file.hunks, "f");
+                }
+            }
+        }
     }
 }

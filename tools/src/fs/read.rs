@@ -1,8 +1,16 @@
+//! `read`: streams a text file and stops at the line limit, at a byte cap, and at a scan
+//! budget, so a huge file (a 16 GB sparse file, a minified bundle on one line) costs a bounded
+//! amount of memory and time. Over-long lines are cut with a marker naming the byte offset to
+//! continue from; FIFOs, devices and sockets are refused before a byte is read.
+
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::FileLimits;
 use crate::error::ToolError;
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
@@ -10,19 +18,27 @@ use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
 
 /// Lines returned when the caller gives no limit.
 const DEFAULT_LIMIT: usize = 2000;
-/// Bytes of content returned at most, whatever the limit.
-const MAX_BYTES: usize = 256 * 1024;
 
 /// `read`: a text file's lines, confined to the workspace root.
 #[derive(Debug, Clone)]
 pub struct ReadTool {
     root: WorkspaceRoot,
+    limits: FileLimits,
 }
 
 impl ReadTool {
-    /// A `read` tool for `root`.
+    /// A `read` tool for `root` with the default [`FileLimits`].
     pub fn new(root: WorkspaceRoot) -> Self {
-        ReadTool { root }
+        ReadTool {
+            root,
+            limits: FileLimits::default(),
+        }
+    }
+
+    /// The same tool with other limits.
+    pub fn with_limits(mut self, limits: FileLimits) -> Self {
+        self.limits = limits;
+        self
     }
 }
 
@@ -33,10 +49,85 @@ struct ReadArgs {
     path: String,
     /// First line to return, 1-based (default 1).
     #[serde(default)]
-    offset: Option<usize>,
+    #[schemars(range(min = 1))]
+    offset: Option<u64>,
     /// How many lines to return (default 2000).
     #[serde(default)]
-    limit: Option<usize>,
+    #[schemars(range(min = 1))]
+    limit: Option<u64>,
+    /// Start at this byte of the file instead of at a line (0-based), to continue a line
+    /// that was cut; overrides `offset`.
+    #[serde(default)]
+    byte_offset: Option<u64>,
+}
+
+/// A line as read: the bytes kept, and whether the line went on past them.
+struct Line {
+    kept: Vec<u8>,
+    /// The line's bytes after `kept` were not returned (too long, or the byte cap).
+    cut: bool,
+}
+
+/// Reads lines without ever holding more than `max` bytes of one.
+struct Lines<R> {
+    reader: BufReader<R>,
+    /// Bytes consumed so far (the file offset, given where reading started).
+    position: u64,
+    /// Bytes this call may still consume: a cut line's rest is skipped only within it.
+    budget: u64,
+}
+
+impl<R: Read> Lines<R> {
+    /// Reads the next line, keeping at most `max` bytes (cut on a character boundary when
+    /// it must be cut). `None` at the end of the file.
+    fn next(&mut self, max: usize) -> std::io::Result<Option<Line>> {
+        let mut kept = Vec::new();
+        let mut seen_any = false;
+        loop {
+            if self.budget == 0 {
+                return Ok(seen_any.then_some(Line { kept, cut: true }));
+            }
+            let buffer = self.reader.fill_buf()?;
+            if buffer.is_empty() {
+                return Ok(seen_any.then_some(Line { kept, cut: false }));
+            }
+            seen_any = true;
+            let newline = memchr::memchr(b'\n', buffer);
+            let line_end = newline.map_or(buffer.len(), |at| at + 1);
+            let room = max.saturating_sub(kept.len());
+            if line_end <= room {
+                kept.extend_from_slice(&buffer[..line_end]);
+                self.consume(line_end);
+                if newline.is_some() {
+                    return Ok(Some(Line { kept, cut: false }));
+                }
+                continue;
+            }
+            // The line does not fit: keep what does, cut on a character boundary.
+            kept.extend_from_slice(&buffer[..room]);
+            let boundary = utf8_boundary(&kept);
+            let dropped = kept.len() - boundary;
+            kept.truncate(boundary);
+            self.consume(room.saturating_sub(dropped));
+            return Ok(Some(Line { kept, cut: true }));
+        }
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.reader.consume(amount);
+        self.position += amount as u64;
+        self.budget = self.budget.saturating_sub(amount as u64);
+    }
+}
+
+/// The end of the longest prefix of `bytes` that does not end inside a UTF-8 character.
+fn utf8_boundary(bytes: &[u8]) -> usize {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => bytes.len(),
+        Err(error) if error.error_len().is_none() => error.valid_up_to(),
+        // Invalid bytes: leave them to the UTF-8 check of the caller, which names them.
+        Err(_) => bytes.len(),
+    }
 }
 
 #[async_trait]
@@ -51,8 +142,11 @@ impl Tool for ReadTool {
 
     fn description(&self) -> &str {
         "Read a UTF-8 text file inside the workspace. `offset` is the first line (1-based), \
-         `limit` the number of lines (default 2000). The result says which lines it holds, the \
-         file's total line count, and whether it was cut."
+         `limit` the number of lines (default 2000); at most 256 KiB of content come back, and \
+         a line longer than 16 KiB is cut with a marker giving the `byte_offset` to continue \
+         from. The result says which lines it holds, the file's size and total line count \
+         (when the file was small enough to count), and whether it was cut. Named pipes, \
+         devices and sockets are refused."
     }
 
     fn input_schema(&self) -> Value {
@@ -63,34 +157,217 @@ impl Tool for ReadTool {
         let args: ReadArgs = parse_args(args)?;
         let path = self.root.resolve_existing(&args.path)?;
         let shown = self.root.relative(&path);
-        let text = super::read_text(&path, &shown)?;
-        let offset = args.offset.unwrap_or(1).max(1);
-        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+        let (root, limits) = (self.root.clone(), self.limits);
+        // Blocking file I/O stays off the runtime's threads.
+        tokio::task::spawn_blocking(move || read(&root, &path, &shown, &args, limits))
+            .await
+            .map_err(|error| ToolError::internal(format!("the read did not finish: {error}")))?
+    }
+}
 
-        let total_lines = text.lines().count();
-        let mut content = String::new();
-        let mut end_line = offset.saturating_sub(1);
-        let mut truncated = false;
-        for (index, line) in text.split_inclusive('\n').enumerate().skip(offset - 1) {
-            if end_line + 1 - offset >= limit || content.len() + line.len() > MAX_BYTES {
-                truncated = true;
-                break;
+fn read(
+    root: &WorkspaceRoot,
+    path: &std::path::Path,
+    shown: &str,
+    args: &ReadArgs,
+    limits: FileLimits,
+) -> Result<ToolOutput, ToolError> {
+    let io = |error: std::io::Error| root.io_error("read", shown, &error);
+    let mut file = super::open_regular(root, path, shown)?.ok_or_else(|| {
+        ToolError::new(
+            crate::error::kinds::NOT_FOUND,
+            format!("`{shown}` does not exist"),
+        )
+    })?;
+    let size = file.metadata().map_err(io)?.len();
+    let limit =
+        usize::try_from(args.limit.unwrap_or(DEFAULT_LIMIT as u64).max(1)).unwrap_or(usize::MAX);
+    let start = args.byte_offset.unwrap_or(0).min(size);
+    if start > 0 {
+        file.seek(SeekFrom::Start(start)).map_err(io)?;
+    }
+    let mut lines = Lines {
+        reader: BufReader::with_capacity(64 * 1024, file),
+        position: start,
+        budget: limits.scan_bytes,
+    };
+    // Where the first returned line is: by line number, or at a byte.
+    let mut line_no: Option<u64> = None;
+    if args.byte_offset.is_none() {
+        let offset = args.offset.unwrap_or(1).max(1);
+        let mut skipped = 1;
+        while skipped < offset {
+            match lines.skip_line().map_err(io)? {
+                Skip::Line => skipped += 1,
+                Skip::End => break,
+                Skip::Budget => {
+                    return Err(ToolError::new(
+                        "too_large",
+                        format!(
+                            "`{shown}` has no line {offset} within the first {} bytes read; \
+                             use `byte_offset` to start further in",
+                            limits.scan_bytes
+                        ),
+                    ))
+                }
             }
-            content.push_str(line);
-            end_line = index + 1;
         }
-        let rendering = format!(
-            "{shown} (lines {offset}-{end_line} of {total_lines}{})\n{content}",
-            if truncated { ", cut" } else { "" }
-        );
-        Ok(ToolOutput::new(json!({
-            "path": shown,
-            "content": content,
-            "start_line": offset,
-            "end_line": end_line,
-            "total_lines": total_lines,
-            "truncated": truncated,
-        }))
-        .with_text(rendering))
+        line_no = Some(skipped);
+    } else if start == 0 {
+        line_no = Some(1);
+    }
+    let first_line = line_no;
+
+    let mut content = String::new();
+    let mut returned = 0usize;
+    let mut cut_lines: Vec<Value> = Vec::new();
+    let mut truncated = false;
+    loop {
+        if returned == limit {
+            truncated = lines.has_more().map_err(io)?;
+            break;
+        }
+        let room = limits.read_bytes.saturating_sub(content.len());
+        if room == 0 {
+            truncated = lines.has_more().map_err(io)?;
+            break;
+        }
+        let line_start = lines.position;
+        let max = limits.line_bytes.min(room);
+        let Some(line) = lines.next(max).map_err(io)? else {
+            break;
+        };
+        let text = std::str::from_utf8(&line.kept).map_err(|error| {
+            ToolError::new(
+                "not_text",
+                format!(
+                    "`{shown}` is not UTF-8 text (invalid byte at offset {}); it looks binary",
+                    line_start + error.valid_up_to() as u64
+                ),
+            )
+        })?;
+        if line.cut && returned > 0 && line.kept.len() < limits.line_bytes {
+            // The byte cap, not the line's length, cut it: leave it for the next call.
+            truncated = true;
+            break;
+        }
+        content.push_str(text);
+        returned += 1;
+        if line.cut {
+            let resume = line_start + line.kept.len() as u64;
+            content.push_str(&format!(
+                " [... line cut after {} bytes; continue with byte_offset: {resume}]\n",
+                line.kept.len()
+            ));
+            cut_lines.push(json!({
+                "line": line_no,
+                "kept_bytes": line.kept.len(),
+                "continue_at": resume,
+            }));
+            // The rest of a cut line is skipped, within the scan budget.
+            match lines.skip_line().map_err(io)? {
+                Skip::Line | Skip::End => {}
+                Skip::Budget => {
+                    truncated = true;
+                    line_no = line_no.map(|n| n + 1);
+                    break;
+                }
+            }
+        }
+        line_no = line_no.map(|n| n + 1);
+    }
+    let end_line = line_no.map(|next| next - 1);
+    // The total line count, when the rest of the file fits in the scan budget.
+    let total_lines = match (first_line, lines.count_rest().map_err(io)?) {
+        (Some(_), Some(rest)) => end_line.map(|end| end + rest),
+        _ => None,
+    };
+    let shown_total = total_lines.map_or_else(|| "?".to_owned(), |n| n.to_string());
+    let shown_start = first_line.map_or_else(|| format!("byte {start}"), |n| format!("lines {n}"));
+    let rendering = format!(
+        "{shown} ({shown_start}-{} of {shown_total}, {size} bytes{})\n{content}",
+        end_line.map_or_else(|| "?".to_owned(), |n| n.to_string()),
+        if truncated || !cut_lines.is_empty() {
+            ", cut"
+        } else {
+            ""
+        }
+    );
+    let mut value = json!({
+        "path": shown,
+        "content": content,
+        "start_line": first_line,
+        "end_line": end_line,
+        "total_lines": total_lines,
+        "bytes": size,
+        "truncated": truncated,
+    });
+    if !cut_lines.is_empty() {
+        value["cut_lines"] = json!(cut_lines);
+    }
+    if args.byte_offset.is_some() {
+        value["byte_offset"] = json!(start);
+    }
+    Ok(ToolOutput::new(value).with_text(rendering))
+}
+
+/// How skipping a line ended.
+enum Skip {
+    Line,
+    End,
+    Budget,
+}
+
+impl<R: Read> Lines<R> {
+    /// Consumes the rest of the current line (through its newline), within the budget.
+    fn skip_line(&mut self) -> std::io::Result<Skip> {
+        loop {
+            if self.budget == 0 {
+                return Ok(Skip::Budget);
+            }
+            let buffer = self.reader.fill_buf()?;
+            if buffer.is_empty() {
+                return Ok(Skip::End);
+            }
+            let take = usize::try_from(self.budget).unwrap_or(usize::MAX);
+            let window = &buffer[..buffer.len().min(take)];
+            match memchr::memchr(b'\n', window) {
+                Some(at) => {
+                    self.consume(at + 1);
+                    return Ok(Skip::Line);
+                }
+                None => {
+                    let len = window.len();
+                    self.consume(len);
+                }
+            }
+        }
+    }
+
+    /// Whether any byte is left.
+    fn has_more(&mut self) -> std::io::Result<bool> {
+        Ok(!self.reader.fill_buf()?.is_empty())
+    }
+
+    /// Lines left (a last line without newline counts), or `None` past the budget.
+    fn count_rest(&mut self) -> std::io::Result<Option<u64>> {
+        let mut count = 0u64;
+        let mut open_line = false;
+        loop {
+            let buffer = self.reader.fill_buf()?;
+            if buffer.is_empty() {
+                return Ok(Some(count + u64::from(open_line)));
+            }
+            if self.budget == 0 {
+                return Ok(None);
+            }
+            let take = usize::try_from(self.budget).unwrap_or(usize::MAX);
+            let window = &buffer[..buffer.len().min(take)];
+            let newlines = memchr::memchr_iter(b'\n', window).count() as u64;
+            count += newlines;
+            open_line = window.last() != Some(&b'\n');
+            let len = window.len();
+            self.consume(len);
+        }
     }
 }

@@ -3,6 +3,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use cc_workspace::FileKind;
+
+use super::FileLimits;
 use crate::error::ToolError;
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
@@ -12,12 +15,22 @@ use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
 #[derive(Debug, Clone)]
 pub struct WriteTool {
     root: WorkspaceRoot,
+    limits: FileLimits,
 }
 
 impl WriteTool {
-    /// A `write` tool for `root`.
+    /// A `write` tool for `root` with the default [`FileLimits`].
     pub fn new(root: WorkspaceRoot) -> Self {
-        WriteTool { root }
+        WriteTool {
+            root,
+            limits: FileLimits::default(),
+        }
+    }
+
+    /// The same tool with other limits.
+    pub fn with_limits(mut self, limits: FileLimits) -> Self {
+        self.limits = limits;
+        self
     }
 }
 
@@ -43,8 +56,9 @@ impl Tool for WriteTool {
 
     fn description(&self) -> &str {
         "Create or replace a file inside the workspace with `content` (written atomically: a \
-         reader never sees half a file). Language-server diagnostics that the write introduced \
-         are attached when a server covers the file."
+         reader never sees half a file; a new file gets the usual permissions, a replaced one \
+         keeps its own). Content over 16 MiB is refused (`too_large`). Language-server \
+         diagnostics that the write introduced are attached when a server covers the file."
     }
 
     fn input_schema(&self) -> Value {
@@ -55,10 +69,13 @@ impl Tool for WriteTool {
         let args: WriteArgs = parse_args(args)?;
         let path = self.root.resolve(&args.path)?;
         let shown = self.root.relative(&path);
-        if path.is_dir() {
-            return Err(ToolError::new(
-                "is_directory",
-                format!("`{shown}` is a directory; give the path of a file"),
+        let bytes = args.content.len();
+        if bytes as u64 > self.limits.edit_bytes {
+            return Err(super::too_large(
+                &shown,
+                bytes as u64,
+                self.limits.edit_bytes,
+                "writing",
             ));
         }
         ctx.before_write(&[crate::PlannedWrite {
@@ -66,9 +83,18 @@ impl Tool for WriteTool {
             content: Some(args.content.as_bytes().to_vec()),
         }])
         .await;
-        let created = super::write_atomically(&path, args.content.as_bytes())
-            .map_err(|error| ToolError::io("write", &shown, &error))?;
-        let bytes = args.content.len();
+        let (root, target, name) = (self.root.clone(), path.clone(), shown.clone());
+        let created = tokio::task::spawn_blocking(move || {
+            let ws = root.workspace();
+            match ws.kind(&target) {
+                Ok(FileKind::Regular) | Err(_) => {}
+                Ok(kind) => return Err(super::not_regular(&name, kind)),
+            }
+            ws.write_atomic(&target, args.content.as_bytes())
+                .map_err(|error| root.io_error("write", &name, &error))
+        })
+        .await
+        .map_err(|error| ToolError::internal(format!("the write did not finish: {error}")))??;
         Ok(ToolOutput::new(json!({
             "path": shown,
             "bytes": bytes,

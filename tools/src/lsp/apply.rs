@@ -1,8 +1,10 @@
 //! Applying a server's `WorkspaceEdit` all or nothing, through the same file transaction as
-//! `resolve` (`cc_structural::Transaction`): the net change of every file is computed first
-//! (`cc_lsp_client::workspace_edit`), every path must be inside the workspace, and the
-//! commit re-checks each file against what the change was computed from, writes through
-//! fsynced temporary files and renames, and puts everything back if one step fails.
+//! `resolve` (`cc_workspace::Transaction`): the net change of every file is computed first
+//! (`cc_lsp_client::workspace_edit`), every path must resolve inside the workspace (the same
+//! check as every other path argument, [`WorkspaceRoot::resolve`]), and the commit, beneath
+//! the root's directory handle, re-checks each file against what the change was computed
+//! from, writes through fsynced temporary files and renames, and puts everything back if one
+//! step fails.
 //!
 //! [`TransactionApplier`] answers `workspace/applyEdit` requests the same way.
 
@@ -10,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use cc_lsp_client::workspace_edit::{self, FileChange};
 use cc_lsp_client::{ApplyEdit, PositionEncoding};
-use cc_structural::Transaction;
+use cc_workspace::Transaction;
 use serde_json::Value;
 
 use crate::root::WorkspaceRoot;
@@ -53,11 +55,12 @@ pub(crate) fn touched(changes: &[FileChange]) -> Vec<PathBuf> {
     paths
 }
 
-/// Refuses a change that reaches outside the workspace.
+/// Refuses a change that reaches outside the workspace: every path must resolve inside it,
+/// symlinks followed, as every path argument of every tool.
 pub(crate) fn check_inside(root: &WorkspaceRoot, changes: &[FileChange]) -> Result<(), String> {
     let outside: Vec<String> = touched(changes)
         .iter()
-        .filter(|path| !inside(root.path(), path))
+        .filter(|path| !path.is_absolute() || root.workspace().resolve(path).is_err())
         .map(|path| path.display().to_string())
         .collect();
     if outside.is_empty() {
@@ -68,22 +71,6 @@ pub(crate) fn check_inside(root: &WorkspaceRoot, changes: &[FileChange]) -> Resu
             outside.join(", ")
         ))
     }
-}
-
-/// Whether `path` (absolute) is under `root`, lexically and once symlinks of its existing
-/// part are resolved.
-fn inside(root: &Path, path: &Path) -> bool {
-    if !path.is_absolute()
-        || path
-            .components()
-            .any(|c| matches!(c, std::path::Component::ParentDir))
-    {
-        return false;
-    }
-    // The deepest existing ancestor decides where a symlink leads.
-    let existing = path.ancestors().find(|a| a.exists()).unwrap_or(path);
-    let resolved = std::fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
-    path.starts_with(root) && resolved.starts_with(root)
 }
 
 /// Applies the edits servers ask for (`workspace/applyEdit`) inside the workspace, all or
@@ -110,16 +97,18 @@ impl ApplyEdit for TransactionApplier {
         let changes =
             workspace_edit::plan(edit, encoding, versions).map_err(|error| error.to_string())?;
         check_inside(&self.root, &changes)?;
-        transaction(&changes).commit().map_err(|error| {
-            crate::commit::commit_error(
-                &self.root,
-                &error,
-                "the server's edit",
-                "the server may ask again",
-            )
-            .message()
-            .to_owned()
-        })?;
+        transaction(&changes)
+            .commit(self.root.workspace())
+            .map_err(|error| {
+                crate::commit::commit_error(
+                    &self.root,
+                    &error,
+                    "the server's edit",
+                    "the server may ask again",
+                )
+                .message()
+                .to_owned()
+            })?;
         Ok(touched(&changes))
     }
 }

@@ -52,7 +52,12 @@ pub(super) async fn open(
     })?;
     let path = root.resolve_existing(file)?;
     let shown = root.relative(&path);
-    let text = crate::fs::read_text(&path, &shown)?;
+    let text = crate::fs::read_text(
+        root,
+        &path,
+        &shown,
+        crate::fs::FileLimits::default().edit_bytes,
+    )?;
     let (family, _) = supervisor.route(&path).map_err(|u| unavailable(u.reason))?;
     let language_id = family.language_id(&path);
     let server = supervisor

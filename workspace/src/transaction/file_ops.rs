@@ -18,10 +18,10 @@
 //! create with the final bytes; a file edited and renamed is one rename with new bytes.
 //! Each path may appear in one operation.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::{FileOp, Transaction};
+use crate::{FileKind, Workspace};
 
 impl Transaction {
     /// Adds the creation of `path` (which must not exist) holding `new`; missing folders
@@ -85,31 +85,36 @@ impl Transaction {
     }
 }
 
-/// Whether anything (a file, a folder, a dangling link) is at `path`.
+/// Whether anything is at `path` now, for staging (which only records what is missing; the
+/// commit checks again beneath the root).
 fn exists(path: &Path) -> bool {
     path.symlink_metadata().is_ok()
 }
 
 /// Whether `path` is as staged: a file with `original`'s bytes, or a folder for `None`.
-fn as_staged(path: &Path, original: Option<&Vec<u8>>) -> bool {
+fn as_staged(ws: &Workspace, path: &Path, original: Option<&Vec<u8>>) -> bool {
     match original {
-        Some(bytes) => std::fs::read(path).is_ok_and(|current| &current == bytes),
-        None => path.is_dir(),
+        Some(bytes) => ws.read(path).is_ok_and(|current| &current == bytes),
+        None => matches!(ws.kind(path), Ok(FileKind::Directory)),
     }
 }
 
 /// The precondition of a create, delete or rename, on the disk as it is now.
-pub(super) fn holds(op: &FileOp) -> bool {
+pub(super) fn holds(ws: &Workspace, op: &FileOp) -> bool {
     match op {
-        FileOp::Create { path, dirs, .. } => !exists(path) && !dirs.iter().any(|d| exists(d)),
-        FileOp::Delete { path, original } => as_staged(path, original.as_ref()),
+        FileOp::Create { path, dirs, .. } => !ws.exists(path) && !dirs.iter().any(|d| ws.exists(d)),
+        FileOp::Delete { path, original } => as_staged(ws, path, original.as_ref()),
         FileOp::Rename {
             from,
             to,
             original,
             dirs,
             ..
-        } => as_staged(from, original.as_ref()) && !exists(to) && !dirs.iter().any(|d| exists(d)),
+        } => {
+            as_staged(ws, from, original.as_ref())
+                && !ws.exists(to)
+                && !dirs.iter().any(|d| ws.exists(d))
+        }
         FileOp::Replace { .. } => true,
     }
 }
@@ -129,10 +134,10 @@ fn aside(path: &Path, index: usize) -> std::io::Result<PathBuf> {
     )))
 }
 
-fn make_dirs(dirs: &[PathBuf]) -> std::io::Result<()> {
+fn make_dirs(ws: &Workspace, dirs: &[PathBuf]) -> std::io::Result<()> {
     for (made, dir) in dirs.iter().enumerate() {
-        if let Err(error) = std::fs::create_dir(dir) {
-            remove_dirs(&dirs[..made]);
+        if let Err(error) = ws.create_dir(dir) {
+            remove_dirs(ws, &dirs[..made]);
             return Err(error);
         }
     }
@@ -141,10 +146,10 @@ fn make_dirs(dirs: &[PathBuf]) -> std::io::Result<()> {
 
 /// Removes folders this transaction created, innermost first; a folder someone else filled
 /// meanwhile stays.
-fn remove_dirs(dirs: &[PathBuf]) -> Vec<(PathBuf, String)> {
+fn remove_dirs(ws: &Workspace, dirs: &[PathBuf]) -> Vec<(PathBuf, String)> {
     dirs.iter()
         .rev()
-        .filter_map(|dir| match std::fs::remove_dir(dir) {
+        .filter_map(|dir| match ws.remove_dir(dir) {
             Ok(()) => None,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
             Err(error) => Some((dir.clone(), error.to_string())),
@@ -152,68 +157,51 @@ fn remove_dirs(dirs: &[PathBuf]) -> Vec<(PathBuf, String)> {
         .collect()
 }
 
-/// Writes `content` to a new file at `path`, never replacing one that exists.
-fn write_new(path: &Path, content: &[u8], index: usize) -> std::io::Result<()> {
-    let parent = path
-        .parent()
-        .ok_or_else(|| std::io::Error::other("a file path needs a parent directory"))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let temp = parent.join(format!(
-        ".cc-create-{}-{index}-{}",
-        std::process::id(),
-        name.unwrap_or_default()
-    ));
-    // A plain new file gets the usual permissions (the umask's), unlike a tempfile's 0600.
-    let written = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
-        file.write_all(content)?;
-        file.sync_all()?;
-        link_or_move(&temp, path)
-    })();
-    let _ = std::fs::remove_file(&temp);
-    written
-}
-
 /// Puts the file `from` at `to` without ever replacing an existing `to`: a hard link (which
 /// refuses an existing target) and removing `from`; where links are not possible, a check
 /// and a rename.
-fn link_or_move(from: &Path, to: &Path) -> std::io::Result<()> {
-    match std::fs::hard_link(from, to) {
-        Ok(()) => std::fs::remove_file(from),
+fn link_or_move(ws: &Workspace, from: &Path, to: &Path) -> std::io::Result<()> {
+    match ws.hard_link(from, to) {
+        Ok(()) => ws.remove_file(from),
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Err(error),
+        Err(error) if crate::is_escape(&error) => Err(error),
         Err(_) => {
-            if exists(to) {
+            if ws.exists(to) {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::AlreadyExists,
                     format!("{} already exists", to.display()),
                 ));
             }
-            std::fs::rename(from, to)
+            ws.rename(from, to)
         }
     }
 }
 
+fn already_exists(path: &Path) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        format!("{} already exists", path.display()),
+    )
+}
+
 /// Carries out the create, delete or rename at `index`.
-pub(super) fn apply(op: &FileOp, index: usize) -> std::io::Result<()> {
+pub(super) fn apply(ws: &Workspace, op: &FileOp, index: usize) -> std::io::Result<()> {
     match op {
         FileOp::Create { path, new, dirs } => {
-            make_dirs(dirs)?;
-            write_new(path, new, index).inspect_err(|_| {
-                remove_dirs(dirs);
+            make_dirs(ws, dirs)?;
+            ws.write_new(path, new).inspect_err(|_| {
+                remove_dirs(ws, dirs);
             })
         }
         FileOp::Delete { path, .. } => {
             let aside = aside(path, index)?;
-            if exists(&aside) {
+            if ws.exists(&aside) {
                 return Err(std::io::Error::other(format!(
                     "{} is in the way of the deletion",
                     aside.display()
                 )));
             }
-            std::fs::rename(path, aside)
+            ws.rename(path, &aside)
         }
         FileOp::Rename {
             from,
@@ -222,28 +210,25 @@ pub(super) fn apply(op: &FileOp, index: usize) -> std::io::Result<()> {
             new,
             dirs,
         } => {
-            make_dirs(dirs)?;
+            make_dirs(ws, dirs)?;
             let moved = if original.is_some() {
-                link_or_move(from, to)
-            } else if exists(to) {
-                Err(std::io::Error::new(
-                    std::io::ErrorKind::AlreadyExists,
-                    format!("{} already exists", to.display()),
-                ))
+                link_or_move(ws, from, to)
+            } else if ws.exists(to) {
+                Err(already_exists(to))
             } else {
-                std::fs::rename(from, to)
+                ws.rename(from, to)
             };
             if let Err(error) = moved {
-                remove_dirs(dirs);
+                remove_dirs(ws, dirs);
                 return Err(error);
             }
             let Some(new) = new else {
                 return Ok(());
             };
             // The new bytes replace the moved file whole, as a replacement would.
-            if let Err(error) = super::replace_whole(to, new) {
-                let _ = std::fs::rename(to, from);
-                remove_dirs(dirs);
+            if let Err(error) = super::replace_whole(ws, to, new) {
+                let _ = ws.rename(to, from);
+                remove_dirs(ws, dirs);
                 return Err(error);
             }
             Ok(())
@@ -255,7 +240,7 @@ pub(super) fn apply(op: &FileOp, index: usize) -> std::io::Result<()> {
 }
 
 /// Undoes the create, delete or rename at `index` (which was applied).
-pub(super) fn undo(op: &FileOp, index: usize) -> Result<(), String> {
+pub(super) fn undo(ws: &Workspace, op: &FileOp, index: usize) -> Result<(), String> {
     let leftover = |left: Vec<(PathBuf, String)>| {
         if left.is_empty() {
             Ok(())
@@ -269,25 +254,25 @@ pub(super) fn undo(op: &FileOp, index: usize) -> Result<(), String> {
     };
     match op {
         FileOp::Create { path, new, dirs } => {
-            if std::fs::read(path).is_ok_and(|current| &current != new) {
+            if ws.read(path).is_ok_and(|current| &current != new) {
                 return Err("changed by another writer during the commit; left as it is".into());
             }
-            match std::fs::remove_file(path) {
+            match ws.remove_file(path) {
                 Ok(()) => {}
                 Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
                 Err(error) => return Err(error.to_string()),
             }
-            leftover(remove_dirs(dirs))
+            leftover(remove_dirs(ws, dirs))
         }
         FileOp::Delete { path, .. } => {
             let aside = aside(path, index).map_err(|e| e.to_string())?;
-            if exists(path) {
+            if ws.exists(path) {
                 return Err(format!(
                     "recreated by another writer during the commit; the deleted copy is kept at {}",
                     aside.display()
                 ));
             }
-            std::fs::rename(&aside, path).map_err(|e| e.to_string())
+            ws.rename(&aside, path).map_err(|e| e.to_string())
         }
         FileOp::Rename {
             from,
@@ -297,20 +282,20 @@ pub(super) fn undo(op: &FileOp, index: usize) -> Result<(), String> {
             dirs,
         } => {
             if let (Some(original), Some(new)) = (original, new) {
-                if std::fs::read(to).is_ok_and(|current| &current != new) {
+                if ws.read(to).is_ok_and(|current| &current != new) {
                     return Err("changed by another writer during the commit; left as it is".into());
                 }
-                super::replace_whole(to, original).map_err(|e| e.to_string())?;
+                super::replace_whole(ws, to, original).map_err(|e| e.to_string())?;
             }
-            if exists(from) {
+            if ws.exists(from) {
                 return Err(format!(
                     "{} was recreated during the commit; the moved one stays at {}",
                     from.display(),
                     to.display()
                 ));
             }
-            std::fs::rename(to, from).map_err(|e| e.to_string())?;
-            leftover(remove_dirs(dirs))
+            ws.rename(to, from).map_err(|e| e.to_string())?;
+            leftover(remove_dirs(ws, dirs))
         }
         FileOp::Replace { .. } => Ok(()),
     }
@@ -318,14 +303,14 @@ pub(super) fn undo(op: &FileOp, index: usize) -> Result<(), String> {
 
 /// After a successful commit: what deletions moved aside goes for good (best effort: a
 /// leftover is a hidden `.cc-deleted-*` entry, never lost data).
-pub(super) fn finish(ops: &[FileOp]) {
+pub(super) fn finish(ws: &Workspace, ops: &[FileOp]) {
     for (index, op) in ops.iter().enumerate() {
         if let FileOp::Delete { path, original } = op {
             if let Ok(aside) = aside(path, index) {
                 let _ = if original.is_some() {
-                    std::fs::remove_file(aside)
+                    ws.remove_file(&aside)
                 } else {
-                    std::fs::remove_dir_all(aside)
+                    ws.remove_dir_all(&aside)
                 };
             }
         }
@@ -336,6 +321,7 @@ pub(super) fn finish(ops: &[FileOp]) {
 mod tests {
     use super::super::{CommitError, FailAt};
     use super::*;
+    use crate::Workspace;
 
     fn read(path: &Path) -> String {
         std::fs::read_to_string(path).unwrap()
@@ -363,6 +349,7 @@ mod tests {
     #[test]
     fn create_delete_and_rename_commit_together() {
         let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
         let root = dir.path();
         std::fs::write(root.join("old.py"), "x = 1\n").unwrap();
         std::fs::write(root.join("gone.py"), "y = 2\n").unwrap();
@@ -378,7 +365,7 @@ mod tests {
         tx.create(root.join("new/deep/extra.py"), b"e = 5\n".to_vec());
         tx.delete(root.join("gone.py"), Some(b"y = 2\n".to_vec()));
         tx.rename(root.join("pkg"), root.join("lib"), None, None);
-        tx.commit().unwrap();
+        tx.commit(&ws).unwrap();
         assert_eq!(read(&root.join("new/deep/new.py")), "x = 10\n");
         assert_eq!(read(&root.join("new/deep/extra.py")), "e = 5\n");
         assert_eq!(read(&root.join("lib/m.py")), "z = 3\n");
@@ -396,6 +383,7 @@ mod tests {
     fn a_failure_at_any_step_leaves_the_tree_byte_for_byte() {
         for fail_at in 0..5 {
             let dir = tempfile::tempdir().unwrap();
+            let ws = Workspace::new(dir.path()).unwrap();
             let root = dir.path();
             std::fs::write(root.join("a.py"), "a\n").unwrap();
             std::fs::write(root.join("b.py"), "b\n").unwrap();
@@ -414,7 +402,7 @@ mod tests {
             tx.create(root.join("sub/c.py"), b"c\n".to_vec());
             tx.delete(root.join("pkg"), None);
             tx.delete(root.join("pkg2"), None);
-            let error = tx.commit_with(&FailAt(fail_at)).unwrap_err();
+            let error = tx.commit_with(&ws, &FailAt(fail_at)).unwrap_err();
             let CommitError::Io { unrestored, .. } = &error else {
                 panic!("{error}");
             };
@@ -426,6 +414,7 @@ mod tests {
     #[test]
     fn preconditions_are_staged_state() {
         let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
         let root = dir.path();
         std::fs::write(root.join("a"), "a").unwrap();
         std::fs::write(root.join("taken"), "t").unwrap();
@@ -438,7 +427,7 @@ mod tests {
             None,
         );
         tx.delete(root.join("missing"), Some(Vec::new()));
-        let Err(CommitError::Stale { paths }) = tx.commit() else {
+        let Err(CommitError::Stale { paths }) = tx.commit(&ws) else {
             panic!("stale");
         };
         assert_eq!(
@@ -454,6 +443,7 @@ mod tests {
     fn a_read_only_folder_midway_restores_everything() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
         let root = dir.path();
         std::fs::write(root.join("a"), "a").unwrap();
         std::fs::create_dir(root.join("locked")).unwrap();
@@ -464,7 +454,7 @@ mod tests {
         tx.create(root.join("locked/new"), b"n".to_vec());
         std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o555))
             .unwrap();
-        let result = tx.commit();
+        let result = tx.commit(&ws);
         std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o755))
             .unwrap();
         // Root ignores permissions; then the commit goes through, which is fine too.
