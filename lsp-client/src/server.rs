@@ -20,9 +20,9 @@ use crate::uri::{path_to_uri, uri_to_path};
 
 /// How long `initialize` may take.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long a file that a server reports the status of (clangd) must stay idle after its
-/// last publish before that list is taken as final (see `diagnostics`).
-const STATUS_QUIET: Duration = Duration::from_millis(150);
+/// After clangd rebuilt a file's preamble, how long the file must stay idle after its last
+/// publish before that list is taken as final (see `diagnostics`).
+const PREAMBLE_QUIET: Duration = Duration::from_millis(300);
 /// Pull retries after "content modified" or "server cancelled".
 const PULL_RETRIES: u32 = 8;
 
@@ -120,6 +120,9 @@ pub enum Via {
     /// The server's own checker, asked directly for the file's diagnostics
     /// ([`crate::ServerSpec::tsserver_probe`]).
     Probe,
+    /// A versioned publish after a rebuild of what the file includes, taken as final once
+    /// the file stayed idle a moment (clangd after a header change).
+    Settled,
 }
 
 /// A synced version, to wait on.
@@ -132,6 +135,8 @@ pub struct SyncTicket {
     /// When the change was sent.
     pub sent_at: Instant,
     seq_before: u64,
+    /// This sync opened the document (`didOpen`): the server builds it from scratch.
+    opened: bool,
 }
 
 #[derive(Debug)]
@@ -142,8 +147,8 @@ struct Published {
     raw: Vec<Value>,
     seq: u64,
     at: Instant,
-    /// (seq, time) of recent publishes, to find the first one after a change.
-    history: VecDeque<(u64, Instant)>,
+    /// (seq, time, version) of recent publishes, to find the first one after a change.
+    history: VecDeque<(u64, Instant, Option<i64>)>,
 }
 
 #[derive(Debug)]
@@ -160,9 +165,12 @@ struct Inner {
     registrations: HashMap<String, (String, Value)>,
     refresh_gen: u64,
     last_error_message: Option<String>,
-    /// clangd's per-file status (`textDocument/clangd.fileStatus`), the sequence number and
-    /// the time it arrived at.
+    /// clangd's per-file status (`textDocument/clangd.fileStatus`), with the sequence number
+    /// and time it arrived at.
     file_status: HashMap<PathBuf, (String, u64, Instant)>,
+    /// The sequence number of the last status saying clangd was building the file's
+    /// preamble ("parsing includes").
+    preamble_builds: HashMap<PathBuf, u64>,
 }
 
 impl Inner {
@@ -293,6 +301,7 @@ impl State {
                 let mut inner = self.lock();
                 inner.seq += 1;
                 let seq = inner.seq;
+                tracing::debug!(server = %self.server, path = %path.display(), ?version, count = diagnostics.len(), "publish");
                 let entry = inner.published.entry(path).or_insert_with(|| Published {
                     version: None,
                     diagnostics: Vec::new(),
@@ -309,7 +318,7 @@ impl State {
                 if entry.history.len() == 16 {
                     entry.history.pop_front();
                 }
-                entry.history.push_back((seq, now));
+                entry.history.push_back((seq, now, version));
                 drop(inner);
                 self.bump();
             }
@@ -362,6 +371,9 @@ impl State {
                 let mut inner = self.lock();
                 inner.seq += 1;
                 let seq = inner.seq;
+                if state.contains("parsing includes") {
+                    inner.preamble_builds.insert(path.clone(), seq);
+                }
                 inner
                     .file_status
                     .insert(path, (state.to_owned(), seq, Instant::now()));
@@ -536,6 +548,7 @@ impl LanguageServer {
                 refresh_gen: 0,
                 last_error_message: None,
                 file_status: HashMap::new(),
+                preamble_builds: HashMap::new(),
             }),
             changed,
             settings: spec.settings.clone(),
@@ -845,6 +858,7 @@ impl LanguageServer {
                 version: doc.version,
                 sent_at: Instant::now(),
                 seq_before: doc.seq_before,
+                opened: doc.version == 1,
             });
         }
         let version = match docs.get_mut(path) {
@@ -892,6 +906,7 @@ impl LanguageServer {
             version,
             sent_at,
             seq_before,
+            opened: version == 1,
         })
     }
 
@@ -915,6 +930,7 @@ impl LanguageServer {
             version: doc.version,
             sent_at: Instant::now(),
             seq_before: since,
+            opened: false,
         })
     }
 
@@ -1045,34 +1061,43 @@ impl LanguageServer {
                 if let Some(published) = fresh {
                     match published.version {
                         Some(version) if version >= ticket.version => {
-                            // A server that reports each file's status (clangd) may publish
-                            // again for the same version: after a header changes it builds a
-                            // file against its old preamble, publishes, rebuilds the preamble
-                            // and publishes again; its status does not say which list is the
-                            // last. The list stands once the file has stayed idle a moment.
+                            // clangd: an update that made the file's preamble stale (an
+                            // included header changed) is published twice, first against the
+                            // old preamble, then once the new one is built; its status says
+                            // that a preamble is being built ("parsing includes") but not
+                            // which list is the last. Without a preamble build since the
+                            // change (and on a file's first build, which waits for its
+                            // preamble), the first list is final; after one, the latest list
+                            // stands once the file has stayed idle a moment.
+                            let rebuilt = !ticket.opened
+                                && inner
+                                    .preamble_builds
+                                    .get(&ticket.path)
+                                    .is_some_and(|seq| *seq > ticket.seq_before);
+                            let mut via = Via::VersionedPush;
                             let settled = match inner.file_status.get(&ticket.path) {
-                                None => true,
-                                Some((state, seq, at)) => {
-                                    let quiet_at = *at + STATUS_QUIET;
-                                    if state == "idle" && *seq > published.seq && now < quiet_at {
+                                Some((state, seq, at)) if rebuilt => {
+                                    via = Via::Settled;
+                                    let quiet_at = *at + PREAMBLE_QUIET;
+                                    let idle = state == "idle" && *seq > published.seq;
+                                    if idle && now < quiet_at {
                                         wake = wake.min(quiet_at);
                                     }
-                                    state == "idle" && *seq > published.seq && now >= quiet_at
+                                    idle && now >= quiet_at
                                 }
+                                _ => true,
                             };
                             if settled {
-                                ready_at = Some((
-                                    published.at.max(inner.idle_since) + timing.settle,
-                                    Via::VersionedPush,
-                                ));
+                                ready_at =
+                                    Some((published.at.max(inner.idle_since) + timing.settle, via));
                             }
                         }
                         None => {
                             let first = published
                                 .history
                                 .iter()
-                                .find(|(seq, _)| *seq > ticket.seq_before)
-                                .map_or(published.at, |(_, at)| *at);
+                                .find(|(seq, _, _)| *seq > ticket.seq_before)
+                                .map_or(published.at, |(_, at, _)| *at);
                             ready_at = Some((
                                 first.max(inner.idle_since) + timing.settle,
                                 Via::UnversionedPush,
@@ -1251,6 +1276,7 @@ impl LanguageServer {
             version: 0,
             sent_at: Instant::now(),
             seq_before: 0,
+            opened: false,
         };
         let timing = Timing {
             settle: Duration::ZERO,

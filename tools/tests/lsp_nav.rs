@@ -102,6 +102,10 @@ async fn every_action(p: &Project, tour: &Tour<'_>) -> Map<String, Value> {
         sort_list(&mut out, "locations");
         if name == "symbols_query" {
             sort_list(&mut out, "symbols");
+            // How many system-header symbols a server has indexed by now varies.
+            if let Some(object) = out.as_object_mut() {
+                object.remove("outside_workspace");
+            }
         }
         results.insert(name.to_owned(), out);
     }

@@ -257,16 +257,33 @@ impl LspTool {
                 .request("workspace/symbol", json!({"query": query}), REQUEST_TIMEOUT)
                 .await
                 .map_err(lsp_error)?;
-            let (items, total, truncated) = nav::capped(
-                nav::symbols(&self.root, None, &answer),
-                WORKSPACE_SYMBOLS_CAP,
-            );
-            return Ok(symbol_output(
+            // Symbols of system headers and installed packages are not the workspace's: they
+            // are counted, not listed (which of them a server has indexed yet varies).
+            let (inside, outside): (Vec<Value>, Vec<Value>) =
+                nav::symbols(&self.root, None, &answer)
+                    .into_iter()
+                    .partition(|s| {
+                        s["path"]
+                            .as_str()
+                            .is_some_and(|p| !std::path::Path::new(p).is_absolute())
+                    });
+            let (items, total, truncated) = nav::capped(inside, WORKSPACE_SYMBOLS_CAP);
+            let mut output = symbol_output(
                 json!({"action": "symbols", "query": query}),
                 items,
                 total,
                 truncated,
-            ));
+            );
+            output.value["outside_workspace"] = json!(outside.len());
+            if !outside.is_empty() {
+                if let Some(text) = &mut output.text {
+                    text.push_str(&format!(
+                        "\n({} more outside the workspace, not listed)",
+                        outside.len()
+                    ));
+                }
+            }
+            return Ok(output);
         }
         let opened = self
             .open(ctx, args.file.as_deref())
