@@ -145,6 +145,11 @@ impl<'t> Node<'t> {
         self.raw.parent().map(Node::new)
     }
 
+    /// Every node of its subtree, itself first, in pre-order (no recursion).
+    pub(crate) fn walk(&self) -> Walk<'t> {
+        Walk::new(self.raw)
+    }
+
     /// Appends the token leaves under this node (extras left out) to `out`, as byte ranges.
     pub fn tokens_into(&self, out: &mut Vec<Range<usize>>) {
         let mut cursor = self.raw.walk();
@@ -228,6 +233,9 @@ pub(crate) struct Grammar {
     /// `(pattern kind, code kind)` pairs: see [`Language::equivalent_kinds`].
     equivalent: Vec<(u16, u16)>,
     error_kind: u16,
+    /// The grammar's keywords: its unnamed tokens spelled like identifiers (`return`,
+    /// `override`), sorted.
+    keywords: Vec<Box<[u8]>>,
 }
 
 impl Grammar {
@@ -286,6 +294,18 @@ impl Grammar {
             })
             .collect();
         let error_kind = u16::MAX;
+        let mut keywords: Vec<Box<[u8]>> = (0..count)
+            .filter_map(|id| {
+                let id = u16::try_from(id).ok()?;
+                let name = grammar.node_kind_for_id(id)?;
+                let word = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                (word && !grammar.node_kind_is_named(id) && grammar.node_kind_is_visible(id))
+                    .then(|| name.as_bytes().into())
+            })
+            .collect();
+        keywords.sort();
+        keywords.dedup();
         Grammar {
             canonical,
             omittable_fields,
@@ -296,7 +316,15 @@ impl Grammar {
             omittable_after,
             equivalent,
             error_kind,
+            keywords,
         }
+    }
+
+    /// Whether `text` is one of the grammar's keywords.
+    pub(crate) fn is_keyword(&self, text: &[u8]) -> bool {
+        self.keywords
+            .binary_search_by(|k| k.as_ref().cmp(text))
+            .is_ok()
     }
 
     /// The canonical kind of `node`.

@@ -186,6 +186,11 @@ impl Pattern {
         let ts_language = language.grammar();
         let grammar = Grammar::new(language.as_ref(), &ts_language);
         let mut ladder: Vec<Scaffold> = language.scaffolds(fragment);
+        if fragment.ends_with(';') {
+            // An expression never ends in `;`: C's `PyObject *$X = $Y;` is a declaration, not
+            // a product assigned to.
+            ladder.sort_by_key(|scaffold| scaffold.context == ContextKind::Expression);
+        }
         if let Some(forced) = context {
             let available: Vec<ContextKind> = ladder.iter().map(|s| s.context).collect();
             ladder.retain(|s| s.context == forced);
@@ -234,26 +239,28 @@ impl Pattern {
                 parsed.push((scaffold, substituted, tree, full));
             }
         }
-        // A clean parse anywhere beats one that needs an `ERROR` around a metavariable; the
-        // fragment as written beats one with `;` supplied after a metavariable.
-        let mut chosen = None;
-        'passes: for lenient in [false, true] {
-            for (index, entry) in parsed.iter().enumerate() {
-                let Some(tree) = &entry.2 else {
-                    continue;
-                };
-                if accept(
-                    &source_of(entry, fragment),
-                    Node::new(tree.root_node()),
-                    lenient,
-                )
-                .is_ok()
-                {
-                    chosen = Some((index, lenient));
-                    break 'passes;
+        // Rank every reading: one that reads a keyword of the grammar as an identifier (C's
+        // `return -1;` as `return - 1`, Kotlin's `override fun …` as an infix call on
+        // `override`) loses to any that does not; then a clean parse beats one that needs an
+        // `ERROR` around a metavariable; then the ladder's order decides (the fragment as
+        // written before one with `;` supplied after a metavariable).
+        let mut chosen: Option<(usize, bool, (bool, bool))> = None;
+        for (index, entry) in parsed.iter().enumerate() {
+            let Some(tree) = &entry.2 else {
+                continue;
+            };
+            let source = source_of(entry, fragment);
+            for lenient in [false, true] {
+                if let Ok(node) = accept(&source, Node::new(tree.root_node()), lenient) {
+                    let rank = (misreads_keyword(&source, node, &grammar), lenient);
+                    if chosen.is_none_or(|(_, _, best)| rank < best) {
+                        chosen = Some((index, lenient, rank));
+                    }
+                    break;
                 }
             }
         }
+        let chosen = chosen.map(|(index, lenient, _)| (index, lenient));
         let Some((mut index, lenient)) = chosen else {
             let mut attempts: Vec<Attempt> = Vec::new();
             for entry in parsed.iter().filter(|e| std::ptr::eq(e.1, &variants[0])) {
@@ -386,6 +393,18 @@ impl Pattern {
     pub fn may_match(&self, bytes: &[u8]) -> bool {
         self.finders.iter().all(|finder| finder.occurs_in(bytes))
     }
+}
+
+/// Whether the reading `node` takes an identifier that is spelled like one of the grammar's
+/// keywords (`return`, `break`, `override`): such a reading is what a grammar falls back to
+/// when the keyword has no place in the scaffold, so another rung's reading is the true one.
+fn misreads_keyword(source: &Source<'_>, node: Node<'_>, grammar: &Grammar) -> bool {
+    node.walk().any(|n| {
+        n.is_named()
+            && n.child_count() == 0
+            && n.kind().contains("identifier")
+            && grammar.is_keyword(source.text(&n).trim().as_bytes())
+    })
 }
 
 /// A scaffold, the variant of the fragment parsed in it, and the tree.
