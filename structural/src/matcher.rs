@@ -208,7 +208,9 @@ impl<'t> Ctx<'_, 't> {
                     && !spells_token(pattern, text)
             });
             previous = Some(n);
-            if n.is_named() && (after_token || self.omittable(child.field, n, fields, kinds)) {
+            if n.is_named()
+                && (after_token || self.omittable(parent, child.field, n, fields, kinds))
+            {
                 self.env.omitted.push(n.range());
                 continue;
             }
@@ -220,7 +222,14 @@ impl<'t> Ctx<'_, 't> {
         out
     }
 
-    fn omittable(&self, field: u16, node: Node<'t>, fields: &[u16], kinds: &[u16]) -> bool {
+    fn omittable(
+        &self,
+        parent: u16,
+        field: u16,
+        node: Node<'t>,
+        fields: &[u16],
+        kinds: &[u16],
+    ) -> bool {
         let g = self.grammar;
         if field != 0 && g.omittable_fields.contains(&field) {
             return !fields.contains(&field);
@@ -229,18 +238,16 @@ impl<'t> Ctx<'_, 't> {
         if kinds.contains(&kind) {
             return false;
         }
-        if g.omittable_kinds.contains(&kind) {
+        if g.omittable_kinds.contains(&kind) || g.omittable_in.contains(&(parent, kind)) {
             return true;
         }
-        if g.annotation_containers.contains(&kind) {
-            // Only a container of nothing but annotations: `public` is not an annotation.
-            return node
+        // A container of nothing but omittable parts: `private` is one, Kotlin's `enum` not.
+        g.omittable_containers.contains(&kind)
+            && node
                 .children()
                 .iter()
-                .filter(|c| !c.node.is_extra())
-                .all(|c| c.node.is_named() && g.omittable_kinds.contains(&g.kind(&c.node)));
-        }
-        false
+                .filter(|c| c.node.is_named() && !c.node.is_extra())
+                .all(|c| g.omittable_kinds.contains(&g.kind(&c.node)))
     }
 
     fn seq(&mut self, ps: &[PChild], i: usize, cs: &[CChild<'t>], j: usize) -> bool {

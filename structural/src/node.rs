@@ -225,7 +225,9 @@ pub(crate) struct Grammar {
     canonical: Vec<u16>,
     pub(crate) omittable_fields: Vec<u16>,
     pub(crate) omittable_kinds: Vec<u16>,
-    pub(crate) annotation_containers: Vec<u16>,
+    /// `(parent kind, child kind)` pairs: see [`Language::omittable_children`].
+    pub(crate) omittable_in: Vec<(u16, u16)>,
+    pub(crate) omittable_containers: Vec<u16>,
     pub(crate) wrappers: Vec<u16>,
     pub(crate) list_containers: Vec<u16>,
     /// `(parent kind, token)` pairs: see [`Language::omittable_after_token`].
@@ -265,7 +267,17 @@ impl Grammar {
                 .collect()
         };
         let omittable_kinds = kinds(language.omittable_kinds());
-        let annotation_containers = kinds(language.annotation_containers());
+        let omittable_containers = kinds(language.omittable_containers());
+        let omittable_in = language
+            .omittable_children()
+            .iter()
+            .flat_map(|(parent, child)| {
+                let children = kinds(&[child]);
+                kinds(&[parent])
+                    .into_iter()
+                    .flat_map(move |p| children.clone().into_iter().map(move |c| (p, c)))
+            })
+            .collect();
         let wrappers = kinds(language.wrapper_kinds());
         let list_containers = kinds(language.list_containers());
         let omittable_fields = language
@@ -310,7 +322,8 @@ impl Grammar {
             canonical,
             omittable_fields,
             omittable_kinds,
-            annotation_containers,
+            omittable_in,
+            omittable_containers,
             wrappers,
             list_containers,
             omittable_after,
