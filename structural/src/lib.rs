@@ -93,7 +93,9 @@ pub use builtin::{Languages, UnknownLanguage};
 pub use find::{Captured, FileMatches, Match, ParseError, Position, SourceParser};
 pub use language::{ContextKind, Language, Scaffold};
 pub use pattern::{Attempt, Pattern, PatternError};
-pub use rewrite::{stage_rewrite, RewriteError, StagedFile, StagedRewrite, Warning, WarningKind};
+pub use rewrite::{
+    stage_rewrite, RewriteError, SkippedMatch, StagedFile, StagedRewrite, Warning, WarningKind,
+};
 pub use search::{
     search, CapturedText, FoundMatch, ProgressFn, SearchError, SearchOptions, SearchResult, Skipped,
 };

@@ -255,7 +255,11 @@ impl<'t> Ctx<'_, 't> {
             return false;
         }
         let Some(p) = ps.get(i) else {
-            return cs[j..].iter().all(|c| !c.named);
+            if cs[j..].iter().all(|c| !c.named) {
+                self.skip_tokens(&cs[j..]);
+                return true;
+            }
+            return false;
         };
         if p.node.is_multi() {
             let mark = self.env.mark();
@@ -295,6 +299,7 @@ impl<'t> Ctx<'_, 't> {
             while k < cs.len() && !cs[k].named {
                 if self.node(&p.node, cs[k].node) {
                     let mark = self.env.mark();
+                    self.skip_tokens(&cs[j..k]);
                     if self.seq(ps, i + 1, cs, k + 1) {
                         return true;
                     }
@@ -329,6 +334,7 @@ impl<'t> Ctx<'_, 't> {
         }
         if k < cs.len() {
             let mark = self.env.mark();
+            self.skip_tokens(&cs[j..k]);
             if self.node(&p.node, cs[k].node) && self.seq(ps, i + 1, cs, k + 1) {
                 return true;
             }
@@ -342,6 +348,18 @@ impl<'t> Ctx<'_, 't> {
             self.env.reset(mark);
         }
         false
+    }
+
+    /// Records the unnamed code tokens a match passes over that are more than punctuation
+    /// (`async`, `static`, TypeScript's `import type`, a generator's `*`): the match did not
+    /// account for them, so a rewrite must carry them over.
+    fn skip_tokens(&mut self, skipped: &[CChild<'t>]) {
+        for c in skipped {
+            let text = self.text(c.node.range());
+            if !text.is_empty() && !matches!(text, b"," | b";") {
+                self.env.omitted.push(c.node.range());
+            }
+        }
     }
 
     fn leaf_eq(&self, kind: u16, text: &[u8], node: Node<'t>) -> bool {

@@ -5,9 +5,13 @@
 //! - The outermost of nested matches is rewritten; the inner ones are counted as
 //!   `skipped_nested` (run the rewrite again for them). Matches that overlap without nesting
 //!   are an error.
+//! - A rewrite changes only what its pattern names: the parts a match left out (an `else`,
+//!   `@Test`, `<T>`, a return type, `async`, `import type`) are carried over into the new
+//!   code at their place ([`carry`]); a match where that cannot be done is not rewritten and
+//!   is listed in [`StagedRewrite::skipped_matches`] with the reason. Nothing the pattern did
+//!   not name is ever deleted.
 //! - Warnings name each place where the rewrite would delete a comment that no substituted
-//!   capture carries, and each match whose omitted optional part (a return annotation, an
-//!   `else`) would be dropped.
+//!   capture carries, and each file the rewrite leaves with more syntax errors than it had.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -19,22 +23,24 @@ use crate::search::{visit_sources, SearchError, Skipped};
 use crate::template::{detect_unit, Template, TemplateError};
 use crate::transaction::Transaction;
 
+mod carry;
+
 /// What a warning is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WarningKind {
     /// A comment inside a match that no substituted capture carries would be deleted.
     DeletedComment,
-    /// A match left out an optional part (a return annotation, an `else`), which the
-    /// rewrite would drop.
-    DroppedOptional,
+    /// The rewritten file has more syntax errors than the original (the template does not
+    /// produce valid code there); the line is the first error's.
+    SyntaxErrors,
 }
 
 impl WarningKind {
-    /// `deleted_comment` or `dropped_optional`.
+    /// `deleted_comment` or `syntax_errors`.
     pub fn name(self) -> &'static str {
         match self {
             WarningKind::DeletedComment => "deleted_comment",
-            WarningKind::DroppedOptional => "dropped_optional",
+            WarningKind::SyntaxErrors => "syntax_errors",
         }
     }
 }
@@ -50,6 +56,22 @@ pub struct Warning {
     pub line: usize,
     /// That text (its first line).
     pub text: String,
+}
+
+/// A match that was not rewritten, because the rewrite would have deleted code its pattern
+/// did not name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedMatch {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line of the match.
+    pub line: usize,
+    /// 1-based line of the part that could not be carried over.
+    pub part_line: usize,
+    /// That part (its first line).
+    pub part: String,
+    /// Why, and what to do.
+    pub reason: String,
 }
 
 /// One file of a staged rewrite.
@@ -74,6 +96,8 @@ pub struct StagedRewrite {
     pub files: Vec<StagedFile>,
     /// What the rewrite would lose.
     pub warnings: Vec<Warning>,
+    /// Matches left as they are, so as not to delete what the pattern did not name.
+    pub skipped_matches: Vec<SkippedMatch>,
     /// Files that could not be read or parsed.
     pub skipped: Vec<Skipped>,
     /// The change itself: commit it to write.
@@ -136,6 +160,7 @@ pub fn stage_rewrite(
         skipped_nested: 0,
         files: Vec::new(),
         warnings: Vec::new(),
+        skipped_matches: Vec::new(),
         skipped: into_inner(skipped),
         transaction: Transaction::new(),
     };
@@ -144,6 +169,10 @@ pub fn stage_rewrite(
         staged.replacements += file.replacements;
         staged.skipped_nested += file.skipped_nested;
         staged.warnings.extend(file.warnings);
+        staged.skipped_matches.extend(file.skipped_matches);
+        if file.replacements == 0 {
+            continue;
+        }
         staged.files.push(StagedFile {
             path: file.path.clone(),
             replacements: file.replacements,
@@ -174,6 +203,7 @@ struct FileRewrite {
     replacements: usize,
     skipped_nested: usize,
     warnings: Vec<Warning>,
+    skipped_matches: Vec<SkippedMatch>,
     diff: String,
 }
 
@@ -227,6 +257,8 @@ fn rewrite_file(
         }
     };
     let mut warnings = Vec::new();
+    let mut skipped_matches = Vec::new();
+    let mut replaced = 0;
     let mut new = Vec::with_capacity(source.len());
     let mut cursor = 0;
     for m in &kept {
@@ -241,27 +273,77 @@ fn rewrite_file(
             .collect();
         let inside =
             |r: &Range<usize>| carried.iter().any(|c| c.start <= r.start && r.end <= c.end);
-        for comment in comments.iter().filter(|c| {
-            m.rewrite_range.start <= c.start && c.end <= m.rewrite_range.end && !inside(c)
-        }) {
+        let range = &m.rewrite_range;
+        let dropped: Vec<Range<usize>> = comments
+            .iter()
+            .filter(|c| range.start <= c.start && c.end <= range.end && !inside(c))
+            .cloned()
+            .collect();
+        // What the pattern left out, unless a substituted capture holds it anyway.
+        let parts: Vec<Range<usize>> = m
+            .omitted
+            .iter()
+            .filter(|r| range.start <= r.start && r.end <= range.end && !inside(r))
+            .cloned()
+            .collect();
+        let expanded = template.expand(&source, range.start, &m.captures, &unit);
+        let replacement = match carry::carry_over(&source, range, &expanded, &parts, &dropped) {
+            Ok(replacement) => replacement,
+            Err(refusal) => {
+                let part = warning(WarningKind::DeletedComment, path, &source, &refusal.part);
+                skipped_matches.push(SkippedMatch {
+                    path: path.to_path_buf(),
+                    line: m.start.line,
+                    part_line: part.line,
+                    reason: format!(
+                        "the rewrite would delete `{}`, which the pattern does not name and \
+                             the template leaves no place for; name it in the pattern and the \
+                             rewrite (a metavariable), or narrow the pattern",
+                        part.text
+                    ),
+                    part: part.text,
+                });
+                continue;
+            }
+        };
+        for comment in &dropped {
             warnings.push(warning(WarningKind::DeletedComment, path, &source, comment));
         }
-        for omitted in m.omitted.iter().filter(|r| !inside(r)) {
-            warnings.push(warning(
-                WarningKind::DroppedOptional,
-                path,
-                &source,
-                omitted,
-            ));
-        }
-        let replacement = template.expand(&source, m.rewrite_range.start, &m.captures, &unit);
-        new.extend_from_slice(&source[cursor..m.rewrite_range.start]);
+        new.extend_from_slice(&source[cursor..range.start]);
         new.extend_from_slice(&replacement);
-        cursor = m.rewrite_range.end;
+        cursor = range.end;
+        replaced += 1;
     }
     new.extend_from_slice(&source[cursor..]);
     if new == source {
-        return Ok(None);
+        if skipped_matches.is_empty() {
+            return Ok(None);
+        }
+        return Ok(Some(FileRewrite {
+            path: path.to_path_buf(),
+            original: Vec::new(),
+            new: Vec::new(),
+            replacements: 0,
+            skipped_nested,
+            warnings,
+            skipped_matches,
+            diff: String::new(),
+        }));
+    }
+    let (before, _) = crate::find::syntax_errors(&tree);
+    if let Ok(after_tree) = parser.parse(pattern.language().as_ref(), &new) {
+        let (after, first) = crate::find::syntax_errors(&after_tree);
+        if after > before {
+            warnings.push(Warning {
+                kind: WarningKind::SyntaxErrors,
+                path: path.to_path_buf(),
+                line: first.unwrap_or(1),
+                text: format!(
+                    "the rewritten file has {after} syntax error(s), the original {before}; \
+                     check the template"
+                ),
+            });
+        }
     }
     let shown = label(path);
     let old_text = String::from_utf8_lossy(&source);
@@ -273,9 +355,10 @@ fn rewrite_file(
         .to_string();
     Ok(Some(FileRewrite {
         path: path.to_path_buf(),
-        replacements: kept.len(),
+        replacements: replaced,
         skipped_nested,
         warnings,
+        skipped_matches,
         diff,
         original: source,
         new,

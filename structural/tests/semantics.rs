@@ -235,7 +235,7 @@ fn omittable_optional_parts_may_be_left_out() {
         .iter()
         .map(|r| &code[r.clone()])
         .collect();
-    assert_eq!(omitted, ["int"]);
+    assert_eq!(omitted, ["-> int"]);
 }
 
 #[test]
