@@ -212,9 +212,25 @@ impl Pattern {
 
     /// Every match in an already parsed tree of `source`.
     pub fn find_in_tree(&self, tree: &tree_sitter::Tree, source: &[u8]) -> FileMatches {
+        self.find_in_tree_within(tree, source, usize::MAX)
+            .unwrap_or_default()
+    }
+
+    /// Every match in an already parsed tree of `source`, or `None` when the tree is nested
+    /// more than `max_depth` levels deep.
+    pub fn find_in_tree_within(
+        &self,
+        tree: &tree_sitter::Tree,
+        source: &[u8],
+        max_depth: usize,
+    ) -> Option<FileMatches> {
         let mut out = FileMatches::default();
         let mut env = Env::new();
-        for node in Walk::new(tree.root_node()) {
+        let mut walk = Walk::new(tree.root_node());
+        while let Some(node) = walk.next() {
+            if walk.depth() > max_depth {
+                return None;
+            }
             if !self.may_match_kind(&node) {
                 continue;
             }
@@ -224,7 +240,7 @@ impl Pattern {
                 out.exhausted += 1;
             }
         }
-        out
+        Some(out)
     }
 
     /// See [`Match::rewrite_range`].

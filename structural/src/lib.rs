@@ -92,12 +92,15 @@ pub struct ReadmeDoctests;
 pub use builtin::{Languages, UnknownLanguage};
 pub use find::{Captured, FileMatches, Match, ParseError, Position, SourceParser};
 pub use language::{ContextKind, Language, Scaffold};
-pub use pattern::{Attempt, Pattern, PatternError};
+pub use pattern::{Attempt, Pattern, PatternError, MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH};
 pub use rewrite::{
-    stage_rewrite, RewriteError, SkippedMatch, StagedFile, StagedRewrite, Warning, WarningKind,
+    stage_rewrite, stage_rewrite_with, RewriteError, SkippedMatch, StagedFile, StagedRewrite,
+    Warning, WarningKind,
 };
 pub use search::{
-    search, CapturedText, FoundMatch, ProgressFn, SearchError, SearchOptions, SearchResult, Skipped,
+    search, CapturedText, FoundMatch, ParseErrors, ProgressFn, SearchError, SearchOptions,
+    SearchResult, Skipped, TooLarge, DEFAULT_MAX_FILE_BYTES, MAX_PARSE_ERRORS_LISTED,
+    MAX_SOURCE_DEPTH,
 };
 pub use template::{Template, TemplateError};
 pub use transaction::{CommitError, FailAt, FaultInjector, FileOp, NoFaults, Transaction};

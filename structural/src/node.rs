@@ -179,10 +179,41 @@ impl<'t> Node<'t> {
     }
 }
 
+/// The depth of the deepest node of a tree (the root is 1), found without recursion;
+/// stops counting past `stop_after`.
+pub(crate) fn tree_depth(tree: &tree_sitter::Tree, stop_after: usize) -> usize {
+    let mut cursor = tree.walk();
+    let mut depth = 1;
+    let mut deepest = 1;
+    loop {
+        if cursor.goto_first_child() {
+            depth += 1;
+            deepest = deepest.max(depth);
+            if deepest > stop_after {
+                return deepest;
+            }
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return deepest;
+            }
+            depth -= 1;
+        }
+    }
+}
+
 /// Pre-order walk over every node of a tree, without recursion.
 pub(crate) struct Walk<'t> {
     cursor: tree_sitter::TreeCursor<'t>,
     done: bool,
+    /// Depth of the node the cursor is on (the start node is 0).
+    depth: usize,
+    /// Depth of the node last returned.
+    last: usize,
 }
 
 impl<'t> Walk<'t> {
@@ -190,7 +221,14 @@ impl<'t> Walk<'t> {
         Walk {
             cursor: root.walk(),
             done: false,
+            depth: 0,
+            last: 0,
         }
+    }
+
+    /// Depth of the node `next` returned last below the start node (which is 0).
+    pub(crate) fn depth(&self) -> usize {
+        self.last
     }
 }
 
@@ -202,7 +240,9 @@ impl<'t> Iterator for Walk<'t> {
             return None;
         }
         let node = Node::new(self.cursor.node());
+        self.last = self.depth;
         if self.cursor.goto_first_child() {
+            self.depth += 1;
             return Some(node);
         }
         loop {
@@ -213,6 +253,7 @@ impl<'t> Iterator for Walk<'t> {
                 self.done = true;
                 return Some(node);
             }
+            self.depth = self.depth.saturating_sub(1);
         }
     }
 }

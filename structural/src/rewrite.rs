@@ -19,7 +19,10 @@ use std::sync::Mutex;
 
 use crate::find::{Captured, Position, SourceParser};
 use crate::pattern::Pattern;
-use crate::search::{visit_sources, SearchError, Skipped};
+use crate::search::{
+    read_capped, too_deep_reason, visit_sources, ParseErrors, SearchError, SearchOptions, Skipped,
+    MAX_PARSE_ERRORS_LISTED, MAX_SOURCE_DEPTH,
+};
 use crate::template::{detect_unit, Template, TemplateError};
 use crate::transaction::Transaction;
 
@@ -98,8 +101,15 @@ pub struct StagedRewrite {
     pub warnings: Vec<Warning>,
     /// Matches left as they are, so as not to delete what the pattern did not name.
     pub skipped_matches: Vec<SkippedMatch>,
-    /// Files that could not be read or parsed.
+    /// Files that could not be read or parsed, or were over the size cap.
     pub skipped: Vec<Skipped>,
+    /// The first parsed files with syntax errors (a part of such a file may have matched
+    /// nothing), by path.
+    pub parse_errors: Vec<ParseErrors>,
+    /// How many searched files had syntax errors.
+    pub parse_errors_total: usize,
+    /// Whether staging was cancelled before every file was looked at (nothing is staged).
+    pub cancelled: bool,
     /// The change itself: commit it to write.
     pub transaction: Transaction,
 }
@@ -133,11 +143,28 @@ pub fn stage_rewrite(
     path: &Path,
     label: &(dyn Fn(&Path) -> String + Sync),
 ) -> Result<StagedRewrite, RewriteError> {
+    stage_rewrite_with(pattern, template, path, label, &SearchOptions::default())
+}
+
+/// [`stage_rewrite`] with the walk's options: the file size cap, cancellation and threads
+/// (`max_results` and `progress` are not used).
+pub fn stage_rewrite_with(
+    pattern: &Pattern,
+    template: &str,
+    path: &Path,
+    label: &(dyn Fn(&Path) -> String + Sync),
+    options: &SearchOptions,
+) -> Result<StagedRewrite, RewriteError> {
     let template = Template::new(template, pattern.metavariables())?;
+    let options = SearchOptions {
+        progress: None,
+        ..options.clone()
+    };
     let results: Mutex<Vec<Result<FileRewrite, RewriteError>>> = Mutex::new(Vec::new());
     let skipped: Mutex<Vec<Skipped>> = Mutex::new(Vec::new());
-    let visit = |file: &Path, parser: &mut SourceParser| match rewrite_file(
-        pattern, &template, file, parser, label,
+    let errors: Mutex<Vec<ParseErrors>> = Mutex::new(Vec::new());
+    let visit = |file: &Path, size: u64, parser: &mut SourceParser| match rewrite_file(
+        pattern, &template, file, size, parser, label, &options, &errors,
     ) {
         Ok(Some(done)) => push(&results, Ok(done)),
         Ok(None) => {}
@@ -150,7 +177,15 @@ pub fn stage_rewrite(
         ),
         Err(FileFailure::Fatal(error)) => push(&results, Err(error)),
     };
-    visit_sources(pattern, path, 0, None, &visit)?;
+    visit_sources(pattern, path, &options, &visit)?;
+    let cancelled = options
+        .cancel
+        .as_ref()
+        .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed));
+    let mut parse_errors = into_inner(errors);
+    parse_errors.sort_by(|a, b| a.path.cmp(&b.path));
+    let parse_errors_total = parse_errors.len();
+    parse_errors.truncate(MAX_PARSE_ERRORS_LISTED);
     let mut files = into_inner(results)
         .into_iter()
         .collect::<Result<Vec<FileRewrite>, RewriteError>>()?;
@@ -162,8 +197,16 @@ pub fn stage_rewrite(
         warnings: Vec::new(),
         skipped_matches: Vec::new(),
         skipped: into_inner(skipped),
+        parse_errors,
+        parse_errors_total,
+        cancelled,
         transaction: Transaction::new(),
     };
+    if cancelled {
+        // Part of the tree was not looked at: staging that part would claim more than it
+        // checked.
+        return Ok(staged);
+    }
     staged.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     for file in files {
         staged.replacements += file.replacements;
@@ -212,14 +255,29 @@ enum FileFailure {
     Fatal(RewriteError),
 }
 
+#[allow(clippy::too_many_arguments)]
 fn rewrite_file(
     pattern: &Pattern,
     template: &Template,
     path: &Path,
+    size: u64,
     parser: &mut SourceParser,
     label: &(dyn Fn(&Path) -> String + Sync),
+    options: &SearchOptions,
+    errors: &Mutex<Vec<ParseErrors>>,
 ) -> Result<Option<FileRewrite>, FileFailure> {
-    let source = std::fs::read(path).map_err(|e| FileFailure::Skipped(e.to_string()))?;
+    let over = |size: u64| {
+        FileFailure::Skipped(format!(
+            "{size} bytes, over the {}-byte cap; not searched",
+            options.max_file_bytes
+        ))
+    };
+    if size > options.max_file_bytes {
+        return Err(over(size));
+    }
+    let source = read_capped(path, options.max_file_bytes)
+        .map_err(|e| FileFailure::Skipped(e.to_string()))?
+        .ok_or_else(|| over(std::fs::metadata(path).map_or(size, |m| m.len())))?;
     if memchr::memchr(0, &source[..source.len().min(8192)]).is_some() {
         return Err(FileFailure::Skipped("binary file".to_owned()));
     }
@@ -229,7 +287,20 @@ fn rewrite_file(
     let tree = parser
         .parse(pattern.language().as_ref(), &source)
         .map_err(|e| FileFailure::Skipped(e.to_string()))?;
-    let found = pattern.find_in_tree(&tree, &source);
+    let found = pattern
+        .find_in_tree_within(&tree, &source, MAX_SOURCE_DEPTH)
+        .ok_or_else(|| FileFailure::Skipped(too_deep_reason()))?;
+    let (before, first_error) = crate::find::syntax_errors(&tree);
+    if let Some(line) = first_error {
+        push(
+            errors,
+            ParseErrors {
+                path: path.to_path_buf(),
+                line,
+                count: before,
+            },
+        );
+    }
     if found.matches.is_empty() {
         return Ok(None);
     }
@@ -330,7 +401,6 @@ fn rewrite_file(
             diff: String::new(),
         }));
     }
-    let (before, _) = crate::find::syntax_errors(&tree);
     if let Ok(after_tree) = parser.parse(pattern.language().as_ref(), &new) {
         let (after, first) = crate::find::syntax_errors(&after_tree);
         if after > before {

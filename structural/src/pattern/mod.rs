@@ -35,6 +35,13 @@ use convert::{choose_literals, common_literals, Builder};
 use ladder::accept;
 use literal::LiteralFinder;
 
+/// The deepest syntax tree a pattern may have (about 200 nested calls): compiling and
+/// matching recurse along it.
+pub const MAX_PATTERN_DEPTH: usize = 400;
+
+/// The longest pattern, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 1 << 20;
+
 /// Why a pattern cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatternError {
@@ -54,6 +61,15 @@ pub enum PatternError {
         "a pattern that is only `{0}` matches every run of nodes; put code around it, e.g. `f({0})`"
     )]
     OnlyMulti(String),
+    /// The pattern is longer or nested deeper than a pattern may be (the matcher's stack
+    /// grows with the nesting).
+    #[error("the pattern is {what}, over the limit of {limit}; search for a smaller part of it")]
+    TooLarge {
+        /// `nested 2,100 levels deep`, `1,200,000 bytes long`.
+        what: String,
+        /// The limit, in the same unit.
+        limit: usize,
+    },
     /// The forced context does not exist for this language.
     #[error("the {language} ladder has no `{context}` context; it has: {available}")]
     NoSuchContext {
@@ -183,6 +199,12 @@ impl Pattern {
         if fragment.is_empty() {
             return Err(PatternError::Empty);
         }
+        if fragment.len() > MAX_PATTERN_BYTES {
+            return Err(PatternError::TooLarge {
+                what: format!("{} bytes long", fragment.len()),
+                limit: MAX_PATTERN_BYTES,
+            });
+        }
         let ts_language = language.grammar();
         let grammar = Grammar::new(language.as_ref(), &ts_language);
         let mut ladder: Vec<Scaffold> = language.scaffolds(fragment);
@@ -237,6 +259,19 @@ impl Pattern {
                 let full = format!("{}{}{}", scaffold.prefix, substituted.text, scaffold.suffix);
                 let tree = parser.parse(&full, None);
                 parsed.push((scaffold, substituted, tree, full));
+            }
+        }
+        // Compiling and matching walk the pattern recursively: its depth is bounded first
+        // (the scaffold adds a few levels).
+        for entry in &parsed {
+            if let Some(tree) = &entry.2 {
+                let depth = crate::node::tree_depth(tree, MAX_PATTERN_DEPTH + 8);
+                if depth > MAX_PATTERN_DEPTH + 8 {
+                    return Err(PatternError::TooLarge {
+                        what: format!("nested more than {MAX_PATTERN_DEPTH} levels deep"),
+                        limit: MAX_PATTERN_DEPTH,
+                    });
+                }
             }
         }
         // Rank every reading: one that reads a keyword of the grammar as an identifier (C's
