@@ -211,7 +211,7 @@ pub(crate) struct Walk<'t> {
     cursor: tree_sitter::TreeCursor<'t>,
     done: bool,
     /// Depth of the node the cursor is on (the start node is 0).
-    depth: usize,
+    cursor_depth: usize,
     /// Depth of the node last returned.
     last: usize,
 }
@@ -221,7 +221,7 @@ impl<'t> Walk<'t> {
         Walk {
             cursor: root.walk(),
             done: false,
-            depth: 0,
+            cursor_depth: 0,
             last: 0,
         }
     }
@@ -240,9 +240,9 @@ impl<'t> Iterator for Walk<'t> {
             return None;
         }
         let node = Node::new(self.cursor.node());
-        self.last = self.depth;
+        self.last = self.cursor_depth;
         if self.cursor.goto_first_child() {
-            self.depth += 1;
+            self.cursor_depth += 1;
             return Some(node);
         }
         loop {
@@ -253,7 +253,7 @@ impl<'t> Iterator for Walk<'t> {
                 self.done = true;
                 return Some(node);
             }
-            self.depth = self.depth.saturating_sub(1);
+            self.cursor_depth = self.cursor_depth.saturating_sub(1);
         }
     }
 }

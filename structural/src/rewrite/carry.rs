@@ -145,11 +145,12 @@ mod tests {
 
     fn carried(source: &str, part: &str, expanded: &str) -> Result<String, Refusal> {
         let at = source.find(part).expect("part in source");
+        let parts: Vec<Range<usize>> = std::iter::once(at..at + part.len()).collect();
         carry_over(
             source.as_bytes(),
             &(0..source.len()),
             expanded.as_bytes(),
-            &[at..at + part.len()],
+            &parts,
             &[],
         )
         .map(|v| String::from_utf8(v).expect("utf-8"))

@@ -84,6 +84,8 @@ async fn ast_edit_proposes_and_resolve_accept_writes_every_file() {
 async fn ast_edit_warns_about_what_the_rewrite_would_drop() {
     let dir = fixture();
     let registry = registry(dir.path());
+    // The comment goes with the body the template drops (a warning); the return annotation
+    // the pattern left out is carried over.
     let value = call(
         &registry,
         "ast_edit",
@@ -91,6 +93,39 @@ async fn ast_edit_warns_about_what_the_rewrite_would_drop() {
     )
     .await;
     insta::assert_json_snapshot!(value["warnings"]);
+    assert!(
+        value["files"][0]["diff"]
+            .as_str()
+            .unwrap()
+            .contains(" def f(x) -> int:\n-    if x:"),
+        "{value}"
+    );
+}
+
+#[tokio::test]
+async fn ast_edit_lists_the_matches_it_skipped_and_says_so_in_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.py",
+        "def f(x) -> int:\n    return x\n\ndef g(y):\n    return y\n",
+    );
+    let registry = registry(dir.path());
+    let output = registry
+        .call(
+            "ast_edit",
+            json!({"pattern": "def $F($$$P): $$$B", "rewrite": "def $F($$$P) -> None:\n    $$$B", "path": "a.py"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(output.value["replacements"], 1);
+    insta::assert_json_snapshot!(output.value["skipped"]);
+    let text = output.render_text();
+    assert!(
+        text.contains("1 match not rewritten, so as not to delete code the pattern does not name")
+            && text.contains("skipped a.py:1: would delete `-> int`"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
