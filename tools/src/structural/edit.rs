@@ -162,6 +162,11 @@ impl EditStore {
             .collect()
     }
 
+    #[cfg(test)]
+    pub(super) fn insert_for_test(&self, staged: StagedRewrite) -> (String, Vec<String>) {
+        self.insert(staged)
+    }
+
     /// How many edits are staged and the bytes they hold.
     pub fn usage(&self) -> (usize, usize) {
         let store = self.lock();

@@ -330,3 +330,79 @@ async fn each_run_has_its_own_staged_edits() {
     assert_eq!(other["error"]["kind"], "unknown_edit");
     assert_eq!(read(dir.path(), "pkg/b.py"), "log(1)\nlog(log(2))\n");
 }
+
+#[tokio::test]
+async fn staged_edits_are_bounded_and_an_evicted_one_is_expired() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.py", "log(1)\n");
+    let registry = registry(dir.path());
+    let mut last = serde_json::Value::Null;
+    for _ in 0..super::edit::MAX_STAGED_EDITS + 1 {
+        last = call(
+            &registry,
+            "ast_edit",
+            json!({"pattern": "log($A)", "rewrite": "trace($A)", "path": "a.py"}),
+        )
+        .await;
+    }
+    assert_eq!(last["evicted"], json!(["edit_1"]));
+    let expired = call(
+        &registry,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "accept"}),
+    )
+    .await;
+    assert_eq!(expired["error"]["kind"], "expired", "{expired}");
+    assert!(expired["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("run ast_edit again"));
+    // The newest is still there; ids never staged stay unknown.
+    let newest = format!("edit_{}", super::edit::MAX_STAGED_EDITS + 1);
+    let accepted = call(
+        &registry,
+        "resolve",
+        json!({"edit_id": newest, "action": "accept"}),
+    )
+    .await;
+    assert_eq!(accepted["status"], "accepted", "{accepted}");
+    let unknown = call(
+        &registry,
+        "resolve",
+        json!({"edit_id": "edit_999", "action": "accept"}),
+    )
+    .await;
+    assert_eq!(unknown["error"]["kind"], "unknown_edit");
+}
+
+#[test]
+fn the_store_evicts_the_oldest_past_its_byte_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.py", &"log(1)\n".repeat(100));
+    let pattern = cc_structural::Pattern::new(
+        cc_structural::Languages::builtin()
+            .by_name("python")
+            .unwrap(),
+        "log($A)",
+        None,
+    )
+    .unwrap();
+    let stage = || {
+        cc_structural::stage_rewrite(&pattern, "trace($A)", &dir.path().join("a.py"), &|p| {
+            p.display().to_string()
+        })
+        .unwrap()
+    };
+    // One edit holds the old and new file (700 + 900 bytes) and its diff; room for two.
+    let one = super::EditStore::default();
+    one.insert_for_test(stage());
+    let size = one.usage().1;
+    assert!(size > 1_600, "{size}");
+    let store = super::EditStore::with_limits(10, size * 5 / 2);
+    let (first, _) = store.insert_for_test(stage());
+    let (_, evicted) = store.insert_for_test(stage());
+    assert!(evicted.is_empty());
+    let (_, evicted) = store.insert_for_test(stage());
+    assert_eq!(evicted, [first]);
+    assert_eq!(store.usage(), (2, 2 * size));
+}

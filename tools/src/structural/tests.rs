@@ -364,3 +364,108 @@ async fn ast_grep_differs_from_the_peer_where_it_is_silently_wrong() {
         assert_eq!(ours, ours_expected, "`{pattern}`: {value}");
     }
 }
+
+/// Cancels its call at the first progress report.
+struct CancelOnProgress(crate::Cancellation);
+
+impl crate::ProgressSink for CancelOnProgress {
+    fn report(&self, _progress: f64, _total: Option<f64>, _message: Option<&str>) {
+        self.0.cancel();
+    }
+}
+
+/// Threads of this process named `name`.
+fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|tasks| {
+            tasks
+                .flatten()
+                .filter(|task| {
+                    std::fs::read_to_string(task.path().join("comm"))
+                        .is_ok_and(|comm| comm.trim() == name)
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_cancelled_folder_search_stops_walking_and_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "if a:\n    print(x)\n".repeat(1_500);
+    for i in 0..400 {
+        write(dir.path(), &format!("pkg/m{i:03}.py"), &body);
+    }
+    let registry = registry(dir.path());
+    let cancel = crate::Cancellation::new();
+    let options = crate::CallOptions {
+        progress: Some(Arc::new(CancelOnProgress(cancel.clone()))),
+        cancel: Some(cancel.clone()),
+    };
+    let output = registry
+        .call_with(
+            "ast_grep",
+            json!({"pattern": "if $A: $$$B", "language": "python", "path": "pkg"}),
+            options,
+        )
+        .await
+        .unwrap();
+    assert!(cancel.is_cancelled());
+    assert_eq!(output.value["cancelled"], true, "{}", output.value["total"]);
+    // Reports come every 20 files; two workers finish what they hold, then stop.
+    let total = output.value["total"].as_u64().unwrap();
+    assert!(
+        total < 400 * 1_500 / 4,
+        "searched on after the cancel: {total}"
+    );
+    assert!(output
+        .render_text()
+        .contains("cancelled: the search stopped"));
+    // The search's threads end with the call (joined; the kernel may list one a moment
+    // longer): nothing keeps the cores busy.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while threads_named("cc-structural") > 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(threads_named("cc-structural"), 0);
+}
+
+#[tokio::test]
+async fn ast_grep_reports_files_it_could_not_read_or_did_not_search() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ok.py", "print(1)\n");
+    write(dir.path(), "bad.py", "print(2)\ndef (:\n");
+    write(dir.path(), "big.py", &"print(3)\n".repeat(300));
+    let registry = registry(dir.path());
+    let output = registry
+        .call(
+            "ast_grep",
+            json!({"pattern": "print($A)", "language": "python", "max_file_bytes": 1000}),
+        )
+        .await
+        .unwrap();
+    let value = &output.value;
+    assert_eq!(value["total"], 2);
+    assert_eq!(
+        value["too_large"],
+        json!([{"path": "big.py", "size": 2700}])
+    );
+    assert_eq!(value["parse_errors_total"], 1);
+    assert_eq!(value["parse_errors"][0]["path"], "bad.py");
+    let text = output.render_text();
+    assert!(
+        text.contains("not searched (over max_file_bytes): big.py (2700 bytes)")
+            && text.contains("1 file(s) have syntax errors")
+            && text.contains("bad.py:"),
+        "{text}"
+    );
+    // A pattern nested too deep is a typed error, not an abort.
+    let deep = format!("{}x{}", "f(".repeat(2_100), ")".repeat(2_100));
+    let refused = call(
+        &registry,
+        "ast_grep",
+        json!({"pattern": deep, "language": "python"}),
+    )
+    .await;
+    assert_eq!(refused["error"]["kind"], "pattern_too_large", "{refused}");
+}
