@@ -254,6 +254,8 @@ fn javascript() -> BuiltinLanguage {
 
 const JS_LADDER: &[Scaffold] = &[
     s!(Statement, "function __cc() {\n", "\n}"),
+    // A `case` label is a statement only inside a `switch`.
+    s!(Statement, "function __cc() {\nswitch (__cc) {\n", "\n}\n}"),
     s!(Expression, "(", ")"),
     s!(ClassMember, "class __Cc {\n", "\n}"),
     s!(TopLevel, "", ""),
@@ -329,6 +331,7 @@ fn c() -> BuiltinLanguage {
             // as a macro type specifier.
             s!(Expression, "int __cc = ", ";"),
             s!(Statement, "void __cc(void) {\n", "\n}"),
+            s!(Statement, "void __cc(void) {\nswitch (__cc) {\n", "\n}\n}"),
             s!(ClassMember, "struct __cc {\n", "\n};"),
             s!(TopLevel, "", ""),
         ],
@@ -349,6 +352,7 @@ fn cpp() -> BuiltinLanguage {
         scaffolds: &[
             s!(Expression, "auto __cc = ", ";"),
             s!(Statement, "void __cc() {\n", "\n}"),
+            s!(Statement, "void __cc() {\nswitch (__cc) {\n", "\n}\n}"),
             s!(ClassMember, "class __cc {\n", "\n};"),
             s!(TopLevel, "", ""),
         ],
@@ -389,8 +393,17 @@ fn java() -> BuiltinLanguage {
     BuiltinLanguage {
         scaffolds: &[
             s!(Statement, "class __Cc {\nvoid __cc() {\n", "\n}\n}"),
+            // `super(…);` and `this(…);` are statements of a constructor only.
+            s!(Statement, "class __Cc {\n__Cc() {\n", "\n}\n}"),
+            s!(
+                Statement,
+                "class __Cc {\nvoid __cc() {\nswitch (__cc) {\n",
+                "\n}\n}\n}"
+            ),
             s!(Expression, "class __Cc {\nObject __cc = ", ";\n}"),
             s!(ClassMember, "class __Cc {\n", "\n}"),
+            // An interface's constants and abstract methods are other kinds.
+            s!(ClassMember, "interface __Cc {\n", "\n}"),
             s!(TopLevel, "", ""),
         ],
         member_first: JAVA_MEMBER_FIRST,
@@ -412,6 +425,7 @@ fn dart() -> BuiltinLanguage {
     BuiltinLanguage {
         scaffolds: &[
             s!(Statement, "void __cc() {\n", "\n}"),
+            s!(Statement, "void __cc() {\nswitch (__cc) {\n", "\n}\n}"),
             s!(Expression, "var __cc = ", ";"),
             s!(ClassMember, "class __Cc {\n", "\n}"),
             s!(TopLevel, "", ""),
@@ -502,6 +516,11 @@ fn c_sharp() -> BuiltinLanguage {
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Statement, "class __Cc {\nvoid __cc() {\n", "\n}\n}"),
+            s!(
+                Statement,
+                "class __Cc {\nvoid __cc() {\nswitch (__cc) {\n",
+                "\n}\n}\n}"
+            ),
             s!(Expression, "class __Cc {\nobject __cc = ", ";\n}"),
             s!(ClassMember, "class __Cc {\n", "\n}"),
             s!(TopLevel, "", ""),

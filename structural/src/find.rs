@@ -243,6 +243,38 @@ impl Pattern {
         Some(out)
     }
 
+    /// The match at `range` of an already parsed tree of `source`: each node whose code
+    /// (comments at its ends aside, see [`Node::code_span`]) is exactly `range` is tried,
+    /// outermost first (a node and its only child may share it).
+    pub fn match_at(
+        &self,
+        tree: &tree_sitter::Tree,
+        source: &[u8],
+        range: Range<usize>,
+    ) -> Option<Match> {
+        let raw = tree
+            .root_node()
+            .descendant_for_byte_range(range.start, range.end)?;
+        let mut node = Node::new(raw);
+        while let Some(parent) = node.parent().filter(|p| p.code_span() == range) {
+            node = parent;
+        }
+        let mut env = Env::new();
+        loop {
+            if node.code_span() != range {
+                return None;
+            }
+            if self.may_match_kind(&node) && self.match_node(node, source, &mut env) {
+                return Some(self.record(node, source, &env));
+            }
+            node = node
+                .children()
+                .into_iter()
+                .map(|c| c.node)
+                .find(|c| !c.is_extra() && c.code_span() == range)?;
+        }
+    }
+
     /// See [`Match::rewrite_range`].
     fn rewrite_range(&self, node: Node<'_>, source: &[u8]) -> Range<usize> {
         let is_terminator = |n: &Node<'_>| {

@@ -411,7 +411,9 @@ impl<'t> Ctx<'_, 't> {
     }
 
     fn leaf_eq(&self, kind: u16, text: &[u8], node: Node<'t>) -> bool {
-        self.grammar.kind_matches(kind, &node) && self.text(node.range()) == text
+        // Blanks at a token's ends are not code (a C macro body ends with its line's `\n`).
+        self.grammar.kind_matches(kind, &node)
+            && self.text(node.range()).trim_ascii() == text.trim_ascii()
     }
 
     fn bind_run(&mut self, pattern: &PNode, run: &[CChild<'t>]) -> bool {

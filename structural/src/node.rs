@@ -145,6 +145,33 @@ impl<'t> Node<'t> {
         self.raw.parent().map(Node::new)
     }
 
+    /// From its first token that is not a comment to its last (a block's trailing comment
+    /// left out); its range when it has none.
+    pub fn code_span(&self) -> Range<usize> {
+        let mut span: Option<Range<usize>> = None;
+        let mut cursor = self.raw.walk();
+        loop {
+            let n = cursor.node();
+            if n.child_count() == 0 && !n.is_extra() && n.end_byte() > n.start_byte() {
+                span = Some(match span {
+                    Some(s) => s.start.min(n.start_byte())..s.end.max(n.end_byte()),
+                    None => n.byte_range(),
+                });
+            }
+            if !n.is_extra() && cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return span.unwrap_or_else(|| self.range());
+                }
+            }
+        }
+    }
+
     /// Every node of its subtree, itself first, in pre-order (no recursion).
     pub(crate) fn walk(&self) -> Walk<'t> {
         Walk::new(self.raw)

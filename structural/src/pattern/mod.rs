@@ -295,6 +295,7 @@ impl Pattern {
                 }
             }
         }
+        let dubious = chosen.is_some_and(|(_, _, (misreads, _))| misreads);
         let chosen = chosen.map(|(index, lenient, _)| (index, lenient));
         let Some((mut index, lenient)) = chosen else {
             let mut attempts: Vec<Attempt> = Vec::new();
@@ -352,6 +353,45 @@ impl Pattern {
                     });
                     also.extend(top);
                     index = member;
+                }
+            }
+        }
+        // The same text as a statement, a class member or a top-level declaration, read as
+        // other kinds (Java's `final int x = 1;`, a local and a field; Dart's `final log =
+        // Logger(…);` at the top level): it matches any of them.
+        let declarations = [
+            ContextKind::Statement,
+            ContextKind::ClassMember,
+            ContextKind::TopLevel,
+        ];
+        if declarations.contains(&parsed[index].0.context) {
+            let mut kinds: Vec<Option<String>> = also
+                .iter()
+                .map(|&at| accepted_kind(&parsed[at], true))
+                .collect();
+            kinds.push(accepted_kind(&parsed[index], lenient));
+            for other in declarations {
+                if other == parsed[index].0.context {
+                    continue;
+                }
+                for (at, entry) in parsed.iter().enumerate() {
+                    if entry.0.context != other || also.contains(&at) {
+                        continue;
+                    }
+                    let Some(tree) = entry.2.as_ref() else {
+                        continue;
+                    };
+                    let source = source_of(entry, fragment);
+                    let Ok(node) = accept(&source, Node::new(tree.root_node()), false) else {
+                        continue;
+                    };
+                    let kind = Some(node.kind().to_owned());
+                    // No worse a reading than the chosen one.
+                    let misreads = misreads_keyword(&source, node, &grammar);
+                    if (!misreads || dubious) && !kinds.contains(&kind) {
+                        also.push(at);
+                        kinds.push(kind);
+                    }
                 }
             }
         }
