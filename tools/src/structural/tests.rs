@@ -162,8 +162,19 @@ async fn ast_grep_context_can_be_forced() {
         json!({"pattern": "int $X = $V;", "path": "A.java"}),
     )
     .await;
+    // The same text is a field and a local: by default it finds both.
     assert_eq!(
         (default["context"].as_str(), lines(&default)),
+        (Some("statement"), vec![2, 3])
+    );
+    let statement = call(
+        &registry,
+        "ast_grep",
+        json!({"pattern": "int $X = $V;", "path": "A.java", "context": "statement"}),
+    )
+    .await;
+    assert_eq!(
+        (statement["context"].as_str(), lines(&statement)),
         (Some("statement"), vec![3])
     );
     let member = call(
