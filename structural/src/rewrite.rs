@@ -7,7 +7,7 @@
 //!   are an error.
 //! - A rewrite changes only what its pattern names: the parts a match left out (an `else`,
 //!   `@Test`, `<T>`, a return type, `async`, `import type`) are carried over into the new
-//!   code at their place ([`carry`]); a match where that cannot be done is not rewritten and
+//!   code at their place (the `carry` module); a match where that cannot be done is not rewritten and
 //!   is listed in [`StagedRewrite::skipped_matches`] with the reason. Nothing the pattern did
 //!   not name is ever deleted.
 //! - Warnings name each place where the rewrite would delete a comment that no substituted
