@@ -480,3 +480,121 @@ async fn ast_grep_reports_files_it_could_not_read_or_did_not_search() {
     .await;
     assert_eq!(refused["error"]["kind"], "pattern_too_large", "{refused}");
 }
+
+/// The total of an `ast_grep` call.
+async fn total(registry: &crate::Registry, args: Value) -> u64 {
+    let value = call(registry, "ast_grep", args).await;
+    value["total"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no total: {value}"))
+}
+
+/// Issue 13 on real projects, as an agent uses the tools: C statement fragments in cmark,
+/// Kotlin declarations with modifiers in expo-modules-core (the counts were checked against
+/// ast-grep: equal for C; for Kotlin ours add the functions with a return type or other
+/// modifiers, which ast-grep's pattern does not match).
+#[tokio::test]
+async fn statement_fragments_and_modified_declarations_on_real_projects() {
+    let Some(cmark) = cc_process::testing::copy_project("cmarkgfm") else {
+        return;
+    };
+    let on_cmark = registry(cmark.path());
+    for (pattern, expected) in [
+        ("return -1;", 17),
+        ("return;", 25),
+        ("break;", 308),
+        ("return NULL;", 49),
+        ("cmark_node *$X = $Y;", 43),
+    ] {
+        let found = total(
+            &on_cmark,
+            json!({"pattern": pattern, "language": "c", "path": ".", "max_results": 1}),
+        )
+        .await;
+        assert_eq!(found, expected, "c `{pattern}`");
+    }
+    let Some(expo) = cc_process::testing::copy_project("expo-modules-core") else {
+        return;
+    };
+    let on_expo = registry(expo.path());
+    let value = call(
+        &on_expo,
+        "ast_grep",
+        json!({"pattern": "override fun $F($$$) { $$$ }", "language": "kotlin", "path": "android", "max_results": 1000}),
+    )
+    .await;
+    assert_eq!(value["context"], "class_member");
+    assert!(value["total"].as_u64().unwrap() > 200, "{}", value["total"]);
+    for m in value["matches"].as_array().unwrap() {
+        let text = m["text"].as_str().unwrap();
+        let head = text.split(" fun").next().unwrap();
+        assert!(head.contains("override"), "{text}");
+    }
+}
+
+/// Rewrites on real projects keep what their pattern did not name: `<'de>` of semver's
+/// impls, zod's `import type`, requests' `else` branches.
+#[tokio::test]
+async fn rewrites_on_real_projects_keep_what_the_pattern_did_not_name() {
+    let Some(semver) = cc_process::testing::copy_project("semver") else {
+        return;
+    };
+    let on_semver = registry(semver.path());
+    let staged = call(
+        &on_semver,
+        "ast_edit",
+        json!({"pattern": "impl $T for $U { $$$B }", "rewrite": "impl $T for $U {\n    // reviewed\n    $$$B\n}", "language": "rust", "path": "src"}),
+    )
+    .await;
+    assert_eq!(staged["status"], "proposed", "{staged}");
+    assert_eq!(staged["skipped"], json!([]));
+    let accepted = call(
+        &on_semver,
+        "resolve",
+        json!({"edit_id": staged["edit_id"], "action": "accept"}),
+    )
+    .await;
+    assert_eq!(accepted["status"], "accepted", "{accepted}");
+    let serde = std::fs::read_to_string(semver.path().join("src/serde.rs")).unwrap();
+    assert!(
+        serde.contains("impl<'de> Deserialize<'de> for Version {\n    // reviewed\n"),
+        "{serde}"
+    );
+
+    let Some(zod) = cc_process::testing::copy_project("zod") else {
+        return;
+    };
+    let on_zod = registry(zod.path());
+    let staged = call(
+        &on_zod,
+        "ast_edit",
+        json!({"pattern": "import { $$$A } from \"$M\"", "rewrite": "import { $$$A } from \"$M.js\"", "language": "typescript", "path": "src/v4/core/errors.ts"}),
+    )
+    .await;
+    let diff = staged["files"][0]["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("+import type { $ZodType } from \"./schemas.js.js\";"),
+        "{diff}"
+    );
+
+    let Some(requests) = cc_process::testing::copy_project("requests") else {
+        return;
+    };
+    let on_requests = registry(requests.path());
+    let staged = call(
+        &on_requests,
+        "ast_edit",
+        json!({"pattern": "if $X is None:\n    $$$B", "rewrite": "if $X is None:  # none\n    $$$B", "language": "python", "path": "src"}),
+    )
+    .await;
+    assert!(staged["replacements"].as_u64().unwrap() > 10, "{staged}");
+    for file in staged["files"].as_array().unwrap() {
+        let diff = file["diff"].as_str().unwrap();
+        assert!(
+            !diff
+                .lines()
+                .any(|l| l.starts_with('-') && l.contains("else")),
+            "an else was deleted: {diff}"
+        );
+    }
+}
