@@ -361,18 +361,18 @@ fn rewrite_file(
         let replacement = match carry::carry_over(&source, range, &expanded, &parts, &dropped) {
             Ok(replacement) => replacement,
             Err(refusal) => {
-                let part = warning(WarningKind::DeletedComment, path, &source, &refusal.part);
+                let (part_line, part) = first_line(&source, &refusal.part);
                 skipped_matches.push(SkippedMatch {
                     path: path.to_path_buf(),
                     line: m.start.line,
-                    part_line: part.line,
+                    part_line,
                     reason: format!(
                         "the rewrite would delete `{}`, which the pattern does not name and \
                              the template leaves no place for; name it in the pattern and the \
                              rewrite (a metavariable), or narrow the pattern",
-                        part.text
+                        part
                     ),
-                    part: part.text,
+                    part,
                 });
                 continue;
             }
@@ -457,7 +457,9 @@ pub fn outermost(ranges: &[Range<usize>]) -> Result<(Vec<usize>, usize), (usize,
     Ok((kept, nested))
 }
 
-fn warning(kind: WarningKind, path: &Path, source: &[u8], range: &Range<usize>) -> Warning {
+/// The 1-based line of `range` in `source` and its first line of text (trimmed, at most 120
+/// characters), for showing what a warning or a skip is about.
+fn first_line(source: &[u8], range: &Range<usize>) -> (usize, String) {
     let text = String::from_utf8_lossy(source.get(range.clone()).unwrap_or(&[]));
     let first: String = text
         .lines()
@@ -467,11 +469,16 @@ fn warning(kind: WarningKind, path: &Path, source: &[u8], range: &Range<usize>) 
         .chars()
         .take(120)
         .collect();
+    (Position::of_offset(source, range.start).line, first)
+}
+
+fn warning(kind: WarningKind, path: &Path, source: &[u8], range: &Range<usize>) -> Warning {
+    let (line, text) = first_line(source, range);
     Warning {
         kind,
         path: path.to_path_buf(),
-        line: Position::of_offset(source, range.start).line,
-        text: first,
+        line,
+        text,
     }
 }
 

@@ -4,8 +4,12 @@
 //! The fragment is parsed with the file's grammar inside each scaffold of the language's
 //! ladder ([`ladder`]). A scaffold accepts when the parse has no `ERROR` or missing node and
 //! the fragment's own byte range is exactly one node (the innermost such), which becomes the
-//! pattern's root. Then, in order of preference:
+//! pattern's root (comments around the fragment left out). Then, in order of preference:
 //!
+//! 0. a reading that takes a keyword of the grammar (one of its unnamed tokens spelled like
+//!    a word) for an identifier loses to any that does not: C's `return -1;` read as
+//!    `return - 1` in the expression rung, Kotlin's `override fun …` as an infix call; and a
+//!    fragment that ends in `;` is not tried as an expression before the statement rungs;
 //! 1. a clean parse in any scaffold (first in ladder order) beats one that needs an `ERROR`
 //!    around a lone metavariable (grammars with no place for `$$$B` in a block wrap it so);
 //! 2. the fragment as written beats one with a `;` supplied after a metavariable that ends a
@@ -14,7 +18,13 @@
 //! 3. a statement-rung local function gives way to a class member where the language says so
 //!    (C#, Dart: `void M() {}` usually means a method); the local function, and the
 //!    top-level reading when it is another kind (Dart), stay as alternates that a node may
-//!    match instead, so top-level and local functions of that shape are found too.
+//!    match instead, so top-level and local functions of that shape are found too;
+//! 4. likewise, clean readings of other kinds in the other declaration contexts (statement,
+//!    class member, top level) are alternates: Java's `final int x = 1;` is a local and a
+//!    field, Dart's `final log = …;` also a top-level variable.
+//!
+//! A pattern nested deeper than [`MAX_PATTERN_DEPTH`] or longer than [`MAX_PATTERN_BYTES`]
+//! is refused before anything recurses along it.
 //!
 //! Two concessions: a statement terminator `;` the fragment leaves off (`let x = 1` in Rust)
 //! is supplied rather than refused, and a member's trailing `;` may be a sibling token. If no
