@@ -203,6 +203,19 @@ fn files_the_grammar_cannot_read_are_reported() {
     assert!(error.path.ends_with("bad.py"));
     assert!(error.line <= 2, "{error:?}");
     assert!(error.count >= 1);
+    // tree-sitter-kotlin-ng 1.1.0 reads `val q = a` and a next line starting with `in1.` as
+    // one expression with an error (okhttp's CacheTest.kt lost ~3,000 lines to it): the file
+    // is named, never a silent zero.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "Cache.kt",
+        "fun f() {\n    val q = a\n    in1.close()\n    check(q)\n}\n",
+    );
+    let pattern = compile("kotlin", "check($A)".into()).unwrap();
+    let result = search(&pattern, dir.path(), &SearchOptions::default()).unwrap();
+    assert_eq!(result.parse_errors_total, 1);
+    assert_eq!(result.parse_errors[0].line, 3);
 }
 
 /// Random nesting of calls, brackets and operators, `depth` deep.
