@@ -404,7 +404,8 @@ impl<'t> Ctx<'_, 't> {
     fn skip_tokens(&mut self, skipped: &[CChild<'t>]) {
         for c in skipped {
             let text = self.text(c.node.range());
-            if !text.is_empty() && !matches!(text, b"," | b";") {
+            let blank = text.iter().all(u8::is_ascii_whitespace);
+            if !blank && !matches!(text, b"," | b";") {
                 self.env.omitted.push(c.node.range());
             }
         }

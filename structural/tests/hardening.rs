@@ -77,7 +77,11 @@ fn deeply_nested_patterns_are_a_clear_error() {
         let matched = on_small_stack(move || {
             let pattern = compile(language, calls(depth)).unwrap();
             let code = format!("fn m() {{ {}; }}\n", calls(depth));
-            let code = if language == "rust" { code } else { format!("{}\n", calls(depth)) };
+            let code = if language == "rust" {
+                code
+            } else {
+                format!("{}\n", calls(depth))
+            };
             common::find(&pattern, &code).matches.len()
         });
         assert_eq!(matched, 1, "{language}");

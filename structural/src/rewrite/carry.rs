@@ -119,6 +119,22 @@ pub(crate) fn carry_over(
                 at[replacement.len() - after.len()]
             }
         });
+        // The template may spell the part itself where it goes (`async def` for an `async`
+        // the pattern left out): then it is there already.
+        // (With the code's neighbours on both sides, so `static_cast` is no `static`.)
+        let (part_solid, _) = solid(&matched[here.clone()], &[]);
+        let spelled_after = replacement.starts_with(&before)
+            && replacement[before.len()..].starts_with(&part_solid)
+            && replacement.get(before.len() + part_solid.len()) == after.first();
+        let spelled_before = replacement.ends_with(&after) && {
+            let head = &replacement[..replacement.len() - after.len()];
+            head.ends_with(&part_solid)
+                && head[..head.len() - part_solid.len()].last() == before.last()
+        };
+        let spelled = spelled_after || spelled_before;
+        if spelled {
+            continue;
+        }
         let place = by_prefix
             .filter(|&p| next_is(p))
             .or_else(|| by_suffix.filter(|&p| previous_is(p)));
@@ -206,6 +222,27 @@ mod tests {
             .as_deref(),
             Ok("if x is not None:\n    a()\nelse:\n    b()")
         );
+    }
+
+    #[test]
+    fn a_part_the_template_spells_is_not_doubled() {
+        assert_eq!(
+            carried(
+                "async def f(self):\n    x",
+                "async",
+                "async def f(self):\n    y"
+            )
+            .as_deref(),
+            Ok("async def f(self):\n    y")
+        );
+        // Spelled, but followed by something else than the code has: not taken for it.
+        assert!(carried(
+            "@Test\n  void m() {}",
+            "@Test",
+            "@Test @Slow\n  void m() {}"
+        )
+        .is_err());
+        assert!(carried("static int x;", "static", "static_cast(x);").is_err());
     }
 
     #[test]
