@@ -36,6 +36,8 @@ pub mod error_kinds {
     pub const OVERLAPPING_MATCHES: &str = "overlapping_matches";
     /// The staged edit was evicted to make room for newer ones.
     pub const EXPIRED: &str = "expired";
+    /// One edit alone holds more bytes than a run may stage.
+    pub const EDIT_TOO_LARGE: &str = "edit_too_large";
 }
 
 /// How many staged edits a run keeps; staging one more evicts the oldest.
@@ -375,6 +377,20 @@ impl Tool for AstEditTool {
                 "nothing staged: every match was skipped\n"
             };
             return Ok(ToolOutput::new(value).with_text(format!("{head}{facts}")));
+        }
+        let size = staged_bytes(&staged);
+        if size > self.store.max_bytes {
+            return Err(ToolError::new(
+                error_kinds::EDIT_TOO_LARGE,
+                format!(
+                    "the rewrite touches {} files and would hold {size} bytes, over the {} bytes \
+                     a run may stage; nothing was staged; narrow `path` and stage it in parts",
+                    staged.files.len(),
+                    self.store.max_bytes
+                ),
+            )
+            .with_detail("bytes", size)
+            .with_detail("limit", self.store.max_bytes));
         }
         let text = render_proposal(&files, &warnings, replacements, skipped_nested);
         let mut value = json!({

@@ -406,3 +406,34 @@ fn the_store_evicts_the_oldest_past_its_byte_budget() {
     assert_eq!(evicted, [first]);
     assert_eq!(store.usage(), (2, 2 * size));
 }
+
+#[tokio::test]
+async fn an_edit_larger_than_the_run_may_stage_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.py", &"log(1)\n".repeat(100));
+    let root = WorkspaceRoot::new(dir.path()).unwrap();
+    let mut builder = crate::RegistryBuilder::new(crate::Run {
+        conversation_id: "small".into(),
+        root: root.clone(),
+        surface: Surface::Full,
+        approver: Arc::new(AllowAll),
+    });
+    builder.add_tool(Arc::new(super::AstEditTool::new(
+        root,
+        Arc::new(cc_structural::Languages::builtin()),
+        Arc::new(super::EditStore::with_limits(4, 1_000)),
+    )));
+    let registry = builder.build();
+    let refused = call(
+        &registry,
+        "ast_edit",
+        json!({"pattern": "log($A)", "rewrite": "trace($A)", "path": "a.py"}),
+    )
+    .await;
+    assert_eq!(refused["error"]["kind"], "edit_too_large", "{refused}");
+    assert!(refused["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("narrow `path`"));
+    assert_eq!(read(dir.path(), "a.py"), "log(1)\n".repeat(100));
+}
