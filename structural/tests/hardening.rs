@@ -203,6 +203,29 @@ fn a_cancelled_search_stops_taking_files_and_says_so() {
 }
 
 #[test]
+fn a_cancelled_rewrite_stages_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..10 {
+        write(dir.path(), &format!("m{i}.py"), "print(1)\n");
+    }
+    let pattern = compile("python", "print($A)".into()).unwrap();
+    let options = SearchOptions {
+        cancel: Some(Arc::new(AtomicBool::new(true))),
+        ..SearchOptions::default()
+    };
+    let staged = cc_structural::stage_rewrite_with(
+        &pattern,
+        "log($A)",
+        dir.path(),
+        &|p| p.display().to_string(),
+        &options,
+    )
+    .unwrap();
+    assert!(staged.cancelled);
+    assert!(staged.transaction.is_empty() && staged.files.is_empty());
+}
+
+#[test]
 fn files_the_grammar_cannot_read_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "ok.py", "print(1)\n");
