@@ -93,6 +93,11 @@ impl<'t> Node<'t> {
         self.raw.child_count() as usize
     }
 
+    /// How many named children (extras included).
+    pub fn named_child_count(&self) -> usize {
+        self.raw.named_child_count()
+    }
+
     /// Appends every child (with its field) to `out`.
     pub fn children_into(&self, out: &mut Vec<Child<'t>>) {
         let mut cursor = self.raw.walk();

@@ -536,3 +536,23 @@ fn omittable_parts_follow_one_rule_in_every_language() {
     }
     assert!(failures.is_empty(), "no match:\n{}", failures.join("\n"));
 }
+
+/// Two statements where a scaffold is the whole file would only match a file holding exactly
+/// them: that is refused as several nodes, not searched and silently found empty.
+#[test]
+fn several_statements_are_not_a_pattern_of_the_whole_file() {
+    for (language, pattern) in [
+        ("python", "import os\nimport sys"),
+        ("rust", "fn a() {}\nfn b() {}"),
+        ("bash", "echo a\necho b"),
+    ] {
+        match common::compile(language, pattern) {
+            Err(PatternError::Unparsable { attempts, .. }) => assert!(
+                attempts.iter().any(|a| a.problem.contains("several nodes")),
+                "{language}: {attempts:?}"
+            ),
+            Ok(p) => panic!("{language}: compiled as {}", p.context()),
+            Err(other) => panic!("{language}: {other}"),
+        }
+    }
+}

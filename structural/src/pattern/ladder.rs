@@ -39,6 +39,14 @@ pub(super) fn accept<'t>(
             exact = true;
         }
     }
+    if exact && node.parent().is_none() && root.named_child_count() > 1 {
+        // The file itself (two statements where the scaffold is the file): it could only
+        // match a whole file holding exactly them.
+        return Err(rejection(
+            "the fragment spans several nodes, not one; search for one of them".to_owned(),
+            Some(source.position(start)),
+        ));
+    }
     if !exact {
         let (line, column) = source.position(start.max(node.start()));
         let what = if node.start() < start || node.end() > end {
