@@ -51,7 +51,8 @@ pub struct BuiltinLanguage {
     omittable_fields: &'static [&'static str],
     omittable_kinds: &'static [&'static str],
     omittable_after_token: &'static [(&'static str, &'static str)],
-    annotation_containers: &'static [&'static str],
+    omittable_children: &'static [(&'static str, &'static str)],
+    omittable_containers: &'static [&'static str],
 }
 
 /// A language with no aliases, one statement rung, and the common rules.
@@ -79,7 +80,8 @@ fn base(
         omittable_fields: COMMON_FIELDS,
         omittable_kinds: &[],
         omittable_after_token: &[],
-        annotation_containers: &[],
+        omittable_children: &[],
+        omittable_containers: &[],
     }
 }
 
@@ -187,8 +189,12 @@ impl Language for BuiltinLanguage {
         self.omittable_kinds
     }
 
-    fn annotation_containers(&self) -> &[&str] {
-        self.annotation_containers
+    fn omittable_children(&self) -> &[(&str, &str)] {
+        self.omittable_children
+    }
+
+    fn omittable_containers(&self) -> &[&str] {
+        self.omittable_containers
     }
 }
 
@@ -201,7 +207,8 @@ fn python() -> BuiltinLanguage {
             s!(Expression, "__cc = (\n", "\n)"),
             s!(ClassMember, "class __Cc:\n    ", "\n"),
         ],
-        omittable_kinds: &["decorator"],
+        omittable_fields: &["alternative", "cause", "return_type", "type_parameters"],
+        omittable_kinds: &["decorator", "else_clause", "finally_clause"],
         ..base("python", &["py", "pyi"], tree_sitter_python::LANGUAGE)
     }
 }
@@ -219,7 +226,13 @@ fn rust() -> BuiltinLanguage {
             s!(TopLevel, "", ""),
         ],
         member_first: &["pub"],
-        omittable_kinds: &["attribute_item"],
+        omittable_fields: &["alternative", "return_type", "type_parameters"],
+        omittable_kinds: &[
+            "attribute_item",
+            "visibility_modifier",
+            "function_modifiers",
+            "where_clause",
+        ],
         ..base("rust", &["rs"], tree_sitter_rust::LANGUAGE)
     }
 }
@@ -229,6 +242,7 @@ fn javascript() -> BuiltinLanguage {
         aliases: &["js", "jsx"],
         scaffolds: JS_LADDER,
         member_first: &["static", "get", "set", "#"],
+        omittable_fields: &["alternative", "finalizer", "decorator"],
         omittable_kinds: &["decorator"],
         ..base(
             "javascript",
@@ -240,6 +254,8 @@ fn javascript() -> BuiltinLanguage {
 
 const JS_LADDER: &[Scaffold] = &[
     s!(Statement, "function __cc() {\n", "\n}"),
+    // A `case` label is a statement only inside a `switch`.
+    s!(Statement, "function __cc() {\nswitch (__cc) {\n", "\n}\n}"),
     s!(Expression, "(", ")"),
     s!(ClassMember, "class __Cc {\n", "\n}"),
     s!(TopLevel, "", ""),
@@ -265,7 +281,14 @@ fn typescript() -> BuiltinLanguage {
         aliases: &["ts"],
         scaffolds: JS_LADDER,
         member_first: TS_MEMBER_FIRST,
-        omittable_kinds: &["decorator"],
+        omittable_fields: &[
+            "alternative",
+            "finalizer",
+            "decorator",
+            "return_type",
+            "type_parameters",
+        ],
+        omittable_kinds: &["decorator", "accessibility_modifier", "override_modifier"],
         ..base(
             "typescript",
             &["ts", "mts", "cts"],
@@ -308,11 +331,16 @@ fn c() -> BuiltinLanguage {
             // as a macro type specifier.
             s!(Expression, "int __cc = ", ";"),
             s!(Statement, "void __cc(void) {\n", "\n}"),
+            s!(Statement, "void __cc(void) {\nswitch (__cc) {\n", "\n}\n}"),
             s!(ClassMember, "struct __cc {\n", "\n};"),
             s!(TopLevel, "", ""),
         ],
         omittable_fields: &["alternative"],
-        omittable_kinds: &["attribute_specifier"],
+        omittable_kinds: &[
+            "attribute_specifier",
+            "attribute_declaration",
+            "storage_class_specifier",
+        ],
         ..base("c", &["c", "h"], tree_sitter_c::LANGUAGE)
     }
 }
@@ -324,12 +352,18 @@ fn cpp() -> BuiltinLanguage {
         scaffolds: &[
             s!(Expression, "auto __cc = ", ";"),
             s!(Statement, "void __cc() {\n", "\n}"),
+            s!(Statement, "void __cc() {\nswitch (__cc) {\n", "\n}\n}"),
             s!(ClassMember, "class __cc {\n", "\n};"),
             s!(TopLevel, "", ""),
         ],
         member_first: &["public", "private", "protected", "virtual", "explicit"],
         omittable_fields: &["alternative"],
-        omittable_kinds: &["attribute_declaration", "attribute_specifier"],
+        omittable_kinds: &[
+            "attribute_declaration",
+            "attribute_specifier",
+            "storage_class_specifier",
+            "virtual",
+        ],
         ..base(
             "cpp",
             &[
@@ -359,14 +393,30 @@ fn java() -> BuiltinLanguage {
     BuiltinLanguage {
         scaffolds: &[
             s!(Statement, "class __Cc {\nvoid __cc() {\n", "\n}\n}"),
+            // `super(…);` and `this(…);` are statements of a constructor only.
+            s!(Statement, "class __Cc {\n__Cc() {\n", "\n}\n}"),
+            s!(
+                Statement,
+                "class __Cc {\nvoid __cc() {\nswitch (__cc) {\n",
+                "\n}\n}\n}"
+            ),
             s!(Expression, "class __Cc {\nObject __cc = ", ";\n}"),
             s!(ClassMember, "class __Cc {\n", "\n}"),
+            // An interface's constants and abstract methods are other kinds.
+            s!(ClassMember, "interface __Cc {\n", "\n}"),
             s!(TopLevel, "", ""),
         ],
         member_first: JAVA_MEMBER_FIRST,
         top_first: &["import", "package"],
-        omittable_kinds: &["annotation", "marker_annotation"],
-        annotation_containers: &["modifiers"],
+        omittable_fields: &["alternative", "type_parameters"],
+        omittable_kinds: &[
+            "annotation",
+            "marker_annotation",
+            "finally_clause",
+            "throws",
+        ],
+        omittable_children: &[("object_creation_expression", "class_body")],
+        omittable_containers: &["modifiers"],
         ..base("java", &["java"], tree_sitter_java::LANGUAGE)
     }
 }
@@ -375,6 +425,7 @@ fn dart() -> BuiltinLanguage {
     BuiltinLanguage {
         scaffolds: &[
             s!(Statement, "void __cc() {\n", "\n}"),
+            s!(Statement, "void __cc() {\nswitch (__cc) {\n", "\n}\n}"),
             s!(Expression, "var __cc = ", ";"),
             s!(ClassMember, "class __Cc {\n", "\n}"),
             s!(TopLevel, "", ""),
@@ -383,7 +434,8 @@ fn dart() -> BuiltinLanguage {
             "static", "final", "late", "const", "factory", "@", "external",
         ],
         member_preferred_kinds: &["local_function_declaration"],
-        omittable_kinds: &["annotation", "marker_annotation"],
+        omittable_fields: &["alternative", "return_type", "type_parameters"],
+        omittable_kinds: &["annotation", "finally_clause", "type_parameters"],
         ..base("dart", &["dart"], tree_sitter_dart::LANGUAGE)
     }
 }
@@ -396,6 +448,7 @@ fn bash() -> BuiltinLanguage {
         meta_char: Some('_'),
         wrappers: &[],
         omittable_fields: &[],
+        omittable_kinds: &["elif_clause", "else_clause"],
         ..base("bash", &["sh", "bash"], tree_sitter_bash::LANGUAGE)
     }
 }
@@ -432,6 +485,7 @@ fn ruby() -> BuiltinLanguage {
             "begin_block",
         ],
         omittable_fields: &["alternative"],
+        omittable_kinds: &["else", "ensure"],
         ..base(
             "ruby",
             &["rb", "rake", "gemspec"],
@@ -462,6 +516,11 @@ fn c_sharp() -> BuiltinLanguage {
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Statement, "class __Cc {\nvoid __cc() {\n", "\n}\n}"),
+            s!(
+                Statement,
+                "class __Cc {\nvoid __cc() {\nswitch (__cc) {\n",
+                "\n}\n}\n}"
+            ),
             s!(Expression, "class __Cc {\nobject __cc = ", ";\n}"),
             s!(ClassMember, "class __Cc {\n", "\n}"),
             s!(TopLevel, "", ""),
@@ -471,7 +530,13 @@ fn c_sharp() -> BuiltinLanguage {
         member_preferred_kinds: &["local_function_statement"],
         wrappers: &["expression_statement", "argument"],
         omittable_fields: &["type_parameters", "alternative"],
-        omittable_kinds: &["attribute_list", "type_parameter_list"],
+        omittable_kinds: &[
+            "attribute_list",
+            "type_parameter_list",
+            "type_parameter_constraints_clause",
+            "modifier",
+            "finally_clause",
+        ],
         ..base("c_sharp", &["cs"], tree_sitter_c_sharp::LANGUAGE)
     }
 }
@@ -507,13 +572,24 @@ fn kotlin() -> BuiltinLanguage {
         wrappers: &["value_argument"],
         // `class $C { $$$B }`: a lone `$$$B` in braces reads as an enum entry.
         equivalent_kinds: &[("enum_class_body", "class_body")],
-        omittable_kinds: &["annotation", "type_parameters"],
+        omittable_kinds: &[
+            "annotation",
+            "type_parameters",
+            "type_constraints",
+            "visibility_modifier",
+            "inheritance_modifier",
+            "member_modifier",
+            "function_modifier",
+            "property_modifier",
+            "platform_modifier",
+            "finally_block",
+        ],
         omittable_after_token: &[
             ("function_declaration", ":"),
             ("if_expression", "else"),
             ("getter", ":"),
         ],
-        annotation_containers: &["modifiers"],
+        omittable_containers: &["modifiers"],
         ..base("kotlin", &["kt", "kts"], tree_sitter_kotlin_ng::LANGUAGE)
     }
 }

@@ -150,6 +150,55 @@ pub fn comment_ranges(tree: &tree_sitter::Tree) -> Vec<Range<usize>> {
         .collect()
 }
 
+/// The parts a match left out, in order, those separated by blanks only merged into one
+/// (`->` and `int` of a return annotation).
+fn merge_parts(parts: &[Range<usize>], source: &[u8]) -> Vec<Range<usize>> {
+    let mut sorted = parts.to_vec();
+    sorted.sort_by_key(|r| (r.start, r.end));
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(sorted.len());
+    for part in sorted {
+        if let Some(last) = out.last_mut() {
+            let gap = source.get(last.end..part.start).unwrap_or(b"x");
+            if part.start <= last.end || gap.iter().all(|b| b.is_ascii_whitespace()) {
+                last.end = last.end.max(part.end);
+                continue;
+            }
+        }
+        out.push(part);
+    }
+    out
+}
+
+/// How many `ERROR` and missing nodes a tree has (an `ERROR` counted once, whatever it
+/// holds), and the 1-based line of the first. Only subtrees that hold an error are walked.
+pub fn syntax_errors(tree: &tree_sitter::Tree) -> (usize, Option<usize>) {
+    let mut count = 0;
+    let mut first = None;
+    let mut cursor = tree.walk();
+    if !cursor.node().has_error() {
+        return (0, None);
+    }
+    loop {
+        let node = cursor.node();
+        let bad = node.is_error() || node.is_missing();
+        if bad {
+            count += 1;
+            first.get_or_insert(node.start_position().row + 1);
+        }
+        if !bad && node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return (count, first);
+            }
+        }
+    }
+}
+
 impl Pattern {
     /// Every match of the pattern in `source`, nested ones included.
     pub fn find_all(
@@ -163,9 +212,25 @@ impl Pattern {
 
     /// Every match in an already parsed tree of `source`.
     pub fn find_in_tree(&self, tree: &tree_sitter::Tree, source: &[u8]) -> FileMatches {
+        self.find_in_tree_within(tree, source, usize::MAX)
+            .unwrap_or_default()
+    }
+
+    /// Every match in an already parsed tree of `source`, or `None` when the tree is nested
+    /// more than `max_depth` levels deep.
+    pub fn find_in_tree_within(
+        &self,
+        tree: &tree_sitter::Tree,
+        source: &[u8],
+        max_depth: usize,
+    ) -> Option<FileMatches> {
         let mut out = FileMatches::default();
         let mut env = Env::new();
-        for node in Walk::new(tree.root_node()) {
+        let mut walk = Walk::new(tree.root_node());
+        while let Some(node) = walk.next() {
+            if walk.depth() > max_depth {
+                return None;
+            }
             if !self.may_match_kind(&node) {
                 continue;
             }
@@ -175,7 +240,39 @@ impl Pattern {
                 out.exhausted += 1;
             }
         }
-        out
+        Some(out)
+    }
+
+    /// The match at `range` of an already parsed tree of `source`: each node whose code
+    /// (comments at its ends aside, see [`Node::code_span`]) is exactly `range` is tried,
+    /// outermost first (a node and its only child may share it).
+    pub fn match_at(
+        &self,
+        tree: &tree_sitter::Tree,
+        source: &[u8],
+        range: Range<usize>,
+    ) -> Option<Match> {
+        let raw = tree
+            .root_node()
+            .descendant_for_byte_range(range.start, range.end)?;
+        let mut node = Node::new(raw);
+        while let Some(parent) = node.parent().filter(|p| p.code_span() == range) {
+            node = parent;
+        }
+        let mut env = Env::new();
+        loop {
+            if node.code_span() != range {
+                return None;
+            }
+            if self.may_match_kind(&node) && self.match_node(node, source, &mut env) {
+                return Some(self.record(node, source, &env));
+            }
+            node = node
+                .children()
+                .into_iter()
+                .map(|c| c.node)
+                .find(|c| !c.is_extra() && c.code_span() == range)?;
+        }
     }
 
     /// See [`Match::rewrite_range`].
@@ -225,7 +322,7 @@ impl Pattern {
             start: Position::at(source, node.start(), node.start_point()),
             end: Position::at(source, node.end(), node.end_point()),
             captures,
-            omitted: env.omitted().to_vec(),
+            omitted: merge_parts(env.omitted(), source),
         }
     }
 }

@@ -157,6 +157,12 @@ pub trait Language: Send + Sync + fmt::Debug {
 
     /// Fields a pattern may leave out entirely (`return_type`, `type_parameters`,
     /// `alternative`, …): a code node's child in such a field is then skipped.
+    ///
+    /// The rule for every omittable part (fields, kinds, children after a token): it is a
+    /// part whose presence does not change what the construct is — an `else`/`elif`/`finally`
+    /// branch, a `from` cause, the class body of `new`, modifiers, decorators and
+    /// annotations, type parameters, a return type. A pattern that leaves it out matches code
+    /// with or without it, and a rewrite carries it over (the crate README has the table).
     fn omittable_fields(&self) -> &[&str] {
         &[
             "return_type",
@@ -181,8 +187,15 @@ pub trait Language: Send + Sync + fmt::Debug {
     }
 
     /// Container kinds that may be left out when every named child they hold is of an
-    /// omittable kind (Java's `modifiers` holding only annotations).
-    fn annotation_containers(&self) -> &[&str] {
+    /// omittable kind (Kotlin's `modifiers` holding `private` and annotations, but not the
+    /// `enum` of an enum class, which makes it another construct).
+    fn omittable_containers(&self) -> &[&str] {
+        &[]
+    }
+
+    /// `(parent kind, child kind)`: a child of that kind is an omittable part in that parent
+    /// only (Java's anonymous class body in `new X() { … }`).
+    fn omittable_children(&self) -> &[(&str, &str)] {
         &[]
     }
 }

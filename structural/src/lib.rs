@@ -35,8 +35,12 @@
 //! class member, top-level declaration (a function body for Go, Dart, C, Java…, a class
 //! body for members, an object for JSON pairs). A scaffold accepts when the fragment's own
 //! byte range is one node (the innermost such) and the parse has no `ERROR` or missing node,
-//! except an `ERROR` that is exactly one metavariable; clean parses win over such ones. The
-//! first accepting scaffold wins and [`Pattern::context`] names it; the order is tuned per
+//! except an `ERROR` that is exactly one metavariable. Readings are ranked: one that takes a
+//! keyword of the grammar for an identifier (C's `return -1;` as `return - 1`) loses to any
+//! other, then clean parses win over lenient ones, then the first accepting scaffold wins
+//! and [`Pattern::context`] names it; a fragment ending in `;` is not tried as an expression
+//! first. The same text read as another kind in another declaration context (a Java field
+//! and a local) is an alternate reading that a node may match instead. The order is tuned per
 //! language (Java tries class members first for `private int x;`; Kotlin's `class …` never
 //! tries the expression rung). If none accepts, [`PatternError::Unparsable`] lists each
 //! context and where its parse broke. Where the statement rung reads a function-shaped
@@ -47,14 +51,17 @@
 //!
 //! # Matching ([`matcher`]; each rule has a test in `tests/semantics.rs`)
 //!
-//! - Every named child of the code must be matched, except one in an omittable optional part
-//!   the pattern leaves out entirely: return type, type parameters, decorators and
-//!   annotations, `else`/`elif`. So `import os` does not match `import os, sys`, `let x`
-//!   does not match `let x = 1`, `if $A: yield` does not swallow further statements, while
+//! - Every named child of the code must be matched, except one in an omittable part the
+//!   pattern leaves out entirely: a part whose presence does not change what the construct
+//!   is (`else`/`elif`/`finally`, a `from` cause, the class body of `new`, modifiers,
+//!   decorators and annotations, type parameters, a return type; the crate README has the
+//!   table per language). So `import os` does not match `import os, sys`, `let x` does not
+//!   match `let x = 1`, `if $A: yield` does not swallow further statements, while
 //!   `def $F($$$P): $$$B` matches annotated functions. What was left out is reported in
 //!   [`Match::omitted`].
 //! - Unnamed tokens and comments in the code are skipped where the pattern does not spell
-//!   them; unnamed tokens the pattern spells must be there (a `;` may be a line end).
+//!   them (keyword tokens such as `async` are reported in [`Match::omitted`] too); unnamed
+//!   tokens the pattern spells must be there (a `;` may be a line end).
 //! - `$$$` takes the shortest run that lets the rest match, backtracking within a budget,
 //!   so `{ $$$A if ($X) {} $$$B }` finds a later `if`; a zero-length `$$$` takes its
 //!   separator (`,` or `;`, never a bracket) with it, so `f($A, $$$R)` matches `f(x)`.
@@ -69,7 +76,11 @@
 //! [`stage_rewrite`] computes a rewrite without writing; its [`Transaction`] commits all
 //! files or none (see [`transaction`], reusable for any multi-file change). A rewrite
 //! replaces [`Match::rewrite_range`]: a statement's `;` is kept once, whether or not the
-//! pattern spells it. Captured code is copied as bytes (a file need not be UTF-8) and new
+//! pattern spells it. A rewrite changes only what the pattern names: what a match left out is
+//! carried over at its place, or that match is skipped and listed
+//! ([`StagedRewrite::skipped_matches`]), never deleted. Files with syntax errors are reported
+//! ([`SearchResult::parse_errors`]); files over a size cap and sources nested too deep are
+//! listed, not searched; patterns nested too deep are refused ([`MAX_PATTERN_DEPTH`]). Captured code is copied as bytes (a file need not be UTF-8) and new
 //! lines take the file's line ending.
 
 pub mod builtin;
@@ -92,10 +103,15 @@ pub struct ReadmeDoctests;
 pub use builtin::{Languages, UnknownLanguage};
 pub use find::{Captured, FileMatches, Match, ParseError, Position, SourceParser};
 pub use language::{ContextKind, Language, Scaffold};
-pub use pattern::{Attempt, Pattern, PatternError};
-pub use rewrite::{stage_rewrite, RewriteError, StagedFile, StagedRewrite, Warning, WarningKind};
+pub use pattern::{Attempt, Pattern, PatternError, MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH};
+pub use rewrite::{
+    stage_rewrite, stage_rewrite_with, RewriteError, SkippedMatch, StagedFile, StagedRewrite,
+    Warning, WarningKind,
+};
 pub use search::{
-    search, CapturedText, FoundMatch, ProgressFn, SearchError, SearchOptions, SearchResult, Skipped,
+    search, CapturedText, FoundMatch, ParseErrors, ProgressFn, SearchError, SearchOptions,
+    SearchResult, Skipped, TooLarge, DEFAULT_MAX_FILE_BYTES, MAX_PARSE_ERRORS_LISTED,
+    MAX_SOURCE_DEPTH,
 };
 pub use template::{Template, TemplateError};
 pub use transaction::{CommitError, FailAt, FaultInjector, FileOp, NoFaults, Transaction};

@@ -208,7 +208,9 @@ impl<'t> Ctx<'_, 't> {
                     && !spells_token(pattern, text)
             });
             previous = Some(n);
-            if n.is_named() && (after_token || self.omittable(child.field, n, fields, kinds)) {
+            if n.is_named()
+                && (after_token || self.omittable(parent, child.field, n, fields, kinds))
+            {
                 self.env.omitted.push(n.range());
                 continue;
             }
@@ -220,7 +222,14 @@ impl<'t> Ctx<'_, 't> {
         out
     }
 
-    fn omittable(&self, field: u16, node: Node<'t>, fields: &[u16], kinds: &[u16]) -> bool {
+    fn omittable(
+        &self,
+        parent: u16,
+        field: u16,
+        node: Node<'t>,
+        fields: &[u16],
+        kinds: &[u16],
+    ) -> bool {
         let g = self.grammar;
         if field != 0 && g.omittable_fields.contains(&field) {
             return !fields.contains(&field);
@@ -229,116 +238,183 @@ impl<'t> Ctx<'_, 't> {
         if kinds.contains(&kind) {
             return false;
         }
-        if g.omittable_kinds.contains(&kind) {
+        if g.omittable_kinds.contains(&kind) || g.omittable_in.contains(&(parent, kind)) {
             return true;
         }
-        if g.annotation_containers.contains(&kind) {
-            // Only a container of nothing but annotations: `public` is not an annotation.
-            return node
+        // A container of nothing but omittable parts: `private` is one, Kotlin's `enum` not.
+        g.omittable_containers.contains(&kind)
+            && node
                 .children()
                 .iter()
-                .filter(|c| !c.node.is_extra())
-                .all(|c| c.node.is_named() && g.omittable_kinds.contains(&g.kind(&c.node)));
-        }
-        false
+                .filter(|c| c.node.is_named() && !c.node.is_extra())
+                .all(|c| g.omittable_kinds.contains(&g.kind(&c.node)))
     }
 
-    fn seq(&mut self, ps: &[PChild], i: usize, cs: &[CChild<'t>], j: usize) -> bool {
-        if !self.tick() {
-            return false;
-        }
-        let Some(p) = ps.get(i) else {
-            return cs[j..].iter().all(|c| !c.named);
-        };
-        if p.node.is_multi() {
-            let mark = self.env.mark();
-            if i + 1 == ps.len() {
-                // Last in the pattern: it must take every named child left, and taking them
-                // is the shortest run that does (saves trying every shorter one).
-                let end = cs[j..]
-                    .iter()
-                    .rposition(|c| c.named)
-                    .map_or(j, |last| j + last + 1);
-                if self.bind_run(&p.node, &cs[j..end]) && self.seq(ps, i + 1, cs, end) {
-                    return true;
-                }
-                self.env.reset(mark);
+    /// Matches pattern children `ps[i..]` against code children `cs[j..]`. Steps with one
+    /// possible choice (a named child; a token that only one code token can be) loop rather
+    /// than recurse, so the stack grows with the choices a pattern leaves open, not with its
+    /// length; on `false` the caller resets the bindings to its mark.
+    fn seq(&mut self, ps: &[PChild], mut i: usize, cs: &[CChild<'t>], mut j: usize) -> bool {
+        loop {
+            if !self.tick() {
                 return false;
             }
-            for k in j..=cs.len() {
-                if self.bind_run(&p.node, &cs[j..k]) && self.seq(ps, i + 1, cs, k) {
+            let Some(p) = ps.get(i) else {
+                if cs[j..].iter().all(|c| !c.named) {
+                    self.skip_tokens(&cs[j..]);
                     return true;
                 }
-                self.env.reset(mark);
-                if k == j && ps.get(i + 1).is_some_and(|next| next.node.is_separator()) {
-                    // `$$$R,` with R empty: the separator after it goes too.
-                    if self.bind_run(&p.node, &[]) && self.seq(ps, i + 2, cs, k) {
-                        return true;
-                    }
-                    self.env.reset(mark);
-                }
-                if self.env.exhausted {
-                    return false;
-                }
+                return false;
+            };
+            if p.node.is_multi() {
+                return self.multi(ps, i, cs, j);
             }
-            return false;
-        }
-        if !p.named {
+            if !p.named {
+                let separator_then_multi =
+                    p.node.is_separator() && ps.get(i + 1).is_some_and(|next| next.node.is_multi());
+                let run = cs[j..].iter().take_while(|c| !c.named).count();
+                let mut candidates = (j..j + run).filter(|&k| self.node(&p.node, cs[k].node));
+                let first = candidates.next();
+                let single = candidates.next().is_none();
+                if let Some(k) =
+                    first.filter(|_| single && !p.node.is_terminator() && !separator_then_multi)
+                {
+                    self.skip_tokens(&cs[j..k]);
+                    i += 1;
+                    j = k + 1;
+                    continue;
+                }
+                return self.token_choices(ps, i, cs, j, run);
+            }
             let mut k = j;
             while k < cs.len() && !cs[k].named {
-                if self.node(&p.node, cs[k].node) {
-                    let mark = self.env.mark();
-                    if self.seq(ps, i + 1, cs, k + 1) {
-                        return true;
-                    }
-                    self.env.reset(mark);
-                }
                 k += 1;
             }
-            if p.node.is_terminator() {
-                // A `;` the pattern spells may be a newline in the code (bash, ASI).
+            if !p.nullable {
+                if k < cs.len() {
+                    self.skip_tokens(&cs[j..k]);
+                    if self.node(&p.node, cs[k].node) {
+                        i += 1;
+                        j = k + 1;
+                        continue;
+                    }
+                }
+                return false;
+            }
+            if k < cs.len() {
                 let mark = self.env.mark();
-                if self.seq(ps, i + 1, cs, j) {
+                self.skip_tokens(&cs[j..k]);
+                if self.node(&p.node, cs[k].node) && self.seq(ps, i + 1, cs, k + 1) {
                     return true;
                 }
                 self.env.reset(mark);
             }
-            if let Some(next) = ps
-                .get(i + 1)
-                .filter(|next| next.node.is_multi() && p.node.is_separator())
-            {
-                // `, $$$R` with R empty: the separator before it goes too.
-                let mark = self.env.mark();
-                if self.bind_run(&next.node, &[]) && self.seq(ps, i + 2, cs, j) {
-                    return true;
-                }
-                self.env.reset(mark);
-            }
-            return false;
-        }
-        let mut k = j;
-        while k < cs.len() && !cs[k].named {
-            k += 1;
-        }
-        if k < cs.len() {
-            let mark = self.env.mark();
-            if self.node(&p.node, cs[k].node) && self.seq(ps, i + 1, cs, k + 1) {
-                return true;
-            }
-            self.env.reset(mark);
-        }
-        if p.nullable {
             let mark = self.env.mark();
             if self.bind_empty(&p.node) && self.seq(ps, i + 1, cs, j) {
                 return true;
             }
             self.env.reset(mark);
+            return false;
+        }
+    }
+
+    /// `ps[i]` is a `$$$`: the shortest run that lets the rest match.
+    fn multi(&mut self, ps: &[PChild], i: usize, cs: &[CChild<'t>], j: usize) -> bool {
+        let p = &ps[i];
+        let mark = self.env.mark();
+        if i + 1 == ps.len() {
+            // Last in the pattern: it must take every named child left, and taking them
+            // is the shortest run that does (saves trying every shorter one).
+            let end = cs[j..]
+                .iter()
+                .rposition(|c| c.named)
+                .map_or(j, |last| j + last + 1);
+            if self.bind_run(&p.node, &cs[j..end]) && self.seq(ps, i + 1, cs, end) {
+                return true;
+            }
+            self.env.reset(mark);
+            return false;
+        }
+        for k in j..=cs.len() {
+            if self.bind_run(&p.node, &cs[j..k]) && self.seq(ps, i + 1, cs, k) {
+                return true;
+            }
+            self.env.reset(mark);
+            if k == j && ps.get(i + 1).is_some_and(|next| next.node.is_separator()) {
+                // `$$$R,` with R empty: the separator after it goes too.
+                if self.bind_run(&p.node, &[]) && self.seq(ps, i + 2, cs, k) {
+                    return true;
+                }
+                self.env.reset(mark);
+            }
+            if self.env.exhausted {
+                return false;
+            }
         }
         false
     }
 
+    /// `ps[i]` is an unnamed token with more than one way to go on: each code token of the
+    /// `run` after `j` that it matches, a line end for a `;`, or an empty `$$$` after a
+    /// separator.
+    fn token_choices(
+        &mut self,
+        ps: &[PChild],
+        i: usize,
+        cs: &[CChild<'t>],
+        j: usize,
+        run: usize,
+    ) -> bool {
+        let p = &ps[i];
+        for k in j..j + run {
+            if self.node(&p.node, cs[k].node) {
+                let mark = self.env.mark();
+                self.skip_tokens(&cs[j..k]);
+                if self.seq(ps, i + 1, cs, k + 1) {
+                    return true;
+                }
+                self.env.reset(mark);
+            }
+        }
+        if p.node.is_terminator() {
+            // A `;` the pattern spells may be a newline in the code (bash, ASI).
+            let mark = self.env.mark();
+            if self.seq(ps, i + 1, cs, j) {
+                return true;
+            }
+            self.env.reset(mark);
+        }
+        if let Some(next) = ps
+            .get(i + 1)
+            .filter(|next| next.node.is_multi() && p.node.is_separator())
+        {
+            // `, $$$R` with R empty: the separator before it goes too.
+            let mark = self.env.mark();
+            if self.bind_run(&next.node, &[]) && self.seq(ps, i + 2, cs, j) {
+                return true;
+            }
+            self.env.reset(mark);
+        }
+        false
+    }
+
+    /// Records the unnamed code tokens a match passes over that are more than punctuation
+    /// (`async`, `static`, TypeScript's `import type`, a generator's `*`): the match did not
+    /// account for them, so a rewrite must carry them over.
+    fn skip_tokens(&mut self, skipped: &[CChild<'t>]) {
+        for c in skipped {
+            let text = self.text(c.node.range());
+            let blank = text.iter().all(u8::is_ascii_whitespace);
+            if !blank && !matches!(text, b"," | b";") {
+                self.env.omitted.push(c.node.range());
+            }
+        }
+    }
+
     fn leaf_eq(&self, kind: u16, text: &[u8], node: Node<'t>) -> bool {
-        self.grammar.kind_matches(kind, &node) && self.text(node.range()) == text
+        // Blanks at a token's ends are not code (a C macro body ends with its line's `\n`).
+        self.grammar.kind_matches(kind, &node)
+            && self.text(node.range()).trim_ascii() == text.trim_ascii()
     }
 
     fn bind_run(&mut self, pattern: &PNode, run: &[CChild<'t>]) -> bool {
@@ -365,33 +441,45 @@ impl<'t> Ctx<'_, 't> {
             return true;
         };
         if let Some(existing) = self.env.get(slot) {
-            let existing = existing.clone();
-            return self.same(&existing, &bound);
+            // A repeated name compares tokens: that work counts against the budget too, or
+            // a pattern repeating one `$$$A` could compare long runs without end.
+            let (equal, cost) = same(self.source, existing, &bound);
+            self.env.steps = self
+                .env
+                .steps
+                .saturating_add(u32::try_from(cost).unwrap_or(u32::MAX));
+            if self.env.steps > STEP_BUDGET {
+                self.env.exhausted = true;
+                return false;
+            }
+            return equal;
         }
         self.env.slots.push((slot, bound));
         true
     }
+}
 
-    /// Whether two captures are the same code: equal token sequences, or equal text when a
-    /// string content is involved.
-    fn same(&self, a: &Bound<'t>, b: &Bound<'t>) -> bool {
-        match (a, b) {
-            (Bound::Text(x), other) | (other, Bound::Text(x)) => {
-                let y = match other {
-                    Bound::Text(y) => y.clone(),
-                    Bound::One(n) => n.range(),
-                    Bound::Run(run) => named_span(run).unwrap_or(0..0),
-                };
-                self.text(x.clone()) == self.text(y)
-            }
-            _ => {
-                let (ta, tb) = (tokens(a), tokens(b));
-                ta.len() == tb.len()
-                    && ta
-                        .iter()
-                        .zip(&tb)
-                        .all(|(x, y)| self.text(x.clone()) == self.text(y.clone()))
-            }
+/// Whether two captures are the same code (equal token sequences, or equal text when a
+/// string content is involved), and how many tokens the comparison took.
+fn same(source: &[u8], a: &Bound<'_>, b: &Bound<'_>) -> (bool, usize) {
+    let text = |range: Range<usize>| source.get(range).unwrap_or(&[]);
+    match (a, b) {
+        (Bound::Text(x), other) | (other, Bound::Text(x)) => {
+            let y = match other {
+                Bound::Text(y) => y.clone(),
+                Bound::One(n) => n.range(),
+                Bound::Run(run) => named_span(run).unwrap_or(0..0),
+            };
+            (text(x.clone()) == text(y), 1)
+        }
+        _ => {
+            let (ta, tb) = (tokens(a), tokens(b));
+            let equal = ta.len() == tb.len()
+                && ta
+                    .iter()
+                    .zip(&tb)
+                    .all(|(x, y)| text(x.clone()) == text(y.clone()));
+            (equal, 1 + ta.len() + tb.len())
         }
     }
 }

@@ -93,6 +93,11 @@ impl<'t> Node<'t> {
         self.raw.child_count() as usize
     }
 
+    /// How many named children (extras included).
+    pub fn named_child_count(&self) -> usize {
+        self.raw.named_child_count()
+    }
+
     /// Appends every child (with its field) to `out`.
     pub fn children_into(&self, out: &mut Vec<Child<'t>>) {
         let mut cursor = self.raw.walk();
@@ -145,6 +150,38 @@ impl<'t> Node<'t> {
         self.raw.parent().map(Node::new)
     }
 
+    /// From its first token that is not a comment to its last (a block's trailing comment
+    /// left out); its range when it has none.
+    pub fn code_span(&self) -> Range<usize> {
+        let mut span: Option<Range<usize>> = None;
+        let mut cursor = self.raw.walk();
+        loop {
+            let n = cursor.node();
+            if n.child_count() == 0 && !n.is_extra() && n.end_byte() > n.start_byte() {
+                span = Some(match span {
+                    Some(s) => s.start.min(n.start_byte())..s.end.max(n.end_byte()),
+                    None => n.byte_range(),
+                });
+            }
+            if !n.is_extra() && cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return span.unwrap_or_else(|| self.range());
+                }
+            }
+        }
+    }
+
+    /// Every node of its subtree, itself first, in pre-order (no recursion).
+    pub(crate) fn walk(&self) -> Walk<'t> {
+        Walk::new(self.raw)
+    }
+
     /// Appends the token leaves under this node (extras left out) to `out`, as byte ranges.
     pub fn tokens_into(&self, out: &mut Vec<Range<usize>>) {
         let mut cursor = self.raw.walk();
@@ -174,10 +211,41 @@ impl<'t> Node<'t> {
     }
 }
 
+/// The depth of the deepest node of a tree (the root is 1), found without recursion;
+/// stops counting past `stop_after`.
+pub(crate) fn tree_depth(tree: &tree_sitter::Tree, stop_after: usize) -> usize {
+    let mut cursor = tree.walk();
+    let mut depth = 1;
+    let mut deepest = 1;
+    loop {
+        if cursor.goto_first_child() {
+            depth += 1;
+            deepest = deepest.max(depth);
+            if deepest > stop_after {
+                return deepest;
+            }
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return deepest;
+            }
+            depth -= 1;
+        }
+    }
+}
+
 /// Pre-order walk over every node of a tree, without recursion.
 pub(crate) struct Walk<'t> {
     cursor: tree_sitter::TreeCursor<'t>,
     done: bool,
+    /// Depth of the node the cursor is on (the start node is 0).
+    cursor_depth: usize,
+    /// Depth of the node last returned.
+    last: usize,
 }
 
 impl<'t> Walk<'t> {
@@ -185,7 +253,14 @@ impl<'t> Walk<'t> {
         Walk {
             cursor: root.walk(),
             done: false,
+            cursor_depth: 0,
+            last: 0,
         }
+    }
+
+    /// Depth of the node `next` returned last below the start node (which is 0).
+    pub(crate) fn depth(&self) -> usize {
+        self.last
     }
 }
 
@@ -197,7 +272,9 @@ impl<'t> Iterator for Walk<'t> {
             return None;
         }
         let node = Node::new(self.cursor.node());
+        self.last = self.cursor_depth;
         if self.cursor.goto_first_child() {
+            self.cursor_depth += 1;
             return Some(node);
         }
         loop {
@@ -208,6 +285,7 @@ impl<'t> Iterator for Walk<'t> {
                 self.done = true;
                 return Some(node);
             }
+            self.cursor_depth = self.cursor_depth.saturating_sub(1);
         }
     }
 }
@@ -220,7 +298,9 @@ pub(crate) struct Grammar {
     canonical: Vec<u16>,
     pub(crate) omittable_fields: Vec<u16>,
     pub(crate) omittable_kinds: Vec<u16>,
-    pub(crate) annotation_containers: Vec<u16>,
+    /// `(parent kind, child kind)` pairs: see [`Language::omittable_children`].
+    pub(crate) omittable_in: Vec<(u16, u16)>,
+    pub(crate) omittable_containers: Vec<u16>,
     pub(crate) wrappers: Vec<u16>,
     pub(crate) list_containers: Vec<u16>,
     /// `(parent kind, token)` pairs: see [`Language::omittable_after_token`].
@@ -228,6 +308,9 @@ pub(crate) struct Grammar {
     /// `(pattern kind, code kind)` pairs: see [`Language::equivalent_kinds`].
     equivalent: Vec<(u16, u16)>,
     error_kind: u16,
+    /// The grammar's keywords: its unnamed tokens spelled like identifiers (`return`,
+    /// `override`), sorted.
+    keywords: Vec<Box<[u8]>>,
 }
 
 impl Grammar {
@@ -257,7 +340,17 @@ impl Grammar {
                 .collect()
         };
         let omittable_kinds = kinds(language.omittable_kinds());
-        let annotation_containers = kinds(language.annotation_containers());
+        let omittable_containers = kinds(language.omittable_containers());
+        let omittable_in = language
+            .omittable_children()
+            .iter()
+            .flat_map(|(parent, child)| {
+                let children = kinds(&[child]);
+                kinds(&[parent])
+                    .into_iter()
+                    .flat_map(move |p| children.clone().into_iter().map(move |c| (p, c)))
+            })
+            .collect();
         let wrappers = kinds(language.wrapper_kinds());
         let list_containers = kinds(language.list_containers());
         let omittable_fields = language
@@ -286,17 +379,38 @@ impl Grammar {
             })
             .collect();
         let error_kind = u16::MAX;
+        let mut keywords: Vec<Box<[u8]>> = (0..count)
+            .filter_map(|id| {
+                let id = u16::try_from(id).ok()?;
+                let name = grammar.node_kind_for_id(id)?;
+                let word = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                (word && !grammar.node_kind_is_named(id) && grammar.node_kind_is_visible(id))
+                    .then(|| name.as_bytes().into())
+            })
+            .collect();
+        keywords.sort();
+        keywords.dedup();
         Grammar {
             canonical,
             omittable_fields,
             omittable_kinds,
-            annotation_containers,
+            omittable_in,
+            omittable_containers,
             wrappers,
             list_containers,
             omittable_after,
             equivalent,
             error_kind,
+            keywords,
         }
+    }
+
+    /// Whether `text` is one of the grammar's keywords.
+    pub(crate) fn is_keyword(&self, text: &[u8]) -> bool {
+        self.keywords
+            .binary_search_by(|k| k.as_ref().cmp(text))
+            .is_ok()
     }
 
     /// The canonical kind of `node`.

@@ -5,9 +5,13 @@
 //! - The outermost of nested matches is rewritten; the inner ones are counted as
 //!   `skipped_nested` (run the rewrite again for them). Matches that overlap without nesting
 //!   are an error.
+//! - A rewrite changes only what its pattern names: the parts a match left out (an `else`,
+//!   `@Test`, `<T>`, a return type, `async`, `import type`) are carried over into the new
+//!   code at their place (the `carry` module); a match where that cannot be done is not rewritten and
+//!   is listed in [`StagedRewrite::skipped_matches`] with the reason. Nothing the pattern did
+//!   not name is ever deleted.
 //! - Warnings name each place where the rewrite would delete a comment that no substituted
-//!   capture carries, and each match whose omitted optional part (a return annotation, an
-//!   `else`) would be dropped.
+//!   capture carries, and each file the rewrite leaves with more syntax errors than it had.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -15,26 +19,31 @@ use std::sync::Mutex;
 
 use crate::find::{Captured, Position, SourceParser};
 use crate::pattern::Pattern;
-use crate::search::{visit_sources, SearchError, Skipped};
+use crate::search::{
+    read_capped, too_deep_reason, visit_sources, ParseErrors, SearchError, SearchOptions, Skipped,
+    MAX_PARSE_ERRORS_LISTED, MAX_SOURCE_DEPTH,
+};
 use crate::template::{detect_unit, Template, TemplateError};
 use crate::transaction::Transaction;
+
+mod carry;
 
 /// What a warning is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WarningKind {
     /// A comment inside a match that no substituted capture carries would be deleted.
     DeletedComment,
-    /// A match left out an optional part (a return annotation, an `else`), which the
-    /// rewrite would drop.
-    DroppedOptional,
+    /// The rewritten file has more syntax errors than the original (the template does not
+    /// produce valid code there); the line is the first error's.
+    SyntaxErrors,
 }
 
 impl WarningKind {
-    /// `deleted_comment` or `dropped_optional`.
+    /// `deleted_comment` or `syntax_errors`.
     pub fn name(self) -> &'static str {
         match self {
             WarningKind::DeletedComment => "deleted_comment",
-            WarningKind::DroppedOptional => "dropped_optional",
+            WarningKind::SyntaxErrors => "syntax_errors",
         }
     }
 }
@@ -50,6 +59,22 @@ pub struct Warning {
     pub line: usize,
     /// That text (its first line).
     pub text: String,
+}
+
+/// A match that was not rewritten, because the rewrite would have deleted code its pattern
+/// did not name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedMatch {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line of the match.
+    pub line: usize,
+    /// 1-based line of the part that could not be carried over.
+    pub part_line: usize,
+    /// That part (its first line).
+    pub part: String,
+    /// Why, and what to do.
+    pub reason: String,
 }
 
 /// One file of a staged rewrite.
@@ -74,8 +99,17 @@ pub struct StagedRewrite {
     pub files: Vec<StagedFile>,
     /// What the rewrite would lose.
     pub warnings: Vec<Warning>,
-    /// Files that could not be read or parsed.
+    /// Matches left as they are, so as not to delete what the pattern did not name.
+    pub skipped_matches: Vec<SkippedMatch>,
+    /// Files that could not be read or parsed, or were over the size cap.
     pub skipped: Vec<Skipped>,
+    /// The first parsed files with syntax errors (a part of such a file may have matched
+    /// nothing), by path.
+    pub parse_errors: Vec<ParseErrors>,
+    /// How many searched files had syntax errors.
+    pub parse_errors_total: usize,
+    /// Whether staging was cancelled before every file was looked at (nothing is staged).
+    pub cancelled: bool,
     /// The change itself: commit it to write.
     pub transaction: Transaction,
 }
@@ -109,11 +143,28 @@ pub fn stage_rewrite(
     path: &Path,
     label: &(dyn Fn(&Path) -> String + Sync),
 ) -> Result<StagedRewrite, RewriteError> {
+    stage_rewrite_with(pattern, template, path, label, &SearchOptions::default())
+}
+
+/// [`stage_rewrite`] with the walk's options: the file size cap, cancellation and threads
+/// (`max_results` and `progress` are not used).
+pub fn stage_rewrite_with(
+    pattern: &Pattern,
+    template: &str,
+    path: &Path,
+    label: &(dyn Fn(&Path) -> String + Sync),
+    options: &SearchOptions,
+) -> Result<StagedRewrite, RewriteError> {
     let template = Template::new(template, pattern.metavariables())?;
+    let options = SearchOptions {
+        progress: None,
+        ..options.clone()
+    };
     let results: Mutex<Vec<Result<FileRewrite, RewriteError>>> = Mutex::new(Vec::new());
     let skipped: Mutex<Vec<Skipped>> = Mutex::new(Vec::new());
-    let visit = |file: &Path, parser: &mut SourceParser| match rewrite_file(
-        pattern, &template, file, parser, label,
+    let errors: Mutex<Vec<ParseErrors>> = Mutex::new(Vec::new());
+    let visit = |file: &Path, size: u64, parser: &mut SourceParser| match rewrite_file(
+        pattern, &template, file, size, parser, label, &options, &errors,
     ) {
         Ok(Some(done)) => push(&results, Ok(done)),
         Ok(None) => {}
@@ -126,7 +177,15 @@ pub fn stage_rewrite(
         ),
         Err(FileFailure::Fatal(error)) => push(&results, Err(error)),
     };
-    visit_sources(pattern, path, 0, None, &visit)?;
+    visit_sources(pattern, path, &options, &visit)?;
+    let cancelled = options
+        .cancel
+        .as_ref()
+        .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed));
+    let mut parse_errors = into_inner(errors);
+    parse_errors.sort_by(|a, b| a.path.cmp(&b.path));
+    let parse_errors_total = parse_errors.len();
+    parse_errors.truncate(MAX_PARSE_ERRORS_LISTED);
     let mut files = into_inner(results)
         .into_iter()
         .collect::<Result<Vec<FileRewrite>, RewriteError>>()?;
@@ -136,14 +195,27 @@ pub fn stage_rewrite(
         skipped_nested: 0,
         files: Vec::new(),
         warnings: Vec::new(),
+        skipped_matches: Vec::new(),
         skipped: into_inner(skipped),
+        parse_errors,
+        parse_errors_total,
+        cancelled,
         transaction: Transaction::new(),
     };
+    if cancelled {
+        // Part of the tree was not looked at: staging that part would claim more than it
+        // checked.
+        return Ok(staged);
+    }
     staged.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     for file in files {
         staged.replacements += file.replacements;
         staged.skipped_nested += file.skipped_nested;
         staged.warnings.extend(file.warnings);
+        staged.skipped_matches.extend(file.skipped_matches);
+        if file.replacements == 0 {
+            continue;
+        }
         staged.files.push(StagedFile {
             path: file.path.clone(),
             replacements: file.replacements,
@@ -174,6 +246,7 @@ struct FileRewrite {
     replacements: usize,
     skipped_nested: usize,
     warnings: Vec<Warning>,
+    skipped_matches: Vec<SkippedMatch>,
     diff: String,
 }
 
@@ -182,14 +255,29 @@ enum FileFailure {
     Fatal(RewriteError),
 }
 
+#[allow(clippy::too_many_arguments)]
 fn rewrite_file(
     pattern: &Pattern,
     template: &Template,
     path: &Path,
+    size: u64,
     parser: &mut SourceParser,
     label: &(dyn Fn(&Path) -> String + Sync),
+    options: &SearchOptions,
+    errors: &Mutex<Vec<ParseErrors>>,
 ) -> Result<Option<FileRewrite>, FileFailure> {
-    let source = std::fs::read(path).map_err(|e| FileFailure::Skipped(e.to_string()))?;
+    let over = |size: u64| {
+        FileFailure::Skipped(format!(
+            "{size} bytes, over the {}-byte cap; not searched",
+            options.max_file_bytes
+        ))
+    };
+    if size > options.max_file_bytes {
+        return Err(over(size));
+    }
+    let source = read_capped(path, options.max_file_bytes)
+        .map_err(|e| FileFailure::Skipped(e.to_string()))?
+        .ok_or_else(|| over(std::fs::metadata(path).map_or(size, |m| m.len())))?;
     if memchr::memchr(0, &source[..source.len().min(8192)]).is_some() {
         return Err(FileFailure::Skipped("binary file".to_owned()));
     }
@@ -199,7 +287,20 @@ fn rewrite_file(
     let tree = parser
         .parse(pattern.language().as_ref(), &source)
         .map_err(|e| FileFailure::Skipped(e.to_string()))?;
-    let found = pattern.find_in_tree(&tree, &source);
+    let found = pattern
+        .find_in_tree_within(&tree, &source, MAX_SOURCE_DEPTH)
+        .ok_or_else(|| FileFailure::Skipped(too_deep_reason()))?;
+    let (before, first_error) = crate::find::syntax_errors(&tree);
+    if let Some(line) = first_error {
+        push(
+            errors,
+            ParseErrors {
+                path: path.to_path_buf(),
+                line,
+                count: before,
+            },
+        );
+    }
     if found.matches.is_empty() {
         return Ok(None);
     }
@@ -227,6 +328,8 @@ fn rewrite_file(
         }
     };
     let mut warnings = Vec::new();
+    let mut skipped_matches = Vec::new();
+    let mut replaced = 0;
     let mut new = Vec::with_capacity(source.len());
     let mut cursor = 0;
     for m in &kept {
@@ -241,27 +344,76 @@ fn rewrite_file(
             .collect();
         let inside =
             |r: &Range<usize>| carried.iter().any(|c| c.start <= r.start && r.end <= c.end);
-        for comment in comments.iter().filter(|c| {
-            m.rewrite_range.start <= c.start && c.end <= m.rewrite_range.end && !inside(c)
-        }) {
+        let range = &m.rewrite_range;
+        let dropped: Vec<Range<usize>> = comments
+            .iter()
+            .filter(|c| range.start <= c.start && c.end <= range.end && !inside(c))
+            .cloned()
+            .collect();
+        // What the pattern left out, unless a substituted capture holds it anyway.
+        let parts: Vec<Range<usize>> = m
+            .omitted
+            .iter()
+            .filter(|r| range.start <= r.start && r.end <= range.end && !inside(r))
+            .cloned()
+            .collect();
+        let expanded = template.expand(&source, range.start, &m.captures, &unit);
+        let replacement = match carry::carry_over(&source, range, &expanded, &parts, &dropped) {
+            Ok(replacement) => replacement,
+            Err(refusal) => {
+                let (part_line, part) = first_line(&source, &refusal.part);
+                skipped_matches.push(SkippedMatch {
+                    path: path.to_path_buf(),
+                    line: m.start.line,
+                    part_line,
+                    reason: format!(
+                        "the rewrite would delete `{}`, which the pattern does not name and \
+                             the template leaves no place for; name it in the pattern and the \
+                             rewrite (a metavariable), or narrow the pattern",
+                        part
+                    ),
+                    part,
+                });
+                continue;
+            }
+        };
+        for comment in &dropped {
             warnings.push(warning(WarningKind::DeletedComment, path, &source, comment));
         }
-        for omitted in m.omitted.iter().filter(|r| !inside(r)) {
-            warnings.push(warning(
-                WarningKind::DroppedOptional,
-                path,
-                &source,
-                omitted,
-            ));
-        }
-        let replacement = template.expand(&source, m.rewrite_range.start, &m.captures, &unit);
-        new.extend_from_slice(&source[cursor..m.rewrite_range.start]);
+        new.extend_from_slice(&source[cursor..range.start]);
         new.extend_from_slice(&replacement);
-        cursor = m.rewrite_range.end;
+        cursor = range.end;
+        replaced += 1;
     }
     new.extend_from_slice(&source[cursor..]);
     if new == source {
-        return Ok(None);
+        if skipped_matches.is_empty() {
+            return Ok(None);
+        }
+        return Ok(Some(FileRewrite {
+            path: path.to_path_buf(),
+            original: Vec::new(),
+            new: Vec::new(),
+            replacements: 0,
+            skipped_nested,
+            warnings,
+            skipped_matches,
+            diff: String::new(),
+        }));
+    }
+    if let Ok(after_tree) = parser.parse(pattern.language().as_ref(), &new) {
+        let (after, first) = crate::find::syntax_errors(&after_tree);
+        if after > before {
+            warnings.push(Warning {
+                kind: WarningKind::SyntaxErrors,
+                path: path.to_path_buf(),
+                line: first.unwrap_or(1),
+                text: format!(
+                    "the rewritten file has {after} syntax error(s), the original {before}; \
+                     check the template"
+                ),
+            });
+        }
     }
     let shown = label(path);
     let old_text = String::from_utf8_lossy(&source);
@@ -273,9 +425,10 @@ fn rewrite_file(
         .to_string();
     Ok(Some(FileRewrite {
         path: path.to_path_buf(),
-        replacements: kept.len(),
+        replacements: replaced,
         skipped_nested,
         warnings,
+        skipped_matches,
         diff,
         original: source,
         new,
@@ -304,7 +457,9 @@ pub fn outermost(ranges: &[Range<usize>]) -> Result<(Vec<usize>, usize), (usize,
     Ok((kept, nested))
 }
 
-fn warning(kind: WarningKind, path: &Path, source: &[u8], range: &Range<usize>) -> Warning {
+/// The 1-based line of `range` in `source` and its first line of text (trimmed, at most 120
+/// characters), for showing what a warning or a skip is about.
+fn first_line(source: &[u8], range: &Range<usize>) -> (usize, String) {
     let text = String::from_utf8_lossy(source.get(range.clone()).unwrap_or(&[]));
     let first: String = text
         .lines()
@@ -314,11 +469,16 @@ fn warning(kind: WarningKind, path: &Path, source: &[u8], range: &Range<usize>) 
         .chars()
         .take(120)
         .collect();
+    (Position::of_offset(source, range.start).line, first)
+}
+
+fn warning(kind: WarningKind, path: &Path, source: &[u8], range: &Range<usize>) -> Warning {
+    let (line, text) = first_line(source, range);
     Warning {
         kind,
         path: path.to_path_buf(),
-        line: Position::of_offset(source, range.start).line,
-        text: first,
+        line,
+        text,
     }
 }
 

@@ -339,7 +339,7 @@ fn c_sharp() {
     );
     case!(
         "c_sharp",
-        "public_modifier_is_not_omittable",
+        "modifiers_are_omittable",
         "void M($$$P) { $$$B }",
         code
     );

@@ -338,22 +338,18 @@ fn deleting_an_uncaptured_comment_is_a_warning() {
 }
 
 #[test]
-fn dropping_an_omitted_optional_part_is_a_warning() {
+fn an_omitted_optional_part_is_carried_over() {
     let code = "def f(x) -> int:\n    return x\n";
     let (staged, new) = stage(
         "python",
         "a.py",
         code,
         "def $F($$$P): $$$B",
-        "def $F($$$P):\n    $$$B",
+        "def $F($$$P):\n    log()\n    $$$B",
     );
-    assert_eq!(new, "def f(x):\n    return x\n");
-    assert_eq!(staged.warnings.len(), 1);
-    assert_eq!(staged.warnings[0].kind, WarningKind::DroppedOptional);
-    assert_eq!(
-        (staged.warnings[0].line, staged.warnings[0].text.as_str()),
-        (1, "int")
-    );
+    assert_eq!(new, "def f(x) -> int:\n    log()\n    return x\n");
+    assert!(staged.warnings.is_empty(), "{:?}", staged.warnings);
+    assert!(staged.skipped_matches.is_empty());
 }
 
 #[test]
@@ -379,4 +375,205 @@ fn no_match_stages_nothing() {
     assert_eq!(staged.replacements, 0);
     assert!(staged.files.is_empty() && staged.transaction.is_empty());
     assert_eq!(new, "x = 1\n");
+}
+
+/// Issue 13, point 4: a rewrite changes only what its pattern names. Each case is
+/// `(language, file, code, pattern, template, expected)`: the part the pattern left out is
+/// carried over at its place.
+#[test]
+fn rewrites_never_delete_what_the_pattern_did_not_name() {
+    let cases: &[(&str, &str, &str, &str, &str, &str)] = &[
+        (
+            "python",
+            "a.py",
+            "if x is None:\n    a()\nelse:\n    b()\n",
+            "if $X is None:\n    $$$B",
+            "if $X is not None:\n    $$$B",
+            "if x is not None:\n    a()\nelse:\n    b()\n",
+        ),
+        (
+            "python",
+            "a.py",
+            "if x:\n    a()\nelif y:\n    b()\nelse:\n    c()\n",
+            "if $X: $$$B",
+            "if not $X:\n    $$$B",
+            "if not x:\n    a()\nelif y:\n    b()\nelse:\n    c()\n",
+        ),
+        (
+            "python",
+            "a.py",
+            "class T:\n    async def f(self):\n        await g()\n",
+            "def $F(self): $$$B",
+            "def $F(self) -> None:\n    $$$B",
+            "class T:\n    async def f(self) -> None:\n        await g()\n",
+        ),
+        (
+            "python",
+            "a.py",
+            "try:\n    a()\nexcept E:\n    b()\nfinally:\n    c()\n",
+            "try:\n    $$$A\nexcept E:\n    $$$B",
+            "try:\n    $$$A\nexcept (E, F):\n    $$$B",
+            "try:\n    a()\nexcept (E, F):\n    b()\nfinally:\n    c()\n",
+        ),
+        (
+            "python",
+            "a.py",
+            "raise Bad(m) from e\n",
+            "raise Bad($M)",
+            "raise Worse($M)",
+            "raise Worse(m) from e\n",
+        ),
+        (
+            "java",
+            "T.java",
+            "class T {\n  @Test\n  public void m() { a(); }\n}\n",
+            "public void $M() { $$$B }",
+            "public void $M() { setUp(); $$$B }",
+            "class T {\n  @Test\n  public void m() { setUp(); a(); }\n}\n",
+        ),
+        (
+            "java",
+            "T.java",
+            "class T { void m() { Runnable r = new Runnable() { public void run() {} }; } }\n",
+            "new Runnable()",
+            "new Task()",
+            "class T { void m() { Runnable r = new Task() { public void run() {} }; } }\n",
+        ),
+        (
+            "java",
+            "T.java",
+            "class T { void m() { try { a(); } catch (E e) { b(); } finally { c(); } } }\n",
+            "try { $$$A } catch ($T $E) { $$$B }",
+            "try { $$$A } catch ($T $E) { log(); }",
+            "class T { void m() { try { a(); } catch (E e) { log(); } finally { c(); } } }\n",
+        ),
+        (
+            "rust",
+            "a.rs",
+            "impl<T> Show for Wrap<T> {\n    fn show(&self) {}\n}\n",
+            "impl $T for $U { $$$B }",
+            "impl $T for $U {\n    $$$B\n    fn extra(&self) {}\n}",
+            "impl<T> Show for Wrap<T> {\n    fn show(&self) {}\n    fn extra(&self) {}\n}\n",
+        ),
+        (
+            "rust",
+            "a.rs",
+            "pub async fn go() -> u8 { 1 }\n",
+            "fn $F() { $$$B }",
+            "fn $F() { $$$B + 1 }",
+            "pub async fn go() -> u8 { 1 + 1 }\n",
+        ),
+        (
+            "typescript",
+            "a.ts",
+            "import type { A, B } from \"./m\";\n",
+            "import { $$$A } from \"$M\"",
+            "import { $$$A } from \"./n\"",
+            "import type { A, B } from \"./n\";\n",
+        ),
+        (
+            "typescript",
+            "a.ts",
+            "class C {\n  private static async load(): Promise<void> {}\n}\n",
+            "load() { $$$B }",
+            "load() { log(); $$$B }",
+            "class C {\n  private static async load(): Promise<void> { log();  }\n}\n",
+        ),
+        (
+            "javascript",
+            "a.js",
+            "if (a) { b(); } else { c(); }\n",
+            "if ($A) { $$$B }",
+            "if (!$A) { $$$B }",
+            "if (!a) { b(); } else { c(); }\n",
+        ),
+        (
+            "go",
+            "a.go",
+            "package p\nfunc f() {\n\tif a {\n\t\tb()\n\t} else {\n\t\tc()\n\t}\n}\n",
+            "if $A { $$$B }",
+            "if !$A { $$$B }",
+            "package p\nfunc f() {\n\tif !a { b() } else {\n\t\tc()\n\t}\n}\n",
+        ),
+        (
+            "c",
+            "a.c",
+            "static int f(void) { return 1; }\n",
+            "int $F(void) { $$$B }",
+            "int $F(void) { log(); $$$B }",
+            "static int f(void) { log(); return 1; }\n",
+        ),
+        (
+            "kotlin",
+            "a.kt",
+            "class A {\n    @Test\n    override fun run() {\n        go()\n    }\n}\n",
+            "fun $F() { $$$B }",
+            "fun $F() {\n    setUp()\n    $$$B\n}",
+            "class A {\n    @Test\n    override fun run() {\n        setUp()\n        go()\n    }\n}\n",
+        ),
+        (
+            "c_sharp",
+            "a.cs",
+            "class A {\n    [Fact]\n    public static void M() { F(); }\n}\n",
+            "void $M() { $$$B }",
+            "void $M() { G(); $$$B }",
+            "class A {\n    [Fact]\n    public static void M() { G(); F(); }\n}\n",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (language, file, code, pattern, template, expected) in cases {
+        let (staged, new) = stage(language, file, code, pattern, template);
+        if new != *expected || !staged.skipped_matches.is_empty() || staged.replacements != 1 {
+            failures.push(format!(
+                "{language} `{pattern}` → `{template}`:\n  got      {new:?}\n  expected {expected:?}\n  skipped {:?}",
+                staged.skipped_matches
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Where a part has no place in the template, the match is left as it is and listed.
+#[test]
+fn a_match_whose_part_has_no_place_is_skipped_with_the_reason() {
+    let code = "def f(x) -> int:\n    return x\n\ndef g(y):\n    return y\n";
+    let (staged, new) = stage(
+        "python",
+        "a.py",
+        code,
+        "def $F($$$P): $$$B",
+        "def $F($$$P) -> None:\n    $$$B",
+    );
+    // `g` is rewritten; `f` keeps its `-> int` rather than get two annotations or none.
+    assert_eq!(
+        new,
+        "def f(x) -> int:\n    return x\n\ndef g(y) -> None:\n    return y\n"
+    );
+    assert_eq!(staged.replacements, 1);
+    assert_eq!(staged.skipped_matches.len(), 1);
+    let skipped = &staged.skipped_matches[0];
+    assert_eq!((skipped.line, skipped.part.as_str()), (1, "-> int"));
+    assert!(
+        skipped.reason.contains("does not name"),
+        "{}",
+        skipped.reason
+    );
+    // Every match skipped: nothing is staged, the skips are still reported.
+    let (staged, new) = stage(
+        "java",
+        "T.java",
+        "class T {\n  @Test\n  public void m() {}\n}\n",
+        "public void $M() { $$$B }",
+        "void $M() { $$$B }",
+    );
+    assert_eq!(new, "class T {\n  @Test\n  public void m() {}\n}\n");
+    assert!(staged.transaction.is_empty());
+    assert_eq!(staged.skipped_matches[0].part, "@Test");
+}
+
+#[test]
+fn a_template_that_breaks_the_syntax_is_a_warning() {
+    let (staged, _) = stage("python", "a.py", "f(1)\n", "f($A)", "f($A");
+    assert_eq!(staged.warnings.len(), 1, "{:?}", staged.warnings);
+    assert_eq!(staged.warnings[0].kind, WarningKind::SyntaxErrors);
 }

@@ -85,6 +85,20 @@ pub const PROJECTS: &[Project] = &[
     }, "1.0.6~git20210604-d5e0c0615ace-1"),
     // A C library of many sources around one header (third_party/cmark).
     project("cmarkgfm", "c", PyPi("cmarkgfm"), "2025.10.22"),
+    // Kotlin and Java Android sources (android/src/main/java), TypeScript beside them.
+    project("expo-modules-core", "kotlin", Npm("expo-modules-core"), "58.0.7"),
+    // The C# runtime of Python.NET (src/runtime).
+    project("pythonnet", "c_sharp", PyPi("pythonnet"), "3.2.1"),
+    // Ruby sources of a Debian package (lib/rack).
+    project("rack", "ruby", Debian {
+        package: "ruby-rack",
+        keep: "/usr/share/rubygems-integration/all/gems/rack-2.2.22",
+    }, "2.2.22-0+deb12u2"),
+    // Dart: the cargokit build tool and app template the crate ships (assets/).
+    project("flutter_rust_bridge_codegen", "dart", Crate {
+        name: "flutter_rust_bridge_codegen",
+        fetch: false,
+    }, "2.11.1"),
 ];
 
 /// `.peers/projects`.

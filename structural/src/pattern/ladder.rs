@@ -20,11 +20,15 @@ pub(super) fn accept<'t>(
     root: Node<'t>,
     lenient: bool,
 ) -> Result<Node<'t>, Attempt> {
-    let start = source.start;
-    let end = source.start + source.substituted.text.len();
     if let Some(bad) = first_problem(source, root, lenient) {
         return Err(bad);
     }
+    // Comments around the code are not part of it (they never match code either).
+    let (start, end) = code_span(
+        root,
+        source.start,
+        source.start + source.substituted.text.len(),
+    );
     let mut node = smallest_covering(root, start, end);
     let mut exact = node.start() == start && node.end() == end;
     if !exact && source.ends_with_semicolon() {
@@ -34,6 +38,14 @@ pub(super) fn accept<'t>(
             node = shorter;
             exact = true;
         }
+    }
+    if exact && node.parent().is_none() && root.named_child_count() > 1 {
+        // The file itself (two statements where the scaffold is the file): it could only
+        // match a whole file holding exactly them.
+        return Err(rejection(
+            "the fragment spans several nodes, not one; search for one of them".to_owned(),
+            Some(source.position(start)),
+        ));
     }
     if !exact {
         let (line, column) = source.position(start.max(node.start()));
@@ -48,6 +60,20 @@ pub(super) fn accept<'t>(
         return Err(rejection(what, Some((line, column))));
     }
     Ok(node)
+}
+
+/// `start..end` without the comments at its ends: from the first token inside it that is
+/// not a comment to the last.
+fn code_span(root: Node<'_>, start: usize, end: usize) -> (usize, usize) {
+    let mut span: Option<(usize, usize)> = None;
+    for node in root.walk() {
+        let leaf = node.child_count() == 0 && node.end() > node.start();
+        if leaf && !node.is_extra() && start <= node.start() && node.end() <= end {
+            let (s, e) = span.unwrap_or((node.start(), node.end()));
+            span = Some((s.min(node.start()), e.max(node.end())));
+        }
+    }
+    span.unwrap_or((start, end))
 }
 
 /// The smallest node containing `start..end`.

@@ -4,8 +4,12 @@
 //! The fragment is parsed with the file's grammar inside each scaffold of the language's
 //! ladder ([`ladder`]). A scaffold accepts when the parse has no `ERROR` or missing node and
 //! the fragment's own byte range is exactly one node (the innermost such), which becomes the
-//! pattern's root. Then, in order of preference:
+//! pattern's root (comments around the fragment left out). Then, in order of preference:
 //!
+//! 0. a reading that takes a keyword of the grammar (one of its unnamed tokens spelled like
+//!    a word) for an identifier loses to any that does not: C's `return -1;` read as
+//!    `return - 1` in the expression rung, Kotlin's `override fun …` as an infix call; and a
+//!    fragment that ends in `;` is not tried as an expression before the statement rungs;
 //! 1. a clean parse in any scaffold (first in ladder order) beats one that needs an `ERROR`
 //!    around a lone metavariable (grammars with no place for `$$$B` in a block wrap it so);
 //! 2. the fragment as written beats one with a `;` supplied after a metavariable that ends a
@@ -14,7 +18,13 @@
 //! 3. a statement-rung local function gives way to a class member where the language says so
 //!    (C#, Dart: `void M() {}` usually means a method); the local function, and the
 //!    top-level reading when it is another kind (Dart), stay as alternates that a node may
-//!    match instead, so top-level and local functions of that shape are found too.
+//!    match instead, so top-level and local functions of that shape are found too;
+//! 4. likewise, clean readings of other kinds in the other declaration contexts (statement,
+//!    class member, top level) are alternates: Java's `final int x = 1;` is a local and a
+//!    field, Dart's `final log = …;` also a top-level variable.
+//!
+//! A pattern nested deeper than [`MAX_PATTERN_DEPTH`] or longer than [`MAX_PATTERN_BYTES`]
+//! is refused before anything recurses along it.
 //!
 //! Two concessions: a statement terminator `;` the fragment leaves off (`let x = 1` in Rust)
 //! is supplied rather than refused, and a member's trailing `;` may be a sibling token. If no
@@ -35,6 +45,13 @@ use convert::{choose_literals, common_literals, Builder};
 use ladder::accept;
 use literal::LiteralFinder;
 
+/// The deepest syntax tree a pattern may have (about 200 nested calls): compiling and
+/// matching recurse along it.
+pub const MAX_PATTERN_DEPTH: usize = 400;
+
+/// The longest pattern, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 1 << 20;
+
 /// Why a pattern cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatternError {
@@ -54,6 +71,15 @@ pub enum PatternError {
         "a pattern that is only `{0}` matches every run of nodes; put code around it, e.g. `f({0})`"
     )]
     OnlyMulti(String),
+    /// The pattern is longer or nested deeper than a pattern may be (the matcher's stack
+    /// grows with the nesting).
+    #[error("the pattern is {what}, over the limit of {limit}; search for a smaller part of it")]
+    TooLarge {
+        /// `nested 2,100 levels deep`, `1,200,000 bytes long`.
+        what: String,
+        /// The limit, in the same unit.
+        limit: usize,
+    },
     /// The forced context does not exist for this language.
     #[error("the {language} ladder has no `{context}` context; it has: {available}")]
     NoSuchContext {
@@ -183,9 +209,20 @@ impl Pattern {
         if fragment.is_empty() {
             return Err(PatternError::Empty);
         }
+        if fragment.len() > MAX_PATTERN_BYTES {
+            return Err(PatternError::TooLarge {
+                what: format!("{} bytes long", fragment.len()),
+                limit: MAX_PATTERN_BYTES,
+            });
+        }
         let ts_language = language.grammar();
         let grammar = Grammar::new(language.as_ref(), &ts_language);
         let mut ladder: Vec<Scaffold> = language.scaffolds(fragment);
+        if fragment.ends_with(';') {
+            // An expression never ends in `;`: C's `PyObject *$X = $Y;` is a declaration, not
+            // a product assigned to.
+            ladder.sort_by_key(|scaffold| scaffold.context == ContextKind::Expression);
+        }
         if let Some(forced) = context {
             let available: Vec<ContextKind> = ladder.iter().map(|s| s.context).collect();
             ladder.retain(|s| s.context == forced);
@@ -234,26 +271,42 @@ impl Pattern {
                 parsed.push((scaffold, substituted, tree, full));
             }
         }
-        // A clean parse anywhere beats one that needs an `ERROR` around a metavariable; the
-        // fragment as written beats one with `;` supplied after a metavariable.
-        let mut chosen = None;
-        'passes: for lenient in [false, true] {
-            for (index, entry) in parsed.iter().enumerate() {
-                let Some(tree) = &entry.2 else {
-                    continue;
-                };
-                if accept(
-                    &source_of(entry, fragment),
-                    Node::new(tree.root_node()),
-                    lenient,
-                )
-                .is_ok()
-                {
-                    chosen = Some((index, lenient));
-                    break 'passes;
+        // Compiling and matching walk the pattern recursively: its depth is bounded first
+        // (the scaffold adds a few levels).
+        for entry in &parsed {
+            if let Some(tree) = &entry.2 {
+                let depth = crate::node::tree_depth(tree, MAX_PATTERN_DEPTH + 8);
+                if depth > MAX_PATTERN_DEPTH + 8 {
+                    return Err(PatternError::TooLarge {
+                        what: format!("nested more than {MAX_PATTERN_DEPTH} levels deep"),
+                        limit: MAX_PATTERN_DEPTH,
+                    });
                 }
             }
         }
+        // Rank every reading: one that reads a keyword of the grammar as an identifier (C's
+        // `return -1;` as `return - 1`, Kotlin's `override fun …` as an infix call on
+        // `override`) loses to any that does not; then a clean parse beats one that needs an
+        // `ERROR` around a metavariable; then the ladder's order decides (the fragment as
+        // written before one with `;` supplied after a metavariable).
+        let mut chosen: Option<(usize, bool, (bool, bool))> = None;
+        for (index, entry) in parsed.iter().enumerate() {
+            let Some(tree) = &entry.2 else {
+                continue;
+            };
+            let source = source_of(entry, fragment);
+            for lenient in [false, true] {
+                if let Ok(node) = accept(&source, Node::new(tree.root_node()), lenient) {
+                    let rank = (misreads_keyword(&source, node, &grammar), lenient);
+                    if chosen.is_none_or(|(_, _, best)| rank < best) {
+                        chosen = Some((index, lenient, rank));
+                    }
+                    break;
+                }
+            }
+        }
+        let dubious = chosen.is_some_and(|(_, _, (misreads, _))| misreads);
+        let chosen = chosen.map(|(index, lenient, _)| (index, lenient));
         let Some((mut index, lenient)) = chosen else {
             let mut attempts: Vec<Attempt> = Vec::new();
             for entry in parsed.iter().filter(|e| std::ptr::eq(e.1, &variants[0])) {
@@ -310,6 +363,45 @@ impl Pattern {
                     });
                     also.extend(top);
                     index = member;
+                }
+            }
+        }
+        // The same text as a statement, a class member or a top-level declaration, read as
+        // other kinds (Java's `final int x = 1;`, a local and a field; Dart's `final log =
+        // Logger(…);` at the top level): it matches any of them.
+        let declarations = [
+            ContextKind::Statement,
+            ContextKind::ClassMember,
+            ContextKind::TopLevel,
+        ];
+        if declarations.contains(&parsed[index].0.context) {
+            let mut kinds: Vec<Option<String>> = also
+                .iter()
+                .map(|&at| accepted_kind(&parsed[at], true))
+                .collect();
+            kinds.push(accepted_kind(&parsed[index], lenient));
+            for other in declarations {
+                if other == parsed[index].0.context {
+                    continue;
+                }
+                for (at, entry) in parsed.iter().enumerate() {
+                    if entry.0.context != other || also.contains(&at) {
+                        continue;
+                    }
+                    let Some(tree) = entry.2.as_ref() else {
+                        continue;
+                    };
+                    let source = source_of(entry, fragment);
+                    let Ok(node) = accept(&source, Node::new(tree.root_node()), false) else {
+                        continue;
+                    };
+                    let kind = Some(node.kind().to_owned());
+                    // No worse a reading than the chosen one.
+                    let misreads = misreads_keyword(&source, node, &grammar);
+                    if (!misreads || dubious) && !kinds.contains(&kind) {
+                        also.push(at);
+                        kinds.push(kind);
+                    }
                 }
             }
         }
@@ -386,6 +478,18 @@ impl Pattern {
     pub fn may_match(&self, bytes: &[u8]) -> bool {
         self.finders.iter().all(|finder| finder.occurs_in(bytes))
     }
+}
+
+/// Whether the reading `node` takes an identifier that is spelled like one of the grammar's
+/// keywords (`return`, `break`, `override`): such a reading is what a grammar falls back to
+/// when the keyword has no place in the scaffold, so another rung's reading is the true one.
+fn misreads_keyword(source: &Source<'_>, node: Node<'_>, grammar: &Grammar) -> bool {
+    node.walk().any(|n| {
+        n.is_named()
+            && n.child_count() == 0
+            && n.kind().contains("identifier")
+            && grammar.is_keyword(source.text(&n).trim().as_bytes())
+    })
 }
 
 /// A scaffold, the variant of the fragment parsed in it, and the tree.

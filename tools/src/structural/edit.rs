@@ -6,7 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use cc_structural::{stage_rewrite, Languages, Pattern, RewriteError, StagedRewrite};
+use cc_structural::{
+    stage_rewrite_with, Languages, Pattern, RewriteError, SearchOptions, StagedRewrite,
+    DEFAULT_MAX_FILE_BYTES,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -31,34 +34,145 @@ pub mod error_kinds {
     pub const UNBOUND_METAVARIABLE: &str = "unbound_metavariable";
     /// Two matches overlap without nesting.
     pub const OVERLAPPING_MATCHES: &str = "overlapping_matches";
+    /// The staged edit was evicted to make room for newer ones.
+    pub const EXPIRED: &str = "expired";
+    /// One edit alone holds more bytes than a run may stage.
+    pub const EDIT_TOO_LARGE: &str = "edit_too_large";
 }
 
-/// The run's staged edits, shared by its `ast_edit` and `resolve`.
+/// How many staged edits a run keeps; staging one more evicts the oldest.
+pub const MAX_STAGED_EDITS: usize = 32;
+
+/// How many bytes (old and new contents together) a run's staged edits may hold; staging past
+/// it evicts the oldest.
+pub const MAX_STAGED_BYTES: usize = 64 << 20;
+
+/// How many evicted ids are remembered, to answer `expired` rather than `unknown_edit`.
+const REMEMBERED_EVICTIONS: usize = 1024;
+
 #[derive(Debug, Default)]
+struct Staged {
+    /// Oldest first (ids grow).
+    edits: BTreeMap<u64, (StagedRewrite, usize)>,
+    bytes: usize,
+    evicted: std::collections::VecDeque<u64>,
+}
+
+/// The run's staged edits, shared by its `ast_edit` and `resolve`: at most
+/// [`MAX_STAGED_EDITS`] edits and [`MAX_STAGED_BYTES`] bytes, the oldest evicted first.
+#[derive(Debug)]
 pub struct EditStore {
     next: AtomicU64,
-    edits: Mutex<BTreeMap<String, StagedRewrite>>,
+    max_edits: usize,
+    max_bytes: usize,
+    staged: Mutex<Staged>,
+}
+
+impl Default for EditStore {
+    fn default() -> Self {
+        EditStore::with_limits(MAX_STAGED_EDITS, MAX_STAGED_BYTES)
+    }
+}
+
+/// What a staged edit's id looks up to.
+enum Lookup {
+    Found(Box<StagedRewrite>),
+    Expired,
+    Unknown,
+}
+
+/// The bytes a staged edit holds: old and new contents, and the diffs.
+fn staged_bytes(staged: &StagedRewrite) -> usize {
+    let contents: usize = staged
+        .transaction
+        .ops()
+        .iter()
+        .map(|op| match op {
+            cc_structural::FileOp::Replace { original, new, .. } => original.len() + new.len(),
+            _ => 0,
+        })
+        .sum();
+    contents + staged.files.iter().map(|f| f.diff.len()).sum::<usize>()
+}
+
+fn edit_number(id: &str) -> Option<u64> {
+    id.strip_prefix("edit_")?.parse().ok()
 }
 
 impl EditStore {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, StagedRewrite>> {
-        self.edits
+    /// A store holding at most `max_edits` edits and `max_bytes` bytes of file contents.
+    pub fn with_limits(max_edits: usize, max_bytes: usize) -> Self {
+        EditStore {
+            next: AtomicU64::new(0),
+            max_edits: max_edits.max(1),
+            max_bytes,
+            staged: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Staged> {
+        self.staged
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn insert(&self, staged: StagedRewrite) -> String {
-        let id = format!("edit_{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
-        self.lock().insert(id.clone(), staged);
-        id
+    /// Stores `staged` (evicting the oldest edits past the limits); its id and the ids
+    /// evicted.
+    fn insert(&self, staged: StagedRewrite) -> (String, Vec<String>) {
+        let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let size = staged_bytes(&staged);
+        let mut store = self.lock();
+        store.bytes += size;
+        store.edits.insert(number, (staged, size));
+        let mut evicted = Vec::new();
+        while store.edits.len() > self.max_edits
+            || (store.bytes > self.max_bytes && store.edits.len() > 1)
+        {
+            let Some((old, (_, old_size))) = store.edits.pop_first() else {
+                break;
+            };
+            store.bytes -= old_size;
+            store.evicted.push_back(old);
+            if store.evicted.len() > REMEMBERED_EVICTIONS {
+                store.evicted.pop_front();
+            }
+            evicted.push(format!("edit_{old}"));
+        }
+        (format!("edit_{number}"), evicted)
     }
 
-    fn take(&self, id: &str) -> Option<StagedRewrite> {
-        self.lock().remove(id)
+    fn take(&self, id: &str) -> Lookup {
+        let Some(number) = edit_number(id) else {
+            return Lookup::Unknown;
+        };
+        let mut store = self.lock();
+        match store.edits.remove(&number) {
+            Some((staged, size)) => {
+                store.bytes -= size;
+                Lookup::Found(Box::new(staged))
+            }
+            None if store.evicted.contains(&number) => Lookup::Expired,
+            None => Lookup::Unknown,
+        }
     }
 
     fn ids(&self) -> Vec<String> {
-        self.lock().keys().cloned().collect()
+        self.lock()
+            .edits
+            .keys()
+            .map(|n| format!("edit_{n}"))
+            .collect()
+    }
+
+    #[cfg(test)]
+    pub(super) fn insert_for_test(&self, staged: StagedRewrite) -> (String, Vec<String>) {
+        self.insert(staged)
+    }
+
+    /// How many edits are staged and the bytes they hold.
+    pub fn usage(&self) -> (usize, usize) {
+        let store = self.lock();
+        (store.edits.len(), store.bytes)
     }
 }
 
@@ -99,6 +213,10 @@ struct AstEditArgs {
     /// `top_level`).
     #[serde(default)]
     context: Option<String>,
+    /// Files larger than this many bytes are not searched (default 4194304, 4 MiB); they are
+    /// listed under `skipped_files`.
+    #[serde(default)]
+    max_file_bytes: Option<u64>,
 }
 
 #[async_trait]
@@ -114,17 +232,20 @@ impl Tool for AstEditTool {
     fn description(&self) -> &str {
         "Stage a structural rewrite: every match of `pattern` (as in ast_grep) becomes \
          `rewrite`, with the pattern's metavariables substituted. Nothing is written: the \
-         result is an edit_id with the count, the files and a diff per file, plus warnings for \
-         comments or optional parts (a return annotation, an else) the rewrite would drop. \
-         Call `resolve` with the edit_id to accept (all files or none; refused if any file \
-         changed since) or discard it."
+         result is an edit_id with the count, the files and a diff per file. A rewrite changes \
+         only what the pattern names: parts a match left out (an else branch, annotations, \
+         type parameters, a return type, async) are carried over into the new code; a match \
+         where that cannot be done is not rewritten and is listed under `skipped` with the \
+         reason. Warnings name comments the rewrite would drop. Call `resolve` with the \
+         edit_id to accept (all files or none; refused if any file changed since) or discard \
+         it."
     }
 
     fn input_schema(&self) -> Value {
         schema_for::<AstEditArgs>()
     }
 
-    async fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: AstEditArgs = parse_args(args)?;
         let target = resolve_target(&self.root, args.path.as_deref())?;
         let language =
@@ -134,15 +255,27 @@ impl Tool for AstEditTool {
         let root = self.root.clone();
         let path = target.path;
         let template = args.rewrite;
+        let options = SearchOptions {
+            max_file_bytes: args.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
+            cancel: Some(ctx.cancellation().flag()),
+            ..SearchOptions::default()
+        };
         let staged = blocking(move || {
             let label = |p: &std::path::Path| root.relative(p);
-            stage_rewrite(&pattern, &template, &path, &label).map_err(rewrite_error)
+            stage_rewrite_with(&pattern, &template, &path, &label, &options).map_err(rewrite_error)
         })
         .await?;
+        if staged.cancelled {
+            return Ok(
+                ToolOutput::new(json!({"status": "cancelled", "replacements": 0}))
+                    .with_text("cancelled: nothing was staged"),
+            );
+        }
+        let root = &self.root;
         let files: Vec<Value> = staged
             .files
             .iter()
-            .map(|f| json!({"path": shown(&self.root, &f.path), "replacements": f.replacements, "diff": f.diff}))
+            .map(|f| json!({"path": shown(root, &f.path), "replacements": f.replacements, "diff": f.diff}))
             .collect();
         let warnings: Vec<Value> = staged
             .warnings
@@ -150,17 +283,84 @@ impl Tool for AstEditTool {
             .map(|w| {
                 json!({
                     "kind": w.kind.name(),
-                    "path": shown(&self.root, &w.path),
+                    "path": shown(root, &w.path),
                     "line": w.line,
                     "text": w.text,
                 })
             })
             .collect();
         let skipped: Vec<Value> = staged
+            .skipped_matches
+            .iter()
+            .map(|s| {
+                json!({
+                    "path": shown(root, &s.path),
+                    "line": s.line,
+                    "part": s.part,
+                    "part_line": s.part_line,
+                    "reason": s.reason,
+                })
+            })
+            .collect();
+        let skipped_files: Vec<Value> = staged
             .skipped
             .iter()
-            .map(|s| json!({"path": shown(&self.root, &s.path), "reason": s.reason}))
+            .map(|s| json!({"path": shown(root, &s.path), "reason": s.reason}))
             .collect();
+        let mut facts = String::new();
+        if !staged.skipped_matches.is_empty() {
+            facts.push_str(&format!(
+                "{} match{} not rewritten, so as not to delete code the pattern does not name:\n",
+                staged.skipped_matches.len(),
+                if staged.skipped_matches.len() == 1 {
+                    ""
+                } else {
+                    "es"
+                }
+            ));
+            for s in &staged.skipped_matches {
+                facts.push_str(&format!(
+                    "  skipped {}:{}: would delete `{}` (line {})\n",
+                    shown(root, &s.path),
+                    s.line,
+                    s.part,
+                    s.part_line
+                ));
+            }
+            facts.push_str(
+                "  name such parts in the pattern and the rewrite (a metavariable), or narrow \
+                 the pattern\n",
+            );
+        }
+        for s in &staged.skipped {
+            facts.push_str(&format!(
+                "file skipped {}: {}\n",
+                shown(root, &s.path),
+                s.reason
+            ));
+        }
+        if staged.parse_errors_total > 0 {
+            facts.push_str(&super::grep::parse_errors_text(
+                root,
+                &staged.parse_errors,
+                staged.parse_errors_total,
+            ));
+        }
+        let parse_errors: Vec<Value> = staged
+            .parse_errors
+            .iter()
+            .map(|e| json!({"path": shown(root, &e.path), "line": e.line, "count": e.count}))
+            .collect();
+        let extras = |value: &mut Value| {
+            value["skipped"] = Value::Array(skipped.clone());
+            if !skipped_files.is_empty() {
+                value["skipped_files"] = Value::Array(skipped_files.clone());
+            }
+            if staged.parse_errors_total > 0 {
+                value["parse_errors"] = Value::Array(parse_errors.clone());
+                value["parse_errors_total"] = json!(staged.parse_errors_total);
+            }
+        };
         let (replacements, skipped_nested) = (staged.replacements, staged.skipped_nested);
         if staged.transaction.is_empty() {
             let mut value = json!({
@@ -170,27 +370,50 @@ impl Tool for AstEditTool {
                 "warnings": [],
                 "skipped_nested": skipped_nested,
             });
-            if !skipped.is_empty() {
-                value["skipped"] = Value::Array(skipped);
-            }
-            return Ok(ToolOutput::new(value)
-                .with_text("no match: nothing staged; check the pattern with ast_grep"));
+            extras(&mut value);
+            let head = if staged.skipped_matches.is_empty() {
+                "no match: nothing staged; check the pattern with ast_grep\n"
+            } else {
+                "nothing staged: every match was skipped\n"
+            };
+            return Ok(ToolOutput::new(value).with_text(format!("{head}{facts}")));
+        }
+        let size = staged_bytes(&staged);
+        if size > self.store.max_bytes {
+            return Err(ToolError::new(
+                error_kinds::EDIT_TOO_LARGE,
+                format!(
+                    "the rewrite touches {} files and would hold {size} bytes, over the {} bytes \
+                     a run may stage; nothing was staged; narrow `path` and stage it in parts",
+                    staged.files.len(),
+                    self.store.max_bytes
+                ),
+            )
+            .with_detail("bytes", size)
+            .with_detail("limit", self.store.max_bytes));
         }
         let text = render_proposal(&files, &warnings, replacements, skipped_nested);
-        let edit_id = self.store.insert(staged);
         let mut value = json!({
             "status": "proposed",
-            "edit_id": edit_id,
             "replacements": replacements,
             "files": files,
             "warnings": warnings,
             "skipped_nested": skipped_nested,
         });
-        if !skipped.is_empty() {
-            value["skipped"] = Value::Array(skipped);
+        extras(&mut value);
+        let (edit_id, evicted) = self.store.insert(staged);
+        value["edit_id"] = json!(edit_id);
+        if !evicted.is_empty() {
+            facts.push_str(&format!(
+                "evicted the oldest staged edit(s) {} (at most {} edits and {} bytes are kept)\n",
+                evicted.join(", "),
+                self.store.max_edits,
+                self.store.max_bytes
+            ));
+            value["evicted"] = json!(evicted);
         }
         Ok(ToolOutput::new(value).with_text(format!(
-            "{text}call resolve with edit_id \"{edit_id}\" and action \"accept\" to write it, or \"discard\""
+            "{text}{facts}call resolve with edit_id \"{edit_id}\" and action \"accept\" to write it, or \"discard\""
         )))
     }
 }
@@ -306,23 +529,39 @@ impl Tool for ResolveTool {
 
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: ResolveArgs = parse_args(args)?;
-        let Some(staged) = self.store.take(&args.edit_id) else {
-            let known = self.store.ids();
-            return Err(ToolError::new(
-                error_kinds::UNKNOWN_EDIT,
-                format!(
-                    "no staged edit `{}` (it was never staged, or was already accepted or \
+        let staged = match self.store.take(&args.edit_id) {
+            Lookup::Found(staged) => *staged,
+            Lookup::Expired => {
+                return Err(ToolError::new(
+                    error_kinds::EXPIRED,
+                    format!(
+                        "staged edit `{}` expired: it was evicted to make room for newer ones \
+                         (a run keeps at most {} staged edits and {} bytes); nothing was \
+                         written; run ast_edit again to stage it on the current files, and \
+                         resolve edits before staging many more",
+                        args.edit_id, self.store.max_edits, self.store.max_bytes
+                    ),
+                )
+                .with_detail("edit_id", args.edit_id))
+            }
+            Lookup::Unknown => {
+                let known = self.store.ids();
+                return Err(ToolError::new(
+                    error_kinds::UNKNOWN_EDIT,
+                    format!(
+                        "no staged edit `{}` (it was never staged, or was already accepted or \
                      discarded); staged now: {}",
-                    args.edit_id,
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-            )
-            .with_detail("edit_id", args.edit_id)
-            .with_detail("staged", known));
+                        args.edit_id,
+                        if known.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                )
+                .with_detail("edit_id", args.edit_id)
+                .with_detail("staged", known));
+            }
         };
         if args.action == Action::Discard {
             return Ok(

@@ -84,6 +84,8 @@ async fn ast_edit_proposes_and_resolve_accept_writes_every_file() {
 async fn ast_edit_warns_about_what_the_rewrite_would_drop() {
     let dir = fixture();
     let registry = registry(dir.path());
+    // The comment goes with the body the template drops (a warning); the return annotation
+    // the pattern left out is carried over.
     let value = call(
         &registry,
         "ast_edit",
@@ -91,6 +93,39 @@ async fn ast_edit_warns_about_what_the_rewrite_would_drop() {
     )
     .await;
     insta::assert_json_snapshot!(value["warnings"]);
+    assert!(
+        value["files"][0]["diff"]
+            .as_str()
+            .unwrap()
+            .contains(" def f(x) -> int:\n-    if x:"),
+        "{value}"
+    );
+}
+
+#[tokio::test]
+async fn ast_edit_lists_the_matches_it_skipped_and_says_so_in_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.py",
+        "def f(x) -> int:\n    return x\n\ndef g(y):\n    return y\n",
+    );
+    let registry = registry(dir.path());
+    let output = registry
+        .call(
+            "ast_edit",
+            json!({"pattern": "def $F($$$P): $$$B", "rewrite": "def $F($$$P) -> None:\n    $$$B", "path": "a.py"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(output.value["replacements"], 1);
+    insta::assert_json_snapshot!(output.value["skipped"]);
+    let text = output.render_text();
+    assert!(
+        text.contains("1 match not rewritten, so as not to delete code the pattern does not name")
+            && text.contains("skipped a.py:1: would delete `-> int`"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -294,4 +329,111 @@ async fn each_run_has_its_own_staged_edits() {
     .await;
     assert_eq!(other["error"]["kind"], "unknown_edit");
     assert_eq!(read(dir.path(), "pkg/b.py"), "log(1)\nlog(log(2))\n");
+}
+
+#[tokio::test]
+async fn staged_edits_are_bounded_and_an_evicted_one_is_expired() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.py", "log(1)\n");
+    let registry = registry(dir.path());
+    let mut last = serde_json::Value::Null;
+    for _ in 0..super::edit::MAX_STAGED_EDITS + 1 {
+        last = call(
+            &registry,
+            "ast_edit",
+            json!({"pattern": "log($A)", "rewrite": "trace($A)", "path": "a.py"}),
+        )
+        .await;
+    }
+    assert_eq!(last["evicted"], json!(["edit_1"]));
+    let expired = call(
+        &registry,
+        "resolve",
+        json!({"edit_id": "edit_1", "action": "accept"}),
+    )
+    .await;
+    assert_eq!(expired["error"]["kind"], "expired", "{expired}");
+    assert!(expired["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("run ast_edit again"));
+    // The newest is still there; ids never staged stay unknown.
+    let newest = format!("edit_{}", super::edit::MAX_STAGED_EDITS + 1);
+    let accepted = call(
+        &registry,
+        "resolve",
+        json!({"edit_id": newest, "action": "accept"}),
+    )
+    .await;
+    assert_eq!(accepted["status"], "accepted", "{accepted}");
+    let unknown = call(
+        &registry,
+        "resolve",
+        json!({"edit_id": "edit_999", "action": "accept"}),
+    )
+    .await;
+    assert_eq!(unknown["error"]["kind"], "unknown_edit");
+}
+
+#[test]
+fn the_store_evicts_the_oldest_past_its_byte_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.py", &"log(1)\n".repeat(100));
+    let pattern = cc_structural::Pattern::new(
+        cc_structural::Languages::builtin()
+            .by_name("python")
+            .unwrap(),
+        "log($A)",
+        None,
+    )
+    .unwrap();
+    let stage = || {
+        cc_structural::stage_rewrite(&pattern, "trace($A)", &dir.path().join("a.py"), &|p| {
+            p.display().to_string()
+        })
+        .unwrap()
+    };
+    // One edit holds the old and new file (700 + 900 bytes) and its diff; room for two.
+    let one = super::EditStore::default();
+    one.insert_for_test(stage());
+    let size = one.usage().1;
+    assert!(size > 1_600, "{size}");
+    let store = super::EditStore::with_limits(10, size * 5 / 2);
+    let (first, _) = store.insert_for_test(stage());
+    let (_, evicted) = store.insert_for_test(stage());
+    assert!(evicted.is_empty());
+    let (_, evicted) = store.insert_for_test(stage());
+    assert_eq!(evicted, [first]);
+    assert_eq!(store.usage(), (2, 2 * size));
+}
+
+#[tokio::test]
+async fn an_edit_larger_than_the_run_may_stage_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.py", &"log(1)\n".repeat(100));
+    let root = WorkspaceRoot::new(dir.path()).unwrap();
+    let mut builder = crate::RegistryBuilder::new(crate::Run {
+        conversation_id: "small".into(),
+        root: root.clone(),
+        surface: Surface::Full,
+        approver: Arc::new(AllowAll),
+    });
+    builder.add_tool(Arc::new(super::AstEditTool::new(
+        root,
+        Arc::new(cc_structural::Languages::builtin()),
+        Arc::new(super::EditStore::with_limits(4, 1_000)),
+    )));
+    let registry = builder.build();
+    let refused = call(
+        &registry,
+        "ast_edit",
+        json!({"pattern": "log($A)", "rewrite": "trace($A)", "path": "a.py"}),
+    )
+    .await;
+    assert_eq!(refused["error"]["kind"], "edit_too_large", "{refused}");
+    assert!(refused["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("narrow `path`"));
+    assert_eq!(read(dir.path(), "a.py"), "log(1)\n".repeat(100));
 }

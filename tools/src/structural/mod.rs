@@ -24,6 +24,8 @@ use crate::root::WorkspaceRoot;
 pub mod error_kinds {
     /// The pattern does not parse in any context of the ladder.
     pub const UNPARSABLE: &str = "unparsable";
+    /// The pattern is nested deeper or is longer than the documented limits.
+    pub const PATTERN_TOO_LARGE: &str = "pattern_too_large";
     /// The language is not one of the parser set's.
     pub const UNKNOWN_LANGUAGE: &str = "unknown_language";
 }
@@ -101,6 +103,10 @@ pub(crate) fn pattern_error(error: PatternError) -> ToolError {
             ToolError::new(error_kinds::UNPARSABLE, error.to_string())
                 .with_detail("language", language.as_str())
                 .with_detail("contexts", tried)
+        }
+        PatternError::TooLarge { limit, .. } => {
+            ToolError::new(error_kinds::PATTERN_TOO_LARGE, error.to_string())
+                .with_detail("limit", *limit)
         }
         PatternError::NoSuchContext { .. } | PatternError::Empty | PatternError::OnlyMulti(_) => {
             ToolError::invalid_arguments(error.to_string())

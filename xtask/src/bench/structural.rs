@@ -1,7 +1,8 @@
 //! `structural`: `cc-harness call ast_grep` vs ast-grep (`ast-grep run -l python
 //! --json=stream`) over a copy of the machine's CPython standard library (without
 //! site-packages), alternating runs, for patterns whose literal is rare, common, absent or
-//! everywhere.
+//! everywhere. Every call asks for all the matches (`max_results` past the total), so both
+//! sides return every match with its text.
 //!
 //! Each run goes through a small `python3` wrapper that times the child and reads its peak
 //! RSS from `getrusage(RUSAGE_CHILDREN)`, so both sides pay the same overhead. ast-grep skips
@@ -46,6 +47,9 @@ const CASES: &[(&str, f64, Counts, &str)] = &[
 
 /// Peak RSS goal: ours at most this times ast-grep's.
 const RSS_GOAL: f64 = 1.5;
+
+/// `max_results` of every call: more than any row's total, so every match is returned.
+const ALL_RESULTS: usize = 10_000_000;
 
 /// Runs argv[2:] with stdout to argv[1] and prints `wall_seconds peak_rss_kib exit_code
 /// cpu_seconds`.
@@ -101,7 +105,7 @@ pub fn run(ctx: &Context) -> Result<String> {
 
     let mut md = format!(
         "## structural — `ast_grep` vs ast-grep\n\n\
-         `cc-harness call ast_grep '{{\"pattern\": …, \"language\": \"python\", \"path\": \".\"}}' \
+         `cc-harness call ast_grep '{{\"pattern\": …, \"language\": \"python\", \"path\": \".\", \"max_results\": {ALL_RESULTS}}}' \
          --root <copy>` vs `ast-grep run -l python --json=stream -p …` ({version}) over a copy of \
          the CPython standard library ({files} .py files, {:.1} MB, site-packages left out), \
          {RUNS} alternating runs each, median wall time, peak RSS from `getrusage`. ast-grep skips \
@@ -199,7 +203,12 @@ pub fn run(ctx: &Context) -> Result<String> {
 }
 
 fn harness_args(harness: &Path, corpus: &Path, pattern: &str, path: &str) -> Vec<OsString> {
-    let args = serde_json::json!({"pattern": pattern, "language": "python", "path": path});
+    let args = serde_json::json!({
+        "pattern": pattern,
+        "language": "python",
+        "path": path,
+        "max_results": ALL_RESULTS,
+    });
     vec![
         harness.as_os_str().into(),
         "call".into(),

@@ -1,0 +1,258 @@
+//! Carrying over what a match left out: the omittable parts (an `else`, `@Test`, `<T>`, a
+//! return type) and the keyword tokens (`async`, `import type`, `static`) that the pattern
+//! did not name are put back into the expanded template at their place, or the match is
+//! not rewritten.
+//!
+//! Each part is placed by the code around it. Blanks aside, if the replacement starts with
+//! the code that precedes the part in the match (other parts and dropped comments left
+//! out), the part goes right after that; else, if it ends with the code that follows the
+//! part, right before that. Either way the replacement's neighbours of that place must be
+//! the code's neighbours of the part (the next non-blank character after it, or the last
+//! one before it), so that a template which rewrote what stands there (`-> None` where the
+//! code has `-> int`) is never given both. A part that has no such place makes the match a
+//! [`Refusal`].
+
+use std::ops::Range;
+
+/// Why one part cannot be carried over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    /// The part's bytes in the file.
+    pub(crate) part: Range<usize>,
+}
+
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// The non-blank bytes of `bytes` outside `holes` (ranges relative to `bytes`), with each
+/// one's index in `bytes`.
+fn solid(bytes: &[u8], holes: &[Range<usize>]) -> (Vec<u8>, Vec<usize>) {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = Vec::with_capacity(bytes.len());
+    for (i, &b) in bytes.iter().enumerate() {
+        if is_blank(b) || holes.iter().any(|h| h.contains(&i)) {
+            continue;
+        }
+        out.push(b);
+        at.push(i);
+    }
+    (out, at)
+}
+
+/// The expanded replacement of the match `range` of `source`, with each of `parts` put back
+/// at its place; `Err` names the first part that has none. `dropped` are other ranges of the
+/// match that the replacement does not carry (comments outside the substituted captures).
+pub(crate) fn carry_over(
+    source: &[u8],
+    range: &Range<usize>,
+    expanded: &[u8],
+    parts: &[Range<usize>],
+    dropped: &[Range<usize>],
+) -> Result<Vec<u8>, Refusal> {
+    if parts.is_empty() {
+        return Ok(expanded.to_vec());
+    }
+    let matched = source.get(range.clone()).unwrap_or(&[]);
+    let local = |r: &Range<usize>| {
+        r.start.saturating_sub(range.start)..r.end.saturating_sub(range.start).min(matched.len())
+    };
+    let (replacement, at) = solid(expanded, &[]);
+    let mut insertions: Vec<(usize, usize, Vec<u8>)> = Vec::with_capacity(parts.len());
+    for (order, part) in parts.iter().enumerate() {
+        let here = local(part);
+        // Holes: every other part, and what the replacement drops.
+        let holes: Vec<Range<usize>> = parts
+            .iter()
+            .filter(|p| *p != part)
+            .chain(dropped)
+            .map(local)
+            .collect();
+        let (before, _) = solid(&matched[..here.start], &holes);
+        let after_holes: Vec<Range<usize>> = holes
+            .iter()
+            .filter(|h| h.end > here.end)
+            .map(|h| h.start.saturating_sub(here.end)..h.end - here.end)
+            .collect();
+        let (after, _) = solid(&matched[here.end..], &after_holes);
+        // The part with the blanks that separate it from the code before it, or, at the
+        // start of the match, from the code after it.
+        let text = if before.is_empty() {
+            let mut end = here.end;
+            while end < matched.len() && is_blank(matched[end]) {
+                end += 1;
+            }
+            &matched[here.start..end]
+        } else {
+            let mut start = here.start;
+            while start > 0 && is_blank(matched[start - 1]) {
+                start -= 1;
+            }
+            &matched[start..here.end]
+        };
+        let next_is = |position: usize| {
+            // The replacement's next non-blank byte from `position` must be the code's.
+            let next = at
+                .iter()
+                .position(|&i| i >= position)
+                .map(|k| replacement[k]);
+            next == after.first().copied()
+        };
+        let previous_is = |position: usize| {
+            let previous = at
+                .iter()
+                .rposition(|&i| i < position)
+                .map(|k| replacement[k]);
+            previous == before.last().copied()
+        };
+        let by_prefix = replacement.starts_with(&before).then(|| {
+            if before.is_empty() {
+                0
+            } else {
+                at[before.len() - 1] + 1
+            }
+        });
+        let by_suffix = replacement.ends_with(&after).then(|| {
+            if after.is_empty() {
+                expanded.len()
+            } else {
+                at[replacement.len() - after.len()]
+            }
+        });
+        // The template may spell the part itself where it goes (`async def` for an `async`
+        // the pattern left out): then it is there already.
+        // (With the code's neighbours on both sides, so `static_cast` is no `static`.)
+        let (part_solid, _) = solid(&matched[here.clone()], &[]);
+        let spelled_after = replacement.starts_with(&before)
+            && replacement[before.len()..].starts_with(&part_solid)
+            && replacement.get(before.len() + part_solid.len()) == after.first();
+        let spelled_before = replacement.ends_with(&after) && {
+            let head = &replacement[..replacement.len() - after.len()];
+            head.ends_with(&part_solid)
+                && head[..head.len() - part_solid.len()].last() == before.last()
+        };
+        let spelled = spelled_after || spelled_before;
+        if spelled {
+            continue;
+        }
+        let place = by_prefix
+            .filter(|&p| next_is(p))
+            .or_else(|| by_suffix.filter(|&p| previous_is(p)));
+        match place {
+            Some(position) => insertions.push((position, order, text.to_vec())),
+            None => return Err(Refusal { part: part.clone() }),
+        }
+    }
+    insertions.sort_by_key(|(position, order, _)| (*position, *order));
+    let mut out = Vec::with_capacity(expanded.len() + 64);
+    let mut cursor = 0;
+    for (position, _, text) in insertions {
+        out.extend_from_slice(&expanded[cursor..position]);
+        out.extend_from_slice(&text);
+        cursor = position;
+    }
+    out.extend_from_slice(&expanded[cursor..]);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn carried(source: &str, part: &str, expanded: &str) -> Result<String, Refusal> {
+        let at = source.find(part).expect("part in source");
+        let parts: Vec<Range<usize>> = std::iter::once(at..at + part.len()).collect();
+        carry_over(
+            source.as_bytes(),
+            &(0..source.len()),
+            expanded.as_bytes(),
+            &parts,
+            &[],
+        )
+        .map(|v| String::from_utf8(v).expect("utf-8"))
+    }
+
+    #[test]
+    fn a_leading_part_stays_in_front() {
+        assert_eq!(
+            carried("@Test\n  public void m() {}", "@Test", "public void n() {}").as_deref(),
+            Ok("@Test\n  public void n() {}")
+        );
+        assert_eq!(
+            carried(
+                "async def f(self):\n    x",
+                "async",
+                "def f(self) -> None:\n    x"
+            )
+            .as_deref(),
+            Ok("async def f(self) -> None:\n    x")
+        );
+    }
+
+    #[test]
+    fn an_inner_part_goes_after_the_same_code_or_before_it() {
+        assert_eq!(
+            carried(
+                "import type { A } from \"m\"",
+                "type",
+                "import { A } from \"n\""
+            )
+            .as_deref(),
+            Ok("import type { A } from \"n\"")
+        );
+        assert_eq!(
+            carried("impl<T> X for Y<T> {}", "<T>", "impl X for Z<T> {}").as_deref(),
+            Ok("impl<T> X for Z<T> {}")
+        );
+        // Renamed before the part: placed by the code after it.
+        assert_eq!(
+            carried("def f(x) -> int:\n    x", " -> int", "def g(x):\n    x").as_deref(),
+            Ok("def g(x) -> int:\n    x")
+        );
+    }
+
+    #[test]
+    fn a_trailing_part_stays_at_the_end() {
+        assert_eq!(
+            carried(
+                "if x is None:\n    a()\nelse:\n    b()",
+                "else:\n    b()",
+                "if x is not None:\n    a()"
+            )
+            .as_deref(),
+            Ok("if x is not None:\n    a()\nelse:\n    b()")
+        );
+    }
+
+    #[test]
+    fn a_part_the_template_spells_is_not_doubled() {
+        assert_eq!(
+            carried(
+                "async def f(self):\n    x",
+                "async",
+                "async def f(self):\n    y"
+            )
+            .as_deref(),
+            Ok("async def f(self):\n    y")
+        );
+        // Spelled, but followed by something else than the code has: not taken for it.
+        assert!(carried(
+            "@Test\n  void m() {}",
+            "@Test",
+            "@Test @Slow\n  void m() {}"
+        )
+        .is_err());
+        assert!(carried("static int x;", "static", "static_cast(x);").is_err());
+    }
+
+    #[test]
+    fn a_template_that_rewrote_the_place_is_refused() {
+        assert!(carried(
+            "def f(x) -> int:\n    x",
+            " -> int",
+            "def f(x) -> None:\n    x"
+        )
+        .is_err());
+        assert!(carried("@Test\n  public void m() {}", "@Test", "void m() {}").is_err());
+    }
+}
