@@ -273,7 +273,7 @@ pub fn pick_python(env: &Environment) -> Result<PathBuf, String> {
 }
 
 /// Runs `program args` and succeeds when it exits 0 within [`PROBE_TIMEOUT`].
-async fn probe(env: &Environment, program: &str, args: &[&str]) -> Result<(), String> {
+pub(crate) async fn probe(env: &Environment, program: &str, args: &[&str]) -> Result<(), String> {
     let mut command = tokio::process::Command::new(program);
     command
         .args(args)

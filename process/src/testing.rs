@@ -83,10 +83,7 @@ fn projects_dir() -> PathBuf {
         || {
             // process/ is one level below the repository root.
             let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-            manifest
-                .parent()
-                .unwrap_or(manifest)
-                .join(".peers")
+            manifest.parent().unwrap_or(manifest).join(".peers")
         },
         PathBuf::from,
     );

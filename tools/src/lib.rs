@@ -47,8 +47,8 @@ pub mod tier;
 pub mod tool;
 pub mod vibe;
 
-pub use cancel::Cancellation;
 pub use approve::{AllowAll, Approval, ApprovalRequest, Approver, DenyAll};
+pub use cancel::Cancellation;
 pub use error::{kinds, ToolError};
 pub use registry::{AfterWrite, CallOptions, Registry, RegistryBuilder, Run, Shutdown, ToolSchema};
 pub use resources::Resources;

@@ -171,9 +171,7 @@ fn fetch(layout: &Layout, project: &Project, target: &Path) -> Result<()> {
         Source::PyPi(dist) => fetch_pypi(&scratch, dist, project.version)?,
         Source::Npm(package) => fetch_npm(&scratch, package, project.version)?,
         Source::Crate { name, .. } => fetch_crate(&scratch, name, project.version)?,
-        Source::Debian { package, keep } => {
-            fetch_debian(&scratch, package, project.version, keep)?
-        }
+        Source::Debian { package, keep } => fetch_debian(&scratch, package, project.version, keep)?,
     };
     if target.exists() {
         std::fs::remove_dir_all(target)
@@ -185,7 +183,8 @@ fn fetch(layout: &Layout, project: &Project, target: &Path) -> Result<()> {
     if let Source::Crate { fetch: true, .. } = project.source {
         // The locked dependencies, into the cargo cache, so that offline checks resolve.
         let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-        cmd.current_dir(target).args(["fetch", "--locked", "--quiet"]);
+        cmd.current_dir(target)
+            .args(["fetch", "--locked", "--quiet"]);
         util::run_to_stderr(&mut cmd)?;
     }
     Ok(())
@@ -211,11 +210,8 @@ fn fetch_text(url: &str) -> Result<String> {
 }
 
 fn sha256(path: &Path) -> Result<String> {
-    let out = util::capture(
-        Command::new("sha256sum").arg(path),
-        Duration::from_secs(60),
-    )
-    .map_err(|e| format!("cannot run sha256sum: {e}"))?;
+    let out = util::capture(Command::new("sha256sum").arg(path), Duration::from_secs(60))
+        .map_err(|e| format!("cannot run sha256sum: {e}"))?;
     out.stdout
         .split_whitespace()
         .next()

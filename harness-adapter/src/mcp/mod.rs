@@ -311,10 +311,14 @@ async fn call_tool(
             }) as Arc<dyn ProgressSink>
         });
     let result = registry
-        .call_with(name, arguments, CallOptions {
-            progress,
-            ..CallOptions::default()
-        })
+        .call_with(
+            name,
+            arguments,
+            CallOptions {
+                progress,
+                ..CallOptions::default()
+            },
+        )
         .await;
     Ok(render::call_result(result))
 }
