@@ -91,13 +91,15 @@ async fn a_python_session_from_breakpoint_to_exit() {
 
     let stack_output = debug.call("debug", json!({"op": "stack"})).await.unwrap();
     let text = stack_output.text.clone().unwrap();
+    let frame = stopped(&started)["frame_id"].as_i64().unwrap();
     assert!(
         text.starts_with(&format!(
-            "stopped at loop.py:12 in main (breakpoint, thread {thread})\n  ["
+            "stopped at loop.py:12 in main (breakpoint, thread {thread}, frame {frame})\n\
+             stack of thread {thread} (2):\n  frame {frame}: main at loop.py:12\n  frame "
         )),
         "{text}"
     );
-    assert!(text.contains("] <module> loop.py:19"), "{text}");
+    assert!(text.contains(": <module> at loop.py:19"), "{text}");
     let stack = stack_output.value;
     let frames = stack["frames"].as_array().unwrap();
     assert_eq!(
@@ -404,7 +406,15 @@ async fn a_debuggee_that_dies_before_configuration_is_a_clear_error_not_a_hang()
         "{error}"
     );
     fixture.assert_no_leftovers().await;
-    assert_eq!(call(debug, json!({"op": "status"})).await["state"], "none");
+    // Nothing runs; `status` and `output` say why the launch failed.
+    let status = call(debug, json!({"op": "status"})).await;
+    assert_eq!(status["state"], "launch_failed", "{status:#}");
+    assert!(
+        status["note"].as_str().unwrap().contains("`initialized`"),
+        "{status:#}"
+    );
+    let output = call(debug, json!({"op": "output"})).await;
+    assert_eq!(output["state"], "launch_failed");
 }
 
 const DEEP: &str = r#"for i in range(200):
