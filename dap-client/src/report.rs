@@ -94,6 +94,10 @@ pub struct Stopped {
     /// The top frame's locals (in results that report a stop).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locals: Option<LocalsSummary>,
+    /// When the program stopped outside the workspace (a panic, an exception, a pause in a
+    /// library), the nearest frame inside it: `source` and `locals` are that frame's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shown_frame: Option<FrameView>,
 }
 
 /// One source line around a stop.
@@ -464,6 +468,17 @@ pub struct AdaptersReport {
     pub config_error: Option<String>,
 }
 
+/// A function name without a Rust symbol hash (`parse::h9cb46aa1cbdc470f` → `parse`).
+pub fn function_name(name: &str) -> String {
+    if let Some(at) = name.rfind("::h") {
+        let hash = &name[at + 3..];
+        if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) {
+            return name[..at].to_owned();
+        }
+    }
+    name.to_owned()
+}
+
 /// `value` cut to [`MAX_VALUE_CHARS`] characters: (text, truncated, full length when cut).
 pub fn cap_value(value: &str) -> (String, bool, Option<usize>) {
     cap_chars(value, MAX_VALUE_CHARS)
@@ -480,6 +495,16 @@ pub fn cap_chars(value: &str, max: usize) -> (String, bool, Option<usize>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rust_hashes_leave_function_names() {
+        assert_eq!(
+            function_name("semver::parse::numeric_identifier::h9cb46aa1cbdc470f"),
+            "semver::parse::numeric_identifier"
+        );
+        assert_eq!(function_name("main::hello"), "main::hello");
+        assert_eq!(function_name("f::h12"), "f::h12");
+    }
 
     #[test]
     fn values_are_cut_by_characters() {

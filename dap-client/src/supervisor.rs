@@ -427,6 +427,7 @@ impl Supervisor {
                 arguments: plan.arguments,
                 target: plan.target,
                 extra_filters: plan.extra_filters,
+                function_breakpoints: plan.function_breakpoints,
                 notes,
             },
             &mut interrupt,
@@ -505,6 +506,7 @@ impl Supervisor {
                 arguments,
                 target: format!("127.0.0.1:{port}"),
                 extra_filters: Vec::new(),
+                function_breakpoints: Vec::new(),
                 notes: Vec::new(),
             },
             &mut Interrupt::never(),
@@ -525,6 +527,7 @@ impl Supervisor {
             arguments,
             target,
             extra_filters,
+            function_breakpoints,
             notes,
         } = start;
         let breakpoints: BTreeMap<PathBuf, Vec<i64>> = lock(&self.breakpoints)
@@ -542,6 +545,7 @@ impl Supervisor {
             settings: self.settings(),
             breakpoints: &breakpoints,
             extra_filters,
+            function_breakpoints,
             killer: &self.killer,
         };
         let started = Session::start(params, interrupt).await;
@@ -780,6 +784,7 @@ struct Start {
     arguments: serde_json::Value,
     target: String,
     extra_filters: Vec<String>,
+    function_breakpoints: Vec<String>,
     notes: Vec<String>,
 }
 

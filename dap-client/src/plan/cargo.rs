@@ -279,6 +279,9 @@ pub(super) async fn plan(
         format!("CARGO_MANIFEST_DIR={}", binary.manifest_dir.display()),
         format!("CARGO={}", cargo.display()),
     ]);
+    if let Some(commands) = rust_formatters(ctx, interrupt).await {
+        arguments["initCommands"] = json!(commands);
+    }
     let shown_binary = ctx.shown(&binary.executable);
     let mut plan = plain(
         AdapterKind::Lldb,
@@ -292,11 +295,33 @@ pub(super) async fn plan(
         String::new()
     };
     plan.notes.push(format!(
-        "built with `{command}`; runs {} with --test-threads=1: {}{more}",
+        "built with `{command}`; runs {} with --test-threads=1: {}{more}; a panic stops \
+         where it is raised",
         binary.describe(),
         sample.join(", ")
     ));
+    // libtest catches a failing test's panic: stop where it is raised instead.
+    plan.function_breakpoints.push("rust_panic".into());
     Ok(plan)
+}
+
+/// lldb commands that load the toolchain's Rust formatters (what `rust-lldb` does), so a
+/// `&str` shows its text and a `Vec` its elements; `None` when the toolchain has none.
+async fn rust_formatters(ctx: &Context<'_>, interrupt: &mut Interrupt) -> Option<Vec<String>> {
+    let rustc = ctx.env.find("rustc")?;
+    let args = ["--print".to_owned(), "sysroot".to_owned()];
+    let printed = run_captured(ctx, &rustc, &args, ctx.root(), LIST_TIMEOUT, interrupt)
+        .await
+        .ok()?;
+    let etc = Path::new(printed.stdout.trim()).join("lib/rustlib/etc");
+    let lookup = etc.join("lldb_lookup.py");
+    let commands = etc.join("lldb_commands");
+    (lookup.is_file() && commands.is_file()).then(|| {
+        vec![
+            format!("command script import \"{}\"", lookup.display()),
+            format!("command source -s 1 \"{}\"", commands.display()),
+        ]
+    })
 }
 
 #[cfg(test)]

@@ -106,6 +106,8 @@ pub(crate) struct Plan {
     pub target: String,
     /// Exception filters enabled on top of the adapter's defaults.
     pub extra_filters: Vec<String>,
+    /// Functions to stop in (a Rust test's panic).
+    pub function_breakpoints: Vec<String>,
     /// What was added on the caller's behalf, said in the result.
     pub notes: Vec<String>,
 }
@@ -178,6 +180,7 @@ fn plain(kind: AdapterKind, arguments: Value, target: String) -> Plan {
         arguments,
         target,
         extra_filters: Vec::new(),
+        function_breakpoints: Vec::new(),
         notes: Vec::new(),
     }
 }
@@ -340,13 +343,19 @@ fn go_plan(ctx: &Context<'_>, tokens: &[String]) -> Result<Plan, DebugError> {
     Ok(plan)
 }
 
-/// Words joined for display, quoted where needed.
+/// Words joined for display, quoted where a shell would split them.
 fn shlex_join(words: &[String]) -> String {
     words
         .iter()
-        .map(|word| match shlex::try_quote(word) {
-            Ok(quoted) => quoted.into_owned(),
-            Err(_) => word.clone(),
+        .map(|word| {
+            let plain = !word.is_empty()
+                && !word
+                    .chars()
+                    .any(|c| c.is_whitespace() || "'\"\\$`|&;<>()*?[]{}#~!".contains(c));
+            match shlex::try_quote(word) {
+                Ok(quoted) if !plain => quoted.into_owned(),
+                _ => word.clone(),
+            }
         })
         .collect::<Vec<_>>()
         .join(" ")

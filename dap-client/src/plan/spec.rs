@@ -413,12 +413,16 @@ impl CargoTest {
     }
 
     /// The test binary's arguments: the filters, the libtest flags, one thread (a debugger
-    /// stop in one test must not race the others).
+    /// stop in one test must not race the others), no colours (the adapter's terminal is
+    /// not a reader's).
     pub(crate) fn run_args(&self) -> Vec<String> {
         let mut args = self.filters.clone();
         args.extend(self.binary_args.iter().cloned());
         if !args.iter().any(|a| a.starts_with("--test-threads")) {
             args.push("--test-threads=1".into());
+        }
+        if !args.iter().any(|a| a.starts_with("--color")) {
+            args.push("--color=never".into());
         }
         args
     }
@@ -515,7 +519,13 @@ mod tests {
         );
         assert_eq!(
             test.run_args(),
-            ["parse", "--exact", "--nocapture", "--test-threads=1"]
+            [
+                "parse",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+                "--color=never"
+            ]
         );
         let package = CargoTest::parse(&words("-p=semver --lib name")).unwrap();
         assert_eq!(package.cargo_args, ["-p=semver", "--lib"]);

@@ -10,8 +10,9 @@ use super::{display_path, Session, StartKind, Waited};
 use crate::error::{ClientError, DebugError};
 use crate::interrupt::Interrupt;
 use crate::protocol::{
-    ConfigurationDone, Initialize, InitializeArguments, SetBreakpoints, SetBreakpointsArguments,
-    SetExceptionBreakpoints, SetExceptionBreakpointsArguments, Source, SourceBreakpoint,
+    ConfigurationDone, FunctionBreakpoint, Initialize, InitializeArguments, SetBreakpoints,
+    SetBreakpointsArguments, SetExceptionBreakpoints, SetExceptionBreakpointsArguments,
+    SetFunctionBreakpoints, SetFunctionBreakpointsArguments, Source, SourceBreakpoint,
 };
 use crate::report::{BreakpointView, FileBreakpoints};
 use crate::state::store_launch_response;
@@ -83,6 +84,22 @@ impl Session {
         let mut placed = Vec::new();
         for (file, lines) in breakpoints {
             placed.push(self.send_breakpoints(file, lines, request_timeout).await);
+        }
+        if !self.function_breakpoints.is_empty() && self.caps.supports_function_breakpoints {
+            let args = SetFunctionBreakpointsArguments {
+                breakpoints: self
+                    .function_breakpoints
+                    .iter()
+                    .map(|name| FunctionBreakpoint { name: name.clone() })
+                    .collect(),
+            };
+            if let Err(error) = self
+                .client
+                .request::<SetFunctionBreakpoints>(&args, request_timeout)
+                .await
+            {
+                tracing::debug!(%error, "setFunctionBreakpoints failed; continuing without");
+            }
         }
         let mut filters: Vec<String> = self
             .caps

@@ -24,8 +24,8 @@ use crate::protocol::{
     StackTraceArguments,
 };
 use crate::report::{
-    Exited, FileBreakpoints, OutputPiece, Position, ProgramState, SessionInfo, Stopped,
-    OUTPUT_TAIL_BYTES,
+    function_name, Exited, FileBreakpoints, FrameView, OutputPiece, Position, ProgramState,
+    SessionInfo, Stopped, OUTPUT_TAIL_BYTES,
 };
 use crate::state::{pump_events, State};
 
@@ -85,6 +85,8 @@ pub(crate) struct StartParams<'a> {
     pub breakpoints: &'a BTreeMap<PathBuf, Vec<i64>>,
     /// Exception filters enabled on top of the adapter's defaults.
     pub extra_filters: Vec<String>,
+    /// Functions to stop in.
+    pub function_breakpoints: Vec<String>,
     /// Receives a way to kill the session's processes as soon as they exist, so a shutdown
     /// during the launch sequence does not have to wait for it.
     pub killer: &'a Mutex<Option<Killer>>,
@@ -174,6 +176,7 @@ pub(crate) struct Session {
     /// The frame ids and references given out, valid until the program resumes.
     handles: Mutex<Handles>,
     extra_filters: Vec<String>,
+    function_breakpoints: Vec<String>,
     scratch: Option<PathBuf>,
 }
 
@@ -290,6 +293,7 @@ impl Session {
             top_frame: Mutex::new(None),
             handles: Mutex::new(Handles::default()),
             extra_filters: std::mem::take(&mut params.extra_filters),
+            function_breakpoints: std::mem::take(&mut params.function_breakpoints),
             scratch,
         };
         let sequence = session
@@ -599,12 +603,13 @@ impl Session {
                     file,
                     line: frame.as_ref().map(|f| f.line),
                     thread_id: stop.thread_id,
-                    function: frame.as_ref().map(|f| f.name.clone()),
+                    function: frame.as_ref().map(|f| function_name(&f.name)),
                     frame_id,
                     description: stop.description,
                     text: stop.text,
                     source: None,
                     locals: None,
+                    shown_frame: None,
                 }),
                 exited: None,
             };
@@ -625,7 +630,24 @@ impl Session {
     /// locals (what results that report a stop carry).
     pub(crate) async fn stop_position(&self) -> Position {
         let (mut position, frame) = self.position_and_frame().await;
-        if let (Some(stopped), Some(frame)) = (position.stopped.as_mut(), frame) {
+        if let (Some(stopped), Some(mut frame)) = (position.stopped.as_mut(), frame) {
+            // Stopped outside the workspace by something other than the caller's own
+            // breakpoint or step (a panic, an exception, a pause in a library; a breakpoint
+            // in a file that is not on disk was not set by the caller): what matters is the
+            // nearest frame of the workspace's code.
+            let asked_for = matches!(
+                stopped.reason.as_str(),
+                "breakpoint" | "step" | "entry" | "goto"
+            ) && source_on_disk(&frame);
+            if !asked_for && !self.in_workspace(&frame) {
+                if let Some(thread) = stopped.thread_id {
+                    if let Some(nearest) = self.nearest_workspace_frame(thread).await {
+                        let id = self.handles().issue(Kind::Frame, nearest.id);
+                        stopped.shown_frame = Some(self.frame_view(id, &nearest));
+                        frame = nearest;
+                    }
+                }
+            }
             let stop = self.settings.stop;
             stopped.source = detail::source_lines(&frame, stop.source_before, stop.source_after);
             if stop.locals > 0 {
@@ -633,6 +655,40 @@ impl Session {
             }
         }
         position
+    }
+
+    /// Whether the frame's source file is inside the workspace.
+    fn in_workspace(&self, frame: &StackFrame) -> bool {
+        frame
+            .source
+            .as_ref()
+            .and_then(|s| s.path.as_ref())
+            .is_some_and(|path| Path::new(path).starts_with(&self.root))
+    }
+
+    /// A frame as shown, its id `id` (ours).
+    pub(crate) fn frame_view(&self, id: i64, frame: &StackFrame) -> FrameView {
+        FrameView {
+            id,
+            function: function_name(&frame.name),
+            file: frame
+                .source
+                .as_ref()
+                .and_then(|s| s.path.clone().or_else(|| s.name.clone()))
+                .map(|p| display_path(&self.root, &p)),
+            line: frame.line,
+        }
+    }
+
+    /// The first of the thread's top frames whose source is inside the workspace.
+    async fn nearest_workspace_frame(&self, thread: i64) -> Option<StackFrame> {
+        let args = StackTraceArguments {
+            thread_id: thread,
+            start_frame: 0,
+            levels: crate::report::MAX_FRAMES as i64,
+        };
+        let frames = self.call::<StackTrace>(&args).await.ok()?.stack_frames;
+        frames.into_iter().find(|frame| self.in_workspace(frame))
     }
 
     async fn top_frame(&self, generation: u64, thread: i64) -> Option<StackFrame> {
@@ -835,6 +891,15 @@ impl Session {
         }
         wait_gone(&self.tracker).await;
     }
+}
+
+/// Whether the frame's source file exists here (a toolchain's `/rustc/<hash>/…` does not).
+fn source_on_disk(frame: &StackFrame) -> bool {
+    frame
+        .source
+        .as_ref()
+        .and_then(|s| s.path.as_ref())
+        .is_some_and(|path| Path::new(path).is_file())
 }
 
 /// Waits (briefly) until every tracked process is gone, so a caller that checks the process

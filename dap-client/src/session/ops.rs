@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::detail::{locals_scope, named_scope};
 use super::handles::Kind;
-use super::{display_path, Action, Session, Waited};
+use super::{Action, Session, Waited};
 use crate::error::DebugError;
 use crate::interrupt::Interrupt;
 use crate::protocol::{
@@ -230,18 +230,13 @@ impl Session {
             handles.note_thread(thread);
             response
                 .stack_frames
-                .into_iter()
+                .iter()
                 .take(MAX_FRAMES)
-                .map(|f| FrameView {
-                    id: handles.issue(Kind::Frame, f.id),
-                    file: f
-                        .source
-                        .and_then(|s| s.path.or(s.name))
-                        .map(|p| display_path(&self.root, &p)),
-                    function: f.name,
-                    line: f.line,
+                .map(|f| {
+                    let id = handles.issue(Kind::Frame, f.id);
+                    self.frame_view(id, f)
                 })
-                .collect()
+                .collect::<Vec<FrameView>>()
         };
         Ok(StackReport {
             thread_id: thread,

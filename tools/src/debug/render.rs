@@ -72,16 +72,17 @@ pub fn position(value: &Value) -> String {
     }
 }
 
-/// `name: type = value [ref N]`, the value marked `…` when cut.
+/// `name: type = value [ref N]`, the value marked `…` when cut (a group without a value,
+/// such as debugpy's "special variables", is `name [ref N]`).
 fn variable_line(variable: &Value) -> String {
-    let mut line = format!(
-        "{}{} = {}",
-        str_of(variable, "name").unwrap_or("?"),
-        str_of(variable, "type")
-            .map(|t| format!(": {t}"))
-            .unwrap_or_default(),
-        str_of(variable, "value").unwrap_or("")
-    );
+    let value = str_of(variable, "value").unwrap_or("");
+    let mut line = str_of(variable, "name").unwrap_or("?").to_owned();
+    if let Some(kind) = str_of(variable, "type") {
+        let _ = write!(line, ": {kind}");
+    }
+    if !value.is_empty() || variable["type"].is_string() {
+        let _ = write!(line, " = {value}");
+    }
     if variable["value_truncated"] == true {
         line.push('…');
     }
@@ -100,7 +101,19 @@ fn push_variables(lines: &mut Vec<String>, variables: &Value) {
 /// The source around a stop (the stop line marked `>`) and the frame's locals.
 fn push_stop_detail(lines: &mut Vec<String>, value: &Value) {
     let stop = &value["stopped"];
-    let current = stop["line"].as_i64();
+    let shown = &stop["shown_frame"];
+    let current = if shown.is_object() {
+        lines.push(format!(
+            "nearest frame in the workspace: frame {}: {} at {}:{}",
+            num(shown, "id"),
+            str_of(shown, "function").unwrap_or("?"),
+            str_of(shown, "file").unwrap_or("?"),
+            num(shown, "line")
+        ));
+        shown["line"].as_i64()
+    } else {
+        stop["line"].as_i64()
+    };
     let source = stop["source"].as_array().into_iter().flatten();
     let width = stop["source"]
         .as_array()
