@@ -316,9 +316,7 @@ fn go_plan(ctx: &Context<'_>, tokens: &[String]) -> Result<Plan, DebugError> {
     let test = GoTest::parse(ctx.root(), tokens)?;
     let package = test.package.display().to_string();
     let mut shown_pkg = ctx.shown(&test.package);
-    if shown_pkg == package && test.package == ctx.root() {
-        shown_pkg = ".".into();
-    } else if !shown_pkg.starts_with('/') {
+    if shown_pkg != "." && !shown_pkg.starts_with('/') {
         shown_pkg = format!("./{shown_pkg}");
     }
     let mut plan = plain(

@@ -66,6 +66,9 @@ pub(crate) struct Handles {
     first: i64,
     current: HashMap<i64, (Kind, i64)>,
     by_adapter: HashMap<(Kind, i64), i64>,
+    /// Frames by (thread, depth): adapters such as delve give the same frame a new id in
+    /// every `stackTrace` answer; the caller sees one number per frame.
+    frames_at: HashMap<(i64, usize), i64>,
     threads: HashSet<i64>,
     old_threads: HashSet<i64>,
 }
@@ -78,6 +81,7 @@ impl Default for Handles {
             first: 1,
             current: HashMap::new(),
             by_adapter: HashMap::new(),
+            frames_at: HashMap::new(),
             threads: HashSet::new(),
             old_threads: HashSet::new(),
         }
@@ -94,6 +98,7 @@ impl Handles {
         self.first = self.next;
         self.current.clear();
         self.by_adapter.clear();
+        self.frames_at.clear();
         if self.old_threads.len() + self.threads.len() > MAX_OLD_THREADS {
             self.old_threads.clear();
         }
@@ -113,6 +118,17 @@ impl Handles {
         self.next += 1;
         self.current.insert(ours, (kind, id));
         self.by_adapter.insert((kind, id), ours);
+        ours
+    }
+
+    /// Our number for the frame at `depth` (0: top) of `thread`, whose id in this answer is
+    /// `id`: the same number for the same frame until the program resumes.
+    pub(crate) fn issue_frame(&mut self, thread: i64, depth: usize, id: i64) -> i64 {
+        if let Some(ours) = self.frames_at.get(&(thread, depth)) {
+            return *ours;
+        }
+        let ours = self.issue(Kind::Frame, id);
+        self.frames_at.insert((thread, depth), ours);
         ours
     }
 
@@ -182,6 +198,11 @@ mod tests {
         assert!(wrong.to_string().contains("is a frame id"), "{wrong}");
         handles.note_thread(7);
         handles.check_thread(7).unwrap();
+        // The same frame under a new adapter id is the same number.
+        let top = handles.issue_frame(7, 0, 2000);
+        assert_eq!(handles.issue_frame(7, 0, 2001), top);
+        assert_eq!(handles.resolve(Kind::Frame, top).unwrap(), 2000);
+        assert_ne!(handles.issue_frame(7, 1, 2002), top);
 
         // The program ran: delve's 1000 is something else now, and ours says so.
         handles.sync(2);

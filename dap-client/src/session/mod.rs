@@ -205,11 +205,12 @@ fn scratch_dir() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// `path` relative to `root` when inside it.
+/// `path` relative to `root` when inside it (`.` for the root itself).
 pub(crate) fn display_path(root: &Path, path: &str) -> String {
     match Path::new(path).strip_prefix(root) {
-        Ok(rest) if !rest.as_os_str().is_empty() => rest.display().to_string(),
-        _ => path.to_owned(),
+        Ok(rest) if rest.as_os_str().is_empty() => ".".to_owned(),
+        Ok(rest) => rest.display().to_string(),
+        Err(_) => path.to_owned(),
     }
 }
 
@@ -594,7 +595,11 @@ impl Session {
                 if let Some(thread) = stop.thread_id {
                     handles.note_thread(thread);
                 }
-                frame.as_ref().map(|f| handles.issue(Kind::Frame, f.id))
+                match (frame.as_ref(), stop.thread_id) {
+                    (Some(f), Some(thread)) => Some(handles.issue_frame(thread, 0, f.id)),
+                    (Some(f), None) => Some(handles.issue(Kind::Frame, f.id)),
+                    (None, _) => None,
+                }
             };
             let position = Position {
                 state: ProgramState::Stopped,
@@ -641,8 +646,8 @@ impl Session {
             ) && source_on_disk(&frame);
             if !asked_for && !self.in_workspace(&frame) {
                 if let Some(thread) = stopped.thread_id {
-                    if let Some(nearest) = self.nearest_workspace_frame(thread).await {
-                        let id = self.handles().issue(Kind::Frame, nearest.id);
+                    if let Some((depth, nearest)) = self.nearest_workspace_frame(thread).await {
+                        let id = self.handles().issue_frame(thread, depth, nearest.id);
                         stopped.shown_frame = Some(self.frame_view(id, &nearest));
                         frame = nearest;
                     }
@@ -680,15 +685,19 @@ impl Session {
         }
     }
 
-    /// The first of the thread's top frames whose source is inside the workspace.
-    async fn nearest_workspace_frame(&self, thread: i64) -> Option<StackFrame> {
+    /// The first of the thread's top frames whose source is inside the workspace, and its
+    /// depth.
+    async fn nearest_workspace_frame(&self, thread: i64) -> Option<(usize, StackFrame)> {
         let args = StackTraceArguments {
             thread_id: thread,
             start_frame: 0,
             levels: crate::report::MAX_FRAMES as i64,
         };
         let frames = self.call::<StackTrace>(&args).await.ok()?.stack_frames;
-        frames.into_iter().find(|frame| self.in_workspace(frame))
+        frames
+            .into_iter()
+            .enumerate()
+            .find(|(_, frame)| self.in_workspace(frame))
     }
 
     async fn top_frame(&self, generation: u64, thread: i64) -> Option<StackFrame> {

@@ -232,8 +232,9 @@ impl Session {
                 .stack_frames
                 .iter()
                 .take(MAX_FRAMES)
-                .map(|f| {
-                    let id = handles.issue(Kind::Frame, f.id);
+                .enumerate()
+                .map(|(depth, f)| {
+                    let id = handles.issue_frame(thread, depth, f.id);
                     self.frame_view(id, f)
                 })
                 .collect::<Vec<FrameView>>()
