@@ -254,11 +254,7 @@ async fn agent(fixture: &Fixture, case: &Case<'_>) -> String {
         .take_while(|l| !l.starts_with("output:") && !l.starts_with("note:"))
         .collect::<Vec<_>>()
         .join("\n");
-    format!(
-        "{}\n--- locals ---\n{}",
-        redact_threads(&stop_text),
-        one_call
-    )
+    redact_threads(&format!("{stop_text}\n--- locals ---\n{one_call}"))
 }
 
 #[tokio::test]
