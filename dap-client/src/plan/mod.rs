@@ -203,7 +203,7 @@ fn program_plan(
             arguments["python"] = json!(python.display().to_string());
         }
         if spec::is_pytest_script(program) {
-            pytest_treatment(&mut arguments, &mut plan);
+            pytest_treatment(ctx, &mut arguments, &mut plan);
         }
     }
     plan.arguments = arguments;
@@ -239,7 +239,7 @@ fn module_plan(
         format!("python -m {module}"),
     );
     if module == "pytest" {
-        pytest_treatment(&mut arguments, &mut plan);
+        pytest_treatment(ctx, &mut arguments, &mut plan);
     }
     plan.arguments = arguments;
     Ok(plan)
@@ -263,10 +263,30 @@ fn python_request(ctx: &Context<'_>, python: &Path, module: &str, args: &[String
 }
 
 /// pytest catches a failing test's exception and exits through `SystemExit`: stop where the
-/// checkout's code raises instead (`userUnhandled`), never at the exit.
-fn pytest_treatment(arguments: &mut Value, plan: &mut Plan) {
+/// checkout's code raises instead (`userUnhandled`), never at the exit. A checkout with a
+/// src layout gets `src` first on `PYTHONPATH`.
+fn pytest_treatment(ctx: &Context<'_>, arguments: &mut Value, plan: &mut Plan) {
     arguments["breakOnSystemExit"] = json!([]);
     plan.extra_filters.push("userUnhandled".into());
+    if let Some(src) = spec::src_layout(ctx.root()) {
+        let mut path = src.display().to_string();
+        let inherited = ctx
+            .extra_env
+            .iter()
+            .rev()
+            .find(|(key, _)| key == "PYTHONPATH")
+            .map(|(_, value)| value.clone())
+            .or_else(|| std::env::var("PYTHONPATH").ok())
+            .filter(|value| !value.is_empty());
+        if let Some(inherited) = inherited {
+            path = format!("{path}:{inherited}");
+        }
+        arguments["env"] = json!({ "PYTHONPATH": path });
+        plan.notes.push(format!(
+            "src layout: {} is first on PYTHONPATH, so the tests import the checkout's code",
+            ctx.shown(&src)
+        ));
+    }
 }
 
 async fn pytest_plan(ctx: &Context<'_>, tokens: Vec<String>) -> Result<Plan, DebugError> {
@@ -288,26 +308,7 @@ async fn pytest_plan(ctx: &Context<'_>, tokens: Vec<String>) -> Result<Plan, Deb
     let target = format!("pytest {}", shlex_join(&tokens));
     let mut arguments = python_request(ctx, &python, "pytest", &tokens);
     let mut plan = plain(AdapterKind::Debugpy, Value::Null, target);
-    pytest_treatment(&mut arguments, &mut plan);
-    if let Some(src) = spec::src_layout(ctx.root()) {
-        let mut path = src.display().to_string();
-        let inherited = ctx
-            .extra_env
-            .iter()
-            .rev()
-            .find(|(key, _)| key == "PYTHONPATH")
-            .map(|(_, value)| value.clone())
-            .or_else(|| std::env::var("PYTHONPATH").ok())
-            .filter(|value| !value.is_empty());
-        if let Some(inherited) = inherited {
-            path = format!("{path}:{inherited}");
-        }
-        arguments["env"] = json!({ "PYTHONPATH": path });
-        plan.notes.push(format!(
-            "src layout: {} is first on PYTHONPATH, so the tests import the checkout's code",
-            ctx.shown(&src)
-        ));
-    }
+    pytest_treatment(ctx, &mut arguments, &mut plan);
     plan.arguments = arguments;
     Ok(plan)
 }
