@@ -498,3 +498,74 @@ async fn stack_variables_values_and_output_are_capped_with_totals() {
     call(debug, json!({"op": "terminate"})).await;
     fixture.assert_no_leftovers().await;
 }
+
+/// A cancelled call (MCP `notifications/cancelled`) ends its wait at once; the program runs
+/// on under the debugger and the next call works: during `launch`'s wait for the first stop,
+/// and during `continue`.
+#[tokio::test]
+async fn a_cancelled_wait_returns_at_once_and_the_session_stays_usable() {
+    if debug_support::debugpy_python().is_none() {
+        return;
+    }
+    // Only a cancel can end these waits in time: the program never stops by itself.
+    let busy = format!("open('started', 'w').close()\n{BUSY}");
+    let fixture = Fixture::new(
+        "python-cancel",
+        &[("busy.py", busy.as_str())],
+        config(600.0, 1800.0),
+    );
+    let debug = &fixture.debug;
+    let cancelled_call = |args: serde_json::Value| {
+        let debug = debug.clone();
+        let cancel = cc_tools::Cancellation::new();
+        let options = cc_tools::CallOptions {
+            cancel: Some(cancel.clone()),
+            ..Default::default()
+        };
+        let call = tokio::spawn(async move { debug.call_with("debug", args, options).await });
+        (call, cancel)
+    };
+
+    let (launch, cancel) = cancelled_call(json!({"op": "launch", "program": "busy.py"}));
+    // Cancel once the program runs.
+    for _ in 0..1200 {
+        if fixture.root.join("started").exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    cancel.cancel();
+    let error = tokio::time::timeout(Duration::from_secs(10), launch)
+        .await
+        .expect("a cancelled launch returns at once")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(error.kind(), "cancelled", "{error}");
+    assert!(error.message().contains("the session lives on"), "{error}");
+    assert_eq!(
+        call(debug, json!({"op": "status"})).await["state"],
+        "running"
+    );
+
+    let paused = call(debug, json!({"op": "pause"})).await;
+    assert_eq!(stopped(&paused)["reason"], "pause");
+    let (resumed, cancel) = cancelled_call(json!({"op": "continue"}));
+    cancel.cancel();
+    let error = tokio::time::timeout(Duration::from_secs(10), resumed)
+        .await
+        .expect("a cancelled continue returns at once")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(error.kind(), "cancelled", "{error}");
+    assert!(error.message().contains("keeps running"), "{error}");
+    let status = call(debug, json!({"op": "status"})).await;
+    assert_eq!(status["state"], "running", "{status:#}");
+    let paused = call(debug, json!({"op": "pause"})).await;
+    assert_eq!(stopped(&paused)["reason"], "pause");
+    assert_eq!(
+        call(debug, json!({"op": "evaluate", "expression": "n > 0"})).await["result"],
+        "True"
+    );
+    call(debug, json!({"op": "terminate"})).await;
+    fixture.assert_no_leftovers().await;
+}

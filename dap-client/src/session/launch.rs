@@ -146,8 +146,10 @@ impl Session {
             }
         }
 
+        // The program runs from `configurationDone` on: a cancel from here is seen by the
+        // wait for its first stop, which keeps the session.
         let answered = self
-            .wait_until_or(deadline, interrupt, |s| {
+            .wait_until_or(deadline, &mut Interrupt::never(), |s| {
                 s.launch_response.is_some() || s.program_ended() || s.connection_closed.is_some()
             })
             .await;
