@@ -5,6 +5,11 @@
 //!
 //! Runs `cargo run --release -p cc-dap-client --example dap_bench ROUNDS`, which prints one
 //! JSON object per adapter.
+//!
+//! Then the round trips of an agent that reads only the text, for "stop at a breakpoint and
+//! read a local" and "step and read it again", before stop results carried the frame's
+//! source and locals and after, per adapter (debugpy, lldb-dap, delve):
+//! `cargo run --release -p cc-tools --example debug_round_trips REPEATS STEPS`.
 
 use std::fmt::Write as _;
 
@@ -12,6 +17,9 @@ use super::Context;
 use crate::util::Result;
 
 const ROUNDS: &str = "50";
+/// Launch-to-first-local runs per path, and steps per run, for the round-trip table.
+const REPEATS: &str = "3";
+const STEPS: &str = "10";
 /// Goal: a step through the supervisor takes at most this much longer than a bare one (p50).
 const GOAL_RATIO: f64 = 1.2;
 
@@ -67,5 +75,69 @@ pub fn run(ctx: &Context) -> Result<String> {
         ));
     }
     eprintln!("dap: {} adapters measured", rows.len());
+    round_trips(ctx, &mut md)?;
     Ok(md)
+}
+
+/// The round-trip table: calls and wall time to read a local, before and after stop results
+/// carried the frame's locals.
+fn round_trips(ctx: &Context, md: &mut String) -> Result<()> {
+    let rows = ctx.example_rows("cc-tools", "debug_round_trips", &[REPEATS, STEPS])?;
+    let _ = writeln!(
+        md,
+        "\n### Round trips to read a local\n\n\
+         An agent that reads only the text of the `debug` tool's results, through the tool \
+         registry: \"stop at a breakpoint and read a local\" (from `breakpoints` on) and \
+         \"step and read it again\". *Before*: stop results without the frame's source and \
+         locals (`stop_locals = 0`, as the tool answered before they were added), so the \
+         agent calls `stack` (for the frame id), `scopes` (for the Locals reference) and \
+         `variables`. *After*: the defaults; the stop itself shows the locals. Every path \
+         checks that the local is in the text it read. Wall time is the tool's alone (median \
+         of {REPEATS} runs, and of {REPEATS}×{STEPS} steps); an agent also pays a model turn \
+         per call, which is what the call counts measure. Goal: fewer calls on every row.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| adapter | stop → local: calls before | after | ms before | ms after | step → local: calls before | after | ms before | ms after | goal |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
+    let mut failures = Vec::new();
+    for row in &rows {
+        let adapter = row["adapter"].as_str().unwrap_or("?");
+        if let Some(missing) = row["missing"].as_str() {
+            let _ = writeln!(
+                md,
+                "| {adapter} | – | – | – | – | – | – | – | – | not installed ({missing}) |"
+            );
+            continue;
+        }
+        if let Some(error) = row["error"].as_str() {
+            failures.push(format!("{adapter}: {error}"));
+            continue;
+        }
+        let int = |key: &str| row[key].as_u64().unwrap_or(0);
+        let ms = |key: &str| row[key].as_f64().unwrap_or(f64::NAN);
+        let fewer = int("after_calls") < int("before_calls")
+            && int("after_step_calls") < int("before_step_calls");
+        let _ = writeln!(
+            md,
+            "| {adapter} | {} | **{}** | {:.0} | {:.0} | {} | **{}** | {:.1} | {:.1} | {} |",
+            int("before_calls"),
+            int("after_calls"),
+            ms("before_ms"),
+            ms("after_ms"),
+            int("before_step_calls"),
+            int("after_step_calls"),
+            ms("before_step_ms"),
+            ms("after_step_ms"),
+            if fewer { "PASS" } else { "MISS" },
+        );
+    }
+    if !failures.is_empty() {
+        return Err(format!(
+            "the debug_round_trips example failed for {}",
+            failures.join("; ")
+        ));
+    }
+    Ok(())
 }
