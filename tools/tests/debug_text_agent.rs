@@ -94,13 +94,14 @@ fn loop_line(source: &str) -> i64 {
     source.lines().position(|l| l.contains("loop")).unwrap() as i64 + 1
 }
 
-/// What differs per adapter: where the program is, what `launch` gets, the expression that
-/// reads the loop's running total, and what the second stop's total is.
+/// What differs per adapter: where the program is and what `launch` gets.
 struct Case<'a> {
     name: &'a str,
     file: &'a str,
     source: &'a str,
     program: &'a str,
+    /// Whether the adapter has a Globals scope (delve lists locals only).
+    globals: bool,
 }
 
 /// The agent. Returns the text of the first stop and of `locals`, for the snapshot.
@@ -275,6 +276,7 @@ async fn a_text_only_agent_debugs_python() {
         file: "total.py",
         source: PYTHON,
         program: "total.py",
+        globals: true,
     };
     let seen = agent(&fixture, &case).await;
     insta::assert_snapshot!(format!("stop_{}", case.name), seen);
@@ -304,6 +306,7 @@ async fn a_text_only_agent_debugs_c_under_lldb() {
         file: "total.c",
         source: C,
         program: "total",
+        globals: true,
     };
     let seen = agent(&fixture, &case).await;
     insta::assert_snapshot!(format!("stop_{}", case.name), seen);
@@ -329,6 +332,7 @@ async fn a_text_only_agent_debugs_go_under_delve() {
         file: "main.go",
         source: GO,
         program: ".",
+        globals: false,
     };
     let seen = agent(&fixture, &case).await;
     insta::assert_snapshot!(format!("stop_{}", case.name), seen);
