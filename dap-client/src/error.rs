@@ -137,12 +137,12 @@ pub enum DebugError {
     },
     /// A frame id, variables reference or thread id from before the program last resumed:
     /// it may name something else now, so it is refused rather than answered.
-    #[error("{what} is from before the program last resumed: the program has run since; call {again} again")]
+    #[error("{what} is from before the program last resumed: the program has run since; {remedy}")]
     StaleReference {
         /// The handle (`frame 3`, `reference 12`, `thread 7`).
         what: String,
-        /// The operations that give fresh ones.
-        again: String,
+        /// How to get a fresh one (`call stack/scopes again`).
+        remedy: String,
     },
     /// The caller cancelled the call while it waited.
     #[error("{0}")]

@@ -47,6 +47,7 @@
 //! ```
 
 pub mod adapters;
+mod capture;
 mod client;
 pub mod config;
 pub mod detect;

@@ -305,11 +305,7 @@ async fn a_go_build_failure_comes_back_with_the_compilers_text() {
 
 fn semver(edit: (&str, &str, &str)) -> Option<Project> {
     cc_process::testing::require_peer("cargo")?;
-    let has_lldb = ["lldb-dap", "lldb-dap-19", "lldb-vscode"]
-        .iter()
-        .any(|name| cc_process::find_on_path(name).is_some());
-    if !has_lldb {
-        cc_process::testing::require_peer("lldb-dap-19");
+    if !debug_support::lldb_ready() {
         return None;
     }
     Project::new("semver", edit, &[("CARGO_NET_OFFLINE", "true")])

@@ -193,6 +193,25 @@ async fn agent(fixture: &Fixture, case: &Case<'_>) -> String {
         one_call.starts_with(&format!("Locals of frame {frame}, ref ")),
         "{one_call}"
     );
+    let globals = debug
+        .call("debug", json!({"op": "locals", "scope": "globals"}))
+        .await;
+    match (case.globals, globals) {
+        (true, Ok(globals)) => assert!(
+            globals
+                .render_text()
+                .starts_with(&format!("Globals of frame {frame}, ref ")),
+            "{}",
+            globals.render_text()
+        ),
+        (false, Err(error)) => assert!(
+            error.message().contains(&format!(
+                "frame {frame} has no globals scope; its scopes: Locals"
+            )),
+            "{error}"
+        ),
+        (expected, got) => panic!("globals expected: {expected}, got {got:?}"),
+    }
     let threads = text(debug, json!({"op": "threads"})).await;
     let other = threads
         .lines()
@@ -287,11 +306,7 @@ async fn a_text_only_agent_debugs_c_under_lldb() {
     let Some(gcc) = cc_process::testing::require_peer("gcc") else {
         return;
     };
-    let has_lldb = ["lldb-dap", "lldb-dap-19", "lldb-vscode"]
-        .iter()
-        .any(|name| cc_process::find_on_path(name).is_some());
-    if !has_lldb {
-        cc_process::testing::require_peer("lldb-dap-19");
+    if !debug_support::lldb_ready() {
         return;
     }
     let fixture = Fixture::new("text-agent-lldb", &[("total.c", C)], config(60.0, 1800.0));

@@ -2,15 +2,14 @@
 //! and launch it with the filter.
 
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::AsyncReadExt;
 
 use super::spec::CargoTest;
 use super::{plain, shlex_join, Context, Plan};
 use crate::adapters::{launch_arguments, AdapterKind};
+use crate::capture::{capture, NotCaptured};
 use crate::error::DebugError;
 use crate::interrupt::Interrupt;
 
@@ -21,13 +20,13 @@ const MAX_BUILD_OUTPUT: usize = 8000;
 
 /// What a finished command printed.
 struct Captured {
-    status: ExitStatus,
+    status: std::process::ExitStatus,
     stdout: String,
     stderr: String,
 }
 
 /// Runs `program args` in `cwd` with the session's environment, up to `timeout`, unless
-/// `interrupt` fires; the whole process group goes when it ends.
+/// `interrupt` fires.
 async fn run_captured(
     ctx: &Context<'_>,
     program: &Path,
@@ -42,60 +41,26 @@ async fn run_captured(
         .args(args)
         .current_dir(cwd)
         .env("PATH", &ctx.env.search_path)
-        .envs(ctx.extra_env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cc_process::spawn_group(command)
-        .map_err(|error| DebugError::Io(format!("could not run `{shown}`: {error}")))?;
-    let mut stdout = child.take_stdout();
-    let mut stderr = child.take_stderr();
-    let work = async {
-        let mut out = Vec::new();
-        let mut err = Vec::new();
-        let read_out = async {
-            if let Some(pipe) = stdout.as_mut() {
-                let _ = pipe.read_to_end(&mut out).await;
-            }
-        };
-        let read_err = async {
-            if let Some(pipe) = stderr.as_mut() {
-                let _ = pipe.read_to_end(&mut err).await;
-            }
-        };
-        tokio::join!(read_out, read_err);
-        (out, err)
-    };
-    let outcome = interrupt.guard(tokio::time::timeout(timeout, work)).await;
-    let (out, err) = match outcome {
-        Some(Ok(done)) => done,
-        Some(Err(_)) => {
-            let _ = child.terminate(Duration::from_secs(2)).await;
-            return Err(DebugError::Timeout {
-                what: format!("`{shown}`"),
-                after: timeout,
-                output_tail: String::new(),
-            });
+        .envs(ctx.extra_env.iter().map(|(k, v)| (k, v)));
+    match capture(command, timeout, interrupt).await {
+        Ok(done) => Ok(Captured {
+            status: done.status,
+            stdout: String::from_utf8_lossy(&done.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&done.stderr).into_owned(),
+        }),
+        Err(NotCaptured::Failed(error)) => {
+            Err(DebugError::Io(format!("could not run `{shown}`: {error}")))
         }
-        None => {
-            let _ = child.terminate(Duration::from_secs(2)).await;
-            return Err(DebugError::Cancelled(format!(
-                "the launch was cancelled while `{shown}` ran; it was stopped and nothing is \
-                 left running"
-            )));
-        }
-    };
-    let status = child
-        .wait()
-        .await
-        .map_err(|error| DebugError::Io(format!("`{shown}` could not be waited for: {error}")))?;
-    // Helpers it left in its group go with it.
-    child.kill_group();
-    Ok(Captured {
-        status,
-        stdout: String::from_utf8_lossy(&out).into_owned(),
-        stderr: String::from_utf8_lossy(&err).into_owned(),
-    })
+        Err(NotCaptured::TimedOut) => Err(DebugError::Timeout {
+            what: format!("`{shown}`"),
+            after: timeout,
+            output_tail: String::new(),
+        }),
+        Err(NotCaptured::Interrupted) => Err(DebugError::Cancelled(format!(
+            "the launch was cancelled while `{shown}` ran; it was stopped and nothing is \
+             left running"
+        ))),
+    }
 }
 
 /// One test binary the build produced.

@@ -228,10 +228,7 @@ fn module_plan(
              package.module`)"
         )));
     }
-    let python = detect::pick_python(ctx.env).map_err(|reason| DebugError::AdapterUnavailable {
-        adapter: "debugpy".into(),
-        reason,
-    })?;
+    let python = checkout_python(ctx)?;
     let mut arguments = python_request(ctx, &python, module, args);
     let mut plan = plain(
         AdapterKind::Debugpy,
@@ -289,11 +286,16 @@ fn pytest_treatment(ctx: &Context<'_>, arguments: &mut Value, plan: &mut Plan) {
     }
 }
 
-async fn pytest_plan(ctx: &Context<'_>, tokens: Vec<String>) -> Result<Plan, DebugError> {
-    let python = detect::pick_python(ctx.env).map_err(|reason| DebugError::AdapterUnavailable {
+/// The checkout's python (`.venv`, `venv`, else PATH's), which runs a module or pytest.
+fn checkout_python(ctx: &Context<'_>) -> Result<PathBuf, DebugError> {
+    detect::pick_python(ctx.env).map_err(|reason| DebugError::AdapterUnavailable {
         adapter: "debugpy".into(),
         reason,
-    })?;
+    })
+}
+
+async fn pytest_plan(ctx: &Context<'_>, tokens: Vec<String>) -> Result<Plan, DebugError> {
+    let python = checkout_python(ctx)?;
     let shown_python = python.display().to_string();
     detect::probe(ctx.env, &shown_python, &["-c", "import pytest"])
         .await

@@ -36,10 +36,10 @@ impl Kind {
         }
     }
 
-    fn again(self) -> &'static str {
+    fn remedy(self) -> &'static str {
         match self {
-            Kind::Frame => "`stack`",
-            Kind::Variables => "`stack`/`scopes` (or `locals`)",
+            Kind::Frame => "call stack again",
+            Kind::Variables => "call stack/scopes (or locals) again",
         }
     }
 
@@ -143,7 +143,7 @@ impl Handles {
             ))),
             None if ours >= 1 && ours < self.first => Err(DebugError::StaleReference {
                 what: format!("{} {ours}", kind.noun()),
-                again: kind.again().into(),
+                remedy: kind.remedy().into(),
             }),
             None => Err(DebugError::InvalidArguments(format!(
                 "{} {ours} was never given out in this session; {}",
@@ -166,7 +166,8 @@ impl Handles {
         if self.old_threads.contains(&thread) {
             return Err(DebugError::StaleReference {
                 what: format!("thread {thread}"),
-                again: "`threads` (or use the thread of the last stop)".into(),
+                remedy: "call threads again, or leave `thread_id` out for the stopped thread"
+                    .into(),
             });
         }
         Err(DebugError::InvalidArguments(format!(
@@ -214,7 +215,7 @@ mod tests {
             stale.to_string(),
             format!(
                 "reference {locals} is from before the program last resumed: the program has \
-                 run since; call `stack`/`scopes` (or `locals`) again"
+                 run since; call stack/scopes (or locals) again"
             )
         );
         let stale_frame = handles.resolve(Kind::Frame, frame).unwrap_err();

@@ -72,6 +72,17 @@ pub fn position(value: &Value) -> String {
     }
 }
 
+/// `frame N: function at file:line`.
+fn frame_line(frame: &Value) -> String {
+    format!(
+        "frame {}: {} at {}:{}",
+        num(frame, "id"),
+        str_of(frame, "function").unwrap_or("?"),
+        str_of(frame, "file").unwrap_or("?"),
+        num(frame, "line")
+    )
+}
+
 /// `name: type = value [ref N]`, the value marked `…` when cut (a group without a value,
 /// such as debugpy's "special variables", is `name [ref N]`).
 fn variable_line(variable: &Value) -> String {
@@ -104,11 +115,8 @@ fn push_stop_detail(lines: &mut Vec<String>, value: &Value) {
     let shown = &stop["shown_frame"];
     let current = if shown.is_object() {
         lines.push(format!(
-            "nearest frame in the workspace: frame {}: {} at {}:{}",
-            num(shown, "id"),
-            str_of(shown, "function").unwrap_or("?"),
-            str_of(shown, "file").unwrap_or("?"),
-            num(shown, "line")
+            "nearest frame in the workspace: {}",
+            frame_line(shown)
         ));
         shown["line"].as_i64()
     } else {
@@ -278,13 +286,7 @@ pub fn render(op: Op, value: &Value) -> String {
                 ),
             ];
             for frame in frames.into_iter().flatten() {
-                lines.push(format!(
-                    "  frame {}: {} at {}:{}",
-                    num(frame, "id"),
-                    str_of(frame, "function").unwrap_or("?"),
-                    str_of(frame, "file").unwrap_or("?"),
-                    num(frame, "line")
-                ));
+                lines.push(format!("  {}", frame_line(frame)));
             }
             lines.join("\n")
         }

@@ -17,6 +17,18 @@ use serde_json::Value;
 #[allow(unused_imports)]
 pub use process::{assert_gone, assert_no_tagged, debugpy_python, unique_tag, TAG_VAR};
 
+/// Whether an lldb DAP server is on PATH; otherwise reports the missing peer (a failure
+/// under CI, a loud skip locally).
+pub fn lldb_ready() -> bool {
+    let found = ["lldb-dap", "lldb-dap-19", "lldb-vscode"]
+        .iter()
+        .any(|name| cc_process::find_on_path(name).is_some());
+    if !found {
+        cc_process::testing::require_peer("lldb-dap-19");
+    }
+    found
+}
+
 /// A temporary workspace.
 pub fn workspace() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -144,36 +156,22 @@ pub fn line_starting<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
 /// `text` with what differs per run replaced: the numbers after `thread ` (OS thread ids)
 /// and hexadecimal addresses.
 pub fn redact_threads(text: &str) -> String {
-    redact_addresses(&redact_thread_ids(text))
+    let threads = redact_after(text, "thread ", |c| c.is_ascii_digit(), "[id]");
+    redact_after(&threads, "0x", |c| c.is_ascii_hexdigit(), "[addr]")
 }
 
-fn redact_addresses(text: &str) -> String {
+/// `text` with each run of `part` characters right after `prefix` replaced by `with`.
+fn redact_after(text: &str, prefix: &str, part: fn(&char) -> bool, with: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(at) = rest.find("0x") {
-        let (head, tail) = rest.split_at(at + 2);
+    while let Some(at) = rest.find(prefix) {
+        let (head, tail) = rest.split_at(at + prefix.len());
         out.push_str(head);
-        let digits = tail.chars().take_while(char::is_ascii_hexdigit).count();
-        if digits > 0 {
-            out.push_str("[addr]");
+        let len: usize = tail.chars().take_while(part).map(char::len_utf8).sum();
+        if len > 0 {
+            out.push_str(with);
         }
-        rest = &tail[digits..];
-    }
-    out.push_str(rest);
-    out
-}
-
-fn redact_thread_ids(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("thread ") {
-        let (head, tail) = rest.split_at(at + "thread ".len());
-        out.push_str(head);
-        let digits = tail.chars().take_while(char::is_ascii_digit).count();
-        if digits > 0 {
-            out.push_str("[id]");
-        }
-        rest = &tail[digits..];
+        rest = &tail[len..];
     }
     out.push_str(rest);
     out

@@ -1,7 +1,8 @@
 //! `dap`: what the debug session layer adds to a real adapter's speed. Per adapter (debugpy,
 //! lldb-dap), a bare DAP client and the `Supervisor` drive the same looping program: launch to
 //! the first breakpoint stop, then N step-overs, each step being `next` → `stopped` →
-//! `stackTrace` (the supervisor also keeps its state, position, output and process tracking).
+//! `stackTrace` → `scopes` → `variables` (a stop result carries the top frame's locals; the
+//! supervisor also keeps its state, position, output, process tracking and handles).
 //!
 //! Runs `cargo run --release -p cc-dap-client --example dap_bench ROUNDS`, which prints one
 //! JSON object per adapter.
@@ -31,8 +32,10 @@ pub fn run(ctx: &Context) -> Result<String> {
         "## Debugger: session overhead per step\n\n\
          Per adapter, a bare DAP client and `cc_dap_client::Supervisor` drive the same looping \
          program: launch to a breakpoint, clear it, then {ROUNDS} step-overs, each `next` → \
-         `stopped` → `stackTrace` of the top frame (the supervisor's `act(StepOver)` also keeps \
-         its state, position, output and process tracking). Goal: supervisor step p50 ≤ \
+         `stopped` → `stackTrace` of the top frame → `scopes` → `variables` of its locals (what \
+         a stop result carries; the supervisor's `act(StepOver)` also keeps its state, \
+         position, output, process tracking and handles, and reads the source lines around \
+         the stop). Goal: supervisor step p50 ≤ \
          {GOAL_RATIO}× the bare step. Launch times are one sample each; ours includes the \
          adapter's detection probe (`import debugpy`, `lldb-dap --help`).\n"
     );
@@ -41,20 +44,7 @@ pub fn run(ctx: &Context) -> Result<String> {
         "| adapter | bare step p50 (ms) | ours step p50 (ms) | ours p90 (ms) | ours / bare | bare launch (ms) | ours launch (ms) | goal |"
     );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
-    let mut failures = Vec::new();
-    for row in &rows {
-        let adapter = row["adapter"].as_str().unwrap_or("?");
-        if let Some(missing) = row["missing"].as_str() {
-            let _ = writeln!(
-                md,
-                "| {adapter} | – | – | – | – | – | – | not installed ({missing}) |"
-            );
-            continue;
-        }
-        if let Some(error) = row["error"].as_str() {
-            failures.push(format!("{adapter}: {error}"));
-            continue;
-        }
+    for (adapter, row) in measured(&rows, &mut md, 7, "dap_bench")? {
         let num = |key: &str| row[key].as_f64().unwrap_or(f64::NAN);
         let ratio = num("step_ratio");
         let goal = if ratio <= GOAL_RATIO { "PASS" } else { "MISS" };
@@ -67,12 +57,6 @@ pub fn run(ctx: &Context) -> Result<String> {
             num("raw_launch_ms"),
             num("ours_launch_ms"),
         );
-    }
-    if !failures.is_empty() {
-        return Err(format!(
-            "the dap_bench example failed for {}",
-            failures.join("; ")
-        ));
     }
     eprintln!("dap: {} adapters measured", rows.len());
     round_trips(ctx, &mut md)?;
@@ -101,20 +85,7 @@ fn round_trips(ctx: &Context, md: &mut String) -> Result<()> {
         "| adapter | stop → local: calls before | after | ms before | ms after | step → local: calls before | after | ms before | ms after | goal |"
     );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
-    let mut failures = Vec::new();
-    for row in &rows {
-        let adapter = row["adapter"].as_str().unwrap_or("?");
-        if let Some(missing) = row["missing"].as_str() {
-            let _ = writeln!(
-                md,
-                "| {adapter} | – | – | – | – | – | – | – | – | not installed ({missing}) |"
-            );
-            continue;
-        }
-        if let Some(error) = row["error"].as_str() {
-            failures.push(format!("{adapter}: {error}"));
-            continue;
-        }
+    for (adapter, row) in measured(&rows, md, 9, "debug_round_trips")? {
         let int = |key: &str| row[key].as_u64().unwrap_or(0);
         let ms = |key: &str| row[key].as_f64().unwrap_or(f64::NAN);
         let fewer = int("after_calls") < int("before_calls")
@@ -133,11 +104,36 @@ fn round_trips(ctx: &Context, md: &mut String) -> Result<()> {
             if fewer { "PASS" } else { "MISS" },
         );
     }
-    if !failures.is_empty() {
-        return Err(format!(
-            "the debug_round_trips example failed for {}",
-            failures.join("; ")
-        ));
-    }
     Ok(())
+}
+
+/// The rows that measured something, by adapter; a missing adapter gets its table row here
+/// (`columns` dashes, then why); an adapter that failed fails the family.
+fn measured<'a>(
+    rows: &'a [serde_json::Value],
+    md: &mut String,
+    columns: usize,
+    example: &str,
+) -> Result<Vec<(&'a str, &'a serde_json::Value)>> {
+    let mut kept = Vec::new();
+    let mut failures = Vec::new();
+    for row in rows {
+        let adapter = row["adapter"].as_str().unwrap_or("?");
+        if let Some(missing) = row["missing"].as_str() {
+            let dashes = vec!["–"; columns].join(" | ");
+            let _ = writeln!(md, "| {adapter} | {dashes} | not installed ({missing}) |");
+        } else if let Some(error) = row["error"].as_str() {
+            failures.push(format!("{adapter}: {error}"));
+        } else {
+            kept.push((adapter, row));
+        }
+    }
+    if failures.is_empty() {
+        Ok(kept)
+    } else {
+        Err(format!(
+            "the {example} example failed for {}",
+            failures.join("; ")
+        ))
+    }
 }
