@@ -175,6 +175,15 @@ async fn drive(
     })
 }
 
+/// This process's peak resident set (the registry and the supervisor; adapters are processes
+/// of their own), in MiB, from `/proc/self/status`.
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
 fn median(samples: &mut [f64]) -> f64 {
     samples.sort_by(f64::total_cmp);
     samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN)
@@ -246,6 +255,7 @@ async fn bench(adapter: &str, repeats: usize, steps: usize) -> Result<Value> {
         "after_calls": ac, "after_ms": ams,
         "before_step_calls": bsc, "before_step_ms": bsms,
         "after_step_calls": asc, "after_step_ms": asms,
+        "peak_rss_mib": peak_rss_mib(),
     }))
 }
 

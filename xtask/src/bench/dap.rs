@@ -78,21 +78,23 @@ fn round_trips(ctx: &Context, md: &mut String) -> Result<()> {
          `variables`. *After*: the defaults; the stop itself shows the locals. Every path \
          checks that the local is in the text it read. Wall time is the tool's alone (median \
          of {REPEATS} runs, and of {REPEATS}×{STEPS} steps); an agent also pays a model turn \
-         per call, which is what the call counts measure. Goal: fewer calls on every row.\n"
+         per call, which is what the call counts measure. Peak RSS is the driver process's \
+         (registry and supervisor; the adapters are processes of their own), after that \
+         adapter's runs. Goal: fewer calls on every row.\n"
     );
     let _ = writeln!(
         md,
-        "| adapter | stop → local: calls before | after | ms before | ms after | step → local: calls before | after | ms before | ms after | goal |"
+        "| adapter | stop → local: calls before | after | ms before | ms after | step → local: calls before | after | ms before | ms after | peak RSS (MiB) | goal |"
     );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
-    for (adapter, row) in measured(&rows, md, 9, "debug_round_trips")? {
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|");
+    for (adapter, row) in measured(&rows, md, 10, "debug_round_trips")? {
         let int = |key: &str| row[key].as_u64().unwrap_or(0);
         let ms = |key: &str| row[key].as_f64().unwrap_or(f64::NAN);
         let fewer = int("after_calls") < int("before_calls")
             && int("after_step_calls") < int("before_step_calls");
         let _ = writeln!(
             md,
-            "| {adapter} | {} | **{}** | {:.0} | {:.0} | {} | **{}** | {:.1} | {:.1} | {} |",
+            "| {adapter} | {} | **{}** | {:.0} | {:.0} | {} | **{}** | {:.1} | {:.1} | {:.0} | {} |",
             int("before_calls"),
             int("after_calls"),
             ms("before_ms"),
@@ -101,6 +103,7 @@ fn round_trips(ctx: &Context, md: &mut String) -> Result<()> {
             int("after_step_calls"),
             ms("before_step_ms"),
             ms("after_step_ms"),
+            ms("peak_rss_mib"),
             if fewer { "PASS" } else { "MISS" },
         );
     }
