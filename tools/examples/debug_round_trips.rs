@@ -23,6 +23,12 @@ use cc_dap_client::{DebugConfig, Supervisor};
 use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
 use serde_json::{json, Value};
 
+// The text-reading helpers of the `debug_*` tests (`number_after`).
+#[path = "../tests/debug_support/mod.rs"]
+mod debug_support;
+
+use debug_support::number_after;
+
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
 const PYTHON: &str = "def main():\n    total = 0\n    for i in range(1000000):\n        total += i  # loop\n    return total\n\n\nmain()\n";
@@ -59,17 +65,6 @@ async fn call(debug: &Registry, calls: &mut usize, args: Value) -> Result<String
         .await
         .map_err(|error| format!("{args}: {}", error.to_envelope()))?;
     Ok(output.render_text())
-}
-
-/// The number after `word` in `text`.
-fn number_after(text: &str, word: &str) -> Option<i64> {
-    text.match_indices(word).find_map(|(at, _)| {
-        let digits: String = text[at + word.len()..]
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        digits.parse().ok()
-    })
 }
 
 /// Whether `text` shows the local `total` with a value.
