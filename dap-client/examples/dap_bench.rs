@@ -2,9 +2,10 @@
 //! adapter's own speed. Per adapter (debugpy, lldb-dap), the same program is driven twice:
 //!
 //! - *raw*: a bare [`Client`] doing the launch sequence by hand, then `next` → `stopped` event
-//!   → `stackTrace` (one frame) per step;
+//!   → `stackTrace` (one frame) → `scopes` → `variables` (its locals) per step;
 //! - *ours*: a [`Supervisor`] doing `launch` then `act(StepOver)`, which does the same requests
-//!   plus its bookkeeping (state, position, output, process tracking).
+//!   (a stop result carries the top frame's locals) plus its bookkeeping (state, position,
+//!   output, process tracking, handles, the source lines around the stop).
 //!
 //! Prints one JSON object per adapter on stdout; a missing adapter is reported as missing.
 //!
@@ -125,7 +126,21 @@ async fn raw(
             .await?;
         next_event(&mut events, "stopped").await?;
         let trace = json!({"threadId": thread, "startFrame": 0, "levels": 1});
-        client.request_raw("stackTrace", Some(trace), T).await?;
+        let trace = client.request_raw("stackTrace", Some(trace), T).await?;
+        // What a stop result carries: the top frame's locals.
+        let frame = trace
+            .body
+            .as_ref()
+            .and_then(|b| b["stackFrames"][0]["id"].as_i64());
+        let scopes = json!({"frameId": frame.ok_or("no frame")?});
+        let scopes = client.request_raw("scopes", Some(scopes), T).await?;
+        let locals = scopes
+            .body
+            .as_ref()
+            .and_then(|b| b["scopes"][0]["variablesReference"].as_i64())
+            .ok_or("no scope")?;
+        let variables = json!({"variablesReference": locals});
+        client.request_raw("variables", Some(variables), T).await?;
         steps.push(millis(t.elapsed()));
     }
     let _ = client

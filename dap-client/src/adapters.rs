@@ -117,8 +117,9 @@ impl std::fmt::Display for AdapterKind {
     }
 }
 
-/// Picks the adapter for `program`: `.py` → debugpy, `.go` or a Go package directory →
-/// delve, `.dart` → dart, a native executable (ELF or Mach-O) → lldb.
+/// Picks the adapter for `program`: `.py` or a Python console script (`#!…python`) →
+/// debugpy, `.go` or a Go package directory → delve, `.dart` → dart, a native executable
+/// (ELF or Mach-O) → lldb.
 pub fn pick_adapter(program: &Path) -> Result<AdapterKind, DebugError> {
     let shown = program.display().to_string();
     let cannot = |why: &str| DebugError::CannotPickAdapter {
@@ -161,8 +162,13 @@ pub fn pick_adapter(program: &Path) -> Result<AdapterKind, DebugError> {
         return Ok(AdapterKind::Lldb);
     }
     if magic.starts_with(b"#!") {
+        // A Python console script (`.venv/bin/pytest`) is Python code.
+        if crate::plan::is_python_script(program) {
+            return Ok(AdapterKind::Debugpy);
+        }
         return Err(cannot(
-            "it is a script with a `#!` line, not a Python, Go or Dart source or a native executable",
+            "it is a script with a `#!` line that does not run Python, not a Python, Go or \
+             Dart source or a native executable",
         ));
     }
     Err(cannot(
@@ -250,7 +256,7 @@ pub fn attach_arguments(
     Ok(request)
 }
 
-fn merge(request: &mut Value, extra: Option<&Map<String, Value>>) {
+pub(crate) fn merge(request: &mut Value, extra: Option<&Map<String, Value>>) {
     if let (Value::Object(object), Some(extra)) = (request, extra) {
         for (key, value) in extra {
             object.insert(key.clone(), value.clone());
@@ -285,6 +291,10 @@ mod tests {
         assert_eq!(
             pick_adapter(&write("a.out", b"\x7fELF\x02\x01")).unwrap(),
             AdapterKind::Lldb
+        );
+        assert_eq!(
+            pick_adapter(&write("pytest", b"#!/venv/bin/python3\nimport x\n")).unwrap(),
+            AdapterKind::Debugpy
         );
         let script = pick_adapter(&write("run", b"#!/bin/sh\n")).unwrap_err();
         assert_eq!(script.kind(), "cannot_pick_adapter");

@@ -219,7 +219,7 @@ impl Client {
     }
 
     /// Closes the adapter's input (some adapters, such as debugpy, exit only then). Gives up
-    /// after [`WRITE_TIMEOUT`] when a write to an adapter that stopped reading holds the
+    /// after `WRITE_TIMEOUT` (10 s) when a write to an adapter that stopped reading holds the
     /// input: the caller kills the adapter next, which ends that write.
     pub async fn close_input(&self) {
         let Ok(mut writer) = tokio::time::timeout(WRITE_TIMEOUT, self.inner.writer.lock()).await

@@ -7,6 +7,10 @@
 //! launch_timeout_seconds = 120    # the whole launch sequence (Go builds are slow)
 //! request_timeout_seconds = 30    # one ordinary request
 //! output_buffer_bytes = 262144    # program output kept
+//! stop_source_before = 2          # source lines shown before the stop line
+//! stop_source_after = 2           # and after it
+//! stop_locals = 20                # locals shown in a stop result (0: none)
+//! stop_value_chars = 80           # each of their values cut to this many characters
 //!
 //! [debug.debugpy]
 //! command = ["/opt/py/bin/python", "-m", "debugpy.adapter"]
@@ -37,6 +41,14 @@ pub struct DebugConfig {
     pub request_timeout_seconds: Option<f64>,
     /// Bytes of program output kept (default 256 KiB).
     pub output_buffer_bytes: Option<usize>,
+    /// Source lines shown before the stop line in a stop result (default 2).
+    pub stop_source_before: Option<usize>,
+    /// Source lines shown after the stop line (default 2).
+    pub stop_source_after: Option<usize>,
+    /// Locals shown in a stop result (default 20; 0 fetches none).
+    pub stop_locals: Option<usize>,
+    /// Characters of each local's value in a stop result (default 80).
+    pub stop_value_chars: Option<usize>,
     /// Overrides by adapter.
     pub adapters: BTreeMap<AdapterKind, AdapterOverride>,
 }
@@ -75,13 +87,20 @@ pub struct ConfigError {
     pub message: String,
 }
 
-const SCALARS: [&str; 5] = [
+const SCALARS: [&str; 9] = [
     "ttl_seconds",
     "wait_seconds",
     "launch_timeout_seconds",
     "request_timeout_seconds",
     "output_buffer_bytes",
+    "stop_source_before",
+    "stop_source_after",
+    "stop_locals",
+    "stop_value_chars",
 ];
+
+/// The largest count a `stop_*` key accepts: a stop result stays a summary.
+const MAX_STOP_COUNT: i64 = 1000;
 
 impl TryFrom<toml::Table> for DebugConfig {
     type Error = String;
@@ -108,6 +127,23 @@ impl TryFrom<toml::Table> for DebugConfig {
                             "`output_buffer_bytes` must be a positive integer".to_owned()
                         })?;
                     config.output_buffer_bytes = Some(bytes);
+                }
+                "stop_source_before" | "stop_source_after" | "stop_locals" | "stop_value_chars" => {
+                    let minimum = i64::from(key == "stop_value_chars");
+                    let count = value
+                        .as_integer()
+                        .filter(|n| (minimum..=MAX_STOP_COUNT).contains(n))
+                        .and_then(|n| usize::try_from(n).ok())
+                        .ok_or_else(|| {
+                            format!("`{key}` must be an integer from {minimum} to {MAX_STOP_COUNT}")
+                        })?;
+                    let slot = match key.as_str() {
+                        "stop_source_before" => &mut config.stop_source_before,
+                        "stop_source_after" => &mut config.stop_source_after,
+                        "stop_locals" => &mut config.stop_locals,
+                        _ => &mut config.stop_value_chars,
+                    };
+                    *slot = Some(count);
                 }
                 "ttl_seconds"
                 | "wait_seconds"
@@ -194,6 +230,12 @@ impl DebugConfig {
             launch_timeout: secs(self.launch_timeout_seconds, 120),
             request_timeout: secs(self.request_timeout_seconds, 30),
             output_buffer_bytes: self.output_buffer_bytes.unwrap_or(256 * 1024),
+            stop: StopDetail {
+                source_before: self.stop_source_before.unwrap_or(2),
+                source_after: self.stop_source_after.unwrap_or(2),
+                locals: self.stop_locals.unwrap_or(20),
+                value_chars: self.stop_value_chars.unwrap_or(80),
+            },
         }
     }
 
@@ -216,6 +258,22 @@ pub struct Settings {
     pub request_timeout: Duration,
     /// Bytes of program output kept.
     pub output_buffer_bytes: usize,
+    /// What a stop result shows of the top frame.
+    pub stop: StopDetail,
+}
+
+/// What a result that reports a stop shows of the top frame, so that "where is it and what
+/// holds what" needs no further call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopDetail {
+    /// Source lines before the stop line.
+    pub source_before: usize,
+    /// Source lines after it.
+    pub source_after: usize,
+    /// How many locals (0: none are fetched).
+    pub locals: usize,
+    /// Characters kept of each local's value.
+    pub value_chars: usize,
 }
 
 #[cfg(test)]
@@ -273,5 +331,29 @@ mod tests {
         assert!(error.message.contains("binary"), "{error}");
         let error = parse("[debug]\nwait_seconds = -1\n").unwrap_err();
         assert!(error.message.contains("positive"), "{error}");
+        let error = parse("[debug]\nstop_value_chars = 0\n").unwrap_err();
+        assert!(error.message.contains("from 1 to 1000"), "{error}");
+        let error = parse("[debug]\nstop_locals = 2.5\n").unwrap_err();
+        assert!(error.message.contains("from 0 to 1000"), "{error}");
+    }
+
+    #[test]
+    fn stop_detail_defaults_and_overrides() {
+        let defaults = DebugConfig::default().settings().stop;
+        assert_eq!(
+            defaults,
+            StopDetail {
+                source_before: 2,
+                source_after: 2,
+                locals: 20,
+                value_chars: 80
+            }
+        );
+        let config = parse("[debug]\nstop_locals = 0\nstop_source_after = 5\n").unwrap();
+        let stop = config.settings().stop;
+        assert_eq!(
+            (stop.locals, stop.source_after, stop.source_before),
+            (0, 5, 2)
+        );
     }
 }

@@ -4,15 +4,15 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use cc_process::is_executable;
 use serde::Serialize;
-use tokio::io::AsyncReadExt;
 
 use crate::adapters::AdapterKind;
+use crate::capture::{capture, NotCaptured};
 use crate::config::DebugConfig;
+use crate::interrupt::Interrupt;
 
 /// How long a "does it run" probe may take (a Python import on a loaded machine is slow).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -273,56 +273,27 @@ pub fn pick_python(env: &Environment) -> Result<PathBuf, String> {
 }
 
 /// Runs `program args` and succeeds when it exits 0 within [`PROBE_TIMEOUT`].
-async fn probe(env: &Environment, program: &str, args: &[&str]) -> Result<(), String> {
+pub(crate) async fn probe(env: &Environment, program: &str, args: &[&str]) -> Result<(), String> {
     let mut command = tokio::process::Command::new(program);
     command
         .args(args)
         .env("PATH", &env.search_path)
-        .current_dir(&env.root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cc_process::spawn_group(command).map_err(|error| error.to_string())?;
-    let mut stdout = child.take_stdout();
-    let mut stderr = child.take_stderr();
-    let outcome = tokio::time::timeout(PROBE_TIMEOUT, async {
-        let mut out = Vec::new();
-        let mut err = Vec::new();
-        let read_out = async {
-            if let Some(pipe) = stdout.as_mut() {
-                let _ = pipe.read_to_end(&mut out).await;
+        .current_dir(&env.root);
+    let done = capture(command, PROBE_TIMEOUT, &mut Interrupt::never())
+        .await
+        .map_err(|not| match not {
+            NotCaptured::Failed(error) => error,
+            NotCaptured::TimedOut | NotCaptured::Interrupted => {
+                format!("it did not finish within {}s", PROBE_TIMEOUT.as_secs())
             }
-        };
-        let read_err = async {
-            if let Some(pipe) = stderr.as_mut() {
-                let _ = pipe.read_to_end(&mut err).await;
-            }
-        };
-        tokio::join!(read_out, read_err);
-        let status = child.wait().await;
-        (status, out, err)
-    })
-    .await;
-    let (status, out, err) = match outcome {
-        Ok(done) => done,
-        Err(_) => {
-            let _ = child.terminate(Duration::from_secs(1)).await;
-            return Err(format!(
-                "it did not finish within {}s",
-                PROBE_TIMEOUT.as_secs()
-            ));
-        }
-    };
-    // The probe's group may hold helpers; none may outlive it.
-    child.kill_group();
-    let status = status.map_err(|error| error.to_string())?;
-    if status.success() {
+        })?;
+    if done.status.success() {
         return Ok(());
     }
-    let text = last_line(&err).or_else(|| last_line(&out));
+    let text = last_line(&done.stderr).or_else(|| last_line(&done.stdout));
     Err(match text {
-        Some(line) => format!("{status}: {line}"),
-        None => status.to_string(),
+        Some(line) => format!("{}: {line}", done.status),
+        None => done.status.to_string(),
     })
 }
 

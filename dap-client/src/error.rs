@@ -122,6 +122,31 @@ pub enum DebugError {
         /// What the program and adapter printed.
         output_tail: String,
     },
+    /// The program (a test binary, a Go package) could not be built; `output` is what the
+    /// build printed.
+    #[error(
+        "the build failed (`{command}`):\n{}\nfix it and `launch` again (`output` shows this \
+         again)",
+        .output.trim_end()
+    )]
+    BuildFailed {
+        /// The build command.
+        command: String,
+        /// What it printed (the compiler's errors).
+        output: String,
+    },
+    /// A frame id, variables reference or thread id from before the program last resumed:
+    /// it may name something else now, so it is refused rather than answered.
+    #[error("{what} is from before the program last resumed: the program has run since; {remedy}")]
+    StaleReference {
+        /// The handle (`frame 3`, `reference 12`, `thread 7`).
+        what: String,
+        /// How to get a fresh one (`call stack/scopes again`).
+        remedy: String,
+    },
+    /// The caller cancelled the call while it waited.
+    #[error("{0}")]
+    Cancelled(String),
     /// A wait ran out of time.
     #[error("{what} did not happen within {}s{}", .after.as_secs(), tail_note(.output_tail))]
     Timeout {
@@ -169,6 +194,9 @@ impl DebugError {
             DebugError::UnknownAdapter { .. } => "unknown_adapter",
             DebugError::CannotPickAdapter { .. } => "cannot_pick_adapter",
             DebugError::LaunchFailed { .. } => "launch_failed",
+            DebugError::BuildFailed { .. } => "build_failed",
+            DebugError::StaleReference { .. } => "stale_reference",
+            DebugError::Cancelled(_) => "cancelled",
             DebugError::Timeout { .. } => "timeout",
             DebugError::Request(ClientError::Timeout { .. }) => "timeout",
             DebugError::Request(ClientError::Closed { .. }) => "adapter_exited",

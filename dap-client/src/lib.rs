@@ -13,6 +13,13 @@
 //!   the adapter dies, and at a timeout. One session at a time; a hard TTL (30 minutes by
 //!   default) after which every process of the session is killed. Results are capped: 30
 //!   frames, 50 children, values of 400 characters, output in a ring buffer.
+//! - Frame ids and variables references are the session's own numbers, valid until the
+//!   program next resumes; an older one is refused (`stale_reference`), never answered with
+//!   another object's data. A result that reports a stop carries the frame's source and
+//!   locals.
+//! - [`plan`]: what `launch` starts — a program, a Python module, or a test (pytest under
+//!   debugpy, go test under delve, cargo test under lldb-dap, built first), named as its
+//!   runner names it ([`LaunchRequest`]). Waits take an [`Interrupt`] (a cancelled call).
 //! - [`detect`]: the adapter table and its detection (root marker AND binary resolves AND
 //!   it runs), overridable through the `[debug]` section of `.cc/tools.toml`
 //!   ([`DebugConfig`]).
@@ -40,10 +47,13 @@
 //! ```
 
 pub mod adapters;
+mod capture;
 mod client;
 pub mod config;
 pub mod detect;
 mod error;
+mod interrupt;
+pub mod plan;
 pub mod proctree;
 pub mod protocol;
 pub mod report;
@@ -54,9 +64,11 @@ mod supervisor;
 
 pub use adapters::{launch_arguments, pick_adapter, AdapterKind};
 pub use client::{parse_body, Client, PendingResponse};
-pub use config::{AdapterOverride, ConfigError, DebugConfig, Settings};
+pub use config::{AdapterOverride, ConfigError, DebugConfig, Settings, StopDetail};
 pub use detect::AdapterStatus;
 pub use error::{ClientError, DebugError};
+pub use interrupt::Interrupt;
+pub use plan::{LaunchRequest, LaunchTarget};
 pub use ring::OutputRing;
 pub use session::Action;
 pub use supervisor::Supervisor;

@@ -125,6 +125,10 @@ request!(
     SetBreakpoints, "setBreakpoints", SetBreakpointsArguments, SetBreakpointsResponse
 );
 request!(
+    /// `setFunctionBreakpoints`: replaces every function breakpoint.
+    SetFunctionBreakpoints, "setFunctionBreakpoints", SetFunctionBreakpointsArguments, SetBreakpointsResponse
+);
+request!(
     /// `setExceptionBreakpoints`: which exceptions stop the program.
     SetExceptionBreakpoints, "setExceptionBreakpoints", SetExceptionBreakpointsArguments, Value
 );
@@ -233,6 +237,9 @@ pub struct Capabilities {
     /// Whether `terminate` is supported.
     #[serde(default)]
     pub supports_terminate_request: bool,
+    /// Whether `setFunctionBreakpoints` is supported.
+    #[serde(default)]
+    pub supports_function_breakpoints: bool,
 }
 
 /// One exception filter an adapter offers.
@@ -295,6 +302,20 @@ pub struct Breakpoint {
     /// Why it is not verified, or other information.
     #[serde(default)]
     pub message: Option<String>,
+}
+
+/// `setFunctionBreakpoints` arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetFunctionBreakpointsArguments {
+    /// Every function breakpoint (an empty list clears them).
+    pub breakpoints: Vec<FunctionBreakpoint>,
+}
+
+/// One requested function breakpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionBreakpoint {
+    /// The function's name.
+    pub name: String,
 }
 
 /// `setExceptionBreakpoints` arguments.

@@ -35,6 +35,9 @@ pub enum ProgramState {
     AdapterExited,
     /// The session outlived its time-to-live and was killed.
     Expired,
+    /// The last `launch` failed (a build error, a refused launch); `output` and `status` say
+    /// what happened, `launch` starts again.
+    LaunchFailed,
 }
 
 /// The program's position, attached to every result.
@@ -84,6 +87,44 @@ pub struct Stopped {
     /// More text (an exception's message).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The top frame's source around the stop line (in results that report a stop: launch,
+    /// continue, pause, steps).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<Vec<SourceLine>>,
+    /// The top frame's locals (in results that report a stop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locals: Option<LocalsSummary>,
+    /// When the program stopped outside the workspace (a panic, an exception, a pause in a
+    /// library), the nearest frame inside it: `source` and `locals` are that frame's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shown_frame: Option<FrameView>,
+}
+
+/// One source line around a stop.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SourceLine {
+    /// Its 1-based number.
+    pub line: i64,
+    /// Its text (cut to [`MAX_SOURCE_LINE_CHARS`] characters, with `…`).
+    pub text: String,
+}
+
+/// Source lines are cut to this many characters.
+pub const MAX_SOURCE_LINE_CHARS: usize = 200;
+
+/// The first locals of the top frame, as a stop result shows them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LocalsSummary {
+    /// The scope they come from (`Locals`).
+    pub scope: String,
+    /// The scope's reference, for `variables` (all of them, values up to 400 characters).
+    pub reference: i64,
+    /// The first ones, values cut short.
+    pub variables: Vec<VariableView>,
+    /// How many the scope holds.
+    pub total: usize,
+    /// Whether some were left out.
+    pub truncated: bool,
 }
 
 /// How the program ended.
@@ -327,6 +368,28 @@ pub struct VariablesReport {
     pub position: Position,
 }
 
+/// Result of `locals`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LocalsReport {
+    /// The frame.
+    pub frame_id: i64,
+    /// The scope read (`Locals`, `Globals`, …, as the adapter names it).
+    pub scope: String,
+    /// The scope's reference.
+    pub reference: i64,
+    /// Its variables (at most [`MAX_CHILDREN`], values at most [`MAX_VALUE_CHARS`]).
+    pub variables: Vec<VariableView>,
+    /// How many it holds.
+    pub total: usize,
+    /// Whether the list was cut.
+    pub truncated: bool,
+    /// Every scope of the frame, for `scope`.
+    pub scopes: Vec<String>,
+    /// Where the program is.
+    #[serde(flatten)]
+    pub position: Position,
+}
+
 /// Result of `evaluate`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvaluateReport {
@@ -365,6 +428,9 @@ pub struct OutputReport {
     /// Where the program is.
     #[serde(flatten)]
     pub position: Position,
+    /// Anything the caller should know (why the last launch failed, say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Result of `terminate`.
@@ -402,9 +468,25 @@ pub struct AdaptersReport {
     pub config_error: Option<String>,
 }
 
+/// A function name without a Rust symbol hash (`parse::h9cb46aa1cbdc470f` → `parse`).
+pub fn function_name(name: &str) -> String {
+    if let Some(at) = name.rfind("::h") {
+        let hash = &name[at + 3..];
+        if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) {
+            return name[..at].to_owned();
+        }
+    }
+    name.to_owned()
+}
+
 /// `value` cut to [`MAX_VALUE_CHARS`] characters: (text, truncated, full length when cut).
 pub fn cap_value(value: &str) -> (String, bool, Option<usize>) {
-    match value.char_indices().nth(MAX_VALUE_CHARS) {
+    cap_chars(value, MAX_VALUE_CHARS)
+}
+
+/// `value` cut to `max` characters: (text, truncated, full length when cut).
+pub fn cap_chars(value: &str, max: usize) -> (String, bool, Option<usize>) {
+    match value.char_indices().nth(max) {
         None => (value.to_owned(), false, None),
         Some((cut, _)) => (value[..cut].to_owned(), true, Some(value.chars().count())),
     }
@@ -413,6 +495,16 @@ pub fn cap_value(value: &str) -> (String, bool, Option<usize>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rust_hashes_leave_function_names() {
+        assert_eq!(
+            function_name("semver::parse::numeric_identifier::h9cb46aa1cbdc470f"),
+            "semver::parse::numeric_identifier"
+        );
+        assert_eq!(function_name("main::hello"), "main::hello");
+        assert_eq!(function_name("f::h12"), "f::h12");
+    }
 
     #[test]
     fn values_are_cut_by_characters() {

@@ -45,6 +45,9 @@ pub struct State {
     pub stopped: Option<StopInfo>,
     /// The thread of the last stop (kept after continuing, for defaults).
     pub last_stopped_thread: Option<i64>,
+    /// Counts the times the program went from stopped to running (or ended): every frame id
+    /// and variables reference given out before the last one is stale.
+    pub resumes: u64,
     /// The `exited` event's code (or one read from the adapter's console output).
     pub exit_code: Option<i64>,
     /// An `exited` event arrived.
@@ -77,6 +80,7 @@ impl State {
             stop_generation: 0,
             stopped: None,
             last_stopped_thread: None,
+            resumes: 0,
             exit_code: None,
             exited: false,
             terminated: false,
@@ -138,13 +142,16 @@ impl State {
                     .unwrap_or(true);
                 let thread = body.and_then(|b| b.thread_id);
                 let stopped_thread = self.stopped.as_ref().and_then(|s| s.thread_id);
-                if all || thread.is_none() || thread == stopped_thread {
-                    self.stopped = None;
+                if (all || thread.is_none() || thread == stopped_thread)
+                    && self.stopped.take().is_some()
+                {
+                    self.resumes += 1;
                 }
             }
             "exited" => {
                 self.exited = true;
                 self.stopped = None;
+                self.resumes += 1;
                 if let Some(body) = event.body_as::<ExitedEventBody>() {
                     self.exit_code = Some(body.exit_code);
                 }
@@ -152,6 +159,7 @@ impl State {
             "terminated" => {
                 self.terminated = true;
                 self.stopped = None;
+                self.resumes += 1;
             }
             "output" => {
                 let body: OutputEventBody = event.body_as()?;
@@ -209,11 +217,16 @@ pub(crate) async fn pump_events(
     let reason = client
         .closed_reason()
         .unwrap_or_else(|| "the connection ended".into());
-    tracker.kill_all();
-    // The output closes a moment before the process is a zombie: wait (briefly) for its
-    // status, so errors can say how the adapter ended.
+    // The output closes a moment before the process is a zombie, and an adapter may still
+    // be on its way out: give it a moment to end on its own so the status is its own, then
+    // kill whatever the session left (the adapter is gone, so nothing else would).
     let mut exit = None;
-    for _ in 0..40 {
+    let mut killed = false;
+    for round in 0..60 {
+        if round == 20 {
+            tracker.kill_all();
+            killed = true;
+        }
         let polled = child
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -237,11 +250,15 @@ pub(crate) async fn pump_events(
             None | Some(Err(_)) => break,
         }
     }
+    if !killed {
+        tracker.kill_all();
+    }
     state.send_modify(|s| {
         s.adapter_exit = exit;
         s.connection_closed = Some(reason);
         // Without its adapter the program is not stopped anywhere we could inspect.
         s.stopped = None;
+        s.resumes += 1;
     });
 }
 
@@ -277,8 +294,13 @@ mod tests {
         ));
         assert_eq!(state.stop_generation, 1);
         assert_eq!(state.stopped.as_ref().unwrap().thread_id, Some(7));
+        assert_eq!(state.resumes, 0);
         state.apply(&event("continued", json!({"threadId": 7})));
         assert!(state.stopped.is_none());
+        assert_eq!(state.resumes, 1);
+        // A `continued` while running is not another resume.
+        state.apply(&event("continued", json!({"threadId": 7})));
+        assert_eq!(state.resumes, 1);
         assert_eq!(state.last_stopped_thread, Some(7));
         state.apply(&event(
             "output",

@@ -7,17 +7,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::adapters::{attach_arguments, launch_arguments, pick_adapter, AdapterKind};
+use crate::adapters::{attach_arguments, AdapterKind};
 use crate::config::{DebugConfig, Settings};
 use crate::detect::{self, Environment};
 use crate::error::DebugError;
+use crate::interrupt::Interrupt;
+use crate::plan::{self, LaunchRequest};
 use crate::report::{
     AdaptersReport, BreakpointView, BreakpointsReport, EvaluateReport, FileBreakpoints,
-    OutputReport, Position, ProgramState, ScopesReport, StackReport, StartReport, StatusReport,
-    StepReport, TerminateReport, ThreadsReport, VariablesReport,
+    LocalsReport, OutputReport, Position, ProgramState, ScopesReport, StackReport, StartReport,
+    StatusReport, StepReport, TerminateReport, ThreadsReport, VariablesReport,
 };
 use crate::ring::OutputRing;
-use crate::session::{display_path, Action, Endpoint, Killer, Session, StartKind, StartParams};
+use crate::session::{
+    display_path, Action, Endpoint, Failure, Killer, Session, StartKind, StartParams,
+};
 
 enum Slot {
     Empty,
@@ -26,6 +30,13 @@ enum Slot {
     Expired {
         describe: String,
         ttl: Duration,
+        output: OutputRing,
+    },
+    /// The last launch failed; why, and what was printed (the build's errors, the program's
+    /// output) are kept for `status` and `output`.
+    Failed {
+        target: String,
+        error: String,
         output: OutputRing,
     },
 }
@@ -192,7 +203,7 @@ impl Supervisor {
     async fn live<'a>(&self, slot: &'a mut Slot) -> Result<&'a Session, DebugError> {
         self.settle_expiry(slot).await;
         match slot {
-            Slot::Empty => Err(DebugError::NoSession),
+            Slot::Empty | Slot::Failed { .. } => Err(DebugError::NoSession),
             Slot::Expired { describe, ttl, .. } => Err(DebugError::SessionExpired {
                 describe: describe.clone(),
                 ttl: *ttl,
@@ -207,6 +218,11 @@ impl Supervisor {
         self.settle_expiry(&mut slot).await;
         let (session, position, note) = match &*slot {
             Slot::Empty => (None, Position::bare(ProgramState::None), None),
+            Slot::Failed { target, error, .. } => (
+                None,
+                Position::bare(ProgramState::LaunchFailed),
+                Some(failed_note(target, error)),
+            ),
             Slot::Expired { describe, ttl, .. } => (
                 None,
                 Position::bare(ProgramState::Expired),
@@ -292,6 +308,13 @@ impl Supervisor {
                 ),
                 Position::bare(ProgramState::None),
             ),
+            Slot::Failed { .. } => (
+                Some(
+                    "the last launch failed: these breakpoints are sent when `launch` (or \
+                     `attach`) starts a session",
+                ),
+                Position::bare(ProgramState::LaunchFailed),
+            ),
         };
         let (views, note) = match (&*slot, waits_for) {
             (Slot::Live(session), None) => (
@@ -345,23 +368,6 @@ impl Supervisor {
         Ok(())
     }
 
-    fn adapter_kind(
-        &self,
-        name: Option<&str>,
-        program: Option<&Path>,
-    ) -> Result<AdapterKind, DebugError> {
-        match (name, program) {
-            (Some(name), _) => {
-                AdapterKind::from_name(name).ok_or_else(|| DebugError::UnknownAdapter {
-                    name: name.into(),
-                    known: AdapterKind::names().join(", "),
-                })
-            }
-            (None, Some(program)) => pick_adapter(program),
-            (None, None) => Ok(AdapterKind::Debugpy),
-        }
-    }
-
     /// `launch`: starts `program` (absolute) with `args` under the adapter it needs (or
     /// `adapter`), sends every breakpoint set so far, and waits until the program stops,
     /// exits, or the wait limit passes.
@@ -371,27 +377,99 @@ impl Supervisor {
         args: &[String],
         adapter: Option<&str>,
     ) -> Result<StartReport, DebugError> {
+        let mut request = LaunchRequest::program(program, args);
+        request.adapter = adapter.map(str::to_owned);
+        self.launch_with(&request, Interrupt::never()).await
+    }
+
+    /// `launch` of a program, a Python module or a test ([`LaunchRequest`]). A test is built
+    /// first when it needs to be (cargo); a build that fails is a [`DebugError::BuildFailed`]
+    /// carrying the compiler's text, which `output` and `status` keep. When `interrupt` fires
+    /// the call returns [`DebugError::Cancelled`]: during the build or the launch sequence
+    /// nothing is left running; while waiting for the first stop the session lives on.
+    pub async fn launch_with(
+        &self,
+        request: &LaunchRequest,
+        mut interrupt: Interrupt,
+    ) -> Result<StartReport, DebugError> {
         let mut slot = self.slot.lock().await;
         self.make_room(&mut slot).await?;
-        let kind = self.adapter_kind(adapter, Some(program))?;
-        let resolved = detect::resolve(kind, &self.env, &self.config)
-            .await
-            .map_err(|reason| DebugError::AdapterUnavailable {
-                adapter: kind.name().into(),
-                reason,
-            })?;
-        let extra = self.config.adapter(kind).and_then(|o| o.launch.as_ref());
-        let arguments = launch_arguments(kind, program, args, &self.env.root, extra);
-        let target = display_path(&self.env.root, &program.display().to_string());
+        let context = plan::Context {
+            env: &self.env,
+            extra_env: &self.extra_env,
+            config: &self.config,
+            settings: self.settings(),
+        };
+        let target = describe_request(&self.env.root, request);
+        let planned = plan::plan(&context, request, &mut interrupt).await;
+        let plan = match planned {
+            Ok(plan) => plan,
+            Err(error) => return Err(self.failed(&mut slot, &target, error, String::new())),
+        };
+        let kind = plan.kind;
+        let resolved = match detect::resolve(kind, &self.env, &self.config).await {
+            Ok(resolved) => resolved,
+            Err(reason) => {
+                let error = DebugError::AdapterUnavailable {
+                    adapter: kind.name().into(),
+                    reason,
+                };
+                return Err(self.failed(&mut slot, &plan.target, error, String::new()));
+            }
+        };
+        let notes = plan.notes.clone();
         self.start(
             &mut slot,
-            kind,
-            Endpoint::Spawn(resolved),
-            StartKind::Launch,
-            arguments,
-            target,
+            Start {
+                adapter: kind,
+                endpoint: Endpoint::Spawn(resolved),
+                kind: StartKind::Launch,
+                arguments: plan.arguments,
+                target: plan.target,
+                extra_filters: plan.extra_filters,
+                function_breakpoints: plan.function_breakpoints,
+                notes,
+            },
+            &mut interrupt,
         )
         .await
+    }
+
+    /// Records a launch that failed (so `output` and `status` can still say what happened)
+    /// and returns its error.
+    fn failed(
+        &self,
+        slot: &mut Slot,
+        target: &str,
+        error: DebugError,
+        output: String,
+    ) -> DebugError {
+        // A mistake in the request (or a cancel) ran nothing: there is nothing to keep.
+        let ran = matches!(
+            error,
+            DebugError::BuildFailed { .. }
+                | DebugError::LaunchFailed { .. }
+                | DebugError::Timeout { .. }
+                | DebugError::AdapterExited { .. }
+                | DebugError::Request(_)
+                | DebugError::Io(_)
+        );
+        if !ran {
+            return error;
+        }
+        let mut ring = OutputRing::new(self.settings().output_buffer_bytes);
+        ring.push(&output);
+        if let DebugError::BuildFailed { output, .. } = &error {
+            if !ring.text().contains(output.as_str()) {
+                ring.push(output);
+            }
+        }
+        *slot = Slot::Failed {
+            target: target.to_owned(),
+            error: error.to_string(),
+            output: ring,
+        };
+        error
     }
 
     /// `attach`: connects to a program listening on `127.0.0.1:port` (debugpy) and sends every
@@ -403,7 +481,15 @@ impl Supervisor {
     ) -> Result<StartReport, DebugError> {
         let mut slot = self.slot.lock().await;
         self.make_room(&mut slot).await?;
-        let kind = self.adapter_kind(adapter, None)?;
+        let kind = match adapter {
+            Some(name) => {
+                AdapterKind::from_name(name).ok_or_else(|| DebugError::UnknownAdapter {
+                    name: name.into(),
+                    known: AdapterKind::names().join(", "),
+                })?
+            }
+            None => AdapterKind::Debugpy,
+        };
         let extra = self.config.adapter(kind).and_then(|o| o.launch.as_ref());
         let arguments = attach_arguments(kind, extra)?;
         // A listening debugpy runs its own adapter: connect to it, start nothing.
@@ -413,11 +499,17 @@ impl Supervisor {
         };
         self.start(
             &mut slot,
-            kind,
-            endpoint,
-            StartKind::Attach,
-            arguments,
-            format!("127.0.0.1:{port}"),
+            Start {
+                adapter: kind,
+                endpoint,
+                kind: StartKind::Attach,
+                arguments,
+                target: format!("127.0.0.1:{port}"),
+                extra_filters: Vec::new(),
+                function_breakpoints: Vec::new(),
+                notes: Vec::new(),
+            },
+            &mut Interrupt::never(),
         )
         .await
     }
@@ -425,12 +517,19 @@ impl Supervisor {
     async fn start(
         &self,
         slot: &mut Slot,
-        adapter: AdapterKind,
-        endpoint: Endpoint,
-        start: StartKind,
-        arguments: serde_json::Value,
-        target: String,
+        start: Start,
+        interrupt: &mut Interrupt,
     ) -> Result<StartReport, DebugError> {
+        let Start {
+            adapter,
+            endpoint,
+            kind: start,
+            arguments,
+            target,
+            extra_filters,
+            function_breakpoints,
+            notes,
+        } = start;
         let breakpoints: BTreeMap<PathBuf, Vec<i64>> = lock(&self.breakpoints)
             .iter()
             .map(|(file, views)| (file.clone(), views.iter().map(|v| v.line).collect()))
@@ -445,14 +544,16 @@ impl Supervisor {
             extra_env: &self.extra_env,
             settings: self.settings(),
             breakpoints: &breakpoints,
+            extra_filters,
+            function_breakpoints,
             killer: &self.killer,
         };
-        let started = Session::start(params).await;
+        let started = Session::start(params, interrupt).await;
         let (session, placed) = match started {
             Ok(started) => started,
-            Err(error) => {
+            Err(Failure { error, output }) => {
                 *lock(&self.killer) = None;
-                return Err(error);
+                return Err(self.failed(slot, &target, error, output));
             }
         };
         {
@@ -464,13 +565,28 @@ impl Supervisor {
                 }
             }
         }
-        let (position, output, note) = session.settle(start == StartKind::Launch).await;
+        let settled = session.settle(start == StartKind::Launch, interrupt).await;
         if let Err(error) = session.check_usable() {
             // The adapter died before the program first stopped or ended.
+            let output = session.failure_output();
             session.reap().await;
             *lock(&self.killer) = None;
-            return Err(error);
+            return Err(self.failed(slot, &target, error, output));
         }
+        let Some((position, output, note)) = settled else {
+            // Cancelled while waiting for the first stop: the session lives on.
+            let describe = session.describe();
+            let mut session = session;
+            session.arm_ttl();
+            *lock(&self.killer) = Some(session.killer());
+            *slot = Slot::Live(Box::new(session));
+            return Err(DebugError::Cancelled(format!(
+                "the launch was cancelled while waiting for the program to stop; the session \
+                 lives on ({describe}): `pause` stops the program, `status` says where it is, \
+                 `terminate` ends it"
+            )));
+        };
+        let note = join_notes(notes, note);
         let report = StartReport {
             adapter: adapter.name().into(),
             target,
@@ -491,9 +607,32 @@ impl Supervisor {
     /// `continue`, `pause`, `step_over`, `step_in`, `step_out`: moves the program and waits
     /// until it stops or exits (or the wait limit passes, which the result says).
     pub async fn act(&self, action: Action, thread: Option<i64>) -> Result<StepReport, DebugError> {
+        self.act_with(action, thread, Interrupt::never()).await
+    }
+
+    /// [`act`](Self::act), ending the wait with [`DebugError::Cancelled`] when `interrupt`
+    /// fires (the program keeps running; the session stays usable).
+    pub async fn act_with(
+        &self,
+        action: Action,
+        thread: Option<i64>,
+        mut interrupt: Interrupt,
+    ) -> Result<StepReport, DebugError> {
         let mut slot = self.slot.lock().await;
         let session = self.live(&mut slot).await?;
-        session.act(action, thread).await
+        session.act(action, thread, &mut interrupt).await
+    }
+
+    /// `locals`: one scope of a frame (default: the stopped thread's top frame, its locals;
+    /// `scope` names another, such as `globals`), at most 50 variables, values cut to 400
+    /// characters, each with its reference.
+    pub async fn locals(
+        &self,
+        frame_id: Option<i64>,
+        scope: Option<&str>,
+    ) -> Result<LocalsReport, DebugError> {
+        let mut slot = self.slot.lock().await;
+        self.live(&mut slot).await?.locals(frame_id, scope).await
     }
 
     /// `threads`.
@@ -534,19 +673,38 @@ impl Supervisor {
     }
 
     /// `output`: what the program printed (stdout and stderr), as the ring buffer keeps it.
-    /// Still answers after the program exited, the adapter died, or the session expired.
+    /// Answers in every state: after the program exited, the adapter died, the session
+    /// expired, a launch failed (with the build's errors), and before any launch (empty).
     pub async fn output(&self) -> Result<OutputReport, DebugError> {
         let mut slot = self.slot.lock().await;
         self.settle_expiry(&mut slot).await;
+        let kept = |ring: &OutputRing, state: ProgramState, note: Option<String>| OutputReport {
+            output: ring.text(),
+            total_bytes: ring.total_bytes(),
+            dropped_bytes: ring.dropped_bytes(),
+            truncated: ring.dropped_bytes() > 0,
+            position: Position::bare(state),
+            note,
+        };
         match &*slot {
-            Slot::Empty => Err(DebugError::NoSession),
-            Slot::Expired { output, .. } => Ok(OutputReport {
-                output: output.text(),
-                total_bytes: output.total_bytes(),
-                dropped_bytes: output.dropped_bytes(),
-                truncated: output.dropped_bytes() > 0,
-                position: Position::bare(ProgramState::Expired),
+            Slot::Empty => Ok(OutputReport {
+                output: String::new(),
+                total_bytes: 0,
+                dropped_bytes: 0,
+                truncated: false,
+                position: Position::bare(ProgramState::None),
+                note: Some("no program has run in this conversation yet".into()),
             }),
+            Slot::Expired { output, .. } => Ok(kept(output, ProgramState::Expired, None)),
+            Slot::Failed {
+                target,
+                error,
+                output,
+            } => Ok(kept(
+                output,
+                ProgramState::LaunchFailed,
+                Some(failed_note(target, error)),
+            )),
             Slot::Live(session) => {
                 let (output, total_bytes, dropped_bytes) = session.output();
                 Ok(OutputReport {
@@ -555,6 +713,7 @@ impl Supervisor {
                     dropped_bytes,
                     truncated: dropped_bytes > 0,
                     position: session.position().await,
+                    note: session.check_usable().err().map(|error| error.to_string()),
                 })
             }
         }
@@ -579,6 +738,9 @@ impl Supervisor {
         };
         match previous {
             Slot::Empty => nothing("no debug session was running".into()),
+            Slot::Failed { target, .. } => nothing(format!(
+                "no debug session was running (the last launch, of {target}, had failed)"
+            )),
             Slot::Expired { describe, .. } => nothing(format!(
                 "the session ({describe}) had already expired and its processes were killed"
             )),
@@ -611,5 +773,35 @@ impl Supervisor {
                 session.reap().await;
             }
         }
+    }
+}
+
+/// What one start gets.
+struct Start {
+    adapter: AdapterKind,
+    endpoint: Endpoint,
+    kind: StartKind,
+    arguments: serde_json::Value,
+    target: String,
+    extra_filters: Vec<String>,
+    function_breakpoints: Vec<String>,
+    notes: Vec<String>,
+}
+
+fn failed_note(target: &str, error: &str) -> String {
+    format!("the last launch ({target}) failed: {error}")
+}
+
+fn join_notes(mut notes: Vec<String>, last: Option<String>) -> Option<String> {
+    notes.extend(last);
+    (!notes.is_empty()).then(|| notes.join("; "))
+}
+
+/// What a launch request runs, before planning says it better.
+fn describe_request(root: &Path, request: &LaunchRequest) -> String {
+    match &request.target {
+        plan::LaunchTarget::Program(path) => display_path(root, &path.display().to_string()),
+        plan::LaunchTarget::Module(module) => format!("python -m {module}"),
+        plan::LaunchTarget::Test(spec) => format!("test {spec}"),
     }
 }

@@ -142,8 +142,14 @@ async fn an_adapter_that_never_sends_initialized_times_out_and_is_killed() {
     assert_eq!(error.kind(), "timeout", "{error}");
     assert!(error.to_string().contains("`initialized`"), "{error}");
     fake.assert_no_leftovers().await;
-    // Nothing lives, so a new launch is not refused as a second session.
-    assert_eq!(fake.debug.status().await.position.state, ProgramState::None);
+    // Nothing lives (a new launch is not refused as a second session); status says why.
+    let status = fake.debug.status().await;
+    assert_eq!(status.position.state, ProgramState::LaunchFailed);
+    assert!(status.session.is_none());
+    assert!(
+        status.note.as_deref().unwrap().contains("`initialized`"),
+        "{status:?}"
+    );
 }
 
 #[tokio::test]
@@ -182,6 +188,24 @@ async fn a_refused_launch_is_a_clear_error() {
         error.to_string().contains("program not found: /nowhere"),
         "{error}"
     );
+    fake.assert_no_leftovers().await;
+}
+
+/// The output of an adapter closes a moment before its exit status can be reaped; a call
+/// failing on the closed connection still reports how the adapter ended (the race made this
+/// test fail now and then before `crash-slowly` made it certain).
+#[tokio::test]
+async fn an_adapter_whose_output_closes_before_it_exits_is_reported_with_its_status() {
+    let Some(fake) = Fake::start("crash-slowly") else {
+        return;
+    };
+    let started = fake.debug.launch(&fake.prog, &[], None).await.unwrap();
+    assert_eq!(started.position.state, ProgramState::Stopped);
+    let error = fake.debug.act(Action::Continue, None).await.unwrap_err();
+    assert_eq!(error.kind(), "adapter_exited", "{error}");
+    assert!(error.to_string().contains("exit code 9"), "{error}");
+    assert!(error.to_string().contains("exited unexpectedly"), "{error}");
+    fake.debug.terminate().await;
     fake.assert_no_leftovers().await;
 }
 

@@ -191,11 +191,7 @@ async fn lldb_debugs_a_c_program_built_here() {
     let Some(gcc) = cc_process::testing::require_peer("gcc") else {
         return;
     };
-    let has_lldb = ["lldb-dap", "lldb-dap-19", "lldb-vscode"]
-        .iter()
-        .any(|name| cc_process::find_on_path(name).is_some());
-    if !has_lldb {
-        cc_process::testing::require_peer("lldb-dap-19");
+    if !debug_support::lldb_ready() {
         return;
     }
     let fixture = Fixture::new(

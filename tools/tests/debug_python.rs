@@ -91,13 +91,15 @@ async fn a_python_session_from_breakpoint_to_exit() {
 
     let stack_output = debug.call("debug", json!({"op": "stack"})).await.unwrap();
     let text = stack_output.text.clone().unwrap();
+    let frame = stopped(&started)["frame_id"].as_i64().unwrap();
     assert!(
         text.starts_with(&format!(
-            "stopped at loop.py:12 in main (breakpoint, thread {thread})\n  ["
+            "stopped at loop.py:12 in main (breakpoint, thread {thread}, frame {frame})\n\
+             stack of thread {thread} (2):\n  frame {frame}: main at loop.py:12\n  frame "
         )),
         "{text}"
     );
-    assert!(text.contains("] <module> loop.py:19"), "{text}");
+    assert!(text.contains(": <module> at loop.py:19"), "{text}");
     let stack = stack_output.value;
     let frames = stack["frames"].as_array().unwrap();
     assert_eq!(
@@ -404,7 +406,15 @@ async fn a_debuggee_that_dies_before_configuration_is_a_clear_error_not_a_hang()
         "{error}"
     );
     fixture.assert_no_leftovers().await;
-    assert_eq!(call(debug, json!({"op": "status"})).await["state"], "none");
+    // Nothing runs; `status` and `output` say why the launch failed.
+    let status = call(debug, json!({"op": "status"})).await;
+    assert_eq!(status["state"], "launch_failed", "{status:#}");
+    assert!(
+        status["note"].as_str().unwrap().contains("`initialized`"),
+        "{status:#}"
+    );
+    let output = call(debug, json!({"op": "output"})).await;
+    assert_eq!(output["state"], "launch_failed");
 }
 
 const DEEP: &str = r#"for i in range(200):
@@ -485,6 +495,77 @@ async fn stack_variables_values_and_output_are_capped_with_totals() {
         .unwrap()
         .ends_with("line 198\nline 199\n"));
 
+    call(debug, json!({"op": "terminate"})).await;
+    fixture.assert_no_leftovers().await;
+}
+
+/// A cancelled call (MCP `notifications/cancelled`) ends its wait at once; the program runs
+/// on under the debugger and the next call works: during `launch`'s wait for the first stop,
+/// and during `continue`.
+#[tokio::test]
+async fn a_cancelled_wait_returns_at_once_and_the_session_stays_usable() {
+    if debug_support::debugpy_python().is_none() {
+        return;
+    }
+    // Only a cancel can end these waits in time: the program never stops by itself.
+    let busy = format!("open('started', 'w').close()\n{BUSY}");
+    let fixture = Fixture::new(
+        "python-cancel",
+        &[("busy.py", busy.as_str())],
+        config(600.0, 1800.0),
+    );
+    let debug = &fixture.debug;
+    let cancelled_call = |args: serde_json::Value| {
+        let debug = debug.clone();
+        let cancel = cc_tools::Cancellation::new();
+        let options = cc_tools::CallOptions {
+            cancel: Some(cancel.clone()),
+            ..Default::default()
+        };
+        let call = tokio::spawn(async move { debug.call_with("debug", args, options).await });
+        (call, cancel)
+    };
+
+    let (launch, cancel) = cancelled_call(json!({"op": "launch", "program": "busy.py"}));
+    // Cancel once the program runs.
+    for _ in 0..1200 {
+        if fixture.root.join("started").exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    cancel.cancel();
+    let error = tokio::time::timeout(Duration::from_secs(10), launch)
+        .await
+        .expect("a cancelled launch returns at once")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(error.kind(), "cancelled", "{error}");
+    assert!(error.message().contains("the session lives on"), "{error}");
+    assert_eq!(
+        call(debug, json!({"op": "status"})).await["state"],
+        "running"
+    );
+
+    let paused = call(debug, json!({"op": "pause"})).await;
+    assert_eq!(stopped(&paused)["reason"], "pause");
+    let (resumed, cancel) = cancelled_call(json!({"op": "continue"}));
+    cancel.cancel();
+    let error = tokio::time::timeout(Duration::from_secs(10), resumed)
+        .await
+        .expect("a cancelled continue returns at once")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(error.kind(), "cancelled", "{error}");
+    assert!(error.message().contains("keeps running"), "{error}");
+    let status = call(debug, json!({"op": "status"})).await;
+    assert_eq!(status["state"], "running", "{status:#}");
+    let paused = call(debug, json!({"op": "pause"})).await;
+    assert_eq!(stopped(&paused)["reason"], "pause");
+    assert_eq!(
+        call(debug, json!({"op": "evaluate", "expression": "n > 0"})).await["result"],
+        "True"
+    );
     call(debug, json!({"op": "terminate"})).await;
     fixture.assert_no_leftovers().await;
 }

@@ -49,7 +49,37 @@ async fn arguments_are_checked_per_op() {
         (
             json!({"op": "launch"}),
             "invalid_arguments",
-            "`op: launch` needs `program`",
+            "`op: launch` needs exactly one of `program`",
+        ),
+        (
+            json!({"op": "launch", "program": "a.py", "test": "a.py"}),
+            "invalid_arguments",
+            "got program and test",
+        ),
+        (
+            json!({"op": "launch", "module": "not a module"}),
+            "invalid_arguments",
+            "is not a Python module name",
+        ),
+        (
+            json!({"op": "launch", "test": "-k 'open"}),
+            "invalid_arguments",
+            "unbalanced quote",
+        ),
+        (
+            json!({"op": "launch", "test": "parse_it"}),
+            "invalid_arguments",
+            "cannot tell which test runner",
+        ),
+        (
+            json!({"op": "locals", "scope": "globals"}),
+            "no_session",
+            "no debug session",
+        ),
+        (
+            json!({"op": "locals", "reference": 3}),
+            "invalid_arguments",
+            "`op: locals` does not take `reference`; it takes: frame_id, scope",
         ),
         (
             json!({"op": "continue", "file": "a.py"}),
@@ -101,7 +131,6 @@ async fn arguments_are_checked_per_op() {
             "no_session",
             "no debug session",
         ),
-        (json!({"op": "output"}), "no_session", "no debug session"),
     ];
     for (args, kind, message) in cases {
         let error = call_err(&debug, args.clone()).await;
@@ -157,4 +186,12 @@ async fn answers_without_a_session() {
     let status = debug.call("debug", json!({"op": "status"})).await.unwrap();
     assert_eq!(status.value["breakpoints"], json!([]));
     assert_eq!(status.text.as_deref(), Some("no session"));
+    // `output` answers in every state, before any launch too.
+    let output = debug.call("debug", json!({"op": "output"})).await.unwrap();
+    assert_eq!(output.value["state"], "none");
+    assert_eq!(output.value["output"], "");
+    assert_eq!(
+        output.text.as_deref(),
+        Some("(no output)\nno session\nnote: no program has run in this conversation yet")
+    );
 }

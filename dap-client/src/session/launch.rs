@@ -6,11 +6,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{display_path, Session, StartKind};
+use super::{display_path, Session, StartKind, Waited};
 use crate::error::{ClientError, DebugError};
+use crate::interrupt::Interrupt;
 use crate::protocol::{
-    ConfigurationDone, Initialize, InitializeArguments, SetBreakpoints, SetBreakpointsArguments,
-    SetExceptionBreakpoints, SetExceptionBreakpointsArguments, Source, SourceBreakpoint,
+    ConfigurationDone, FunctionBreakpoint, Initialize, InitializeArguments, SetBreakpoints,
+    SetBreakpointsArguments, SetExceptionBreakpoints, SetExceptionBreakpointsArguments,
+    SetFunctionBreakpoints, SetFunctionBreakpointsArguments, Source, SourceBreakpoint,
 };
 use crate::report::{BreakpointView, FileBreakpoints};
 use crate::state::store_launch_response;
@@ -21,6 +23,7 @@ impl Session {
         start: StartKind,
         arguments: Value,
         breakpoints: &BTreeMap<PathBuf, Vec<i64>>,
+        interrupt: &mut Interrupt,
     ) -> Result<Vec<FileBreakpoints>, DebugError> {
         let deadline = tokio::time::Instant::now() + self.settings.launch_timeout;
         let request_timeout = self
@@ -28,10 +31,10 @@ impl Session {
             .request_timeout
             .min(self.settings.launch_timeout);
         let init = InitializeArguments::new(self.kind.adapter_id());
-        self.caps = self
-            .client
-            .request::<Initialize>(&init, request_timeout)
+        self.caps = interrupt
+            .guard(self.client.request::<Initialize>(&init, request_timeout))
             .await
+            .ok_or_else(|| cancelled(start))?
             .map_err(|error| self.launch_failed(format!("`initialize` failed: {error}")))?;
 
         let pending = self
@@ -45,20 +48,24 @@ impl Session {
         )));
 
         let ready = self
-            .wait_until(deadline, |s| {
+            .wait_until_or(deadline, interrupt, |s| {
                 s.initialized
                     || s.launch_response.as_ref().is_some_and(|r| !r.success)
                     || s.program_ended()
                     || s.connection_closed.is_some()
             })
             .await;
-        if !ready {
-            return Err(self.timeout(format!(
-                "the adapter's `initialized` event after `{}`",
-                start.command()
-            )));
+        match ready {
+            Waited::Reached => {}
+            Waited::Interrupted => return Err(cancelled(start)),
+            Waited::TimedOut => {
+                return Err(self.timeout(format!(
+                    "the adapter's `initialized` event after `{}`",
+                    start.command()
+                )))
+            }
         }
-        self.check_launch_response(start)?;
+        self.check_launch_response(start).await?;
         let (initialized, ended) = {
             let s = self.state.borrow();
             (s.initialized, s.program_ended())
@@ -78,13 +85,40 @@ impl Session {
         for (file, lines) in breakpoints {
             placed.push(self.send_breakpoints(file, lines, request_timeout).await);
         }
-        let filters: Vec<String> = self
+        if !self.function_breakpoints.is_empty() && self.caps.supports_function_breakpoints {
+            let args = SetFunctionBreakpointsArguments {
+                breakpoints: self
+                    .function_breakpoints
+                    .iter()
+                    .map(|name| FunctionBreakpoint { name: name.clone() })
+                    .collect(),
+            };
+            if let Err(error) = self
+                .client
+                .request::<SetFunctionBreakpoints>(&args, request_timeout)
+                .await
+            {
+                tracing::debug!(%error, "setFunctionBreakpoints failed; continuing without");
+            }
+        }
+        let mut filters: Vec<String> = self
             .caps
             .exception_breakpoint_filters
             .iter()
             .filter(|f| f.default)
             .map(|f| f.filter.clone())
             .collect();
+        // Extra filters only when the adapter offers them.
+        for extra in &self.extra_filters {
+            let offered = self
+                .caps
+                .exception_breakpoint_filters
+                .iter()
+                .any(|f| &f.filter == extra);
+            if offered && !filters.contains(extra) {
+                filters.push(extra.clone());
+            }
+        }
         if let Err(error) = self
             .client
             .request::<SetExceptionBreakpoints>(
@@ -112,15 +146,21 @@ impl Session {
             }
         }
 
+        // The program runs from `configurationDone` on: a cancel from here is seen by the
+        // wait for its first stop, which keeps the session.
         let answered = self
-            .wait_until(deadline, |s| {
+            .wait_until_or(deadline, &mut Interrupt::never(), |s| {
                 s.launch_response.is_some() || s.program_ended() || s.connection_closed.is_some()
             })
             .await;
-        if !answered {
-            return Err(self.timeout(format!("the response to `{}`", start.command())));
+        match answered {
+            Waited::Reached => {}
+            Waited::Interrupted => return Err(cancelled(start)),
+            Waited::TimedOut => {
+                return Err(self.timeout(format!("the response to `{}`", start.command())))
+            }
         }
-        self.check_launch_response(start)?;
+        self.check_launch_response(start).await?;
         if self.state.borrow().adapter_lost() {
             return Err(
                 self.launch_failed(format!("the adapter exited during `{}`", start.command()))
@@ -129,7 +169,7 @@ impl Session {
         Ok(placed)
     }
 
-    pub(super) fn check_launch_response(&self, start: StartKind) -> Result<(), DebugError> {
+    pub(super) async fn check_launch_response(&self, start: StartKind) -> Result<(), DebugError> {
         let failure = {
             let s = self.state.borrow();
             s.launch_response
@@ -137,12 +177,21 @@ impl Session {
                 .filter(|r| !r.success)
                 .map(|r| r.error_text())
         };
-        match failure {
-            Some(message) => {
-                Err(self.launch_failed(format!("`{}` failed: {message}", start.command())))
+        let Some(message) = failure else {
+            return Ok(());
+        };
+        // delve answers a failed build with "Build error: Check the debug console for
+        // details."; the compiler's text came as output, which may be applied a moment after
+        // the response: wait for it, then return it.
+        if message.to_lowercase().contains("build error") {
+            let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
+            self.wait_until(deadline, |s| s.output.text().contains("Build Error"))
+                .await;
+            if let Some(error) = build_failure(&self.state.borrow().output.text()) {
+                return Err(error);
             }
-            None => Ok(()),
         }
+        Err(self.launch_failed(format!("`{}` failed: {message}", start.command())))
     }
 
     async fn send_breakpoints(
@@ -202,5 +251,52 @@ impl Session {
         Ok(self
             .send_breakpoints(file, lines, self.settings.request_timeout)
             .await)
+    }
+}
+
+fn cancelled(start: StartKind) -> DebugError {
+    DebugError::Cancelled(format!(
+        "the {} was cancelled before the program started; its processes were stopped and \
+         nothing is left running",
+        start.command()
+    ))
+}
+
+/// delve's "Build Error: go test -c -o … ./pkg\n# pkg\n./x.go:5:2: undefined: y (exit
+/// status 2)" as a build failure: the command and what the compiler said.
+fn build_failure(output: &str) -> Option<DebugError> {
+    let start = output.find("Build Error: ")?;
+    let text = &output[start + "Build Error: ".len()..];
+    let (command, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let rest = rest.trim_end();
+    let rest = rest
+        .strip_suffix("(exit status 2)")
+        .unwrap_or(rest)
+        .trim_end();
+    Some(DebugError::BuildFailed {
+        command: command.trim().to_owned(),
+        output: rest.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delves_build_error_becomes_the_compilers_text() {
+        let output = "Build Error: go test -c -o /tmp/b -gcflags all=-N -l /w/pkg\n# example/pkg\n\
+                      ./x.go:5:2: undefined: y (exit status 2)\n";
+        let error = build_failure(output).unwrap();
+        assert_eq!(error.kind(), "build_failed");
+        let text = error.to_string();
+        assert!(
+            text.starts_with(
+                "the build failed (`go test -c -o /tmp/b -gcflags all=-N -l /w/pkg`):\n# \
+                 example/pkg\n./x.go:5:2: undefined: y\nfix it"
+            ),
+            "{text}"
+        );
+        assert!(build_failure("nothing").is_none());
     }
 }

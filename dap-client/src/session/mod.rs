@@ -16,20 +16,26 @@ use crate::adapters::AdapterKind;
 use crate::client::Client;
 use crate::config::Settings;
 use crate::detect::{Environment, ResolvedAdapter};
-use crate::error::DebugError;
+use crate::error::{ClientError, DebugError};
+use crate::interrupt::Interrupt;
 use crate::proctree::{describe_status, Tracker};
 use crate::protocol::{
-    Capabilities, Disconnect, DisconnectArguments, StackFrame, StackTrace, StackTraceArguments,
+    Capabilities, Disconnect, DisconnectArguments, Request, StackFrame, StackTrace,
+    StackTraceArguments,
 };
 use crate::report::{
-    Exited, FileBreakpoints, OutputPiece, Position, ProgramState, SessionInfo, Stopped,
-    OUTPUT_TAIL_BYTES,
+    function_name, Exited, FileBreakpoints, FrameView, OutputPiece, Position, ProgramState,
+    SessionInfo, Stopped, OUTPUT_TAIL_BYTES,
 };
 use crate::state::{pump_events, State};
 
+mod detail;
+mod handles;
 mod launch;
 mod ops;
 mod spawn;
+
+use handles::{Handles, Kind};
 
 use spawn::spawn_adapter;
 
@@ -37,6 +43,9 @@ use spawn::spawn_adapter;
 const DISCONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long an adapter may take to exit after `disconnect` and closing its input.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
+/// How long a request that failed because the connection closed waits for the adapter's exit
+/// to be recorded (its output closes a moment before its status can be reaped).
+const EXIT_RECORD_WAIT: Duration = Duration::from_secs(5);
 
 /// `launch` or `attach`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,9 +83,40 @@ pub(crate) struct StartParams<'a> {
     pub extra_env: &'a [(String, String)],
     pub settings: Settings,
     pub breakpoints: &'a BTreeMap<PathBuf, Vec<i64>>,
+    /// Exception filters enabled on top of the adapter's defaults.
+    pub extra_filters: Vec<String>,
+    /// Functions to stop in.
+    pub function_breakpoints: Vec<String>,
     /// Receives a way to kill the session's processes as soon as they exist, so a shutdown
     /// during the launch sequence does not have to wait for it.
     pub killer: &'a Mutex<Option<Killer>>,
+}
+
+/// A start that failed: why, and what the program and the adapter printed until then.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub error: DebugError,
+    pub output: String,
+}
+
+impl From<DebugError> for Failure {
+    fn from(error: DebugError) -> Self {
+        Failure {
+            error,
+            output: String::new(),
+        }
+    }
+}
+
+/// How a wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Waited {
+    /// What was awaited happened.
+    Reached,
+    /// The time ran out.
+    TimedOut,
+    /// The caller cancelled.
+    Interrupted,
 }
 
 /// Kills every process of a session, from any thread, without the session.
@@ -133,6 +173,10 @@ pub(crate) struct Session {
     expired: Arc<AtomicBool>,
     tasks: Vec<JoinHandle<()>>,
     top_frame: Mutex<Option<TopFrame>>,
+    /// The frame ids and references given out, valid until the program resumes.
+    handles: Mutex<Handles>,
+    extra_filters: Vec<String>,
+    function_breakpoints: Vec<String>,
     scratch: Option<PathBuf>,
 }
 
@@ -161,11 +205,12 @@ fn scratch_dir() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// `path` relative to `root` when inside it.
+/// `path` relative to `root` when inside it (`.` for the root itself).
 pub(crate) fn display_path(root: &Path, path: &str) -> String {
     match Path::new(path).strip_prefix(root) {
-        Ok(rest) if !rest.as_os_str().is_empty() => rest.display().to_string(),
-        _ => path.to_owned(),
+        Ok(rest) if rest.as_os_str().is_empty() => ".".to_owned(),
+        Ok(rest) => rest.display().to_string(),
+        Err(_) => path.to_owned(),
     }
 }
 
@@ -177,7 +222,8 @@ impl Session {
     /// at the launch timeout.
     pub(crate) async fn start(
         mut params: StartParams<'_>,
-    ) -> Result<(Session, Vec<FileBreakpoints>), DebugError> {
+        interrupt: &mut Interrupt,
+    ) -> Result<(Session, Vec<FileBreakpoints>), Failure> {
         let kind = params.kind;
         let settings = params.settings;
         let state = Arc::new(watch::Sender::new(State::new(settings.output_buffer_bytes)));
@@ -209,7 +255,8 @@ impl Session {
                 if let Some(dir) = &scratch {
                     let _ = std::fs::remove_dir_all(dir);
                 }
-                return Err(error);
+                let output = state.borrow().output.text();
+                return Err(Failure { error, output });
             }
         };
         let tracker = Arc::new(Tracker::new(child.as_ref().map(GroupChild::id)));
@@ -245,13 +292,43 @@ impl Session {
             expired,
             tasks,
             top_frame: Mutex::new(None),
+            handles: Mutex::new(Handles::default()),
+            extra_filters: std::mem::take(&mut params.extra_filters),
+            function_breakpoints: std::mem::take(&mut params.function_breakpoints),
             scratch,
         };
-        let placed = session
-            .launch_sequence(params.start, params.arguments, params.breakpoints)
-            .await?;
-        session.tracker.refresh();
-        Ok((session, placed))
+        let sequence = session
+            .launch_sequence(
+                params.start,
+                params.arguments,
+                params.breakpoints,
+                interrupt,
+            )
+            .await;
+        match sequence {
+            Ok(placed) => {
+                session.tracker.refresh();
+                Ok((session, placed))
+            }
+            Err(error) => {
+                let output = session.failure_output();
+                Err(Failure { error, output })
+            }
+        }
+    }
+
+    /// What the program and the adapter printed, for a start that failed.
+    pub(crate) fn failure_output(&self) -> String {
+        let s = self.state.borrow();
+        let mut text = s.output.text();
+        let log = s.adapter_log.text();
+        if !log.trim().is_empty() {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&log);
+        }
+        text
     }
 
     fn output_tail(&self) -> String {
@@ -288,11 +365,65 @@ impl Session {
         deadline: tokio::time::Instant,
         predicate: impl FnMut(&State) -> bool,
     ) -> bool {
-        let mut rx = self.state.subscribe();
-        let reached = tokio::time::timeout_at(deadline, rx.wait_for(predicate))
+        self.wait_until_or(deadline, &mut Interrupt::never(), predicate)
             .await
-            .is_ok_and(|result| result.is_ok());
-        reached
+            == Waited::Reached
+    }
+
+    /// Waits until `predicate` holds, `deadline` passes, or `interrupt` fires.
+    async fn wait_until_or(
+        &self,
+        deadline: tokio::time::Instant,
+        interrupt: &mut Interrupt,
+        predicate: impl FnMut(&State) -> bool,
+    ) -> Waited {
+        let mut rx = self.state.subscribe();
+        let wait = tokio::time::timeout_at(deadline, rx.wait_for(predicate));
+        let outcome = match interrupt.guard(wait).await {
+            None => Waited::Interrupted,
+            Some(Ok(Ok(_))) => Waited::Reached,
+            Some(_) => Waited::TimedOut,
+        };
+        outcome
+    }
+
+    /// The handles of the current stop (forgotten once the program has resumed).
+    fn handles(&self) -> std::sync::MutexGuard<'_, Handles> {
+        let epoch = self.state.borrow().resumes;
+        let mut handles = lock(&self.handles);
+        handles.sync(epoch);
+        handles
+    }
+
+    /// Sends a request; a connection that closed meanwhile is reported as the adapter's exit
+    /// (with its status, once recorded), not as a bare closed pipe.
+    pub(crate) async fn call<R: Request>(
+        &self,
+        arguments: &R::Arguments,
+    ) -> Result<R::Response, DebugError> {
+        match self
+            .client
+            .request::<R>(arguments, self.settings.request_timeout)
+            .await
+        {
+            Ok(response) => Ok(response),
+            Err(error) => Err(self.request_failed(error).await),
+        }
+    }
+
+    /// The error for a failed request. When the connection closed, the adapter's output ended
+    /// a moment before its exit status can be read: wait for the event task to record both,
+    /// so the error says how it ended.
+    pub(crate) async fn request_failed(&self, error: ClientError) -> DebugError {
+        if matches!(error, ClientError::Closed { .. }) {
+            let deadline = tokio::time::Instant::now() + EXIT_RECORD_WAIT;
+            self.wait_until(deadline, |s| s.connection_closed.is_some())
+                .await;
+        }
+        if let Err(unusable) = self.check_usable() {
+            return unusable;
+        }
+        error.into()
     }
 
     /// The adapter.
@@ -428,8 +559,13 @@ impl Session {
 
     /// Where the program is: for a stop, the top frame of the stopped thread is fetched once.
     pub(crate) async fn position(&self) -> Position {
+        self.position_and_frame().await.0
+    }
+
+    /// Where the program is, with the stop's top frame (the adapter's) when stopped.
+    async fn position_and_frame(&self) -> (Position, Option<StackFrame>) {
         if self.is_expired() {
-            return Position::bare(ProgramState::Expired);
+            return (Position::bare(ProgramState::Expired), None);
         }
         let (stop, generation, ended, code, lost) = {
             let s = self.state.borrow();
@@ -442,7 +578,7 @@ impl Session {
             )
         };
         if lost {
-            return Position::bare(ProgramState::AdapterExited);
+            return (Position::bare(ProgramState::AdapterExited), None);
         }
         if let Some(stop) = stop {
             let frame = match stop.thread_id {
@@ -454,29 +590,114 @@ impl Session {
                 .and_then(|f| f.source.as_ref())
                 .and_then(|s| s.path.clone().or_else(|| s.name.clone()))
                 .map(|p| display_path(&self.root, &p));
-            return Position {
+            let frame_id = {
+                let mut handles = self.handles();
+                if let Some(thread) = stop.thread_id {
+                    handles.note_thread(thread);
+                }
+                match (frame.as_ref(), stop.thread_id) {
+                    (Some(f), Some(thread)) => Some(handles.issue_frame(thread, 0, f.id)),
+                    (Some(f), None) => Some(handles.issue(Kind::Frame, f.id)),
+                    (None, _) => None,
+                }
+            };
+            let position = Position {
                 state: ProgramState::Stopped,
                 stopped: Some(Stopped {
                     reason: stop.reason,
                     file,
                     line: frame.as_ref().map(|f| f.line),
                     thread_id: stop.thread_id,
-                    function: frame.as_ref().map(|f| f.name.clone()),
-                    frame_id: frame.as_ref().map(|f| f.id),
+                    function: frame.as_ref().map(|f| function_name(&f.name)),
+                    frame_id,
                     description: stop.description,
                     text: stop.text,
+                    source: None,
+                    locals: None,
+                    shown_frame: None,
                 }),
                 exited: None,
             };
+            return (position, frame);
         }
         if ended {
-            return Position {
+            let position = Position {
                 state: ProgramState::Exited,
                 stopped: None,
                 exited: Some(Exited { code }),
             };
+            return (position, None);
         }
-        Position::bare(ProgramState::Running)
+        (Position::bare(ProgramState::Running), None)
+    }
+
+    /// Where the program is, and for a stop the top frame's source around the line and its
+    /// locals (what results that report a stop carry).
+    pub(crate) async fn stop_position(&self) -> Position {
+        let (mut position, frame) = self.position_and_frame().await;
+        if let (Some(stopped), Some(mut frame)) = (position.stopped.as_mut(), frame) {
+            // Stopped outside the workspace by something other than the caller's own
+            // breakpoint or step (a panic, an exception, a pause in a library; a breakpoint
+            // in a file that is not on disk was not set by the caller): what matters is the
+            // nearest frame of the workspace's code.
+            let asked_for = matches!(
+                stopped.reason.as_str(),
+                "breakpoint" | "step" | "entry" | "goto"
+            ) && source_on_disk(&frame);
+            if !asked_for && !self.in_workspace(&frame) {
+                if let Some(thread) = stopped.thread_id {
+                    if let Some((depth, nearest)) = self.nearest_workspace_frame(thread).await {
+                        let id = self.handles().issue_frame(thread, depth, nearest.id);
+                        stopped.shown_frame = Some(self.frame_view(id, &nearest));
+                        frame = nearest;
+                    }
+                }
+            }
+            let stop = self.settings.stop;
+            stopped.source = detail::source_lines(&frame, stop.source_before, stop.source_after);
+            if stop.locals > 0 {
+                stopped.locals = self.locals_summary(frame.id).await;
+            }
+        }
+        position
+    }
+
+    /// Whether the frame's source file is inside the workspace.
+    fn in_workspace(&self, frame: &StackFrame) -> bool {
+        frame
+            .source
+            .as_ref()
+            .and_then(|s| s.path.as_ref())
+            .is_some_and(|path| Path::new(path).starts_with(&self.root))
+    }
+
+    /// A frame as shown, its id `id` (ours).
+    pub(crate) fn frame_view(&self, id: i64, frame: &StackFrame) -> FrameView {
+        FrameView {
+            id,
+            function: function_name(&frame.name),
+            file: frame
+                .source
+                .as_ref()
+                .and_then(|s| s.path.clone().or_else(|| s.name.clone()))
+                .map(|p| display_path(&self.root, &p)),
+            line: frame.line,
+        }
+    }
+
+    /// The first of the thread's top frames whose source is inside the workspace, and its
+    /// depth.
+    async fn nearest_workspace_frame(&self, thread: i64) -> Option<(usize, StackFrame)> {
+        let args = StackTraceArguments {
+            thread_id: thread,
+            start_frame: 0,
+            levels: crate::report::MAX_FRAMES as i64,
+        };
+        let frames = self.call::<StackTrace>(&args).await.ok()?.stack_frames;
+        frames
+            .into_iter()
+            .enumerate()
+            .find(|(_, frame)| self.in_workspace(frame))
     }
 
     async fn top_frame(&self, generation: u64, thread: i64) -> Option<StackFrame> {
@@ -513,18 +734,22 @@ impl Session {
     }
 
     /// Waits until the program stops again (a stop after `generation`), ends, or the adapter
-    /// goes, or `wait` passes. Returns whether the wait ran out.
-    async fn wait_for_stop(&self, generation: u64, wait: Duration) -> bool {
+    /// goes, or `wait` passes, or the caller cancels.
+    async fn wait_for_stop(
+        &self,
+        generation: u64,
+        wait: Duration,
+        interrupt: &mut Interrupt,
+    ) -> Waited {
         let deadline = tokio::time::Instant::now() + wait;
         let expired = self.expired.clone();
-        !self
-            .wait_until(deadline, move |s| {
-                s.stop_generation > generation
-                    || s.program_ended()
-                    || s.connection_closed.is_some()
-                    || expired.load(Ordering::SeqCst)
-            })
-            .await
+        self.wait_until_or(deadline, interrupt, move |s| {
+            s.stop_generation > generation
+                || s.program_ended()
+                || s.connection_closed.is_some()
+                || expired.load(Ordering::SeqCst)
+        })
+        .await
     }
 
     /// delve reports a program's exit status only as console text after `disconnect`, and
@@ -571,15 +796,23 @@ impl Session {
     }
 
     /// After `launch`/`attach`: waits for the first stop or the end (`block` false: returns
-    /// at once).
+    /// at once). `None` when the caller cancelled the wait (the program runs on).
     pub(crate) async fn settle(
         &self,
         block: bool,
-    ) -> (Position, Option<OutputPiece>, Option<String>) {
-        let timed_out = block && self.wait_for_stop(0, self.settings.wait).await;
+        interrupt: &mut Interrupt,
+    ) -> Option<(Position, Option<OutputPiece>, Option<String>)> {
+        let waited = if block {
+            self.wait_for_stop(0, self.settings.wait, interrupt).await
+        } else {
+            Waited::Reached
+        };
+        if waited == Waited::Interrupted {
+            return None;
+        }
         self.learn_exit_code().await;
-        let note = timed_out.then(|| self.still_running_note());
-        (self.position().await, self.output_since(0), note)
+        let note = (waited == Waited::TimedOut).then(|| self.still_running_note());
+        Some((self.stop_position().await, self.output_since(0), note))
     }
 
     fn still_running_note(&self) -> String {
@@ -667,6 +900,15 @@ impl Session {
         }
         wait_gone(&self.tracker).await;
     }
+}
+
+/// Whether the frame's source file exists here (a toolchain's `/rustc/<hash>/…` does not).
+fn source_on_disk(frame: &StackFrame) -> bool {
+    frame
+        .source
+        .as_ref()
+        .and_then(|s| s.path.as_ref())
+        .is_some_and(|path| Path::new(path).is_file())
 }
 
 /// Waits (briefly) until every tracked process is gone, so a caller that checks the process

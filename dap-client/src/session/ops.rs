@@ -1,35 +1,54 @@
-//! Operations on a started program: moving it on and looking inside.
+//! Operations on a started program: moving it on and looking inside. Every frame id and
+//! variables reference handed out is this session's own (see `handles`), checked on the way
+//! back in.
 
 use serde_json::Value;
 
-use super::{display_path, Action, Session};
+use super::detail::{locals_scope, named_scope};
+use super::handles::Kind;
+use super::{Action, Session, Waited};
 use crate::error::DebugError;
+use crate::interrupt::Interrupt;
 use crate::protocol::{
-    Continue, Evaluate, EvaluateArguments, Next, Pause, Scopes, ScopesArguments, StackTrace,
-    StackTraceArguments, StepIn, StepOut, ThreadArguments, Threads, Variables, VariablesArguments,
+    Continue, Evaluate, EvaluateArguments, Next, Pause, StackTrace, StackTraceArguments, StepIn,
+    StepOut, ThreadArguments, Threads,
 };
 use crate::report::{
-    cap_value, EvaluateReport, FrameView, ScopeView, ScopesReport, StackReport, StepReport,
-    ThreadView, ThreadsReport, VariableView, VariablesReport, MAX_CHILDREN, MAX_FRAMES,
-    MAX_THREADS,
+    cap_value, EvaluateReport, FrameView, LocalsReport, ScopeView, ScopesReport, StackReport,
+    StepReport, ThreadView, ThreadsReport, VariablesReport, MAX_CHILDREN, MAX_FRAMES, MAX_THREADS,
+    MAX_VALUE_CHARS,
 };
 
 impl Session {
-    /// Continue, pause or step, then wait for the program to stop or end.
+    /// The thread an operation acts on: the caller's (checked: given out since the program
+    /// last resumed), else the stopped thread, else the last one that stopped, else the first.
+    async fn pick_thread(&self, thread: Option<i64>) -> Result<i64, DebugError> {
+        if let Some(thread) = thread {
+            self.handles().check_thread(thread)?;
+            return Ok(thread);
+        }
+        match self.default_thread() {
+            Some(thread) => Ok(thread),
+            None => self.first_thread().await,
+        }
+    }
+
+    /// Continue, pause or step, then wait for the program to stop or end (or the caller to
+    /// cancel).
     pub(crate) async fn act(
         &self,
         action: Action,
         thread: Option<i64>,
+        interrupt: &mut Interrupt,
     ) -> Result<StepReport, DebugError> {
         self.check_usable()?;
         let mark = self.output_mark();
-        let (stopped, ended, generation, last_thread, code) = {
+        let (stopped, ended, generation, code) = {
             let s = self.state.borrow();
             (
                 s.stopped.clone(),
                 s.program_ended(),
                 s.stop_generation,
-                s.last_stopped_thread,
                 s.exit_code,
             )
         };
@@ -45,7 +64,7 @@ impl Session {
         match (action, &stopped) {
             (Action::Pause, Some(_)) => {
                 return Ok(StepReport {
-                    position: self.position().await,
+                    position: self.stop_position().await,
                     output: None,
                     note: Some("the program was already stopped".into()),
                 });
@@ -64,37 +83,23 @@ impl Session {
         }
         let resumes = !(action == Action::Continue && stopped.is_none());
         if resumes {
-            let thread = match thread
-                .or(stopped.as_ref().and_then(|s| s.thread_id))
-                .or(last_thread)
-            {
-                Some(thread) => thread,
-                None => self.first_thread().await?,
-            };
+            let thread = self.pick_thread(thread).await?;
             let args = ThreadArguments { thread_id: thread };
             if action != Action::Pause {
-                // Forget the stop before resuming: a new `stopped` event is what we wait for.
-                self.state.send_modify(|s| s.stopped = None);
+                // Forget the stop before resuming: a new `stopped` event is what we wait for,
+                // and every handle of this stop expires now.
+                self.state.send_modify(|s| {
+                    if s.stopped.take().is_some() {
+                        s.resumes += 1;
+                    }
+                });
             }
-            let timeout = self.settings.request_timeout;
             let sent = match action {
-                Action::Continue => self
-                    .client
-                    .request::<Continue>(&args, timeout)
-                    .await
-                    .map(drop),
-                Action::Pause => self.client.request::<Pause>(&args, timeout).await.map(drop),
-                Action::StepOver => self.client.request::<Next>(&args, timeout).await.map(drop),
-                Action::StepIn => self
-                    .client
-                    .request::<StepIn>(&args, timeout)
-                    .await
-                    .map(drop),
-                Action::StepOut => self
-                    .client
-                    .request::<StepOut>(&args, timeout)
-                    .await
-                    .map(drop),
+                Action::Continue => self.call::<Continue>(&args).await.map(drop),
+                Action::Pause => self.call::<Pause>(&args).await.map(drop),
+                Action::StepOver => self.call::<Next>(&args).await.map(drop),
+                Action::StepIn => self.call::<StepIn>(&args).await.map(drop),
+                Action::StepOut => self.call::<StepOut>(&args).await.map(drop),
             };
             if let Err(error) = sent {
                 self.state.send_modify(|s| {
@@ -103,14 +108,25 @@ impl Session {
                     }
                 });
                 self.check_usable()?;
-                return Err(error.into());
+                return Err(error);
             }
+        } else if let Some(thread) = thread {
+            self.handles().check_thread(thread)?;
         }
-        let timed_out = self.wait_for_stop(generation, self.settings.wait).await;
+        let waited = self
+            .wait_for_stop(generation, self.settings.wait, interrupt)
+            .await;
         self.tracker.refresh_now_and_then();
+        if waited == Waited::Interrupted {
+            return Err(DebugError::Cancelled(format!(
+                "`{}` was cancelled while waiting for the program to stop; it keeps running \
+                 under the debugger: `pause` stops it, `status` says where it is",
+                action.name()
+            )));
+        }
         self.learn_exit_code().await;
         self.check_usable()?;
-        if timed_out {
+        if waited == Waited::TimedOut {
             let still = self.still_running_note();
             note = Some(match note {
                 Some(first) => format!("{first}; {still}"),
@@ -118,22 +134,21 @@ impl Session {
             });
         }
         Ok(StepReport {
-            position: self.position().await,
+            position: self.stop_position().await,
             output: self.output_since(mark),
             note,
         })
     }
 
     async fn first_thread(&self) -> Result<i64, DebugError> {
-        let threads = self
-            .client
-            .request::<Threads>(&Value::Null, self.settings.request_timeout)
-            .await?;
-        threads
+        let threads = self.call::<Threads>(&Value::Null).await?;
+        let first = threads
             .threads
             .first()
             .map(|t| t.id)
-            .ok_or_else(|| DebugError::InvalidArguments("the program has no threads".into()))
+            .ok_or_else(|| DebugError::InvalidArguments("the program has no threads".into()))?;
+        self.handles().note_thread(first);
+        Ok(first)
     }
 
     fn require_stopped(&self, what: &str) -> Result<(), DebugError> {
@@ -162,12 +177,15 @@ impl Session {
         let threads = if self.state.borrow().program_ended() {
             Vec::new()
         } else {
-            self.client
-                .request::<Threads>(&Value::Null, self.settings.request_timeout)
-                .await?
-                .threads
+            self.call::<Threads>(&Value::Null).await?.threads
         };
         let total = threads.len();
+        {
+            let mut handles = self.handles();
+            for thread in &threads {
+                handles.note_thread(thread.id);
+            }
+        }
         Ok(ThreadsReport {
             threads: threads
                 .into_iter()
@@ -193,69 +211,80 @@ impl Session {
 
     pub(crate) async fn stack(&self, thread: Option<i64>) -> Result<StackReport, DebugError> {
         self.require_stopped("stack")?;
-        let thread = match thread.or_else(|| self.default_thread()) {
-            Some(thread) => thread,
-            None => self.first_thread().await?,
-        };
+        let thread = self.pick_thread(thread).await?;
         let args = StackTraceArguments {
             thread_id: thread,
             start_frame: 0,
             // One more than shown tells whether there are more when the total is not given.
             levels: MAX_FRAMES as i64 + 1,
         };
-        let response = self
-            .client
-            .request::<StackTrace>(&args, self.settings.request_timeout)
-            .await?;
+        let response = self.call::<StackTrace>(&args).await?;
         let fetched = response.stack_frames.len();
         let truncated =
             fetched > MAX_FRAMES || response.total_frames.is_some_and(|t| t > MAX_FRAMES as i64);
         let total_frames = response
             .total_frames
             .or((!truncated).then_some(fetched as i64));
+        let frames = {
+            let mut handles = self.handles();
+            handles.note_thread(thread);
+            response
+                .stack_frames
+                .iter()
+                .take(MAX_FRAMES)
+                .enumerate()
+                .map(|(depth, f)| {
+                    let id = handles.issue_frame(thread, depth, f.id);
+                    self.frame_view(id, f)
+                })
+                .collect::<Vec<FrameView>>()
+        };
         Ok(StackReport {
             thread_id: thread,
-            frames: response
-                .stack_frames
-                .into_iter()
-                .take(MAX_FRAMES)
-                .map(|f| FrameView {
-                    id: f.id,
-                    file: f
-                        .source
-                        .and_then(|s| s.path.or(s.name))
-                        .map(|p| display_path(&self.root, &p)),
-                    function: f.name,
-                    line: f.line,
-                })
-                .collect(),
+            frames,
             total_frames,
             truncated,
             position: self.position().await,
         })
     }
 
+    /// The adapter's frame behind our `frame_id`, or the stopped thread's top frame.
+    async fn adapter_frame(&self, frame_id: Option<i64>) -> Result<(i64, i64), DebugError> {
+        if let Some(ours) = frame_id {
+            let frame = self.handles().resolve(Kind::Frame, ours)?;
+            return Ok((ours, frame));
+        }
+        let (position, frame) = self.position_and_frame().await;
+        match (position.stopped.and_then(|s| s.frame_id), frame) {
+            (Some(ours), Some(frame)) => Ok((ours, frame.id)),
+            _ => Err(DebugError::InvalidArguments(
+                "the stopped thread's top frame is not known; pass `frame_id` from `stack`".into(),
+            )),
+        }
+    }
+
     pub(crate) async fn scopes(&self, frame_id: i64) -> Result<ScopesReport, DebugError> {
         self.require_stopped("scopes")?;
-        let response = self
-            .client
-            .request::<Scopes>(&ScopesArguments { frame_id }, self.settings.request_timeout)
-            .await?;
-        Ok(ScopesReport {
-            frame_id,
-            scopes: response
-                .scopes
+        let frame = self.handles().resolve(Kind::Frame, frame_id)?;
+        let scopes = self.frame_scopes(frame).await?;
+        let scopes = {
+            let mut handles = self.handles();
+            scopes
                 .into_iter()
                 .map(|s| ScopeView {
                     name: s.name,
-                    reference: s.variables_reference,
+                    reference: handles.issue(Kind::Variables, s.variables_reference),
                     expensive: s.expensive,
                     variables: match (s.named_variables, s.indexed_variables) {
                         (None, None) => None,
                         (named, indexed) => Some(named.unwrap_or(0) + indexed.unwrap_or(0)),
                     },
                 })
-                .collect(),
+                .collect()
+        };
+        Ok(ScopesReport {
+            frame_id,
+            scopes,
             position: self.position().await,
         })
     }
@@ -264,40 +293,69 @@ impl Session {
         self.require_stopped("variables")?;
         if reference <= 0 {
             return Err(DebugError::InvalidArguments(format!(
-                "`reference` must be a positive variables reference from `scopes`, `variables` \
-                 or `evaluate` (got {reference}); 0 means the value has no children"
+                "`reference` must be a positive variables reference from `scopes`, `locals`, \
+                 `variables` or `evaluate` (got {reference}); 0 means the value has no children"
             )));
         }
-        let response = self
-            .client
-            .request::<Variables>(
-                &VariablesArguments {
-                    variables_reference: reference,
-                },
-                self.settings.request_timeout,
-            )
-            .await?;
-        let total = response.variables.len();
+        let adapter_reference = self.handles().resolve(Kind::Variables, reference)?;
+        let children = self.children(adapter_reference).await?;
+        let total = children.len();
         Ok(VariablesReport {
             reference,
-            variables: response
-                .variables
+            variables: children
                 .into_iter()
                 .take(MAX_CHILDREN)
-                .map(|v| {
-                    let (value, value_truncated, value_length) = cap_value(&v.value);
-                    VariableView {
-                        name: v.name,
-                        value,
-                        type_name: v.type_name.filter(|t| !t.is_empty()),
-                        reference: v.variables_reference,
-                        value_length,
-                        value_truncated,
-                    }
-                })
+                .map(|v| self.variable_view(v, MAX_VALUE_CHARS))
                 .collect(),
             total,
             truncated: total > MAX_CHILDREN,
+            position: self.position().await,
+        })
+    }
+
+    /// `locals`: one scope of a frame (default the stopped top frame's locals) in one call.
+    pub(crate) async fn locals(
+        &self,
+        frame_id: Option<i64>,
+        scope: Option<&str>,
+    ) -> Result<LocalsReport, DebugError> {
+        self.require_stopped("locals")?;
+        let (ours, frame) = self.adapter_frame(frame_id).await?;
+        let scopes = self.frame_scopes(frame).await?;
+        let names: Vec<String> = scopes.iter().map(|s| s.name.clone()).collect();
+        let chosen = match scope {
+            Some(wanted) => named_scope(&scopes, wanted),
+            None => locals_scope(&scopes),
+        };
+        let Some(chosen) = chosen.cloned() else {
+            return Err(DebugError::InvalidArguments(format!(
+                "frame {ours} has no {} scope; its scopes: {}",
+                scope.unwrap_or("locals"),
+                if names.is_empty() {
+                    "none".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            )));
+        };
+        let children = self.children(chosen.variables_reference).await?;
+        let total = children.len();
+        let variables = children
+            .into_iter()
+            .take(MAX_CHILDREN)
+            .map(|v| self.variable_view(v, MAX_VALUE_CHARS))
+            .collect();
+        let reference = self
+            .handles()
+            .issue(Kind::Variables, chosen.variables_reference);
+        Ok(LocalsReport {
+            frame_id: ours,
+            scope: chosen.name,
+            reference,
+            variables,
+            total,
+            truncated: total > MAX_CHILDREN,
+            scopes: names,
             position: self.position().await,
         })
     }
@@ -308,29 +366,33 @@ impl Session {
         frame_id: Option<i64>,
     ) -> Result<EvaluateReport, DebugError> {
         self.require_stopped("evaluate")?;
-        let frame_id = match frame_id {
-            Some(frame) => Some(frame),
-            None => {
-                let position = self.position().await;
-                position.stopped.and_then(|s| s.frame_id)
+        let (ours, frame) = match frame_id {
+            Some(ours) => {
+                let frame = self.handles().resolve(Kind::Frame, ours)?;
+                (Some(ours), Some(frame))
             }
+            None => match self.adapter_frame(None).await {
+                Ok((ours, frame)) => (Some(ours), Some(frame)),
+                // Some adapters evaluate without a frame (globals).
+                Err(_) => (None, None),
+            },
         };
         let args = EvaluateArguments {
             expression: expression.to_owned(),
-            frame_id,
+            frame_id: frame,
             context: self.kind.evaluate_context().into(),
         };
-        let response = self
-            .client
-            .request::<Evaluate>(&args, self.settings.request_timeout)
-            .await?;
+        let response = self.call::<Evaluate>(&args).await?;
         let (result, result_truncated, result_length) = cap_value(&response.result);
+        let reference = self
+            .handles()
+            .issue(Kind::Variables, response.variables_reference);
         Ok(EvaluateReport {
             expression: expression.to_owned(),
-            frame_id,
+            frame_id: ours,
             result,
             type_name: response.type_name.filter(|t| !t.is_empty()),
-            reference: response.variables_reference,
+            reference,
             result_length,
             result_truncated,
             position: self.position().await,

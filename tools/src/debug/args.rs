@@ -16,7 +16,8 @@ pub enum Op {
     /// Set the breakpoint lines of one file (replacing its previous ones; `[]` clears it).
     /// Allowed before `launch`: they are sent when the session starts.
     Breakpoints,
-    /// Start `program` under a debugger and run it until it stops or exits.
+    /// Start `program`, `module` or `test` under a debugger and run it until it stops or
+    /// exits.
     Launch,
     /// Attach to a Python process listening with debugpy on 127.0.0.1:`port`.
     Attach,
@@ -38,6 +39,9 @@ pub enum Op {
     Scopes,
     /// The children of a variables reference, at most 50, values cut to 400 characters.
     Variables,
+    /// The locals of a frame (default: the stopped top frame) in one call, with references;
+    /// `scope: "globals"` (or another scope's name) reads that scope instead.
+    Locals,
     /// Evaluate an expression in a frame (default: the top frame of the stopped thread).
     Evaluate,
     /// What the program printed (stdout and stderr), kept in a bounded buffer.
@@ -64,6 +68,7 @@ impl Op {
             Op::Stack => "stack",
             Op::Scopes => "scopes",
             Op::Variables => "variables",
+            Op::Locals => "locals",
             Op::Evaluate => "evaluate",
             Op::Output => "output",
             Op::Terminate => "terminate",
@@ -75,7 +80,7 @@ impl Op {
         match self {
             Op::Adapters | Op::Status | Op::Threads | Op::Output | Op::Terminate => (&[], &[]),
             Op::Breakpoints => (&["file", "lines"], &[]),
-            Op::Launch => (&["program"], &["args", "adapter"]),
+            Op::Launch => (&[], &["program", "module", "test", "args", "adapter"]),
             Op::Attach => (&["port"], &["adapter"]),
             Op::Continue | Op::Pause | Op::StepOver | Op::StepIn | Op::StepOut | Op::Stack => {
                 (&[], &["thread_id"])
@@ -83,6 +88,7 @@ impl Op {
             Op::Scopes => (&["frame_id"], &[]),
             Op::Variables => (&["reference"], &[]),
             Op::Evaluate => (&["expression"], &["frame_id"]),
+            Op::Locals => (&[], &["frame_id", "scope"]),
         }
     }
 }
@@ -99,12 +105,24 @@ pub struct DebugArgs {
     /// `breakpoints`: 1-based line numbers; an empty list clears the file's breakpoints.
     #[serde(default)]
     pub lines: Option<Vec<i64>>,
-    /// `launch`: the program, relative to the workspace root: a `.py` script (debugpy), a
-    /// `.go` file or Go package directory (delve), a native executable built with debug info
-    /// (lldb), a `.dart` file (dart).
+    /// `launch` (one of `program`, `module`, `test`): the program, relative to the
+    /// workspace root: a `.py` script or a Python console script such as `.venv/bin/pytest`
+    /// (debugpy), a `.go` file or Go package directory (delve), a native executable built
+    /// with debug info (lldb), a `.dart` file (dart).
     #[serde(default)]
     pub program: Option<String>,
-    /// `launch`: command-line arguments for the program.
+    /// `launch`: a Python module to run as `python -m MODULE` under debugpy, with the
+    /// checkout's `.venv`/`venv` python.
+    #[serde(default)]
+    pub module: Option<String>,
+    /// `launch`: a test, named as its runner names it: `tests/test_x.py::TestY::test_z`, a
+    /// file or `-k expr` (pytest under debugpy; a failure stops where the checkout's code
+    /// raises), `./pkg -run TestName` (go test under delve), `test_name` or `--test target
+    /// test_name` (cargo test: built, then run under lldb with `--test-threads=1`).
+    #[serde(default)]
+    pub test: Option<String>,
+    /// `launch`: command-line arguments for the program (appended to the test runner's for
+    /// `test`).
     #[serde(default)]
     pub args: Option<Vec<String>>,
     /// `launch`/`attach`: the adapter (`debugpy`, `lldb`, `delve`, `dart`) when the program
@@ -117,11 +135,15 @@ pub struct DebugArgs {
     /// `continue`, `pause`, steps, `stack`: the thread; default the last stopped thread.
     #[serde(default)]
     pub thread_id: Option<i64>,
-    /// `scopes` (required), `evaluate` (default: the top frame): a frame id from `stack` or
-    /// from `stopped.frame_id`.
+    /// `scopes` (required), `evaluate` and `locals` (default: the top frame): a frame id from
+    /// `stack` or from a stop (`frame N`). Valid until the program next runs.
     #[serde(default)]
     pub frame_id: Option<i64>,
-    /// `variables`: a reference from `scopes`, `variables` or `evaluate`.
+    /// `locals`: which scope (`locals` by default, `globals`, or a name `scopes` lists).
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// `variables`: a reference (`ref N`) from a stop's locals, `scopes`, `locals`,
+    /// `variables` or `evaluate`. Valid until the program next runs.
     #[serde(default)]
     pub reference: Option<i64>,
     /// `evaluate`: the expression, in the program's language.
@@ -132,10 +154,13 @@ pub struct DebugArgs {
 impl DebugArgs {
     fn present(&self) -> Vec<&'static str> {
         let mut present = Vec::new();
-        let fields: [(&'static str, bool); 10] = [
+        let fields: [(&'static str, bool); 13] = [
             ("file", self.file.is_some()),
             ("lines", self.lines.is_some()),
             ("program", self.program.is_some()),
+            ("module", self.module.is_some()),
+            ("test", self.test.is_some()),
+            ("scope", self.scope.is_some()),
             ("args", self.args.is_some()),
             ("adapter", self.adapter.is_some()),
             ("port", self.port.is_some()),
@@ -180,6 +205,24 @@ impl DebugArgs {
                 "`op: {op}` does not take `{extra}`; {}",
                 accepted()
             )));
+        }
+        if self.op == Op::Launch {
+            let targets: Vec<&str> = ["program", "module", "test"]
+                .into_iter()
+                .filter(|name| present.contains(name))
+                .collect();
+            if targets.len() != 1 {
+                return Err(ToolError::invalid_arguments(format!(
+                    "`op: launch` needs exactly one of `program` (a script, package or \
+                     executable), `module` (python -m) or `test` (a pytest, go or cargo test); \
+                     got {}",
+                    if targets.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        targets.join(" and ")
+                    }
+                )));
+            }
         }
         Ok(())
     }

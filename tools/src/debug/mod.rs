@@ -10,7 +10,7 @@ mod render;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cc_dap_client::{Action, DebugError, Supervisor};
+use cc_dap_client::{Action, DebugError, Interrupt, LaunchRequest, Supervisor};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -58,6 +58,12 @@ fn tool_error(op: Op, error: DebugError) -> ToolError {
     ToolError::new(error.kind(), error.to_string()).with_detail("op", op.name())
 }
 
+/// Fires when the call is cancelled, so a blocking wait returns at once.
+fn interrupt(ctx: &CallContext) -> Interrupt {
+    let cancel = ctx.cancellation().clone();
+    Interrupt::new(async move { cancel.cancelled().await })
+}
+
 fn to_json(report: &impl Serialize) -> Result<Value, ToolError> {
     serde_json::to_value(report)
         .map_err(|error| ToolError::internal(format!("could not serialize the result: {error}")))
@@ -74,18 +80,23 @@ impl Tool for DebugTool {
     }
 
     fn description(&self) -> &str {
-        "Debug a program with a real debugger (debugpy for Python, lldb for native executables, \
-         delve for Go, dart): one `op` per call, one session per conversation. Typical flow: \
-         `breakpoints` {file, lines} (allowed before launch), `launch` {program, args?} which \
-         runs until the first stop or exit, then `stack`, `scopes` {frame_id}, `variables` \
-         {reference}, `evaluate` {expression, frame_id?}, `step_over`/`step_in`/`step_out`, \
-         `continue`, `pause`, `threads`, `output`, and `terminate` when done. `attach` {port} \
-         connects to a Python process listening with debugpy (`terminate` ends it too). \
-         `adapters` says which debuggers work here and why not; `status` where the session \
-         is. launch, continue and the steps \
-         block until the program stops or exits, up to a wait limit the result reports. Every \
-         result carries `stopped` {reason, file, line, thread_id} or `exited` {code}. A second \
-         launch while a session lives is refused; sessions are killed after 30 minutes."
+        "Debug a program or a failing test with a real debugger (debugpy for Python, lldb for \
+         native executables and Rust tests, delve for Go, dart): one `op` per call, one session \
+         per conversation. Typical flow: `breakpoints` {file, lines} (allowed before launch), \
+         `launch` with one of {program} (script, package, executable), {module} (python -m) \
+         or {test} (`tests/test_x.py::test_y` or `-k expr` for pytest, `./pkg -run TestName` \
+         for go test, a cargo test name), plus `args?`; it runs until the first stop or exit. \
+         Every stop result shows the source around the line and the frame's locals with their \
+         references. Then `locals` {frame_id?, scope?}, `stack`, `scopes` {frame_id}, \
+         `variables` {reference}, `evaluate` {expression, frame_id?}, \
+         `step_over`/`step_in`/`step_out`, `continue`, `pause`, `threads`, `output` (in every \
+         state, also after a failed launch), and `terminate` when done. Frame ids and \
+         references are valid until the program next runs (older ones are refused as \
+         `stale_reference`). `attach` {port} connects to a Python process listening with \
+         debugpy. `adapters` says which debuggers work here and why not; `status` where the \
+         session is. launch, continue and the steps block until the program stops or exits, \
+         up to a wait limit the result reports. A second launch while a session lives is \
+         refused; sessions are killed after 30 minutes."
     }
 
     fn input_schema(&self) -> Value {
@@ -96,7 +107,7 @@ impl Tool for DebugTool {
         false
     }
 
-    async fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: DebugArgs = parse_args(args)?;
         args.validate()?;
         let op = args.op;
@@ -119,12 +130,20 @@ impl Tool for DebugTool {
                 to_json(&sup.set_breakpoints(&file, &lines).await.map_err(fail)?)?
             }
             Op::Launch => {
-                let program = self
-                    .root
-                    .resolve_existing(args.program.as_deref().unwrap_or_default())?;
                 let program_args = args.args.unwrap_or_default();
+                let mut request = match (args.program, args.module, args.test) {
+                    (Some(program), _, _) => {
+                        let program = self.root.resolve_existing(&program)?;
+                        LaunchRequest::program(program, &program_args)
+                    }
+                    (None, Some(module), _) => LaunchRequest::module(module, &program_args),
+                    (None, None, test) => {
+                        LaunchRequest::test(test.unwrap_or_default()).with_args(&program_args)
+                    }
+                };
+                request.adapter = args.adapter;
                 to_json(
-                    &sup.launch(&program, &program_args, args.adapter.as_deref())
+                    &sup.launch_with(&request, interrupt(ctx))
                         .await
                         .map_err(fail)?,
                 )?
@@ -145,7 +164,11 @@ impl Tool for DebugTool {
                     Op::StepIn => Action::StepIn,
                     _ => Action::StepOut,
                 };
-                to_json(&sup.act(action, args.thread_id).await.map_err(fail)?)?
+                to_json(
+                    &sup.act_with(action, args.thread_id, interrupt(ctx))
+                        .await
+                        .map_err(fail)?,
+                )?
             }
             Op::Threads => to_json(&sup.threads().await.map_err(fail)?)?,
             Op::Stack => to_json(&sup.stack(args.thread_id).await.map_err(fail)?)?,
@@ -156,6 +179,11 @@ impl Tool for DebugTool {
             )?,
             Op::Variables => to_json(
                 &sup.variables(args.reference.unwrap_or_default())
+                    .await
+                    .map_err(fail)?,
+            )?,
+            Op::Locals => to_json(
+                &sup.locals(args.frame_id, args.scope.as_deref())
                     .await
                     .map_err(fail)?,
             )?,

@@ -1,4 +1,9 @@
-//! Compact text renderings of `debug` results, for clients that show text.
+//! Text renderings of `debug` results. Many clients show the model only the text, so each
+//! carries every handle the next call needs: thread ids, frame ids (`frame N`), each scope's
+//! reference and each variable's (`ref N`) when it has children — and for a stop, the source
+//! around the line and the frame's locals.
+
+use std::fmt::Write as _;
 
 use serde_json::Value;
 
@@ -16,7 +21,11 @@ fn num(value: &Value, key: &str) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-/// "stopped at app.py:4 in main (breakpoint, thread 1)", "exited with code 0", …
+fn reference(value: &Value, key: &str) -> Option<i64> {
+    value.get(key).and_then(Value::as_i64).filter(|r| *r > 0)
+}
+
+/// "stopped at app.py:4 in main (breakpoint, thread 1, frame 3)", "exited with code 0", …
 pub fn position(value: &Value) -> String {
     match str_of(value, "state") {
         Some("stopped") => {
@@ -27,15 +36,26 @@ pub fn position(value: &Value) -> String {
                 num(stop, "line")
             );
             if let Some(function) = str_of(stop, "function") {
-                line.push_str(&format!(" in {function}"));
+                let _ = write!(line, " in {function}");
             }
-            line.push_str(&format!(
-                " ({}, thread {})",
+            let _ = write!(
+                line,
+                " ({}, thread {}",
                 str_of(stop, "reason").unwrap_or("?"),
                 num(stop, "thread_id")
-            ));
-            if let Some(text) = str_of(stop, "description").or(str_of(stop, "text")) {
-                line.push_str(&format!(": {text}"));
+            );
+            if let Some(frame) = reference(stop, "frame_id") {
+                let _ = write!(line, ", frame {frame}");
+            }
+            line.push(')');
+            match (str_of(stop, "description"), str_of(stop, "text")) {
+                (Some(description), Some(text)) if description != text => {
+                    let _ = write!(line, ": {description}: {text}");
+                }
+                (Some(text), _) | (None, Some(text)) => {
+                    let _ = write!(line, ": {text}");
+                }
+                (None, None) => {}
             }
             line
         }
@@ -46,8 +66,94 @@ pub fn position(value: &Value) -> String {
         Some("running") => "running".into(),
         Some("adapter_exited") => "the debug adapter exited; the session is over".into(),
         Some("expired") => "the session expired".into(),
+        Some("launch_failed") => "no session: the last launch failed".into(),
         Some("none") => "no session".into(),
         _ => String::new(),
+    }
+}
+
+/// `frame N: function at file:line`.
+fn frame_line(frame: &Value) -> String {
+    format!(
+        "frame {}: {} at {}:{}",
+        num(frame, "id"),
+        str_of(frame, "function").unwrap_or("?"),
+        str_of(frame, "file").unwrap_or("?"),
+        num(frame, "line")
+    )
+}
+
+/// `name: type = value [ref N]`, the value marked `…` when cut (a group without a value,
+/// such as debugpy's "special variables", is `name [ref N]`).
+fn variable_line(variable: &Value) -> String {
+    let value = str_of(variable, "value").unwrap_or("");
+    let mut line = str_of(variable, "name").unwrap_or("?").to_owned();
+    if let Some(kind) = str_of(variable, "type") {
+        let _ = write!(line, ": {kind}");
+    }
+    if !value.is_empty() || variable["type"].is_string() {
+        let _ = write!(line, " = {value}");
+    }
+    if variable["value_truncated"] == true {
+        line.push('…');
+    }
+    if let Some(children) = reference(variable, "reference") {
+        let _ = write!(line, " [ref {children}]");
+    }
+    line
+}
+
+fn push_variables(lines: &mut Vec<String>, variables: &Value) {
+    for variable in variables.as_array().into_iter().flatten() {
+        lines.push(format!("  {}", variable_line(variable)));
+    }
+}
+
+/// The source around a stop (the stop line marked `>`) and the frame's locals.
+fn push_stop_detail(lines: &mut Vec<String>, value: &Value) {
+    let stop = &value["stopped"];
+    let shown = &stop["shown_frame"];
+    let current = if shown.is_object() {
+        lines.push(format!(
+            "nearest frame in the workspace: {}",
+            frame_line(shown)
+        ));
+        shown["line"].as_i64()
+    } else {
+        stop["line"].as_i64()
+    };
+    let source = stop["source"].as_array().into_iter().flatten();
+    let width = stop["source"]
+        .as_array()
+        .and_then(|l| l.last())
+        .map_or(1, |l| num(l, "line").len());
+    for line in source {
+        let number = line["line"].as_i64();
+        let mark = if number.is_some() && number == current {
+            '>'
+        } else {
+            ' '
+        };
+        lines.push(format!(
+            "{mark} {:>width$} | {}",
+            num(line, "line"),
+            str_of(line, "text").unwrap_or("")
+        ));
+    }
+    let locals = &stop["locals"];
+    if locals.is_object() {
+        let scope = str_of(locals, "scope").unwrap_or("locals");
+        let shown = locals["variables"].as_array().map_or(0, Vec::len);
+        let mut header = format!("locals ({scope}, ref {}", num(locals, "reference"));
+        if locals["truncated"] == true {
+            let _ = write!(header, "; first {shown} of {}", num(locals, "total"));
+        }
+        header.push_str("):");
+        if shown == 0 {
+            header.push_str(" none");
+        }
+        lines.push(header);
+        push_variables(lines, &locals["variables"]);
     }
 }
 
@@ -66,7 +172,7 @@ fn push_output_and_note(text: &mut String, value: &Value) {
     }
 }
 
-/// "3, 7 (not verified), 9 (placed at 10)", or `None` for an empty list.
+/// "3, 7 (not verified: why), 9 (placed at 10)", or `None` for an empty list.
 fn breakpoint_lines(breakpoints: &Value) -> Option<String> {
     let lines: Vec<String> = breakpoints
         .as_array()
@@ -75,14 +181,43 @@ fn breakpoint_lines(breakpoints: &Value) -> Option<String> {
         .map(|b| {
             let mut line = num(b, "line");
             match (b["verified"].as_bool(), b["actual_line"].as_i64()) {
-                (Some(false), _) => line.push_str(" (not verified)"),
-                (Some(true), Some(actual)) => line.push_str(&format!(" (placed at {actual})")),
+                (Some(false), _) => match str_of(b, "message") {
+                    Some(why) => {
+                        let _ = write!(line, " (not verified: {why})");
+                    }
+                    None => line.push_str(" (not verified)"),
+                },
+                (Some(true), Some(actual)) => {
+                    let _ = write!(line, " (placed at {actual})");
+                }
                 _ => {}
             }
             line
         })
         .collect();
     (!lines.is_empty()).then(|| lines.join(", "))
+}
+
+/// "breakpoints: a.py 3, 7; b.py 9", or `None` without any.
+fn all_breakpoints(files: &Value) -> Option<String> {
+    let parts: Vec<String> = files
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|file| {
+            breakpoint_lines(&file["breakpoints"])
+                .map(|at| format!("{} {at}", str_of(file, "file").unwrap_or("?")))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("breakpoints: {}", parts.join("; ")))
+}
+
+fn count_header(what: &str, value: &Value, shown: usize, total_key: &str) -> String {
+    if value["truncated"] == true {
+        format!("{what} (first {shown} of {}):", num(value, total_key))
+    } else {
+        format!("{what} ({shown}):")
+    }
 }
 
 /// The whole rendering of `op`'s result.
@@ -107,54 +242,131 @@ pub fn render(op: Op, value: &Value) -> String {
             }
             return lines.join("\n");
         }
-        Op::Stack => {
+        Op::Launch | Op::Attach => {
+            let mut lines = vec![format!(
+                "{}: {}",
+                str_of(value, "adapter").unwrap_or("?"),
+                str_of(value, "target").unwrap_or("?")
+            )];
+            lines.extend(all_breakpoints(&value["breakpoints"]));
+            lines.push(position(value));
+            push_stop_detail(&mut lines, value);
+            lines.join("\n")
+        }
+        Op::Continue | Op::Pause | Op::StepOver | Op::StepIn | Op::StepOut => {
             let mut lines = vec![position(value)];
-            for frame in value["frames"].as_array().into_iter().flatten() {
+            push_stop_detail(&mut lines, value);
+            lines.join("\n")
+        }
+        Op::Threads => {
+            let threads = value["threads"].as_array();
+            let mut lines = vec![
+                position(value),
+                count_header("threads", value, threads.map_or(0, Vec::len), "total"),
+            ];
+            for thread in threads.into_iter().flatten() {
                 lines.push(format!(
-                    "  [{}] {} {}:{}",
-                    num(frame, "id"),
-                    str_of(frame, "function").unwrap_or("?"),
-                    str_of(frame, "file").unwrap_or("?"),
-                    num(frame, "line")
+                    "  thread {}: {}",
+                    num(thread, "id"),
+                    str_of(thread, "name").unwrap_or("")
                 ));
             }
-            if value["truncated"] == true {
-                lines.push(format!("  … {} frames in all", num(value, "total_frames")));
+            lines.join("\n")
+        }
+        Op::Stack => {
+            let frames = value["frames"].as_array();
+            let shown = frames.map_or(0, Vec::len);
+            let mut lines = vec![
+                position(value),
+                count_header(
+                    &format!("stack of thread {}", num(value, "thread_id")),
+                    value,
+                    shown,
+                    "total_frames",
+                ),
+            ];
+            for frame in frames.into_iter().flatten() {
+                lines.push(format!("  {}", frame_line(frame)));
+            }
+            lines.join("\n")
+        }
+        Op::Scopes => {
+            let mut lines = vec![
+                position(value),
+                format!("scopes of frame {}:", num(value, "frame_id")),
+            ];
+            for scope in value["scopes"].as_array().into_iter().flatten() {
+                let mut line = format!(
+                    "  {}: ref {}",
+                    str_of(scope, "name").unwrap_or("?"),
+                    num(scope, "reference")
+                );
+                let mut extra = Vec::new();
+                if let Some(count) = scope["variables"].as_i64() {
+                    extra.push(format!("{count} variables"));
+                }
+                if scope["expensive"] == true {
+                    extra.push("expensive".to_owned());
+                }
+                if !extra.is_empty() {
+                    let _ = write!(line, " ({})", extra.join(", "));
+                }
+                lines.push(line);
             }
             lines.join("\n")
         }
         Op::Variables => {
-            let mut lines = Vec::new();
-            for variable in value["variables"].as_array().into_iter().flatten() {
-                let mut line = format!(
-                    "{}{} = {}",
-                    str_of(variable, "name").unwrap_or("?"),
-                    str_of(variable, "type")
-                        .map(|t| format!(": {t}"))
-                        .unwrap_or_default(),
-                    str_of(variable, "value").unwrap_or("")
-                );
-                if variable["value_truncated"] == true {
-                    line.push('…');
-                }
-                if variable["reference"].as_i64().is_some_and(|r| r > 0) {
-                    line.push_str(&format!(" [ref {}]", num(variable, "reference")));
-                }
-                lines.push(line);
-            }
-            if value["truncated"] == true {
-                lines.push(format!("… {} children in all", num(value, "total")));
+            let shown = value["variables"].as_array().map_or(0, Vec::len);
+            let mut lines = vec![count_header(
+                &format!("children of ref {}", num(value, "reference")),
+                value,
+                shown,
+                "total",
+            )];
+            push_variables(&mut lines, &value["variables"]);
+            lines.join("\n")
+        }
+        Op::Locals => {
+            let shown = value["variables"].as_array().map_or(0, Vec::len);
+            let mut lines = vec![count_header(
+                &format!(
+                    "{} of frame {}, ref {}",
+                    str_of(value, "scope").unwrap_or("locals"),
+                    num(value, "frame_id"),
+                    num(value, "reference")
+                ),
+                value,
+                shown,
+                "total",
+            )];
+            push_variables(&mut lines, &value["variables"]);
+            let scope = str_of(value, "scope").unwrap_or_default();
+            let others: Vec<&str> = value["scopes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .filter(|name| *name != scope)
+                .collect();
+            if !others.is_empty() {
+                lines.push(format!("other scopes (`scope`): {}", others.join(", ")));
             }
             lines.join("\n")
         }
         Op::Evaluate => {
             let mut line = format!(
-                "{} = {}",
+                "{}{} = {}",
                 str_of(value, "expression").unwrap_or("?"),
+                str_of(value, "type")
+                    .map(|t| format!(": {t}"))
+                    .unwrap_or_default(),
                 str_of(value, "result").unwrap_or("")
             );
             if value["result_truncated"] == true {
-                line.push('…');
+                let _ = write!(line, "… ({} characters)", num(value, "result_length"));
+            }
+            if let Some(children) = reference(value, "reference") {
+                let _ = write!(line, " [ref {children}]");
             }
             line
         }
@@ -172,6 +384,19 @@ pub fn render(op: Op, value: &Value) -> String {
         }
         Op::Status => {
             let mut lines = vec![position(value)];
+            if let Some(session) = value["session"].as_object() {
+                lines.push(format!(
+                    "session: {} debugging {}, expires in {}s",
+                    session
+                        .get("adapter")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?"),
+                    session.get("target").and_then(Value::as_str).unwrap_or("?"),
+                    session
+                        .get("expires_in_seconds")
+                        .map_or_else(|| "?".to_owned(), Value::to_string)
+                ));
+            }
             // Without a working session, breakpoints wait for the next `launch`.
             let waiting = value["session"].is_null() || value["state"] == "adapter_exited";
             for file in value["breakpoints"].as_array().into_iter().flatten() {
@@ -183,7 +408,24 @@ pub fn render(op: Op, value: &Value) -> String {
             }
             lines.join("\n")
         }
-        Op::Output => str_of(value, "output").unwrap_or("").to_owned(),
+        Op::Output => {
+            let output = str_of(value, "output").unwrap_or("");
+            let mut text = if output.is_empty() {
+                "(no output)".to_owned()
+            } else {
+                output.trim_end().to_owned()
+            };
+            if value["truncated"] == true {
+                let _ = write!(
+                    text,
+                    "\n(the first {} bytes are no longer kept)",
+                    num(value, "dropped_bytes")
+                );
+            }
+            text.push('\n');
+            text.push_str(&position(value));
+            text
+        }
         Op::Terminate => {
             if value["terminated"] == true {
                 format!(
@@ -195,7 +437,6 @@ pub fn render(op: Op, value: &Value) -> String {
                 "nothing to terminate".into()
             }
         }
-        _ => position(value),
     };
     if matches!(
         op,
@@ -209,6 +450,7 @@ pub fn render(op: Op, value: &Value) -> String {
             | Op::Status
             | Op::Terminate
             | Op::Breakpoints
+            | Op::Output
     ) {
         push_output_and_note(&mut text, value);
     }

@@ -17,6 +17,18 @@ use serde_json::Value;
 #[allow(unused_imports)]
 pub use process::{assert_gone, assert_no_tagged, debugpy_python, unique_tag, TAG_VAR};
 
+/// Whether an lldb DAP server is on PATH; otherwise reports the missing peer (a failure
+/// under CI, a loud skip locally).
+pub fn lldb_ready() -> bool {
+    let found = ["lldb-dap", "lldb-dap-19", "lldb-vscode"]
+        .iter()
+        .any(|name| cc_process::find_on_path(name).is_some());
+    if !found {
+        cc_process::testing::require_peer("lldb-dap-19");
+    }
+    found
+}
+
 /// A temporary workspace.
 pub fn workspace() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -39,7 +51,21 @@ pub fn config(wait: f64, ttl: f64) -> DebugConfig {
 /// A registry whose `debug` tool runs with `config` and tags every process it starts with
 /// `tag`.
 pub fn registry(root: &Path, config: DebugConfig, tag: &str) -> Registry {
-    let supervisor = Arc::new(Supervisor::new(root, config).with_env(TAG_VAR, tag));
+    registry_with_env(root, config, tag, &[])
+}
+
+/// [`registry`], its adapters (and builds) also getting `env`.
+pub fn registry_with_env(
+    root: &Path,
+    config: DebugConfig,
+    tag: &str,
+    env: &[(&str, &str)],
+) -> Registry {
+    let mut supervisor = Supervisor::new(root, config).with_env(TAG_VAR, tag);
+    for (key, value) in env {
+        supervisor = supervisor.with_env(*key, *value);
+    }
+    let supervisor = Arc::new(supervisor);
     let run = Run {
         conversation_id: format!("debug-test-{tag}"),
         root: WorkspaceRoot::new(root).unwrap(),
@@ -91,6 +117,64 @@ pub async fn call(registry: &Registry, args: Value) -> Value {
         Ok(output) => output.value,
         Err(error) => panic!("debug {args} failed: {}", error.to_envelope()),
     }
+}
+
+/// Calls `debug` and returns only the text an MCP client puts in `content` (what many
+/// clients show the model), panicking on an error.
+pub async fn text(registry: &Registry, args: Value) -> String {
+    match registry.call("debug", args.clone()).await {
+        Ok(output) => output.render_text(),
+        Err(error) => panic!("debug {args} failed: {}", error.to_envelope()),
+    }
+}
+
+/// Calls `debug` expecting an error; returns the `content` text of the error (its envelope).
+pub async fn text_err(registry: &Registry, args: Value) -> String {
+    match registry.call("debug", args.clone()).await {
+        Ok(output) => panic!("debug {args} succeeded: {}", output.render_text()),
+        Err(error) => error.to_envelope().to_string(),
+    }
+}
+
+/// The number after the first `word` in `text` (`frame 3` → 3).
+pub fn number_after(text: &str, word: &str) -> Option<i64> {
+    text.match_indices(word).find_map(|(at, _)| {
+        let digits: String = text[at + word.len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    })
+}
+
+/// The line of `text` that starts (after indentation) with `prefix`.
+pub fn line_starting<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    text.lines()
+        .find(|line| line.trim_start().starts_with(prefix))
+}
+
+/// `text` with what differs per run replaced: the numbers after `thread ` (OS thread ids)
+/// and hexadecimal addresses.
+pub fn redact_threads(text: &str) -> String {
+    let threads = redact_after(text, "thread ", |c| c.is_ascii_digit(), "[id]");
+    redact_after(&threads, "0x", |c| c.is_ascii_hexdigit(), "[addr]")
+}
+
+/// `text` with each run of `part` characters right after `prefix` replaced by `with`.
+fn redact_after(text: &str, prefix: &str, part: fn(&char) -> bool, with: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(prefix) {
+        let (head, tail) = rest.split_at(at + prefix.len());
+        out.push_str(head);
+        let len: usize = tail.chars().take_while(part).map(char::len_utf8).sum();
+        if len > 0 {
+            out.push_str(with);
+        }
+        rest = &tail[len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Calls `debug` expecting an error.

@@ -1,10 +1,16 @@
 //! `dap`: what the debug session layer adds to a real adapter's speed. Per adapter (debugpy,
 //! lldb-dap), a bare DAP client and the `Supervisor` drive the same looping program: launch to
 //! the first breakpoint stop, then N step-overs, each step being `next` → `stopped` →
-//! `stackTrace` (the supervisor also keeps its state, position, output and process tracking).
+//! `stackTrace` → `scopes` → `variables` (a stop result carries the top frame's locals; the
+//! supervisor also keeps its state, position, output, process tracking and handles).
 //!
 //! Runs `cargo run --release -p cc-dap-client --example dap_bench ROUNDS`, which prints one
 //! JSON object per adapter.
+//!
+//! Then the round trips of an agent that reads only the text, for "stop at a breakpoint and
+//! read a local" and "step and read it again", before stop results carried the frame's
+//! source and locals and after, per adapter (debugpy, lldb-dap, delve):
+//! `cargo run --release -p cc-tools --example debug_round_trips REPEATS STEPS`.
 
 use std::fmt::Write as _;
 
@@ -12,6 +18,9 @@ use super::Context;
 use crate::util::Result;
 
 const ROUNDS: &str = "50";
+/// Launch-to-first-local runs per path, and steps per run, for the round-trip table.
+const REPEATS: &str = "3";
+const STEPS: &str = "10";
 /// Goal: a step through the supervisor takes at most this much longer than a bare one (p50).
 const GOAL_RATIO: f64 = 1.2;
 
@@ -23,8 +32,10 @@ pub fn run(ctx: &Context) -> Result<String> {
         "## Debugger: session overhead per step\n\n\
          Per adapter, a bare DAP client and `cc_dap_client::Supervisor` drive the same looping \
          program: launch to a breakpoint, clear it, then {ROUNDS} step-overs, each `next` → \
-         `stopped` → `stackTrace` of the top frame (the supervisor's `act(StepOver)` also keeps \
-         its state, position, output and process tracking). Goal: supervisor step p50 ≤ \
+         `stopped` → `stackTrace` of the top frame → `scopes` → `variables` of its locals (what \
+         a stop result carries; the supervisor's `act(StepOver)` also keeps its state, \
+         position, output, process tracking and handles, and reads the source lines around \
+         the stop). Goal: supervisor step p50 ≤ \
          {GOAL_RATIO}× the bare step. Launch times are one sample each; ours includes the \
          adapter's detection probe (`import debugpy`, `lldb-dap --help`).\n"
     );
@@ -33,20 +44,7 @@ pub fn run(ctx: &Context) -> Result<String> {
         "| adapter | bare step p50 (ms) | ours step p50 (ms) | ours p90 (ms) | ours / bare | bare launch (ms) | ours launch (ms) | goal |"
     );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
-    let mut failures = Vec::new();
-    for row in &rows {
-        let adapter = row["adapter"].as_str().unwrap_or("?");
-        if let Some(missing) = row["missing"].as_str() {
-            let _ = writeln!(
-                md,
-                "| {adapter} | – | – | – | – | – | – | not installed ({missing}) |"
-            );
-            continue;
-        }
-        if let Some(error) = row["error"].as_str() {
-            failures.push(format!("{adapter}: {error}"));
-            continue;
-        }
+    for (adapter, row) in measured(&rows, &mut md, 7, "dap_bench")? {
         let num = |key: &str| row[key].as_f64().unwrap_or(f64::NAN);
         let ratio = num("step_ratio");
         let goal = if ratio <= GOAL_RATIO { "PASS" } else { "MISS" };
@@ -60,12 +58,85 @@ pub fn run(ctx: &Context) -> Result<String> {
             num("ours_launch_ms"),
         );
     }
-    if !failures.is_empty() {
-        return Err(format!(
-            "the dap_bench example failed for {}",
-            failures.join("; ")
-        ));
-    }
     eprintln!("dap: {} adapters measured", rows.len());
+    round_trips(ctx, &mut md)?;
     Ok(md)
+}
+
+/// The round-trip table: calls and wall time to read a local, before and after stop results
+/// carried the frame's locals.
+fn round_trips(ctx: &Context, md: &mut String) -> Result<()> {
+    let rows = ctx.example_rows("cc-tools", "debug_round_trips", &[REPEATS, STEPS])?;
+    let _ = writeln!(
+        md,
+        "\n### Round trips to read a local\n\n\
+         An agent that reads only the text of the `debug` tool's results, through the tool \
+         registry: \"stop at a breakpoint and read a local\" (from `breakpoints` on) and \
+         \"step and read it again\". *Before*: stop results without the frame's source and \
+         locals (`stop_locals = 0`, as the tool answered before they were added), so the \
+         agent calls `stack` (for the frame id), `scopes` (for the Locals reference) and \
+         `variables`. *After*: the defaults; the stop itself shows the locals. Every path \
+         checks that the local is in the text it read. Wall time is the tool's alone (median \
+         of {REPEATS} runs, and of {REPEATS}×{STEPS} steps); an agent also pays a model turn \
+         per call, which is what the call counts measure. Peak RSS is the driver process's \
+         (registry and supervisor; the adapters are processes of their own), after that \
+         adapter's runs. Goal: fewer calls on every row.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| adapter | stop → local: calls before | after | ms before | ms after | step → local: calls before | after | ms before | ms after | peak RSS (MiB) | goal |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|");
+    for (adapter, row) in measured(&rows, md, 10, "debug_round_trips")? {
+        let int = |key: &str| row[key].as_u64().unwrap_or(0);
+        let ms = |key: &str| row[key].as_f64().unwrap_or(f64::NAN);
+        let fewer = int("after_calls") < int("before_calls")
+            && int("after_step_calls") < int("before_step_calls");
+        let _ = writeln!(
+            md,
+            "| {adapter} | {} | **{}** | {:.0} | {:.0} | {} | **{}** | {:.1} | {:.1} | {:.0} | {} |",
+            int("before_calls"),
+            int("after_calls"),
+            ms("before_ms"),
+            ms("after_ms"),
+            int("before_step_calls"),
+            int("after_step_calls"),
+            ms("before_step_ms"),
+            ms("after_step_ms"),
+            ms("peak_rss_mib"),
+            if fewer { "PASS" } else { "MISS" },
+        );
+    }
+    Ok(())
+}
+
+/// The rows that measured something, by adapter; a missing adapter gets its table row here
+/// (`columns` dashes, then why); an adapter that failed fails the family.
+fn measured<'a>(
+    rows: &'a [serde_json::Value],
+    md: &mut String,
+    columns: usize,
+    example: &str,
+) -> Result<Vec<(&'a str, &'a serde_json::Value)>> {
+    let mut kept = Vec::new();
+    let mut failures = Vec::new();
+    for row in rows {
+        let adapter = row["adapter"].as_str().unwrap_or("?");
+        if let Some(missing) = row["missing"].as_str() {
+            let dashes = vec!["–"; columns].join(" | ");
+            let _ = writeln!(md, "| {adapter} | {dashes} | not installed ({missing}) |");
+        } else if let Some(error) = row["error"].as_str() {
+            failures.push(format!("{adapter}: {error}"));
+        } else {
+            kept.push((adapter, row));
+        }
+    }
+    if failures.is_empty() {
+        Ok(kept)
+    } else {
+        Err(format!(
+            "the {example} example failed for {}",
+            failures.join("; ")
+        ))
+    }
 }

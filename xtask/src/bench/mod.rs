@@ -74,7 +74,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "dap",
-        about: "debugger: supervisor step vs bare DAP step, per real adapter",
+        about: "debugger: supervisor step vs bare DAP step, round trips to read a local",
         run: dap::run,
     },
     Family {

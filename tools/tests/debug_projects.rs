@@ -1,0 +1,409 @@
+//! Debugging a failing test of a real project the way an agent does, reading only the text:
+//! requests (pytest, from its PyPI sdist), pflag (go test, Debian's Go module) and semver
+//! (cargo test, from crates.io), each copied, one test broken by an edit to the code under
+//! test, launched with `test`, stopped inside the code under test, and the wrong value read.
+//! A build that fails (go, cargo) comes back with the compiler's text, which `output` and
+//! `status` keep. No process outlives a test.
+
+#![allow(clippy::unwrap_used)]
+
+mod debug_support;
+
+use std::path::{Path, PathBuf};
+
+use cc_process::testing::{copy_project, ProjectCopy};
+use cc_tools::Registry;
+use debug_support::{
+    config, line_starting, number_after, registry_with_env, text, text_err, unique_tag,
+};
+use serde_json::json;
+
+/// A copy of a real project with a `debug` tool on it.
+struct Project {
+    copy: ProjectCopy,
+    tag: String,
+    debug: Registry,
+}
+
+impl Project {
+    /// `name` copied, with `edit` (file, from, to) applied; `None` when the project is not
+    /// installed (a failure under CI).
+    fn new(name: &str, edit: (&str, &str, &str), env: &[(&str, &str)]) -> Option<Project> {
+        let copy = copy_project(name)?;
+        let (file, from, to) = edit;
+        let path = copy.path().join(file);
+        let source = std::fs::read_to_string(&path).unwrap();
+        assert!(source.contains(from), "{file} no longer holds {from:?}");
+        std::fs::write(&path, source.replacen(from, to, 1)).unwrap();
+        let tag = unique_tag(name);
+        let debug = registry_with_env(copy.path(), config(120.0, 1800.0), &tag, env);
+        Some(Project { copy, tag, debug })
+    }
+
+    fn root(&self) -> &Path {
+        self.copy.path()
+    }
+
+    /// The 1-based line of `file` holding `marker`.
+    fn line_of(&self, file: &str, marker: &str) -> i64 {
+        let source = std::fs::read_to_string(self.root().join(file)).unwrap();
+        source.lines().position(|l| l.contains(marker)).unwrap() as i64 + 1
+    }
+
+    async fn finish(&self) {
+        let ended = text(&self.debug, json!({"op": "terminate"})).await;
+        assert!(
+            ended.starts_with("terminated") || ended.starts_with("nothing to terminate"),
+            "{ended}"
+        );
+        debug_support::assert_no_tagged(&self.tag).await;
+    }
+}
+
+/// The peers' shared venv (pytest, debugpy, requests' dependencies).
+fn shared_venv() -> PathBuf {
+    let project = cc_process::testing::real_project("requests").unwrap();
+    project.parent().unwrap().parent().unwrap().join("venv")
+}
+
+/// A stop line: `stopped at FILE:LINE in …`.
+fn stop_line(text: &str) -> &str {
+    line_starting(text, "stopped at ").unwrap_or_else(|| panic!("no stop in:\n{text}"))
+}
+
+/// The locals line for `name` (`  name: type = value`).
+fn local<'a>(text: &'a str, name: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.trim_start().starts_with(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("no local `{name}` in:\n{text}"))
+}
+
+const REQUESTS_EDIT: (&str, &str, &str) = (
+    "src/requests/utils.py",
+    "        return list(value.items())\n",
+    "        pairs = [(key, key) for key in value]\n        return pairs\n",
+);
+
+fn requests() -> Option<Project> {
+    debugpy_ready()?;
+    let project = Project::new("requests", REQUESTS_EDIT, &[])?;
+    // The checkout's venv is what debugpy and pytest run with.
+    std::os::unix::fs::symlink(shared_venv(), project.root().join(".venv")).unwrap();
+    Some(project)
+}
+
+fn debugpy_ready() -> Option<()> {
+    debug_support::debugpy_python().map(drop)
+}
+
+#[tokio::test]
+async fn a_failing_pytest_of_requests_is_debugged_to_the_wrong_value() {
+    let Some(project) = requests() else {
+        return;
+    };
+    let debug = &project.debug;
+    let file = "src/requests/utils.py";
+    let line = project.line_of(file, "return pairs");
+    text(
+        debug,
+        json!({"op": "breakpoints", "file": file, "lines": [line]}),
+    )
+    .await;
+
+    let test = "tests/test_utils.py::TestToKeyValList::test_valid";
+    let launched = text(debug, json!({"op": "launch", "test": test})).await;
+    assert!(
+        launched.starts_with(&format!("debugpy: pytest {test}\n")),
+        "{launched}"
+    );
+    assert!(
+        stop_line(&launched).starts_with(&format!("stopped at {file}:{line} in to_key_val_list")),
+        "{launched}"
+    );
+    // The wrong value, in the stop itself.
+    assert!(
+        local(&launched, "pairs").contains("= [('key', 'key')]"),
+        "{launched}"
+    );
+    assert!(
+        local(&launched, "value").contains("= {'key': 'val'}"),
+        "{launched}"
+    );
+    assert!(
+        launched.contains("note: src layout: src is first on PYTHONPATH"),
+        "{launched}"
+    );
+
+    // The assertion fails in the test: pytest catches it, yet the debugger stops there.
+    text(
+        debug,
+        json!({"op": "breakpoints", "file": file, "lines": []}),
+    )
+    .await;
+    let failed = text(debug, json!({"op": "continue"})).await;
+    let stop = stop_line(&failed);
+    assert!(
+        stop.starts_with("stopped at tests/test_utils.py:"),
+        "{failed}"
+    );
+    assert!(stop.contains("(exception, thread "), "{failed}");
+    assert!(failed.contains("AssertionError"), "{failed}");
+    // pytest's own SystemExit at the end is not a stop.
+    let exited = text(debug, json!({"op": "continue"})).await;
+    assert!(exited.starts_with("exited with code 1"), "{exited}");
+    let output = text(debug, json!({"op": "output"})).await;
+    assert!(output.contains("1 failed, 3 passed"), "{output}");
+    project.finish().await;
+}
+
+/// requests with a `.venv` of its own inside the checkout (a console script must be inside
+/// the workspace): its `python` runs the shared venv's, its `pytest` is the shared venv's
+/// console script.
+fn requests_with_a_venv_inside() -> Option<Project> {
+    debugpy_ready()?;
+    let project = Project::new("requests", REQUESTS_EDIT, &[])?;
+    let bin = project.root().join(".venv/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let shared = shared_venv().join("bin");
+    std::fs::copy(shared.join("pytest"), bin.join("pytest")).unwrap();
+    let python = bin.join("python");
+    std::fs::write(
+        &python,
+        format!(
+            "#!/bin/sh\nexec {} \"$@\"\n",
+            shared.join("python").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Some(project)
+}
+
+#[tokio::test]
+async fn pytest_runs_as_a_module_and_as_the_venvs_console_script() {
+    let Some(project) = requests_with_a_venv_inside() else {
+        return;
+    };
+    let debug = &project.debug;
+    let test = "tests/test_utils.py::TestToKeyValList::test_valid";
+    for launch in [
+        json!({"op": "launch", "module": "pytest", "args": [test]}),
+        json!({"op": "launch", "program": ".venv/bin/pytest", "args": [test]}),
+    ] {
+        let launched = text(debug, launch.clone()).await;
+        let stop = stop_line(&launched);
+        assert!(
+            stop.starts_with("stopped at tests/test_utils.py:") && stop.contains("(exception,"),
+            "{launch}: {launched}"
+        );
+        let exited = text(debug, json!({"op": "continue"})).await;
+        assert!(
+            exited.starts_with("exited with code 1"),
+            "{launch}: {exited}"
+        );
+        project.finish().await;
+    }
+}
+
+/// Go builds offline, with their caches in cargo's temporary folder for tests (shared by
+/// the Go tests and kept between runs: a debug build recompiles the standard library with
+/// `-N -l`, which is what makes a first run slow).
+fn go_env() -> Vec<(String, String)> {
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("debug-projects-go");
+    vec![
+        ("GOFLAGS".into(), "-mod=mod".into()),
+        ("GOPROXY".into(), "off".into()),
+        (
+            "GOCACHE".into(),
+            scratch.join("cache").display().to_string(),
+        ),
+        ("GOPATH".into(), scratch.join("path").display().to_string()),
+    ]
+}
+
+fn pflag(edit: (&str, &str, &str)) -> Option<Project> {
+    cc_process::testing::require_peer("dlv")?;
+    cc_process::testing::require_peer("go")?;
+    let env = go_env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    Project::new("pflag", edit, &env)
+}
+
+#[tokio::test]
+async fn a_failing_go_test_of_pflag_is_debugged_to_the_wrong_value() {
+    let Some(project) = pflag((
+        "count.go",
+        "*i = countValue(*i + 1)",
+        "*i = countValue(*i + 2)",
+    )) else {
+        return;
+    };
+    let debug = &project.debug;
+    let line = project.line_of("count.go", "*i + 2");
+    text(
+        debug,
+        json!({"op": "breakpoints", "file": "count.go", "lines": [line]}),
+    )
+    .await;
+    let launched = text(debug, json!({"op": "launch", "test": "./ -run TestCount"})).await;
+    assert!(
+        launched.starts_with("delve: go test . -test.run TestCount\n"),
+        "{launched}"
+    );
+    assert!(
+        stop_line(&launched).starts_with(&format!(
+            "stopped at count.go:{line} in github.com/spf13/pflag.(*countValue).Set"
+        )),
+        "{launched}"
+    );
+    assert!(local(&launched, "i").contains("= *0"), "{launched}");
+    let stepped = text(debug, json!({"op": "step_over"})).await;
+    assert!(
+        local(&stepped, "i").contains("= *2"),
+        "one -v counted twice: {stepped}"
+    );
+    let evaluated = text(debug, json!({"op": "evaluate", "expression": "*i"})).await;
+    assert!(evaluated.ends_with("= 2"), "{evaluated}");
+
+    text(
+        debug,
+        json!({"op": "breakpoints", "file": "count.go", "lines": []}),
+    )
+    .await;
+    let exited = text(debug, json!({"op": "continue"})).await;
+    assert!(exited.starts_with("exited with code 1"), "{exited}");
+    assert!(exited.contains("expected 1, got 2"), "{exited}");
+    project.finish().await;
+}
+
+#[tokio::test]
+async fn a_go_build_failure_comes_back_with_the_compilers_text() {
+    let Some(project) = pflag((
+        "count.go",
+        "*i = countValue(*i + 1)",
+        "*i = countValue(*i + missing)",
+    )) else {
+        return;
+    };
+    let debug = &project.debug;
+    let error = text_err(debug, json!({"op": "launch", "test": "-run TestCount"})).await;
+    assert!(error.contains(r#""kind":"build_failed""#), "{error}");
+    assert!(error.contains("count.go:16:"), "{error}");
+    assert!(error.contains("undefined: missing"), "{error}");
+    assert!(!error.contains("debug console"), "{error}");
+    // Still there afterwards.
+    let output = text(debug, json!({"op": "output"})).await;
+    assert!(output.contains("undefined: missing"), "{output}");
+    let status = text(debug, json!({"op": "status"})).await;
+    assert!(
+        status.starts_with("no session: the last launch failed"),
+        "{status}"
+    );
+    project.finish().await;
+}
+
+fn semver(edit: (&str, &str, &str)) -> Option<Project> {
+    cc_process::testing::require_peer("cargo")?;
+    if !debug_support::lldb_ready() {
+        return None;
+    }
+    Project::new("semver", edit, &[("CARGO_NET_OFFLINE", "true")])
+}
+
+#[tokio::test]
+async fn a_failing_cargo_test_of_semver_is_debugged_to_the_wrong_value() {
+    let Some(project) = semver((
+        "src/parse.rs",
+        "            Some(sum) => value = sum,",
+        "            Some(sum) => value = sum * 2,",
+    )) else {
+        return;
+    };
+    let debug = &project.debug;
+    let file = "src/parse.rs";
+    // After the digits of one number are read.
+    let line = project.line_of(file, "    if len > 0 {");
+    text(
+        debug,
+        json!({"op": "breakpoints", "file": file, "lines": [line]}),
+    )
+    .await;
+    let launched = text(debug, json!({"op": "launch", "test": "test_display"})).await;
+    assert!(
+        launched.starts_with("lldb: cargo test test_display (target/debug/deps/test_version-"),
+        "{launched}"
+    );
+    assert!(
+        stop_line(&launched).starts_with(&format!(
+            "stopped at {file}:{line} in semver::parse::numeric_identifier"
+        )),
+        "{launched}"
+    );
+    // "1.2.3": the major version, one digit read, is 2.
+    assert!(local(&launched, "len").ends_with("= 1"), "{launched}");
+    assert!(local(&launched, "value").ends_with("= 2"), "{launched}");
+    assert!(
+        local(&launched, "input").contains("\"1.2.3\""),
+        "{launched}"
+    );
+
+    // Without the breakpoint the test's panic stops where it is raised, showing the test's
+    // frame with both sides of the comparison.
+    text(
+        debug,
+        json!({"op": "breakpoints", "file": file, "lines": []}),
+    )
+    .await;
+    let panicked = text(debug, json!({"op": "continue"})).await;
+    assert!(stop_line(&panicked).contains("rust_panic"), "{panicked}");
+    let nearest = line_starting(&panicked, "nearest frame in the workspace: frame ").unwrap();
+    assert!(
+        nearest.contains("assert_to_string at tests/util/mod.rs:"),
+        "{panicked}"
+    );
+    assert!(
+        local(&panicked, "left_val").contains("\"2.4.6\""),
+        "{panicked}"
+    );
+    assert!(
+        local(&panicked, "expected").contains("\"1.2.3\""),
+        "{panicked}"
+    );
+    let frame = number_after(nearest, "frame ").unwrap();
+    let left = text(
+        debug,
+        json!({"op": "evaluate", "expression": "value.major", "frame_id": frame}),
+    )
+    .await;
+    assert!(left.ends_with("= 2"), "{left}");
+
+    let exited = text(debug, json!({"op": "continue"})).await;
+    assert!(exited.starts_with("exited with code 101"), "{exited}");
+    let output = text(debug, json!({"op": "output"})).await;
+    assert!(output.contains("left: \"2.4.6\""), "{output}");
+    project.finish().await;
+}
+
+#[tokio::test]
+async fn a_cargo_build_failure_comes_back_with_the_compilers_text() {
+    let Some(project) = semver((
+        "src/parse.rs",
+        "            Some(sum) => value = sum,",
+        "            Some(sum) => value = \"sum\",",
+    )) else {
+        return;
+    };
+    let debug = &project.debug;
+    let error = text_err(debug, json!({"op": "launch", "test": "test_display"})).await;
+    assert!(error.contains(r#""kind":"build_failed""#), "{error}");
+    assert!(error.contains("mismatched types"), "{error}");
+    assert!(error.contains("src/parse.rs:"), "{error}");
+    let output = text(debug, json!({"op": "output"})).await;
+    assert!(output.contains("mismatched types"), "{output}");
+    assert!(
+        output.contains("the last launch (test test_display) failed"),
+        "{output}"
+    );
+    project.finish().await;
+}
