@@ -549,14 +549,24 @@ async fn a_cancelled_wait_returns_at_once_and_the_session_stays_usable() {
 
     let paused = call(debug, json!({"op": "pause"})).await;
     assert_eq!(stopped(&paused)["reason"], "pause");
-    let (resumed, cancel) = cancelled_call(json!({"op": "continue"}));
-    cancel.cancel();
-    let error = tokio::time::timeout(Duration::from_secs(10), resumed)
-        .await
-        .expect("a cancelled continue returns at once")
-        .unwrap()
-        .unwrap_err();
-    assert_eq!(error.kind(), "cancelled", "{error}");
+    // Cancelled before it reaches the serialized tool, a call never starts (and says so);
+    // give the `continue` longer each time until the cancellation lands in its wait.
+    let mut delay = Duration::from_millis(10);
+    let error = loop {
+        let (resumed, cancel) = cancelled_call(json!({"op": "continue"}));
+        tokio::time::sleep(delay).await;
+        cancel.cancel();
+        let error = tokio::time::timeout(Duration::from_secs(10), resumed)
+            .await
+            .expect("a cancelled continue returns at once")
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(error.kind(), "cancelled", "{error}");
+        if !error.message().contains("before it started") || delay > Duration::from_secs(5) {
+            break error;
+        }
+        delay *= 4;
+    };
     assert!(error.message().contains("keeps running"), "{error}");
     let status = call(debug, json!({"op": "status"})).await;
     assert_eq!(status["state"], "running", "{status:#}");
