@@ -31,13 +31,12 @@ pub fn query_source(language: &LanguageSpec) -> Option<&'static str> {
         "python" => include_str!("../queries/python.scm"),
         "go" => include_str!("../queries/go.scm"),
         "rust" => include_str!("../queries/rust.scm"),
-        "javascript" => include_str!("../queries/javascript.scm"),
-        "typescript" => concat!(
-            include_str!("../queries/javascript.scm"),
-            include_str!("../queries/typescript.scm")
+        "javascript" => concat!(
+            include_str!("../queries/js_common.scm"),
+            include_str!("../queries/javascript.scm")
         ),
-        "tsx" => concat!(
-            include_str!("../queries/javascript.scm"),
+        "typescript" | "tsx" => concat!(
+            include_str!("../queries/js_common.scm"),
             include_str!("../queries/typescript.scm")
         ),
         "c" => include_str!("../queries/c.scm"),
@@ -240,7 +239,11 @@ impl<'a> Extractor<'a> {
                     defs.len() - 1
                 });
                 let def = &mut defs[index];
-                def.kind.get_or_insert(kind);
+                // A callable reading wins over a variable one (`const f = () => …`).
+                match def.kind {
+                    Some(k) if !(kind.is_callable() && !k.is_callable()) => {}
+                    _ => def.kind = Some(kind),
+                }
                 if def.name.is_none() {
                     if let Some(n) = cap("name") {
                         let name = text(n, self.source).trim().to_owned();
@@ -329,6 +332,7 @@ impl<'a> Extractor<'a> {
                         scope: None,
                         type_text: cap_text("type"),
                         value: cap_text("value"),
+                        pos: Pos::of(node.start_position()),
                     },
                 ));
             } else if role == "scope.owner" {
@@ -337,6 +341,27 @@ impl<'a> Extractor<'a> {
                 }
             } else if role == "package" && facts.package.is_none() {
                 facts.package = cap_text("name");
+            }
+        }
+
+        if self.language.name == "rust" {
+            // `use a::{b::C}` gives the name `b::C`: the path part belongs to the module.
+            for import in &mut facts.imports {
+                if let Some(name) = import.name.take() {
+                    match name.rsplit_once("::") {
+                        Some((path, last)) => {
+                            import.module = format!("{}::{path}", import.module);
+                            import.name = Some(last.to_owned());
+                        }
+                        None if name == "self" => {
+                            // `use a::{self}` binds the module `a`.
+                            if import.alias.is_none() {
+                                import.alias = import.module.rsplit("::").next().map(str::to_owned);
+                            }
+                        }
+                        None => import.name = Some(name),
+                    }
+                }
             }
         }
 
@@ -387,17 +412,20 @@ impl<'a> Extractor<'a> {
                 (None, Some(o)) => format!("{o}{sep}{name}"),
                 (None, None) => name.clone(),
             };
-            let self_name = def.self_name.or_else(|| {
-                (kind == DefKind::Method)
-                    .then(|| match self.language.name {
-                        "rust" | "python" => Some("self"),
-                        "go" | "c" | "bash" => None,
-                        "ruby" => Some("self"),
-                        _ => Some("this"),
-                    })
-                    .flatten()
-                    .map(str::to_owned)
-            });
+            let self_name = def
+                .self_name
+                .filter(|_| kind == DefKind::Method)
+                .or_else(|| {
+                    (kind == DefKind::Method)
+                        .then(|| match self.language.name {
+                            "rust" | "python" => Some("self"),
+                            "go" | "c" | "bash" => None,
+                            "ruby" => Some("self"),
+                            _ => Some("this"),
+                        })
+                        .flatten()
+                        .map(str::to_owned)
+                });
             facts.definitions.push(Definition {
                 name,
                 kind,
@@ -432,7 +460,17 @@ impl<'a> Extractor<'a> {
         locals.sort_by_key(|(b, _)| *b);
         for (byte, mut l) in locals {
             l.scope = innermost(&spans, &parents, last_before(byte), byte, None);
-            // A binding that is the definition itself (a top-level `x = Foo()`) keeps no scope.
+            // A binding that is the definition itself (a top-level `x = Foo()`) belongs to
+            // the definition's scope.
+            if let Some(def) = l.scope.and_then(|i| facts.definitions.get(i)) {
+                if matches!(
+                    def.kind,
+                    DefKind::Variable | DefKind::Constant | DefKind::Field
+                ) && def.name == l.name
+                {
+                    l.scope = def.parent;
+                }
+            }
             facts.locals.push(l);
         }
         facts
@@ -468,4 +506,34 @@ fn memchr_newline(bytes: &[u8]) -> usize {
         .iter()
         .position(|&b| b == b'\n')
         .unwrap_or(bytes.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_language_with_symbols_has_a_query_that_compiles() {
+        let mut failures = Vec::new();
+        for language in cc_languages::TABLE {
+            match query_source(language) {
+                Some(_) => {
+                    if let Err(e) = query_for(language) {
+                        failures.push(e.to_string());
+                    }
+                }
+                None => assert_eq!(language.name, "json", "only JSON has no symbols"),
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn type_names_lose_pointers_generics_and_references() {
+        assert_eq!(type_name("*FlagSet"), "FlagSet");
+        assert_eq!(type_name("&mut Vec<u8>"), "Vec");
+        assert_eq!(type_name("pflag.FlagSet"), "pflag.FlagSet");
+        assert_eq!(type_name("[]*Flag"), "Flag");
+        assert_eq!(type_name("Optional[str]"), "Optional");
+    }
 }

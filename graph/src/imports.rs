@@ -428,6 +428,14 @@ pub fn rust_path_root<B: Backing>(
         }
         "self" => Some(vec![from.id]),
         name => {
+            // A submodule of this module (`mod parse;` then `parse::helper()`), else a crate
+            // of the workspace by name.
+            if let Some((dir, mut segs)) = here {
+                segs.push(name.to_owned());
+                if let Some(f) = rust_module_file(table, &dir, &segs, deps) {
+                    return Some(vec![f]);
+                }
+            }
             let (_, dir) = table.project.crates.iter().find(|(n, _)| n == name)?;
             rust_module_file(table, dir, &[], deps).map(|f| vec![f])
         }

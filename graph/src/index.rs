@@ -30,7 +30,7 @@ use crate::table::{Backing, DefId, DefInfo, Deps, FileId, FileInfo, NoBacking, T
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Why the index could not be opened or updated.
 #[derive(Debug, thiserror::Error)]
@@ -174,7 +174,8 @@ CREATE TABLE imports(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, module TEXT
   name TEXT, alias TEXT, wildcard INTEGER NOT NULL, line INTEGER NOT NULL,
   PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
 CREATE TABLE locals(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, name TEXT NOT NULL,
-  scope_id INTEGER, type_text TEXT, value TEXT, PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
+  scope_id INTEGER, type_text TEXT, value TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL,
+  PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
 CREATE TABLE keys(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
 CREATE TABLE deps(key_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
   PRIMARY KEY(key_id, file_id)) WITHOUT ROWID;
@@ -724,6 +725,7 @@ impl Graph {
                                     name: r.name.clone(),
                                     receiver: r.receiver.clone(),
                                     enclosing: r.enclosing.and_then(|e| ids.get(e).copied()),
+                                    pos: r.pos,
                                 },
                             )
                         })
@@ -984,7 +986,8 @@ impl Graph {
             out.extend(v);
         }
         let q = format!(
-            "SELECT f.path, l.ord, l.name, IFNULL({}, ''), IFNULL(l.type_text, ''), IFNULL(l.value, '')
+            "SELECT f.path, l.ord, l.name, IFNULL({}, ''), IFNULL(l.type_text, ''), IFNULL(l.value, ''),
+               l.line, l.col
              FROM locals l JOIN files f ON f.id = l.file_id",
             def_key.replace("{}", "l.scope_id")
         );
@@ -992,7 +995,7 @@ impl Graph {
         let rows = stmt
             .query_map([], |r| {
                 let mut s = String::from("local");
-                for i in 0..6 {
+                for i in 0..8 {
                     let v: rusqlite::types::Value = r.get(i)?;
                     s.push(' ');
                     s.push_str(&value_text(v));
@@ -1172,8 +1175,8 @@ fn insert_facts(
         ])?;
     }
     let mut insert_local = tx.prepare_cached(
-        "INSERT INTO locals(file_id, ord, name, scope_id, type_text, value)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO locals(file_id, ord, name, scope_id, type_text, value, line, col)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
     for (i, local) in facts.locals.iter().enumerate() {
         insert_local.execute(params![
@@ -1182,7 +1185,9 @@ fn insert_facts(
             local.name,
             local.scope.and_then(|s| ids.get(s).copied()),
             local.type_text,
-            local.value
+            local.value,
+            local.pos.line,
+            local.pos.column
         ])?;
     }
     Ok(ids)
@@ -1249,6 +1254,7 @@ fn rewrite_file(
         })
         .optional()?
         .flatten();
+    // Positions of locals matter only within their own file: compare the rest.
     let old_locals: Vec<(String, Option<String>, Option<String>)> = load_locals(tx, file)?
         .into_iter()
         .map(|(l, _)| (l.name, l.type_text, l.value))
@@ -1415,7 +1421,8 @@ fn load_imports(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<Import>> 
 
 fn load_locals(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(Local, Option<DefId>)>> {
     let mut stmt = tx.prepare_cached(
-        "SELECT name, scope_id, type_text, value FROM locals WHERE file_id = ?1 ORDER BY ord",
+        "SELECT name, scope_id, type_text, value, line, col FROM locals WHERE file_id = ?1
+         ORDER BY ord",
     )?;
     let rows = stmt.query_map([file], |r| {
         let scope: Option<i64> = r.get(1)?;
@@ -1425,6 +1432,10 @@ fn load_locals(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(Local, Op
                 scope: None,
                 type_text: r.get(2)?,
                 value: r.get(3)?,
+                pos: crate::model::Pos {
+                    line: r.get(4)?,
+                    column: r.get(5)?,
+                },
             },
             scope,
         ))
@@ -1468,7 +1479,8 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
     let mut locals: BTreeMap<FileId, Vec<(Local, Option<DefId>)>> = BTreeMap::new();
     {
         let mut stmt = tx.prepare(
-            "SELECT file_id, name, scope_id, type_text, value FROM locals ORDER BY file_id, ord",
+            "SELECT file_id, name, scope_id, type_text, value, line, col FROM locals
+             ORDER BY file_id, ord",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok((
@@ -1478,6 +1490,10 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
                     scope: None,
                     type_text: r.get(3)?,
                     value: r.get(4)?,
+                    pos: crate::model::Pos {
+                        line: r.get(5)?,
+                        column: r.get(6)?,
+                    },
                 },
                 r.get::<_, Option<i64>>(2)?,
             ))
@@ -1515,13 +1531,18 @@ fn load_refs(
                 name: r.get(3)?,
                 receiver: r.get(4)?,
                 enclosing: r.get(5)?,
+                pos: crate::model::Pos {
+                    line: r.get(6)?,
+                    column: r.get(7)?,
+                },
             },
         ))
     };
     let wanted: HashSet<FileId> = files.iter().copied().collect();
     if all {
         let mut stmt = tx.prepare(
-            "SELECT file_id, id, kind, name, receiver, enclosing_id FROM refs ORDER BY file_id, id",
+            "SELECT file_id, id, kind, name, receiver, enclosing_id, line, col FROM refs
+             ORDER BY file_id, id",
         )?;
         let rows = stmt.query_map([], row)?;
         for r in rows {
@@ -1532,7 +1553,7 @@ fn load_refs(
         }
     } else {
         let mut stmt = tx.prepare_cached(
-            "SELECT file_id, id, kind, name, receiver, enclosing_id FROM refs WHERE file_id = ?1
+            "SELECT file_id, id, kind, name, receiver, enclosing_id, line, col FROM refs WHERE file_id = ?1
              ORDER BY id",
         )?;
         for f in files {

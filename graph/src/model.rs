@@ -212,6 +212,8 @@ pub struct Local {
     pub type_text: Option<String>,
     /// The callee of the call it was assigned, as written (`Session`, `pflag.NewFlagSet`).
     pub value: Option<String>,
+    /// Where the binding is (a use takes the last binding before it).
+    pub pos: Pos,
 }
 
 /// Everything extracted from one file.

@@ -208,11 +208,12 @@ fn include_dirs(text: &str, root: &Path, dir: &str) -> Vec<String> {
     };
     let mut out = Vec::new();
     for entry in value.as_array().map(Vec::as_slice).unwrap_or_default() {
+        let base = root.join(dir);
         let directory = entry
             .get("directory")
             .and_then(|d| d.as_str())
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| root.join(dir));
+            .map(|d| base.join(d))
+            .unwrap_or(base);
         let args: Vec<String> =
             if let Some(args) = entry.get("arguments").and_then(|a| a.as_array()) {
                 args.iter()
@@ -236,6 +237,13 @@ fn include_dirs(text: &str, root: &Path, dir: &str) -> Vec<String> {
                 let absolute = directory.join(&include);
                 if let Ok(rel) = absolute.strip_prefix(root) {
                     out.push(normalize(&rel.to_string_lossy()));
+                } else if let Ok(rel) = absolute.canonicalize().and_then(|a| {
+                    Ok(a.strip_prefix(root.canonicalize()?)
+                        .map(|r| r.to_path_buf()))
+                }) {
+                    if let Ok(rel) = rel {
+                        out.push(normalize(&rel.to_string_lossy()));
+                    }
                 }
             }
         }

@@ -92,6 +92,7 @@ pub struct RefIn {
     pub name: String,
     pub receiver: Option<String>,
     pub enclosing: Option<DefId>,
+    pub pos: crate::model::Pos,
 }
 
 /// What a name or expression was found to be.
@@ -156,6 +157,7 @@ pub fn resolve_file<B: Backing>(
         deps,
         nesting: 0,
         budget: STEP_BUDGET,
+        at: crate::model::Pos::default(),
     };
     let outcomes = refs.iter().map(|r| cx.resolve(r)).collect();
     (outcomes, cx.deps)
@@ -169,6 +171,8 @@ struct Cx<'t, B: Backing> {
     deps: Deps,
     /// Nesting of the resolution functions right now (they call each other).
     nesting: usize,
+    /// Where the reference being resolved is (a use takes the last binding before it).
+    at: crate::model::Pos,
     /// Steps left for the current reference: a budget, so that no input makes one
     /// reference expensive.
     budget: usize,
@@ -225,6 +229,7 @@ impl<B: Backing> Cx<'_, B> {
     fn resolve(&mut self, r: &RefIn) -> Outcome {
         self.budget = STEP_BUDGET;
         self.nesting = 0;
+        self.at = r.pos;
         let want = match r.kind {
             RefKind::Call => Want::Call,
             RefKind::Type => Want::Type,
@@ -234,18 +239,67 @@ impl<B: Backing> Cx<'_, B> {
             Some(receiver) => self.through_receiver(receiver, &r.name, r.enclosing, want),
         };
         match found {
-            Found::Defs(defs, rung) => match defs.as_slice() {
-                [one] => Outcome::Resolved {
-                    target: one.id,
-                    rung,
-                },
-                _ => Outcome::Unresolved {
-                    candidates: u32::try_from(defs.len()).unwrap_or(u32::MAX),
-                },
-            },
+            Found::Defs(defs, rung) => {
+                // A declaration and its definition are one candidate (C, C++).
+                let mut targets: Vec<DefId> = defs
+                    .iter()
+                    .map(|d| self.definition_of_declaration(d).unwrap_or(d.id))
+                    .collect();
+                targets.sort_unstable();
+                targets.dedup();
+                match targets.as_slice() {
+                    [one] => Outcome::Resolved { target: *one, rung },
+                    _ => Outcome::Unresolved {
+                        candidates: u32::try_from(targets.len()).unwrap_or(u32::MAX),
+                    },
+                }
+            }
             Found::Module(..) => Outcome::Unresolved { candidates: 0 },
             Found::External => Outcome::External,
             Found::Missing(n) => Outcome::Unresolved { candidates: n },
+        }
+    }
+
+    /// C and C++: a function declared in a header is paired with its one definition in a
+    /// source file (the call lands where the body is).
+    fn definition_of_declaration(&mut self, decl: &DefInfo) -> Option<DefId> {
+        if !matches!(self.lang(), "c" | "cpp") || !decl.kind.is_callable() {
+            return None;
+        }
+        let header = self.table.file(decl.file)?;
+        let is_header = |path: &str| {
+            matches!(
+                path.rsplit('.').next(),
+                Some("h" | "hh" | "hpp" | "hxx" | "h++")
+            )
+        };
+        if !is_header(&header.path) {
+            return None;
+        }
+        // The type a member declaration belongs to, by name (`int area();` in `class Shape`
+        // is defined as `int Shape::area() {…}`).
+        let owner_name = decl.owner.clone().or_else(|| {
+            decl.parent
+                .and_then(|p| self.table.def(p))
+                .filter(|p| p.kind.is_type())
+                .map(|p| p.name)
+        });
+        let defs = self.table.defs_named(&decl.name, &mut self.deps);
+        let bodies: Vec<&DefInfo> = defs
+            .iter()
+            .filter(|d| {
+                d.id != decl.id
+                    && d.kind.is_callable()
+                    && ((d.parent == decl.parent && d.owner == decl.owner)
+                        || (d.owner.is_some() && d.owner == owner_name))
+                    && self.table.file(d.file).is_some_and(|f| {
+                        !is_header(&f.path) && crate::table::family(f.language) == "c"
+                    })
+            })
+            .collect();
+        match bodies.as_slice() {
+            [one] => Some(one.id),
+            _ => None,
         }
     }
 
@@ -263,13 +317,22 @@ impl<B: Backing> Cx<'_, B> {
         out
     }
 
-    /// Definitions of `name` in `file` at its top level (no parent, no owner).
+    /// Definitions of `name` in `file` at its top level (no parent, no owner; in C# and C++
+    /// a namespace is no scope of its own for this).
     fn top_level(&mut self, file: FileId, name: &str, want: Want) -> Vec<DefInfo> {
-        self.table
-            .defs_named(name, &mut self.deps)
-            .iter()
-            .filter(|d| d.file == file && d.parent.is_none() && d.owner.is_none())
-            .filter(|d| want.accepts(d.kind))
+        let namespaces = self
+            .table
+            .file(file)
+            .is_some_and(|f| matches!(f.language.name, "c_sharp" | "cpp"));
+        let defs = self.table.defs_named(name, &mut self.deps);
+        defs.iter()
+            .filter(|d| d.file == file && d.owner.is_none() && want.accepts(d.kind))
+            .filter(|d| match d.parent {
+                None => true,
+                Some(p) => {
+                    namespaces && self.table.def(p).is_some_and(|p| p.kind == DefKind::Module)
+                }
+            })
             .cloned()
             .collect()
     }
@@ -716,8 +779,34 @@ impl<B: Backing> Cx<'_, B> {
             def.type_text.clone()
         } else {
             None
-        }?;
+        };
         let file = self.table.file(def.file)?.clone();
+        let Some(written) = written else {
+            // A variable assigned a constructor call where it is defined
+            // (`var CommandLine = NewFlagSet(…)`, `session = Session()`).
+            if called
+                || !matches!(
+                    def.kind,
+                    DefKind::Variable | DefKind::Constant | DefKind::Field
+                )
+            {
+                return None;
+            }
+            let locals = self.table.locals_of(def.file, &mut self.deps);
+            let value = locals
+                .iter()
+                .find(|(l, scope)| *scope == def.parent && l.name == def.name && l.value.is_some())
+                .and_then(|(l, _)| l.value.clone())?;
+            let saved = std::mem::replace(&mut self.file, file);
+            let saved_imports = std::mem::replace(
+                &mut self.imports,
+                self.table.imports_of(self.file.id, &mut self.deps),
+            );
+            let found = self.type_of_call(&value, def.parent, depth + 1);
+            self.file = saved;
+            self.imports = saved_imports;
+            return found;
+        };
         let saved = std::mem::replace(&mut self.file, file);
         let saved_imports = std::mem::replace(
             &mut self.imports,
@@ -760,25 +849,72 @@ impl<B: Backing> Cx<'_, B> {
             c.push(None);
             c
         };
-        let locals = self.locals.clone();
+        // The nearest binding decides: an unknown type there is unknown, not an earlier
+        // binding's type.
         for scope in chain {
-            for (local, at) in locals.iter().rev() {
-                if *at != scope || local.name != name {
-                    continue;
-                }
-                if let Some(written) = &local.type_text {
-                    if let Some(found) = self.type_named(written, scope, depth + 1) {
-                        return Some(found);
-                    }
-                }
-                if let Some(callee) = &local.value {
-                    if let Some(found) = self.type_of_call(callee, scope, depth + 1) {
-                        return Some(found);
-                    }
+            let Some(local) = self.bindings(name, scope).into_iter().next() else {
+                continue;
+            };
+            if let Some(written) = &local.type_text {
+                if let Some(found) = self.type_named(written, scope, depth + 1) {
+                    return Some(found);
                 }
             }
+            if let Some(callee) = &local.value {
+                return self.type_of_call(callee, scope, depth + 1);
+            }
+            return None;
         }
         None
+    }
+
+    /// The bindings of `name` in `scope` of this file, the one that applies first: the last
+    /// before the reference, then those after it (a closure may use a later one).
+    fn bindings(&self, name: &str, scope: Option<DefId>) -> Vec<Local> {
+        let mut before: Vec<Local> = Vec::new();
+        let mut after: Vec<Local> = Vec::new();
+        for (local, at) in self.locals.iter() {
+            if *at != scope || local.name != name {
+                continue;
+            }
+            if local.pos <= self.at {
+                before.push(local.clone());
+            } else {
+                after.push(local.clone());
+            }
+        }
+        before.reverse();
+        before.extend(after);
+        before
+    }
+
+    /// Whether a local binding's type or constructor comes from outside the workspace
+    /// (`t *testing.T`, `u = urlparse(…)`).
+    fn local_is_external(&mut self, name: &str, enclosing: Option<DefId>) -> bool {
+        let mut scopes: Vec<Option<DefId>> = self
+            .scope_chain(enclosing)
+            .into_iter()
+            .map(|d| Some(d.id))
+            .collect();
+        scopes.push(None);
+        for scope in scopes {
+            if let Some(local) = self.bindings(name, scope).into_iter().next() {
+                let written = local
+                    .type_text
+                    .as_deref()
+                    .map(crate::extract::type_name)
+                    .or_else(|| local.value.clone());
+                let Some(written) = written else { return false };
+                let segs = segments(&written);
+                let Some(first) = segs.first() else {
+                    return false;
+                };
+                let (first, _) = strip_call(first);
+                let first = first.to_owned();
+                return matches!(self.bare(&first, scope, Want::Any, 1), Found::External);
+            }
+        }
+        false
     }
 
     /// The type a call's result has: a class constructed, a function's return type.
@@ -989,7 +1125,17 @@ impl<B: Backing> Cx<'_, B> {
             }
             // A local binding with a known type.
             if let Some((t, r)) = self.local_type(name, enclosing, 0) {
-                return Target::Type(t, r.weaker(Rung::Exact));
+                // A receiver whose type is declared or constructed here is exact, however
+                // the type itself was found (unless only by its name).
+                let r = if r == Rung::Name {
+                    Rung::Name
+                } else {
+                    Rung::Exact
+                };
+                return Target::Type(t, r);
+            }
+            if self.local_is_external(name, enclosing) {
+                return Target::External;
             }
         } else if let Some((t, r)) = self.type_of_call(name, enclosing, 0) {
             return Target::Type(t, r);
