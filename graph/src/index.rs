@@ -157,7 +157,7 @@ CREATE TABLE files(
 CREATE TABLE config_files(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
   hash INTEGER NOT NULL);
 CREATE TABLE defs(
-  id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
+  id INTEGER PRIMARY KEY AUTOINCREMENT, file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
   qname TEXT NOT NULL, parent_id INTEGER, owner TEXT, type_text TEXT, returns TEXT, bases TEXT,
   self_name TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL, end_line INTEGER NOT NULL,
   name_line INTEGER NOT NULL, name_col INTEGER NOT NULL, signature TEXT NOT NULL);
@@ -553,6 +553,7 @@ impl Graph {
     ) -> Result<UpdateStats> {
         let mut stats = UpdateStats::default();
         let known = self.known_files()?;
+        let refresh = all.is_some();
         let (candidates, removed): (Vec<Seen>, Vec<String>) = match (all, some) {
             (Some(seen), _) => {
                 let present: HashSet<&str> = seen.iter().map(|s| s.rel.as_str()).collect();
@@ -575,13 +576,16 @@ impl Graph {
             (None, None) => (Vec::new(), Vec::new()),
         };
         stats.files_seen = candidates.len();
-        // Unchanged size and time: nothing to do.
+        // Unchanged size and time: nothing to do on a refresh. A writer's named paths are
+        // always hashed (a rewrite within the clock's resolution keeps size and time).
+        let named = !refresh;
         let changed: Vec<&Seen> = candidates
             .iter()
             .filter(|s| {
-                known
-                    .get(&s.rel)
-                    .is_none_or(|k| k.size != s.size || k.mtime_ns != s.mtime_ns)
+                named
+                    || known
+                        .get(&s.rel)
+                        .is_none_or(|k| k.size != s.size || k.mtime_ns != s.mtime_ns)
             })
             .collect();
         stats.hashed = changed.len();
@@ -1602,5 +1606,21 @@ impl Backing for SqlBacking<'_> {
 
     fn locals_of(&self, file: FileId) -> Vec<(Local, Option<DefId>)> {
         load_locals(self.conn, file).unwrap_or_default()
+    }
+}
+
+/// For tests: changes what an index file says about itself.
+#[doc(hidden)]
+pub mod testing {
+    use std::path::Path;
+
+    /// Rewrites the schema version an index records (a later open must rebuild it).
+    pub fn set_schema_version(path: &Path, version: i64) -> rusqlite::Result<()> {
+        let conn = rusqlite::Connection::open(path)?;
+        conn.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'schema'",
+            [version.to_string()],
+        )?;
+        Ok(())
     }
 }
