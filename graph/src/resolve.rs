@@ -240,10 +240,18 @@ impl<B: Backing> Cx<'_, B> {
         };
         match found {
             Found::Defs(defs, rung) => {
-                // A declaration and its definition are one candidate (C, C++).
+                // A declaration and its definition are one candidate (C, C++); a call of a
+                // class is a call of its constructor when it declares one.
+                let called = r.kind == RefKind::Call;
                 let mut targets: Vec<DefId> = defs
                     .iter()
-                    .map(|d| self.definition_of_declaration(d).unwrap_or(d.id))
+                    .map(|d| {
+                        let d = match called.then(|| self.constructor_of(d)).flatten() {
+                            Some(c) => c,
+                            None => d.clone(),
+                        };
+                        self.definition_of_declaration(&d).unwrap_or(d.id)
+                    })
                     .collect();
                 targets.sort_unstable();
                 targets.dedup();
@@ -258,6 +266,28 @@ impl<B: Backing> Cx<'_, B> {
             Found::External => Outcome::External,
             Found::Missing(n) => Outcome::Unresolved { candidates: n },
         }
+    }
+
+    /// The constructor a call of class `ty` runs, when the class declares one (`__init__`,
+    /// `constructor`, a method named as the class).
+    fn constructor_of(&mut self, ty: &DefInfo) -> Option<DefInfo> {
+        if !ty.kind.is_type() {
+            return None;
+        }
+        let name = match self.table.file(ty.file)?.language.name {
+            "python" => "__init__".to_owned(),
+            "javascript" | "typescript" | "tsx" => "constructor".to_owned(),
+            "java" | "c_sharp" | "cpp" | "dart" => ty.name.clone(),
+            "ruby" => "initialize".to_owned(),
+            _ => return None,
+        };
+        let defs = self.table.defs_named(&name, &mut self.deps);
+        let own: Vec<DefInfo> = defs
+            .iter()
+            .filter(|d| d.parent == Some(ty.id) && d.kind.is_callable())
+            .cloned()
+            .collect();
+        collapse(own).into_iter().next()
     }
 
     /// C and C++: a function declared in a header is paired with its one definition in a
@@ -567,6 +597,22 @@ impl<B: Backing> Cx<'_, B> {
 
     /// What an import binds: the named definition in its module, a submodule, or the module.
     fn import_target_from(&mut self, from: &FileInfo, import: &Import, depth: usize) -> Found {
+        // Python's `import a.b` binds the package `a`.
+        let top;
+        let import = if from.language.name == "python"
+            && import.name.is_none()
+            && import.alias.is_none()
+            && import.module.contains('.')
+            && !import.module.starts_with('.')
+        {
+            top = Import {
+                module: import.module.split('.').next().unwrap_or_default().to_owned(),
+                ..import.clone()
+            };
+            &top
+        } else {
+            import
+        };
         let name = imports::imported_name(import, from.language);
         let module = self.import_module_from(from, import);
         let Some(name) = name else {
@@ -976,7 +1022,10 @@ impl<B: Backing> Cx<'_, B> {
             return Target::Unknown;
         };
         let mut current = self.first_segment(first, enclosing);
+        let mut path_so_far = first.clone();
         for seg in rest {
+            let dotted = format!("{path_so_far}.{seg}");
+            path_so_far = dotted.clone();
             current = match current {
                 Target::Unknown | Target::External => return current,
                 Target::Module(files, rung) => {
@@ -992,7 +1041,7 @@ impl<B: Backing> Cx<'_, B> {
                             Some((t, r)) => Target::Type(t, rung.weaker(r)),
                             None => Target::Unknown,
                         }
-                    } else if hits.is_empty() && !called {
+                    } else if hits.is_empty() && !called && self.submodule_visible(&files, name, &dotted) {
                         match self.submodule_of(&files, name) {
                             Some(sub) => Target::Module(sub, rung),
                             None => Target::Unknown,
@@ -1076,6 +1125,25 @@ impl<B: Backing> Cx<'_, B> {
         None
     }
 
+    /// Whether `pkg.sub` may be used as an attribute here: the package's `__init__` binds
+    /// `sub` (`from . import sub`), or this file imports `pkg.sub` itself. (A submodule that
+    /// some other module happened to import is loaded at run time, but nothing here says so.)
+    fn submodule_visible(&mut self, package: &[FileId], name: &str, dotted: &str) -> bool {
+        if self.imports.iter().any(|i| i.name.is_none() && i.module == dotted) {
+            return true;
+        }
+        let Some(&file) = package.first() else {
+            return false;
+        };
+        let Some(info) = self.table.file(file).cloned() else {
+            return false;
+        };
+        self.table
+            .imports_of(file, &mut self.deps)
+            .iter()
+            .any(|i| imports::binding(i, info.language).as_deref() == Some(name))
+    }
+
     fn submodule_of(&mut self, files: &[FileId], name: &str) -> Option<Vec<FileId>> {
         let file = self.table.file(*files.first()?)?.clone();
         let import = Import {
@@ -1109,7 +1177,7 @@ impl<B: Backing> Cx<'_, B> {
                     };
                 }
                 if name == "super" || name == "base" {
-                    return Target::Unknown;
+                    return self.base_of_enclosing(&method);
                 }
             } else if name == "Self" && self.lang() == "rust" {
                 if let Some(ty) = chain.iter().find(|d| d.kind.is_type()) {
@@ -1137,6 +1205,11 @@ impl<B: Backing> Cx<'_, B> {
             if self.local_is_external(name, enclosing) {
                 return Target::External;
             }
+        } else if name == "super" && self.lang() == "python" {
+            // `super().m()`: the first base that has the member is found by `member`.
+            if let Some(method) = chain.iter().find(|d| d.kind == DefKind::Method).cloned() {
+                return self.base_of_enclosing(&method);
+            }
         } else if let Some((t, r)) = self.type_of_call(name, enclosing, 0) {
             return Target::Type(t, r);
         }
@@ -1163,6 +1236,31 @@ impl<B: Backing> Cx<'_, B> {
                 }
             }
             _ => Target::Unknown,
+        }
+    }
+
+    /// The first base type of the type a method is in (what `super` stands for).
+    fn base_of_enclosing(&mut self, method: &DefInfo) -> Target {
+        let Some((ty, rung)) = self.enclosing_type(method, 0) else {
+            return Target::Unknown;
+        };
+        let Some(base) = ty.bases.first().cloned() else {
+            return Target::Unknown;
+        };
+        let Some(file) = self.table.file(ty.file).cloned() else {
+            return Target::Unknown;
+        };
+        let saved = std::mem::replace(&mut self.file, file);
+        let saved_imports = std::mem::replace(
+            &mut self.imports,
+            self.table.imports_of(self.file.id, &mut self.deps),
+        );
+        let found = self.type_named(&base, None, 1);
+        self.file = saved;
+        self.imports = saved_imports;
+        match found {
+            Some((t, r)) => Target::Type(t, rung.weaker(r)),
+            None => Target::Unknown,
         }
     }
 
@@ -1220,10 +1318,12 @@ fn strip_call(seg: &str) -> (&str, bool) {
     }
 }
 
-/// Definitions of one name in one scope of one file are one symbol (TypeScript overloads,
-/// a Python function defined in both branches of an `if`): the first stands for them.
+/// Definitions of one name in one scope of one file are one symbol (TypeScript and Python
+/// overloads, a Python function defined in both branches of an `if`).
 fn collapse(mut defs: Vec<DefInfo>) -> Vec<DefInfo> {
-    defs.sort_by_key(|d| d.id);
+    // The last one stands: the implementation after its overloads, the later of two
+    // definitions (ids follow the file's order).
+    defs.sort_by_key(|d| std::cmp::Reverse(d.id));
     let mut out: Vec<DefInfo> = Vec::with_capacity(defs.len());
     for d in defs {
         if out.iter().any(|o| {
