@@ -590,6 +590,13 @@ impl Graph {
             .collect();
         stats.hashed = changed.len();
         let root = self.root.clone();
+        let timing = std::env::var_os("CC_GRAPH_TIMING").is_some();
+        let started = std::time::Instant::now();
+        let lap = |what: &str| {
+            if timing {
+                eprintln!("graph: {what} at {:.0?}", started.elapsed());
+            }
+        };
         let read: Vec<(Seen, Option<Fresh>)> = self.pool().install(|| {
             changed
                 .par_iter()
@@ -624,6 +631,7 @@ impl Graph {
             &config_now.iter().map(|c| c.0.clone()).collect::<Vec<_>>(),
         );
 
+        lap("extracted");
         let pool = self.pool();
         let tx = self
             .conn
@@ -695,6 +703,7 @@ impl Graph {
             extracted.push((file_id, fresh.facts, def_ids));
         }
 
+        lap("facts written");
         // Which files to resolve again.
         let all_files: Vec<FileInfo> = load_files(&tx).map_err(sql)?;
         let extracted_ids: BTreeSet<FileId> = extracted.iter().map(|e| e.0).collect();
@@ -747,6 +756,7 @@ impl Graph {
             }
             work.sort_by_key(|w| w.0);
 
+            lap("references to resolve loaded");
             let big = resolve_all || targets.len() * 4 > all_files.len().max(1);
             let results: Vec<(FileId, Vec<Outcome>, Deps)> = if big {
                 let mut table: Table<NoBacking> = Table::new(project, all_files, None);
@@ -772,6 +782,7 @@ impl Graph {
                     .collect()
             };
 
+            lap("resolved");
             // Write the outcomes and the dependencies.
             let mut key_ids: HashMap<String, i64> = HashMap::new();
             {
@@ -871,7 +882,9 @@ impl Graph {
             [now_ms().to_string()],
         )
         .map_err(sql)?;
+        lap("outcomes written");
         tx.commit().map_err(sql)?;
+        lap("committed");
         if stats.extracted + stats.removed > 0 {
             self.stale = Some(Vec::new());
         }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use crate::imports::{self, ImportTarget};
 use crate::model::{DefKind, Import, Local, RefKind};
-use crate::table::{Backing, DefId, DefInfo, Deps, FileId, FileInfo, Table};
+use crate::table::{Backing, Def, DefId, DefInfo, Deps, FileId, FileInfo, Table};
 
 /// How an edge was resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -98,13 +98,13 @@ pub struct RefIn {
 /// What a name or expression was found to be.
 #[derive(Debug, Clone)]
 enum Found {
-    Defs(Vec<DefInfo>, Rung),
+    Defs(Vec<Def>, Rung),
     Module(Vec<FileId>, Rung),
     External,
     Missing(u32),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Want {
     /// Something a call can name: a function, method, class (a constructor), field.
     Call,
@@ -158,6 +158,9 @@ pub fn resolve_file<B: Backing>(
         nesting: 0,
         budget: STEP_BUDGET,
         at: crate::model::Pos::default(),
+        locals_by_name: std::collections::HashMap::new(),
+        module_memo: std::collections::HashMap::new(),
+        exported_memo: std::collections::HashMap::new(),
     };
     let outcomes = refs.iter().map(|r| cx.resolve(r)).collect();
     (outcomes, cx.deps)
@@ -171,6 +174,13 @@ struct Cx<'t, B: Backing> {
     deps: Deps,
     /// Nesting of the resolution functions right now (they call each other).
     nesting: usize,
+    /// This file's local bindings by name.
+    locals_by_name: std::collections::HashMap<String, Vec<usize>>,
+    /// Import resolutions made for this file's references (each records its keys the first
+    /// time, and the keys stay recorded for the file).
+    module_memo: std::collections::HashMap<(FileId, String, bool), Found>,
+    /// Exported names looked up: (file, name, want) → definitions.
+    exported_memo: std::collections::HashMap<(FileId, String, Want), Vec<Def>>,
     /// Where the reference being resolved is (a use takes the last binding before it).
     at: crate::model::Pos,
     /// Steps left for the current reference: a budget, so that no input makes one
@@ -270,7 +280,7 @@ impl<B: Backing> Cx<'_, B> {
 
     /// The constructor a call of class `ty` runs, when the class declares one (`__init__`,
     /// `constructor`, a method named as the class).
-    fn constructor_of(&mut self, ty: &DefInfo) -> Option<DefInfo> {
+    fn constructor_of(&mut self, ty: &DefInfo) -> Option<Def> {
         if !ty.kind.is_type() {
             return None;
         }
@@ -282,7 +292,7 @@ impl<B: Backing> Cx<'_, B> {
             _ => return None,
         };
         let defs = self.table.defs_named(&name, &mut self.deps);
-        let own: Vec<DefInfo> = defs
+        let own: Vec<Def> = defs
             .iter()
             .filter(|d| d.parent == Some(ty.id) && d.kind.is_callable())
             .cloned()
@@ -312,10 +322,10 @@ impl<B: Backing> Cx<'_, B> {
             decl.parent
                 .and_then(|p| self.table.def(p))
                 .filter(|p| p.kind.is_type())
-                .map(|p| p.name)
+                .map(|p| p.name.clone())
         });
         let defs = self.table.defs_named(&decl.name, &mut self.deps);
-        let bodies: Vec<&DefInfo> = defs
+        let bodies: Vec<&Def> = defs
             .iter()
             .filter(|d| {
                 d.id != decl.id
@@ -333,7 +343,7 @@ impl<B: Backing> Cx<'_, B> {
         }
     }
 
-    fn scope_chain(&self, enclosing: Option<DefId>) -> Vec<DefInfo> {
+    fn scope_chain(&self, enclosing: Option<DefId>) -> Vec<Def> {
         let mut out = Vec::new();
         let mut next = enclosing;
         while let Some(id) = next {
@@ -349,7 +359,7 @@ impl<B: Backing> Cx<'_, B> {
 
     /// Definitions of `name` in `file` at its top level (no parent, no owner; in C# and C++
     /// a namespace is no scope of its own for this).
-    fn top_level(&mut self, file: FileId, name: &str, want: Want) -> Vec<DefInfo> {
+    fn top_level(&mut self, file: FileId, name: &str, want: Want) -> Vec<Def> {
         let namespaces = self
             .table
             .file(file)
@@ -392,7 +402,7 @@ impl<B: Backing> Cx<'_, B> {
             if is_type && !implicit_this(self.lang()) {
                 continue;
             }
-            let hits: Vec<DefInfo> = defs
+            let hits: Vec<Def> = defs
                 .iter()
                 .filter(|d| d.parent == Some(scope.id) && want.accepts(d.kind))
                 .cloned()
@@ -431,7 +441,7 @@ impl<B: Backing> Cx<'_, B> {
             }
             match self.import_target(import, depth) {
                 Found::Defs(d, rung) => {
-                    let d: Vec<DefInfo> = d.into_iter().filter(|d| want.accepts(d.kind)).collect();
+                    let d: Vec<Def> = d.into_iter().filter(|d| want.accepts(d.kind)).collect();
                     if !d.is_empty() {
                         return Found::Defs(collapse(d), rung);
                     }
@@ -446,7 +456,7 @@ impl<B: Backing> Cx<'_, B> {
         }
         // 4. The package.
         let package_files = self.package_files();
-        let hits: Vec<DefInfo> = defs
+        let hits: Vec<Def> = defs
             .iter()
             .filter(|d| {
                 d.file != self.file.id
@@ -479,9 +489,9 @@ impl<B: Backing> Cx<'_, B> {
         self.unique(&defs, want, |d| d.parent.is_none() && d.owner.is_none())
     }
 
-    fn unique(&mut self, defs: &[DefInfo], want: Want, filter: impl Fn(&DefInfo) -> bool) -> Found {
+    fn unique(&mut self, defs: &[Def], want: Want, filter: impl Fn(&DefInfo) -> bool) -> Found {
         let fam = crate::table::family(self.file.language);
-        let hits: Vec<DefInfo> = defs
+        let hits: Vec<Def> = defs
             .iter()
             .filter(|d| want.accepts(d.kind) && filter(d))
             .filter(|d| {
@@ -527,11 +537,17 @@ impl<B: Backing> Cx<'_, B> {
 
     /// A name exported by a module file: its top-level definition, or a name one of its
     /// imports brings in (a re-export: `__init__.py`, `export … from`, `pub use`).
-    fn exported(&mut self, file: FileId, name: &str, want: Want, depth: usize) -> Vec<DefInfo> {
+    fn exported(&mut self, file: FileId, name: &str, want: Want, depth: usize) -> Vec<Def> {
         if !self.enter() {
             return Vec::new();
         }
+        let key = (file, name.to_owned(), want);
+        if let Some(found) = self.exported_memo.get(&key) {
+            self.nesting -= 1;
+            return found.clone();
+        }
         let out = self.exported_inner(file, name, want, depth);
+        self.exported_memo.insert(key, out.clone());
         self.nesting -= 1;
         out
     }
@@ -542,7 +558,7 @@ impl<B: Backing> Cx<'_, B> {
         name: &str,
         want: Want,
         depth: usize,
-    ) -> Vec<DefInfo> {
+    ) -> Vec<Def> {
         let direct = self.top_level(file, name, want);
         if !direct.is_empty() || depth > MAX_DEPTH {
             return direct;
@@ -555,7 +571,7 @@ impl<B: Backing> Cx<'_, B> {
             let binds = imports::binding(import, info.language);
             if binds.as_deref() == Some(name) {
                 if let Found::Defs(d, _) = self.import_target_from(&info, import, depth + 1) {
-                    let d: Vec<DefInfo> = d.into_iter().filter(|d| want.accepts(d.kind)).collect();
+                    let d: Vec<Def> = d.into_iter().filter(|d| want.accepts(d.kind)).collect();
                     if !d.is_empty() {
                         return d;
                     }
@@ -584,10 +600,16 @@ impl<B: Backing> Cx<'_, B> {
 
     /// The module files an import names.
     fn import_module_from(&mut self, from: &FileInfo, import: &Import) -> Found {
-        match imports::module_files(self.table, from, import, &mut self.deps) {
+        let key = (from.id, import.module.clone(), import.wildcard || import.name.is_some());
+        if let Some(found) = self.module_memo.get(&key) {
+            return found.clone();
+        }
+        let found = match imports::module_files(self.table, from, import, &mut self.deps) {
             ImportTarget::Files(files) => Found::Module(files, Rung::Import),
             ImportTarget::External => Found::External,
-        }
+        };
+        self.module_memo.insert(key, found.clone());
+        found
     }
 
     fn import_target(&mut self, import: &Import, depth: usize) -> Found {
@@ -640,7 +662,7 @@ impl<B: Backing> Cx<'_, B> {
     }
 
     /// The type a method's `self` stands for, with the rung that found it.
-    fn enclosing_type(&mut self, method: &DefInfo, depth: usize) -> Option<(DefInfo, Rung)> {
+    fn enclosing_type(&mut self, method: &DefInfo, depth: usize) -> Option<(Def, Rung)> {
         if !self.enter() {
             return None;
         }
@@ -649,7 +671,7 @@ impl<B: Backing> Cx<'_, B> {
         out
     }
 
-    fn enclosing_type_inner(&mut self, method: &DefInfo, depth: usize) -> Option<(DefInfo, Rung)> {
+    fn enclosing_type_inner(&mut self, method: &DefInfo, depth: usize) -> Option<(Def, Rung)> {
         if let Some(parent) = method.parent.and_then(|p| self.table.def(p)) {
             if parent.kind.is_type() {
                 return Some((parent, Rung::Exact));
@@ -698,7 +720,7 @@ impl<B: Backing> Cx<'_, B> {
             .unwrap_or_default();
         let ty_lang = self.table.file(ty.file).map(|f| f.language.name);
         let defs = self.table.defs_named(name, &mut self.deps);
-        let hits: Vec<DefInfo> = defs
+        let hits: Vec<Def> = defs
             .iter()
             .filter(|d| want.accepts(d.kind) || d.kind == DefKind::Field)
             .filter(|d| {
@@ -747,7 +769,7 @@ impl<B: Backing> Cx<'_, B> {
         written: &str,
         enclosing: Option<DefId>,
         depth: usize,
-    ) -> Option<(DefInfo, Rung)> {
+    ) -> Option<(Def, Rung)> {
         if !self.enter() {
             return None;
         }
@@ -761,7 +783,7 @@ impl<B: Backing> Cx<'_, B> {
         written: &str,
         enclosing: Option<DefId>,
         depth: usize,
-    ) -> Option<(DefInfo, Rung)> {
+    ) -> Option<(Def, Rung)> {
         let name = crate::extract::type_name(written);
         if name.is_empty() || depth > MAX_DEPTH {
             return None;
@@ -798,10 +820,10 @@ impl<B: Backing> Cx<'_, B> {
     /// or field's declared type, a function's return type.
     fn type_of_def(
         &mut self,
-        def: &DefInfo,
+        def: &Def,
         called: bool,
         depth: usize,
-    ) -> Option<(DefInfo, Rung)> {
+    ) -> Option<(Def, Rung)> {
         if !self.enter() {
             return None;
         }
@@ -812,10 +834,10 @@ impl<B: Backing> Cx<'_, B> {
 
     fn type_of_def_inner(
         &mut self,
-        def: &DefInfo,
+        def: &Def,
         called: bool,
         depth: usize,
-    ) -> Option<(DefInfo, Rung)> {
+    ) -> Option<(Def, Rung)> {
         if def.kind.is_type() {
             return Some((def.clone(), Rung::Exact));
         }
@@ -871,7 +893,7 @@ impl<B: Backing> Cx<'_, B> {
         name: &str,
         enclosing: Option<DefId>,
         depth: usize,
-    ) -> Option<(DefInfo, Rung)> {
+    ) -> Option<(Def, Rung)> {
         if !self.enter() {
             return None;
         }
@@ -885,7 +907,7 @@ impl<B: Backing> Cx<'_, B> {
         name: &str,
         enclosing: Option<DefId>,
         depth: usize,
-    ) -> Option<(DefInfo, Rung)> {
+    ) -> Option<(Def, Rung)> {
         let chain: Vec<Option<DefId>> = {
             let mut c: Vec<Option<DefId>> = self
                 .scope_chain(enclosing)
@@ -916,11 +938,23 @@ impl<B: Backing> Cx<'_, B> {
 
     /// The bindings of `name` in `scope` of this file, the one that applies first: the last
     /// before the reference, then those after it (a closure may use a later one).
-    fn bindings(&self, name: &str, scope: Option<DefId>) -> Vec<Local> {
+    fn bindings(&mut self, name: &str, scope: Option<DefId>) -> Vec<Local> {
+        if self.locals_by_name.is_empty() && !self.locals.is_empty() {
+            for (i, (local, _)) in self.locals.iter().enumerate() {
+                self.locals_by_name
+                    .entry(local.name.clone())
+                    .or_default()
+                    .push(i);
+            }
+        }
         let mut before: Vec<Local> = Vec::new();
         let mut after: Vec<Local> = Vec::new();
-        for (local, at) in self.locals.iter() {
-            if *at != scope || local.name != name {
+        let Some(indexes) = self.locals_by_name.get(name) else {
+            return Vec::new();
+        };
+        for &i in indexes {
+            let (local, at) = &self.locals[i];
+            if *at != scope {
                 continue;
             }
             if local.pos <= self.at {
@@ -969,7 +1003,7 @@ impl<B: Backing> Cx<'_, B> {
         callee: &str,
         scope: Option<DefId>,
         depth: usize,
-    ) -> Option<(DefInfo, Rung)> {
+    ) -> Option<(Def, Rung)> {
         if !self.enter() {
             return None;
         }
@@ -983,7 +1017,7 @@ impl<B: Backing> Cx<'_, B> {
         callee: &str,
         scope: Option<DefId>,
         depth: usize,
-    ) -> Option<(DefInfo, Rung)> {
+    ) -> Option<(Def, Rung)> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -1077,7 +1111,7 @@ impl<B: Backing> Cx<'_, B> {
     }
 
     /// `self.NAME = Ctor()` (or annotated) in a method of `ty`, in `ty`'s file.
-    fn attribute_type(&mut self, ty: &DefInfo, name: &str) -> Option<(DefInfo, Rung)> {
+    fn attribute_type(&mut self, ty: &DefInfo, name: &str) -> Option<(Def, Rung)> {
         if !self.enter() {
             return None;
         }
@@ -1086,7 +1120,7 @@ impl<B: Backing> Cx<'_, B> {
         out
     }
 
-    fn attribute_type_inner(&mut self, ty: &DefInfo, name: &str) -> Option<(DefInfo, Rung)> {
+    fn attribute_type_inner(&mut self, ty: &DefInfo, name: &str) -> Option<(Def, Rung)> {
         let locals = self.table.locals_of(ty.file, &mut self.deps);
         let file = self.table.file(ty.file)?.clone();
         for (local, scope) in locals.iter() {
@@ -1306,7 +1340,7 @@ impl<B: Backing> Cx<'_, B> {
 #[derive(Debug, Clone)]
 enum Target {
     Module(Vec<FileId>, Rung),
-    Type(DefInfo, Rung),
+    Type(Def, Rung),
     External,
     Unknown,
 }
@@ -1320,20 +1354,25 @@ fn strip_call(seg: &str) -> (&str, bool) {
 
 /// Definitions of one name in one scope of one file are one symbol (TypeScript and Python
 /// overloads, a Python function defined in both branches of an `if`).
-fn collapse(mut defs: Vec<DefInfo>) -> Vec<DefInfo> {
+fn collapse(mut defs: Vec<Def>) -> Vec<Def> {
+    if defs.len() < 2 {
+        return defs;
+    }
     // The last one stands: the implementation after its overloads, the later of two
     // definitions (ids follow the file's order).
     defs.sort_by_key(|d| std::cmp::Reverse(d.id));
-    let mut out: Vec<DefInfo> = Vec::with_capacity(defs.len());
-    for d in defs {
-        if out.iter().any(|o| {
-            o.file == d.file && o.parent == d.parent && o.owner == d.owner && o.name == d.name
-        }) {
-            continue;
-        }
-        out.push(d);
+    let mut seen: std::collections::HashSet<(FileId, Option<DefId>, Option<&str>)> =
+        std::collections::HashSet::with_capacity(defs.len());
+    let mut keep = vec![false; defs.len()];
+    for (i, d) in defs.iter().enumerate() {
+        keep[i] = seen.insert((d.file, d.parent, d.owner.as_deref()));
     }
-    out
+    let mut i = 0;
+    defs.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+    defs
 }
 
 #[cfg(test)]

@@ -32,6 +32,9 @@ pub struct DefInfo {
     pub self_name: Option<String>,
 }
 
+/// A shared definition (resolution passes them around a lot).
+pub type Def = Arc<DefInfo>;
+
 /// What resolution needs of a file.
 #[derive(Debug, Clone)]
 pub struct FileInfo {
@@ -68,12 +71,16 @@ pub trait Backing {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Deps {
     pub keys: BTreeSet<String>,
+    buffer: String,
 }
 
 impl Deps {
     fn note(&mut self, prefix: &str, key: &str) {
-        if !self.keys.contains(&format!("{prefix}{key}")) {
-            self.keys.insert(format!("{prefix}{key}"));
+        self.buffer.clear();
+        self.buffer.push_str(prefix);
+        self.buffer.push_str(key);
+        if !self.keys.contains(&self.buffer) {
+            self.keys.insert(self.buffer.clone());
         }
     }
 }
@@ -116,13 +123,13 @@ pub struct Table<B = NoBacking> {
     by_path: HashMap<String, FileId>,
     by_dir: HashMap<String, Vec<FileId>>,
     by_package: HashMap<(&'static str, String), Vec<FileId>>,
-    names: HashMap<String, Arc<Vec<DefInfo>>>,
-    defs: HashMap<DefId, DefInfo>,
+    names: HashMap<String, Arc<Vec<Def>>>,
+    defs: HashMap<DefId, Def>,
     imports: HashMap<FileId, Arc<Vec<Import>>>,
     locals: HashMap<FileId, Arc<Vec<(Local, Option<DefId>)>>>,
     backing: Option<B>,
-    lazy_names: Lazy<String, Vec<DefInfo>>,
-    lazy_defs: Mutex<HashMap<DefId, Option<DefInfo>>>,
+    lazy_names: Lazy<String, Vec<Def>>,
+    lazy_defs: Mutex<HashMap<DefId, Option<Def>>>,
     lazy_imports: Lazy<FileId, Vec<Import>>,
     lazy_locals: Lazy<FileId, Vec<(Local, Option<DefId>)>>,
 }
@@ -190,6 +197,7 @@ impl<B: Backing> Table<B> {
         locals: Vec<(Local, Option<DefId>)>,
     ) {
         for def in defs {
+            let def = Arc::new(def);
             let list = self.names.entry(def.name.clone()).or_default();
             Arc::make_mut(list).push(def.clone());
             self.defs.insert(def.id, def);
@@ -241,7 +249,7 @@ impl<B: Backing> Table<B> {
     }
 
     /// Every definition called `name`, in id order.
-    pub fn defs_named(&self, name: &str, deps: &mut Deps) -> Arc<Vec<DefInfo>> {
+    pub fn defs_named(&self, name: &str, deps: &mut Deps) -> Arc<Vec<Def>> {
         deps.note("n:", name);
         if let Some(found) = self.names.get(name) {
             return found.clone();
@@ -252,7 +260,7 @@ impl<B: Backing> Table<B> {
         let mut lazy = self.lazy_names.lock().unwrap_or_else(|p| p.into_inner());
         lazy.entry(name.to_owned())
             .or_insert_with(|| {
-                let mut defs = backing.defs_named(name);
+                let mut defs: Vec<Def> = backing.defs_named(name).into_iter().map(Arc::new).collect();
                 defs.sort_by_key(|d| d.id);
                 Arc::new(defs)
             })
@@ -261,13 +269,15 @@ impl<B: Backing> Table<B> {
 
     /// A definition by id (parents and enclosing definitions; no key is recorded: a
     /// definition's parent is in its own file, whose change re-resolves what used it).
-    pub fn def(&self, id: DefId) -> Option<DefInfo> {
+    pub fn def(&self, id: DefId) -> Option<Def> {
         if let Some(found) = self.defs.get(&id) {
             return Some(found.clone());
         }
         let backing = self.backing.as_ref()?;
         let mut lazy = self.lazy_defs.lock().unwrap_or_else(|p| p.into_inner());
-        lazy.entry(id).or_insert_with(|| backing.def(id)).clone()
+        lazy.entry(id)
+            .or_insert_with(|| backing.def(id).map(Arc::new))
+            .clone()
     }
 
     /// A file's imports.

@@ -50,6 +50,16 @@ fn score(project: &str) -> Option<Score> {
             .unwrap_or_else(|e| panic!("{}: {e}; run `cargo xtask graph-keys`", key_path.display())),
     )
     .unwrap();
+    // The key must be for the installed version.
+    if let (Some(version), Some(dir)) = (key["version"].as_str(), cc_process::testing::real_project(project)) {
+        let stamp = dir.with_file_name(format!("{project}.stamp"));
+        let installed = std::fs::read_to_string(&stamp).unwrap_or_default();
+        assert!(
+            installed.trim_end().ends_with(version),
+            "{} is for {project} {version}, installed: {installed}; run `cargo xtask graph-keys {project}`",
+            key_path.display()
+        );
+    }
     let cache = tempfile::tempdir().unwrap();
     let (graph, _) = Graph::open_with(copy.path(), common::config(cache.path())).unwrap();
     let mut s = Score::default();
