@@ -176,7 +176,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     files.sort();
-    let rel = |p: &Path| p.strip_prefix(&root).unwrap_or(p).to_string_lossy().replace('\\', "/");
+    let rel = |p: &Path| {
+        p.strip_prefix(&root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
     let mut texts: BTreeMap<String, String> = BTreeMap::new();
     let mut defs = Vec::new();
     let mut declared = Declared::new();
@@ -228,14 +233,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             let line = r["range"]["end"]["line"].as_u64().unwrap_or(0);
             let end = r["range"]["end"]["character"].as_u64().unwrap_or(0) as u32;
-            let Ok(text) = std::fs::read_to_string(&path) else { continue };
-            let Some(line_text) = text.lines().nth(line as usize) else { continue };
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let Some(line_text) = text.lines().nth(line as usize) else {
+                continue;
+            };
             let after = &line_text[byte_of(line_text, end, encoding).min(line_text.len())..];
-            let Some(alias) = after.trim_start().strip_prefix("as ") else { continue };
+            let Some(alias) = after.trim_start().strip_prefix("as ") else {
+                continue;
+            };
             let alias = alias.trim_start();
             let alias_start = line_text.len() - alias.len();
-            let character =
-                cc_lsp_client::position::units(&line_text[..alias_start], encoding);
+            let character = cc_lsp_client::position::units(&line_text[..alias_start], encoding);
             let alias_uri = cc_lsp_client::uri::path_to_uri(&path);
             all.extend(references(&server, &alias_uri, line as u32, character).await);
         }

@@ -25,6 +25,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         cc_graph::extract::extract(&mut parser, language, source)?;
         extract += t.elapsed();
     }
-    println!("{} files: parse {parse:.2?}, parse + extract {extract:.2?}", files.len());
+    println!(
+        "{} files: parse {parse:.2?}, parse + extract {extract:.2?}",
+        files.len()
+    );
     Ok(())
 }

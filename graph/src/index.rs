@@ -30,7 +30,7 @@ use crate::table::{Backing, DefId, DefInfo, Deps, FileId, FileInfo, NoBacking, T
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Why the index could not be opened or updated.
 #[derive(Debug, thiserror::Error)]
@@ -128,6 +128,8 @@ pub struct Graph {
     pub(crate) config: GraphConfig,
     pub(crate) checked_at_ms: u64,
     pub(crate) stale: Option<Vec<String>>,
+    /// Lines of recently shown files (signatures are read from the file, not stored).
+    pub(crate) lines: std::cell::RefCell<HashMap<String, std::sync::Arc<Vec<String>>>>,
 }
 
 /// A file seen on disk.
@@ -160,16 +162,15 @@ CREATE TABLE defs(
   id INTEGER PRIMARY KEY AUTOINCREMENT, file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
   qname TEXT NOT NULL, parent_id INTEGER, owner TEXT, type_text TEXT, returns TEXT, bases TEXT,
   self_name TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL, end_line INTEGER NOT NULL,
-  name_line INTEGER NOT NULL, name_col INTEGER NOT NULL, signature TEXT NOT NULL);
+  name_line INTEGER NOT NULL, name_col INTEGER NOT NULL);
 CREATE INDEX defs_name ON defs(name);
 CREATE INDEX defs_file ON defs(file_id);
 CREATE TABLE refs(
-  id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, kind INTEGER NOT NULL, name TEXT NOT NULL,
+  file_id INTEGER NOT NULL, ord INTEGER NOT NULL, kind INTEGER NOT NULL, name TEXT NOT NULL,
   receiver TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL, enclosing_id INTEGER,
-  outcome INTEGER NOT NULL, target_id INTEGER, rung INTEGER, candidates INTEGER);
-CREATE INDEX refs_file ON refs(file_id);
+  outcome INTEGER NOT NULL, target_id INTEGER, rung INTEGER, candidates INTEGER,
+  PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
 CREATE INDEX refs_target ON refs(target_id) WHERE target_id IS NOT NULL;
-CREATE INDEX refs_enclosing ON refs(enclosing_id) WHERE enclosing_id IS NOT NULL;
 CREATE TABLE imports(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, module TEXT NOT NULL,
   name TEXT, alias TEXT, wildcard INTEGER NOT NULL, line INTEGER NOT NULL,
   PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
@@ -295,6 +296,7 @@ impl Graph {
             config,
             checked_at_ms: 0,
             stale: None,
+            lines: std::cell::RefCell::new(HashMap::new()),
         };
         let mut stats = graph.refresh()?;
         stats.rebuilt = rebuilt;
@@ -788,15 +790,15 @@ impl Graph {
             {
                 let mut insert_ref = tx
                     .prepare_cached(
-                        "INSERT INTO refs(file_id, kind, name, receiver, line, col, enclosing_id,
-                           outcome, target_id, rung, candidates)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                        "INSERT INTO refs(file_id, ord, kind, name, receiver, line, col,
+                           enclosing_id, outcome, target_id, rung, candidates)
+                         VALUES (?1, ?12, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                     )
                     .map_err(sql)?;
                 let mut update_ref = tx
                     .prepare_cached(
                         "UPDATE refs SET outcome = ?2, target_id = ?3, rung = ?4, candidates = ?5
-                         WHERE id = ?1",
+                         WHERE file_id = ?6 AND ord = ?1",
                     )
                     .map_err(sql)?;
                 let mut delete_deps = tx
@@ -825,7 +827,7 @@ impl Graph {
                     };
                     if let Some(&i) = from_memory.get(file) {
                         let (_, facts, ids) = &extracted[i];
-                        for (r, o) in facts.references.iter().zip(outcomes) {
+                        for (ord, (r, o)) in facts.references.iter().zip(outcomes).enumerate() {
                             let (outcome, target, rung, candidates) = split(o);
                             insert_ref
                                 .execute(params![
@@ -839,15 +841,16 @@ impl Graph {
                                     outcome,
                                     target,
                                     rung,
-                                    candidates
+                                    candidates,
+                                    ord as i64
                                 ])
                                 .map_err(sql)?;
                         }
                     } else if let Some(refs) = work_by_file.get(file) {
-                        for ((id, _), o) in refs.iter().zip(outcomes) {
+                        for ((ord, _), o) in refs.iter().zip(outcomes) {
                             let (outcome, target, rung, candidates) = split(o);
                             update_ref
-                                .execute(params![id, outcome, target, rung, candidates])
+                                .execute(params![ord, outcome, target, rung, candidates, file])
                                 .map_err(sql)?;
                         }
                     }
@@ -884,6 +887,10 @@ impl Graph {
         .map_err(sql)?;
         lap("outcomes written");
         tx.commit().map_err(sql)?;
+        if stats.extracted + stats.removed > 256 || resolve_all {
+            // A large change leaves a large write-ahead log: fold it into the index now.
+            let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+        }
         lap("committed");
         if stats.extracted + stats.removed > 0 {
             self.stale = Some(Vec::new());
@@ -937,7 +944,7 @@ impl Graph {
             "SELECT f.path, d.name, d.kind, d.qname, IFNULL({}, ''), IFNULL(d.owner, ''),
                IFNULL(d.type_text, ''), IFNULL(d.returns, ''), IFNULL(d.bases, ''),
                IFNULL(d.self_name, ''), d.line, d.col, d.end_line, d.name_line, d.name_col,
-               d.signature
+               ''
              FROM defs d JOIN files f ON f.id = d.file_id",
             def_key.replace("{}", "d.parent_id")
         );
@@ -1121,8 +1128,8 @@ fn insert_facts(
     let mut nth: HashMap<(String, String), usize> = HashMap::new();
     let mut insert = tx.prepare_cached(
         "INSERT INTO defs(id, file_id, name, kind, qname, parent_id, owner, type_text, returns,
-           bases, self_name, line, col, end_line, name_line, name_col, signature)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+           bases, self_name, line, col, end_line, name_line, name_col)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?;
     for def in &facts.definitions {
         let parent = def.parent.and_then(|p| ids.get(p).copied());
@@ -1171,8 +1178,7 @@ fn insert_facts(
             def.start.column,
             def.end_line,
             def.name_pos.line,
-            def.name_pos.column,
-            def.signature
+            def.name_pos.column
         ])?;
         ids.push(tx.last_insert_rowid());
     }
@@ -1558,8 +1564,8 @@ fn load_refs(
     let wanted: HashSet<FileId> = files.iter().copied().collect();
     if all {
         let mut stmt = tx.prepare(
-            "SELECT file_id, id, kind, name, receiver, enclosing_id, line, col FROM refs
-             ORDER BY file_id, id",
+            "SELECT file_id, ord, kind, name, receiver, enclosing_id, line, col FROM refs
+             ORDER BY file_id, ord",
         )?;
         let rows = stmt.query_map([], row)?;
         for r in rows {
@@ -1570,8 +1576,8 @@ fn load_refs(
         }
     } else {
         let mut stmt = tx.prepare_cached(
-            "SELECT file_id, id, kind, name, receiver, enclosing_id, line, col FROM refs WHERE file_id = ?1
-             ORDER BY id",
+            "SELECT file_id, ord, kind, name, receiver, enclosing_id, line, col FROM refs
+             WHERE file_id = ?1 ORDER BY ord",
         )?;
         for f in files {
             let rows = stmt.query_map([f], row)?;

@@ -130,7 +130,7 @@ pub struct Stats {
 
 const SYMBOL_COLUMNS: &str =
     "d.id, d.name, d.kind, d.qname, f.path, d.name_line, d.name_col, d.line,
-  d.end_line, d.signature, (SELECT p.qname FROM defs p WHERE p.id = d.parent_id)";
+  d.end_line, d.col, (SELECT p.qname FROM defs p WHERE p.id = d.parent_id)";
 
 fn symbol_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Symbol> {
     Ok(Symbol {
@@ -143,7 +143,8 @@ fn symbol_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Symbol> {
         column: r.get(at + 6)?,
         start_line: r.get(at + 7)?,
         end_line: r.get(at + 8)?,
-        signature: r.get(at + 9)?,
+        // The column, until `Graph::sign` reads the line from the file.
+        signature: r.get::<_, u32>(at + 9)?.to_string(),
         parent: r.get(at + 10)?,
     })
 }
@@ -176,14 +177,47 @@ impl Graph {
 
     /// A definition by id.
     pub fn symbol(&self, id: DefId) -> Result<Option<Symbol>> {
-        self.conn
+        let found = self
+            .conn
             .query_row(
                 &format!("SELECT {SYMBOL_COLUMNS} FROM defs d JOIN files f ON f.id = d.file_id WHERE d.id = ?1"),
                 [id],
                 |r| symbol_row(r, 0),
             )
             .optional()
-            .map_err(self.q_err())
+            .map_err(self.q_err())?;
+        Ok(found.map(|s| self.sign(s)))
+    }
+
+    /// Fills in a symbol's signature: its first line as the file has it now (from the
+    /// definition's column, trimmed, at most 200 characters).
+    fn sign(&self, mut symbol: Symbol) -> Symbol {
+        let column: usize = symbol.signature.parse().unwrap_or(1);
+        let lines = {
+            let mut cache = self.lines.borrow_mut();
+            if cache.len() > 64 {
+                cache.clear();
+            }
+            cache
+                .entry(symbol.path.clone())
+                .or_insert_with(|| {
+                    let text = std::fs::read(self.root.join(&symbol.path)).unwrap_or_default();
+                    std::sync::Arc::new(
+                        String::from_utf8_lossy(&text)
+                            .lines()
+                            .map(str::to_owned)
+                            .collect(),
+                    )
+                })
+                .clone()
+        };
+        let line = lines
+            .get(symbol.start_line.saturating_sub(1) as usize)
+            .map(String::as_str)
+            .unwrap_or("");
+        let text = line.get(column.saturating_sub(1)..).unwrap_or(line).trim();
+        symbol.signature = text.chars().take(200).collect();
+        symbol
     }
 
     /// Definitions whose name or qualified name is `name` exactly (`Session.request`,
@@ -274,6 +308,13 @@ impl Graph {
                 .then_with(|| a.symbol.line.cmp(&b.symbol.line))
         });
         ranked.truncate(limit);
+        let ranked = ranked
+            .into_iter()
+            .map(|r| Ranked {
+                symbol: self.sign(r.symbol),
+                score: r.score,
+            })
+            .collect();
         Ok(self.answer(ranked))
     }
 
@@ -289,10 +330,10 @@ impl Graph {
         let rows = stmt
             .query_map([path], |r| symbol_row(r, 0))
             .map_err(self.q_err())?;
-        let v = rows
+        let v: Vec<Symbol> = rows
             .collect::<rusqlite::Result<_>>()
             .map_err(self.q_err())?;
-        Ok(self.answer(v))
+        Ok(self.answer(v.into_iter().map(|s| self.sign(s)).collect()))
     }
 
     fn target(&self, id: DefId) -> Result<Symbol> {
@@ -372,7 +413,10 @@ impl Graph {
             .prepare_cached(
                 "SELECT r.line, r.col, r.name, r.receiver, r.outcome, r.target_id, r.rung,
                    r.candidates
-                 FROM refs r WHERE r.enclosing_id = ?1 AND r.kind = 0 ORDER BY r.line, r.col",
+                 FROM refs r
+                 WHERE r.file_id = (SELECT file_id FROM defs WHERE id = ?1)
+                   AND r.enclosing_id = ?1 AND r.kind = 0
+                 ORDER BY r.line, r.col",
             )
             .map_err(self.q_err())?;
         let rows = stmt

@@ -552,13 +552,7 @@ impl<B: Backing> Cx<'_, B> {
         out
     }
 
-    fn exported_inner(
-        &mut self,
-        file: FileId,
-        name: &str,
-        want: Want,
-        depth: usize,
-    ) -> Vec<Def> {
+    fn exported_inner(&mut self, file: FileId, name: &str, want: Want, depth: usize) -> Vec<Def> {
         let direct = self.top_level(file, name, want);
         if !direct.is_empty() || depth > MAX_DEPTH {
             return direct;
@@ -600,7 +594,11 @@ impl<B: Backing> Cx<'_, B> {
 
     /// The module files an import names.
     fn import_module_from(&mut self, from: &FileInfo, import: &Import) -> Found {
-        let key = (from.id, import.module.clone(), import.wildcard || import.name.is_some());
+        let key = (
+            from.id,
+            import.module.clone(),
+            import.wildcard || import.name.is_some(),
+        );
         if let Some(found) = self.module_memo.get(&key) {
             return found.clone();
         }
@@ -628,7 +626,12 @@ impl<B: Backing> Cx<'_, B> {
             && !import.module.starts_with('.')
         {
             top = Import {
-                module: import.module.split('.').next().unwrap_or_default().to_owned(),
+                module: import
+                    .module
+                    .split('.')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
                 ..import.clone()
             };
             &top
@@ -818,12 +821,7 @@ impl<B: Backing> Cx<'_, B> {
 
     /// The type of a definition used as a value: a class itself (a static call), a variable
     /// or field's declared type, a function's return type.
-    fn type_of_def(
-        &mut self,
-        def: &Def,
-        called: bool,
-        depth: usize,
-    ) -> Option<(Def, Rung)> {
+    fn type_of_def(&mut self, def: &Def, called: bool, depth: usize) -> Option<(Def, Rung)> {
         if !self.enter() {
             return None;
         }
@@ -832,12 +830,7 @@ impl<B: Backing> Cx<'_, B> {
         out
     }
 
-    fn type_of_def_inner(
-        &mut self,
-        def: &Def,
-        called: bool,
-        depth: usize,
-    ) -> Option<(Def, Rung)> {
+    fn type_of_def_inner(&mut self, def: &Def, called: bool, depth: usize) -> Option<(Def, Rung)> {
         if def.kind.is_type() {
             return Some((def.clone(), Rung::Exact));
         }
@@ -1075,7 +1068,10 @@ impl<B: Backing> Cx<'_, B> {
                             Some((t, r)) => Target::Type(t, rung.weaker(r)),
                             None => Target::Unknown,
                         }
-                    } else if hits.is_empty() && !called && self.submodule_visible(&files, name, &dotted) {
+                    } else if hits.is_empty()
+                        && !called
+                        && self.submodule_visible(&files, name, &dotted)
+                    {
                         match self.submodule_of(&files, name) {
                             Some(sub) => Target::Module(sub, rung),
                             None => Target::Unknown,
@@ -1163,7 +1159,11 @@ impl<B: Backing> Cx<'_, B> {
     /// `sub` (`from . import sub`), or this file imports `pkg.sub` itself. (A submodule that
     /// some other module happened to import is loaded at run time, but nothing here says so.)
     fn submodule_visible(&mut self, package: &[FileId], name: &str, dotted: &str) -> bool {
-        if self.imports.iter().any(|i| i.name.is_none() && i.module == dotted) {
+        if self
+            .imports
+            .iter()
+            .any(|i| i.name.is_none() && i.module == dotted)
+        {
             return true;
         }
         let Some(&file) = package.first() else {

@@ -260,7 +260,8 @@ impl<B: Backing> Table<B> {
         let mut lazy = self.lazy_names.lock().unwrap_or_else(|p| p.into_inner());
         lazy.entry(name.to_owned())
             .or_insert_with(|| {
-                let mut defs: Vec<Def> = backing.defs_named(name).into_iter().map(Arc::new).collect();
+                let mut defs: Vec<Def> =
+                    backing.defs_named(name).into_iter().map(Arc::new).collect();
                 defs.sort_by_key(|d| d.id);
                 Arc::new(defs)
             })

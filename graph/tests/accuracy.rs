@@ -45,13 +45,16 @@ fn score(project: &str) -> Option<Score> {
     let key_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/keys")
         .join(format!("{project}.json"));
-    let key: Value = serde_json::from_str(
-        &std::fs::read_to_string(&key_path)
-            .unwrap_or_else(|e| panic!("{}: {e}; run `cargo xtask graph-keys`", key_path.display())),
-    )
-    .unwrap();
+    let key: Value =
+        serde_json::from_str(&std::fs::read_to_string(&key_path).unwrap_or_else(|e| {
+            panic!("{}: {e}; run `cargo xtask graph-keys`", key_path.display())
+        }))
+        .unwrap();
     // The key must be for the installed version.
-    if let (Some(version), Some(dir)) = (key["version"].as_str(), cc_process::testing::real_project(project)) {
+    if let (Some(version), Some(dir)) = (
+        key["version"].as_str(),
+        cc_process::testing::real_project(project),
+    ) {
         let stamp = dir.with_file_name(format!("{project}.stamp"));
         let installed = std::fs::read_to_string(&stamp).unwrap_or_default();
         assert!(
@@ -71,7 +74,10 @@ fn score(project: &str) -> Option<Score> {
         let mut expected: BTreeMap<(String, u32), usize> = BTreeMap::new();
         for c in def["callers"].as_array().unwrap() {
             *expected
-                .entry((c[0].as_str().unwrap().to_owned(), c[1].as_u64().unwrap() as u32))
+                .entry((
+                    c[0].as_str().unwrap().to_owned(),
+                    c[1].as_u64().unwrap() as u32,
+                ))
                 .or_default() += 1;
         }
         let key_count: usize = expected.values().sum();
@@ -84,7 +90,9 @@ fn score(project: &str) -> Option<Score> {
             .min_by_key(|d| d.line.abs_diff(line));
         let Some(ours) = ours.filter(|d| d.line.abs_diff(line) <= 2) else {
             for ((p, l), _) in &expected {
-                s.false_negatives.push(format!("{p}:{l} -> {name} ({path}:{line}) [definition not found]"));
+                s.false_negatives.push(format!(
+                    "{p}:{l} -> {name} ({path}:{line}) [definition not found]"
+                ));
             }
             continue;
         };
@@ -99,13 +107,19 @@ fn score(project: &str) -> Option<Score> {
             let k = expected.get(place).copied().unwrap_or(0);
             s.true_positives += (*n).min(k);
             for _ in k..*n {
-                s.false_positives.push(format!("{}:{} -> {} ({path}:{line})", place.0, place.1, ours.qualified_name));
+                s.false_positives.push(format!(
+                    "{}:{} -> {} ({path}:{line})",
+                    place.0, place.1, ours.qualified_name
+                ));
             }
         }
         for (place, k) in &expected {
             let n = found.get(place).copied().unwrap_or(0);
             for _ in n..*k {
-                s.false_negatives.push(format!("{}:{} -> {} ({path}:{line})", place.0, place.1, ours.qualified_name));
+                s.false_negatives.push(format!(
+                    "{}:{} -> {} ({path}:{line})",
+                    place.0, place.1, ours.qualified_name
+                ));
             }
         }
     }

@@ -65,7 +65,10 @@ pub fn run(root: &Path, names: &[String]) -> Result<()> {
             std::fs::create_dir_all(&spf13)
                 .map_err(|e| format!("cannot create {}: {e}", spf13.display()))?;
             copy_tree(&source, &spf13.join("cobra"))?;
-            copy_tree(&projects::projects_dir(&layout).join("pflag"), &spf13.join("pflag"))?;
+            copy_tree(
+                &projects::projects_dir(&layout).join("pflag"),
+                &spf13.join("pflag"),
+            )?;
             section = format!(
                 "[go]\nenv = {{ GO111MODULE = \"off\", GOPATH = \"{}\", GOFLAGS = \"\" }}\n",
                 scratch.display()
@@ -103,8 +106,8 @@ pub fn run(root: &Path, names: &[String]) -> Result<()> {
             .map_err(|e| format!("{} is not JSON: {e}", out.display()))?;
         key["project"] = serde_json::Value::from(*name);
         key["version"] = serde_json::Value::from(project.version);
-        let text = serde_json::to_string_pretty(&key)
-            .map_err(|e| format!("cannot write the key: {e}"))?;
+        let text =
+            serde_json::to_string_pretty(&key).map_err(|e| format!("cannot write the key: {e}"))?;
         std::fs::write(&out, text + "\n")
             .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
         built.push(*name);
