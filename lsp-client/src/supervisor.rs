@@ -32,6 +32,23 @@ pub struct SupervisorOptions {
     pub shutdown_grace: Duration,
     /// How many other files a write's check looks at (default 30).
     pub dependents_limit: usize,
+    /// Whether servers and checkers may run the workspace's own code (build scripts, proc
+    /// macros, its `.venv` python, its `node_modules` TypeScript). [`Trust::ReadOnly`] for
+    /// surfaces that promise no side effect: see [`crate::policy`].
+    pub trust: Trust,
+}
+
+/// What the workspace's own code may do when a server or checker starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trust {
+    /// Servers run as they normally do (build scripts, proc macros, the project's
+    /// interpreter and toolchain).
+    #[default]
+    Full,
+    /// Servers start in a safe configuration that runs no workspace code; what cannot be
+    /// made safe is refused with the reason.
+    ReadOnly,
 }
 
 impl Default for SupervisorOptions {
@@ -43,6 +60,7 @@ impl Default for SupervisorOptions {
             restart_window: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(2),
             dependents_limit: crate::config::DEFAULT_DEPENDENTS_LIMIT,
+            trust: Trust::Full,
         }
     }
 }
@@ -174,6 +192,15 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Supervisor {
     /// A supervisor for the workspace at `workspace` (an absolute, canonical path).
     pub fn new(workspace: &Path, table: ServerTable, options: SupervisorOptions) -> Arc<Self> {
+        Self::build(workspace, table, options, None)
+    }
+
+    fn build(
+        workspace: &Path,
+        table: ServerTable,
+        options: SupervisorOptions,
+        config_error: Option<String>,
+    ) -> Arc<Self> {
         Arc::new_cyclic(|me| Supervisor {
             workspace: workspace.to_path_buf(),
             table,
@@ -183,7 +210,7 @@ impl Supervisor {
             applier: Mutex::new(None),
             reaper_started: AtomicBool::new(false),
             closed: AtomicBool::new(false),
-            config_error: None,
+            config_error,
             me: me.clone(),
         })
     }
@@ -204,18 +231,12 @@ impl Supervisor {
 
     fn broken(workspace: &Path, error: ConfigError) -> Arc<Self> {
         let message = format!("{error}; fix the [lsp] section of .cc/tools.toml");
-        Arc::new_cyclic(|me| Supervisor {
-            workspace: workspace.to_path_buf(),
-            table: ServerTable::builtin(),
-            options: SupervisorOptions::default(),
-            prober: Prober::default(),
-            instances: Mutex::new(HashMap::new()),
-            applier: Mutex::new(None),
-            reaper_started: AtomicBool::new(false),
-            closed: AtomicBool::new(false),
-            config_error: Some(message),
-            me: me.clone(),
-        })
+        Self::build(
+            workspace,
+            ServerTable::builtin(),
+            SupervisorOptions::default(),
+            Some(message),
+        )
     }
 
     /// A supervisor configured by the `[lsp]` section of `<workspace>/.cc/tools.toml`.
@@ -242,6 +263,34 @@ impl Supervisor {
     /// How many other files a write's check may look at.
     pub fn dependents_limit(&self) -> usize {
         self.options.dependents_limit
+    }
+
+    /// Whether this supervisor's servers may run workspace code.
+    pub fn trust(&self) -> Trust {
+        self.options.trust
+    }
+
+    /// A supervisor over the same workspace and table whose servers run no workspace code
+    /// (itself when it already is one). Servers are never shared between the two: a
+    /// read-only run never reaches a server started with full trust.
+    pub fn read_only(self: &Arc<Self>) -> Arc<Self> {
+        if self.options.trust == Trust::ReadOnly {
+            return self.clone();
+        }
+        let options = SupervisorOptions {
+            trust: Trust::ReadOnly,
+            ..self.options.clone()
+        };
+        let twin = Self::build(
+            &self.workspace,
+            self.table.clone(),
+            options,
+            self.config_error.clone(),
+        );
+        if let Some(applier) = lock(&self.applier).clone() {
+            twin.set_applier(applier);
+        }
+        twin
     }
 
     /// The server table in use.
@@ -382,6 +431,10 @@ impl Supervisor {
         let applier = lock(&self.applier).clone();
         let mut resolved = resolved;
         crate::policy::adapt_to_project(&mut resolved.spec, root);
+        if self.options.trust == Trust::ReadOnly {
+            crate::policy::restrict(&mut resolved, &self.workspace, &self.path_var())
+                .map_err(unavailable)?;
+        }
         match LanguageServer::start(&family.name, &resolved, root, &self.path_var(), applier).await
         {
             Ok(server) => {

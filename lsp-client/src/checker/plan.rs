@@ -41,12 +41,14 @@ pub(crate) struct Plan {
     pub note: Option<String>,
 }
 
-/// What to run for `family` at `root` (inside `workspace`).
+/// What to run for `family` at `root` (inside `workspace`). With `read_only`, the project's own tool folders (`node_modules/.bin`, `.venv/bin`) are
+/// not looked in: a read-only surface runs no workspace code.
 pub(crate) fn plan(
     family: &Family,
     root: &Path,
     workspace: &Path,
     path_var: &OsStr,
+    read_only: bool,
 ) -> Result<Plan, CheckerError> {
     let configured: Vec<_> = family
         .servers
@@ -60,7 +62,8 @@ pub(crate) fn plan(
     };
     let mut chosen = None;
     for (spec, command) in &configured {
-        if let Some(program) = find_program(&command[0], root, workspace, path_var, spec) {
+        if let Some(program) = find_program(&command[0], root, workspace, path_var, spec, read_only)
+        {
             chosen = Some((*spec, (*command).clone(), program, None));
             break;
         }
@@ -249,13 +252,14 @@ fn find_program(
     workspace: &Path,
     path_var: &OsStr,
     spec: &crate::table::ServerSpec,
+    read_only: bool,
 ) -> Option<PathBuf> {
     if program.contains('/') {
         let path = root.join(program);
         return path.is_file().then_some(path);
     }
     for dir in root.ancestors() {
-        if !dir.starts_with(workspace) {
+        if read_only || !dir.starts_with(workspace) {
             break;
         }
         for local in ["node_modules/.bin", ".venv/bin", "venv/bin"] {
@@ -538,6 +542,7 @@ mod tests {
             dir.path(),
             dir.path(),
             OsStr::new("/nonexistent"),
+            false,
         )
         .unwrap_err();
         let text = error.to_string();
@@ -549,6 +554,7 @@ mod tests {
             dir.path(),
             dir.path(),
             OsStr::new("/nonexistent"),
+            false,
         )
         .unwrap_err();
         assert!(error.to_string().contains("[lsp.bash] checker"), "{error}");

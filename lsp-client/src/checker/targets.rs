@@ -106,7 +106,11 @@ impl Supervisor {
                 family: target.family.clone(),
             })?;
         let path_var = self.path_var();
-        let plan = plan(family, &target.root, self.workspace(), &path_var)?;
+        let read_only = self.trust() == crate::Trust::ReadOnly;
+        let mut plan = plan(family, &target.root, self.workspace(), &path_var, read_only)?;
+        if read_only {
+            crate::policy::restrict_checker(&mut plan, self.workspace(), &path_var)?;
+        }
         run(&plan, &path_var).await
     }
 }

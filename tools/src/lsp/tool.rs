@@ -509,7 +509,20 @@ impl Tool for LspTool {
                     })
                     .collect::<Vec<_>>()
                     .join("\n");
-                Ok(ToolOutput::new(json!({"languages": rows})).with_text(text))
+                let read_only = self.supervisor.trust() == cc_lsp_client::Trust::ReadOnly;
+                let text = if read_only {
+                    format!(
+                        "read-only surface: servers run no workspace code (no build scripts or \
+                         proc macros, no project interpreter or TypeScript, no cargo check)\n{text}"
+                    )
+                } else {
+                    text
+                };
+                Ok(ToolOutput::new(json!({
+                    "languages": rows,
+                    "trust": self.supervisor.trust(),
+                }))
+                .with_text(text))
             }
             Action::Reload => self.reload(&args).await,
             Action::Diagnostics => self.diagnostics(ctx, &args).await,
