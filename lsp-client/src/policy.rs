@@ -109,6 +109,8 @@ pub(crate) fn restrict(
             });
             merge(&mut spec.init_options, &safe);
             merge(&mut spec.settings, &json!({"rust-analyzer": safe}));
+            // No check on save: nothing to wait for after one.
+            spec.check_progress = None;
         }
         "basedpyright" | "pyright" | "pylsp" => {
             let python = trusted_python(workspace, path_var).ok_or_else(|| {
@@ -178,7 +180,9 @@ pub(crate) fn restrict_checker(
     }
     match program.as_str() {
         "cargo" => Err(refuse(
-            "`cargo check` builds the project, which runs its build scripts and proc macros;              a read-only surface runs no workspace code: run `lsp diagnostics \"*\"` from the              full surface, or ask for one file's diagnostics (`file: \"src/lib.rs\"`)"
+            "`cargo check` builds the project, which runs its build scripts and proc macros; a \
+             read-only surface runs no workspace code: run `lsp diagnostics \"*\"` from the \
+             full surface, or ask for one file's diagnostics (`file: \"src/lib.rs\"`)"
                 .into(),
         )),
         "basedpyright" | "pyright" => {

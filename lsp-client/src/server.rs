@@ -165,6 +165,14 @@ struct Inner {
     registrations: HashMap<String, (String, Value)>,
     refresh_gen: u64,
     last_error_message: Option<String>,
+    /// The server reports its loading state ([`ServerSpec::reports_status`]): until it has,
+    /// it counts as busy.
+    expects_status: bool,
+    /// The sequence number of the last `didSave` sent.
+    save_seq: u64,
+    /// The sequence number of the last begin of the check a save starts
+    /// ([`ServerSpec::check_progress`]).
+    check_begin_seq: u64,
     /// clangd's per-file status (`textDocument/clangd.fileStatus`), with the sequence number
     /// and time it arrived at.
     file_status: HashMap<PathBuf, (String, u64, Instant)>,
@@ -175,7 +183,9 @@ struct Inner {
 
 impl Inner {
     fn busy(&self) -> bool {
-        !self.progress.is_empty() || self.quiescent == Some(false)
+        !self.progress.is_empty()
+            || self.quiescent == Some(false)
+            || (self.expects_status && self.quiescent.is_none())
     }
 
     fn set_busy_state(&mut self, was_busy: bool) {
@@ -187,6 +197,8 @@ impl Inner {
 
 struct State {
     server: String,
+    /// [`ServerSpec::check_progress`].
+    check_progress: Option<String>,
     inner: Mutex<Inner>,
     changed: watch::Sender<u64>,
     settings: Value,
@@ -331,8 +343,16 @@ impl State {
                 let value = params.get("value").cloned().unwrap_or(Value::Null);
                 let mut inner = self.lock();
                 let was_busy = inner.busy();
+                let is_check = self
+                    .check_progress
+                    .as_deref()
+                    .is_some_and(|prefix| token.starts_with(prefix));
                 match value.get("kind").and_then(Value::as_str) {
                     Some("begin") => {
+                        if is_check {
+                            inner.seq += 1;
+                            inner.check_begin_seq = inner.seq;
+                        }
                         let title = value.get("title").and_then(Value::as_str).unwrap_or("");
                         inner.progress.insert(token, title.to_owned());
                     }
@@ -536,6 +556,7 @@ impl LanguageServer {
         let (changed, _) = watch::channel(0u64);
         let state = Arc::new(State {
             server: spec.name.clone(),
+            check_progress: spec.check_progress.clone(),
             inner: Mutex::new(Inner {
                 published: HashMap::new(),
                 pulled: HashMap::new(),
@@ -549,6 +570,9 @@ impl LanguageServer {
                 last_error_message: None,
                 file_status: HashMap::new(),
                 preamble_builds: HashMap::new(),
+                expects_status: spec.reports_status,
+                save_seq: 0,
+                check_begin_seq: 0,
             }),
             changed,
             settings: spec.settings.clone(),
@@ -838,7 +862,14 @@ impl LanguageServer {
         if include_text {
             params["text"] = Value::String(text);
         }
+        self.note_save();
         self.conn.notify("textDocument/didSave", params)
+    }
+
+    fn note_save(&self) {
+        let mut inner = self.state.lock();
+        inner.seq += 1;
+        inner.save_seq = inner.seq;
     }
 
     fn sync_inner(
@@ -899,6 +930,7 @@ impl LanguageServer {
             if include_text {
                 params["text"] = Value::String(text.to_owned());
             }
+            self.note_save();
             self.conn.notify("textDocument/didSave", params)?;
         }
         Ok(SyncTicket {
@@ -1194,6 +1226,7 @@ impl LanguageServer {
             params["identifier"] = Value::String(identifier);
         }
         let mut retries = 0;
+        let mut via = Via::Pull;
         loop {
             let (until, generation) = {
                 let inner = self.state.lock();
@@ -1217,10 +1250,10 @@ impl LanguageServer {
                 Err(error) => return DiagnosticsOutcome::Failed(error),
             };
             let answered_at = Instant::now();
-            // A server that is loading (rust-analyzer) answers at once with what it has;
-            // give its progress a moment to show, and pull again once it is idle.
-            if !timing.settle.is_zero() {
-                tokio::time::sleep(timing.settle).await;
+            // A save started a check whose results are pushed (rust-analyzer's cargo check):
+            // the answer is complete once that check has begun and ended (below, busy).
+            if !self.wait_check_begun(ticket, timing).await {
+                via = Via::Settled;
             }
             if self.is_busy() {
                 if !self.wait_idle(ticket, timing).await {
@@ -1258,19 +1291,42 @@ impl LanguageServer {
             return DiagnosticsOutcome::Fresh {
                 diagnostics,
                 answered_at,
-                via: Via::Pull,
+                via,
             };
+        }
+    }
+
+    /// When a save since `ticket`'s change started the server's check
+    /// ([`ServerSpec::check_progress`]), waits until that check has begun (its end is waited
+    /// for as the server being busy). False when it did not begin in time: what was pushed
+    /// until then is used, and the answer says it settled rather than saw the check.
+    async fn wait_check_begun(&self, ticket: &SyncTicket, timing: Timing) -> bool {
+        if self.spec.check_progress.is_none() {
+            return true;
+        }
+        let mut changes = self.state.changed.subscribe();
+        loop {
+            changes.borrow_and_update();
+            let until = {
+                let inner = self.state.lock();
+                if inner.save_seq <= ticket.seq_before || inner.check_begin_seq > inner.save_seq {
+                    return true;
+                }
+                deadline(ticket.sent_at, timing, &inner)
+            };
+            if self.conn.is_closed() || Instant::now() >= until {
+                return false;
+            }
+            tokio::select! {
+                _ = changes.changed() => {}
+                _ = tokio::time::sleep_until(until) => {}
+            }
         }
     }
 
     /// Waits up to `timeout` for the server to finish the work it reports (indexing);
     /// true when it is idle.
     pub async fn wait_ready(&self, timeout: Duration) -> bool {
-        // A server that reports its work only after a moment (rust-analyzer's status) gets
-        // its settle window to start reporting.
-        if !self.spec.timing.settle.is_zero() && self.started.elapsed() < Duration::from_secs(30) {
-            tokio::time::sleep(self.spec.timing.settle).await;
-        }
         let ticket = SyncTicket {
             path: PathBuf::new(),
             version: 0,

@@ -75,6 +75,13 @@ pub struct ServerSpec {
     /// One `didSave` makes the server re-check every open file (clangd): a batch of written
     /// files is saved once, not once per file (which would re-check everything N times).
     pub save_reparses_all: bool,
+    /// The `$/progress` token prefix of the check a save starts (rust-analyzer's
+    /// `rust-analyzer/flycheck`, its `cargo check`): after a save, diagnostics are final once
+    /// that check began and ended. `None`: saves start no such check.
+    pub check_progress: Option<String>,
+    /// The server reports whether it is still loading (`experimental/serverStatus`): until
+    /// its first report it counts as loading.
+    pub reports_status: bool,
 }
 
 /// The default [`ServerSpec::checker_timeout`]: a cold `cargo check` of a mid-sized project.
@@ -99,6 +106,8 @@ impl ServerSpec {
             tsserver_probe: false,
             cross_file: true,
             save_reparses_all: false,
+            check_progress: None,
+            reports_status: false,
         }
     }
 
@@ -250,9 +259,11 @@ impl ServerTable {
         )
         .checker(&["cargo", "check", "--message-format=json", "--quiet"]);
         rust_analyzer.env = vec![("CARGO_NET_OFFLINE".into(), "true".into())];
-        // It answers pulls at once, empty, while loading; cargo check on save reports through
-        // progress. Wait a little for that progress to begin before trusting an answer.
-        rust_analyzer.timing.settle = Duration::from_millis(300);
+        // It answers pulls at once, empty, while loading: its `experimental/serverStatus`
+        // says when it is loaded. A save starts `cargo check`, reported as progress under
+        // this token; its results are pushed and merged with the pulled ones.
+        rust_analyzer.reports_status = true;
+        rust_analyzer.check_progress = Some("rust-analyzer/flycheck".into());
 
         let mut bash = ServerSpec::new(
             "bash-language-server",
