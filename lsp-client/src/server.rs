@@ -20,9 +20,6 @@ use crate::uri::{path_to_uri, uri_to_path};
 
 /// How long `initialize` may take.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
-/// After clangd rebuilt a file's preamble, how long the file must stay idle after its last
-/// publish before that list is taken as final (see `diagnostics`).
-const PREAMBLE_QUIET: Duration = Duration::from_millis(300);
 /// Pull retries after "content modified" or "server cancelled".
 const PULL_RETRIES: u32 = 8;
 
@@ -149,6 +146,12 @@ struct Published {
     at: Instant,
     /// (seq, time, version) of recent publishes, to find the first one after a change.
     history: VecDeque<(u64, Instant, Option<i64>)>,
+    /// clangd: the file went idle after this publish with no preamble work in between (see
+    /// `diagnostics`).
+    settled: bool,
+    /// clangd: preamble work ("parsing includes", or a "Built preamble" line) came after
+    /// this publish, so another publish follows.
+    rebuilding: bool,
 }
 
 #[derive(Debug)]
@@ -176,8 +179,7 @@ struct Inner {
     /// clangd's per-file status (`textDocument/clangd.fileStatus`), with the sequence number
     /// and time it arrived at.
     file_status: HashMap<PathBuf, (String, u64, Instant)>,
-    /// The sequence number of the last status saying clangd was building the file's
-    /// preamble ("parsing includes").
+    /// The sequence number of clangd's last "Built preamble" log line for each file.
     preamble_builds: HashMap<PathBuf, u64>,
 }
 
@@ -313,7 +315,7 @@ impl State {
                 let mut inner = self.lock();
                 inner.seq += 1;
                 let seq = inner.seq;
-                tracing::debug!(server = %self.server, path = %path.display(), ?version, count = diagnostics.len(), "publish");
+                tracing::debug!(server = %self.server, path = %path.display(), ?version, seq = inner.seq, count = diagnostics.len(), "publish");
                 let entry = inner.published.entry(path).or_insert_with(|| Published {
                     version: None,
                     diagnostics: Vec::new(),
@@ -321,8 +323,12 @@ impl State {
                     seq: 0,
                     at: now,
                     history: VecDeque::new(),
+                    settled: false,
+                    rebuilding: false,
                 });
                 entry.version = version;
+                entry.settled = false;
+                entry.rebuilding = false;
                 entry.diagnostics = diagnostics;
                 entry.raw = raw;
                 entry.seq = seq;
@@ -391,8 +397,12 @@ impl State {
                 let mut inner = self.lock();
                 inner.seq += 1;
                 let seq = inner.seq;
-                if state.contains("parsing includes") {
-                    inner.preamble_builds.insert(path.clone(), seq);
+                if let Some(published) = inner.published.get_mut(&path) {
+                    if state.contains("parsing includes") {
+                        published.rebuilding = true;
+                    } else if state == "idle" && !published.rebuilding {
+                        published.settled = true;
+                    }
                 }
                 inner
                     .file_status
@@ -448,6 +458,33 @@ fn lsp_from_tsserver(item: &Value) -> Option<Value> {
         diagnostic["tags"] = json!(tags);
     }
     Some(diagnostic)
+}
+
+impl State {
+    /// A line of the server's log. clangd's "Built preamble of size N for file F version V
+    /// in T seconds" says that a change made F's preamble stale and that the list published
+    /// next for F is the one against the new preamble (see `diagnostics`).
+    fn log(&self, line: &str) {
+        let Some(rest) = line.split_once("Built preamble").map(|(_, rest)| rest) else {
+            return;
+        };
+        let Some(file) = rest
+            .split_once(" for file ")
+            .and_then(|(_, rest)| rest.rsplit_once(" version "))
+            .map(|(file, _)| PathBuf::from(file))
+        else {
+            return;
+        };
+        let mut inner = self.lock();
+        inner.seq += 1;
+        let seq = inner.seq;
+        if let Some(published) = inner.published.get_mut(&file) {
+            published.rebuilding = true;
+        }
+        inner.preamble_builds.insert(file, seq);
+        drop(inner);
+        self.bump();
+    }
 }
 
 fn raw_list(value: Option<&Value>) -> Vec<Value> {
@@ -520,8 +557,8 @@ impl LanguageServer {
             .current_dir(root)
             .env("PATH", path_var)
             .envs(spec.env.iter().map(|(k, v)| (k, v)));
-        let (conn, incoming) =
-            Connection::spawn(&spec.name, command).map_err(|error| LspError::Spawn {
+        let (conn, incoming) = Connection::spawn_with(&spec.name, command, spec.reads_log)
+            .map_err(|error| LspError::Spawn {
                 server: spec.name.clone(),
                 detail: format!("{}: {error}", resolved.binary.display()),
             })?;
@@ -1093,32 +1130,29 @@ impl LanguageServer {
                 if let Some(published) = fresh {
                     match published.version {
                         Some(version) if version >= ticket.version => {
-                            // clangd: an update that made the file's preamble stale (an
+                            // clangd: a change that makes the file's preamble stale (an
                             // included header changed) is published twice, first against the
-                            // old preamble, then once the new one is built; its status says
-                            // that a preamble is being built ("parsing includes") but not
-                            // which list is the last. Without a preamble build since the
-                            // change (and on a file's first build, which waits for its
-                            // preamble), the first list is final; after one, the latest list
-                            // stands once the file has stayed idle a moment.
-                            let rebuilt = !ticket.opened
-                                && inner
-                                    .preamble_builds
-                                    .get(&ticket.path)
-                                    .is_some_and(|seq| *seq > ticket.seq_before);
-                            let mut via = Via::VersionedPush;
+                            // old preamble, then against the new one once it is built. Its log
+                            // says when a preamble was built ("Built preamble … for file F")
+                            // and its status when the file is idle again: the list stands
+                            // once the file went idle after it with no preamble work in
+                            // between, and it came after the last preamble built since the
+                            // change. A file's first build waits for its preamble and
+                            // publishes once.
                             let settled = match inner.file_status.get(&ticket.path) {
-                                Some((state, seq, at)) if rebuilt => {
-                                    via = Via::Settled;
-                                    let quiet_at = *at + PREAMBLE_QUIET;
-                                    let idle = state == "idle" && *seq > published.seq;
-                                    if idle && now < quiet_at {
-                                        wake = wake.min(quiet_at);
-                                    }
-                                    idle && now >= quiet_at
+                                None => true,
+                                Some(_) if ticket.opened => true,
+                                Some(_) => {
+                                    let after_build = inner
+                                        .preamble_builds
+                                        .get(&ticket.path)
+                                        .is_none_or(|built| {
+                                            *built <= ticket.seq_before || published.seq > *built
+                                        });
+                                    published.settled && after_build
                                 }
-                                _ => true,
                             };
+                            let via = Via::VersionedPush;
                             if settled {
                                 ready_at =
                                     Some((published.at.max(inner.idle_since) + timing.settle, via));
@@ -1496,6 +1530,7 @@ async fn handle_incoming(
                 }
             }
             Incoming::Notification { method, params } => state.notice(&method, params),
+            Incoming::Log { line } => state.log(&line),
         }
     }
     // The server is gone: wake every waiter so it sees that.

@@ -82,6 +82,9 @@ pub struct ServerSpec {
     /// The server reports whether it is still loading (`experimental/serverStatus`): until
     /// its first report it counts as loading.
     pub reports_status: bool,
+    /// The server's log (stderr) says something its protocol does not (clangd: which files'
+    /// preambles it built): read it line by line.
+    pub reads_log: bool,
 }
 
 /// The default [`ServerSpec::checker_timeout`]: a cold `cargo check` of a mid-sized project.
@@ -108,6 +111,7 @@ impl ServerSpec {
             save_reparses_all: false,
             check_progress: None,
             reports_status: false,
+            reads_log: false,
         }
     }
 
@@ -251,6 +255,7 @@ impl ServerTable {
         // diagnostics against the stale preamble first and again once it is rebuilt.
         clangd.init_options = json!({"clangdFileStatus": true});
         clangd.save_reparses_all = true;
+        clangd.reads_log = true;
 
         let mut rust_analyzer = ServerSpec::new(
             "rust-analyzer",
