@@ -42,13 +42,18 @@ pub(crate) fn adapt_to_project(spec: &mut ServerSpec, root: &Path) {
     }
 }
 
-/// Whether the project configures pyright itself: `pyrightconfig.json`, or a
-/// `[tool.pyright]` / `[tool.basedpyright]` table in `pyproject.toml`.
+/// Whether pyright will find a configuration of its own for the project at `root`:
+/// `pyrightconfig.json`, or a `[tool.pyright]` / `[tool.basedpyright]` table in
+/// `pyproject.toml`, in `root` or a folder above it (pyright looks upward too).
 pub(crate) fn has_pyright_configuration(root: &Path) -> bool {
-    if root.join("pyrightconfig.json").is_file() {
+    root.ancestors().any(configures_pyright)
+}
+
+fn configures_pyright(dir: &Path) -> bool {
+    if dir.join("pyrightconfig.json").is_file() {
         return true;
     }
-    let Ok(pyproject) = std::fs::read_to_string(root.join("pyproject.toml")) else {
+    let Ok(pyproject) = std::fs::read_to_string(dir.join("pyproject.toml")) else {
         return false;
     };
     let Ok(table) = pyproject.parse::<toml::Table>() else {
@@ -59,6 +64,26 @@ pub(crate) fn has_pyright_configuration(root: &Path) -> bool {
         .get("tool")
         .and_then(toml::Value::as_table)
         .is_some_and(|tool| tool.contains_key("pyright") || tool.contains_key("basedpyright"))
+}
+
+/// What an answer of `server` (by name) at `root` cannot cover, when the project lacks what
+/// the server needs to see all of it: clangd without a compilation database knows only the
+/// files open in it (and guesses their flags).
+pub fn answer_limits(server: &str, root: &Path) -> Option<String> {
+    let clangd = server == "clangd" || server.starts_with("clangd-");
+    let has_database = [
+        "compile_commands.json",
+        "compile_flags.txt",
+        "build/compile_commands.json",
+    ]
+    .iter()
+    .any(|name| root.join(name).is_file());
+    (clangd && !has_database).then(|| {
+        "no compile_commands.json: clangd knows only the files open in it and guesses their \
+         flags, so answers may miss uses in other files; generate one with \
+         `cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON` (or `bear -- make`) at the project root"
+            .to_owned()
+    })
 }
 
 // Read-only surfaces ----------------------------------------------------------------------

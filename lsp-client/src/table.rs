@@ -241,7 +241,7 @@ impl ServerTable {
         });
 
         let mut gopls = ServerSpec::new("gopls", &["gopls"], &["gopls", "version"])
-            .checker(&["go", "vet", "./..."]);
+            .checker(&["go", "vet", "-json", "./..."]);
         // gopls publishes only when a file's diagnostics change.
         gopls.timing.quiet = Some(Duration::from_millis(1500));
 
@@ -262,7 +262,15 @@ impl ServerTable {
             &["rust-analyzer"],
             &["rust-analyzer", "--version"],
         )
-        .checker(&["cargo", "check", "--message-format=json", "--quiet"]);
+        .checker(&[
+            "cargo",
+            "check",
+            "--workspace",
+            "--all-targets",
+            "--keep-going",
+            "--message-format=json",
+            "--quiet",
+        ]);
         rust_analyzer.env = vec![("CARGO_NET_OFFLINE".into(), "true".into())];
         // It answers pulls at once, empty, while loading: its `experimental/serverStatus`
         // says when it is loaded. A save starts `cargo check`, reported as progress under

@@ -559,7 +559,11 @@ async fn c_cmark_rename_across_the_header_and_its_sources_reports_no_false_error
 /// Writes five versions of `file` in a burst, each with its own error (`broken(i)`), every
 /// one checked without waiting for the previous check; the last check must report exactly
 /// the last version's error.
-async fn burst(project: &lsp_support::Project, file: &str, broken: impl Fn(usize) -> (String, String)) {
+async fn burst(
+    project: &lsp_support::Project,
+    file: &str,
+    broken: impl Fn(usize) -> (String, String),
+) {
     let path = project.ws.join(file);
     let mut checks = Vec::new();
     let mut needles = Vec::new();
@@ -585,9 +589,15 @@ async fn burst(project: &lsp_support::Project, file: &str, broken: impl Fn(usize
         other => panic!("{other:?}"),
     };
     let all = messages.join("\n");
-    assert!(all.contains(&needles[4]), "the last version's error is missing: {all}");
+    assert!(
+        all.contains(&needles[4]),
+        "the last version's error is missing: {all}"
+    );
     for older in &needles[..4] {
-        assert!(!all.contains(older.as_str()), "{older} is from an older version: {all}");
+        assert!(
+            !all.contains(older.as_str()),
+            "{older} is from an older version: {all}"
+        );
     }
 }
 

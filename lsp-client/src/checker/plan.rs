@@ -96,7 +96,10 @@ pub(crate) fn plan(
         });
     };
     let format = Format::for_program(&command[0]);
-    let base: Vec<String> = command[1..].to_vec();
+    let mut base: Vec<String> = command[1..].to_vec();
+    if format == Format::CargoJson {
+        base.extend(cargo_feature_args(&spec.settings));
+    }
     let name = file_name(&program);
     let mut invocations = vec![base.clone()];
     let mut shown = std::iter::once(name.clone())
@@ -184,6 +187,29 @@ pub(crate) fn plan(
         shown,
         note,
     })
+}
+
+/// The features rust-analyzer is configured with (`[lsp.rust] settings = {rust-analyzer =
+/// {cargo = {features = [...]}}}`, or `"all"`, and `noDefaultFeatures`), for `cargo check`
+/// to check what the server checks.
+fn cargo_feature_args(settings: &serde_json::Value) -> Vec<String> {
+    let cargo = &settings["rust-analyzer"]["cargo"];
+    let mut args = Vec::new();
+    match &cargo["features"] {
+        serde_json::Value::String(all) if all == "all" => args.push("--all-features".into()),
+        serde_json::Value::Array(features) => {
+            let names: Vec<&str> = features.iter().filter_map(|f| f.as_str()).collect();
+            if !names.is_empty() {
+                args.push("--features".into());
+                args.push(names.join(","));
+            }
+        }
+        _ => {}
+    }
+    if cargo["noDefaultFeatures"].as_bool() == Some(true) {
+        args.push("--no-default-features".into());
+    }
+    args
 }
 
 fn nothing_in_c(family: &Family, root: &Path, workspace: &Path) -> CheckerError {
@@ -531,6 +557,18 @@ mod tests {
             files,
             [dir.path().join("a.ts"), dir.path().join("src/b.tsx")]
         );
+    }
+
+    #[test]
+    fn cargo_checks_the_features_rust_analyzer_is_given() {
+        let settings = serde_json::json!({"rust-analyzer": {"cargo": {"features": ["serde", "kv"], "noDefaultFeatures": true}}});
+        assert_eq!(
+            cargo_feature_args(&settings),
+            ["--features", "serde,kv", "--no-default-features"]
+        );
+        let all = serde_json::json!({"rust-analyzer": {"cargo": {"features": "all"}}});
+        assert_eq!(cargo_feature_args(&all), ["--all-features"]);
+        assert!(cargo_feature_args(&serde_json::Value::Null).is_empty());
     }
 
     #[test]

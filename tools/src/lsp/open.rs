@@ -38,6 +38,8 @@ pub(super) struct Opened {
     pub text: String,
     pub language_id: String,
     pub server: Arc<LanguageServer>,
+    /// What the server's answers cannot cover here (clangd without a compilation database).
+    pub limits: Option<String>,
 }
 
 /// The file's server, with the file synced as it is on disk and indexing finished.
@@ -68,12 +70,14 @@ pub(super) async fn open(
         .ensure_synced(&path, &text, &language_id)
         .map_err(lsp_error)?;
     wait_ready(ctx, &server).await;
+    let limits = cc_lsp_client::policy::answer_limits(server.name(), server.root());
     Ok(Opened {
         path,
         shown,
         text,
         language_id,
         server,
+        limits,
     })
 }
 

@@ -223,6 +223,10 @@ impl LspTool {
                 value["truncated"] = json!(truncated);
             }
         }
+        if let Some(limits) = &opened.limits {
+            text.push_str(&format!("\nnote: {limits}"));
+            value["limits"] = json!(limits);
+        }
         if empty {
             if let Some(inactive) =
                 super::inactive::reason(&opened.server, &opened.path, u64::from(at.line)).await
@@ -394,6 +398,16 @@ impl LspTool {
     }
 
     async fn reload(&self, args: &LspArgs) -> Result<ToolOutput, ToolError> {
+        // The configuration as it is now: a server restarted with the old one would not be
+        // what the agent asked for after editing `.cc/tools.toml`.
+        self.supervisor.reread_config().map_err(|error| {
+            ToolError::new(
+                "invalid_config",
+                format!(
+                    "{error}; fix the [lsp] section of .cc/tools.toml and call reload again                      (the servers keep running with the previous configuration)"
+                ),
+            )
+        })?;
         let (family, root) = match (args.file.as_deref(), args.language.as_deref()) {
             (Some(file), _) => {
                 let path = self.root.resolve(file)?;
@@ -414,7 +428,8 @@ impl LspTool {
         Ok(
             ToolOutput::new(json!({"action": "reload", "language": family, "stopped": stopped}))
                 .with_text(format!(
-                    "{family}: stopped {stopped} server(s); the next request starts it afresh"
+                    "{family}: re-read .cc/tools.toml and stopped {stopped} server(s); the next \
+                     request starts it afresh"
                 )),
         )
     }
