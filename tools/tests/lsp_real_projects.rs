@@ -642,3 +642,64 @@ async fn rust_semver_a_burst_of_writes_answers_for_the_last() {
     .await;
     project.shutdown().await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The project checker sees what the build sees
+
+#[tokio::test]
+async fn rust_semver_checker_sees_a_broken_integration_test() {
+    if require_peer("cargo").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("semver", &[]) else {
+        return;
+    };
+    let test = project.read("tests/test_version.rs");
+    std::fs::write(
+        project.ws.join("tests/test_version.rs"),
+        format!("{test}\n#[test]\nfn broken() {{\n    let x: u32 = \"not a number\";\n    let _ = x;\n}}\n"),
+    )
+    .unwrap();
+    let checked = project
+        .lsp(json!({"action": "diagnostics", "file": "*", "language": "rust"}))
+        .await;
+    assert!(checked.get("error").is_none(), "{checked:#}");
+    let errors: Vec<&Value> = checked["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["path"] == "tests/test_version.rs" && d["severity"] == "error")
+        .collect();
+    assert!(!errors.is_empty(), "{checked:#}");
+    assert!(
+        errors.iter().any(|d| d["code"] == "E0308"),
+        "{checked:#}"
+    );
+}
+
+#[tokio::test]
+async fn go_pflag_checker_counts_a_compile_error_as_an_error() {
+    if require_peer("go").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("pflag", &[]) else {
+        return;
+    };
+    let text = project.read("string_slice.go");
+    std::fs::write(
+        project.ws.join("string_slice.go"),
+        text.replacen("func readAsCSV(val string) ([]string, error) {", "func readAsCSV(val string) ([]string, error) {\n\tvar broken int = \"s\"\n\t_ = broken", 1),
+    )
+    .unwrap();
+    let checked = project
+        .lsp(json!({"action": "diagnostics", "file": "*", "language": "go"}))
+        .await;
+    assert!(checked.get("error").is_none(), "{checked:#}");
+    let found = checked["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["path"] == "string_slice.go")
+        .unwrap_or_else(|| panic!("{checked:#}"));
+    assert_eq!(found["severity"], "error", "{checked:#}");
+}
