@@ -171,6 +171,8 @@ struct Inner {
     /// The server reports its loading state ([`ServerSpec::reports_status`]): until it has,
     /// it counts as busy.
     expects_status: bool,
+    /// The server has not yet logged that it is ready ([`ServerSpec::ready_when_logged`]).
+    awaiting_ready_log: bool,
     /// The sequence number of the last `didSave` sent.
     save_seq: u64,
     /// The sequence number of the last begin of the check a save starts
@@ -188,6 +190,7 @@ impl Inner {
         !self.progress.is_empty()
             || self.quiescent == Some(false)
             || (self.expects_status && self.quiescent.is_none())
+            || self.awaiting_ready_log
     }
 
     fn set_busy_state(&mut self, was_busy: bool) {
@@ -199,6 +202,8 @@ impl Inner {
 
 struct State {
     server: String,
+    /// [`ServerSpec::ready_when_logged`].
+    ready_when_logged: Vec<String>,
     /// [`ServerSpec::check_progress`].
     check_progress: Option<String>,
     inner: Mutex<Inner>,
@@ -413,6 +418,16 @@ impl State {
             "window/showMessage" | "window/logMessage" => {
                 let message = params.get("message").and_then(Value::as_str).unwrap_or("");
                 tracing::debug!(server = %self.server, "{method}: {message}");
+                if self.ready_when_logged.iter().any(|line| message.contains(line.as_str())) {
+                    let mut inner = self.lock();
+                    if inner.awaiting_ready_log {
+                        let was_busy = inner.busy();
+                        inner.awaiting_ready_log = false;
+                        inner.set_busy_state(was_busy);
+                        drop(inner);
+                        self.bump();
+                    }
+                }
                 if method == "window/showMessage"
                     && params.get("type").and_then(Value::as_i64) == Some(1)
                 {
@@ -593,6 +608,7 @@ impl LanguageServer {
         let (changed, _) = watch::channel(0u64);
         let state = Arc::new(State {
             server: spec.name.clone(),
+            ready_when_logged: spec.ready_when_logged.clone(),
             check_progress: spec.check_progress.clone(),
             inner: Mutex::new(Inner {
                 published: HashMap::new(),
@@ -608,6 +624,7 @@ impl LanguageServer {
                 file_status: HashMap::new(),
                 preamble_builds: HashMap::new(),
                 expects_status: spec.reports_status,
+                awaiting_ready_log: !spec.ready_when_logged.is_empty(),
                 save_seq: 0,
                 check_begin_seq: 0,
             }),

@@ -85,6 +85,10 @@ pub struct ServerSpec {
     /// The server's log (stderr) says something its protocol does not (clangd: which files'
     /// preambles it built): read it line by line.
     pub reads_log: bool,
+    /// Lines of `window/logMessage` of which one says the server has finished its first
+    /// look at the workspace (pyright's "Found 19 source files"): until then it counts as
+    /// loading, so a first `references` is not answered from one file. Empty: no such line.
+    pub ready_when_logged: Vec<String>,
 }
 
 /// The default [`ServerSpec::checker_timeout`]: a cold `cargo check` of a mid-sized project.
@@ -112,6 +116,7 @@ impl ServerSpec {
             check_progress: None,
             reports_status: false,
             reads_log: false,
+            ready_when_logged: Vec::new(),
         }
     }
 
@@ -210,6 +215,9 @@ impl ServerTable {
         .checker(&["basedpyright", "--outputjson"]);
         basedpyright.settings =
             json!({"basedpyright": {"analysis": {"diagnosticMode": "openFilesOnly"}}});
+        // It answers navigation from the open file alone until it has enumerated the
+        // workspace's files, which it logs.
+        basedpyright.ready_when_logged = strings(&[" source file", "No source files found"]);
         let mut pyright = ServerSpec::new(
             "pyright",
             &["pyright-langserver", "--stdio"],
@@ -217,6 +225,7 @@ impl ServerTable {
         )
         .checker(&["pyright", "--outputjson"]);
         pyright.settings = json!({"python": {"analysis": {"diagnosticMode": "openFilesOnly"}}});
+        pyright.ready_when_logged = strings(&[" source file", "No source files found"]);
         let mut pylsp = ServerSpec::new("pylsp", &["pylsp"], &["pylsp", "--version"]);
         pylsp.cross_file = false;
 
