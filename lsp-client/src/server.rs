@@ -162,7 +162,8 @@ struct Inner {
     /// The same, as the LSP objects the server sent.
     pulled_raw: HashMap<PathBuf, Vec<Value>>,
     seq: u64,
-    progress: HashMap<String, String>,
+    /// Work in progress: token → (title, its last message).
+    progress: HashMap<String, (String, Option<String>)>,
     quiescent: Option<bool>,
     idle_since: Instant,
     registrations: HashMap<String, (String, Value)>,
@@ -173,6 +174,8 @@ struct Inner {
     expects_status: bool,
     /// The server has not yet logged that it is ready ([`ServerSpec::ready_when_logged`]).
     awaiting_ready_log: bool,
+    /// The server's background index has not been built yet ([`ServerSpec::index_progress`]).
+    awaiting_index: bool,
     /// The sequence number of the last `didSave` sent.
     save_seq: u64,
     /// The sequence number of the last begin of the check a save starts
@@ -191,6 +194,7 @@ impl Inner {
             || self.quiescent == Some(false)
             || (self.expects_status && self.quiescent.is_none())
             || self.awaiting_ready_log
+            || self.awaiting_index
     }
 
     fn set_busy_state(&mut self, was_busy: bool) {
@@ -202,6 +206,8 @@ impl Inner {
 
 struct State {
     server: String,
+    /// [`ServerSpec::index_progress`].
+    index_progress: Option<String>,
     /// [`ServerSpec::ready_when_logged`].
     ready_when_logged: Vec<String>,
     /// [`ServerSpec::check_progress`].
@@ -365,10 +371,30 @@ impl State {
                             inner.check_begin_seq = inner.seq;
                         }
                         let title = value.get("title").and_then(Value::as_str).unwrap_or("");
-                        inner.progress.insert(token, title.to_owned());
+                        let message = value
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
+                        inner.progress.insert(token, (title.to_owned(), message));
                     }
                     Some("end") => {
-                        inner.progress.remove(&token);
+                        let ended = inner.progress.remove(&token);
+                        if ended.is_some_and(|(title, _)| {
+                            self.index_progress.as_deref() == Some(title.as_str())
+                        }) {
+                            inner.awaiting_index = false;
+                        }
+                    }
+                    Some("report") => {
+                        let message = value
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
+                        if let Some(entry) = inner.progress.get_mut(&token) {
+                            if message.is_some() {
+                                entry.1 = message;
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -418,7 +444,11 @@ impl State {
             "window/showMessage" | "window/logMessage" => {
                 let message = params.get("message").and_then(Value::as_str).unwrap_or("");
                 tracing::debug!(server = %self.server, "{method}: {message}");
-                if self.ready_when_logged.iter().any(|line| message.contains(line.as_str())) {
+                if self
+                    .ready_when_logged
+                    .iter()
+                    .any(|line| message.contains(line.as_str()))
+                {
                     let mut inner = self.lock();
                     if inner.awaiting_ready_log {
                         let was_busy = inner.busy();
@@ -475,11 +505,28 @@ fn lsp_from_tsserver(item: &Value) -> Option<Value> {
     Some(diagnostic)
 }
 
+/// Whether the project at `root` has a compilation database (clangd then indexes it).
+fn has_compilation_database(root: &Path) -> bool {
+    ["compile_commands.json", "build/compile_commands.json"]
+        .iter()
+        .any(|name| root.join(name).is_file())
+}
+
 impl State {
     /// A line of the server's log. clangd's "Built preamble of size N for file F version V
     /// in T seconds" says that a change made F's preamble stale and that the list published
     /// next for F is the one against the new preamble (see `diagnostics`).
     fn log(&self, line: &str) {
+        // clangd: nothing to index, so no index progress will come.
+        if line.contains("Enqueueing 0 commands for indexing") {
+            let mut inner = self.lock();
+            let was_busy = inner.busy();
+            inner.awaiting_index = false;
+            inner.set_busy_state(was_busy);
+            drop(inner);
+            self.bump();
+            return;
+        }
         let Some(rest) = line.split_once("Built preamble").map(|(_, rest)| rest) else {
             return;
         };
@@ -608,6 +655,7 @@ impl LanguageServer {
         let (changed, _) = watch::channel(0u64);
         let state = Arc::new(State {
             server: spec.name.clone(),
+            index_progress: spec.index_progress.clone(),
             ready_when_logged: spec.ready_when_logged.clone(),
             check_progress: spec.check_progress.clone(),
             inner: Mutex::new(Inner {
@@ -625,6 +673,7 @@ impl LanguageServer {
                 preamble_builds: HashMap::new(),
                 expects_status: spec.reports_status,
                 awaiting_ready_log: !spec.ready_when_logged.is_empty(),
+                awaiting_index: spec.index_progress.is_some() && has_compilation_database(root),
                 save_seq: 0,
                 check_begin_seq: 0,
             }),
@@ -762,7 +811,29 @@ impl LanguageServer {
 
     /// Titles of the progress it reports now.
     pub fn progress_titles(&self) -> Vec<String> {
-        let mut titles: Vec<String> = self.state.lock().progress.values().cloned().collect();
+        let inner = self.state.lock();
+        let mut titles: Vec<String> = inner
+            .progress
+            .values()
+            .map(|(title, message)| match message {
+                Some(message) if !message.is_empty() => format!("{title} ({message})"),
+                _ => title.clone(),
+            })
+            .collect();
+        if inner.awaiting_ready_log {
+            titles.push("finding the workspace's files".into());
+        }
+        if inner.expects_status && inner.quiescent != Some(true) {
+            titles.push("loading the workspace".into());
+        }
+        if inner.awaiting_index
+            && !inner
+                .progress
+                .values()
+                .any(|(t, _)| Some(t) == self.spec.index_progress.as_ref())
+        {
+            titles.push("about to index the workspace".into());
+        }
         titles.sort();
         titles
     }

@@ -89,6 +89,10 @@ pub struct ServerSpec {
     /// look at the workspace (pyright's "Found 19 source files"): until then it counts as
     /// loading, so a first `references` is not answered from one file. Empty: no such line.
     pub ready_when_logged: Vec<String>,
+    /// The `$/progress` title of the server's background index (clangd's "indexing"): with
+    /// a compilation database it counts as loading until that index has been built once, so
+    /// a cross-file answer is not made from the open files alone.
+    pub index_progress: Option<String>,
 }
 
 /// The default [`ServerSpec::checker_timeout`]: a cold `cargo check` of a mid-sized project.
@@ -117,6 +121,7 @@ impl ServerSpec {
             reports_status: false,
             reads_log: false,
             ready_when_logged: Vec::new(),
+            index_progress: None,
         }
     }
 
@@ -265,6 +270,7 @@ impl ServerTable {
         clangd.init_options = json!({"clangdFileStatus": true});
         clangd.save_reparses_all = true;
         clangd.reads_log = true;
+        clangd.index_progress = Some("indexing".into());
 
         let mut rust_analyzer = ServerSpec::new(
             "rust-analyzer",

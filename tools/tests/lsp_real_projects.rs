@@ -671,10 +671,7 @@ async fn rust_semver_checker_sees_a_broken_integration_test() {
         .filter(|d| d["path"] == "tests/test_version.rs" && d["severity"] == "error")
         .collect();
     assert!(!errors.is_empty(), "{checked:#}");
-    assert!(
-        errors.iter().any(|d| d["code"] == "E0308"),
-        "{checked:#}"
-    );
+    assert!(errors.iter().any(|d| d["code"] == "E0308"), "{checked:#}");
 }
 
 #[tokio::test]

@@ -12,6 +12,7 @@ mod actions;
 pub(crate) mod apply;
 mod dependents;
 mod diagnostics;
+mod enclosing;
 mod inactive;
 mod nav;
 mod open;
