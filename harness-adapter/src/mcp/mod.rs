@@ -122,22 +122,29 @@ where
         }
     }
 
-    // Input ended: the client is gone. Cancel every call, let them stop briefly, then end
-    // everything the run started.
-    for call in session.in_flight.values() {
-        call.cancel.cancel();
-    }
+    // Input ended. A client may close its side and still read the answers (`echo … | mcp`), so
+    // calls in flight get `drain_grace` to finish; those still running are then cancelled, and
+    // aborted if they do not stop, keeping the whole end within a few seconds.
     let drained = tokio::time::timeout(options.drain_grace, async {
         while session.calls.join_next().await.is_some() {}
     })
     .await;
     if drained.is_err() {
-        session.calls.abort_all();
-        // A call stuck in a blocking system call cannot be unwound; it is left behind.
-        let _ = tokio::time::timeout(UNWIND_WAIT, async {
+        for call in session.in_flight.values() {
+            call.cancel.cancel();
+        }
+        let stopped = tokio::time::timeout(UNWIND_WAIT, async {
             while session.calls.join_next().await.is_some() {}
         })
         .await;
+        if stopped.is_err() {
+            session.calls.abort_all();
+            // A call stuck in a blocking system call cannot be unwound; it is left behind.
+            let _ = tokio::time::timeout(UNWIND_WAIT, async {
+                while session.calls.join_next().await.is_some() {}
+            })
+            .await;
+        }
     }
     if let Some(registry) = session.registry.take() {
         registry.shutdown(options.shutdown_grace).await;
