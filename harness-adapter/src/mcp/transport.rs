@@ -513,6 +513,42 @@ mod tests {
         out
     }
 
+    /// A response written in pieces is one line; when a piece fails, the line ends there
+    /// and an error response for the same id follows, so the caller is not left waiting.
+    #[tokio::test]
+    async fn a_response_in_pieces_is_one_line_or_an_error_after_a_failed_piece() {
+        let (sender, queue) = mpsc::unbounded_channel();
+        let peer = Peer::new(sender);
+        let id = RequestId::from_value(&json!(12345678901234567890u64));
+        let good = vec![Ok(b"{\"a\":".to_vec()), Ok(b"[1,2]}".to_vec())];
+        peer.respond_pieces(&id, good.into_iter());
+        let bad = vec![
+            Ok(b"{\"a\":[".to_vec()),
+            Err(std::io::Error::other("disk gone")),
+        ];
+        peer.respond_pieces(&RequestId::from_value(&json!("b")), bad.into_iter());
+        peer.notify("notifications/progress", json!({"progress": 1}));
+        drop(peer);
+        let mut out = Vec::new();
+        write_loop(&mut out, queue).await.unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            r#"{"jsonrpc":"2.0","id":12345678901234567890,"result":{"a":[1,2]}}"#
+        );
+        assert_eq!(lines[1], r#"{"jsonrpc":"2.0","id":"b","result":{"a":["#);
+        let error: Value = serde_json::from_str(lines[2]).unwrap();
+        assert_eq!(error["id"], "b");
+        assert_eq!(error["error"]["code"], codes::INTERNAL_ERROR);
+        assert!(error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("disk gone"));
+        assert!(lines[3].contains("notifications/progress"));
+        assert_eq!(lines.len(), 4);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
