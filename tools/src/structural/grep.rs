@@ -52,7 +52,8 @@ struct AstGrepArgs {
     /// c_sharp or kotlin. Inferred when `path` names a file; required for a folder.
     #[serde(default)]
     language: Option<String>,
-    /// How many matches to return (default 50); `total` still counts all of them.
+    /// How many matches to return (default 50); `total` still counts all of them. The JSON
+    /// result holds every returned match; the text lists at most the first 1000 and says so.
     #[serde(default)]
     max_results: Option<usize>,
     /// Parse the pattern only as a `statement`, `expression`, `class_member` or `top_level`
@@ -116,7 +117,7 @@ impl Tool for AstGrepTool {
             cancel: Some(ctx.cancellation().flag()),
         };
         let root = self.root.clone();
-        let searched = pattern.clone();
+        let searched = pattern;
         blocking(move || {
             let sink = SpoolSink {
                 root: root.clone(),
