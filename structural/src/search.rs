@@ -677,7 +677,109 @@ fn search_file(
 pub(crate) fn read_capped(path: &Path, cap: u64) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read;
     let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
+    // Sized once: reading through `take` would grow the buffer by doubling.
+    let size = file.metadata().map_or(0, |m| m.len()).min(cap);
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
     file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= cap).then_some(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Languages;
+    use std::collections::HashMap;
+
+    fn tree(files: usize, per_file: usize) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..files {
+            std::fs::write(
+                dir.path().join(format!("m{i:02}.py")),
+                "f(1)\n".repeat(per_file + i % 3),
+            )
+            .unwrap();
+        }
+        dir
+    }
+
+    fn pattern() -> Pattern {
+        Pattern::new(
+            Languages::builtin().lookup("python").unwrap(),
+            "f($A)",
+            None,
+        )
+        .unwrap()
+    }
+
+    /// Records what it is handed and dropped.
+    #[derive(Default)]
+    struct Recording {
+        handed: Mutex<HashMap<PathBuf, usize>>,
+        dropped: Mutex<Vec<PathBuf>>,
+    }
+
+    impl MatchSink for Recording {
+        fn matches(&self, path: &Path, _: &[u8], matches: &[Match]) -> Result<(), SinkError> {
+            lock_map(&self.handed).insert(path.to_path_buf(), matches.len());
+            Ok(())
+        }
+
+        fn dropped(&self, path: &Path) {
+            lock_map(&self.dropped).push(path.to_path_buf());
+            lock_map(&self.handed).remove(path);
+        }
+    }
+
+    /// Capped, the sink is handed the files whose matches may be first and told which are
+    /// pushed out; what it keeps is what the report names, and `search` gives the same
+    /// matches in the same order.
+    #[test]
+    fn the_report_names_what_the_sink_kept_in_path_order() {
+        let dir = tree(30, 4);
+        let pattern = pattern();
+        for max_results in [0, 1, 7, 50, 10_000] {
+            let options = SearchOptions {
+                max_results,
+                ..SearchOptions::default()
+            };
+            let sink = Recording::default();
+            let report = search_with(&pattern, dir.path(), &options, &sink).unwrap();
+            let whole = search(&pattern, dir.path(), &options).unwrap();
+            assert_eq!(report.total, whole.total);
+            assert_eq!(report.kept_count(), whole.matches.len());
+            assert_eq!(report.kept_count(), max_results.min(whole.total));
+            assert_eq!(report.truncated(), whole.truncated());
+            let handed = lock_map(&sink.handed).clone();
+            let mut expected: Vec<(PathBuf, usize)> = Vec::new();
+            for m in &whole.matches {
+                match expected.last_mut() {
+                    Some((path, n)) if *path == m.path => *n += 1,
+                    _ => expected.push((m.path.clone(), 1)),
+                }
+            }
+            assert_eq!(report.kept, expected, "max_results {max_results}");
+            for (path, n) in &report.kept {
+                assert!(handed.get(path).is_some_and(|given| given >= n), "{path:?}");
+            }
+            assert_eq!(handed.len(), report.kept.len(), "dropped files are told");
+        }
+    }
+
+    struct Failing;
+
+    impl MatchSink for Failing {
+        fn matches(&self, _: &Path, _: &[u8], _: &[Match]) -> Result<(), SinkError> {
+            Err("no room".into())
+        }
+    }
+
+    /// A sink that cannot take matches stops the search with its error.
+    #[test]
+    fn a_sink_error_stops_the_search() {
+        let dir = tree(10, 2);
+        let error =
+            search_with(&pattern(), dir.path(), &SearchOptions::default(), &Failing).unwrap_err();
+        assert!(matches!(error, SearchError::Sink(_)));
+        assert_eq!(error.to_string(), "the matches could not be kept: no room");
+    }
 }

@@ -161,17 +161,20 @@ impl MatchSink for SpoolSink {
         let mut runs = Vec::new();
         let mut buffer = Vec::with_capacity(matches.len().min(64) * 256);
         let mut count = 0;
+        let spooled = |error: std::io::Error| -> SinkError {
+            format!("writing them to a temporary file ($TMPDIR) failed: {error}").into()
+        };
         for m in matches {
             push_element(&mut buffer, &MatchJson::new(&shown, source, m))?;
             count += 1;
             if buffer.len() >= RUN_BYTES {
-                runs.push(self.spool.append(&buffer, count)?);
+                runs.push(self.spool.append(&buffer, count).map_err(spooled)?);
                 buffer.clear();
                 count = 0;
             }
         }
         if count > 0 {
-            runs.push(self.spool.append(&buffer, count)?);
+            runs.push(self.spool.append(&buffer, count).map_err(spooled)?);
         }
         lock(&self.files).insert(path.to_path_buf(), runs);
         Ok(())
