@@ -330,6 +330,9 @@ pub async fn write_loop<W: AsyncWrite + Unpin>(
         match message {
             Outgoing::Line(line) => writer.write_all(&line).await?,
             Outgoing::Pieces { pieces, on_error } => {
+                // The pieces come from a spool in memory or in a temporary file that was just
+                // written (so in the page cache): reading them here blocks as briefly as a
+                // local file read does.
                 let mut failed = None;
                 for piece in pieces {
                     match piece {
