@@ -30,6 +30,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
+use render::CallResult;
 use transport::{codes, LineSplitter, Peer, Piece, RequestId, RpcError};
 
 /// Protocol revisions we speak, newest first.
@@ -354,7 +355,7 @@ impl Session {
                 let handle = self.calls.spawn(async move {
                     let result = call_tool(&registry, &peer, params, call_cancel).await;
                     if !call_cancelled.load(Ordering::SeqCst) {
-                        peer.respond(&id, result);
+                        respond_call(&peer, &id, result);
                     }
                 });
                 self.in_flight.insert(
@@ -450,12 +451,30 @@ impl ProgressSink for McpProgress {
     }
 }
 
+/// Sends a call's response; a result the tool spooled is written piece by piece.
+fn respond_call(peer: &Peer, id: &RequestId, result: Result<CallResult, RpcError>) {
+    match result {
+        Ok(CallResult::Value(value)) => peer.respond(id, Ok(value)),
+        Ok(spooled) => match spooled.into_pieces() {
+            Ok(pieces) => peer.respond_pieces(id, pieces),
+            Err(error) => peer.respond(
+                id,
+                Err(RpcError::new(
+                    codes::INTERNAL_ERROR,
+                    format!("the result could not be written: {error}"),
+                )),
+            ),
+        },
+        Err(error) => peer.respond(id, Err(error)),
+    }
+}
+
 async fn call_tool(
     registry: &Registry,
     peer: &Arc<Peer>,
     params: Value,
     cancel: Cancellation,
-) -> Result<Value, RpcError> {
+) -> Result<CallResult, RpcError> {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Err(RpcError::new(
             codes::INVALID_PARAMS,
@@ -473,8 +492,10 @@ async fn call_tool(
                 token,
             }) as Arc<dyn ProgressSink>
         });
+    // Spooled: a huge result (every match of a search) is copied to the client from its
+    // spool, never held as a `Value`.
     let result = registry
-        .call_with(
+        .call_spooled(
             name,
             arguments,
             CallOptions {
