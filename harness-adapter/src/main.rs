@@ -11,7 +11,7 @@ use cc_harness_adapter::mcp::{serve, ServeOptions};
 use cc_harness_adapter::questions::{ElicitationPort, TerminalPort};
 use cc_harness_adapter::{build_registry, RunOptions, RunSetup};
 use cc_tools::ask_user::QuestionPort;
-use cc_tools::{Approval, ApprovalRequest, Approver, Origin, Surface};
+use cc_tools::{Approval, ApprovalRequest, Approver, JsonLayout, Origin, Surface, ToolOutput};
 use clap::{Parser, Subcommand};
 
 /// Exit status of a usage error (bad flags, bad JSON, unusable root).
@@ -180,14 +180,23 @@ async fn call(tool: &str, args: &str, run: RunArgs) -> ExitCode {
         Ok(registry) => registry,
         Err(error) => return usage_error(error),
     };
-    let result = registry.call(tool, args).await;
+    // Spooled: a huge result (every match of a search) is copied to stdout from its spool,
+    // never held as a `Value` or as one string.
+    let result = registry
+        .call_spooled(tool, args, cc_tools::CallOptions::default())
+        .await;
     registry.shutdown(Duration::from_secs(3)).await;
-    let (value, code) = match result {
-        Ok(output) => (output.value, ExitCode::SUCCESS),
-        Err(error) => (error.to_envelope(), ExitCode::from(1)),
+    let (output, code) = match result {
+        Ok(output) => (output, ExitCode::SUCCESS),
+        Err(error) => (ToolOutput::new(error.to_envelope()), ExitCode::from(1)),
     };
-    let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
-    if writeln!(std::io::stdout().lock(), "{text}").is_err() {
+    let mut stdout = std::io::BufWriter::with_capacity(256 << 10, std::io::stdout().lock());
+    let written = output
+        .write_json(&mut stdout, JsonLayout::Pretty)
+        .and_then(|()| writeln!(stdout))
+        .and_then(|()| stdout.flush());
+    if let Err(error) = written {
+        eprintln!("cc-harness: the result could not be written out: {error}");
         return ExitCode::FAILURE;
     }
     code

@@ -158,11 +158,16 @@ pub fn render(status: &Value) -> String {
         mark(&servers["available"])
     ));
     for language in servers["languages"].as_array().into_iter().flatten() {
+        // One row per project root: say which.
+        let root = language["root"]
+            .as_str()
+            .map(|root| format!(" at {root}"))
+            .unwrap_or_default();
         out.push_str(&format!(
             "  {:<11} {:<14} {:<28} {}\n",
             language["language"].as_str().unwrap_or("?"),
             language["state"].as_str().unwrap_or("?"),
-            language["server"].as_str().unwrap_or("-"),
+            format!("{}{root}", language["server"].as_str().unwrap_or("-")),
             language["reason"].as_str().unwrap_or(""),
         ));
         for skipped in language["skipped"].as_array().into_iter().flatten() {

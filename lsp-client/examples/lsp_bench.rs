@@ -1,7 +1,10 @@
 //! Benchmark driver for `cargo xtask bench lsp`: per server, how long after a write the
 //! server's answer for that version arrives (its publish or pull response), and how much
-//! later `check_written` (the diagnostics-on-write wrapper) returns. Prints one JSON object
-//! per server on stdout; servers that are not installed are reported as missing.
+//! later `check_written` (the diagnostics-on-write wrapper) returns. Then the cross-file
+//! case: a change of signature in one file and the diagnostics of the file that calls it
+//! (`check_files` with that dependent), and the cost of the baseline a first write takes.
+//! Prints one JSON object per server and case on stdout; servers that are not installed are
+//! reported as missing.
 //!
 //! `cargo run --release -p cc-lsp-client --example lsp_bench [ROUNDS]`
 
@@ -90,6 +93,176 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// A library file whose signature a write changes, and a file that calls it.
+struct Cross {
+    server: &'static str,
+    peer: &'static str,
+    files: &'static [(&'static str, &'static str)],
+    lib: &'static str,
+    /// The library as it is (the caller compiles) and with a changed signature (it breaks).
+    good: &'static str,
+    bad: &'static str,
+    user: &'static str,
+    user_text: &'static str,
+}
+
+const CROSS: &[Cross] = &[
+    Cross {
+        server: "basedpyright",
+        peer: "basedpyright-langserver",
+        files: &[("pyproject.toml", "")],
+        lib: "lib.py",
+        good: "def f(a: int) -> int:\n    return a\n",
+        bad: "def f(a: int, b: int) -> int:\n    return a\n",
+        user: "user.py",
+        user_text: "from lib import f\n\nf(1)\n",
+    },
+    Cross {
+        server: "gopls",
+        peer: "gopls",
+        files: &[("go.mod", "module m\n\ngo 1.19\n")],
+        lib: "lib.go",
+        good: "package m\n\nfunc F(a int) int { return a }\n",
+        bad: "package m\n\nfunc F(a, b int) int { return a }\n",
+        user: "user.go",
+        user_text: "package m\n\nvar _ = F(1)\n",
+    },
+    Cross {
+        server: "typescript-language-server",
+        peer: "typescript-language-server",
+        files: &[("package.json", "{}")],
+        lib: "lib.ts",
+        good: "export function f(a: number): number { return a; }\n",
+        bad: "export function f(a: number, b: number): number { return a; }\n",
+        user: "user.ts",
+        user_text: "import { f } from './lib';\nf(1);\n",
+    },
+    Cross {
+        server: "clangd",
+        peer: "clangd-19",
+        files: &[(".clangd", "")],
+        lib: "lib.h",
+        good: "int f(int a);\n",
+        bad: "int f(int a, int b);\n",
+        user: "user.c",
+        user_text: "#include \"lib.h\"\nint main(void) { return f(1); }\n",
+    },
+    Cross {
+        server: "rust-analyzer",
+        peer: "rust-analyzer",
+        files: &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+            ),
+            (
+                "src/main.rs",
+                "mod lib2;\nfn main() { let _ = lib2::f(1); }\n",
+            ),
+        ],
+        lib: "src/lib2.rs",
+        good: "pub fn f(a: i32) -> i32 { a }\n",
+        bad: "pub fn f(a: i32, b: i32) -> i32 { a + b }\n",
+        user: "src/main.rs",
+        user_text: "mod lib2;\nfn main() { let _ = lib2::f(1); }\n",
+    },
+];
+
+/// The time of the server's answer in `outcome`, if it answered.
+fn answered(outcome: &CheckOutcome) -> Option<(Instant, Instant)> {
+    match outcome {
+        CheckOutcome::Checked {
+            synced_at,
+            answered_at: Some(answered),
+            ..
+        } => Some((synced_at.into_std(), answered.into_std())),
+        _ => None,
+    }
+}
+
+async fn cross_file(
+    case: &Cross,
+    rounds: usize,
+) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    if cc_process::find_on_path(case.peer).is_none() {
+        return Ok(json!({"server": case.server, "case": "cross_file", "missing": case.peer}));
+    }
+    let dir = tempfile::tempdir()?;
+    let ws = dir.path().canonicalize()?;
+    for (name, content) in case.files {
+        let path = ws.join(name);
+        std::fs::create_dir_all(path.parent().unwrap_or(Path::new("/")))?;
+        std::fs::write(path, content)?;
+    }
+    let lib = ws.join(case.lib);
+    let user = ws.join(case.user);
+    std::fs::write(&lib, case.good)?;
+    std::fs::write(&user, case.user_text)?;
+    let sup = Supervisor::new(
+        &ws,
+        LspConfig::default().table()?,
+        SupervisorOptions::default(),
+    );
+    // The baseline of a first write: the written file's and its dependent's diagnostics as
+    // they stand, with the server started.
+    let started = Instant::now();
+    let _ = sup.server_for(&lib).await;
+    let start_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let before = Instant::now();
+    let baseline = sup.check_files(&[lib.clone(), user.clone()], &[]).await;
+    let baseline_ms = before.elapsed().as_secs_f64() * 1000.0;
+    let baseline_ok = baseline
+        .iter()
+        .all(|c| matches!(c.outcome, CheckOutcome::Checked { .. }));
+    let (mut server_ms, mut overhead_ms) = (Vec::new(), Vec::new());
+    let (mut pending, mut wrong) = (0, 0);
+    for round in 0..rounds {
+        let broken = round % 2 == 0;
+        std::fs::write(&lib, if broken { case.bad } else { case.good })?;
+        let checks = sup
+            .check_files(std::slice::from_ref(&lib), std::slice::from_ref(&user))
+            .await;
+        let returned = Instant::now();
+        let times: Vec<_> = checks.iter().filter_map(|c| answered(&c.outcome)).collect();
+        let user_errors = checks
+            .iter()
+            .find(|c| c.path == user)
+            .and_then(|c| match &c.outcome {
+                CheckOutcome::Checked { diagnostics, .. } => Some(
+                    diagnostics
+                        .iter()
+                        .any(|d| d.severity == cc_lsp_client::Severity::Error),
+                ),
+                _ => None,
+            });
+        match user_errors {
+            None => pending += 1,
+            Some(errors) if errors != broken => wrong += 1,
+            Some(_) => {}
+        }
+        if times.len() == checks.len() {
+            let synced = times.iter().map(|(s, _)| *s).min().unwrap_or(returned);
+            let last = times.iter().map(|(_, a)| *a).max().unwrap_or(returned);
+            server_ms.push((last - synced).as_secs_f64() * 1000.0);
+            overhead_ms.push((returned.max(last) - last).as_secs_f64() * 1000.0);
+        }
+    }
+    sup.shutdown().await;
+    Ok(json!({
+        "server": case.server,
+        "case": "cross_file",
+        "rounds": server_ms.len(),
+        "pending": pending,
+        "wrong": wrong,
+        "start_ms": start_ms,
+        "baseline_ms": baseline_ms,
+        "baseline_ok": baseline_ok,
+        "server_p50_ms": percentile(&mut server_ms.clone(), 0.5),
+        "overhead_p50_ms": percentile(&mut overhead_ms.clone(), 0.5),
+        "overhead_p90_ms": percentile(&mut overhead_ms, 0.9),
+    }))
+}
+
 fn percentile(values: &mut [f64], p: f64) -> f64 {
     if values.is_empty() {
         return f64::NAN;
@@ -130,7 +303,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         for round in 0..=rounds {
             let content = if round % 2 == 0 { case.bad } else { case.good };
             std::fs::write(&path, content)?;
-            let checks = sup.check_written(std::slice::from_ref(&path)).await;
+            let checks = sup.check_files(std::slice::from_ref(&path), &[]).await;
             let outcome = checks.into_iter().next().map(|c| c.outcome);
             let returned = Instant::now();
             if let Some(CheckOutcome::Checked {
@@ -169,6 +342,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "overhead_p90_ms": percentile(&mut overhead_ms, 0.9),
             })
         );
+    }
+    for case in CROSS {
+        println!("{}", cross_file(case, rounds).await?);
     }
     Ok(())
 }

@@ -43,7 +43,7 @@ pub mod detect;
 mod diagnostic;
 mod error;
 mod ledger;
-mod policy;
+pub mod policy;
 pub mod position;
 mod server;
 mod supervisor;
@@ -62,7 +62,7 @@ pub use server::{
     ApplyEdit, DiagnosticsOutcome, LanguageServer, PositionEncoding, SyncTicket, Via,
 };
 pub use supervisor::{
-    CheckOutcome, FileCheck, LanguageStatus, ServerState, Supervisor, SupervisorOptions,
+    CheckOutcome, FileCheck, LanguageStatus, ServerState, Supervisor, SupervisorOptions, Trust,
     Unavailable,
 };
 pub use table::{Family, ServerSpec, ServerTable, Timing};

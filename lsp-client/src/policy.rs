@@ -1,4 +1,7 @@
-//! What a server reports by default when the project says nothing: the diagnostics policy.
+//! How servers are configured for a project: what they report when the project says
+//! nothing, and what they may execute on a read-only surface.
+//!
+//! # Reporting
 //!
 //! Diagnostics on write report errors and warnings ([`crate::Family::min_severity`]), never
 //! hints or "unnecessary" marks ([`crate::Diagnostic::is_noise`]). Which warnings exist is
@@ -9,13 +12,15 @@
 //! every line of untyped code, which would bury the one real error, so it is started in
 //! pyright's `standard` mode instead.
 
-use std::path::Path;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use crate::detect::Resolved;
 use crate::table::ServerSpec;
 
-/// Adjusts `spec`'s settings for the project at `root` (see the module docs).
+/// Adjusts `spec`'s settings for the project at `root` (see the module docs, Reporting).
 pub(crate) fn adapt_to_project(spec: &mut ServerSpec, root: &Path) {
     let section = match spec.name.as_str() {
         "basedpyright" => "basedpyright",
@@ -37,13 +42,18 @@ pub(crate) fn adapt_to_project(spec: &mut ServerSpec, root: &Path) {
     }
 }
 
-/// Whether the project configures pyright itself: `pyrightconfig.json`, or a
-/// `[tool.pyright]` / `[tool.basedpyright]` table in `pyproject.toml`.
+/// Whether pyright will find a configuration of its own for the project at `root`:
+/// `pyrightconfig.json`, or a `[tool.pyright]` / `[tool.basedpyright]` table in
+/// `pyproject.toml`, in `root` or a folder above it (pyright looks upward too).
 pub(crate) fn has_pyright_configuration(root: &Path) -> bool {
-    if root.join("pyrightconfig.json").is_file() {
+    root.ancestors().any(configures_pyright)
+}
+
+fn configures_pyright(dir: &Path) -> bool {
+    if dir.join("pyrightconfig.json").is_file() {
         return true;
     }
-    let Ok(pyproject) = std::fs::read_to_string(root.join("pyproject.toml")) else {
+    let Ok(pyproject) = std::fs::read_to_string(dir.join("pyproject.toml")) else {
         return false;
     };
     let Ok(table) = pyproject.parse::<toml::Table>() else {
@@ -54,6 +64,206 @@ pub(crate) fn has_pyright_configuration(root: &Path) -> bool {
         .get("tool")
         .and_then(toml::Value::as_table)
         .is_some_and(|tool| tool.contains_key("pyright") || tool.contains_key("basedpyright"))
+}
+
+/// What an answer of `server` (by name) at `root` cannot cover, when the project lacks what
+/// the server needs to see all of it: clangd without a compilation database knows only the
+/// files open in it (and guesses their flags).
+pub fn answer_limits(server: &str, root: &Path) -> Option<String> {
+    let clangd = server == "clangd" || server.starts_with("clangd-");
+    let has_database = [
+        "compile_commands.json",
+        "compile_flags.txt",
+        "build/compile_commands.json",
+    ]
+    .iter()
+    .any(|name| root.join(name).is_file());
+    (clangd && !has_database).then(|| {
+        "no compile_commands.json: clangd knows only the files open in it and guesses their \
+         flags, so answers may miss uses in other files; generate one with \
+         `cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON` (or `bear -- make`) at the project root"
+            .to_owned()
+    })
+}
+
+// Read-only surfaces ----------------------------------------------------------------------
+//
+// What each server would run of the workspace's own code, and how a read-only surface
+// (`plan`, `readonly_subagent`, [`crate::Trust::ReadOnly`]) prevents it:
+//
+// | server | workspace code it may run | on a read-only surface |
+// |---|---|---|
+// | rust-analyzer | build scripts and proc macros (`cargo check` on save runs them too) | both off, no check on save |
+// | basedpyright, pyright | the project's `.venv`/`venv` python, to read its search paths | told a python outside the workspace |
+// | pylsp (jedi) | the same | told a python outside the workspace |
+// | typescript-language-server | the project's `node_modules/typescript` (tsserver) | told the tsserver installed beside it |
+// | gopls | `go` with a `toolchain` line may fetch and run another toolchain; cgo runs the C compiler and `pkg-config` | `GOTOOLCHAIN=local`, `CGO_ENABLED=0` |
+// | clangd | a compiler named in `compile_commands.json`, only with `--query-driver` (not given) | as is |
+// | bash-language-server | shellcheck (installed, not the workspace's) | as is |
+// | dart | analyzer plugins named by the project | refused |
+//
+// A server binary found inside the workspace is the workspace's code: refused.
+
+/// Why a server cannot start on a read-only surface, as a sentence for the agent.
+pub(crate) type Refusal = String;
+
+/// Makes `resolved` run no workspace code (see the table above), or says why it cannot.
+pub(crate) fn restrict(
+    resolved: &mut Resolved,
+    workspace: &Path,
+    path_var: &OsStr,
+) -> Result<(), Refusal> {
+    let name = resolved.spec.name.clone();
+    let binary = resolved
+        .binary
+        .canonicalize()
+        .unwrap_or_else(|_| resolved.binary.clone());
+    if binary.starts_with(workspace) {
+        return Err(format!(
+            "{name} resolves to {}, inside the workspace: a read-only surface runs no workspace              code; install it outside the workspace, or use the full surface",
+            binary.display()
+        ));
+    }
+    let spec = &mut resolved.spec;
+    match name.as_str() {
+        "rust-analyzer" => {
+            let safe = json!({
+                "cargo": {"buildScripts": {"enable": false}},
+                "procMacro": {"enable": false},
+                "checkOnSave": false,
+            });
+            merge(&mut spec.init_options, &safe);
+            merge(&mut spec.settings, &json!({"rust-analyzer": safe}));
+            // No check on save: nothing to wait for after one.
+            spec.check_progress = None;
+        }
+        "basedpyright" | "pyright" | "pylsp" => {
+            let python = trusted_python(workspace, path_var).ok_or_else(|| {
+                format!(
+                    "{name} would run the project's own python to read its search paths, and no                      python3 outside the workspace is on PATH to give it instead; a read-only                      surface runs no workspace code"
+                )
+            })?;
+            let python = python.to_string_lossy().into_owned();
+            if name == "pylsp" {
+                merge(
+                    &mut spec.settings,
+                    &json!({"pylsp": {"plugins": {"jedi": {"environment": python}}}}),
+                );
+            } else {
+                merge(&mut spec.settings, &json!({"python": {"pythonPath": python}}));
+            }
+        }
+        "typescript-language-server" => {
+            let tsserver = bundled_tsserver(&binary).ok_or_else(|| {
+                format!(
+                    "typescript-language-server would use the project's node_modules/typescript,                      and no TypeScript is installed beside {} to give it instead; a read-only                      surface runs no workspace code",
+                    binary.display()
+                )
+            })?;
+            merge(
+                &mut spec.init_options,
+                &json!({"tsserver": {"path": tsserver.to_string_lossy()}}),
+            );
+        }
+        "gopls" => {
+            spec.env.push(("GOTOOLCHAIN".into(), "local".into()));
+            spec.env.push(("CGO_ENABLED".into(), "0".into()));
+        }
+        "dart" => {
+            return Err(
+                "the Dart analysis server runs the analyzer plugins a project names; a read-only                  surface runs no workspace code, so it is not started there"
+                    .into(),
+            )
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Makes a project checker run no workspace code: `cargo check` is refused (it runs build
+/// scripts and proc macros); pyright-family checkers are given a python outside the
+/// workspace; `go vet` runs with the local toolchain and without cgo.
+pub(crate) fn restrict_checker(
+    plan: &mut crate::checker::Plan,
+    workspace: &Path,
+    path_var: &OsStr,
+) -> Result<(), crate::checker::CheckerError> {
+    let program = plan
+        .program
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let refuse = |reason: String| crate::checker::CheckerError::Refused {
+        family: plan.family.clone(),
+        reason,
+    };
+    if plan.program.starts_with(workspace) {
+        return Err(refuse(format!(
+            "the checker {} is inside the workspace; a read-only surface runs no workspace              code: call `lsp diagnostics` from the full surface",
+            plan.program.display()
+        )));
+    }
+    match program.as_str() {
+        "cargo" => Err(refuse(
+            "`cargo check` builds the project, which runs its build scripts and proc macros; a \
+             read-only surface runs no workspace code: run `lsp diagnostics \"*\"` from the \
+             full surface, or ask for one file's diagnostics (`file: \"src/lib.rs\"`)"
+                .into(),
+        )),
+        "basedpyright" | "pyright" => {
+            let python = trusted_python(workspace, path_var).ok_or_else(|| {
+                refuse(format!(
+                    "{program} would run the project's own python; no python3 outside the                      workspace is on PATH to give it instead"
+                ))
+            })?;
+            for invocation in &mut plan.invocations {
+                invocation.push("--pythonpath".into());
+                invocation.push(python.to_string_lossy().into_owned());
+            }
+            Ok(())
+        }
+        "go" => {
+            plan.env.push(("GOTOOLCHAIN".into(), "local".into()));
+            plan.env.push(("CGO_ENABLED".into(), "0".into()));
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Deep-merges `extra` into `target` (objects merge, anything else is replaced).
+fn merge(target: &mut Value, extra: &Value) {
+    match (target, extra) {
+        (Value::Object(target), Value::Object(extra)) => {
+            for (key, value) in extra {
+                merge(target.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
+        (target, extra) => *target = extra.clone(),
+    }
+}
+
+/// The first `python3` (or `python`) on `path_var` that lies outside the workspace.
+pub(crate) fn trusted_python(workspace: &Path, path_var: &OsStr) -> Option<PathBuf> {
+    ["python3", "python"]
+        .into_iter()
+        .flat_map(|name| cc_process::find_all_in(name, path_var))
+        .find(|candidate| {
+            !candidate.starts_with(workspace)
+                && !candidate
+                    .canonicalize()
+                    .is_ok_and(|real| real.starts_with(workspace))
+        })
+}
+
+/// The `tsserver.js` of the TypeScript installed beside typescript-language-server (its
+/// `node_modules`), when there is one.
+fn bundled_tsserver(binary: &Path) -> Option<PathBuf> {
+    binary
+        .ancestors()
+        .find(|dir| dir.file_name().is_some_and(|n| n == "node_modules"))
+        .map(|modules| modules.join("typescript").join("lib").join("tsserver.js"))
+        .filter(|tsserver| tsserver.is_file())
 }
 
 #[cfg(test)]
@@ -84,5 +294,15 @@ mod tests {
         let mut other = ServerSpec::new("pylsp", &["pylsp"], &[]);
         adapt_to_project(&mut other, dir.path());
         assert_eq!(other.settings, Value::Null);
+    }
+
+    #[test]
+    fn merging_keeps_what_is_there() {
+        let mut target = json!({"a": {"b": 1, "c": 2}, "d": 3});
+        merge(&mut target, &json!({"a": {"c": 4, "e": 5}}));
+        assert_eq!(target, json!({"a": {"b": 1, "c": 4, "e": 5}, "d": 3}));
+        let mut null = Value::Null;
+        merge(&mut null, &json!({"x": 1}));
+        assert_eq!(null, json!({"x": 1}));
     }
 }

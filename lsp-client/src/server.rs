@@ -20,9 +20,6 @@ use crate::uri::{path_to_uri, uri_to_path};
 
 /// How long `initialize` may take.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
-/// After clangd rebuilt a file's preamble, how long the file must stay idle after its last
-/// publish before that list is taken as final (see `diagnostics`).
-const PREAMBLE_QUIET: Duration = Duration::from_millis(300);
 /// Pull retries after "content modified" or "server cancelled".
 const PULL_RETRIES: u32 = 8;
 
@@ -149,6 +146,12 @@ struct Published {
     at: Instant,
     /// (seq, time, version) of recent publishes, to find the first one after a change.
     history: VecDeque<(u64, Instant, Option<i64>)>,
+    /// clangd: the file went idle after this publish with no preamble work in between (see
+    /// `diagnostics`).
+    settled: bool,
+    /// clangd: preamble work ("parsing includes", or a "Built preamble" line) came after
+    /// this publish, so another publish follows.
+    rebuilding: bool,
 }
 
 #[derive(Debug)]
@@ -159,23 +162,39 @@ struct Inner {
     /// The same, as the LSP objects the server sent.
     pulled_raw: HashMap<PathBuf, Vec<Value>>,
     seq: u64,
-    progress: HashMap<String, String>,
+    /// Work in progress: token → (title, its last message).
+    progress: HashMap<String, (String, Option<String>)>,
     quiescent: Option<bool>,
     idle_since: Instant,
     registrations: HashMap<String, (String, Value)>,
     refresh_gen: u64,
     last_error_message: Option<String>,
+    /// The server reports its loading state ([`ServerSpec::reports_status`]): until it has,
+    /// it counts as busy.
+    expects_status: bool,
+    /// The server has not yet logged that it is ready ([`ServerSpec::ready_when_logged`]).
+    awaiting_ready_log: bool,
+    /// The server's background index has not been built yet ([`ServerSpec::index_progress`]).
+    awaiting_index: bool,
+    /// The sequence number of the last `didSave` sent.
+    save_seq: u64,
+    /// The sequence number of the last begin of the check a save starts
+    /// ([`ServerSpec::check_progress`]).
+    check_begin_seq: u64,
     /// clangd's per-file status (`textDocument/clangd.fileStatus`), with the sequence number
     /// and time it arrived at.
     file_status: HashMap<PathBuf, (String, u64, Instant)>,
-    /// The sequence number of the last status saying clangd was building the file's
-    /// preamble ("parsing includes").
+    /// The sequence number of clangd's last "Built preamble" log line for each file.
     preamble_builds: HashMap<PathBuf, u64>,
 }
 
 impl Inner {
     fn busy(&self) -> bool {
-        !self.progress.is_empty() || self.quiescent == Some(false)
+        !self.progress.is_empty()
+            || self.quiescent == Some(false)
+            || (self.expects_status && self.quiescent.is_none())
+            || self.awaiting_ready_log
+            || self.awaiting_index
     }
 
     fn set_busy_state(&mut self, was_busy: bool) {
@@ -187,6 +206,12 @@ impl Inner {
 
 struct State {
     server: String,
+    /// [`ServerSpec::index_progress`].
+    index_progress: Option<String>,
+    /// [`ServerSpec::ready_when_logged`].
+    ready_when_logged: Vec<String>,
+    /// [`ServerSpec::check_progress`].
+    check_progress: Option<String>,
     inner: Mutex<Inner>,
     changed: watch::Sender<u64>,
     settings: Value,
@@ -301,7 +326,7 @@ impl State {
                 let mut inner = self.lock();
                 inner.seq += 1;
                 let seq = inner.seq;
-                tracing::debug!(server = %self.server, path = %path.display(), ?version, count = diagnostics.len(), "publish");
+                tracing::debug!(server = %self.server, path = %path.display(), ?version, seq = inner.seq, count = diagnostics.len(), "publish");
                 let entry = inner.published.entry(path).or_insert_with(|| Published {
                     version: None,
                     diagnostics: Vec::new(),
@@ -309,8 +334,12 @@ impl State {
                     seq: 0,
                     at: now,
                     history: VecDeque::new(),
+                    settled: false,
+                    rebuilding: false,
                 });
                 entry.version = version;
+                entry.settled = false;
+                entry.rebuilding = false;
                 entry.diagnostics = diagnostics;
                 entry.raw = raw;
                 entry.seq = seq;
@@ -331,13 +360,41 @@ impl State {
                 let value = params.get("value").cloned().unwrap_or(Value::Null);
                 let mut inner = self.lock();
                 let was_busy = inner.busy();
+                let is_check = self
+                    .check_progress
+                    .as_deref()
+                    .is_some_and(|prefix| token.starts_with(prefix));
                 match value.get("kind").and_then(Value::as_str) {
                     Some("begin") => {
+                        if is_check {
+                            inner.seq += 1;
+                            inner.check_begin_seq = inner.seq;
+                        }
                         let title = value.get("title").and_then(Value::as_str).unwrap_or("");
-                        inner.progress.insert(token, title.to_owned());
+                        let message = value
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
+                        inner.progress.insert(token, (title.to_owned(), message));
                     }
                     Some("end") => {
-                        inner.progress.remove(&token);
+                        let ended = inner.progress.remove(&token);
+                        if ended.is_some_and(|(title, _)| {
+                            self.index_progress.as_deref() == Some(title.as_str())
+                        }) {
+                            inner.awaiting_index = false;
+                        }
+                    }
+                    Some("report") => {
+                        let message = value
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
+                        if let Some(entry) = inner.progress.get_mut(&token) {
+                            if message.is_some() {
+                                entry.1 = message;
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -371,8 +428,12 @@ impl State {
                 let mut inner = self.lock();
                 inner.seq += 1;
                 let seq = inner.seq;
-                if state.contains("parsing includes") {
-                    inner.preamble_builds.insert(path.clone(), seq);
+                if let Some(published) = inner.published.get_mut(&path) {
+                    if state.contains("parsing includes") {
+                        published.rebuilding = true;
+                    } else if state == "idle" && !published.rebuilding {
+                        published.settled = true;
+                    }
                 }
                 inner
                     .file_status
@@ -383,6 +444,20 @@ impl State {
             "window/showMessage" | "window/logMessage" => {
                 let message = params.get("message").and_then(Value::as_str).unwrap_or("");
                 tracing::debug!(server = %self.server, "{method}: {message}");
+                if self
+                    .ready_when_logged
+                    .iter()
+                    .any(|line| message.contains(line.as_str()))
+                {
+                    let mut inner = self.lock();
+                    if inner.awaiting_ready_log {
+                        let was_busy = inner.busy();
+                        inner.awaiting_ready_log = false;
+                        inner.set_busy_state(was_busy);
+                        drop(inner);
+                        self.bump();
+                    }
+                }
                 if method == "window/showMessage"
                     && params.get("type").and_then(Value::as_i64) == Some(1)
                 {
@@ -428,6 +503,50 @@ fn lsp_from_tsserver(item: &Value) -> Option<Value> {
         diagnostic["tags"] = json!(tags);
     }
     Some(diagnostic)
+}
+
+/// Whether the project at `root` has a compilation database (clangd then indexes it).
+fn has_compilation_database(root: &Path) -> bool {
+    ["compile_commands.json", "build/compile_commands.json"]
+        .iter()
+        .any(|name| root.join(name).is_file())
+}
+
+impl State {
+    /// A line of the server's log. clangd's "Built preamble of size N for file F version V
+    /// in T seconds" says that a change made F's preamble stale and that the list published
+    /// next for F is the one against the new preamble (see `diagnostics`).
+    fn log(&self, line: &str) {
+        // clangd: nothing to index, so no index progress will come.
+        if line.contains("Enqueueing 0 commands for indexing") {
+            let mut inner = self.lock();
+            let was_busy = inner.busy();
+            inner.awaiting_index = false;
+            inner.set_busy_state(was_busy);
+            drop(inner);
+            self.bump();
+            return;
+        }
+        let Some(rest) = line.split_once("Built preamble").map(|(_, rest)| rest) else {
+            return;
+        };
+        let Some(file) = rest
+            .split_once(" for file ")
+            .and_then(|(_, rest)| rest.rsplit_once(" version "))
+            .map(|(file, _)| PathBuf::from(file))
+        else {
+            return;
+        };
+        let mut inner = self.lock();
+        inner.seq += 1;
+        let seq = inner.seq;
+        if let Some(published) = inner.published.get_mut(&file) {
+            published.rebuilding = true;
+        }
+        inner.preamble_builds.insert(file, seq);
+        drop(inner);
+        self.bump();
+    }
 }
 
 fn raw_list(value: Option<&Value>) -> Vec<Value> {
@@ -500,8 +619,8 @@ impl LanguageServer {
             .current_dir(root)
             .env("PATH", path_var)
             .envs(spec.env.iter().map(|(k, v)| (k, v)));
-        let (conn, incoming) =
-            Connection::spawn(&spec.name, command).map_err(|error| LspError::Spawn {
+        let (conn, incoming) = Connection::spawn_with(&spec.name, command, spec.reads_log)
+            .map_err(|error| LspError::Spawn {
                 server: spec.name.clone(),
                 detail: format!("{}: {error}", resolved.binary.display()),
             })?;
@@ -536,6 +655,9 @@ impl LanguageServer {
         let (changed, _) = watch::channel(0u64);
         let state = Arc::new(State {
             server: spec.name.clone(),
+            index_progress: spec.index_progress.clone(),
+            ready_when_logged: spec.ready_when_logged.clone(),
+            check_progress: spec.check_progress.clone(),
             inner: Mutex::new(Inner {
                 published: HashMap::new(),
                 pulled: HashMap::new(),
@@ -549,6 +671,11 @@ impl LanguageServer {
                 last_error_message: None,
                 file_status: HashMap::new(),
                 preamble_builds: HashMap::new(),
+                expects_status: spec.reports_status,
+                awaiting_ready_log: !spec.ready_when_logged.is_empty(),
+                awaiting_index: spec.index_progress.is_some() && has_compilation_database(root),
+                save_seq: 0,
+                check_begin_seq: 0,
             }),
             changed,
             settings: spec.settings.clone(),
@@ -684,7 +811,29 @@ impl LanguageServer {
 
     /// Titles of the progress it reports now.
     pub fn progress_titles(&self) -> Vec<String> {
-        let mut titles: Vec<String> = self.state.lock().progress.values().cloned().collect();
+        let inner = self.state.lock();
+        let mut titles: Vec<String> = inner
+            .progress
+            .values()
+            .map(|(title, message)| match message {
+                Some(message) if !message.is_empty() => format!("{title} ({message})"),
+                _ => title.clone(),
+            })
+            .collect();
+        if inner.awaiting_ready_log {
+            titles.push("finding the workspace's files".into());
+        }
+        if inner.expects_status && inner.quiescent != Some(true) {
+            titles.push("loading the workspace".into());
+        }
+        if inner.awaiting_index
+            && !inner
+                .progress
+                .values()
+                .any(|(t, _)| Some(t) == self.spec.index_progress.as_ref())
+        {
+            titles.push("about to index the workspace".into());
+        }
         titles.sort();
         titles
     }
@@ -838,7 +987,14 @@ impl LanguageServer {
         if include_text {
             params["text"] = Value::String(text);
         }
+        self.note_save();
         self.conn.notify("textDocument/didSave", params)
+    }
+
+    fn note_save(&self) {
+        let mut inner = self.state.lock();
+        inner.seq += 1;
+        inner.save_seq = inner.seq;
     }
 
     fn sync_inner(
@@ -899,6 +1055,7 @@ impl LanguageServer {
             if include_text {
                 params["text"] = Value::String(text.to_owned());
             }
+            self.note_save();
             self.conn.notify("textDocument/didSave", params)?;
         }
         Ok(SyncTicket {
@@ -1061,32 +1218,29 @@ impl LanguageServer {
                 if let Some(published) = fresh {
                     match published.version {
                         Some(version) if version >= ticket.version => {
-                            // clangd: an update that made the file's preamble stale (an
+                            // clangd: a change that makes the file's preamble stale (an
                             // included header changed) is published twice, first against the
-                            // old preamble, then once the new one is built; its status says
-                            // that a preamble is being built ("parsing includes") but not
-                            // which list is the last. Without a preamble build since the
-                            // change (and on a file's first build, which waits for its
-                            // preamble), the first list is final; after one, the latest list
-                            // stands once the file has stayed idle a moment.
-                            let rebuilt = !ticket.opened
-                                && inner
-                                    .preamble_builds
-                                    .get(&ticket.path)
-                                    .is_some_and(|seq| *seq > ticket.seq_before);
-                            let mut via = Via::VersionedPush;
+                            // old preamble, then against the new one once it is built. Its log
+                            // says when a preamble was built ("Built preamble … for file F")
+                            // and its status when the file is idle again: the list stands
+                            // once the file went idle after it with no preamble work in
+                            // between, and it came after the last preamble built since the
+                            // change. A file's first build waits for its preamble and
+                            // publishes once.
                             let settled = match inner.file_status.get(&ticket.path) {
-                                Some((state, seq, at)) if rebuilt => {
-                                    via = Via::Settled;
-                                    let quiet_at = *at + PREAMBLE_QUIET;
-                                    let idle = state == "idle" && *seq > published.seq;
-                                    if idle && now < quiet_at {
-                                        wake = wake.min(quiet_at);
-                                    }
-                                    idle && now >= quiet_at
+                                None => true,
+                                Some(_) if ticket.opened => true,
+                                Some(_) => {
+                                    let after_build = inner
+                                        .preamble_builds
+                                        .get(&ticket.path)
+                                        .is_none_or(|built| {
+                                            *built <= ticket.seq_before || published.seq > *built
+                                        });
+                                    published.settled && after_build
                                 }
-                                _ => true,
                             };
+                            let via = Via::VersionedPush;
                             if settled {
                                 ready_at =
                                     Some((published.at.max(inner.idle_since) + timing.settle, via));
@@ -1194,6 +1348,7 @@ impl LanguageServer {
             params["identifier"] = Value::String(identifier);
         }
         let mut retries = 0;
+        let mut via = Via::Pull;
         loop {
             let (until, generation) = {
                 let inner = self.state.lock();
@@ -1217,10 +1372,10 @@ impl LanguageServer {
                 Err(error) => return DiagnosticsOutcome::Failed(error),
             };
             let answered_at = Instant::now();
-            // A server that is loading (rust-analyzer) answers at once with what it has;
-            // give its progress a moment to show, and pull again once it is idle.
-            if !timing.settle.is_zero() {
-                tokio::time::sleep(timing.settle).await;
+            // A save started a check whose results are pushed (rust-analyzer's cargo check):
+            // the answer is complete once that check has begun and ended (below, busy).
+            if !self.wait_check_begun(ticket, timing).await {
+                via = Via::Settled;
             }
             if self.is_busy() {
                 if !self.wait_idle(ticket, timing).await {
@@ -1258,19 +1413,42 @@ impl LanguageServer {
             return DiagnosticsOutcome::Fresh {
                 diagnostics,
                 answered_at,
-                via: Via::Pull,
+                via,
             };
+        }
+    }
+
+    /// When a save since `ticket`'s change started the server's check
+    /// ([`ServerSpec::check_progress`]), waits until that check has begun (its end is waited
+    /// for as the server being busy). False when it did not begin in time: what was pushed
+    /// until then is used, and the answer says it settled rather than saw the check.
+    async fn wait_check_begun(&self, ticket: &SyncTicket, timing: Timing) -> bool {
+        if self.spec.check_progress.is_none() {
+            return true;
+        }
+        let mut changes = self.state.changed.subscribe();
+        loop {
+            changes.borrow_and_update();
+            let until = {
+                let inner = self.state.lock();
+                if inner.save_seq <= ticket.seq_before || inner.check_begin_seq > inner.save_seq {
+                    return true;
+                }
+                deadline(ticket.sent_at, timing, &inner)
+            };
+            if self.conn.is_closed() || Instant::now() >= until {
+                return false;
+            }
+            tokio::select! {
+                _ = changes.changed() => {}
+                _ = tokio::time::sleep_until(until) => {}
+            }
         }
     }
 
     /// Waits up to `timeout` for the server to finish the work it reports (indexing);
     /// true when it is idle.
     pub async fn wait_ready(&self, timeout: Duration) -> bool {
-        // A server that reports its work only after a moment (rust-analyzer's status) gets
-        // its settle window to start reporting.
-        if !self.spec.timing.settle.is_zero() && self.started.elapsed() < Duration::from_secs(30) {
-            tokio::time::sleep(self.spec.timing.settle).await;
-        }
         let ticket = SyncTicket {
             path: PathBuf::new(),
             version: 0,
@@ -1440,6 +1618,7 @@ async fn handle_incoming(
                 }
             }
             Incoming::Notification { method, params } => state.notice(&method, params),
+            Incoming::Log { line } => state.log(&line),
         }
     }
     // The server is gone: wake every waiter so it sees that.

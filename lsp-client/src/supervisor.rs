@@ -32,6 +32,23 @@ pub struct SupervisorOptions {
     pub shutdown_grace: Duration,
     /// How many other files a write's check looks at (default 30).
     pub dependents_limit: usize,
+    /// Whether servers and checkers may run the workspace's own code (build scripts, proc
+    /// macros, its `.venv` python, its `node_modules` TypeScript). [`Trust::ReadOnly`] for
+    /// surfaces that promise no side effect: see [`crate::policy`].
+    pub trust: Trust,
+}
+
+/// What the workspace's own code may do when a server or checker starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trust {
+    /// Servers run as they normally do (build scripts, proc macros, the project's
+    /// interpreter and toolchain).
+    #[default]
+    Full,
+    /// Servers start in a safe configuration that runs no workspace code; what cannot be
+    /// made safe is refused with the reason.
+    ReadOnly,
 }
 
 impl Default for SupervisorOptions {
@@ -43,6 +60,7 @@ impl Default for SupervisorOptions {
             restart_window: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(2),
             dependents_limit: crate::config::DEFAULT_DEPENDENTS_LIMIT,
+            trust: Trust::Full,
         }
     }
 }
@@ -145,7 +163,8 @@ type Key = (String, PathBuf);
 /// Starts, reuses, reaps and restarts language servers for one workspace.
 pub struct Supervisor {
     workspace: PathBuf,
-    table: ServerTable,
+    /// Replaced when `reload` re-reads the configuration.
+    table: std::sync::RwLock<Arc<ServerTable>>,
     options: SupervisorOptions,
     prober: Prober,
     instances: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<Instance>>>>,
@@ -153,7 +172,7 @@ pub struct Supervisor {
     reaper_started: AtomicBool,
     closed: AtomicBool,
     /// An `[lsp]` section that could not be used: every family reports it.
-    config_error: Option<String>,
+    config_error: std::sync::RwLock<Option<String>>,
     me: Weak<Supervisor>,
 }
 
@@ -174,16 +193,25 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Supervisor {
     /// A supervisor for the workspace at `workspace` (an absolute, canonical path).
     pub fn new(workspace: &Path, table: ServerTable, options: SupervisorOptions) -> Arc<Self> {
+        Self::build(workspace, table, options, None)
+    }
+
+    fn build(
+        workspace: &Path,
+        table: ServerTable,
+        options: SupervisorOptions,
+        config_error: Option<String>,
+    ) -> Arc<Self> {
         Arc::new_cyclic(|me| Supervisor {
             workspace: workspace.to_path_buf(),
-            table,
+            table: std::sync::RwLock::new(Arc::new(table)),
             options,
             prober: Prober::default(),
             instances: Mutex::new(HashMap::new()),
             applier: Mutex::new(None),
             reaper_started: AtomicBool::new(false),
             closed: AtomicBool::new(false),
-            config_error: None,
+            config_error: std::sync::RwLock::new(config_error),
             me: me.clone(),
         })
     }
@@ -204,18 +232,12 @@ impl Supervisor {
 
     fn broken(workspace: &Path, error: ConfigError) -> Arc<Self> {
         let message = format!("{error}; fix the [lsp] section of .cc/tools.toml");
-        Arc::new_cyclic(|me| Supervisor {
-            workspace: workspace.to_path_buf(),
-            table: ServerTable::builtin(),
-            options: SupervisorOptions::default(),
-            prober: Prober::default(),
-            instances: Mutex::new(HashMap::new()),
-            applier: Mutex::new(None),
-            reaper_started: AtomicBool::new(false),
-            closed: AtomicBool::new(false),
-            config_error: Some(message),
-            me: me.clone(),
-        })
+        Self::build(
+            workspace,
+            ServerTable::builtin(),
+            SupervisorOptions::default(),
+            Some(message),
+        )
     }
 
     /// A supervisor configured by the `[lsp]` section of `<workspace>/.cc/tools.toml`.
@@ -244,14 +266,64 @@ impl Supervisor {
         self.options.dependents_limit
     }
 
+    /// Whether this supervisor's servers may run workspace code.
+    pub fn trust(&self) -> Trust {
+        self.options.trust
+    }
+
+    /// A supervisor over the same workspace and table whose servers run no workspace code
+    /// (itself when it already is one). Servers are never shared between the two: a
+    /// read-only run never reaches a server started with full trust.
+    pub fn read_only(self: &Arc<Self>) -> Arc<Self> {
+        if self.options.trust == Trust::ReadOnly {
+            return self.clone();
+        }
+        let options = SupervisorOptions {
+            trust: Trust::ReadOnly,
+            ..self.options.clone()
+        };
+        let twin = Self::build(
+            &self.workspace,
+            (*self.table()).clone(),
+            options,
+            self.config_error(),
+        );
+        if let Some(applier) = lock(&self.applier).clone() {
+            twin.set_applier(applier);
+        }
+        twin
+    }
+
     /// The server table in use.
-    pub fn table(&self) -> &ServerTable {
-        &self.table
+    pub fn table(&self) -> Arc<ServerTable> {
+        self.table
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Reads the `[lsp]` section of `<workspace>/.cc/tools.toml` again, for the servers
+    /// started from now on (`lsp reload` calls it before restarting). An invalid section is
+    /// an error that says what to fix, and the table in use stays.
+    pub fn reread_config(&self) -> Result<(), ConfigError> {
+        let table = LspConfig::load(&self.workspace)?.table()?;
+        *self
+            .table
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(table);
+        *self
+            .config_error
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        Ok(())
     }
 
     /// Why the `[lsp]` section could not be used, if it could not.
-    pub fn config_error(&self) -> Option<&str> {
-        self.config_error.as_deref()
+    pub fn config_error(&self) -> Option<String> {
+        self.config_error
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Sets what applies edits that servers request (`workspace/applyEdit`) for servers
@@ -277,8 +349,9 @@ impl Supervisor {
     }
 
     /// The family covering `path` and its project root.
-    pub fn route(&self, path: &Path) -> Result<(&Family, PathBuf), Unavailable> {
-        let Some(family) = self.table.family_for(path) else {
+    pub fn route(&self, path: &Path) -> Result<(Family, PathBuf), Unavailable> {
+        let table = self.table();
+        let Some(family) = table.family_for(path).cloned() else {
             let reason = match path.extension() {
                 Some(ext) => format!(
                     "no language server is configured for `.{}` files",
@@ -291,7 +364,7 @@ impl Supervisor {
                 reason,
             });
         };
-        if let Some(error) = &self.config_error {
+        if let Some(error) = self.config_error() {
             return Err(Unavailable {
                 family: Some(family.name.clone()),
                 reason: error.clone(),
@@ -327,7 +400,7 @@ impl Supervisor {
     /// The running server for `path`, started if needed.
     pub async fn server_for(&self, path: &Path) -> Result<Arc<LanguageServer>, Unavailable> {
         let (family, root) = self.route(path)?;
-        self.acquire(family, &root).await
+        self.acquire(&family, &root).await
     }
 
     fn slot(&self, key: &Key) -> Arc<tokio::sync::Mutex<Instance>> {
@@ -382,6 +455,10 @@ impl Supervisor {
         let applier = lock(&self.applier).clone();
         let mut resolved = resolved;
         crate::policy::adapt_to_project(&mut resolved.spec, root);
+        if self.options.trust == Trust::ReadOnly {
+            crate::policy::restrict(&mut resolved, &self.workspace, &self.path_var())
+                .map_err(unavailable)?;
+        }
         match LanguageServer::start(&family.name, &resolved, root, &self.path_var(), applier).await
         {
             Ok(server) => {
@@ -524,7 +601,8 @@ impl Supervisor {
     pub async fn status(&self) -> Vec<LanguageStatus> {
         let mut rows = Vec::new();
         let path_var = self.path_var();
-        for family in &self.table.families {
+        let table = self.table();
+        for family in &table.families {
             let mut row = LanguageStatus {
                 language: family.name.clone(),
                 root: None,
@@ -534,7 +612,7 @@ impl Supervisor {
                 reason: None,
                 skipped: Vec::new(),
             };
-            if let Some(error) = &self.config_error {
+            if let Some(error) = self.config_error() {
                 row.state = ServerState::Off;
                 row.reason = Some(error.clone());
                 rows.push(row);
@@ -574,6 +652,9 @@ impl Supervisor {
                     let mut reason = format!("pid {}", server.pid().unwrap_or(0));
                     if !busy.is_empty() {
                         reason.push_str(&format!("; busy: {}", busy.join(", ")));
+                    }
+                    if let Some(limits) = crate::policy::answer_limits(server.name(), &root) {
+                        reason.push_str(&format!("; {limits}"));
                     }
                     known_row.reason = Some(reason);
                 } else if let Some(crash) = instance
@@ -631,6 +712,13 @@ impl Supervisor {
                 for root in roots.iter().take(5) {
                     let mut root_row = row.clone();
                     root_row.root = Some(self.display(root));
+                    let limits = root_row
+                        .server
+                        .as_deref()
+                        .and_then(|server| crate::policy::answer_limits(server, root));
+                    if let (Some(limits), Ok(_)) = (limits, &resolved) {
+                        root_row.reason = root_row.reason.map(|r| format!("{r}; {limits}"));
+                    }
                     rows.push(root_row);
                 }
             }
@@ -717,7 +805,8 @@ impl Supervisor {
         paths: Vec<(PathBuf, bool)>,
     ) -> Vec<(PathBuf, CheckOutcome)> {
         let mut outcomes = Vec::new();
-        let Some(family) = self.table.family(&key.0) else {
+        let table = self.table();
+        let Some(family) = table.family(&key.0) else {
             return outcomes;
         };
         let root = &key.1;

@@ -75,6 +75,24 @@ pub struct ServerSpec {
     /// One `didSave` makes the server re-check every open file (clangd): a batch of written
     /// files is saved once, not once per file (which would re-check everything N times).
     pub save_reparses_all: bool,
+    /// The `$/progress` token prefix of the check a save starts (rust-analyzer's
+    /// `rust-analyzer/flycheck`, its `cargo check`): after a save, diagnostics are final once
+    /// that check began and ended. `None`: saves start no such check.
+    pub check_progress: Option<String>,
+    /// The server reports whether it is still loading (`experimental/serverStatus`): until
+    /// its first report it counts as loading.
+    pub reports_status: bool,
+    /// The server's log (stderr) says something its protocol does not (clangd: which files'
+    /// preambles it built): read it line by line.
+    pub reads_log: bool,
+    /// Lines of `window/logMessage` of which one says the server has finished its first
+    /// look at the workspace (pyright's "Found 19 source files"): until then it counts as
+    /// loading, so a first `references` is not answered from one file. Empty: no such line.
+    pub ready_when_logged: Vec<String>,
+    /// The `$/progress` title of the server's background index (clangd's "indexing"): with
+    /// a compilation database it counts as loading until that index has been built once, so
+    /// a cross-file answer is not made from the open files alone.
+    pub index_progress: Option<String>,
 }
 
 /// The default [`ServerSpec::checker_timeout`]: a cold `cargo check` of a mid-sized project.
@@ -99,6 +117,11 @@ impl ServerSpec {
             tsserver_probe: false,
             cross_file: true,
             save_reparses_all: false,
+            check_progress: None,
+            reports_status: false,
+            reads_log: false,
+            ready_when_logged: Vec::new(),
+            index_progress: None,
         }
     }
 
@@ -197,6 +220,9 @@ impl ServerTable {
         .checker(&["basedpyright", "--outputjson"]);
         basedpyright.settings =
             json!({"basedpyright": {"analysis": {"diagnosticMode": "openFilesOnly"}}});
+        // It answers navigation from the open file alone until it has enumerated the
+        // workspace's files, which it logs.
+        basedpyright.ready_when_logged = strings(&[" source file", "No source files found"]);
         let mut pyright = ServerSpec::new(
             "pyright",
             &["pyright-langserver", "--stdio"],
@@ -204,6 +230,7 @@ impl ServerTable {
         )
         .checker(&["pyright", "--outputjson"]);
         pyright.settings = json!({"python": {"analysis": {"diagnosticMode": "openFilesOnly"}}});
+        pyright.ready_when_logged = strings(&[" source file", "No source files found"]);
         let mut pylsp = ServerSpec::new("pylsp", &["pylsp"], &["pylsp", "--version"]);
         pylsp.cross_file = false;
 
@@ -228,7 +255,7 @@ impl ServerTable {
         });
 
         let mut gopls = ServerSpec::new("gopls", &["gopls"], &["gopls", "version"])
-            .checker(&["go", "vet", "./..."]);
+            .checker(&["go", "vet", "-json", "./..."]);
         // gopls publishes only when a file's diagnostics change.
         gopls.timing.quiet = Some(Duration::from_millis(1500));
 
@@ -242,17 +269,29 @@ impl ServerTable {
         // diagnostics against the stale preamble first and again once it is rebuilt.
         clangd.init_options = json!({"clangdFileStatus": true});
         clangd.save_reparses_all = true;
+        clangd.reads_log = true;
+        clangd.index_progress = Some("indexing".into());
 
         let mut rust_analyzer = ServerSpec::new(
             "rust-analyzer",
             &["rust-analyzer"],
             &["rust-analyzer", "--version"],
         )
-        .checker(&["cargo", "check", "--message-format=json", "--quiet"]);
+        .checker(&[
+            "cargo",
+            "check",
+            "--workspace",
+            "--all-targets",
+            "--keep-going",
+            "--message-format=json",
+            "--quiet",
+        ]);
         rust_analyzer.env = vec![("CARGO_NET_OFFLINE".into(), "true".into())];
-        // It answers pulls at once, empty, while loading; cargo check on save reports through
-        // progress. Wait a little for that progress to begin before trusting an answer.
-        rust_analyzer.timing.settle = Duration::from_millis(300);
+        // It answers pulls at once, empty, while loading: its `experimental/serverStatus`
+        // says when it is loaded. A save starts `cargo check`, reported as progress under
+        // this token; its results are pushed and merged with the pulled ones.
+        rust_analyzer.reports_status = true;
+        rust_analyzer.check_progress = Some("rust-analyzer/flycheck".into());
 
         let mut bash = ServerSpec::new(
             "bash-language-server",

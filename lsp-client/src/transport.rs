@@ -47,6 +47,11 @@ pub enum Incoming {
         /// Its parameters (`null` when absent).
         params: Value,
     },
+    /// A line the server printed on stderr (its log), in the order it was read.
+    Log {
+        /// The line, without its end.
+        line: String,
+    },
 }
 
 /// How the server's side ended.
@@ -99,12 +104,28 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The stderr side of a spawned server: its bounded tail and the task draining it.
+struct Stderr {
+    tail: Arc<Mutex<VecDeque<String>>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
 impl Connection {
     /// Starts `command` in its own process group (see `cc_process::spawn_group`) and talks
     /// to it over its stdin and stdout.
     pub fn spawn(
         name: &str,
+        command: tokio::process::Command,
+    ) -> io::Result<(Connection, mpsc::UnboundedReceiver<Incoming>)> {
+        Self::spawn_with(name, command, false)
+    }
+
+    /// [`Connection::spawn`], and with `logs` every stderr line also comes in as
+    /// [`Incoming::Log`] (for servers whose log says something the protocol does not).
+    pub fn spawn_with(
+        name: &str,
         mut command: tokio::process::Command,
+        logs: bool,
     ) -> io::Result<(Connection, mpsc::UnboundedReceiver<Incoming>)> {
         command
             .stdin(Stdio::piped())
@@ -120,18 +141,26 @@ impl Connection {
         let stderr = child.take_stderr();
         let pid = child.id();
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+        let (in_tx, in_rx) = mpsc::unbounded_channel();
         let stderr_task = stderr.map(|stderr| {
             let tail = stderr_tail.clone();
             let name = name.to_owned();
+            let logs = logs.then(|| in_tx.downgrade());
             tokio::spawn(async move {
                 let mut lines = BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
                     tracing::debug!(server = %name, "stderr: {line}");
-                    let mut tail = lock(&tail);
-                    if tail.len() == STDERR_LINES {
-                        tail.pop_front();
+                    let kept = truncate(&line, STDERR_LINE_BYTES);
+                    {
+                        let mut tail = lock(&tail);
+                        if tail.len() == STDERR_LINES {
+                            tail.pop_front();
+                        }
+                        tail.push_back(kept.clone());
                     }
-                    tail.push_back(truncate(&line, STDERR_LINE_BYTES));
+                    if let Some(logs) = logs.as_ref().and_then(|logs| logs.upgrade()) {
+                        let _ = logs.send(Incoming::Log { line: kept });
+                    }
                 }
             })
         });
@@ -141,8 +170,11 @@ impl Connection {
             stdin,
             Some(child),
             Some(pid),
-            stderr_tail,
-            stderr_task,
+            Stderr {
+                tail: stderr_tail,
+                task: stderr_task,
+            },
+            (in_tx, in_rx),
         ))
     }
 
@@ -162,8 +194,11 @@ impl Connection {
             writer,
             None,
             None,
-            Arc::new(Mutex::new(VecDeque::new())),
-            None,
+            Stderr {
+                tail: Arc::new(Mutex::new(VecDeque::new())),
+                task: None,
+            },
+            mpsc::unbounded_channel(),
         )
     }
 
@@ -173,15 +208,20 @@ impl Connection {
         writer: W,
         child: Option<GroupChild>,
         pid: Option<u32>,
-        stderr: Arc<Mutex<VecDeque<String>>>,
-        stderr_task: Option<tokio::task::JoinHandle<()>>,
+        Stderr {
+            tail: stderr,
+            task: stderr_task,
+        }: Stderr,
+        (in_tx, in_rx): (
+            mpsc::UnboundedSender<Incoming>,
+            mpsc::UnboundedReceiver<Incoming>,
+        ),
     ) -> (Connection, mpsc::UnboundedReceiver<Incoming>)
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let (in_tx, in_rx) = mpsc::unbounded_channel();
         let pending = Arc::new(Mutex::new(Pending::default()));
         let child = Arc::new(tokio::sync::Mutex::new(child));
 

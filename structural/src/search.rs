@@ -2,6 +2,11 @@
 //! files), test the pattern's literals against each file's bytes, parse only the files that
 //! pass, in parallel, and keep the first `max_results` matches in (path, position) order while
 //! counting all of them.
+//!
+//! [`search`] returns the kept matches as [`FoundMatch`]es. [`search_with`] hands each file's
+//! matches to a [`MatchSink`] on the worker thread that found them instead, so a caller can
+//! turn them into its own output (serialized text, say) in parallel and without holding them
+//! all as strings; its [`SearchReport`] then says which of them are the first `max_results`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -165,12 +170,91 @@ impl SearchResult {
     }
 }
 
-/// Why a search could not start.
+/// What a search found besides the matches themselves (see [`search_with`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchReport {
+    /// The files whose matches are the first `max_results`, by path, each with how many of
+    /// the matches it gave the sink are kept: all of them, except perhaps for the last file.
+    pub kept: Vec<(PathBuf, usize)>,
+    /// Every match, kept or not.
+    pub total: usize,
+    /// Files of the language that were looked at.
+    pub files_searched: usize,
+    /// Files whose bytes held the pattern's literals, so were parsed.
+    pub files_parsed: usize,
+    /// Files that could not be read or parsed, by path.
+    pub skipped: Vec<Skipped>,
+    /// Candidates given up when the backtracking budget ran out.
+    pub exhausted: usize,
+    /// The first [`MAX_PARSE_ERRORS_LISTED`] parsed files with syntax errors, by path.
+    pub parse_errors: Vec<ParseErrors>,
+    /// How many parsed files had syntax errors.
+    pub parse_errors_total: usize,
+    /// Files over the size cap, by path.
+    pub too_large: Vec<TooLarge>,
+    /// Whether the search was cancelled before it looked at every file.
+    pub cancelled: bool,
+}
+
+impl SearchReport {
+    /// How many matches are kept.
+    pub fn kept_count(&self) -> usize {
+        self.kept.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Whether matches were left out by `max_results`.
+    pub fn truncated(&self) -> bool {
+        self.total > self.kept_count()
+    }
+
+    /// The report with the kept matches as a [`SearchResult`].
+    fn into_result(self, matches: Vec<FoundMatch>) -> SearchResult {
+        SearchResult {
+            matches,
+            total: self.total,
+            files_searched: self.files_searched,
+            files_parsed: self.files_parsed,
+            skipped: self.skipped,
+            exhausted: self.exhausted,
+            parse_errors: self.parse_errors,
+            parse_errors_total: self.parse_errors_total,
+            too_large: self.too_large,
+            cancelled: self.cancelled,
+        }
+    }
+}
+
+/// Why a [`MatchSink`] could not take a file's matches.
+pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Receives each searched file's matches from the worker thread that found them (see
+/// [`search_with`]): the consumer side of a search, as ripgrep's printers are of its searcher.
+///
+/// A file is handed over once, with its bytes, and only when its matches may be among the
+/// first `max_results` (at most that many of them): a capped search over a large tree hands
+/// over few files. Whether they stay among the first is known at the end
+/// ([`SearchReport::kept`]); one pushed out by files earlier in path order is told to
+/// [`MatchSink::dropped`] as soon as that is certain, so the sink can let it go.
+pub trait MatchSink: Sync {
+    /// The first matches of `path` (whose bytes are `source`), in document order. An error
+    /// stops the search, and [`search_with`] returns it.
+    fn matches(&self, path: &Path, source: &[u8], matches: &[Match]) -> Result<(), SinkError>;
+
+    /// The matches of `path` handed over before are not among the first `max_results`.
+    fn dropped(&self, path: &Path) {
+        let _ = path;
+    }
+}
+
+/// Why a search could not start, or could not finish.
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
     /// The path does not exist.
     #[error("`{0}` does not exist")]
     NotFound(PathBuf),
+    /// The [`MatchSink`] could not take a file's matches.
+    #[error("the matches could not be kept: {0}")]
+    Sink(#[source] SinkError),
 }
 
 /// The text of `range` in `source`, lossily decoded.
@@ -206,10 +290,11 @@ pub fn found_matches(path: &Path, source: &[u8], matches: &[Match]) -> Vec<Found
         .collect()
 }
 
-/// Keeps the first `max` matches in path order, counting the rest.
+/// Keeps track of which files' matches are the first `max` in path order, counting all.
 struct Collector {
     max: usize,
-    kept: BTreeMap<PathBuf, Vec<FoundMatch>>,
+    /// Files handed to the sink and still among the first `max`, with their match counts.
+    kept: BTreeMap<PathBuf, usize>,
     kept_count: usize,
     total: usize,
     files_searched: usize,
@@ -218,9 +303,27 @@ struct Collector {
     exhausted: usize,
     parse_errors: Vec<ParseErrors>,
     too_large: Vec<TooLarge>,
+    /// The sink's first error: the search stops.
+    failed: Option<SinkError>,
 }
 
 impl Collector {
+    fn new(max: usize) -> Self {
+        Collector {
+            max,
+            kept: BTreeMap::new(),
+            kept_count: 0,
+            total: 0,
+            files_searched: 0,
+            files_parsed: 0,
+            skipped: Vec::new(),
+            exhausted: 0,
+            parse_errors: Vec::new(),
+            too_large: Vec::new(),
+            failed: None,
+        }
+    }
+
     /// Whether matches of `path` could be among the kept ones.
     fn wants(&self, path: &Path) -> bool {
         self.kept_count < self.max
@@ -230,21 +333,65 @@ impl Collector {
                 .is_some_and(|(last, _)| path < last.as_path())
     }
 
-    fn add(&mut self, path: PathBuf, matches: Vec<FoundMatch>) {
-        if matches.is_empty() || self.max == 0 {
-            return;
+    /// Records `count` matches of `path` as kept; returns the files no longer among the
+    /// first `max`.
+    fn add(&mut self, path: PathBuf, count: usize) -> Vec<PathBuf> {
+        let mut dropped = Vec::new();
+        if count == 0 || self.max == 0 {
+            dropped.push(path);
+            return dropped;
         }
-        self.kept_count += matches.len();
-        self.kept.insert(path, matches);
+        self.kept_count += count;
+        self.kept.insert(path, count);
         // Drop whole files from the end while the rest still fill `max`.
-        while let Some((_, last)) = self.kept.last_key_value() {
-            if self.kept_count - last.len() >= self.max {
-                self.kept_count -= last.len();
-                self.kept.pop_last();
+        while let Some((_, &last)) = self.kept.last_key_value() {
+            if self.kept_count - last >= self.max {
+                self.kept_count -= last;
+                if let Some((path, _)) = self.kept.pop_last() {
+                    dropped.push(path);
+                }
             } else {
                 break;
             }
         }
+        dropped
+    }
+
+    /// The report, the kept files cut to `max` matches in all.
+    fn into_report(self, cancelled: bool) -> Result<SearchReport, SearchError> {
+        if let Some(error) = self.failed {
+            return Err(SearchError::Sink(error));
+        }
+        let mut room = self.max;
+        let mut kept = Vec::with_capacity(self.kept.len());
+        for (path, count) in self.kept {
+            if room == 0 {
+                break;
+            }
+            let take = count.min(room);
+            room -= take;
+            kept.push((path, take));
+        }
+        let mut skipped = self.skipped;
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut parse_errors = self.parse_errors;
+        let parse_errors_total = parse_errors.len();
+        parse_errors.sort_by(|a, b| a.path.cmp(&b.path));
+        parse_errors.truncate(MAX_PARSE_ERRORS_LISTED);
+        let mut too_large = self.too_large;
+        too_large.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(SearchReport {
+            kept,
+            total: self.total,
+            files_searched: self.files_searched,
+            files_parsed: self.files_parsed,
+            skipped,
+            exhausted: self.exhausted,
+            parse_errors,
+            parse_errors_total,
+            too_large,
+            cancelled,
+        })
     }
 }
 
@@ -353,21 +500,60 @@ pub fn search(
     path: &Path,
     options: &SearchOptions,
 ) -> Result<SearchResult, SearchError> {
-    let collector = Mutex::new(Collector {
-        max: options.max_results,
-        kept: BTreeMap::new(),
-        kept_count: 0,
-        total: 0,
-        files_searched: 0,
-        files_parsed: 0,
-        skipped: Vec::new(),
-        exhausted: 0,
-        parse_errors: Vec::new(),
-        too_large: Vec::new(),
-    });
+    let sink = FoundMatches::default();
+    let report = search_with(pattern, path, options, &sink)?;
+    let mut by_path = sink
+        .files
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut matches = Vec::with_capacity(report.kept_count());
+    for (path, count) in &report.kept {
+        if let Some(found) = by_path.remove(path) {
+            matches.extend(found.into_iter().take(*count));
+        }
+    }
+    Ok(report.into_result(matches))
+}
+
+/// [`search`]'s sink: each file's matches as [`FoundMatch`]es.
+#[derive(Default)]
+struct FoundMatches {
+    files: Mutex<std::collections::HashMap<PathBuf, Vec<FoundMatch>>>,
+}
+
+impl MatchSink for FoundMatches {
+    fn matches(&self, path: &Path, source: &[u8], matches: &[Match]) -> Result<(), SinkError> {
+        let found = found_matches(path, source, matches);
+        lock_map(&self.files).insert(path.to_path_buf(), found);
+        Ok(())
+    }
+
+    fn dropped(&self, path: &Path) {
+        lock_map(&self.files).remove(path);
+    }
+}
+
+fn lock_map<T>(map: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Searches `path` like [`search`], handing each file's matches to `sink` from the worker
+/// that found them (see [`MatchSink`]); the report says which are the first
+/// `options.max_results`, in path order. A sink error stops the search and is returned.
+pub fn search_with(
+    pattern: &Pattern,
+    path: &Path,
+    options: &SearchOptions,
+    sink: &dyn MatchSink,
+) -> Result<SearchReport, SearchError> {
+    let collector = Mutex::new(Collector::new(options.max_results));
     let single_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let failed = AtomicBool::new(false);
     visit_sources(pattern, path, options, &|file, size, parser| {
-        search_file(
+        if failed.load(Ordering::Relaxed) {
+            return;
+        }
+        let handed = search_file(
             pattern,
             file,
             size,
@@ -375,33 +561,17 @@ pub fn search(
             &collector,
             !single_file,
             options,
+            sink,
         );
+        if let Err(error) = handed {
+            failed.store(true, Ordering::Relaxed);
+            lock(&collector).failed.get_or_insert(error);
+        }
     })?;
-    let collector = collector
+    collector
         .into_inner()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut skipped = collector.skipped;
-    skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut matches: Vec<FoundMatch> = collector.kept.into_values().flatten().collect();
-    matches.truncate(options.max_results);
-    let mut parse_errors = collector.parse_errors;
-    let parse_errors_total = parse_errors.len();
-    parse_errors.sort_by(|a, b| a.path.cmp(&b.path));
-    parse_errors.truncate(MAX_PARSE_ERRORS_LISTED);
-    let mut too_large = collector.too_large;
-    too_large.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(SearchResult {
-        matches,
-        total: collector.total,
-        files_searched: collector.files_searched,
-        files_parsed: collector.files_parsed,
-        skipped,
-        exhausted: collector.exhausted,
-        parse_errors,
-        parse_errors_total,
-        too_large,
-        cancelled: options.cancelled(),
-    })
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .into_report(options.cancelled())
 }
 
 fn lock(collector: &Mutex<Collector>) -> std::sync::MutexGuard<'_, Collector> {
@@ -415,6 +585,8 @@ pub(crate) fn too_deep_reason() -> String {
     format!("its syntax tree is nested more than {MAX_SOURCE_DEPTH} levels deep; not searched")
 }
 
+/// Searches one file; the sink's error when it could not take the file's matches.
+#[allow(clippy::too_many_arguments)]
 fn search_file(
     pattern: &Pattern,
     path: &Path,
@@ -423,7 +595,8 @@ fn search_file(
     collector: &Mutex<Collector>,
     skip_binary: bool,
     options: &SearchOptions,
-) {
+    sink: &dyn MatchSink,
+) -> Result<(), SinkError> {
     if size > options.max_file_bytes {
         let mut c = lock(collector);
         c.files_searched += 1;
@@ -431,7 +604,7 @@ fn search_file(
             path: path.to_path_buf(),
             size,
         });
-        return;
+        return Ok(());
     }
     let skip = |reason: String| {
         let mut c = lock(collector);
@@ -440,6 +613,7 @@ fn search_file(
             path: path.to_path_buf(),
             reason,
         });
+        Ok(())
     };
     let bytes = match read_capped(path, options.max_file_bytes) {
         Ok(Some(bytes)) => bytes,
@@ -451,17 +625,17 @@ fn search_file(
                 path: path.to_path_buf(),
                 size: std::fs::metadata(path).map_or(size, |m| m.len()),
             });
-            return;
+            return Ok(());
         }
         Err(error) => return skip(error.to_string()),
     };
     let head = &bytes[..bytes.len().min(8192)];
     if skip_binary && memchr::memchr(0, head).is_some() {
-        return;
+        return Ok(());
     }
     if !pattern.may_match(&bytes) {
         lock(collector).files_searched += 1;
-        return;
+        return Ok(());
     }
     let tree = match parser.parse(pattern.language().as_ref(), &bytes) {
         Ok(tree) => tree,
@@ -489,16 +663,123 @@ fn search_file(
     if wants {
         // Past its first `max` matches, none of a file's can be among the first `max`.
         let keep = found.matches.len().min(max);
-        let texts = found_matches(path, &bytes, &found.matches[..keep]);
-        lock(collector).add(path.to_path_buf(), texts);
+        // Outside the lock: this is where the sink does its work, on every worker at once.
+        sink.matches(path, &bytes, &found.matches[..keep])?;
+        let dropped = lock(collector).add(path.to_path_buf(), keep);
+        for path in dropped {
+            sink.dropped(&path);
+        }
     }
+    Ok(())
 }
 
 /// The bytes of `path`, or `None` when it holds more than `cap` bytes (read no further).
 pub(crate) fn read_capped(path: &Path, cap: u64) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read;
     let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
+    // Sized once: reading through `take` would grow the buffer by doubling.
+    let size = file.metadata().map_or(0, |m| m.len()).min(cap);
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
     file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= cap).then_some(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Languages;
+    use std::collections::HashMap;
+
+    fn tree(files: usize, per_file: usize) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..files {
+            std::fs::write(
+                dir.path().join(format!("m{i:02}.py")),
+                "f(1)\n".repeat(per_file + i % 3),
+            )
+            .unwrap();
+        }
+        dir
+    }
+
+    fn pattern() -> Pattern {
+        Pattern::new(
+            Languages::builtin().lookup("python").unwrap(),
+            "f($A)",
+            None,
+        )
+        .unwrap()
+    }
+
+    /// Records what it is handed and dropped.
+    #[derive(Default)]
+    struct Recording {
+        handed: Mutex<HashMap<PathBuf, usize>>,
+        dropped: Mutex<Vec<PathBuf>>,
+    }
+
+    impl MatchSink for Recording {
+        fn matches(&self, path: &Path, _: &[u8], matches: &[Match]) -> Result<(), SinkError> {
+            lock_map(&self.handed).insert(path.to_path_buf(), matches.len());
+            Ok(())
+        }
+
+        fn dropped(&self, path: &Path) {
+            lock_map(&self.dropped).push(path.to_path_buf());
+            lock_map(&self.handed).remove(path);
+        }
+    }
+
+    /// Capped, the sink is handed the files whose matches may be first and told which are
+    /// pushed out; what it keeps is what the report names, and `search` gives the same
+    /// matches in the same order.
+    #[test]
+    fn the_report_names_what_the_sink_kept_in_path_order() {
+        let dir = tree(30, 4);
+        let pattern = pattern();
+        for max_results in [0, 1, 7, 50, 10_000] {
+            let options = SearchOptions {
+                max_results,
+                ..SearchOptions::default()
+            };
+            let sink = Recording::default();
+            let report = search_with(&pattern, dir.path(), &options, &sink).unwrap();
+            let whole = search(&pattern, dir.path(), &options).unwrap();
+            assert_eq!(report.total, whole.total);
+            assert_eq!(report.kept_count(), whole.matches.len());
+            assert_eq!(report.kept_count(), max_results.min(whole.total));
+            assert_eq!(report.truncated(), whole.truncated());
+            let handed = lock_map(&sink.handed).clone();
+            let mut expected: Vec<(PathBuf, usize)> = Vec::new();
+            for m in &whole.matches {
+                match expected.last_mut() {
+                    Some((path, n)) if *path == m.path => *n += 1,
+                    _ => expected.push((m.path.clone(), 1)),
+                }
+            }
+            assert_eq!(report.kept, expected, "max_results {max_results}");
+            for (path, n) in &report.kept {
+                assert!(handed.get(path).is_some_and(|given| given >= n), "{path:?}");
+            }
+            assert_eq!(handed.len(), report.kept.len(), "dropped files are told");
+        }
+    }
+
+    struct Failing;
+
+    impl MatchSink for Failing {
+        fn matches(&self, _: &Path, _: &[u8], _: &[Match]) -> Result<(), SinkError> {
+            Err("no room".into())
+        }
+    }
+
+    /// A sink that cannot take matches stops the search with its error.
+    #[test]
+    fn a_sink_error_stops_the_search() {
+        let dir = tree(10, 2);
+        let error =
+            search_with(&pattern(), dir.path(), &SearchOptions::default(), &Failing).unwrap_err();
+        assert!(matches!(error, SearchError::Sink(_)));
+        assert_eq!(error.to_string(), "the matches could not be kept: no room");
+    }
 }

@@ -9,6 +9,9 @@
 //!   see; dispatch refuses a hidden tool called by name, asks the approver about every
 //!   write- and exec-tier call (from the model or from a kernel's bridge), serializes tools
 //!   that are not parallel-safe, and passes written paths to the diagnostics hook.
+//! - A result too large to hold as a `Value` keeps its big array serialized ([`spool`]):
+//!   [`Registry::call_spooled`] hands it over as it is, for a caller that writes it out
+//!   ([`ToolOutput::json_pieces`]); every other call gets the whole `Value`.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -42,6 +45,7 @@ pub mod lsp;
 pub mod registry;
 pub mod resources;
 pub mod root;
+pub mod spool;
 pub mod structural;
 pub mod tier;
 pub mod tool;
@@ -55,6 +59,7 @@ pub use registry::{
 };
 pub use resources::Resources;
 pub use root::WorkspaceRoot;
+pub use spool::{JsonLayout, JsonPieces, JsonSpool, SpooledArray};
 pub use tier::{Surface, Tier};
 pub use tool::{
     parse_args, schema_for, BridgeHandle, CallContext, Image, Origin, ProgressSink, Tool,

@@ -275,6 +275,19 @@ impl Registry {
         args: Value,
         options: CallOptions,
     ) -> Result<ToolOutput, ToolError> {
+        materialized(self.call_spooled(name, args, options).await)
+    }
+
+    /// Like [`Registry::call_with`], but a result the tool spooled stays spooled
+    /// ([`ToolOutput::spooled`]): for a caller that writes the result out
+    /// ([`ToolOutput::json_pieces`]) rather than reading `value`, so that a huge result is
+    /// never held as a `Value`.
+    pub async fn call_spooled(
+        &self,
+        name: &str,
+        args: Value,
+        options: CallOptions,
+    ) -> Result<ToolOutput, ToolError> {
         dispatch(
             &self.inner,
             name,
@@ -336,19 +349,33 @@ impl Dispatcher {
                 "the run has ended; no further tool calls are possible",
             )
         })?;
-        dispatch(
-            &inner,
-            name,
-            args,
-            Origin::Bridge {
-                via: caller.tool.clone(),
-            },
-            None,
-            caller.held.clone(),
-            caller.cancel.clone(),
+        materialized(
+            dispatch(
+                &inner,
+                name,
+                args,
+                Origin::Bridge {
+                    via: caller.tool.clone(),
+                },
+                None,
+                caller.held.clone(),
+                caller.cancel.clone(),
+            )
+            .await,
         )
-        .await
     }
+}
+
+/// The output with its spooled members parsed into `value`.
+fn materialized(output: Result<ToolOutput, ToolError>) -> Result<ToolOutput, ToolError> {
+    let mut output = output?;
+    output.materialize().map_err(|error| {
+        ToolError::new(
+            kinds::INTERNAL,
+            format!("the result could not be read back from its spool: {error}"),
+        )
+    })?;
+    Ok(output)
 }
 
 async fn dispatch(

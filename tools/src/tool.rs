@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 use crate::registry::Dispatcher;
+use crate::spool::{JsonLayout, JsonPieces, SpooledArray};
 use crate::tier::Tier;
 
 /// One tool the agent can call.
@@ -49,10 +50,19 @@ pub struct Image {
 }
 
 /// A successful result: JSON for machines, an optional rendering for people.
+///
+/// The JSON result is `value`, plus the members in `spooled` when a tool serialized a big
+/// array itself ([`crate::spool`]): write it with [`ToolOutput::json_pieces`], or build the
+/// whole `Value` with [`ToolOutput::materialize`]. The registry materializes for every caller
+/// but [`crate::Registry::call_spooled`], so `value` is the whole result wherever a caller
+/// did not ask otherwise.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
-    /// The JSON result (an object).
+    /// The JSON result (an object); without the `spooled` members.
     pub value: Value,
+    /// Members of the result that are arrays the tool serialized itself, written after
+    /// `value`'s members (one of the same name in `value` is replaced).
+    pub spooled: Vec<(String, SpooledArray)>,
     /// A compact text rendering; when absent the JSON itself is rendered.
     pub text: Option<String>,
     /// Images to hand to clients that show them.
@@ -67,6 +77,7 @@ impl ToolOutput {
     pub fn new(value: Value) -> Self {
         ToolOutput {
             value,
+            spooled: Vec::new(),
             text: None,
             images: Vec::new(),
             written: Vec::new(),
@@ -91,11 +102,57 @@ impl ToolOutput {
         self
     }
 
+    /// Adds the member `key`, an array the tool serialized itself.
+    pub fn with_spooled(mut self, key: impl Into<String>, array: SpooledArray) -> Self {
+        self.spooled.push((key.into(), array));
+        self
+    }
+
+    /// The whole JSON result, piece by piece, in `layout`: the spooled arrays are copied
+    /// from their spool a block at a time, never parsed, so writing a huge result takes
+    /// little memory.
+    pub fn json_pieces(&self, layout: JsonLayout) -> std::io::Result<JsonPieces> {
+        JsonPieces::new(&self.value, &self.spooled, layout).map_err(std::io::Error::other)
+    }
+
+    /// Writes the whole JSON result to `out` in `layout`.
+    pub fn write_json(
+        &self,
+        out: &mut impl std::io::Write,
+        layout: JsonLayout,
+    ) -> std::io::Result<()> {
+        self.json_pieces(layout)?.write_to(out)
+    }
+
+    /// Parses the spooled members into `value`, so that `value` is the whole result.
+    pub fn materialize(&mut self) -> std::io::Result<()> {
+        if self.spooled.is_empty() {
+            return Ok(());
+        }
+        if !self.value.is_object() {
+            self.value = serde_json::json!({ "result": self.value.take() });
+        }
+        for (key, array) in std::mem::take(&mut self.spooled) {
+            let items = array.to_value()?;
+            if let Value::Object(object) = &mut self.value {
+                object.insert(key, items);
+            }
+        }
+        Ok(())
+    }
+
     /// The text rendering, or compact JSON when the tool gave none.
     pub fn render_text(&self) -> String {
         match &self.text {
             Some(text) => text.clone(),
-            None => self.value.to_string(),
+            None if self.spooled.is_empty() => self.value.to_string(),
+            None => {
+                let mut out = Vec::new();
+                match self.write_json(&mut out, JsonLayout::Compact) {
+                    Ok(()) => String::from_utf8_lossy(&out).into_owned(),
+                    Err(error) => format!("the result could not be read back: {error}"),
+                }
+            }
         }
     }
 }

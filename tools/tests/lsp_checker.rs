@@ -11,11 +11,12 @@ use cc_tools::{Resources, Surface};
 use lsp_support::{Project, Setup};
 use serde_json::json;
 
-/// A workspace of `files` in plan mode (read tools only), configured by `config`.
+/// A workspace of `files` on the full surface (a read-only surface refuses `cargo check`,
+/// see `lsp_read_only.rs`), configured by `config`.
 fn checked(files: &[(&str, &str)], config: &str, options: SupervisorOptions) -> Project {
     Setup {
         config,
-        surface: Surface::Plan,
+        surface: Surface::Full,
         options,
         resources: Resources::default(),
     }

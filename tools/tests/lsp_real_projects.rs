@@ -552,3 +552,151 @@ async fn c_cmark_rename_across_the_header_and_its_sources_reports_no_false_error
     assert_eq!(new_diagnostics(&result), [], "{result:#}");
     project.shutdown().await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Fast successive writes: the answer is for the last version written
+
+/// Writes five versions of `file` in a burst, each with its own error (`broken(i)`), every
+/// one checked without waiting for the previous check; the last check must report exactly
+/// the last version's error.
+async fn burst(
+    project: &lsp_support::Project,
+    file: &str,
+    broken: impl Fn(usize) -> (String, String),
+) {
+    let path = project.ws.join(file);
+    let mut checks = Vec::new();
+    let mut needles = Vec::new();
+    for version in 0..5 {
+        let (text, needle) = broken(version);
+        needles.push(needle);
+        std::fs::write(&path, text).unwrap();
+        let supervisor = project.supervisor.clone();
+        let path = path.clone();
+        checks.push(tokio::spawn(async move {
+            supervisor.check_files(&[path], &[]).await
+        }));
+    }
+    let mut last = None;
+    for check in checks {
+        last = Some(check.await.unwrap());
+    }
+    let last = last.unwrap();
+    let messages: Vec<String> = match &last[0].outcome {
+        cc_lsp_client::CheckOutcome::Checked { diagnostics, .. } => {
+            diagnostics.iter().map(|d| d.message.clone()).collect()
+        }
+        other => panic!("{other:?}"),
+    };
+    let all = messages.join("\n");
+    assert!(
+        all.contains(&needles[4]),
+        "the last version's error is missing: {all}"
+    );
+    for older in &needles[..4] {
+        assert!(
+            !all.contains(older.as_str()),
+            "{older} is from an older version: {all}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn typescript_zod_a_burst_of_writes_answers_for_the_last() {
+    if require_peer("typescript-language-server").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("zod", &[]) else {
+        return;
+    };
+    let file = "src/v4/core/util.ts";
+    let original = project.read(file);
+    burst(&project, file, |version| {
+        let name = format!("missingName{version}");
+        (
+            format!("{original}\nexport const burst{version} = {name};\n"),
+            format!("Cannot find name '{name}'"),
+        )
+    })
+    .await;
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn rust_semver_a_burst_of_writes_answers_for_the_last() {
+    if require_peer("rust-analyzer").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("semver", &[]) else {
+        return;
+    };
+    let file = "src/eval.rs";
+    let original = project.read(file);
+    burst(&project, file, |version| {
+        let name = format!("missing_name_{version}");
+        (
+            format!("{original}\npub(crate) fn burst() -> u32 {{ {name} }}\n"),
+            format!("cannot find value `{name}`"),
+        )
+    })
+    .await;
+    project.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The project checker sees what the build sees
+
+#[tokio::test]
+async fn rust_semver_checker_sees_a_broken_integration_test() {
+    if require_peer("cargo").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("semver", &[]) else {
+        return;
+    };
+    let test = project.read("tests/test_version.rs");
+    std::fs::write(
+        project.ws.join("tests/test_version.rs"),
+        format!("{test}\n#[test]\nfn broken() {{\n    let x: u32 = \"not a number\";\n    let _ = x;\n}}\n"),
+    )
+    .unwrap();
+    let checked = project
+        .lsp(json!({"action": "diagnostics", "file": "*", "language": "rust"}))
+        .await;
+    assert!(checked.get("error").is_none(), "{checked:#}");
+    let errors: Vec<&Value> = checked["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["path"] == "tests/test_version.rs" && d["severity"] == "error")
+        .collect();
+    assert!(!errors.is_empty(), "{checked:#}");
+    assert!(errors.iter().any(|d| d["code"] == "E0308"), "{checked:#}");
+}
+
+#[tokio::test]
+async fn go_pflag_checker_counts_a_compile_error_as_an_error() {
+    if require_peer("go").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("pflag", &[]) else {
+        return;
+    };
+    let text = project.read("string_slice.go");
+    std::fs::write(
+        project.ws.join("string_slice.go"),
+        text.replacen("func readAsCSV(val string) ([]string, error) {", "func readAsCSV(val string) ([]string, error) {\n\tvar broken int = \"s\"\n\t_ = broken", 1),
+    )
+    .unwrap();
+    let checked = project
+        .lsp(json!({"action": "diagnostics", "file": "*", "language": "go"}))
+        .await;
+    assert!(checked.get("error").is_none(), "{checked:#}");
+    let found = checked["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["path"] == "string_slice.go")
+        .unwrap_or_else(|| panic!("{checked:#}"));
+    assert_eq!(found["severity"], "error", "{checked:#}");
+}

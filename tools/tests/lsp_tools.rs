@@ -260,3 +260,49 @@ async fn without_project_configuration_only_the_standard_rules_report() {
     assert_eq!(codes, ["reportAssignmentType"], "{out:#}");
     p.shutdown().await;
 }
+
+/// `reload` reads `.cc/tools.toml` again: a server chosen there after the run started is the
+/// one that answers next; a broken section is refused and the servers keep running.
+#[tokio::test]
+async fn reload_rereads_the_configuration() {
+    if require_peer("basedpyright-langserver").is_none() || require_peer("pylsp").is_none() {
+        return;
+    }
+    let p = project(&[("pyproject.toml", ""), ("a.py", "print(undefined_name)\n")]);
+    let before = p
+        .lsp(json!({"action": "diagnostics", "file": "a.py"}))
+        .await;
+    assert_eq!(before["server"], "basedpyright", "{before:#}");
+    std::fs::create_dir_all(p.ws.join(".cc")).unwrap();
+    std::fs::write(
+        p.ws.join(".cc/tools.toml"),
+        "[lsp.python]\ncommand = [\"pylsp\"]\ntimeout_ms = 60000\n",
+    )
+    .unwrap();
+    let reloaded = p
+        .lsp(json!({"action": "reload", "language": "python"}))
+        .await;
+    assert!(reloaded.get("error").is_none(), "{reloaded:#}");
+    let after = p
+        .lsp(json!({"action": "diagnostics", "file": "a.py"}))
+        .await;
+    assert_eq!(after["server"], "pylsp", "{after:#}");
+
+    std::fs::write(
+        p.ws.join(".cc/tools.toml"),
+        "[lsp.python]\nno_such_key = 1\n",
+    )
+    .unwrap();
+    let refused = p
+        .lsp(json!({"action": "reload", "language": "python"}))
+        .await;
+    assert_eq!(refused["error"]["kind"], "invalid_config", "{refused:#}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no_such_key"),
+        "{refused:#}"
+    );
+    p.shutdown().await;
+}

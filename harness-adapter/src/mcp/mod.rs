@@ -30,6 +30,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
+use render::CallResult;
 use transport::{codes, LineSplitter, Peer, Piece, RequestId, RpcError};
 
 /// Protocol revisions we speak, newest first.
@@ -122,22 +123,29 @@ where
         }
     }
 
-    // Input ended: the client is gone. Cancel every call, let them stop briefly, then end
-    // everything the run started.
-    for call in session.in_flight.values() {
-        call.cancel.cancel();
-    }
+    // Input ended. A client may close its side and still read the answers (`echo … | mcp`), so
+    // calls in flight get `drain_grace` to finish; those still running are then cancelled, and
+    // aborted if they do not stop, keeping the whole end within a few seconds.
     let drained = tokio::time::timeout(options.drain_grace, async {
         while session.calls.join_next().await.is_some() {}
     })
     .await;
     if drained.is_err() {
-        session.calls.abort_all();
-        // A call stuck in a blocking system call cannot be unwound; it is left behind.
-        let _ = tokio::time::timeout(UNWIND_WAIT, async {
+        for call in session.in_flight.values() {
+            call.cancel.cancel();
+        }
+        let stopped = tokio::time::timeout(UNWIND_WAIT, async {
             while session.calls.join_next().await.is_some() {}
         })
         .await;
+        if stopped.is_err() {
+            session.calls.abort_all();
+            // A call stuck in a blocking system call cannot be unwound; it is left behind.
+            let _ = tokio::time::timeout(UNWIND_WAIT, async {
+                while session.calls.join_next().await.is_some() {}
+            })
+            .await;
+        }
     }
     if let Some(registry) = session.registry.take() {
         registry.shutdown(options.shutdown_grace).await;
@@ -347,7 +355,7 @@ impl Session {
                 let handle = self.calls.spawn(async move {
                     let result = call_tool(&registry, &peer, params, call_cancel).await;
                     if !call_cancelled.load(Ordering::SeqCst) {
-                        peer.respond(&id, result);
+                        respond_call(&peer, &id, result);
                     }
                 });
                 self.in_flight.insert(
@@ -443,12 +451,30 @@ impl ProgressSink for McpProgress {
     }
 }
 
+/// Sends a call's response; a result the tool spooled is written piece by piece.
+fn respond_call(peer: &Peer, id: &RequestId, result: Result<CallResult, RpcError>) {
+    match result {
+        Ok(CallResult::Value(value)) => peer.respond(id, Ok(value)),
+        Ok(spooled) => match spooled.into_pieces() {
+            Ok(pieces) => peer.respond_pieces(id, pieces),
+            Err(error) => peer.respond(
+                id,
+                Err(RpcError::new(
+                    codes::INTERNAL_ERROR,
+                    format!("the result could not be written: {error}"),
+                )),
+            ),
+        },
+        Err(error) => peer.respond(id, Err(error)),
+    }
+}
+
 async fn call_tool(
     registry: &Registry,
     peer: &Arc<Peer>,
     params: Value,
     cancel: Cancellation,
-) -> Result<Value, RpcError> {
+) -> Result<CallResult, RpcError> {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Err(RpcError::new(
             codes::INVALID_PARAMS,
@@ -466,8 +492,10 @@ async fn call_tool(
                 token,
             }) as Arc<dyn ProgressSink>
         });
+    // Spooled: a huge result (every match of a search) is copied to the client from its
+    // spool, never held as a `Value`.
     let result = registry
-        .call_with(
+        .call_spooled(
             name,
             arguments,
             CallOptions {

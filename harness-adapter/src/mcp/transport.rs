@@ -130,10 +130,38 @@ struct Response<'a> {
 
 type Pending = HashMap<i64, oneshot::Sender<Result<Value, RpcError>>>;
 
+/// The bytes of a message written piece by piece, and what to send when a piece fails.
+pub type PieceSource = Box<dyn Iterator<Item = std::io::Result<Vec<u8>>> + Send>;
+
+/// One message for the writer task.
+pub enum Outgoing {
+    /// A whole line, newline included.
+    Line(Vec<u8>),
+    /// A line written piece by piece (a tool result too large to hold at once), so no
+    /// other message lands inside it; the writer adds the newline. When a piece fails, the
+    /// line is ended as it is and `on_error` gives the line to send after it (an error
+    /// response for the same request, so the caller is not left waiting).
+    Pieces {
+        /// The line's bytes.
+        pieces: PieceSource,
+        /// The line to send when a piece fails.
+        on_error: Box<dyn FnOnce(std::io::Error) -> Vec<u8> + Send>,
+    },
+}
+
+impl std::fmt::Debug for Outgoing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outgoing::Line(line) => f.debug_tuple("Line").field(&line.len()).finish(),
+            Outgoing::Pieces { .. } => f.write_str("Pieces"),
+        }
+    }
+}
+
 /// Our side of the connection.
 #[derive(Debug)]
 pub struct Peer {
-    outgoing: mpsc::UnboundedSender<Vec<u8>>,
+    outgoing: mpsc::UnboundedSender<Outgoing>,
     next_id: AtomicI64,
     pending: Mutex<Pending>,
     client_capabilities: OnceLock<Value>,
@@ -141,7 +169,7 @@ pub struct Peer {
 
 impl Peer {
     /// A peer whose messages go to `outgoing`.
-    pub fn new(outgoing: mpsc::UnboundedSender<Vec<u8>>) -> Arc<Self> {
+    pub fn new(outgoing: mpsc::UnboundedSender<Outgoing>) -> Arc<Self> {
         Arc::new(Peer {
             outgoing,
             next_id: AtomicI64::new(1),
@@ -174,7 +202,41 @@ impl Peer {
     fn send_line(&self, mut line: Vec<u8>) {
         line.push(b'\n');
         // A closed channel means the writer ended with the connection: nothing to do.
-        let _ = self.outgoing.send(line);
+        let _ = self.outgoing.send(Outgoing::Line(line));
+    }
+
+    /// Sends a response to request `id` whose result is written piece by piece.
+    pub fn respond_pieces(
+        &self,
+        id: &RequestId,
+        result: impl Iterator<Item = std::io::Result<Vec<u8>>> + Send + 'static,
+    ) {
+        let open = format!(r#"{{"jsonrpc":"2.0","id":{},"result":"#, id.key()).into_bytes();
+        let pieces = std::iter::once(Ok(open))
+            .chain(result)
+            .chain(std::iter::once(Ok(b"}".to_vec())));
+        let id = id.clone();
+        let on_error = move |error: std::io::Error| {
+            let response = Response {
+                jsonrpc: "2.0",
+                id: &id,
+                result: None,
+                error: Some(
+                    RpcError::new(
+                        codes::INTERNAL_ERROR,
+                        format!("the result could not be read back from its spool: {error}"),
+                    )
+                    .to_json(),
+                ),
+            };
+            let mut line = serde_json::to_vec(&response).unwrap_or_default();
+            line.push(b'\n');
+            line
+        };
+        let _ = self.outgoing.send(Outgoing::Pieces {
+            pieces: Box::new(pieces),
+            on_error: Box::new(on_error),
+        });
     }
 
     /// Sends a response to request `id`, echoing the id as the client wrote it.
@@ -259,13 +321,35 @@ impl Peer {
     }
 }
 
-/// Writes every queued line, until the queue closes.
+/// Writes every queued message, until the queue closes.
 pub async fn write_loop<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut queue: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut queue: mpsc::UnboundedReceiver<Outgoing>,
 ) -> std::io::Result<()> {
-    while let Some(line) = queue.recv().await {
-        writer.write_all(&line).await?;
+    while let Some(message) = queue.recv().await {
+        match message {
+            Outgoing::Line(line) => writer.write_all(&line).await?,
+            Outgoing::Pieces { pieces, on_error } => {
+                // The pieces come from a spool in memory or in a temporary file that was just
+                // written (so in the page cache): reading them here blocks as briefly as a
+                // local file read does.
+                let mut failed = None;
+                for piece in pieces {
+                    match piece {
+                        Ok(bytes) => writer.write_all(&bytes).await?,
+                        Err(error) => {
+                            failed = Some(error);
+                            break;
+                        }
+                    }
+                }
+                writer.write_all(b"\n").await?;
+                if let Some(error) = failed {
+                    tracing::warn!(%error, "a result could not be read back; sent an error");
+                    writer.write_all(&on_error(error)).await?;
+                }
+            }
+        }
         writer.flush().await?;
     }
     Ok(())
@@ -430,6 +514,42 @@ mod tests {
         }
         splitter.finish(&mut out);
         out
+    }
+
+    /// A response written in pieces is one line; when a piece fails, the line ends there
+    /// and an error response for the same id follows, so the caller is not left waiting.
+    #[tokio::test]
+    async fn a_response_in_pieces_is_one_line_or_an_error_after_a_failed_piece() {
+        let (sender, queue) = mpsc::unbounded_channel();
+        let peer = Peer::new(sender);
+        let id = RequestId::from_value(&json!(12345678901234567890u64));
+        let good = vec![Ok(b"{\"a\":".to_vec()), Ok(b"[1,2]}".to_vec())];
+        peer.respond_pieces(&id, good.into_iter());
+        let bad = vec![
+            Ok(b"{\"a\":[".to_vec()),
+            Err(std::io::Error::other("disk gone")),
+        ];
+        peer.respond_pieces(&RequestId::from_value(&json!("b")), bad.into_iter());
+        peer.notify("notifications/progress", json!({"progress": 1}));
+        drop(peer);
+        let mut out = Vec::new();
+        write_loop(&mut out, queue).await.unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            r#"{"jsonrpc":"2.0","id":12345678901234567890,"result":{"a":[1,2]}}"#
+        );
+        assert_eq!(lines[1], r#"{"jsonrpc":"2.0","id":"b","result":{"a":["#);
+        let error: Value = serde_json::from_str(lines[2]).unwrap();
+        assert_eq!(error["id"], "b");
+        assert_eq!(error["error"]["code"], codes::INTERNAL_ERROR);
+        assert!(error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("disk gone"));
+        assert!(lines[3].contains("notifications/progress"));
+        assert_eq!(lines.len(), 4);
     }
 
     proptest! {

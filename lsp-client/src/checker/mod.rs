@@ -104,6 +104,14 @@ pub enum CheckerError {
         /// How to install it.
         hint: String,
     },
+    /// The checker would run the workspace's own code, which this surface does not allow.
+    #[error("{reason}")]
+    Refused {
+        /// The family.
+        family: String,
+        /// Why, and what to do.
+        reason: String,
+    },
     /// There is nothing for the checker to read.
     #[error("{detail}")]
     NothingToCheck {
@@ -162,6 +170,7 @@ impl CheckerError {
             CheckerError::NotConfigured { .. } => "not_supported",
             CheckerError::Missing { .. } => "checker_missing",
             CheckerError::NothingToCheck { .. } => "nothing_to_check",
+            CheckerError::Refused { .. } => "needs_full_surface",
             CheckerError::Spawn { .. } => "checker_failed",
             CheckerError::Timeout { .. } => "timeout",
             CheckerError::Failed { .. } => "checker_failed",

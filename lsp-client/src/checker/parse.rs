@@ -66,7 +66,7 @@ pub fn parse(
         Format::PyrightJson => pyright(stdout, cwd, &source)?,
         Format::Tsc => lines(stdout, true, |line| tsc_line(line, cwd, &source)),
         Format::CargoJson => cargo(stdout, cwd),
-        Format::GoVet => lines(stderr, false, |line| go_vet_line(line, cwd, &source)),
+        Format::GoVet => go_vet(stderr, cwd, &source),
         Format::Gcc => {
             let mut all = lines(stdout, false, |line| gcc_line(line, cwd, &source));
             all.extend(lines(stderr, false, |line| gcc_line(line, cwd, &source)));
@@ -234,21 +234,77 @@ fn tsc_line(line: &str, cwd: &Path, source: &str) -> Option<ProjectDiagnostic> {
     ))
 }
 
-/// `vet: ./main.go:6:17: cannot use …` (a type error) or `./main.go:7:2: fmt.Printf …` (an
-/// analyzer's finding); `# pkg` headers are skipped.
-fn go_vet_line(line: &str, cwd: &Path, source: &str) -> Option<ProjectDiagnostic> {
-    let (severity, rest) = match line.strip_prefix("vet: ") {
-        Some(rest) => (Severity::Error, rest),
-        None => (Severity::Warning, line),
-    };
-    let (path, line_no, column, message) = split_location(rest)?;
-    if !path.ends_with(".go") {
-        return None;
+/// `go vet -json`'s output: analyzers' findings as JSON (`{"pkg": {"printf": [{"posn":
+/// "/w/x.go:7:2", "message": …}]}}`, warnings), and as plain `./x.go:6:17: message` lines
+/// (with or without a `vet: ` prefix) the compiler's and type checker's errors, which keep a
+/// package from being vetted at all; `# pkg` headers are skipped. Without `-json` the two
+/// kinds of plain line could not be told apart.
+fn go_vet(stderr: &str, cwd: &Path, source: &str) -> Vec<ProjectDiagnostic> {
+    let mut out = Vec::new();
+    let mut block = String::new();
+    let mut depth: i64 = 0;
+    for line in stderr.lines() {
+        let line = line.trim_end();
+        if depth > 0 || (block.is_empty() && line.starts_with('{')) {
+            block.push_str(line);
+            block.push('\n');
+            depth += line.matches('{').count() as i64 - line.matches('}').count() as i64;
+            if depth <= 0 {
+                out.extend(go_vet_json(&block, cwd, source));
+                block.clear();
+                depth = 0;
+            }
+            continue;
+        }
+        let rest = line.strip_prefix("vet: ").unwrap_or(line);
+        let Some((path, line_no, column, message)) = split_location(rest) else {
+            continue;
+        };
+        if path.ends_with(".go") {
+            out.push(ProjectDiagnostic::new(
+                resolve(cwd, path),
+                diagnostic(line_no, column, Severity::Error, None, message, source),
+            ));
+        }
     }
-    Some(ProjectDiagnostic::new(
-        resolve(cwd, path),
-        diagnostic(line_no, column, severity, None, message, source),
-    ))
+    out
+}
+
+/// One JSON block of `go vet -json`: every analyzer's findings, as warnings.
+fn go_vet_json(block: &str, cwd: &Path, source: &str) -> Vec<ProjectDiagnostic> {
+    let Ok(packages) = serde_json::from_str::<serde_json::Value>(block) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for analyzers in packages.as_object().into_iter().flat_map(|p| p.values()) {
+        for (analyzer, findings) in analyzers.as_object().into_iter().flatten() {
+            for finding in findings.as_array().into_iter().flatten() {
+                let (Some(posn), Some(message)) = (
+                    finding.get("posn").and_then(serde_json::Value::as_str),
+                    finding.get("message").and_then(serde_json::Value::as_str),
+                ) else {
+                    continue;
+                };
+                let Some((path, line_no, column, _)) = split_location(&format!("{posn}: x"))
+                    .map(|(p, l, c, m)| (p.to_owned(), l, c, m.to_owned()))
+                else {
+                    continue;
+                };
+                out.push(ProjectDiagnostic::new(
+                    resolve(cwd, &path),
+                    diagnostic(
+                        line_no,
+                        column,
+                        Severity::Warning,
+                        Some(analyzer.clone()),
+                        message,
+                        source,
+                    ),
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// `path:line:col: message` or `path:line: message`.
@@ -459,16 +515,21 @@ mod tests {
 
     #[test]
     fn go_vet_type_errors_and_findings() {
-        let err = "# example.com/m\nvet: ./main.go:6:17: cannot use 1 (untyped int constant) as string value\n# example.com/m/sub\nsub/x.go:7:2: fmt.Printf format %d has arg \"x\" of wrong type string\n";
+        // `go vet -json`: a dependency that does not compile (a plain line), a type error
+        // (`vet: `), and an analyzer's finding (JSON).
+        let err = "# example.com/m\n./lib.go:3:23: cannot use \"s\" (untyped string constant) as int value in return statement\n# example.com/m/x\nvet: ./main.go:6:17: undeclared name: y\n# example.com/m/sub\n{\n\t\"example.com/m/sub\": {\n\t\t\"printf\": [\n\t\t\t{\n\t\t\t\t\"posn\": \"/w/sub/x.go:7:2\",\n\t\t\t\t\"message\": \"fmt.Printf format %d has arg \\\"x\\\" of wrong type string\"\n\t\t\t}\n\t\t]\n\t}\n}\n";
         let found = parse(Format::GoVet, "go", "", err, Path::new("/w")).unwrap();
-        assert_eq!(found.len(), 2);
-        assert_eq!(found[0].path, Path::new("/w/main.go"));
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert_eq!(found[0].path, Path::new("/w/lib.go"));
+        assert_eq!(found[0].diagnostic.severity, Severity::Error);
         assert_eq!(
-            (found[0].diagnostic.line, found[0].diagnostic.severity),
+            (found[1].diagnostic.line, found[1].diagnostic.severity),
             (6, Severity::Error)
         );
-        assert_eq!(found[1].path, Path::new("/w/sub/x.go"));
-        assert_eq!(found[1].diagnostic.severity, Severity::Warning);
+        assert_eq!(found[2].path, Path::new("/w/sub/x.go"));
+        assert_eq!(found[2].diagnostic.severity, Severity::Warning);
+        assert_eq!(found[2].diagnostic.code.as_deref(), Some("printf"));
+        assert!(found[2].diagnostic.message.contains("wrong type string"));
     }
 
     #[test]

@@ -41,12 +41,14 @@ pub(crate) struct Plan {
     pub note: Option<String>,
 }
 
-/// What to run for `family` at `root` (inside `workspace`).
+/// What to run for `family` at `root` (inside `workspace`). With `read_only`, the project's own tool folders (`node_modules/.bin`, `.venv/bin`) are
+/// not looked in: a read-only surface runs no workspace code.
 pub(crate) fn plan(
     family: &Family,
     root: &Path,
     workspace: &Path,
     path_var: &OsStr,
+    read_only: bool,
 ) -> Result<Plan, CheckerError> {
     let configured: Vec<_> = family
         .servers
@@ -60,7 +62,8 @@ pub(crate) fn plan(
     };
     let mut chosen = None;
     for (spec, command) in &configured {
-        if let Some(program) = find_program(&command[0], root, workspace, path_var, spec) {
+        if let Some(program) = find_program(&command[0], root, workspace, path_var, spec, read_only)
+        {
             chosen = Some((*spec, (*command).clone(), program, None));
             break;
         }
@@ -93,7 +96,10 @@ pub(crate) fn plan(
         });
     };
     let format = Format::for_program(&command[0]);
-    let base: Vec<String> = command[1..].to_vec();
+    let mut base: Vec<String> = command[1..].to_vec();
+    if format == Format::CargoJson {
+        base.extend(cargo_feature_args(&spec.settings));
+    }
     let name = file_name(&program);
     let mut invocations = vec![base.clone()];
     let mut shown = std::iter::once(name.clone())
@@ -183,6 +189,29 @@ pub(crate) fn plan(
     })
 }
 
+/// The features rust-analyzer is configured with (`[lsp.rust] settings = {rust-analyzer =
+/// {cargo = {features = [...]}}}`, or `"all"`, and `noDefaultFeatures`), for `cargo check`
+/// to check what the server checks.
+fn cargo_feature_args(settings: &serde_json::Value) -> Vec<String> {
+    let cargo = &settings["rust-analyzer"]["cargo"];
+    let mut args = Vec::new();
+    match &cargo["features"] {
+        serde_json::Value::String(all) if all == "all" => args.push("--all-features".into()),
+        serde_json::Value::Array(features) => {
+            let names: Vec<&str> = features.iter().filter_map(|f| f.as_str()).collect();
+            if !names.is_empty() {
+                args.push("--features".into());
+                args.push(names.join(","));
+            }
+        }
+        _ => {}
+    }
+    if cargo["noDefaultFeatures"].as_bool() == Some(true) {
+        args.push("--no-default-features".into());
+    }
+    args
+}
+
 fn nothing_in_c(family: &Family, root: &Path, workspace: &Path) -> CheckerError {
     CheckerError::NothingToCheck {
         family: family.name.clone(),
@@ -249,13 +278,14 @@ fn find_program(
     workspace: &Path,
     path_var: &OsStr,
     spec: &crate::table::ServerSpec,
+    read_only: bool,
 ) -> Option<PathBuf> {
     if program.contains('/') {
         let path = root.join(program);
         return path.is_file().then_some(path);
     }
     for dir in root.ancestors() {
-        if !dir.starts_with(workspace) {
+        if read_only || !dir.starts_with(workspace) {
             break;
         }
         for local in ["node_modules/.bin", ".venv/bin", "venv/bin"] {
@@ -530,6 +560,18 @@ mod tests {
     }
 
     #[test]
+    fn cargo_checks_the_features_rust_analyzer_is_given() {
+        let settings = serde_json::json!({"rust-analyzer": {"cargo": {"features": ["serde", "kv"], "noDefaultFeatures": true}}});
+        assert_eq!(
+            cargo_feature_args(&settings),
+            ["--features", "serde,kv", "--no-default-features"]
+        );
+        let all = serde_json::json!({"rust-analyzer": {"cargo": {"features": "all"}}});
+        assert_eq!(cargo_feature_args(&all), ["--all-features"]);
+        assert!(cargo_feature_args(&serde_json::Value::Null).is_empty());
+    }
+
+    #[test]
     fn a_missing_checker_says_how_to_install_it() {
         let table = crate::ServerTable::builtin();
         let dir = tempfile::tempdir().unwrap();
@@ -538,6 +580,7 @@ mod tests {
             dir.path(),
             dir.path(),
             OsStr::new("/nonexistent"),
+            false,
         )
         .unwrap_err();
         let text = error.to_string();
@@ -549,6 +592,7 @@ mod tests {
             dir.path(),
             dir.path(),
             OsStr::new("/nonexistent"),
+            false,
         )
         .unwrap_err();
         assert!(error.to_string().contains("[lsp.bash] checker"), "{error}");

@@ -22,18 +22,14 @@ impl Supervisor {
         if let Some(error) = self.config_error() {
             return Err(Unavailable {
                 family: language.map(str::to_owned),
-                reason: error.to_owned(),
+                reason: error,
             });
         }
+        let table = self.table();
         let families: Vec<_> = match language {
             Some(name) => {
-                let family = self.table().family(name).ok_or_else(|| {
-                    let known: Vec<&str> = self
-                        .table()
-                        .families
-                        .iter()
-                        .map(|f| f.name.as_str())
-                        .collect();
+                let family = table.family(name).ok_or_else(|| {
+                    let known: Vec<&str> = table.families.iter().map(|f| f.name.as_str()).collect();
                     Unavailable {
                         family: None,
                         reason: format!(
@@ -53,8 +49,7 @@ impl Supervisor {
                 }
                 vec![family]
             }
-            None => self
-                .table()
+            None => table
                 .families
                 .iter()
                 .filter(|f| f.enabled && !f.markers.is_empty())
@@ -99,14 +94,18 @@ impl Supervisor {
         &self,
         target: &ProjectTarget,
     ) -> Result<ProjectCheck, CheckerError> {
-        let family = self
-            .table()
+        let table = self.table();
+        let family = table
             .family(canonical_family(&target.family))
             .ok_or_else(|| CheckerError::NotConfigured {
                 family: target.family.clone(),
             })?;
         let path_var = self.path_var();
-        let plan = plan(family, &target.root, self.workspace(), &path_var)?;
+        let read_only = self.trust() == crate::Trust::ReadOnly;
+        let mut plan = plan(family, &target.root, self.workspace(), &path_var, read_only)?;
+        if read_only {
+            crate::policy::restrict_checker(&mut plan, self.workspace(), &path_var)?;
+        }
         run(&plan, &path_var).await
     }
 }

@@ -154,7 +154,7 @@ fn changed_names(languages: &Languages, change: &Change<'_>) -> BTreeSet<String>
 }
 
 /// Node kinds that define a name other files can use (across the table's grammars).
-const DEFINITION_KINDS: &[&str] = &[
+pub(crate) const DEFINITION_KINDS: &[&str] = &[
     // Python
     "function_definition",
     "class_definition",
@@ -280,7 +280,7 @@ fn definitions(grammar: &tree_sitter::Language, text: &str) -> BTreeMap<String, 
 
 /// The identifier a definition node defines: its `name` field, or for C-like declarations
 /// the innermost identifier of its `declarator` chain.
-fn definition_name(node: tree_sitter::Node<'_>, bytes: &[u8]) -> Option<String> {
+pub(crate) fn definition_name(node: tree_sitter::Node<'_>, bytes: &[u8]) -> Option<String> {
     if node.kind() == "decorated_definition" {
         return None; // its `definition` child is visited on its own
     }

@@ -12,6 +12,7 @@ mod actions;
 pub(crate) mod apply;
 mod dependents;
 mod diagnostics;
+mod enclosing;
 mod inactive;
 mod nav;
 mod open;
@@ -47,7 +48,16 @@ impl Shutdown for StopServers {
 /// Registers `lsp` and `lsp_rename`, wires the applier of server edits, and the shutdown of
 /// every server; returns the diagnostics hook (the caller installs it unless the host set
 /// its own).
+///
+/// On a surface that sees no write-tier tool (`plan`, `readonly_subagent`) the servers run no
+/// workspace code ([`Supervisor::read_only`]: no build scripts or proc macros, no project
+/// interpreter or TypeScript, no `cargo check`); they are never the servers of a full run.
 pub fn register(builder: &mut RegistryBuilder, supervisor: Arc<Supervisor>) -> Arc<LspDiagnostics> {
+    let supervisor = if builder.run().surface.allows(crate::Tier::Write) {
+        supervisor
+    } else {
+        supervisor.read_only()
+    };
     let root = builder.run().root.clone();
     let hook = Arc::new(LspDiagnostics::new(supervisor.clone(), root.clone()));
     supervisor.set_applier(Arc::new(TransactionApplier::new(root.clone())));

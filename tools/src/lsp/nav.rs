@@ -198,6 +198,41 @@ pub(crate) fn symbols(root: &WorkspaceRoot, file_uri: Option<&str>, answer: &Val
     out
 }
 
+/// Locations grouped by file, then by the definition they lie in (`in`), each with its line
+/// text: "who uses this" in one reading.
+pub(crate) fn grouped(locations: &[Value]) -> String {
+    let mut out = String::new();
+    let mut file: Option<&str> = None;
+    let mut within: Option<String> = None;
+    for location in locations {
+        let path = location["path"].as_str().unwrap_or("");
+        if file != Some(path) {
+            out.push_str(&format!("{path}\n"));
+            file = Some(path);
+            within = None;
+        }
+        let place = match location.get("in").filter(|v| !v.is_null()) {
+            Some(def) => format!(
+                "in {} {} (line {})",
+                def["kind"].as_str().unwrap_or(""),
+                def["name"].as_str().unwrap_or(""),
+                def["line"]
+            ),
+            None => "(top level)".to_owned(),
+        };
+        if within.as_deref() != Some(place.as_str()) {
+            out.push_str(&format!("  {place}:\n"));
+            within = Some(place);
+        }
+        out.push_str(&format!(
+            "    {}: {}\n",
+            location["line"],
+            location["text"].as_str().unwrap_or("")
+        ));
+    }
+    out.trim_end().to_owned()
+}
+
 /// The heading of a list of `total` results of which `shown` are listed: `first 50 of 313
 /// references` when cut, `3 references` otherwise.
 pub(crate) fn count_heading(shown: usize, total: usize, what: &str) -> String {

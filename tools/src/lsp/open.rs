@@ -38,6 +38,11 @@ pub(super) struct Opened {
     pub text: String,
     pub language_id: String,
     pub server: Arc<LanguageServer>,
+    /// What the server's answers cannot cover here (clangd without a compilation database).
+    pub limits: Option<String>,
+    /// Why an answer may be partial: the server had not finished its analysis of the
+    /// workspace within the cap.
+    pub incomplete: Option<String>,
 }
 
 /// The file's server, with the file synced as it is on disk and indexing finished.
@@ -67,30 +72,46 @@ pub(super) async fn open(
     server
         .ensure_synced(&path, &text, &language_id)
         .map_err(lsp_error)?;
-    wait_ready(ctx, &server).await;
+    let incomplete = wait_ready(ctx, &server).await;
+    let limits = cc_lsp_client::policy::answer_limits(server.name(), server.root());
     Ok(Opened {
         path,
         shown,
         text,
         language_id,
         server,
+        limits,
+        incomplete,
     })
 }
 
-/// Waits for the server to finish indexing; a caller that listens for progress hears what
-/// the server reports it is doing while it waits (an agent sees why the call is slow).
-async fn wait_ready(ctx: &CallContext, server: &LanguageServer) {
-    if !ctx.wants_progress() {
-        server.wait_ready(READY_TIMEOUT).await;
-        return;
-    }
+/// Waits for the server to finish its analysis of the workspace; a caller that listens for
+/// progress hears what the server reports it is doing while it waits (an agent sees why the
+/// call is slow). `Some(why)` when it had not finished within the cap: the answer may then be
+/// partial, and says so.
+pub(super) async fn wait_ready(ctx: &CallContext, server: &LanguageServer) -> Option<String> {
     let started = std::time::Instant::now();
+    let unfinished = |server: &LanguageServer| {
+        Some(format!(
+            "{} had not finished its analysis of the workspace after {} s ({}): the answer may \
+             be partial; ask again shortly",
+            server.name(),
+            started.elapsed().as_secs(),
+            server.progress_titles().join(", ")
+        ))
+    };
+    if !ctx.wants_progress() {
+        if server.wait_ready(READY_TIMEOUT).await {
+            return None;
+        }
+        return unfinished(server);
+    }
     let ready = server.wait_ready(READY_TIMEOUT);
     tokio::pin!(ready);
     let mut ticker = tokio::time::interval(PROGRESS_EVERY);
     loop {
         tokio::select! {
-            _ = &mut ready => return,
+            done = &mut ready => return if done { None } else { unfinished(server) },
             _ = ticker.tick() => {
                 if server.is_busy() {
                     ctx.report_progress(

@@ -57,7 +57,7 @@ struct RenameArgs {
 }
 
 /// Whether `symbol` is one plain identifier (what the leftover scan can look for).
-fn is_identifier(symbol: &str) -> bool {
+pub(super) fn is_identifier(symbol: &str) -> bool {
     !symbol.is_empty()
         && symbol
             .chars()

@@ -268,11 +268,75 @@ pub(super) async fn complete(
     target: &Target,
     edit: &mut Value,
 ) -> Completion {
-    let mut places = target.places.clone();
     let starts = edit_starts(edit);
+    let found = classify(server, root, mentions, old, target, &starts, "rename").await;
     let encoding = server.encoding();
-    let mut completion = Completion::default();
-    let mut extra = Vec::new();
+    let extra: Vec<(PathBuf, Value)> = found
+        .confirmed
+        .iter()
+        .map(|place| {
+            let end = place.character + u64::from(units(old, encoding));
+            (
+                place.path.clone(),
+                json!({
+                    "range": {
+                        "start": {"line": place.line0, "character": place.character},
+                        "end": {"line": place.line0, "character": end},
+                    },
+                    "newText": new_name,
+                }),
+            )
+        })
+        .collect();
+    add_edits(edit, extra);
+    Completion {
+        added: found.confirmed.len(),
+        code: found.code,
+        comments: found.comments,
+        other_symbols: found.other_symbols,
+    }
+}
+
+/// A code occurrence the server's answer missed and then confirmed as the symbol.
+#[derive(Debug, Clone)]
+pub(super) struct Confirmed {
+    pub path: PathBuf,
+    /// 0-based line and start in the server's encoding.
+    pub line0: u64,
+    pub character: u64,
+    /// The line's text.
+    pub text: String,
+}
+
+/// Every occurrence of `old` in the files of `mentions` that the server's answer (`covered`:
+/// the starts of the places it gave, per file) does not include, sorted out.
+#[derive(Debug, Default)]
+pub(super) struct Classified {
+    /// Code the server confirms (`definition`/`declaration`) is the target symbol.
+    pub confirmed: Vec<Confirmed>,
+    /// Code it could not tie to anything, or tied to something outside the workspace, or
+    /// that lies in another project: each with why.
+    pub code: Vec<Leftover>,
+    /// Mentions in comments and strings.
+    pub comments: Vec<Leftover>,
+    /// Code that is another symbol of the workspace with the same name.
+    pub other_symbols: Vec<Leftover>,
+}
+
+/// Sorts out the occurrences of `old` the server's answer left out (see [`Classified`]);
+/// `doing` names the operation in reasons ("rename", "search").
+pub(super) async fn classify(
+    server: &LanguageServer,
+    root: &WorkspaceRoot,
+    mentions: &Mentions,
+    old: &str,
+    target: &Target,
+    covered: &BTreeMap<PathBuf, BTreeSet<(u64, u64)>>,
+    doing: &str,
+) -> Classified {
+    let mut places = target.places.clone();
+    let encoding = server.encoding();
+    let mut found = Classified::default();
     let mut confirmations = 0;
     let files = mentions
         .own
@@ -284,7 +348,7 @@ pub(super) async fn complete(
             continue;
         };
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        let covered = starts.get(path);
+        let covered = covered.get(path);
         for occurrence in scan::occurrences(path, &bytes, old) {
             let line0 = u64::try_from(occurrence.line - 1).unwrap_or(0);
             let line_start = text[..occurrence.offset].rfind('\n').map_or(0, |i| i + 1);
@@ -304,18 +368,18 @@ pub(super) async fn complete(
                 } else {
                     "in a string"
                 };
-                completion.comments.push(leftover(what.into()));
+                found.comments.push(leftover(what.into()));
                 continue;
             }
             if let Some(project) = elsewhere {
-                completion.code.push(leftover(format!(
+                found.code.push(leftover(format!(
                     "in another project ({}), which this server does not see",
-                    project.display()
+                    root.relative(project)
                 )));
                 continue;
             }
             if confirmations >= MAX_CONFIRMATIONS {
-                completion
+                found
                     .code
                     .push(leftover("not checked (too many occurrences)".into()));
                 continue;
@@ -331,40 +395,34 @@ pub(super) async fn complete(
                 same = !defined.is_disjoint(&places);
             }
             if same {
-                let end = character + u64::from(units(old, encoding));
-                extra.push((
-                    path.clone(),
-                    json!({
-                        "range": {
-                            "start": {"line": line0, "character": character},
-                            "end": {"line": line0, "character": end},
-                        },
-                        "newText": new_name,
-                    }),
-                ));
-                completion.added += 1;
+                found.confirmed.push(Confirmed {
+                    path: path.clone(),
+                    line0,
+                    character,
+                    text: occurrence.text.clone(),
+                });
             } else if defined.is_empty() {
                 let why = match super::inactive::reason(server, path, line0).await {
-                    Some(inactive) => format!("{} cannot rename it: {inactive}", server.name()),
+                    Some(inactive) => format!("{} cannot {doing} it: {inactive}", server.name()),
                     None => format!("{} could not say what it refers to", server.name()),
                 };
-                completion.code.push(leftover(why));
+                found.code.push(leftover(why));
             } else if let Some((outside, line)) = defined
                 .iter()
                 .find(|(path, _)| !path.starts_with(root.path()))
             {
                 // Resolved outside the workspace: an installed copy or a stub may stand in
-                // for the workspace's own module, so this may well be the renamed symbol.
-                completion.code.push(leftover(format!(
-                    "{} resolves it to {}:{} outside the workspace, not to the renamed \
-                     definition (an installed copy or a stub may hide the workspace's module)",
+                // for the workspace's own module, so this may well be the same symbol.
+                found.code.push(leftover(format!(
+                    "{} resolves it to {}:{} outside the workspace, not to this definition (an \
+                     installed copy or a stub may hide the workspace's module)",
                     server.name(),
                     outside.display(),
                     line + 1
                 )));
             } else {
                 let (elsewhere, line) = defined.iter().next().cloned().unwrap_or_default();
-                completion.other_symbols.push(leftover(format!(
+                found.other_symbols.push(leftover(format!(
                     "another symbol of the same name, defined at {}:{}",
                     root.relative(&elsewhere),
                     line + 1
@@ -372,8 +430,38 @@ pub(super) async fn complete(
             }
         }
     }
-    add_edits(edit, extra);
-    completion
+    found
+}
+
+/// (0-based line, start in the server's encoding) of each location of a navigation answer
+/// (`Location[]` or `LocationLink[]`), per file: what it already covers.
+pub(super) fn location_starts(answer: &Value) -> BTreeMap<PathBuf, BTreeSet<(u64, u64)>> {
+    let items: Vec<&Value> = match answer {
+        Value::Array(items) => items.iter().collect(),
+        Value::Object(_) => vec![answer],
+        _ => Vec::new(),
+    };
+    let mut starts: BTreeMap<PathBuf, BTreeSet<(u64, u64)>> = BTreeMap::new();
+    for item in items {
+        let (uri, range) = match item.get("targetUri") {
+            Some(uri) => (
+                uri,
+                item.get("targetSelectionRange")
+                    .or_else(|| item.get("targetRange")),
+            ),
+            None => (item.get("uri").unwrap_or(&Value::Null), item.get("range")),
+        };
+        let (Some(path), Some(range)) = (uri.as_str().and_then(uri_to_path), range) else {
+            continue;
+        };
+        if let (Some(line), Some(character)) = (
+            range["start"]["line"].as_u64(),
+            range["start"]["character"].as_u64(),
+        ) {
+            starts.entry(path).or_default().insert((line, character));
+        }
+    }
+    starts
 }
 
 #[cfg(test)]

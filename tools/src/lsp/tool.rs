@@ -94,6 +94,31 @@ struct LspArgs {
 }
 
 impl LspTool {
+    /// The code occurrences of `symbol` in files of another project than the server's (a
+    /// sibling project with its own root): the server cannot search them.
+    fn outside_project(
+        &self,
+        mentions: &super::rename_scope::Mentions,
+        symbol: &str,
+    ) -> Vec<Value> {
+        let mut places = Vec::new();
+        for (path, _) in &mentions.elsewhere {
+            let Ok(bytes) = std::fs::read(path) else {
+                continue;
+            };
+            for occurrence in super::scan::occurrences(path, &bytes, symbol) {
+                if occurrence.place == super::scan::Place::Code {
+                    places.push(json!({
+                        "path": self.root.relative(path),
+                        "line": occurrence.line,
+                        "text": occurrence.text,
+                    }));
+                }
+            }
+        }
+        places
+    }
+
     async fn open(&self, ctx: &CallContext, file: Option<&str>) -> Result<Opened, ToolError> {
         open::open(ctx, &self.supervisor, &self.root, file).await
     }
@@ -169,6 +194,25 @@ impl LspTool {
             value["diagnostics"] = found["diagnostics"].clone();
             return Ok(ToolOutput::new(value).with_text(text));
         }
+        // Uses outside the server's configured project (tests a tsconfig.json or pyright
+        // `include` leaves out) are found only in files it has open: open every file that
+        // mentions the name first (as `lsp_rename` does); the rest is listed apart.
+        let symbol = args.symbol.as_deref().unwrap_or_default();
+        let cross_file = matches!(action, Action::References | Action::Implementation);
+        let mentions = if cross_file && super::rename::is_identifier(symbol) {
+            let mentions = super::rename_scope::make_visible(
+                &self.supervisor,
+                &opened.server,
+                &self.root,
+                &opened.path,
+                symbol,
+            )
+            .await;
+            super::open::wait_ready(ctx, &opened.server).await;
+            Some(mentions)
+        } else {
+            None
+        };
         let answer = opened
             .server
             .request(method, params, REQUEST_TIMEOUT)
@@ -197,12 +241,72 @@ impl LspTool {
                 } else {
                     usize::MAX
                 };
-                let (locations, total, truncated) =
-                    nav::capped(nav::locations(&self.root, &answer), cap);
-                empty = locations.is_empty();
+                let mut all = nav::locations(&self.root, &answer);
+                let mut outside = Vec::new();
+                if let (Some(mentions), Action::References) = (&mentions, action) {
+                    // Uses the server's answer missed (files it had not loaded, another
+                    // project's): confirmed by the server's own `definition`, added; the
+                    // rest listed apart, with why.
+                    let target = super::rename_scope::Target::of(
+                        &opened.server,
+                        (
+                            opened.path.clone(),
+                            u64::from(at.line),
+                            u64::from(at.character),
+                        ),
+                    )
+                    .await;
+                    let covered = super::rename_scope::location_starts(&answer);
+                    let found = super::rename_scope::classify(
+                        &opened.server,
+                        &self.root,
+                        mentions,
+                        symbol,
+                        &target,
+                        &covered,
+                        "search",
+                    )
+                    .await;
+                    for place in found.confirmed {
+                        all.push(json!({
+                            "path": self.root.relative(&place.path),
+                            "line": place.line0 + 1,
+                            "text": place.text,
+                            "confirmed_by": "definition",
+                        }));
+                    }
+                    outside = found.code.iter().map(|l| l.to_json(&self.root)).collect();
+                } else if let Some(mentions) = &mentions {
+                    outside = self.outside_project(mentions, symbol);
+                }
+                if cross_file {
+                    // Grouped by file in the text, so in file and line order.
+                    all.sort_by(|a, b| {
+                        (a["path"].as_str(), a["line"].as_u64())
+                            .cmp(&(b["path"].as_str(), b["line"].as_u64()))
+                    });
+                    // Who uses it: each place with the definition it lies in.
+                    let mut enclosing = super::enclosing::Enclosings::default();
+                    for location in &mut all {
+                        let path = self
+                            .root
+                            .path()
+                            .join(location["path"].as_str().unwrap_or(""));
+                        let line = location["line"].as_u64().unwrap_or(0) as usize;
+                        location["in"] = enclosing.at(&path, line).unwrap_or(Value::Null);
+                    }
+                }
+                let (locations, total, truncated) = nav::capped(all, cap);
+                empty = locations.is_empty() && outside.is_empty();
                 let what = name.replace('_', " ");
-                text = if empty {
+                text = if locations.is_empty() {
                     format!("no {what} found for {place} ({})", opened.server.name())
+                } else if cross_file {
+                    format!(
+                        "{} of {place}:\n{}",
+                        nav::count_heading(locations.len(), total, &what),
+                        nav::grouped(&locations)
+                    )
                 } else {
                     let mut lines = vec![format!(
                         "{} of {place}:",
@@ -221,7 +325,40 @@ impl LspTool {
                 value["locations"] = json!(locations);
                 value["total"] = json!(total);
                 value["truncated"] = json!(truncated);
+                if mentions.is_some() {
+                    let (listed, outside_total, _) = nav::capped(outside, REFERENCES_CAP);
+                    if !listed.is_empty() {
+                        text.push_str(&format!(
+                            "\n{} of the same name in code that {} did not include (outside \
+                             its project, or not confirmed):",
+                            nav::count_heading(listed.len(), outside_total, "occurrences"),
+                            opened.server.name()
+                        ));
+                        for place in &listed {
+                            let why = place["why"]
+                                .as_str()
+                                .map(|why| format!(" ({why})"))
+                                .unwrap_or_default();
+                            text.push_str(&format!(
+                                "\n  {}:{}: {}{why}",
+                                place["path"].as_str().unwrap_or(""),
+                                place["line"],
+                                place["text"].as_str().unwrap_or("")
+                            ));
+                        }
+                    }
+                    value["outside_project"] = json!(listed);
+                    value["outside_project_total"] = json!(outside_total);
+                }
             }
+        }
+        if let Some(incomplete) = &opened.incomplete {
+            text.push_str(&format!("\nINCOMPLETE: {incomplete}"));
+            value["incomplete"] = json!(incomplete);
+        }
+        if let Some(limits) = &opened.limits {
+            text.push_str(&format!("\nnote: {limits}"));
+            value["limits"] = json!(limits);
         }
         if empty {
             if let Some(inactive) =
@@ -394,6 +531,16 @@ impl LspTool {
     }
 
     async fn reload(&self, args: &LspArgs) -> Result<ToolOutput, ToolError> {
+        // The configuration as it is now: a server restarted with the old one would not be
+        // what the agent asked for after editing `.cc/tools.toml`.
+        self.supervisor.reread_config().map_err(|error| {
+            ToolError::new(
+                "invalid_config",
+                format!(
+                    "{error}; fix the [lsp] section of .cc/tools.toml and call reload again                      (the servers keep running with the previous configuration)"
+                ),
+            )
+        })?;
         let (family, root) = match (args.file.as_deref(), args.language.as_deref()) {
             (Some(file), _) => {
                 let path = self.root.resolve(file)?;
@@ -414,7 +561,8 @@ impl LspTool {
         Ok(
             ToolOutput::new(json!({"action": "reload", "language": family, "stopped": stopped}))
                 .with_text(format!(
-                    "{family}: stopped {stopped} server(s); the next request starts it afresh"
+                    "{family}: re-read .cc/tools.toml and stopped {stopped} server(s); the next \
+                     request starts it afresh"
                 )),
         )
     }
@@ -509,7 +657,20 @@ impl Tool for LspTool {
                     })
                     .collect::<Vec<_>>()
                     .join("\n");
-                Ok(ToolOutput::new(json!({"languages": rows})).with_text(text))
+                let read_only = self.supervisor.trust() == cc_lsp_client::Trust::ReadOnly;
+                let text = if read_only {
+                    format!(
+                        "read-only surface: servers run no workspace code (no build scripts or \
+                         proc macros, no project interpreter or TypeScript, no cargo check)\n{text}"
+                    )
+                } else {
+                    text
+                };
+                Ok(ToolOutput::new(json!({
+                    "languages": rows,
+                    "trust": self.supervisor.trust(),
+                }))
+                .with_text(text))
             }
             Action::Reload => self.reload(&args).await,
             Action::Diagnostics => self.diagnostics(ctx, &args).await,

@@ -1,19 +1,24 @@
 //! `ast_grep`: find code by its shape.
 
-use std::sync::Arc;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use cc_structural::search::{search_with, MatchSink, SearchReport, SinkError};
 use cc_structural::{
-    search, CapturedText, FoundMatch, Languages, Pattern, SearchOptions, SearchResult,
+    Captured, Languages, Match, Pattern, Position, SearchError, SearchOptions,
     DEFAULT_MAX_FILE_BYTES,
 };
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use super::{blocking, choose_language, parse_context, pattern_error, resolve_target, shown};
-use crate::error::ToolError;
+use crate::error::{kinds, ToolError};
 use crate::root::WorkspaceRoot;
+use crate::spool::{push_element, JsonSpool, SpoolRun, SpooledArray};
 use crate::tier::Tier;
 use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
 
@@ -47,7 +52,8 @@ struct AstGrepArgs {
     /// c_sharp or kotlin. Inferred when `path` names a file; required for a folder.
     #[serde(default)]
     language: Option<String>,
-    /// How many matches to return (default 50); `total` still counts all of them.
+    /// How many matches to return (default 50); `total` still counts all of them. The JSON
+    /// result holds every returned match; the text lists at most the first 1000 and says so.
     #[serde(default)]
     max_results: Option<usize>,
     /// Parse the pattern only as a `statement`, `expression`, `class_member` or `top_level`
@@ -110,22 +116,190 @@ impl Tool for AstGrepTool {
             max_file_bytes: args.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
             cancel: Some(ctx.cancellation().flag()),
         };
-        let result = {
-            let pattern = pattern.clone();
-            blocking(move || {
-                search(&pattern, &path, &options)
-                    .map_err(|e| ToolError::new(crate::error::kinds::NOT_FOUND, e.to_string()))
-            })
-            .await?
-        };
-        Ok(render_result(&self.root, &pattern, result))
+        let root = self.root.clone();
+        let searched = pattern;
+        blocking(move || {
+            let sink = SpoolSink {
+                root: root.clone(),
+                spool: Arc::new(JsonSpool::new()),
+                files: Mutex::new(HashMap::new()),
+            };
+            let report = search_with(&searched, &path, &options, &sink).map_err(|e| match e {
+                SearchError::NotFound(_) => ToolError::new(kinds::NOT_FOUND, e.to_string()),
+                SearchError::Sink(_) => ToolError::new(kinds::INTERNAL, e.to_string()),
+            })?;
+            let matches = sink.in_order(&report.kept).map_err(spool_error)?;
+            render_result(&root, &searched, report, matches)
+        })
+        .await
     }
 }
 
-/// The result as JSON and text, moving each match's text into the JSON (a full result can
-/// hold every match of a large tree).
-fn render_result(root: &WorkspaceRoot, pattern: &Pattern, result: SearchResult) -> ToolOutput {
-    let mut text = render(root, &result.matches, result.total);
+/// A spool that cannot be written or read back is an internal error.
+fn spool_error(error: std::io::Error) -> ToolError {
+    ToolError::new(
+        kinds::INTERNAL,
+        format!("the matches could not be spooled (temporary files go to $TMPDIR): {error}"),
+    )
+}
+
+/// Each file's matches as compact JSON, serialized on the worker that found them.
+struct SpoolSink {
+    root: WorkspaceRoot,
+    spool: Arc<JsonSpool>,
+    /// The runs of each file handed over and not dropped.
+    files: Mutex<HashMap<PathBuf, Vec<SpoolRun>>>,
+}
+
+/// A file's matches are appended to the spool in runs of about this many bytes, so one file
+/// with huge matches is never held whole.
+const RUN_BYTES: usize = 1 << 20;
+
+impl MatchSink for SpoolSink {
+    fn matches(&self, path: &Path, source: &[u8], matches: &[Match]) -> Result<(), SinkError> {
+        let shown = shown(&self.root, path);
+        let mut runs = Vec::new();
+        let mut buffer = Vec::with_capacity(matches.len().min(64) * 256);
+        let mut count = 0;
+        let spooled = |error: std::io::Error| -> SinkError {
+            format!("writing them to a temporary file ($TMPDIR) failed: {error}").into()
+        };
+        for m in matches {
+            push_element(&mut buffer, &MatchJson::new(&shown, source, m))?;
+            count += 1;
+            if buffer.len() >= RUN_BYTES {
+                runs.push(self.spool.append(&buffer, count).map_err(spooled)?);
+                buffer.clear();
+                count = 0;
+            }
+        }
+        if count > 0 {
+            runs.push(self.spool.append(&buffer, count).map_err(spooled)?);
+        }
+        lock(&self.files).insert(path.to_path_buf(), runs);
+        Ok(())
+    }
+
+    fn dropped(&self, path: &Path) {
+        lock(&self.files).remove(path);
+    }
+}
+
+impl SpoolSink {
+    /// The kept matches, in the report's order.
+    fn in_order(self, kept: &[(PathBuf, usize)]) -> std::io::Result<SpooledArray> {
+        let mut files = self
+            .files
+            .into_inner()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut array = SpooledArray::new(self.spool);
+        for (path, take) in kept {
+            let mut left = *take;
+            for run in files.remove(path).unwrap_or_default() {
+                let part = left.min(run.count());
+                array.push(run, part)?;
+                left -= part;
+            }
+        }
+        Ok(array)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// One match as the result shows it.
+#[derive(Serialize)]
+struct MatchJson<'a> {
+    path: &'a str,
+    start: PositionJson,
+    end: PositionJson,
+    text: Cow<'a, str>,
+    captures: CapturesJson<'a>,
+}
+
+impl<'a> MatchJson<'a> {
+    fn new(path: &'a str, source: &'a [u8], m: &'a Match) -> Self {
+        MatchJson {
+            path,
+            start: m.start.into(),
+            end: m.end.into(),
+            text: text_of(source, m.range.clone()),
+            captures: CapturesJson {
+                source,
+                captures: &m.captures,
+            },
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct PositionJson {
+    line: usize,
+    column: usize,
+}
+
+impl From<Position> for PositionJson {
+    fn from(p: Position) -> Self {
+        PositionJson {
+            line: p.line,
+            column: p.column,
+        }
+    }
+}
+
+/// Captures by name: `$X` a string, `$$$X` an array of strings.
+struct CapturesJson<'a> {
+    source: &'a [u8],
+    captures: &'a [(String, Captured)],
+}
+
+impl Serialize for CapturesJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.captures.len()))?;
+        for (name, captured) in self.captures {
+            match captured {
+                Captured::Node(range) | Captured::Text(range) => {
+                    map.serialize_entry(name, &text_of(self.source, range.clone()))?;
+                }
+                Captured::Nodes { items, .. } => {
+                    let texts: Vec<Cow<'_, str>> = items
+                        .iter()
+                        .map(|r| text_of(self.source, r.clone()))
+                        .collect();
+                    map.serialize_entry(name, &texts)?;
+                }
+            }
+        }
+        map.end()
+    }
+}
+
+/// The text of `range` in `source`, lossily decoded (a file need not be UTF-8).
+fn text_of(source: &[u8], range: std::ops::Range<usize>) -> Cow<'_, str> {
+    String::from_utf8_lossy(source.get(range).unwrap_or(&[]))
+}
+
+/// What the text rendering shows of a match.
+#[derive(Deserialize)]
+struct Preview {
+    path: String,
+    start: PositionJson,
+    text: String,
+}
+
+/// The result as JSON (the matches spooled) and text.
+fn render_result(
+    root: &WorkspaceRoot,
+    pattern: &Pattern,
+    result: SearchReport,
+    matches: SpooledArray,
+) -> Result<ToolOutput, ToolError> {
+    let mut text = render(&matches, result.total).map_err(spool_error)?;
     let truncated = result.truncated();
     let mut value = json!({
         "language": pattern.language().name(),
@@ -187,14 +361,10 @@ fn render_result(root: &WorkspaceRoot, pattern: &Pattern, result: SearchResult) 
             result.exhausted
         ));
     }
-    let matches: Vec<Value> = result
-        .matches
-        .into_iter()
-        .map(|m| match_json(root, m))
-        .collect();
-    value["matches"] = Value::Array(matches);
     text.push_str(&facts);
-    ToolOutput::new(value).with_text(text)
+    Ok(ToolOutput::new(value)
+        .with_spooled("matches", matches)
+        .with_text(text))
 }
 
 /// `N file(s) did not parse cleanly …` with the listed ones, for the text rendering.
@@ -223,39 +393,64 @@ pub(super) fn parse_errors_text(
     out
 }
 
-fn match_json(root: &WorkspaceRoot, m: FoundMatch) -> Value {
-    let mut captures = Map::new();
-    for (name, captured) in m.captures {
-        let value = match captured {
-            CapturedText::One(text) => Value::String(text),
-            CapturedText::Many(items) => items.into_iter().map(Value::String).collect(),
-        };
-        captures.insert(name, value);
-    }
-    json!({
-        "path": shown(root, &m.path),
-        "start": {"line": m.start.line, "column": m.start.column},
-        "end": {"line": m.end.line, "column": m.end.column},
-        "text": m.text,
-        "captures": captures,
-    })
-}
+/// The text lists at most this many matches (the JSON result holds every returned one).
+pub(super) const TEXT_MAX_MATCHES: usize = 1000;
+/// … and stops listing once the listing is this long.
+pub(super) const TEXT_MAX_BYTES: usize = 64 << 10;
+/// A match's first line is shown up to this many characters.
+const TEXT_LINE_CHARS: usize = 200;
 
-fn render(root: &WorkspaceRoot, matches: &[FoundMatch], total: usize) -> String {
-    let mut out = if total == matches.len() {
-        format!("{total} match{}\n", if total == 1 { "" } else { "es" })
-    } else {
-        format!("{total} matches, showing the first {}\n", matches.len())
-    };
-    for m in matches {
-        let first = m.text.lines().next().unwrap_or("");
-        let more = if m.text.contains('\n') { " …" } else { "" };
-        out.push_str(&format!(
+/// The header and one line per match, for the first [`TEXT_MAX_MATCHES`] matches (and at
+/// most about [`TEXT_MAX_BYTES`]): a text of tens of thousands of lines helps no model, and
+/// the header and the last line say how many more the JSON result holds.
+fn render(matches: &SpooledArray, total: usize) -> std::io::Result<String> {
+    let returned = matches.len();
+    let mut listing = String::new();
+    let mut listed = 0;
+    for element in matches.elements() {
+        if listed == TEXT_MAX_MATCHES || listing.len() >= TEXT_MAX_BYTES {
+            break;
+        }
+        let m: Preview = serde_json::from_slice(&element?).map_err(std::io::Error::other)?;
+        let line = m.text.lines().next().unwrap_or("");
+        let (first, cut) = match line.char_indices().nth(TEXT_LINE_CHARS) {
+            Some((at, _)) => (&line[..at], true),
+            None => (line, false),
+        };
+        let more = if cut || m.text.contains('\n') {
+            " …"
+        } else {
+            ""
+        };
+        listing.push_str(&format!(
             "{}:{}:{}: {first}{more}\n",
-            shown(root, &m.path),
-            m.start.line,
-            m.start.column
+            m.path, m.start.line, m.start.column
+        ));
+        listed += 1;
+    }
+    let plural = if total == 1 { "" } else { "es" };
+    let mut out = if listed < returned {
+        let returned_part = if returned == total {
+            format!("all {total} are in the JSON result (structuredContent)")
+        } else {
+            format!("the first {returned} are in the JSON result (structuredContent)")
+        };
+        format!(
+            "{total} match{plural}; this text lists the first {listed} of {total}, \
+             {returned_part}\n"
+        )
+    } else if total == returned {
+        format!("{total} match{plural}\n")
+    } else {
+        format!("{total} matches, showing the first {returned}\n")
+    };
+    out.push_str(&listing);
+    if listed < returned {
+        out.push_str(&format!(
+            "… {} more returned in the JSON result, not listed here (narrow `path` or the \
+             pattern to see them in this text)\n",
+            returned - listed
         ));
     }
-    out
+    Ok(out)
 }

@@ -598,3 +598,168 @@ async fn rewrites_on_real_projects_keep_what_the_pattern_did_not_name() {
         );
     }
 }
+
+/// What the search found, built the old way: `cc_structural::search`'s `FoundMatch`es (each
+/// file's matches held as strings, no spool), as the result's JSON shows them.
+fn found_the_old_way(
+    root: &Path,
+    language: &str,
+    pattern: &str,
+    max_results: usize,
+) -> (Vec<Value>, usize) {
+    let language = cc_structural::Languages::builtin()
+        .lookup(language)
+        .unwrap();
+    let pattern = cc_structural::Pattern::new(language, pattern, None).unwrap();
+    let options = cc_structural::SearchOptions {
+        max_results,
+        ..Default::default()
+    };
+    let result = cc_structural::search(&pattern, root, &options).unwrap();
+    let matches = result
+        .matches
+        .into_iter()
+        .map(|m| {
+            let captures: serde_json::Map<String, Value> = m
+                .captures
+                .into_iter()
+                .map(|(name, captured)| {
+                    let value = match captured {
+                        cc_structural::CapturedText::One(text) => json!(text),
+                        cc_structural::CapturedText::Many(items) => json!(items),
+                    };
+                    (name, value)
+                })
+                .collect();
+            json!({
+                "path": m.path.strip_prefix(root).unwrap().to_string_lossy(),
+                "start": {"line": m.start.line, "column": m.start.column},
+                "end": {"line": m.end.line, "column": m.end.column},
+                "text": m.text,
+                "captures": captures,
+            })
+        })
+        .collect();
+    (matches, result.total)
+}
+
+/// The whole result of a spooled call, written out in `layout` and parsed back.
+fn written(output: &crate::ToolOutput, layout: crate::JsonLayout) -> Value {
+    let mut out = Vec::new();
+    output.write_json(&mut out, layout).unwrap();
+    if layout == crate::JsonLayout::Compact {
+        assert!(!out.contains(&b'\n'), "a compact result is one line");
+    }
+    serde_json::from_slice(&out).unwrap()
+}
+
+/// Every match of a real project (zod's TypeScript: `test(…)` holds whole test bodies, past
+/// the spool's memory limit, so through its temporary file; `expect(…)` thousands of
+/// matches) comes back as the search found it: the spooled result, written out in both
+/// layouts, and the materialized `Value` equal what `cc_structural::search` returns, match for
+/// match in the same order, with the same total; capped, the first `max_results` of them.
+#[tokio::test]
+async fn every_match_of_a_real_project_comes_back_as_the_search_found_it() {
+    let Some(zod) = cc_process::testing::copy_project("zod") else {
+        return;
+    };
+    let registry = registry(zod.path());
+    for (pattern, max_results, at_least) in [
+        ("test($$$A)", 10_000_000, 1_000),
+        ("expect($$$A)", 10_000_000, 3_000),
+        ("expect($$$A)", 1_234, 3_000),
+    ] {
+        let args = json!({"pattern": pattern, "language": "typescript", "path": ".", "max_results": max_results});
+        let (expected, total) = found_the_old_way(zod.path(), "typescript", pattern, max_results);
+        assert!(total >= at_least, "`{pattern}`: only {total} matches");
+        assert_eq!(expected.len(), total.min(max_results));
+
+        let whole = registry.call("ast_grep", args.clone()).await.unwrap();
+        assert!(
+            whole.spooled.is_empty(),
+            "a model call gets the whole value"
+        );
+        assert_eq!(whole.value["total"], total);
+        assert_eq!(whole.value["truncated"], total > max_results);
+        assert!(
+            whole.value["matches"] == Value::Array(expected.clone()),
+            "`{pattern}`: the matches differ from the search's"
+        );
+
+        let spooled = registry
+            .call_spooled("ast_grep", args, crate::CallOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(spooled.spooled.len(), 1);
+        assert!(spooled.value.get("matches").is_none());
+        for layout in [crate::JsonLayout::Compact, crate::JsonLayout::Pretty] {
+            assert!(
+                written(&spooled, layout) == whole.value,
+                "`{pattern}` in {layout:?} differs from the whole value"
+            );
+        }
+        assert_eq!(spooled.render_text(), whole.render_text());
+    }
+}
+
+/// A text rendering of thousands of matches helps no model: the text lists the first ones
+/// (at most 1000, and about 64 KiB), says "the first N of TOTAL" and how many more the JSON
+/// result holds; the JSON keeps every match.
+#[tokio::test]
+async fn the_text_of_a_huge_result_lists_the_first_matches_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "print(1)\n".repeat(1_500);
+    write(dir.path(), "a.py", &body);
+    write(
+        dir.path(),
+        "b.py",
+        &"print(2222222222222222)\n".repeat(3_000),
+    );
+    let registry = registry(dir.path());
+    let output = registry
+        .call(
+            "ast_grep",
+            json!({"pattern": "print($A)", "language": "python", "max_results": 100_000}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(output.value["matches"].as_array().unwrap().len(), 4_500);
+    let text = output.render_text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "4500 matches; this text lists the first 1000 of 4500, all 4500 are in the JSON result \
+         (structuredContent)"
+    );
+    assert_eq!(lines[1], "a.py:1:1: print(1)");
+    assert_eq!(lines[1000], "a.py:1000:1: print(1)");
+    assert_eq!(
+        lines[1001],
+        "… 3500 more returned in the JSON result, not listed here (narrow `path` or the \
+         pattern to see them in this text)"
+    );
+    assert_eq!(lines.len(), 1002);
+
+    // Long lines: the byte budget stops the listing first; capped by `max_results` too.
+    let output = registry
+        .call(
+            "ast_grep",
+            json!({"pattern": "print($A)", "path": "b.py", "max_results": 2_999}),
+        )
+        .await
+        .unwrap();
+    let text = output.render_text();
+    let listed = text.lines().filter(|l| l.starts_with("b.py:")).count();
+    assert!(listed < 3_000 && text.len() < 70 << 10, "{listed} lines");
+    assert!(
+        text.starts_with(&format!(
+            "3000 matches; this text lists the first {listed} of 3000, the first 2999 are in \
+             the JSON result (structuredContent)\n"
+        )),
+        "{}",
+        &text[..200]
+    );
+    assert!(text.contains(&format!("… {} more returned", 2_999 - listed)));
+    assert_eq!(output.value["matches"].as_array().unwrap().len(), 2_999);
+    assert_eq!(output.value["truncated"], true);
+}

@@ -86,6 +86,13 @@ impl Setup<'_> {
             .map(|section| LspConfig::from_toml(section).unwrap())
             .unwrap_or_default();
         let supervisor = Supervisor::new(root.path(), config.table().unwrap(), self.options);
+        // The registry of a read-only surface uses the supervisor's read-only twin: hold
+        // that one, so that the tests see the servers the tools use.
+        let supervisor = if self.surface.allows(cc_tools::Tier::Write) {
+            supervisor
+        } else {
+            supervisor.read_only()
+        };
         let registry = Resources {
             language_servers: Some(supervisor.clone()),
             ..self.resources

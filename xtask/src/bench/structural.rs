@@ -2,7 +2,7 @@
 //! --json=stream`) over a copy of the machine's CPython standard library (without
 //! site-packages), alternating runs, for patterns whose literal is rare, common, absent or
 //! everywhere. Every call asks for all the matches (`max_results` past the total), so both
-//! sides return every match with its text.
+//! sides return every match with its text; peak RSS is recorded beside the times.
 //!
 //! Each run goes through a small `python3` wrapper that times the child and reads its peak
 //! RSS from `getrusage(RUSAGE_CHILDREN)`, so both sides pay the same overhead. ast-grep skips
@@ -110,11 +110,12 @@ pub fn run(ctx: &Context) -> Result<String> {
          the CPython standard library ({files} .py files, {:.1} MB, site-packages left out), \
          {RUNS} alternating runs each, median wall time, peak RSS from `getrusage`. ast-grep skips \
          the {} files that are not UTF-8; \"ours in UTF-8 files\" leaves our matches in them out.\n\n\
-         | pattern | case | ast-grep matches | ours | ours in UTF-8 files | ast-grep | ours | ours / ast-grep | goal | CPU ours / ast-grep | RSS ours / ast-grep | result |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         | pattern | case | ast-grep matches | ours | ours in UTF-8 files | ast-grep | ours | ours / ast-grep | goal | CPU ours / ast-grep | peak RSS ast-grep / ours | RSS ours / ast-grep | result |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         bytes as f64 / 1e6,
         not_utf8.len(),
     );
+    let load_before = load_average();
     let mut summary = Vec::new();
     for (pattern, goal, counts, what) in CASES {
         eprintln!("structural: {pattern}");
@@ -167,8 +168,9 @@ pub fn run(ctx: &Context) -> Result<String> {
         let comparable = our_count - in_skipped.min(our_count);
         let ratio = median(ours.iter().map(|m| m.wall)) / median(theirs.iter().map(|m| m.wall));
         let cpu_ratio = median(ours.iter().map(|m| m.cpu)) / median(theirs.iter().map(|m| m.cpu));
-        let rss_ratio = ours.iter().map(|m| m.rss_kib).max().unwrap_or(0) as f64
-            / theirs.iter().map(|m| m.rss_kib).max().unwrap_or(1).max(1) as f64;
+        let our_rss = ours.iter().map(|m| m.rss_kib).max().unwrap_or(0);
+        let their_rss = theirs.iter().map(|m| m.rss_kib).max().unwrap_or(1).max(1);
+        let rss_ratio = our_rss as f64 / their_rss as f64;
         let counts_ok = match counts {
             Counts::Equal => comparable == their_count,
             Counts::More => comparable > their_count,
@@ -184,9 +186,11 @@ pub fn run(ctx: &Context) -> Result<String> {
         };
         let _ = writeln!(
             md,
-            "| `{pattern}` | {what} | {their_count} | {our_count} | {comparable} ({count_goal}) | {:.2} s | {:.2} s | **{ratio:.2}×** | ≤ {goal:.1}× | {cpu_ratio:.2}× | {rss_ratio:.2}× | {verdict} |",
+            "| `{pattern}` | {what} | {their_count} | {our_count} | {comparable} ({count_goal}) | {:.2} s | {:.2} s | **{ratio:.2}×** | ≤ {goal:.1}× | {cpu_ratio:.2}× | {:.1} / {:.1} MB | {rss_ratio:.2}× | {verdict} |",
             median(theirs.iter().map(|m| m.wall)),
             median(ours.iter().map(|m| m.wall)),
+            their_rss as f64 / 1024.0,
+            our_rss as f64 / 1024.0,
         );
         summary.push(format!("{pattern}: {ratio:.2}× {verdict}"));
     }
@@ -196,10 +200,22 @@ pub fn run(ctx: &Context) -> Result<String> {
          others load the machine); peak RSS ≤ {RSS_GOAL:.1}× ast-grep's; counts equal to \
          ast-grep's on the files it reads, and more for `def $F($$$P): $$$B` (ast-grep does \
          not match defs with a return annotation). Files whose bytes lack the pattern's \
-         literal are never parsed, which is where the rare-literal rows gain."
+         literal are never parsed, which is where the rare-literal rows gain. Our side \
+         returns every match: the workers serialize each file's matches into a spool and \
+         `call` copies it to stdout. Load average (1 min) of the machine before and after: \
+         {load_before} → {}.",
+        load_average()
     );
     eprintln!("structural: {}", summary.join("; "));
     Ok(md)
+}
+
+/// The 1-minute load average, as `/proc/loadavg` gives it (the machine may be shared).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
 }
 
 fn harness_args(harness: &Path, corpus: &Path, pattern: &str, path: &str) -> Vec<OsString> {
