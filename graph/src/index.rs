@@ -130,6 +130,21 @@ pub struct Graph {
     pub(crate) stale: Option<Vec<String>>,
     /// Lines of recently shown files (signatures are read from the file, not stored).
     pub(crate) lines: std::cell::RefCell<HashMap<String, std::sync::Arc<Vec<String>>>>,
+    /// Told how many files were extracted of how many, while a refresh or update runs.
+    pub(crate) progress: Option<ProgressHook>,
+}
+
+/// Receives `(files extracted, files to extract)` while the index is brought up to date
+/// (called from worker threads).
+pub type ProgressFn = std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>;
+
+#[derive(Clone)]
+pub(crate) struct ProgressHook(pub(crate) ProgressFn);
+
+impl std::fmt::Debug for ProgressHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressHook")
+    }
 }
 
 /// A file seen on disk.
@@ -254,6 +269,16 @@ impl Graph {
 
     /// [`open`](Self::open) with an explicit configuration.
     pub fn open_with(root: &Path, config: GraphConfig) -> Result<(Graph, UpdateStats)> {
+        Graph::open_with_progress(root, config, None)
+    }
+
+    /// [`open_with`](Self::open_with), telling `progress` how many files were extracted of
+    /// how many (and again on every later refresh or update of this graph).
+    pub fn open_with_progress(
+        root: &Path,
+        config: GraphConfig,
+        progress: Option<ProgressFn>,
+    ) -> Result<(Graph, UpdateStats)> {
         let root = root.canonicalize().map_err(|source| GraphError::Root {
             path: root.to_path_buf(),
             source,
@@ -297,6 +322,7 @@ impl Graph {
             checked_at_ms: 0,
             stale: None,
             lines: std::cell::RefCell::new(HashMap::new()),
+            progress: progress.map(ProgressHook),
         };
         let mut stats = graph.refresh()?;
         stats.rebuilt = rebuilt;
@@ -599,11 +625,21 @@ impl Graph {
                 eprintln!("graph: {what} at {:.0?}", started.elapsed());
             }
         };
+        let progress = self.progress.clone();
+        let total = changed.len();
+        let done = std::sync::atomic::AtomicUsize::new(0);
         let read: Vec<(Seen, Option<Fresh>)> = self.pool().install(|| {
             changed
                 .par_iter()
                 .map_init(cc_languages::Parser::new, |parser, s| {
                     let fresh = read_and_extract(parser, &root, s, known.get(&s.rel));
+                    if let Some(ProgressHook(report)) = &progress {
+                        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                        // About a hundred reports, whatever the size of the tree.
+                        if n == total || n.is_multiple_of((total / 100).max(1)) {
+                            report(n, total);
+                        }
+                    }
                     ((*s).clone(), fresh)
                 })
                 .collect()

@@ -39,6 +39,7 @@ pub mod config;
 pub mod extract;
 pub mod imports;
 pub mod index;
+pub mod lookup;
 pub mod model;
 pub mod project;
 pub mod query;
@@ -51,7 +52,7 @@ pub mod table;
 pub struct ReadmeDoctests;
 
 pub use config::GraphConfig;
-pub use index::{Freshness, Graph, GraphError, UpdateStats, SCHEMA_VERSION};
+pub use index::{Freshness, Graph, GraphError, ProgressFn, UpdateStats, SCHEMA_VERSION};
 pub use model::{DefKind, Definition, FileFacts, Import, Local, Pos, RefKind, Reference};
 pub use query::{Answer, Callee, Callers, Impact, Impacted, Ranked, Site, Stats, Symbol};
 pub use resolve::{Rung, DEFAULT_MIN_CONFIDENCE};

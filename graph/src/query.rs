@@ -560,6 +560,22 @@ impl Graph {
         limit: usize,
         min_confidence: f64,
     ) -> Result<Answer<Vec<Ranked>>> {
+        let mut out = Vec::new();
+        for (id, score) in self.rank_ids(focus, limit, min_confidence)? {
+            if let Some(symbol) = self.symbol(id)? {
+                out.push(Ranked { symbol, score });
+            }
+        }
+        Ok(self.answer(out))
+    }
+
+    /// [`Graph::rank`] as ids and scores, best first.
+    pub(crate) fn rank_ids(
+        &self,
+        focus: &[&str],
+        limit: usize,
+        min_confidence: f64,
+    ) -> Result<Vec<(DefId, f64)>> {
         let mut ids: Vec<DefId> = Vec::new();
         let mut index: HashMap<DefId, usize> = HashMap::new();
         let mut in_focus: Vec<bool> = Vec::new();
@@ -580,7 +596,7 @@ impl Graph {
         }
         let n = ids.len();
         if n == 0 {
-            return Ok(self.answer(Vec::new()));
+            return Ok(Vec::new());
         }
         let mut out_edges: BTreeMap<usize, Vec<(usize, f64)>> = BTreeMap::new();
         {
@@ -656,16 +672,11 @@ impl Graph {
                 .unwrap_or(std::cmp::Ordering::Equal)
                 .then_with(|| ids[*a].cmp(&ids[*b]))
         });
-        let mut out = Vec::new();
-        for i in order.into_iter().take(limit) {
-            if let Some(symbol) = self.symbol(ids[i])? {
-                out.push(Ranked {
-                    symbol,
-                    score: rank[i],
-                });
-            }
-        }
-        Ok(self.answer(out))
+        Ok(order
+            .into_iter()
+            .take(limit)
+            .map(|i| (ids[i], rank[i]))
+            .collect())
     }
 
     /// Counts over the whole index.

@@ -1,0 +1,117 @@
+//! Lookups a tool needs on top of the typed queries: the reference at a position, the files
+//! per language, and the PageRank scores of every definition.
+
+use rusqlite::params;
+
+use crate::index::{rung_of, Graph, GraphError, Result};
+use crate::query::Callee;
+use crate::resolve::Rung;
+use crate::table::DefId;
+
+impl Graph {
+    /// The references named `name` on 1-based `line` of `path`, the one starting at byte
+    /// `column` (1-based) first: how each was resolved (`target` set at or above
+    /// `min_confidence`, else why not, as in [`Graph::callees`]).
+    pub fn references_at(
+        &self,
+        path: &str,
+        line: u32,
+        column: u32,
+        name: &str,
+        min_confidence: f64,
+    ) -> Result<Vec<Callee>> {
+        let err = |source| GraphError::Sqlite {
+            path: self.db_path.clone(),
+            source,
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT r.line, r.col, r.name, r.receiver, r.outcome, r.target_id, r.rung,
+                   r.candidates
+                 FROM refs r JOIN files f ON f.id = r.file_id
+                 WHERE f.path = ?1 AND r.line = ?2 AND r.name = ?3
+                 ORDER BY (r.col != ?4), r.col",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map(params![path, line, name, column], |r| {
+                Ok((
+                    r.get::<_, u32>(0)?,
+                    r.get::<_, u32>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, Option<i64>>(5)?,
+                    r.get::<_, Option<i64>>(6)?,
+                    r.get::<_, Option<i64>>(7)?,
+                ))
+            })
+            .map_err(err)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (line, column, name, receiver, outcome, target, rung, candidates) =
+                row.map_err(err)?;
+            let rung = rung.map(rung_of);
+            let confidence = rung.map(Rung::confidence);
+            let mut callee = Callee {
+                line,
+                column,
+                name,
+                receiver,
+                target: None,
+                rung,
+                confidence,
+                unresolved: None,
+            };
+            match (outcome, target) {
+                (0, Some(t)) if confidence.unwrap_or(0.0) >= min_confidence => {
+                    callee.target = self.symbol(t)?;
+                }
+                (0, Some(_)) => callee.unresolved = Some("below the confidence floor".into()),
+                (2, _) => callee.unresolved = Some("external".into()),
+                _ => {
+                    callee.unresolved = Some(match candidates.unwrap_or(0) {
+                        0 => "unknown".to_owned(),
+                        n => format!("ambiguous ({n} candidates)"),
+                    })
+                }
+            }
+            out.push(callee);
+        }
+        Ok(out)
+    }
+
+    /// Indexed files per language, most first.
+    pub fn files_per_language(&self) -> Result<Vec<(String, usize)>> {
+        let err = |source| GraphError::Sqlite {
+            path: self.db_path.clone(),
+            source,
+        };
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT language, COUNT(*) FROM files GROUP BY language
+                 ORDER BY COUNT(*) DESC, language",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .map_err(err)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (language, n) = row.map_err(err)?;
+            out.push((language, usize::try_from(n).unwrap_or(0)));
+        }
+        Ok(out)
+    }
+
+    /// The PageRank score of every definition ([`Graph::rank`] without a focus), by id.
+    pub fn rank_scores(
+        &self,
+        min_confidence: f64,
+    ) -> Result<std::collections::HashMap<DefId, f64>> {
+        self.rank_ids(&[], usize::MAX, min_confidence)
+            .map(|ranked| ranked.into_iter().collect())
+    }
+}
