@@ -19,6 +19,10 @@ pub fn resources_for(root: &WorkspaceRoot, config: &ToolsConfig) -> Resources {
         )),
         kernels: Some(kernel_factory(root, config, None)),
         parsers: Some(std::sync::Arc::new(cc_structural::Languages::builtin())),
+        graph: Some(
+            cc_graph::GraphConfig::from_section(config.section("graph"))
+                .map_err(|error| format!("[graph] in .cc/tools.toml: {error}")),
+        ),
         ..Default::default()
     }
 }

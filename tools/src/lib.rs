@@ -41,6 +41,7 @@ pub mod debug;
 pub mod error;
 pub mod eval;
 pub mod fs;
+pub mod graph;
 pub mod lsp;
 pub mod registry;
 pub mod resources;

@@ -471,6 +471,10 @@ async fn dispatch(
     if !output.written.is_empty() {
         if let Some(hook) = &inner.after_write {
             let diagnostics = hook.after_write(&output.written).await;
+            // Null: nothing checked the files (a hook that only keeps an index current).
+            if diagnostics.is_null() {
+                return Ok(output);
+            }
             // Agents often read only the text: it must carry the diagnostics too.
             if let Some(text) = &mut output.text {
                 text.push('\n');

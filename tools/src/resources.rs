@@ -40,8 +40,13 @@ pub struct Resources {
     /// Starts the run's Python and JavaScript kernels: registers `eval` (and stops the
     /// kernels when the run shuts down).
     pub kernels: Option<Arc<cc_kernel_bridge::KernelFactory>>,
-    /// A tree-sitter parser set: registers `ast_grep`, `ast_edit` and `resolve`.
+    /// A tree-sitter parser set: registers `ast_grep`, `ast_edit` and `resolve`, and
+    /// `graph` (the code graph, kept as [`Resources::graph`] says).
     pub parsers: Option<Arc<cc_structural::Languages>>,
+    /// How the code graph is kept (the `[graph]` section of `.cc/tools.toml`); `None`: the
+    /// defaults. An `Err` (an invalid section) does not hide `graph`: its calls say what to
+    /// fix.
+    pub graph: Option<Result<cc_graph::GraphConfig, String>>,
 }
 
 impl std::fmt::Debug for Resources {
@@ -56,6 +61,7 @@ impl std::fmt::Debug for Resources {
             .field("debug", &self.debug.is_some())
             .field("kernels", &self.kernels.is_some())
             .field("parsers", &self.parsers.is_some())
+            .field("graph", &self.graph)
             .finish()
     }
 }
@@ -84,8 +90,13 @@ impl Resources {
         if let Some(factory) = self.kernels {
             crate::eval::register(&mut builder, factory);
         }
+        let mut graph = None;
         if let Some(parsers) = self.parsers {
             crate::structural::register(&mut builder, parsers);
+            let config = self
+                .graph
+                .unwrap_or_else(|| Ok(cc_graph::GraphConfig::default()));
+            graph = Some(crate::graph::register(&mut builder, config));
         }
         let mut after_write = self.after_write;
         if let Some(supervisor) = self.language_servers {
@@ -94,6 +105,13 @@ impl Resources {
         }
         for tool in self.host_tools {
             builder.add_tool(tool);
+        }
+        // The graph takes in every write before the diagnostics look at it.
+        if let Some(graph) = graph {
+            after_write = Some(Arc::new(crate::graph::GraphAfterWrite::new(
+                graph,
+                after_write,
+            )));
         }
         if let Some(hook) = after_write {
             builder = builder.after_write(hook);

@@ -1,0 +1,284 @@
+//! The code graph as a tool: `graph` (read tier), over the `cc-graph` index of the run's root.
+//!
+//! The index is opened (or built) lazily, on the first call that needs it, with progress
+//! (files indexed of total); from then on it belongs to the run ([`GraphIndex`]). Every call
+//! first stats the tree and re-reads the files changed behind our back (the stat check), so
+//! an answer is never stale without saying so; our own writes update it before they return
+//! ([`GraphAfterWrite`], wrapped around the run's diagnostics hook).
+
+mod position;
+mod render;
+mod tool;
+
+pub use tool::GraphTool;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use cc_graph::{Graph, GraphConfig, UpdateStats};
+use serde_json::{json, Value};
+
+use crate::error::{kinds, ToolError};
+use crate::registry::{AfterWrite, PlannedWrite};
+use crate::root::WorkspaceRoot;
+use crate::tool::ProgressSink;
+
+/// Error kinds of the graph tool.
+pub mod error_kinds {
+    /// The index could not be opened or queried (its folder, SQLite, the configuration).
+    pub const INDEX: &str = "graph_index";
+    /// No definition or reference of the symbol at that line.
+    pub const SYMBOL_NOT_FOUND: &str = "symbol_not_found";
+}
+
+/// What the stat check of one call found and did.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Checked {
+    /// Set when this call opened (or built) the index.
+    pub opened: Option<UpdateStats>,
+    /// Files changed on disk since the index last saw them, re-read by this call.
+    pub updated: Vec<String>,
+    /// Files still not reflected (their update failed), with why.
+    pub stale: Vec<String>,
+    pub error: Option<String>,
+}
+
+/// The run's code graph: closed until the first `graph` call opens it.
+pub struct GraphIndex {
+    root: WorkspaceRoot,
+    config: Result<GraphConfig, String>,
+    state: Arc<Mutex<Option<Graph>>>,
+    open: AtomicBool,
+    /// Bumped by every change the index takes in (PageRank is cached per generation).
+    generation: AtomicU64,
+    ranks: Mutex<Option<(u64, Arc<HashMap<i64, f64>>)>>,
+}
+
+impl std::fmt::Debug for GraphIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphIndex")
+            .field("root", &self.root)
+            .field("open", &self.is_open())
+            .finish_non_exhaustive()
+    }
+}
+
+impl GraphIndex {
+    /// The graph of `root`, kept as `config` says (an `Err`: the `[graph]` section is
+    /// invalid, and every call says so).
+    pub fn new(root: WorkspaceRoot, config: Result<GraphConfig, String>) -> Arc<Self> {
+        Arc::new(GraphIndex {
+            root,
+            config,
+            state: Arc::new(Mutex::new(None)),
+            open: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
+            ranks: Mutex::new(None),
+        })
+    }
+
+    /// Whether a call has opened the index in this run.
+    pub fn is_open(&self) -> bool {
+        self.open.load(Ordering::Acquire)
+    }
+
+    /// Runs `job` on the graph: opens it first when needed (progress to `progress`), then
+    /// re-reads the files changed behind our back, all on the blocking pool.
+    pub(crate) async fn with<T: Send + 'static>(
+        self: &Arc<Self>,
+        progress: Option<Arc<dyn ProgressSink>>,
+        job: impl FnOnce(&mut Graph, &Checked) -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        let config = self
+            .config
+            .clone()
+            .map_err(|e| ToolError::new(error_kinds::INDEX, e))?;
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut guard = this.state.lock().unwrap_or_else(|p| p.into_inner());
+            let mut checked = Checked::default();
+            if guard.is_none() {
+                let sink = progress.clone();
+                let report: Option<cc_graph::ProgressFn> = sink.map(|sink| {
+                    let f: cc_graph::ProgressFn = Arc::new(move |done, total| {
+                        sink.report(
+                            done as f64,
+                            Some(total as f64),
+                            Some(&format!("indexed {done} of {total} files")),
+                        );
+                    });
+                    f
+                });
+                let (graph, stats) = Graph::open_with_progress(this.root.path(), config, report)
+                    .map_err(|e| {
+                        ToolError::new(
+                            error_kinds::INDEX,
+                            format!("the code graph could not be opened: {e}"),
+                        )
+                    })?;
+                checked.opened = Some(stats);
+                *guard = Some(graph);
+                this.open.store(true, Ordering::Release);
+                this.generation.fetch_add(1, Ordering::AcqRel);
+            } else if let Some(graph) = guard.as_mut() {
+                match graph.stale_files() {
+                    Ok(stale) if !stale.is_empty() => match graph.update(&stale) {
+                        Ok(_) => {
+                            checked.updated = stale;
+                            this.generation.fetch_add(1, Ordering::AcqRel);
+                        }
+                        Err(e) => {
+                            checked.error = Some(e.to_string());
+                            checked.stale = stale;
+                        }
+                    },
+                    Ok(_) => {}
+                    Err(e) => checked.error = Some(e.to_string()),
+                }
+            }
+            let Some(graph) = guard.as_mut() else {
+                return Err(ToolError::new(kinds::INTERNAL, "the graph is not open"));
+            };
+            job(graph, &checked)
+        })
+        .await
+        .map_err(|e| ToolError::new(kinds::INTERNAL, format!("the graph task failed: {e}")))?
+    }
+
+    /// Runs `job` on the graph only if it is open (no stat check, no opening): `None`
+    /// otherwise.
+    pub(crate) async fn if_open<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut Graph) -> T + Send + 'static,
+    ) -> Option<T> {
+        if !self.is_open() {
+            return None;
+        }
+        let state = self.state.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
+            guard.as_mut().map(job)
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
+    /// Brings `paths` (absolute) up to date in the index, when it is open: what a writer
+    /// calls before it returns. `None` when the index is not open (nothing to keep fresh).
+    pub async fn update(&self, paths: &[PathBuf]) -> Option<Result<UpdateStats, String>> {
+        let paths = paths.to_vec();
+        let result = self
+            .if_open(move |graph| graph.update(&paths).map_err(|e| e.to_string()))
+            .await;
+        if matches!(result, Some(Ok(_))) {
+            self.generation.fetch_add(1, Ordering::AcqRel);
+        }
+        result
+    }
+
+    /// PageRank of every definition, computed once per state of the index.
+    pub(crate) fn rank_scores(&self, graph: &Graph) -> Result<Arc<HashMap<i64, f64>>, ToolError> {
+        let generation = self.generation.load(Ordering::Acquire);
+        let mut cache = self.ranks.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((g, ranks)) = cache.as_ref() {
+            if *g == generation {
+                return Ok(ranks.clone());
+            }
+        }
+        let ranks = Arc::new(
+            graph
+                .rank_scores(cc_graph::DEFAULT_MIN_CONFIDENCE)
+                .map_err(index_error)?,
+        );
+        *cache = Some((generation, ranks.clone()));
+        Ok(ranks)
+    }
+
+    pub(crate) fn root(&self) -> &WorkspaceRoot {
+        &self.root
+    }
+}
+
+pub(crate) fn index_error(error: cc_graph::GraphError) -> ToolError {
+    match error {
+        cc_graph::GraphError::UnknownSymbol(_) => {
+            ToolError::new(error_kinds::SYMBOL_NOT_FOUND, error.to_string())
+        }
+        other => ToolError::new(error_kinds::INDEX, other.to_string()),
+    }
+}
+
+/// The run's after-write hook with the graph in front: written files are updated in the
+/// index (when it is open) before the inner hook checks them, so the write's result and
+/// every later call see the graph as the write left it.
+pub struct GraphAfterWrite {
+    graph: Arc<GraphIndex>,
+    inner: Option<Arc<dyn AfterWrite>>,
+}
+
+impl std::fmt::Debug for GraphAfterWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphAfterWrite")
+            .field("graph", &self.graph)
+            .field("inner", &self.inner.is_some())
+            .finish()
+    }
+}
+
+impl GraphAfterWrite {
+    /// `inner`: the diagnostics hook, if the run has one.
+    pub fn new(graph: Arc<GraphIndex>, inner: Option<Arc<dyn AfterWrite>>) -> Self {
+        GraphAfterWrite { graph, inner }
+    }
+}
+
+#[async_trait]
+impl AfterWrite for GraphAfterWrite {
+    async fn before_write(&self, planned: &[PlannedWrite]) {
+        if let Some(inner) = &self.inner {
+            inner.before_write(planned).await;
+        }
+    }
+
+    async fn renamed(&self, old: &str, new: &str) {
+        if let Some(inner) = &self.inner {
+            inner.renamed(old, new).await;
+        }
+    }
+
+    async fn after_write(&self, paths: &[PathBuf]) -> Value {
+        let updated = self.graph.update(paths).await;
+        let value = match &self.inner {
+            Some(inner) => inner.after_write(paths).await,
+            None => Value::Null,
+        };
+        match updated {
+            // A failed update is said, never silent: the next graph call re-reads the files.
+            Some(Err(error)) => {
+                let mut value = if value.is_object() { value } else { json!({}) };
+                value["graph_update_failed"] = Value::String(error);
+                value
+            }
+            _ => value,
+        }
+    }
+}
+
+/// Registers `graph` on `builder` and returns the run's index (for the after-write hook
+/// and the diagnostics' dependents).
+pub fn register(
+    builder: &mut crate::registry::RegistryBuilder,
+    config: Result<GraphConfig, String>,
+) -> Arc<GraphIndex> {
+    let root = builder.run().root.clone();
+    let index = GraphIndex::new(root, config);
+    builder.add_tool(Arc::new(GraphTool::new(index.clone())));
+    index
+}
+
+#[cfg(test)]
+mod tests;

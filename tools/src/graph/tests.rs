@@ -1,0 +1,248 @@
+//! The `graph` tool on real projects: every action, its text (snapshots), freshness across
+//! our own writes and writes behind our back.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use crate::tool::ProgressSink;
+use crate::{AllowAll, CallOptions, Registry, Resources, Run, Surface, WorkspaceRoot};
+
+/// A registry over `dir` with the parser set (so `graph`) and the host file tools, its index
+/// under `cache`.
+fn registry(dir: &Path, cache: &Path, surface: Surface) -> Registry {
+    Resources {
+        host_files: true,
+        parsers: Some(Arc::new(cc_structural::Languages::builtin())),
+        graph: Some(Ok(cc_graph::GraphConfig {
+            cache_dir: cache.to_path_buf(),
+            threads: 2,
+            ..cc_graph::GraphConfig::default()
+        })),
+        ..Default::default()
+    }
+    .build(Run {
+        conversation_id: "graph".into(),
+        root: WorkspaceRoot::new(dir).unwrap(),
+        surface,
+        approver: Arc::new(AllowAll),
+    })
+}
+
+async fn call(registry: &Registry, args: Value) -> (Value, String) {
+    match registry.call("graph", args.clone()).await {
+        Ok(output) => {
+            let text = output.render_text();
+            (output.value, text)
+        }
+        Err(error) => panic!("graph {args}: {}", error.to_envelope()),
+    }
+}
+
+/// The text without what changes from run to run (the index's folder, times).
+fn stable(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            if line.starts_with("index: /") || line.contains("since the epoch") {
+                "index: <path and time>".to_owned()
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[derive(Default)]
+struct Progress(Mutex<Vec<(f64, Option<f64>)>>);
+
+impl ProgressSink for Progress {
+    fn report(&self, progress: f64, total: Option<f64>, _message: Option<&str>) {
+        self.0.lock().unwrap().push((progress, total));
+    }
+}
+
+#[tokio::test]
+async fn every_action_answers_on_requests() {
+    let Some(project) = cc_process::testing::copy_project("requests") else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let registry = registry(project.path(), cache.path(), Surface::Plan);
+    assert!(registry
+        .schemas(Surface::Plan)
+        .iter()
+        .any(|s| s.name == "graph"));
+
+    // The first call builds the index, with progress.
+    let progress = Arc::new(Progress::default());
+    let output = registry
+        .call_with(
+            "graph",
+            json!({"action": "status"}),
+            CallOptions {
+                progress: Some(progress.clone()),
+                cancel: None,
+            },
+        )
+        .await
+        .unwrap();
+    let status = output.value.clone();
+    let reports = progress.0.lock().unwrap().clone();
+    let last = reports.last().copied().expect("progress while indexing");
+    assert_eq!(Some(last.0), last.1, "{reports:?}");
+    assert!(status["files_per_language"]["python"].as_u64().unwrap() > 30);
+    assert_eq!(status["index"]["fresh"], true);
+    assert_eq!(status["index"]["opened"]["rebuilt"], true);
+    insta::assert_snapshot!("requests_status", stable(&output.render_text()));
+
+    let (symbols, text) = call(
+        &registry,
+        json!({"action": "symbols", "query": "request", "kind": "function", "max_results": 5}),
+    )
+    .await;
+    assert_eq!(symbols["results"][0]["qualified_name"], "request");
+    assert!(symbols["total"].as_u64().unwrap() >= 1);
+    insta::assert_snapshot!("requests_symbols", stable(&text));
+
+    let (outline, text) = call(
+        &registry,
+        json!({"action": "outline", "file": "src/requests/api.py"}),
+    )
+    .await;
+    assert_eq!(outline["definitions"][0]["name"], "request");
+    insta::assert_snapshot!("requests_outline", stable(&text));
+
+    let (callers, text) = call(
+        &registry,
+        json!({"action": "callers", "file": "src/requests/api.py", "line": 24, "symbol": "request"}),
+    )
+    .await;
+    assert_eq!(callers["target"]["qualified_name"], "request");
+    let from: Vec<&str> = callers["callers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["from"]["qualified_name"].as_str())
+        .collect();
+    assert!(from.contains(&"get") && from.contains(&"post"), "{from:?}");
+    insta::assert_snapshot!("requests_callers", stable(&text));
+
+    // A use resolves to what it calls: `request(` inside `get` is api.request.
+    let (via_use, _) = call(
+        &registry,
+        json!({"action": "callers", "file": "src/requests/api.py", "line": 87, "symbol": "request"}),
+    )
+    .await;
+    assert_eq!(via_use["target"]["line"], 24, "{via_use}");
+
+    let (callees, text) = call(
+        &registry,
+        json!({"action": "callees", "file": "src/requests/sessions.py", "line": 557, "symbol": "request"}),
+    )
+    .await;
+    let targets: Vec<&str> = callees["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["target"]["qualified_name"].as_str())
+        .collect();
+    assert!(targets.contains(&"Session.prepare_request"), "{targets:?}");
+    assert!(targets.contains(&"Session.send"), "{targets:?}");
+    insta::assert_snapshot!("requests_callees", stable(&text));
+
+    let (impact, text) = call(
+        &registry,
+        json!({"action": "impact", "file": "src/requests/sessions.py", "line": 76, "symbol": "merge_setting", "depth": 2}),
+    )
+    .await;
+    assert!(impact["total"].as_u64().unwrap() >= 2, "{impact}");
+    assert_eq!(impact["levels"][0]["depth"], 1);
+    insta::assert_snapshot!("requests_impact", stable(&text));
+
+    let (map, text) = call(&registry, json!({"action": "map", "budget_tokens": 512})).await;
+    assert!(map["tokens"].as_u64().unwrap() <= 512, "{}", map["tokens"]);
+    assert!(super::render::tokens(&text) < 700, "{text}");
+    insta::assert_snapshot!("requests_map", stable(&text));
+
+    // Every default answer stays under ~4k tokens.
+    for args in [
+        json!({"action": "map"}),
+        json!({"action": "symbols", "query": "get"}),
+        json!({"action": "outline", "file": "src/requests/sessions.py"}),
+    ] {
+        let (_, text) = call(&registry, args.clone()).await;
+        assert!(
+            super::render::tokens(&text) < 4000,
+            "{args}: {}",
+            text.len()
+        );
+    }
+}
+
+#[tokio::test]
+async fn callers_and_impact_on_pflag() {
+    let Some(project) = cc_process::testing::copy_project("pflag") else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let registry = registry(project.path(), cache.path(), Surface::ReadonlySubagent);
+    let (callers, text) = call(
+        &registry,
+        json!({"action": "callers", "file": "flag.go", "line": 848, "symbol": "AddFlag", "max_results": 8}),
+    )
+    .await;
+    assert_eq!(callers["target"]["qualified_name"], "FlagSet.AddFlag");
+    assert_eq!(callers["truncated"], callers["total"].as_u64().unwrap() > 8);
+    insta::assert_snapshot!("pflag_callers", stable(&text));
+    let (impact, text) = call(
+        &registry,
+        json!({"action": "impact", "file": "flag.go", "line": 355, "symbol": "Lookup", "depth": 2, "max_results": 15}),
+    )
+    .await;
+    assert_eq!(impact["tests"], json!(["flag_test.go"]), "{impact}");
+    assert!(impact["total"].as_u64().unwrap() > 15);
+    assert_eq!(impact["truncated"], true);
+    insta::assert_snapshot!("pflag_impact", stable(&text));
+    let (map, _) = call(
+        &registry,
+        json!({"action": "map", "focus": ["ip.go"], "budget_tokens": 256}),
+    )
+    .await;
+    assert_eq!(map["files"][0]["path"], "ip.go", "{map}");
+}
+
+#[tokio::test]
+async fn bad_positions_are_clear_errors() {
+    let Some(project) = cc_process::testing::copy_project("requests") else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let registry = registry(project.path(), cache.path(), Surface::Full);
+    for (args, kind) in [
+        (
+            json!({"action": "callers", "file": "src/requests/api.py", "line": 24}),
+            "invalid_arguments",
+        ),
+        (
+            json!({"action": "callers", "file": "src/requests/api.py", "line": 24, "symbol": "nope"}),
+            "symbol_not_found",
+        ),
+        (
+            json!({"action": "callers", "file": "src/requests/api.py", "line": 9999, "symbol": "x"}),
+            "symbol_not_found",
+        ),
+        (
+            json!({"action": "outline", "file": "../etc/passwd"}),
+            "outside_root",
+        ),
+        (
+            json!({"action": "symbols", "query": "x", "kind": "widget"}),
+            "invalid_arguments",
+        ),
+    ] {
+        let error = registry.call("graph", args.clone()).await.unwrap_err();
+        assert_eq!(error.kind(), kind, "{args}: {error}");
+    }
+}
