@@ -7,7 +7,7 @@
 //! ```
 //!
 //! `open` opens (building the index when CACHE is empty) and prints what it did; `updates`
-//! appends a function to N files in turn, one `update` each (re-extraction and re-resolution
+//! appends a function to N Python or Go files in turn, one `update` each (re-extraction and re-resolution
 //! of the file and its dependents), and prints the p50 and p95; `queries` looks up N
 //! definition names (spread over the index) with `symbols` and prints the p50 and p95.
 
@@ -55,14 +55,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
         "updates" => {
-            // Files spread over the index, by path order.
+            // Python and Go files spread over the index, by path order (the addition is
+            // written in their language).
             let mut files: Vec<String> = Vec::new();
             let outline_root = graph.root().to_path_buf();
             for entry in ignore::WalkBuilder::new(&outline_root).build().flatten() {
                 let p = entry.path();
-                if cc_languages::for_path(p)
-                    .is_some_and(|l| cc_graph::extract::query_source(l).is_some())
-                {
+                let wanted = p.extension().is_some_and(|e| e == "py" || e == "go");
+                if wanted && entry.file_type().is_some_and(|t| t.is_file()) {
                     if let Ok(rel) = p.strip_prefix(&outline_root) {
                         files.push(rel.to_string_lossy().into_owned());
                     }
