@@ -263,6 +263,66 @@ async fn cross_file(
     }))
 }
 
+/// The references of the library's function in a fresh server, asked the moment it is up
+/// (`raw`) and after `wait_ready` (ours): how long each takes from the start, and how many
+/// places each found.
+async fn cold_start(case: &Cross) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    if cc_process::find_on_path(case.peer).is_none() {
+        return Ok(json!({"server": case.server, "case": "cold_start", "missing": case.peer}));
+    }
+    let mut row = json!({"server": case.server, "case": "cold_start"});
+    for waited in [false, true] {
+        let dir = tempfile::tempdir()?;
+        let ws = dir.path().canonicalize()?;
+        for (name, content) in case.files {
+            let path = ws.join(name);
+            std::fs::create_dir_all(path.parent().unwrap_or(Path::new("/")))?;
+            std::fs::write(path, content)?;
+        }
+        let lib = ws.join(case.lib);
+        std::fs::write(&lib, case.good)?;
+        std::fs::write(ws.join(case.user), case.user_text)?;
+        let sup = Supervisor::new(
+            &ws,
+            LspConfig::default().table()?,
+            SupervisorOptions::default(),
+        );
+        let started = Instant::now();
+        let server = sup.server_for(&lib).await.map_err(|u| u.reason)?;
+        let family = sup.route(&lib).map_err(|u| u.reason)?.0;
+        server.ensure_synced(&lib, case.good, &family.language_id(&lib))?;
+        if waited {
+            server.wait_ready(std::time::Duration::from_secs(60)).await;
+        }
+        // The function's name on its definition line.
+        let (line, character) = case
+            .good
+            .lines()
+            .enumerate()
+            .find_map(|(i, l)| l.find(" f(").or_else(|| l.find(" F(")).map(|c| (i, c + 1)))
+            .unwrap_or((0, 0));
+        let answer = server
+            .request(
+                "textDocument/references",
+                json!({
+                    "textDocument": {"uri": cc_lsp_client::uri::path_to_uri(&lib)},
+                    "position": {"line": line, "character": character},
+                    "context": {"includeDeclaration": true},
+                }),
+                std::time::Duration::from_secs(60),
+            )
+            .await
+            .unwrap_or(serde_json::Value::Null);
+        let found = answer.as_array().map_or(0, Vec::len);
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let key = if waited { "ours" } else { "raw" };
+        row[format!("{key}_ms")] = json!(ms);
+        row[format!("{key}_found")] = json!(found);
+        sup.shutdown().await;
+    }
+    Ok(row)
+}
+
 fn percentile(values: &mut [f64], p: f64) -> f64 {
     if values.is_empty() {
         return f64::NAN;
@@ -345,6 +405,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for case in CROSS {
         println!("{}", cross_file(case, rounds).await?);
+    }
+    for case in CROSS {
+        println!("{}", cold_start(case).await?);
     }
     Ok(())
 }

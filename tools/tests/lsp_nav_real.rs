@@ -212,3 +212,48 @@ async fn c_cmark_first_cross_file_definition_is_the_definition_or_says_it_is_inc
     }
     project.shutdown().await;
 }
+
+#[tokio::test]
+async fn rust_semver_first_references_are_complete() {
+    if require_peer("rust-analyzer").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("semver", &[]) else {
+        return;
+    };
+    let (first, text) = at(
+        &project,
+        "references",
+        "src/lib.rs",
+        "pub const fn new(major: u64",
+        "new",
+    )
+    .await;
+    // rust-analyzer answers at once, from what it has loaded so far: without the wait for its
+    // quiescent status the first answer misses the other files.
+    assert!(first.get("incomplete").is_none(), "{first:#}");
+    let found = paths(&first);
+    for expected in ["src/parse.rs", "tests/test_version.rs"] {
+        assert!(found.iter().any(|p| p == expected), "{expected}: {text}");
+    }
+    let (again, _) = at(
+        &project,
+        "references",
+        "src/lib.rs",
+        "pub const fn new(major: u64",
+        "new",
+    )
+    .await;
+    assert_eq!(
+        first["total"], again["total"],
+        "the first answer was partial"
+    );
+    let in_parse = first["locations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["path"] == "src/parse.rs")
+        .unwrap();
+    assert!(!in_parse["in"].is_null(), "{in_parse}");
+    project.shutdown().await;
+}

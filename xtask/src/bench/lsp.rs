@@ -2,7 +2,8 @@
 //! answer for that version (its `publishDiagnostics` or pull response, or tsserver's own
 //! answer), and how much later the wrapper (`Supervisor::check_files` plus the ledger)
 //! returns. The overhead is what this layer adds. Then the cross-file case (a change of
-//! signature and the file that calls it) and the cost of the baseline a first write takes.
+//! signature and the file that calls it), the cost of the baseline a first write takes, and
+//! the cold-start cost of navigation that waits for the server's first look at the workspace.
 //!
 //! Runs `cargo run --release -p cc-lsp-client --example lsp_bench ROUNDS`, which prints one
 //! JSON object per server and case.
@@ -112,6 +113,48 @@ pub fn run(ctx: &Context) -> Result<String> {
             num(row, "overhead_p90_ms"),
             num(row, "start_ms"),
             num(row, "baseline_ms"),
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\n### Navigation in a fresh run\n\n\
+         The library's function of the cross-file case, `references` asked in a freshly \
+         started server: *raw* the moment the file is open (what a client that does not wait \
+         gets), *ours* after `wait_ready` (the server's own readiness signal: pyright's file \
+         list, rust-analyzer's quiescent status, clangd's index, the end of `$/progress`). \
+         Times are from the server's start; *found* is how many places each answer listed. \
+         *Added* is what waiting costs the first answer; a raw answer that found fewer places \
+         is the partial answer the wait prevents. \
+         These are the server's own answers; the `lsp` \
+         tool also opens the files that mention the name (`make_visible`), which is how it finds the caller that typescript-language-server and clangd (no compilation database) miss here.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| server | raw first answer (ms) | raw found | ours (ms) | ours found | added (ms) | raw answer |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    for row in rows.iter().filter(|r| r["case"] == "cold_start") {
+        let server = row["server"].as_str().unwrap_or("?");
+        if let Some(missing) = row["missing"].as_str() {
+            let _ = writeln!(
+                md,
+                "| {server} | – | – | – | – | – | not installed (`{missing}`) |"
+            );
+            continue;
+        }
+        let raw_found = row["raw_found"].as_u64().unwrap_or(0);
+        let ours_found = row["ours_found"].as_u64().unwrap_or(0);
+        let judged = match raw_found.cmp(&ours_found) {
+            std::cmp::Ordering::Less => "partial (fewer than ours)",
+            std::cmp::Ordering::Equal => "same as ours",
+            std::cmp::Ordering::Greater => "MISS (ours found fewer)",
+        };
+        let _ = writeln!(
+            md,
+            "| {server} | {:.0} | {raw_found} | {:.0} | {ours_found} | {:.0} | {judged} |",
+            num(row, "raw_ms"),
+            num(row, "ours_ms"),
+            num(row, "ours_ms") - num(row, "raw_ms"),
         );
     }
     eprintln!("lsp: {} rows measured", rows.len());
