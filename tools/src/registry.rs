@@ -70,7 +70,8 @@ pub trait AfterWrite: Send + Sync {
     /// new for that.
     async fn renamed(&self, _old: &str, _new: &str) {}
 
-    /// Called after a call wrote `paths` (absolute).
+    /// Called after a call wrote `paths` (absolute). `Value::Null`: nothing checked them
+    /// (a hook that only keeps an index current), so nothing is attached.
     async fn after_write(&self, paths: &[PathBuf]) -> Value;
 }
 

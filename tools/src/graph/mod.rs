@@ -46,6 +46,9 @@ pub(crate) struct Checked {
     pub error: Option<String>,
 }
 
+/// PageRank scores by definition id.
+type Ranks = Arc<HashMap<i64, f64>>;
+
 /// The run's code graph: closed until the first `graph` call opens it.
 pub struct GraphIndex {
     root: WorkspaceRoot,
@@ -54,7 +57,7 @@ pub struct GraphIndex {
     open: AtomicBool,
     /// Bumped by every change the index takes in (PageRank is cached per generation).
     generation: AtomicU64,
-    ranks: Mutex<Option<(u64, Arc<HashMap<i64, f64>>)>>,
+    ranks: Mutex<Option<(u64, Ranks)>>,
 }
 
 impl std::fmt::Debug for GraphIndex {
@@ -181,7 +184,7 @@ impl GraphIndex {
     }
 
     /// PageRank of every definition, computed once per state of the index.
-    pub(crate) fn rank_scores(&self, graph: &Graph) -> Result<Arc<HashMap<i64, f64>>, ToolError> {
+    pub(crate) fn rank_scores(&self, graph: &Graph) -> Result<Ranks, ToolError> {
         let generation = self.generation.load(Ordering::Acquire);
         let mut cache = self.ranks.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((g, ranks)) = cache.as_ref() {
