@@ -246,3 +246,80 @@ async fn bad_positions_are_clear_errors() {
         assert_eq!(error.kind(), kind, "{args}: {error}");
     }
 }
+
+/// The sites `callers` lists, as `path:line from`.
+fn sites(callers: &Value) -> Vec<String> {
+    callers["callers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}:{} {}",
+                c["path"].as_str().unwrap(),
+                c["line"],
+                c["from"]["qualified_name"].as_str().unwrap_or("-")
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn our_writes_and_writes_behind_our_back_are_seen_without_a_rebuild() {
+    let Some(project) = cc_process::testing::copy_project("requests") else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let registry = registry(project.path(), cache.path(), Surface::Full);
+    let callers = json!({"action": "callers", "file": "src/requests/api.py", "line": 24, "symbol": "request"});
+    let (before, _) = call(&registry, callers.clone()).await;
+    assert_eq!(before["total"], 9);
+
+    // A new file through `write`: its call is an edge as soon as the write returns.
+    registry
+        .call(
+            "write",
+            json!({"path": "src/requests/extra.py", "content": "from .api import request\n\n\ndef fetch(url):\n    return request(\"get\", url)\n"}),
+        )
+        .await
+        .unwrap();
+    // A new call in an existing file through `edit`.
+    registry
+        .call(
+            "edit",
+            json!({"path": "src/requests/help.py", "old_text": "def main():\n", "new_text": "def main():\n    from .api import request\n    request(\"head\", \"http://example.com\")\n"}),
+        )
+        .await
+        .unwrap();
+    let (after, _) = call(&registry, callers.clone()).await;
+    let listed = sites(&after);
+    assert!(
+        listed.contains(&"src/requests/extra.py:5 fetch".to_owned()),
+        "{listed:?}"
+    );
+    assert!(
+        listed
+            .iter()
+            .any(|s| s.starts_with("src/requests/help.py:") && s.ends_with(" main")),
+        "{listed:?}"
+    );
+    assert_eq!(after["total"], 11);
+    // Nothing was stale: the writes had updated the index.
+    assert_eq!(after["index"]["updated"], json!([]), "{}", after["index"]);
+    assert_eq!(after["index"]["fresh"], true);
+    assert!(after["index"].get("opened").is_none());
+
+    // A change behind our back is caught by the stat check of the next call.
+    std::fs::write(
+        project.path().join("src/requests/extra.py"),
+        "from .api import request\n\n\ndef fetch(url):\n    return 1\n",
+    )
+    .unwrap();
+    let (behind, text) = call(&registry, callers).await;
+    assert_eq!(behind["total"], 10, "{text}");
+    assert_eq!(behind["index"]["updated"], json!(["src/requests/extra.py"]));
+    assert!(
+        text.contains("1 file(s) changed on disk re-read now: src/requests/extra.py"),
+        "{text}"
+    );
+}
