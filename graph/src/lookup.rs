@@ -114,4 +114,25 @@ impl Graph {
         self.rank_ids(&[], usize::MAX, min_confidence)
             .map(|ranked| ranked.into_iter().collect())
     }
+
+    /// The files whose resolution looked at `path` (relative): the files that import it (and
+    /// those whose imports probed it as a candidate), from the reverse-dependency table.
+    pub fn files_probing(&self, path: &str) -> Result<Vec<String>> {
+        let err = |source| GraphError::Sqlite {
+            path: self.db_path.clone(),
+            source,
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT f.path FROM keys k JOIN deps d ON d.key_id = k.id
+                 JOIN files f ON f.id = d.file_id
+                 WHERE k.key = 'p:' || ?1 AND f.path != ?1 ORDER BY f.path",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([path], |r| r.get::<_, String>(0))
+            .map_err(err)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(err)
+    }
 }

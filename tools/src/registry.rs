@@ -566,6 +566,23 @@ pub fn render_diagnostics(diagnostics: &Value) -> String {
                 "; {skipped} more file(s) that may depend on them were not checked (limit)"
             ));
         }
+        if let Some(from) = scope["dependents_from"]
+            .as_array()
+            .filter(|f| !f.is_empty())
+        {
+            let from: Vec<&str> = from
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|f| {
+                    if f == "graph" {
+                        "the code graph"
+                    } else {
+                        "a word scan"
+                    }
+                })
+                .collect();
+            line.push_str(&format!("; dependents found by {}", from.join(" and ")));
+        }
         lines.push(line);
     }
     lines.join("\n")

@@ -100,7 +100,7 @@ impl Resources {
         }
         let mut after_write = self.after_write;
         if let Some(supervisor) = self.language_servers {
-            let hook = crate::lsp::register(&mut builder, supervisor);
+            let hook = crate::lsp::register(&mut builder, supervisor, graph.clone());
             after_write.get_or_insert(hook);
         }
         for tool in self.host_tools {

@@ -90,6 +90,8 @@ async fn go_pflag_signature_change_reports_the_callers_in_other_files() {
         scope["dependents_checked"].as_u64().unwrap() >= 4,
         "{scope}"
     );
+    // Without the code graph, the dependents come from the word scan.
+    assert_eq!(scope["dependents_from"], json!(["word_scan"]), "{scope}");
 
     let fixed = edit(&project, "string_slice.go", new, old).await;
     assert_answered(&fixed);
@@ -699,4 +701,96 @@ async fn go_pflag_checker_counts_a_compile_error_as_an_error() {
         .find(|d| d["path"] == "string_slice.go")
         .unwrap_or_else(|| panic!("{checked:#}"));
     assert_eq!(found["severity"], "error", "{checked:#}");
+}
+
+#[tokio::test]
+async fn go_pflag_dependents_come_from_the_graph_when_it_is_open() {
+    if require_peer("gopls").is_none() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let setup = Setup {
+        resources: cc_tools::Resources {
+            host_files: true,
+            parsers: Some(std::sync::Arc::new(cc_structural::Languages::builtin())),
+            graph: Some(Ok(cc_graph::GraphConfig {
+                cache_dir: cache.path().to_path_buf(),
+                ..cc_graph::GraphConfig::default()
+            })),
+            ..Default::default()
+        },
+        ..Setup::default()
+    };
+    let Some(project) = setup.real("pflag", &[]) else {
+        return;
+    };
+    // The graph's own answer: the files that call readAsCSV.
+    let callers = project
+        .call(
+            "graph",
+            json!({"action": "callers", "file": "string_slice.go", "line": 22, "symbol": "readAsCSV"}),
+        )
+        .await;
+    let mut calling: Vec<String> = callers["callers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{callers:#}"))
+        .iter()
+        .map(|c| c["path"].as_str().unwrap().to_owned())
+        .filter(|p| p != "string_slice.go")
+        .collect();
+    calling.sort();
+    calling.dedup();
+    assert_eq!(
+        calling,
+        [
+            "bool_slice.go",
+            "ip_slice.go",
+            "ipnet_slice.go",
+            "string_array.go"
+        ]
+    );
+
+    let old = "func readAsCSV(val string) ([]string, error) {";
+    let new = "func readAsCSV(val string, sep rune) ([]string, error) {";
+    let broken = edit(&project, "string_slice.go", old, new).await;
+    assert_answered(&broken);
+    let scope = &broken["diagnostics"]["scope"];
+    assert_eq!(scope["dependents_from"], json!(["graph"]), "{scope}");
+    let mut dependents: Vec<String> = scope["dependents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap().to_owned())
+        .collect();
+    dependents.sort();
+    // The callers the graph knows, and example_test.go, which imports the package (an
+    // external test package) without naming readAsCSV: the word scan would not find it.
+    let mut expected = calling.clone();
+    expected.push("example_test.go".to_owned());
+    expected.sort();
+    assert_eq!(dependents, expected, "{scope}");
+    assert_eq!(
+        files_with_new(&broken),
+        [
+            "bool_slice.go",
+            "ip_slice.go",
+            "ipnet_slice.go",
+            "string_array.go",
+            "string_slice.go"
+        ],
+        "{broken:#}"
+    );
+    // The write updated the graph: the callers are still there, the file is not stale.
+    let after = project
+        .call(
+            "graph",
+            json!({"action": "callers", "file": "string_slice.go", "line": 22, "symbol": "readAsCSV"}),
+        )
+        .await;
+    assert_eq!(after["index"]["updated"], json!([]), "{after:#}");
+    assert_eq!(after["total"], callers["total"]);
+    let fixed = edit(&project, "string_slice.go", new, old).await;
+    assert_answered(&fixed);
+    assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
+    project.shutdown().await;
 }

@@ -183,6 +183,22 @@ impl GraphIndex {
         result
     }
 
+    /// [`GraphIndex::update`] for a caller on a blocking thread (a server's
+    /// `workspace/applyEdit`).
+    pub fn update_blocking(&self, paths: &[PathBuf]) -> Option<Result<UpdateStats, String>> {
+        if !self.is_open() {
+            return None;
+        }
+        let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let result = guard
+            .as_mut()
+            .map(|graph| graph.update(paths).map_err(|e| e.to_string()));
+        if matches!(result, Some(Ok(_))) {
+            self.generation.fetch_add(1, Ordering::AcqRel);
+        }
+        result
+    }
+
     /// PageRank of every definition, computed once per state of the index.
     pub(crate) fn rank_scores(&self, graph: &Graph) -> Result<Ranks, ToolError> {
         let generation = self.generation.load(Ordering::Acquire);

@@ -78,12 +78,19 @@ pub(crate) fn check_inside(root: &WorkspaceRoot, changes: &[FileChange]) -> Resu
 #[derive(Debug, Clone)]
 pub struct TransactionApplier {
     root: WorkspaceRoot,
+    graph: Option<std::sync::Arc<crate::graph::GraphIndex>>,
 }
 
 impl TransactionApplier {
     /// An applier confined to `root`.
     pub fn new(root: WorkspaceRoot) -> Self {
-        TransactionApplier { root }
+        TransactionApplier { root, graph: None }
+    }
+
+    /// Also brings the files it writes up to date in `graph` (when open) before answering.
+    pub fn with_graph(mut self, graph: Option<std::sync::Arc<crate::graph::GraphIndex>>) -> Self {
+        self.graph = graph;
+        self
     }
 }
 
@@ -109,7 +116,11 @@ impl ApplyEdit for TransactionApplier {
                 .message()
                 .to_owned()
             })?;
-        Ok(touched(&changes))
+        let written = touched(&changes);
+        if let Some(graph) = &self.graph {
+            graph.update_blocking(&written);
+        }
+        Ok(written)
     }
 }
 

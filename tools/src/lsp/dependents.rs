@@ -112,6 +112,72 @@ pub(crate) fn find(
     found
 }
 
+/// The dependents of `changes` from the code graph (as it was before the write): the files
+/// with an edge (a call or a type use) to a definition of a written file whose name
+/// changed, then the files that import a written file; among the files under `root` with one
+/// of `extensions`. The same bound and order (most edges first) as [`find`].
+pub(crate) fn from_graph(
+    graph: &cc_graph::Graph,
+    root: &Path,
+    extensions: &[String],
+    changes: &[Change<'_>],
+    limit: usize,
+) -> Found {
+    let languages = Languages::builtin();
+    let base = graph.root().to_path_buf();
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    let mut scores: BTreeMap<PathBuf, usize> = BTreeMap::new();
+    let written: BTreeSet<&Path> = changes.iter().map(|c| c.path).collect();
+    let note = |rel: &str, weight: usize, scores: &mut BTreeMap<PathBuf, usize>| {
+        let path = base.join(rel);
+        let covered = path.starts_with(root)
+            && path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| extensions.iter().any(|x| x == e));
+        if covered && !written.contains(path.as_path()) {
+            *scores.entry(path).or_default() += weight;
+        }
+    };
+    for change in changes {
+        let changed = changed_names(&languages, change);
+        if changed.is_empty() {
+            continue;
+        }
+        let Some(rel) = change
+            .path
+            .strip_prefix(&base)
+            .ok()
+            .and_then(|p| p.to_str())
+        else {
+            continue;
+        };
+        let defs = graph.outline(rel).map(|a| a.value).unwrap_or_default();
+        for def in defs.iter().filter(|d| changed.contains(&d.name)) {
+            let Ok(impact) = graph.impact(def.id, 1, cc_graph::DEFAULT_MIN_CONFIDENCE) else {
+                continue;
+            };
+            for user in &impact.value.dependents {
+                note(&user.symbol.path, 2, &mut scores);
+            }
+            for (path, _) in &impact.value.top_level_uses {
+                note(path, 2, &mut scores);
+            }
+        }
+        for importer in graph.files_probing(rel).unwrap_or_default() {
+            note(&importer, 1, &mut scores);
+        }
+        names.extend(changed);
+    }
+    let mut scored: Vec<(usize, PathBuf)> = scores.into_iter().map(|(p, n)| (n, p)).collect();
+    scored.sort_by(|(a, pa), (b, pb)| b.cmp(a).then_with(|| pa.cmp(pb)));
+    Found {
+        skipped: scored.len().saturating_sub(limit),
+        files: scored.into_iter().take(limit).map(|(_, p)| p).collect(),
+        names: names.into_iter().collect(),
+    }
+}
+
 /// How other files name the module of `path` in their imports: its file stem, or its
 /// folder for a package's `__init__.py`, `index.ts`, `mod.rs`, `lib.rs`.
 fn module_name(path: &Path) -> Option<String> {

@@ -31,6 +31,8 @@ struct Prepared {
     dependents: Vec<PathBuf>,
     /// Candidates beyond the limit.
     skipped: usize,
+    /// Where the dependents came from: `graph` or `word_scan`.
+    from: Option<&'static str>,
 }
 
 /// The `AfterWrite` of a run with language servers. Holds the run's ledger: which
@@ -42,6 +44,8 @@ pub struct LspDiagnostics {
     root: WorkspaceRoot,
     ledger: Mutex<Ledger>,
     prepared: Mutex<HashMap<PathBuf, Prepared>>,
+    /// The run's code graph: when it is open, dependents come from its edges.
+    graph: Option<Arc<crate::graph::GraphIndex>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -58,7 +62,14 @@ impl LspDiagnostics {
             root,
             ledger: Mutex::new(Ledger::default()),
             prepared: Mutex::new(HashMap::new()),
+            graph: None,
         }
+    }
+
+    /// Takes dependents from `graph` whenever it is open (the word scan otherwise).
+    pub fn with_graph(mut self, graph: Option<Arc<crate::graph::GraphIndex>>) -> Self {
+        self.graph = graph;
+        self
     }
 
     /// The diagnostics of `diagnostics` that the policy of `path`'s family reports.
@@ -94,13 +105,17 @@ impl LspDiagnostics {
         missing
     }
 
-    /// The dependents of one server's share of a write.
-    async fn dependents_of(&self, planned: &[&PlannedWrite], limit: usize) -> dependents::Found {
+    /// The dependents of one server's share of a write, and where they came from.
+    async fn dependents_of(
+        &self,
+        planned: &[&PlannedWrite],
+        limit: usize,
+    ) -> (dependents::Found, &'static str) {
         let Some(first) = planned.first() else {
-            return dependents::Found::default();
+            return (dependents::Found::default(), "none");
         };
         let Ok((family, root)) = self.supervisor.route(&first.path) else {
-            return dependents::Found::default();
+            return (dependents::Found::default(), "none");
         };
         let extensions = family.extensions.clone();
         let texts: Vec<(PathBuf, Option<String>, Option<String>)> = planned
@@ -118,20 +133,37 @@ impl LspDiagnostics {
                 (write.path.clone(), old, new)
             })
             .collect();
-        tokio::task::spawn_blocking(move || {
-            let changes: Vec<Change<'_>> = texts
-                .iter()
-                .map(|(path, old, new)| Change {
-                    path,
-                    old: old.as_deref(),
-                    new: new.as_deref(),
+        if let Some(graph) = &self.graph {
+            let (texts, root, extensions) = (texts.clone(), root.clone(), extensions.clone());
+            let found = graph
+                .if_open(move |graph| {
+                    let changes = as_changes(&texts);
+                    dependents::from_graph(graph, &root, &extensions, &changes, limit)
                 })
-                .collect();
+                .await;
+            if let Some(found) = found {
+                return (found, "graph");
+            }
+        }
+        let found = tokio::task::spawn_blocking(move || {
+            let changes = as_changes(&texts);
             dependents::find(&root, &extensions, &changes, limit)
         })
         .await
-        .unwrap_or_default()
+        .unwrap_or_default();
+        (found, "word_scan")
     }
+}
+
+fn as_changes(texts: &[(PathBuf, Option<String>, Option<String>)]) -> Vec<Change<'_>> {
+    texts
+        .iter()
+        .map(|(path, old, new)| Change {
+            path,
+            old: old.as_deref(),
+            new: new.as_deref(),
+        })
+        .collect()
 }
 
 /// One new diagnostic as the agent sees it.
@@ -171,10 +203,10 @@ impl AfterWrite for LspDiagnostics {
                 Ok(server) => server.spec().cross_file,
                 Err(_) => continue,
             };
-            let found = if cross_file && limit > 0 {
+            let (found, from) = if cross_file && limit > 0 {
                 self.dependents_of(writes, limit).await
             } else {
-                dependents::Found::default()
+                (dependents::Found::default(), "none")
             };
             for write in writes {
                 let mut ledger = lock(&self.ledger);
@@ -199,6 +231,7 @@ impl AfterWrite for LspDiagnostics {
                     Prepared {
                         dependents: found.files.clone(),
                         skipped: found.skipped,
+                        from: Some(from),
                     }
                 } else {
                     Prepared::default()
@@ -223,11 +256,17 @@ impl AfterWrite for LspDiagnostics {
     async fn after_write(&self, paths: &[PathBuf]) -> Value {
         let mut dependents: Vec<PathBuf> = Vec::new();
         let mut skipped = 0;
+        let mut sources: Vec<&'static str> = Vec::new();
         {
             let mut prepared = lock(&self.prepared);
             for path in paths {
                 if let Some(entry) = prepared.remove(path) {
                     skipped += entry.skipped;
+                    if let Some(from) = entry.from.filter(|f| *f != "none") {
+                        if !sources.contains(&from) {
+                            sources.push(from);
+                        }
+                    }
                     for dependent in entry.dependents {
                         if !paths.contains(&dependent) && !dependents.contains(&dependent) {
                             dependents.push(dependent);
@@ -297,6 +336,7 @@ impl AfterWrite for LspDiagnostics {
                 "dependents_checked": dependents_checked,
                 "dependents_skipped": skipped,
                 "dependents": shown_dependents,
+                "dependents_from": sources,
             },
         });
         if !pending_files.is_empty() {

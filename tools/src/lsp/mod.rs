@@ -52,15 +52,22 @@ impl Shutdown for StopServers {
 /// On a surface that sees no write-tier tool (`plan`, `readonly_subagent`) the servers run no
 /// workspace code ([`Supervisor::read_only`]: no build scripts or proc macros, no project
 /// interpreter or TypeScript, no `cargo check`); they are never the servers of a full run.
-pub fn register(builder: &mut RegistryBuilder, supervisor: Arc<Supervisor>) -> Arc<LspDiagnostics> {
+pub fn register(
+    builder: &mut RegistryBuilder,
+    supervisor: Arc<Supervisor>,
+    graph: Option<Arc<crate::graph::GraphIndex>>,
+) -> Arc<LspDiagnostics> {
     let supervisor = if builder.run().surface.allows(crate::Tier::Write) {
         supervisor
     } else {
         supervisor.read_only()
     };
     let root = builder.run().root.clone();
-    let hook = Arc::new(LspDiagnostics::new(supervisor.clone(), root.clone()));
-    supervisor.set_applier(Arc::new(TransactionApplier::new(root.clone())));
+    let hook =
+        Arc::new(LspDiagnostics::new(supervisor.clone(), root.clone()).with_graph(graph.clone()));
+    supervisor.set_applier(Arc::new(
+        TransactionApplier::new(root.clone()).with_graph(graph),
+    ));
     builder.add_tool(Arc::new(LspTool::new(supervisor.clone(), root.clone())));
     builder.add_tool(Arc::new(LspRenameTool::new(supervisor.clone(), root)));
     builder.add_shutdown(Arc::new(StopServers(supervisor)));
