@@ -794,3 +794,75 @@ async fn go_pflag_dependents_come_from_the_graph_when_it_is_open() {
     assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
     project.shutdown().await;
 }
+
+/// `graph` with `verify: true`: every edge of `callers` and `impact` checked by gopls.
+#[tokio::test]
+async fn go_pflag_graph_edges_are_verified_by_gopls() {
+    if require_peer("gopls").is_none() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let setup = Setup {
+        resources: cc_tools::Resources {
+            parsers: Some(std::sync::Arc::new(cc_structural::Languages::builtin())),
+            graph: Some(Ok(cc_graph::GraphConfig {
+                cache_dir: cache.path().to_path_buf(),
+                ..cc_graph::GraphConfig::default()
+            })),
+            ..Default::default()
+        },
+        surface: cc_tools::Surface::Plan,
+        ..Setup::default()
+    };
+    let Some(project) = setup.real("pflag", &[]) else {
+        return;
+    };
+    let output = project
+        .registry
+        .call(
+            "graph",
+            json!({"action": "callers", "file": "flag.go", "line": 848, "symbol": "AddFlag", "verify": true}),
+        )
+        .await
+        .unwrap();
+    let callers = &output.value;
+    assert_eq!(callers["total"], 3, "{callers:#}");
+    assert_eq!(
+        callers["verification"]["confirmed"],
+        3,
+        "{}",
+        output.render_text()
+    );
+    for caller in callers["callers"].as_array().unwrap() {
+        assert_eq!(caller["verified"], "confirmed", "{caller}");
+    }
+    assert!(output.render_text().contains(
+        "verified through the language server's references: 3 confirmed, 0 refuted, 0 unverifiable"
+    ));
+
+    let output = project
+        .registry
+        .call(
+            "graph",
+            json!({"action": "impact", "file": "string_slice.go", "line": 22, "symbol": "readAsCSV", "depth": 2, "verify": true}),
+        )
+        .await
+        .unwrap();
+    let impact = &output.value;
+    let verification = &impact["verification"];
+    let listed = impact["listed"].as_u64().unwrap();
+    assert!(listed >= 4, "{}", output.render_text());
+    assert_eq!(
+        verification["confirmed"].as_u64().unwrap()
+            + verification["unverifiable"].as_u64().unwrap(),
+        listed,
+        "{}",
+        output.render_text()
+    );
+    assert_eq!(verification["refuted"], 0, "{}", output.render_text());
+    // Every depth-1 dependent (the callers of readAsCSV) is confirmed.
+    for dependent in impact["levels"][0]["dependents"].as_array().unwrap() {
+        assert_eq!(dependent["verified"], "confirmed", "{dependent}");
+    }
+    project.shutdown().await;
+}

@@ -9,6 +9,7 @@
 mod position;
 mod render;
 mod tool;
+mod verify;
 
 pub use tool::GraphTool;
 

@@ -323,3 +323,32 @@ async fn our_writes_and_writes_behind_our_back_are_seen_without_a_rebuild() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn verify_without_a_language_server_is_unverifiable() {
+    let Some(project) = cc_process::testing::copy_project("requests") else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let registry = registry(project.path(), cache.path(), Surface::Plan);
+    let (callers, text) = call(
+        &registry,
+        json!({"action": "callers", "file": "src/requests/api.py", "line": 24, "symbol": "request", "verify": true}),
+    )
+    .await;
+    assert_eq!(callers["verification"]["unverifiable"], 9, "{text}");
+    assert_eq!(callers["verification"]["confirmed"], 0);
+    assert!(callers["callers"][0]["verify_note"]
+        .as_str()
+        .unwrap()
+        .starts_with("no language server answered"));
+    assert!(
+        text.contains("0 confirmed, 0 refuted, 9 unverifiable"),
+        "{text}"
+    );
+    let error = registry
+        .call("graph", json!({"action": "map", "verify": true}))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "invalid_arguments");
+}

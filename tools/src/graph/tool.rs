@@ -157,13 +157,15 @@ impl Tool for GraphTool {
 
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: GraphArgs = parse_args(args)?;
-        if args.verify == Some(true) {
+        let verify = args.verify == Some(true);
+        let action = args.action;
+        if verify && !matches!(action, Action::Callers | Action::Impact) {
             return Err(ToolError::invalid_arguments(
-                "`verify` is not available in this build",
+                "`verify` applies to `callers` and `impact`",
             ));
         }
         let index = self.index.clone();
-        let (value, mut text) = self
+        let (mut value, mut text) = self
             .index
             .with(ctx.progress_sink(), move |graph, checked| {
                 let (mut value, text) = answer(&index, graph, &args)?;
@@ -173,6 +175,12 @@ impl Tool for GraphTool {
                 Ok((value, text))
             })
             .await?;
+        // The graph is released: the server is asked now.
+        match (verify, action) {
+            (true, Action::Callers) => super::verify::callers(ctx, &mut value, &mut text).await,
+            (true, Action::Impact) => super::verify::impact(ctx, &mut value, &mut text).await,
+            _ => {}
+        }
         if text.is_empty() {
             text = value.to_string();
         }
@@ -663,6 +671,8 @@ fn impact(
             }
         ));
         let mut v = symbol_json(&d.symbol);
+        v["start_line"] = json!(d.symbol.start_line);
+        v["end_line"] = json!(d.symbol.end_line);
         v["confidence"] = json!(d.confidence);
         v["test"] = json!(test);
         levels.entry(d.depth).or_default().push(v);
