@@ -23,7 +23,24 @@ pub fn resources_for(root: &WorkspaceRoot, config: &ToolsConfig) -> Resources {
             cc_graph::GraphConfig::from_section(config.section("graph"))
                 .map_err(|error| format!("[graph] in .cc/tools.toml: {error}")),
         ),
+        tree_cache_bytes: tree_cache_bytes(config),
         ..Default::default()
+    }
+}
+
+/// `[structural] tree_cache_mb`: the memory budget of `ast_grep`'s tree cache (estimated,
+/// MiB; default 256, 0 keeps no trees). A value that is not a non-negative integer is
+/// ignored with a warning (the default is used).
+fn tree_cache_bytes(config: &ToolsConfig) -> Option<usize> {
+    let value = config.section("structural")?.get("tree_cache_mb")?;
+    match value.as_integer().and_then(|mb| usize::try_from(mb).ok()) {
+        Some(mb) => Some(mb.saturating_mul(1024 * 1024)),
+        None => {
+            tracing::warn!(
+                "[structural] tree_cache_mb must be a non-negative integer; using the default"
+            );
+            None
+        }
     }
 }
 

@@ -84,6 +84,7 @@
 //! lines take the file's line ending.
 
 pub mod builtin;
+pub mod cache;
 pub mod find;
 pub mod language;
 pub mod matcher;
@@ -101,6 +102,7 @@ pub mod transaction;
 pub struct ReadmeDoctests;
 
 pub use builtin::{Languages, UnknownLanguage};
+pub use cache::{TreeCache, TreeCacheStats, DEFAULT_TREE_CACHE_BYTES};
 pub use find::{Captured, FileMatches, Match, ParseError, Position, SourceParser};
 pub use language::{ContextKind, Language, Scaffold};
 pub use pattern::{Attempt, Pattern, PatternError, MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH};

@@ -35,6 +35,9 @@ pub struct SearchOptions {
     /// Set by another thread to stop the search: the walk and the workers stop taking files,
     /// and the result says [`SearchResult::cancelled`].
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Parsed trees kept between searches of a long-lived run: a file whose bytes did not
+    /// change is not parsed again.
+    pub trees: Option<Arc<crate::cache::TreeCache>>,
 }
 
 /// The default [`SearchOptions::max_file_bytes`]: 4 MiB.
@@ -68,6 +71,7 @@ impl std::fmt::Debug for SearchOptions {
             .field("progress", &self.progress.is_some())
             .field("max_file_bytes", &self.max_file_bytes)
             .field("cancel", &self.cancel.is_some())
+            .field("trees", &self.trees.is_some())
             .finish()
     }
 }
@@ -80,6 +84,7 @@ impl Default for SearchOptions {
             progress: None,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             cancel: None,
+            trees: None,
         }
     }
 }
@@ -637,9 +642,22 @@ fn search_file(
         lock(collector).files_searched += 1;
         return Ok(());
     }
-    let tree = match parser.parse(pattern.language().as_ref(), &bytes) {
-        Ok(tree) => tree,
-        Err(error) => return skip(error.to_string()),
+    let language = pattern.language();
+    let cached = options
+        .trees
+        .as_ref()
+        .and_then(|trees| trees.get(path, language.name(), &bytes));
+    let tree = match cached {
+        Some(tree) => tree,
+        None => match parser.parse(language.as_ref(), &bytes) {
+            Ok(tree) => {
+                if let Some(trees) = &options.trees {
+                    trees.insert(path, language.name(), &bytes, &tree);
+                }
+                tree
+            }
+            Err(error) => return skip(error.to_string()),
+        },
     };
     let Some(found) = pattern.find_in_tree_within(&tree, &bytes, MAX_SOURCE_DEPTH) else {
         return skip(too_deep_reason());

@@ -47,6 +47,10 @@ pub struct Resources {
     /// defaults. An `Err` (an invalid section) does not hide `graph`: its calls say what to
     /// fix.
     pub graph: Option<Result<cc_graph::GraphConfig, String>>,
+    /// The memory budget of `ast_grep`'s tree cache, in estimated bytes (parsed trees kept
+    /// for the run, least recently used dropped first); `None`:
+    /// [`cc_structural::DEFAULT_TREE_CACHE_BYTES`], 0 keeps none.
+    pub tree_cache_bytes: Option<usize>,
 }
 
 impl std::fmt::Debug for Resources {
@@ -62,6 +66,7 @@ impl std::fmt::Debug for Resources {
             .field("kernels", &self.kernels.is_some())
             .field("parsers", &self.parsers.is_some())
             .field("graph", &self.graph)
+            .field("tree_cache_bytes", &self.tree_cache_bytes)
             .finish()
     }
 }
@@ -92,7 +97,11 @@ impl Resources {
         }
         let mut graph = None;
         if let Some(parsers) = self.parsers {
-            crate::structural::register(&mut builder, parsers);
+            let trees = Arc::new(cc_structural::TreeCache::new(
+                self.tree_cache_bytes
+                    .unwrap_or(cc_structural::DEFAULT_TREE_CACHE_BYTES),
+            ));
+            crate::structural::register(&mut builder, parsers, trees);
             let config = self
                 .graph
                 .unwrap_or_else(|| Ok(cc_graph::GraphConfig::default()));

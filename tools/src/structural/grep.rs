@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use cc_structural::search::{search_with, MatchSink, SearchReport, SinkError};
 use cc_structural::{
-    Captured, Languages, Match, Pattern, Position, SearchError, SearchOptions,
+    Captured, Languages, Match, Pattern, Position, SearchError, SearchOptions, TreeCache,
     DEFAULT_MAX_FILE_BYTES,
 };
 use schemars::JsonSchema;
@@ -29,12 +29,28 @@ const DEFAULT_MAX_RESULTS: usize = 50;
 pub struct AstGrepTool {
     root: WorkspaceRoot,
     parsers: Arc<Languages>,
+    trees: Arc<TreeCache>,
 }
 
 impl AstGrepTool {
-    /// An `ast_grep` tool over `root` with the parser set `parsers`.
+    /// An `ast_grep` tool over `root` with the parser set `parsers`, and a tree cache of
+    /// the default budget.
     pub fn new(root: WorkspaceRoot, parsers: Arc<Languages>) -> Self {
-        AstGrepTool { root, parsers }
+        AstGrepTool::with_trees(root, parsers, Arc::new(TreeCache::default()))
+    }
+
+    /// An `ast_grep` tool whose searches keep parsed trees in `trees` (the run's).
+    pub fn with_trees(root: WorkspaceRoot, parsers: Arc<Languages>, trees: Arc<TreeCache>) -> Self {
+        AstGrepTool {
+            root,
+            parsers,
+            trees,
+        }
+    }
+
+    /// The run's tree cache.
+    pub fn trees(&self) -> &Arc<TreeCache> {
+        &self.trees
     }
 }
 
@@ -115,6 +131,7 @@ impl Tool for AstGrepTool {
             progress,
             max_file_bytes: args.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
             cancel: Some(ctx.cancellation().flag()),
+            trees: Some(self.trees.clone()),
         };
         let root = self.root.clone();
         let searched = pattern;

@@ -130,10 +130,20 @@ pub(crate) async fn blocking<T: Send + 'static>(
 
 /// Registers the structural tools on `builder`: `ast_grep`, and `ast_edit` and `resolve`
 /// sharing one [`EditStore`] (the run's staged edits).
-pub fn register(builder: &mut crate::registry::RegistryBuilder, parsers: Arc<Languages>) {
+///
+/// `ast_grep` keeps parsed trees in `trees`, for the run.
+pub fn register(
+    builder: &mut crate::registry::RegistryBuilder,
+    parsers: Arc<Languages>,
+    trees: Arc<cc_structural::TreeCache>,
+) {
     let root = builder.run().root.clone();
     let store = Arc::new(EditStore::default());
-    builder.add_tool(Arc::new(AstGrepTool::new(root.clone(), parsers.clone())));
+    builder.add_tool(Arc::new(AstGrepTool::with_trees(
+        root.clone(),
+        parsers.clone(),
+        trees,
+    )));
     builder.add_tool(Arc::new(AstEditTool::new(
         root.clone(),
         parsers,

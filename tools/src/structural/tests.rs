@@ -763,3 +763,40 @@ async fn the_text_of_a_huge_result_lists_the_first_matches_and_says_so() {
     assert_eq!(output.value["matches"].as_array().unwrap().len(), 2_999);
     assert_eq!(output.value["truncated"], true);
 }
+
+#[tokio::test]
+async fn a_repeated_search_reuses_the_parsed_trees_of_unchanged_files() {
+    let Some(project) = cc_process::testing::copy_project("requests") else {
+        return;
+    };
+    let trees = Arc::new(cc_structural::TreeCache::default());
+    let registry = crate::RegistryBuilder::new(crate::Run {
+        conversation_id: "trees".into(),
+        root: crate::WorkspaceRoot::new(project.path()).unwrap(),
+        surface: crate::Surface::Plan,
+        approver: Arc::new(crate::AllowAll),
+    })
+    .tool(Arc::new(super::AstGrepTool::with_trees(
+        crate::WorkspaceRoot::new(project.path()).unwrap(),
+        Arc::new(cc_structural::Languages::builtin()),
+        trees.clone(),
+    )))
+    .build();
+    let args = json!({"pattern": "if $A: $$$B", "language": "python", "max_results": 5});
+    let first = call(&registry, "ast_grep", args.clone()).await;
+    let parsed = trees.stats().misses;
+    assert!(parsed > 20, "{:?}", trees.stats());
+    assert_eq!(trees.stats().hits, 0);
+    let second = call(&registry, "ast_grep", args.clone()).await;
+    assert_eq!(first, second);
+    let stats = trees.stats();
+    assert_eq!(stats.misses, parsed, "nothing parsed again: {stats:?}");
+    assert_eq!(stats.hits, parsed);
+    assert!(stats.bytes <= stats.budget);
+    // A changed file is parsed again, and only that one.
+    let api = project.path().join("src/requests/api.py");
+    let text = std::fs::read_to_string(&api).unwrap();
+    std::fs::write(&api, text.replace("def get(", "def get_(")).unwrap();
+    call(&registry, "ast_grep", args).await;
+    assert_eq!(trees.stats().misses, parsed + 1, "{:?}", trees.stats());
+}
