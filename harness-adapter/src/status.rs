@@ -37,6 +37,7 @@ pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
         .map(str::to_owned)
         .collect::<Vec<_>>();
     let workers = setup.workers_configured();
+    let graph = graph_status(setup);
 
     let tools: Vec<Value> = registry
         .schemas(Surface::Full)
@@ -67,6 +68,7 @@ pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
                 "tools": ["ast_grep", "ast_edit", "resolve"],
                 "languages": grammars,
             },
+            "code graph": graph,
             "language servers": {
                 "available": !available_languages.is_empty(),
                 "tools": ["lsp", "lsp_rename"],
@@ -105,6 +107,43 @@ pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
             },
         },
     })
+}
+
+/// The code graph without opening it: its configuration, where its index is and whether one
+/// was built already (the first `graph` call builds or updates it), the languages it indexes.
+fn graph_status(setup: &RunSetup) -> Value {
+    let languages: Vec<&str> = cc_languages::names()
+        .into_iter()
+        .filter(|name| {
+            cc_languages::by_name(name)
+                .is_some_and(|l| cc_graph::extract::query_source(l).is_some())
+        })
+        .collect();
+    match cc_graph::GraphConfig::from_section(setup.config().section("graph")) {
+        Ok(config) => {
+            let index = config.index_path(setup.root().path());
+            let size = std::fs::metadata(&index).map(|m| m.len()).ok();
+            json!({
+                "available": true,
+                "tools": ["graph"],
+                "languages": languages,
+                "index_path": index,
+                "index_exists": size.is_some(),
+                "index_bytes": size,
+                "reason": if size.is_some() {
+                    "an index exists; the first graph call brings it up to date with the disk"
+                } else {
+                    "no index yet; the first graph call builds it"
+                },
+            })
+        }
+        Err(error) => json!({
+            "available": false,
+            "tools": ["graph"],
+            "languages": languages,
+            "reason": format!("[graph] in .cc/tools.toml: {error}"),
+        }),
+    }
 }
 
 /// Names of the entries of `list` whose `key` passes `keep` (a string or a `true` flag).
@@ -150,6 +189,26 @@ pub fn render(status: &Value) -> String {
         families["structural"]["languages"]
             .as_array()
             .map(|names| names.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default()
+    ));
+    let graph = &families["code graph"];
+    out.push_str(&format!(
+        "\ncode graph (graph): {}: {}\n",
+        mark(&graph["available"]),
+        graph["reason"].as_str().unwrap_or("")
+    ));
+    if let Some(index) = graph["index_path"].as_str() {
+        out.push_str(&format!("  index: {index}\n"));
+    }
+    out.push_str(&format!(
+        "  languages: {}\n",
+        graph["languages"]
+            .as_array()
+            .map(|names| names
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(", "))
             .unwrap_or_default()
     ));
     let servers = &families["language servers"];

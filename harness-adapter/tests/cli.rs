@@ -151,3 +151,56 @@ fn mcp_exits_soon_after_its_input_ends() {
         "alpha\nbeta\n"
     );
 }
+
+#[test]
+fn status_mentions_the_code_graph_and_its_index() {
+    let dir = fixture();
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".cc")).unwrap();
+    std::fs::write(
+        dir.path().join(".cc/tools.toml"),
+        format!(
+            "[graph]\ncache_dir = {:?}\n",
+            cache.path().display().to_string()
+        ),
+    )
+    .unwrap();
+    let output = harness(&["status", "--json"], dir.path());
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let status: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let graph = &status["families"]["code graph"];
+    assert_eq!(graph["available"], true, "{graph}");
+    assert_eq!(graph["index_exists"], false);
+    assert!(graph["index_path"]
+        .as_str()
+        .unwrap()
+        .starts_with(&*cache.path().to_string_lossy()));
+    assert!(graph["languages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|l| l == "python"));
+    let text = harness(&["status"], dir.path());
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("code graph (graph): available: no index yet"),
+        "{text}"
+    );
+    // A broken [graph] section is reported, not hidden.
+    std::fs::write(dir.path().join(".cc/tools.toml"), "[graph]\ncache = 1\n").unwrap();
+    let output = harness(&["status", "--json"], dir.path());
+    let status: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let graph = &status["families"]["code graph"];
+    assert_eq!(graph["available"], false);
+    assert!(
+        graph["reason"]
+            .as_str()
+            .unwrap()
+            .contains("unknown key `cache`"),
+        "{graph}"
+    );
+}

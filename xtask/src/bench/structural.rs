@@ -208,8 +208,116 @@ pub fn run(ctx: &Context) -> Result<String> {
          {load_before} → {}.",
         load_average()
     );
+    let (row, verdict) = repeated_search(&python, &harness, &corpus, &ctx.peer_path)?;
+    md.push_str(&row);
+    summary.push(format!("repeated search: {verdict}"));
     eprintln!("structural: {}", summary.join("; "));
     Ok(md)
+}
+
+/// The tree cache's goal: a repeated search at most this times the first.
+const REPEAT_GOAL: f64 = 0.3;
+
+/// Its budget for the row (`[structural] tree_cache_mb`): enough for the whole corpus.
+const REPEAT_BUDGET_MB: usize = 1024;
+
+/// One `cc-harness mcp` over the corpus, the same `ast_grep` call three times (every file
+/// parsed); times taken by the client, per call.
+const REPEAT_CLIENT: &str = r#"import json, resource, subprocess, sys, time
+harness, root, pattern = sys.argv[1:4]
+p = subprocess.Popen([harness, "mcp", "--root", root], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+def send(msg):
+    p.stdin.write((json.dumps(msg) + "\n").encode()); p.stdin.flush()
+def recv(want):
+    while True:
+        line = p.stdout.readline()
+        if not line:
+            raise SystemExit("the server closed its output")
+        msg = json.loads(line)
+        if msg.get("id") == want:
+            return msg
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+recv(1)
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+times, totals = [], []
+for i in range(3):
+    start = time.perf_counter()
+    send({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": {"name": "ast_grep", "arguments": {"pattern": pattern, "language": "python", "path": ".", "max_results": 20}}})
+    answer = recv(10 + i)
+    times.append(time.perf_counter() - start)
+    totals.append((answer.get("result", {}).get("structuredContent") or {}).get("total"))
+p.stdin.close(); p.wait()
+print(json.dumps({"times": times, "totals": totals, "rss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+"#;
+
+/// The repeated-search row: the first call parses every file, the next ones reuse the
+/// trees of the run's cache.
+fn repeated_search(
+    python: &Path,
+    harness: &Path,
+    corpus: &Path,
+    peer_path: &OsString,
+) -> Result<(String, String)> {
+    let pattern = "if $A: $$$B";
+    eprintln!("structural: repeated search ({pattern})");
+    let config = corpus.join(".cc");
+    std::fs::create_dir_all(&config)
+        .map_err(|e| format!("cannot create {}: {e}", config.display()))?;
+    std::fs::write(
+        config.join("tools.toml"),
+        format!("[structural]\ntree_cache_mb = {REPEAT_BUDGET_MB}\n"),
+    )
+    .map_err(|e| format!("cannot write the corpus's tools.toml: {e}"))?;
+    let output = util::capture(
+        Command::new(python)
+            .args(["-c", REPEAT_CLIENT])
+            .arg(harness)
+            .arg(corpus)
+            .arg(pattern)
+            .env("PATH", peer_path),
+        Duration::from_secs(1200),
+    );
+    let _ = std::fs::remove_dir_all(&config);
+    let output = output.map_err(|e| format!("cannot run the repeated-search client: {e}"))?;
+    let report: serde_json::Value = serde_json::from_str(output.stdout.trim()).map_err(|e| {
+        format!(
+            "the repeated-search client printed no report ({e}): {}",
+            output.stdout
+        )
+    })?;
+    let times: Vec<f64> = report["times"]
+        .as_array()
+        .map(|t| t.iter().filter_map(serde_json::Value::as_f64).collect())
+        .unwrap_or_default();
+    let totals = report["totals"].to_string();
+    let (Some(first), Some(repeat)) = (
+        times.first().copied(),
+        times.get(1..).map(|r| median(r.iter().copied())),
+    ) else {
+        return Err("the repeated-search client measured nothing".into());
+    };
+    let ratio = repeat / first;
+    let same = report["totals"]
+        .as_array()
+        .is_some_and(|t| t.windows(2).all(|w| w[0] == w[1]) && t[0].is_u64());
+    let verdict = if ratio <= REPEAT_GOAL && same {
+        "PASS"
+    } else {
+        "MISS"
+    };
+    let rss = report["rss_kib"].as_f64().unwrap_or(0.0) / 1024.0;
+    let row = format!(
+        "
+### structural — repeated search (tree cache)
+
+         One `cc-harness mcp` run over the same corpus, `ast_grep` `{pattern}` (every file parsed)          called three times; times taken by the client per call; the tree cache's budget set to          {REPEAT_BUDGET_MB} MiB (`[structural] tree_cache_mb`; default 256 MiB, estimated as 64          bytes per syntax node) so that every tree of the corpus fits.
+
+         | first call | repeated call (median of 2) | repeated / first | goal | totals | peak RSS | result |
+         |---|---|---|---|---|---|---|
+         | {first:.2} s | {repeat:.2} s | **{ratio:.2}×** | ≤ {REPEAT_GOAL:.1}× | {totals} | {rss:.0} MB | {verdict} |
+"
+    );
+    Ok((row, format!("{ratio:.2}× {verdict}")))
 }
 
 /// The 1-minute load average, as `/proc/loadavg` gives it (the machine may be shared).
