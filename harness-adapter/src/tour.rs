@@ -225,6 +225,15 @@ fn expect(condition: bool, problem: impl Into<String>) -> Result<(), String> {
 pub async fn run<W: Write>(out: &mut W) -> std::io::Result<TourSummary> {
     let dir = tempfile::Builder::new().prefix("cc-tour-").tempdir()?;
     write_sample(dir.path())?;
+    // The code graph's index stays with the tour's copy, not in the user's cache.
+    std::fs::create_dir_all(dir.path().join(".cc"))?;
+    std::fs::write(
+        dir.path().join(".cc").join("tools.toml"),
+        format!(
+            "[graph]\ncache_dir = {:?}\n",
+            dir.path().join(".cc").join("graph").display().to_string()
+        ),
+    )?;
     writeln!(
         out,
         "cc-harness tour: a scripted session on a sample project copied to {}",
@@ -244,7 +253,7 @@ pub async fn run<W: Write>(out: &mut W) -> std::io::Result<TourSummary> {
         out,
         summary: TourSummary::default(),
         number: 0,
-        total: 8,
+        total: 10,
     };
     steps(&mut tour).await;
     registry.shutdown(Duration::from_secs(3)).await;
@@ -374,6 +383,47 @@ async fn steps<W: Write>(tour: &mut Tour<'_, W>) {
     }
 
     if tour.begin(
+        "code graph: what depends on total_value (the impact of changing it)",
+        Need::Nothing,
+    ) {
+        let outcome = match tour
+            .call(
+                "graph",
+                json!({"action": "impact", "file": "inventory.py", "line": 6, "symbol": "total_value"}),
+            )
+            .await
+        {
+            Ok(impact) => {
+                let users: Vec<String> = impact["levels"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|level| level["dependents"].as_array().cloned().unwrap_or_default())
+                    .filter_map(|d| Some(format!("{} ({})", d["qualified_name"].as_str()?, d["path"].as_str()?)))
+                    .collect();
+                let main_uses = impact["top_level_uses"].as_array().map_or(0, Vec::len);
+                // report.py exists when the language-server step wrote it.
+                let with_report = tour.registry.run().root.path().join("report.py").exists();
+                expect(
+                    main_uses > 0 && (!with_report || users.iter().any(|u| u == "report (report.py)")),
+                    format!("expected report() in report.py and inventory.py's main block, got {users:?}"),
+                )
+                .map(|()| format!("used by {} and by inventory.py's top-level code", if users.is_empty() { "no function".to_owned() } else { users.join(", ") }))
+            }
+            Err(error) => Err(error),
+        };
+        tour.finish(outcome);
+    }
+
+    if tour.begin(
+        "an edit that breaks a caller in another file: reported in the write's result",
+        Need::LanguageServer("python"),
+    ) {
+        let outcome = breaking_edit(tour).await;
+        tour.finish(outcome);
+    }
+
+    if tour.begin(
         "persistent interpreter: a Python cell calls ast_grep through the bridge",
         Need::Kernel("python"),
     ) {
@@ -413,6 +463,53 @@ async fn steps<W: Write>(tour: &mut Tour<'_, W>) {
         tour.say(&indent(&crate::status::render(&tour.status)));
         tour.finish(Ok("every family reported".to_owned()));
     }
+}
+
+/// `total_value` gains a parameter: the write reports what it broke in report.py (a
+/// dependent found through the code graph), then the edit is undone.
+async fn breaking_edit<W: Write>(tour: &mut Tour<'_, W>) -> Result<String, String> {
+    let (old, new) = (
+        "def total_value(stock):",
+        "def total_value(stock, currency):",
+    );
+    let broken = tour
+        .call(
+            "edit",
+            json!({"path": "inventory.py", "old_text": old, "new_text": new}),
+        )
+        .await?;
+    let diagnostics = &broken["diagnostics"];
+    let in_report: Vec<String> = diagnostics["new"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["path"] == "report.py")
+        .filter_map(|d| {
+            Some(format!(
+                "report.py:{}: {}",
+                d["line"],
+                d["message"].as_str()?
+            ))
+        })
+        .collect();
+    let from_graph = diagnostics["scope"]["dependents_from"]
+        .as_array()
+        .is_some_and(|from| from.iter().any(|f| f == "graph"));
+    let undone = tour
+        .call(
+            "edit",
+            json!({"path": "inventory.py", "old_text": new, "new_text": old}),
+        )
+        .await;
+    expect(
+        !in_report.is_empty() && from_graph,
+        format!("expected a new diagnostic in report.py with dependents from the graph, got {diagnostics}"),
+    )?;
+    undone?;
+    Ok(format!(
+        "the write reported {} (report.py found as a dependent through the code graph); undone",
+        in_report.join("; ")
+    ))
 }
 
 async fn staged_rewrite<W: Write>(tour: &mut Tour<'_, W>) -> Result<String, String> {

@@ -12,13 +12,13 @@ fn tour_runs_every_step_and_each_does_what_it_says() {
         .unwrap();
     let text = String::from_utf8_lossy(&output.stdout);
     let steps: Vec<&str> = text.split("\n━━ step ").skip(1).collect();
-    assert_eq!(steps.len(), 8, "{text}");
+    assert_eq!(steps.len(), 10, "{text}");
 
-    let expectations: [(&str, &[&str]); 8] = [
-        ("1/8: structural search", &["→ ast_grep", "2 matches", "✓"]),
-        ("2/8: structural search in C", &["strcpy(out, text)", "✓"]),
+    let expectations: [(&str, &[&str]); 10] = [
+        ("1/10: structural search", &["→ ast_grep", "2 matches", "✓"]),
+        ("2/10: structural search in C", &["strcpy(out, text)", "✓"]),
         (
-            "3/8: staged rewrite",
+            "3/10: staged rewrite",
             &[
                 "→ ast_edit",
                 "-        warnings.warn(\"empty stock\")",
@@ -28,19 +28,40 @@ fn tour_runs_every_step_and_each_does_what_it_says() {
             ],
         ),
         (
-            "4/8: write a file with a type error",
+            "4/10: write a file with a type error",
             &["→ write", "1 new diagnostic(s):", "report.py:6: error", "✓"],
         ),
-        ("5/8: language server", &["→ lsp", "inventory.py:6", "✓"]),
+        ("5/10: language server", &["→ lsp", "inventory.py:6", "✓"]),
         (
-            "6/8: persistent interpreter",
+            "6/10: code graph",
+            &[
+                "→ graph",
+                "impact of function total_value",
+                "report (report.py",
+                "✓",
+            ],
+        ),
+        (
+            "7/10: an edit that breaks a caller",
+            &[
+                "→ edit",
+                "report.py:5",
+                "dependents found by the code graph",
+                "✓",
+            ],
+        ),
+        (
+            "8/10: persistent interpreter",
             &["→ eval", "['total_value', 'restock', 'cheapest']", "✓"],
         ),
         (
-            "7/8: debugger",
+            "9/10: debugger",
             &["→ debug", "stopped at inventory.py:9", "'apple'", "✓"],
         ),
-        ("8/8: status", &["language servers", "debugpy", "✓"]),
+        (
+            "10/10: status",
+            &["language servers", "code graph (graph)", "debugpy", "✓"],
+        ),
     ];
     let in_ci = std::env::var_os("CI").is_some();
     for (step, (title, needles)) in steps.iter().zip(expectations) {
