@@ -484,13 +484,9 @@ async fn breaking_edit<W: Write>(tour: &mut Tour<'_, W>) -> Result<String, Strin
         .into_iter()
         .flatten()
         .filter(|d| d["path"] == "report.py")
-        .filter_map(|d| {
-            Some(format!(
-                "report.py:{}: {}",
-                d["line"],
-                d["message"].as_str()?
-            ))
-        })
+        .filter_map(|d| Some((d["line"].clone(), d["message"].as_str()?.lines().next()?)))
+        .filter(|(_, message)| message.contains("currency"))
+        .map(|(line, message)| format!("report.py:{line}: {message}"))
         .collect();
     let from_graph = diagnostics["scope"]["dependents_from"]
         .as_array()
