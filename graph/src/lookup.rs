@@ -1,41 +1,34 @@
 //! Lookups a tool needs on top of the typed queries: the reference at a position, the files
-//! per language, and the PageRank scores of every definition.
+//! per language, the files that import a file, and the PageRank scores of every definition.
 
 use rusqlite::params;
 
-use crate::index::{rung_of, Graph, GraphError, Result};
+use crate::index::{rung_of, Graph, Result};
 use crate::query::Callee;
 use crate::resolve::Rung;
 use crate::table::DefId;
 
 impl Graph {
-    /// The references named `name` on 1-based `line` of `path`, the one starting at byte
-    /// `column` (1-based) first: how each was resolved (`target` set at or above
-    /// `min_confidence`, else why not, as in [`Graph::callees`]).
-    pub fn references_at(
+    /// The references `FROM refs r JOIN files f` that `filter` (`WHERE … ORDER BY …`)
+    /// selects, as [`Callee`]s: `target` set when resolved at or above `min_confidence`,
+    /// else why not (`external`, `ambiguous (N candidates)`, `unknown`, `below the
+    /// confidence floor`).
+    pub(crate) fn refs_as_callees(
         &self,
-        path: &str,
-        line: u32,
-        column: u32,
-        name: &str,
+        filter: &str,
+        params: impl rusqlite::Params,
         min_confidence: f64,
     ) -> Result<Vec<Callee>> {
-        let err = |source| GraphError::Sqlite {
-            path: self.db_path.clone(),
-            source,
-        };
         let mut stmt = self
             .conn
-            .prepare_cached(
+            .prepare_cached(&format!(
                 "SELECT r.line, r.col, r.name, r.receiver, r.outcome, r.target_id, r.rung,
                    r.candidates
-                 FROM refs r JOIN files f ON f.id = r.file_id
-                 WHERE f.path = ?1 AND r.line = ?2 AND r.name = ?3
-                 ORDER BY (r.col != ?4), r.col",
-            )
-            .map_err(err)?;
+                 FROM refs r JOIN files f ON f.id = r.file_id {filter}"
+            ))
+            .map_err(self.q_err())?;
         let rows = stmt
-            .query_map(params![path, line, name, column], |r| {
+            .query_map(params, |r| {
                 Ok((
                     r.get::<_, u32>(0)?,
                     r.get::<_, u32>(1)?,
@@ -47,11 +40,11 @@ impl Graph {
                     r.get::<_, Option<i64>>(7)?,
                 ))
             })
-            .map_err(err)?;
+            .map_err(self.q_err())?;
         let mut out = Vec::new();
         for row in rows {
             let (line, column, name, receiver, outcome, target, rung, candidates) =
-                row.map_err(err)?;
+                row.map_err(self.q_err())?;
             let rung = rung.map(rung_of);
             let confidence = rung.map(Rung::confidence);
             let mut callee = Callee {
@@ -82,25 +75,38 @@ impl Graph {
         Ok(out)
     }
 
+    /// The references named `name` on 1-based `line` of `path`, the one starting at byte
+    /// `column` (1-based) first, resolved as in [`Graph::callees`].
+    pub fn references_at(
+        &self,
+        path: &str,
+        line: u32,
+        column: u32,
+        name: &str,
+        min_confidence: f64,
+    ) -> Result<Vec<Callee>> {
+        self.refs_as_callees(
+            "WHERE f.path = ?1 AND r.line = ?2 AND r.name = ?3 ORDER BY (r.col != ?4), r.col",
+            params![path, line, name, column],
+            min_confidence,
+        )
+    }
+
     /// Indexed files per language, most first.
     pub fn files_per_language(&self) -> Result<Vec<(String, usize)>> {
-        let err = |source| GraphError::Sqlite {
-            path: self.db_path.clone(),
-            source,
-        };
         let mut stmt = self
             .conn
             .prepare(
                 "SELECT language, COUNT(*) FROM files GROUP BY language
                  ORDER BY COUNT(*) DESC, language",
             )
-            .map_err(err)?;
+            .map_err(self.q_err())?;
         let rows = stmt
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
-            .map_err(err)?;
+            .map_err(self.q_err())?;
         let mut out = Vec::new();
         for row in rows {
-            let (language, n) = row.map_err(err)?;
+            let (language, n) = row.map_err(self.q_err())?;
             out.push((language, usize::try_from(n).unwrap_or(0)));
         }
         Ok(out)
@@ -118,10 +124,6 @@ impl Graph {
     /// The files whose resolution looked at `path` (relative): the files that import it (and
     /// those whose imports probed it as a candidate), from the reverse-dependency table.
     pub fn files_probing(&self, path: &str) -> Result<Vec<String>> {
-        let err = |source| GraphError::Sqlite {
-            path: self.db_path.clone(),
-            source,
-        };
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -129,10 +131,11 @@ impl Graph {
                  JOIN files f ON f.id = d.file_id
                  WHERE k.key = 'p:' || ?1 AND f.path != ?1 ORDER BY f.path",
             )
-            .map_err(err)?;
+            .map_err(self.q_err())?;
         let rows = stmt
             .query_map([path], |r| r.get::<_, String>(0))
-            .map_err(err)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(err)
+            .map_err(self.q_err())?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.q_err())
     }
 }

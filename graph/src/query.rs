@@ -168,7 +168,7 @@ impl Graph {
         }
     }
 
-    fn q_err(&self) -> impl Fn(rusqlite::Error) -> GraphError + '_ {
+    pub(crate) fn q_err(&self) -> impl Fn(rusqlite::Error) -> GraphError + '_ {
         move |source| GraphError::Sqlite {
             path: self.db_path.clone(),
             source,
@@ -408,62 +408,13 @@ impl Graph {
     /// not.
     pub fn callees(&self, caller: DefId, min_confidence: f64) -> Result<Answer<Vec<Callee>>> {
         self.target(caller)?;
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT r.line, r.col, r.name, r.receiver, r.outcome, r.target_id, r.rung,
-                   r.candidates
-                 FROM refs r
-                 WHERE r.file_id = (SELECT file_id FROM defs WHERE id = ?1)
-                   AND r.enclosing_id = ?1 AND r.kind = 0
-                 ORDER BY r.line, r.col",
-            )
-            .map_err(self.q_err())?;
-        let rows = stmt
-            .query_map([caller], |r| {
-                Ok((
-                    r.get::<_, u32>(0)?,
-                    r.get::<_, u32>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, Option<i64>>(5)?,
-                    r.get::<_, Option<i64>>(6)?,
-                    r.get::<_, Option<i64>>(7)?,
-                ))
-            })
-            .map_err(self.q_err())?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (line, column, name, receiver, outcome, target, rung, candidates) =
-                row.map_err(self.q_err())?;
-            let rung = rung.map(rung_of);
-            let confidence = rung.map(Rung::confidence);
-            let mut callee = Callee {
-                line,
-                column,
-                name,
-                receiver,
-                target: None,
-                rung,
-                confidence,
-                unresolved: None,
-            };
-            match (outcome, target) {
-                (0, Some(t)) if confidence.unwrap_or(0.0) >= min_confidence => {
-                    callee.target = self.symbol(t)?;
-                }
-                (0, Some(_)) => callee.unresolved = Some("below the confidence floor".into()),
-                (2, _) => callee.unresolved = Some("external".into()),
-                _ => {
-                    callee.unresolved = Some(match candidates.unwrap_or(0) {
-                        0 => "unknown".to_owned(),
-                        n => format!("ambiguous ({n} candidates)"),
-                    })
-                }
-            }
-            out.push(callee);
-        }
+        let out = self.refs_as_callees(
+            "WHERE r.file_id = (SELECT file_id FROM defs WHERE id = ?1)
+               AND r.enclosing_id = ?1 AND r.kind = 0
+             ORDER BY r.line, r.col",
+            [caller],
+            min_confidence,
+        )?;
         Ok(self.answer(out))
     }
 

@@ -176,8 +176,8 @@ async fn call(tool: &str, args: &str, run: RunArgs) -> ExitCode {
         Ok(args) => args,
         Err(error) => return usage_error(format!("the arguments are not valid JSON: {error}")),
     };
-    let registry = match build_registry(&run.root, command_line_options(&run, "call")) {
-        Ok(registry) => registry,
+    let registry = match RunSetup::new(&run.root) {
+        Ok(setup) => setup.single_call_registry(command_line_options(&run, "call")),
         Err(error) => return usage_error(error),
     };
     // Spooled: a huge result (every match of a search) is copied to stdout from its spool,

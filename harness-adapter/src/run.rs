@@ -159,6 +159,17 @@ impl RunSetup {
         self.build(resources, options)
     }
 
+    /// A run for one call (`cc-harness call`): [`RunSetup::registry`] without the tree
+    /// cache, since a single call never searches twice (its trees would only add memory).
+    pub fn single_call_registry(&self, options: RunOptions) -> Registry {
+        let mut resources = resources_for(&self.root, &self.config);
+        if let Some(workers) = &self.workers {
+            resources.workers = Some(Arc::new(workers.clone()));
+        }
+        resources.tree_cache_bytes = Some(0);
+        self.build(resources, options)
+    }
+
     /// A run with `resources` (the options' question port is added when given).
     pub fn build(&self, mut resources: Resources, options: RunOptions) -> Registry {
         if options.questions.is_some() {

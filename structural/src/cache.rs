@@ -11,8 +11,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The estimated memory of one syntax node of a cached tree.
-pub const BYTES_PER_NODE: usize = 64;
+/// The estimated memory of one syntax node of a cached tree (measured: a search of the
+/// CPython standard library holding every tree took about 128 bytes of RSS per node).
+pub const BYTES_PER_NODE: usize = 128;
 
 /// The default budget: 256 MiB of estimated tree memory.
 pub const DEFAULT_TREE_CACHE_BYTES: usize = 256 * 1024 * 1024;

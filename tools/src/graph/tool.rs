@@ -22,8 +22,8 @@ const DESCRIPTION: &str = "The code graph of the workspace (tree-sitter definiti
 type uses; every edge records how it was resolved: exact scope, import, same package, or a \
 unique-name guess that is left out by default). Ask what is here and what depends on it before \
 you edit. Actions: `status`; `symbols` {query, kind?, language?, max_results? (100)}; \
-`outline` {file}; `callers` {file, line, symbol, min_confidence? (package), max_results? (50), \
-verify?}; `callees` {file, line, symbol}; `impact` {file, line, symbol, depth? (3), \
+`outline` {file, max_results? (200)}; `callers` {file, line, symbol, min_confidence? (package), max_results? (50), \
+verify?}; `callees` {file, line, symbol, max_results? (100)}; `impact` {file, line, symbol, depth? (3), \
 min_confidence?, max_results? (100), verify?}; `map` {budget_tokens? (1024), focus? [files]}. \
 Positions are a line and the symbol as written on it, as in `lsp`. The index is built on the \
 first call, kept up to date by this run's writes, and re-reads files changed on disk on every \
@@ -93,7 +93,8 @@ struct GraphArgs {
     /// `symbols`: only this language (`python`, `go`, `typescript`, …).
     #[serde(default)]
     language: Option<String>,
-    /// How many items to list (symbols 100, callers 50, impact 100).
+    /// How many items to list (symbols 100, outline 200, callers 50, callees 100, impact
+    /// 100).
     #[serde(default)]
     max_results: Option<usize>,
     /// File path, relative to the workspace root.
@@ -207,49 +208,37 @@ fn answer(
                 .file
                 .as_deref()
                 .ok_or_else(|| ToolError::invalid_arguments("`outline` needs `file`"))?;
-            outline(graph, &relative_file(root, file)?)
-        }
-        Action::Callers => {
-            let (floor, min) = floor(args);
-            let target = target(
+            outline(
                 graph,
-                root,
-                args.file.as_deref(),
-                args.line,
-                args.symbol.as_deref(),
-                min,
-            )?;
-            callers(graph, root, target, floor, args.max_results.unwrap_or(50))
-        }
-        Action::Callees => {
-            let (_, min) = floor(args);
-            let target = target(
-                graph,
-                root,
-                args.file.as_deref(),
-                args.line,
-                args.symbol.as_deref(),
-                min,
-            )?;
-            callees(graph, root, target, min)
-        }
-        Action::Impact => {
-            let (floor, min) = floor(args);
-            let target = target(
-                graph,
-                root,
-                args.file.as_deref(),
-                args.line,
-                args.symbol.as_deref(),
-                min,
-            )?;
-            impact(
-                graph,
-                target,
-                args.depth.unwrap_or(3).clamp(1, 10),
-                floor,
-                args.max_results.unwrap_or(100),
+                &relative_file(root, file)?,
+                args.max_results.unwrap_or(200),
             )
+        }
+        Action::Callers | Action::Callees | Action::Impact => {
+            let (floor, min) = floor(args);
+            let target = target(
+                graph,
+                root,
+                args.file.as_deref(),
+                args.line,
+                args.symbol.as_deref(),
+                min,
+            )?;
+            match args.action {
+                Action::Callers => {
+                    callers(graph, root, target, floor, args.max_results.unwrap_or(50))
+                }
+                Action::Callees => {
+                    callees(graph, root, target, min, args.max_results.unwrap_or(100))
+                }
+                _ => impact(
+                    graph,
+                    target,
+                    args.depth.unwrap_or(3).clamp(1, 10),
+                    floor,
+                    args.max_results.unwrap_or(100),
+                ),
+            }
         }
         Action::Map => {
             let mut focus = Vec::new();
@@ -401,8 +390,13 @@ fn symbols(
     ))
 }
 
-fn outline(graph: &Graph, rel: &str) -> Result<(Value, String), ToolError> {
-    let defs = graph.outline(rel).map_err(index_error)?.value;
+fn outline(graph: &Graph, rel: &str, limit: usize) -> Result<(Value, String), ToolError> {
+    let mut defs = graph.outline(rel).map_err(index_error)?.value;
+    let total = defs.len();
+    // Outer before inner: a kept definition's parent is kept too.
+    defs.truncate(limit);
+    let names: std::collections::HashSet<String> =
+        defs.iter().map(|d| d.qualified_name.clone()).collect();
     // Nest without recursion: children come after their parent, so walking backwards every
     // node's children are complete when it is reached.
     let mut children: HashMap<String, Vec<Value>> = HashMap::new();
@@ -421,14 +415,16 @@ fn outline(graph: &Graph, rel: &str) -> Result<(Value, String), ToolError> {
             node["children"] = Value::Array(kids);
         }
         match &d.parent {
-            Some(p) if defs.iter().any(|o| &o.qualified_name == p) => {
-                children.entry(p.clone()).or_default().push(node)
-            }
+            Some(p) if names.contains(p) => children.entry(p.clone()).or_default().push(node),
             _ => roots.push(node),
         }
     }
     roots.reverse();
-    let mut lines = vec![format!("outline of {rel}: {} definitions", defs.len())];
+    let mut lines = vec![format!(
+        "outline of {rel}: {} definitions ({})",
+        total,
+        shown(defs.len(), total)
+    )];
     let depth_of = |d: &Symbol| -> usize {
         let mut depth = 0;
         let mut parent = d.parent.clone();
@@ -459,7 +455,7 @@ fn outline(graph: &Graph, rel: &str) -> Result<(Value, String), ToolError> {
         lines[0] = format!("outline of {rel}: no definitions indexed (not a file of a language with symbols, or empty)");
     }
     Ok((
-        json!({"action": "outline", "file": rel, "definitions": roots, "total": defs.len()}),
+        json!({"action": "outline", "file": rel, "definitions": roots, "total": total, "truncated": total > defs.len()}),
         lines.join("\n"),
     ))
 }
@@ -545,8 +541,11 @@ fn callees(
     root: &crate::WorkspaceRoot,
     caller: Symbol,
     min: f64,
+    limit: usize,
 ) -> Result<(Value, String), ToolError> {
-    let calls = graph.callees(caller.id, min).map_err(index_error)?.value;
+    let mut calls = graph.callees(caller.id, min).map_err(index_error)?.value;
+    let total = calls.len();
+    calls.truncate(limit);
     let mut lines_of = Lines::new(root);
     let mut resolved = Vec::new();
     let mut unresolved = Vec::new();
@@ -589,10 +588,11 @@ fn callees(
         }
     }
     let mut text = vec![format!(
-        "calls made by {}: {} resolved, {} unresolved",
+        "calls made by {}: {} resolved, {} unresolved ({} calls)",
         symbol_text(&caller),
         resolved.len(),
-        unresolved.len()
+        unresolved.len(),
+        shown(calls.len(), total)
     )];
     text.extend(text_resolved);
     if !text_unresolved.is_empty() {
@@ -605,7 +605,8 @@ fn callees(
             "caller": symbol_json(&caller),
             "calls": resolved,
             "unresolved": unresolved,
-            "total": calls.len(),
+            "total": total,
+            "truncated": total > calls.len(),
         }),
         text.join("\n"),
     ))

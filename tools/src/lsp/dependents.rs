@@ -105,11 +105,18 @@ pub(crate) fn find(
         scored.push((score, path.to_path_buf()));
         true
     });
-    // Most likely first; a stable order among equals.
-    scored.sort_by(|(a, pa), (b, pb)| b.cmp(a).then_with(|| pa.cmp(pb)));
-    found.skipped = scored.len().saturating_sub(limit);
-    found.files = scored.into_iter().take(limit).map(|(_, p)| p).collect();
+    found.rank(scored, limit);
     found
+}
+
+impl Found {
+    /// Keeps the `limit` best of `scored` (most likely first, a stable order among equals)
+    /// and counts the rest.
+    fn rank(&mut self, mut scored: Vec<(usize, PathBuf)>, limit: usize) {
+        scored.sort_by(|(a, pa), (b, pb)| b.cmp(a).then_with(|| pa.cmp(pb)));
+        self.skipped = scored.len().saturating_sub(limit);
+        self.files = scored.into_iter().take(limit).map(|(_, p)| p).collect();
+    }
 }
 
 /// The dependents of `changes` from the code graph (as it was before the write): the files
@@ -169,13 +176,12 @@ pub(crate) fn from_graph(
         }
         names.extend(changed);
     }
-    let mut scored: Vec<(usize, PathBuf)> = scores.into_iter().map(|(p, n)| (n, p)).collect();
-    scored.sort_by(|(a, pa), (b, pb)| b.cmp(a).then_with(|| pa.cmp(pb)));
-    Found {
-        skipped: scored.len().saturating_sub(limit),
-        files: scored.into_iter().take(limit).map(|(_, p)| p).collect(),
+    let mut found = Found {
         names: names.into_iter().collect(),
-    }
+        ..Found::default()
+    };
+    found.rank(scores.into_iter().map(|(p, n)| (n, p)).collect(), limit);
+    found
 }
 
 /// How other files name the module of `path` in their imports: its file stem, or its

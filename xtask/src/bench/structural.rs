@@ -307,15 +307,15 @@ fn repeated_search(
     };
     let rss = report["rss_kib"].as_f64().unwrap_or(0.0) / 1024.0;
     let row = format!(
-        "
-### structural — repeated search (tree cache)
-
-         One `cc-harness mcp` run over the same corpus, `ast_grep` `{pattern}` (every file parsed)          called three times; times taken by the client per call; the tree cache's budget set to          {REPEAT_BUDGET_MB} MiB (`[structural] tree_cache_mb`; default 256 MiB, estimated as 64          bytes per syntax node) so that every tree of the corpus fits.
-
-         | first call | repeated call (median of 2) | repeated / first | goal | totals | peak RSS | result |
-         |---|---|---|---|---|---|---|
-         | {first:.2} s | {repeat:.2} s | **{ratio:.2}×** | ≤ {REPEAT_GOAL:.1}× | {totals} | {rss:.0} MB | {verdict} |
-"
+        "\n### structural — repeated search (tree cache)\n\n\
+         One `cc-harness mcp` run over the same corpus, `ast_grep` `{pattern}` (every file \
+         parsed) called three times; times taken by the client per call; the tree cache's \
+         budget set to {REPEAT_BUDGET_MB} MiB (`[structural] tree_cache_mb`; default 256 MiB, \
+         estimated as 128 bytes per syntax node) so that every tree of the corpus fits. \
+         `cc-harness call` (the rows above) keeps no trees.\n\n\
+         | first call | repeated call (median of 2) | repeated / first | goal | totals | peak RSS | result |\n\
+         |---|---|---|---|---|---|---|\n\
+         | {first:.2} s | {repeat:.2} s | **{ratio:.2}×** | ≤ {REPEAT_GOAL:.1}× | {totals} | {rss:.0} MB | {verdict} |\n"
     );
     Ok((row, format!("{ratio:.2}× {verdict}")))
 }
