@@ -15,7 +15,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
@@ -130,6 +131,9 @@ pub struct Graph {
     pub(crate) stale: Option<Vec<String>>,
     /// Lines of recently shown files (signatures are read from the file, not stored).
     pub(crate) lines: std::cell::RefCell<HashMap<String, std::sync::Arc<Vec<String>>>>,
+    /// Every distinct definition name with its lower-case form, for substring lookups
+    /// (loaded on the first `symbols`, dropped when the index changes).
+    pub(crate) names: std::cell::RefCell<Option<std::sync::Arc<Vec<(String, String)>>>>,
 }
 
 /// A file seen on disk.
@@ -297,6 +301,7 @@ impl Graph {
             checked_at_ms: 0,
             stale: None,
             lines: std::cell::RefCell::new(HashMap::new()),
+            names: std::cell::RefCell::new(None),
         };
         let mut stats = graph.refresh()?;
         stats.rebuilt = rebuilt;
@@ -599,16 +604,6 @@ impl Graph {
                 eprintln!("graph: {what} at {:.0?}", started.elapsed());
             }
         };
-        let read: Vec<(Seen, Option<Fresh>)> = self.pool().install(|| {
-            changed
-                .par_iter()
-                .map_init(cc_languages::Parser::new, |parser, s| {
-                    let fresh = read_and_extract(parser, &root, s, known.get(&s.rel));
-                    ((*s).clone(), fresh)
-                })
-                .collect()
-        });
-
         // Configuration files: any change re-resolves everything.
         let stored_configs: Vec<(String, u64, i64)> = {
             let mut stmt = self
@@ -633,7 +628,7 @@ impl Graph {
             &config_now.iter().map(|c| c.0.clone()).collect::<Vec<_>>(),
         );
 
-        lap("extracted");
+        let threads = self.config.threads().max(1);
         let pool = self.pool();
         let tx = self
             .conn
@@ -660,7 +655,9 @@ impl Graph {
         }
 
         let mut changed_keys: BTreeSet<String> = BTreeSet::new();
-        let mut extracted: Vec<(FileId, FileFacts, Vec<DefId>)> = Vec::new();
+        // The references of the files extracted, enclosing definitions as ids (the rest of
+        // their facts is in the index: a clean build holds only these).
+        let mut extracted: Vec<(FileId, Vec<RefIn>)> = Vec::new();
         // Removed files.
         for rel in &removed {
             if let Some(k) = known.get(rel) {
@@ -669,7 +666,7 @@ impl Graph {
                 stats.removed += 1;
             }
         }
-        for (seen, fresh) in read {
+        let mut write = |seen: &Seen, fresh: Option<Fresh>| -> Result<()> {
             let Some(fresh) = fresh else {
                 // Same bytes, new time: remember the time only.
                 if let Some(k) = known.get(&seen.rel) {
@@ -679,7 +676,7 @@ impl Graph {
                     )
                     .map_err(sql)?;
                 }
-                continue;
+                return Ok(());
             };
             stats.extracted += 1;
             let (file_id, def_ids) = match known.get(&fresh.rel) {
@@ -702,7 +699,61 @@ impl Graph {
                     (id, ids)
                 }
             };
-            extracted.push((file_id, fresh.facts, def_ids));
+            let refs = fresh
+                .facts
+                .references
+                .into_iter()
+                .map(|r| RefIn {
+                    kind: r.kind,
+                    name: r.name,
+                    receiver: r.receiver,
+                    enclosing: r.enclosing.and_then(|e| def_ids.get(e).copied()),
+                    pos: r.pos,
+                })
+                .collect();
+            extracted.push((file_id, refs));
+            Ok(())
+        };
+        // Workers read and extract while this thread writes what they found, in the order
+        // of `changed` (ids follow path order whatever the timing): memory holds a few
+        // files' facts at a time, not the tree's.
+        let mut failure: Option<GraphError> = None;
+        let next = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            let (sender, receiver) = mpsc::sync_channel::<(usize, Option<Fresh>)>(threads * 16);
+            for _ in 0..threads.min(changed.len()) {
+                let sender = sender.clone();
+                let (next, changed, known, root) = (&next, &changed, &known, &root);
+                scope.spawn(move || {
+                    let mut parser = cc_languages::Parser::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(s) = changed.get(i) else { break };
+                        let fresh = read_and_extract(&mut parser, root, s, known.get(&s.rel));
+                        if sender.send((i, fresh)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(sender);
+            let mut pending: BTreeMap<usize, Option<Fresh>> = BTreeMap::new();
+            let mut want = 0;
+            'received: for (i, fresh) in receiver {
+                pending.insert(i, fresh);
+                while let Some(fresh) = pending.remove(&want) {
+                    let seen = changed[want];
+                    want += 1;
+                    if let Err(e) = write(seen, fresh) {
+                        // Dropping the receiver stops the workers.
+                        failure = Some(e);
+                        break 'received;
+                    }
+                }
+            }
+        });
+        if let Some(e) = failure {
+            return Err(e);
         }
 
         lap("facts written");
@@ -722,39 +773,22 @@ impl Graph {
         stats.re_resolved = targets.len();
 
         if !targets.is_empty() {
-            // References of the files to resolve: the extracted ones from memory, the others
-            // from the index.
-            let mut work: Vec<(FileId, Vec<(Option<i64>, RefIn)>)> = Vec::new();
-            let mut from_memory: HashMap<FileId, usize> = HashMap::new();
-            for (i, (file, facts, ids)) in extracted.iter().enumerate() {
-                if targets.contains(file) {
-                    from_memory.insert(*file, i);
-                    let refs = facts
-                        .references
-                        .iter()
-                        .map(|r| {
-                            (
-                                None,
-                                RefIn {
-                                    kind: r.kind,
-                                    name: r.name.clone(),
-                                    receiver: r.receiver.clone(),
-                                    enclosing: r.enclosing.and_then(|e| ids.get(e).copied()),
-                                    pos: r.pos,
-                                },
-                            )
-                        })
-                        .collect();
-                    work.push((*file, refs));
+            // References of the files to resolve: the extracted ones from memory (to be
+            // inserted), the others from the index (their rows updated, by `ord`).
+            let mut work: Vec<(FileId, Option<Vec<i64>>, Vec<RefIn>)> = Vec::new();
+            let in_memory: HashSet<FileId> = extracted.iter().map(|e| e.0).collect();
+            for (file, refs) in extracted {
+                if targets.contains(&file) {
+                    work.push((file, None, refs));
                 }
             }
             let others: Vec<FileId> = targets
                 .iter()
                 .copied()
-                .filter(|f| !from_memory.contains_key(f))
+                .filter(|f| !in_memory.contains(f))
                 .collect();
-            for (file, refs) in load_refs(&tx, &others, resolve_all).map_err(sql)? {
-                work.push((file, refs));
+            for (file, ords, refs) in load_refs(&tx, &others, resolve_all).map_err(sql)? {
+                work.push((file, Some(ords), refs));
             }
             work.sort_by_key(|w| w.0);
 
@@ -766,9 +800,8 @@ impl Graph {
                 table.finish();
                 pool.install(|| {
                     work.par_iter()
-                        .map(|(file, refs)| {
-                            let ins: Vec<RefIn> = refs.iter().map(|r| r.1.clone()).collect();
-                            let (outcomes, deps) = resolve::resolve_file(&table, *file, &ins);
+                        .map(|(file, _, refs)| {
+                            let (outcomes, deps) = resolve::resolve_file(&table, *file, refs);
                             (*file, outcomes, deps)
                         })
                         .collect()
@@ -776,9 +809,8 @@ impl Graph {
             } else {
                 let table = Table::new(project, all_files, Some(SqlBacking { conn: &tx }));
                 work.iter()
-                    .map(|(file, refs)| {
-                        let ins: Vec<RefIn> = refs.iter().map(|r| r.1.clone()).collect();
-                        let (outcomes, deps) = resolve::resolve_file(&table, *file, &ins);
+                    .map(|(file, _, refs)| {
+                        let (outcomes, deps) = resolve::resolve_file(&table, *file, refs);
                         (*file, outcomes, deps)
                     })
                     .collect()
@@ -813,9 +845,8 @@ impl Graph {
                 let mut insert_key = tx
                     .prepare_cached("INSERT INTO keys(key) VALUES (?1)")
                     .map_err(sql)?;
-                let work_by_file: HashMap<FileId, &Vec<(Option<i64>, RefIn)>> =
-                    work.iter().map(|(f, r)| (*f, r)).collect();
-                for (file, outcomes, deps) in &results {
+                // `results` is in the order of `work`.
+                for ((file, outcomes, deps), (_, ords, refs)) in results.iter().zip(&work) {
                     let split = |o: &Outcome| match *o {
                         Outcome::Resolved { target, rung } => {
                             (OUTCOME_RESOLVED, Some(target), Some(rung_code(rung)), None)
@@ -825,33 +856,35 @@ impl Graph {
                         }
                         Outcome::External => (OUTCOME_EXTERNAL, None, None, None),
                     };
-                    if let Some(&i) = from_memory.get(file) {
-                        let (_, facts, ids) = &extracted[i];
-                        for (ord, (r, o)) in facts.references.iter().zip(outcomes).enumerate() {
-                            let (outcome, target, rung, candidates) = split(o);
-                            insert_ref
-                                .execute(params![
-                                    file,
-                                    ref_kind_code(r.kind),
-                                    r.name,
-                                    r.receiver,
-                                    r.pos.line,
-                                    r.pos.column,
-                                    r.enclosing.and_then(|e| ids.get(e).copied()),
-                                    outcome,
-                                    target,
-                                    rung,
-                                    candidates,
-                                    ord as i64
-                                ])
-                                .map_err(sql)?;
+                    match ords {
+                        None => {
+                            for (ord, (r, o)) in refs.iter().zip(outcomes).enumerate() {
+                                let (outcome, target, rung, candidates) = split(o);
+                                insert_ref
+                                    .execute(params![
+                                        file,
+                                        ref_kind_code(r.kind),
+                                        r.name,
+                                        r.receiver,
+                                        r.pos.line,
+                                        r.pos.column,
+                                        r.enclosing,
+                                        outcome,
+                                        target,
+                                        rung,
+                                        candidates,
+                                        ord as i64
+                                    ])
+                                    .map_err(sql)?;
+                            }
                         }
-                    } else if let Some(refs) = work_by_file.get(file) {
-                        for ((ord, _), o) in refs.iter().zip(outcomes) {
-                            let (outcome, target, rung, candidates) = split(o);
-                            update_ref
-                                .execute(params![ord, outcome, target, rung, candidates, file])
-                                .map_err(sql)?;
+                        Some(ords) => {
+                            for (ord, o) in ords.iter().zip(outcomes) {
+                                let (outcome, target, rung, candidates) = split(o);
+                                update_ref
+                                    .execute(params![ord, outcome, target, rung, candidates, file])
+                                    .map_err(sql)?;
+                            }
                         }
                     }
                     delete_deps.execute([file]).map_err(sql)?;
@@ -894,6 +927,8 @@ impl Graph {
         lap("committed");
         if stats.extracted + stats.removed > 0 {
             self.stale = Some(Vec::new());
+            self.lines.borrow_mut().clear();
+            self.names.borrow_mut().take();
         }
         Ok(stats)
     }
@@ -1538,13 +1573,11 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
     Ok(())
 }
 
-/// References of `files` as stored (id, reference).
-fn load_refs(
-    tx: &Connection,
-    files: &[FileId],
-    all: bool,
-) -> rusqlite::Result<Vec<(FileId, Vec<(Option<i64>, RefIn)>)>> {
-    let mut out: BTreeMap<FileId, Vec<(Option<i64>, RefIn)>> = BTreeMap::new();
+/// References of `files` as stored: each file's `ord`s and references.
+type StoredRefs = (FileId, Vec<i64>, Vec<RefIn>);
+
+fn load_refs(tx: &Connection, files: &[FileId], all: bool) -> rusqlite::Result<Vec<StoredRefs>> {
+    let mut out: BTreeMap<FileId, (Vec<i64>, Vec<RefIn>)> = BTreeMap::new();
     let row = |r: &rusqlite::Row<'_>| -> rusqlite::Result<(FileId, i64, RefIn)> {
         Ok((
             r.get(0)?,
@@ -1561,6 +1594,11 @@ fn load_refs(
             },
         ))
     };
+    let mut push = |(f, ord, rin): (FileId, i64, RefIn)| {
+        let entry = out.entry(f).or_default();
+        entry.0.push(ord);
+        entry.1.push(rin);
+    };
     let wanted: HashSet<FileId> = files.iter().copied().collect();
     if all {
         let mut stmt = tx.prepare(
@@ -1569,9 +1607,9 @@ fn load_refs(
         )?;
         let rows = stmt.query_map([], row)?;
         for r in rows {
-            let (f, id, rin) = r?;
-            if wanted.contains(&f) {
-                out.entry(f).or_default().push((Some(id), rin));
+            let r = r?;
+            if wanted.contains(&r.0) {
+                push(r);
             }
         }
     } else {
@@ -1582,15 +1620,14 @@ fn load_refs(
         for f in files {
             let rows = stmt.query_map([f], row)?;
             for r in rows {
-                let (f, id, rin) = r?;
-                out.entry(f).or_default().push((Some(id), rin));
+                push(r?);
             }
         }
     }
     for f in files {
         out.entry(*f).or_default();
     }
-    Ok(out.into_iter().collect())
+    Ok(out.into_iter().map(|(f, (o, r))| (f, o, r)).collect())
 }
 
 /// The index as a backing for a table: what an update's resolution looks up.
