@@ -311,7 +311,7 @@ impl Graph {
     fn pragmas(conn: &Connection) -> rusqlite::Result<()> {
         conn.execute_batch(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;
-             PRAGMA cache_size=-32000;",
+             PRAGMA cache_size=-8000;",
         )
     }
 
@@ -558,8 +558,16 @@ impl Graph {
         some: Option<(BTreeSet<String>, Vec<Seen>)>,
         configs: Vec<Seen>,
     ) -> Result<UpdateStats> {
+        let timing = std::env::var_os("CC_GRAPH_TIMING").is_some();
+        let started = std::time::Instant::now();
+        let lap = |what: &str| {
+            if timing {
+                eprintln!("graph: {what} at {:.1?}", started.elapsed());
+            }
+        };
         let mut stats = UpdateStats::default();
         let known = self.known_files()?;
+        lap("files known");
         let refresh = all.is_some();
         let (candidates, removed): (Vec<Seen>, Vec<String>) = match (all, some) {
             (Some(seen), _) => {
@@ -597,13 +605,6 @@ impl Graph {
             .collect();
         stats.hashed = changed.len();
         let root = self.root.clone();
-        let timing = std::env::var_os("CC_GRAPH_TIMING").is_some();
-        let started = std::time::Instant::now();
-        let lap = |what: &str| {
-            if timing {
-                eprintln!("graph: {what} at {:.0?}", started.elapsed());
-            }
-        };
         // Configuration files: any change re-resolves everything.
         let stored_configs: Vec<(String, u64, i64)> = {
             let mut stmt = self
@@ -755,6 +756,7 @@ impl Graph {
         if let Some(e) = failure {
             return Err(e);
         }
+        lap("extracted");
 
         lap("facts written");
         // Which files to resolve again.
@@ -775,7 +777,7 @@ impl Graph {
         if !targets.is_empty() {
             // References of the files to resolve: the extracted ones from memory (to be
             // inserted), the others from the index (their rows updated, by `ord`).
-            let mut work: Vec<(FileId, Option<Vec<i64>>, Vec<RefIn>)> = Vec::new();
+            let mut work: Vec<Work> = Vec::new();
             let in_memory: HashSet<FileId> = extracted.iter().map(|e| e.0).collect();
             for (file, refs) in extracted {
                 if targets.contains(&file) {
@@ -794,30 +796,41 @@ impl Graph {
 
             lap("references to resolve loaded");
             let big = resolve_all || targets.len() * 4 > all_files.len().max(1);
-            let results: Vec<(FileId, Vec<Outcome>, Deps)> = if big {
+            let (whole, partial) = if big {
                 let mut table: Table<NoBacking> = Table::new(project, all_files, None);
                 load_everything(&tx, &mut table).map_err(sql)?;
                 table.finish();
-                pool.install(|| {
-                    work.par_iter()
+                (Some(table), None)
+            } else {
+                let table = Table::new(project, all_files, Some(SqlBacking { conn: &tx }));
+                (None, Some(table))
+            };
+            let resolve_chunk = |chunk: &[Work]| -> Vec<(FileId, Vec<Outcome>, Deps)> {
+                if let Some(table) = &whole {
+                    pool.install(|| {
+                        chunk
+                            .par_iter()
+                            .map(|(file, _, refs)| {
+                                let (outcomes, deps) = resolve::resolve_file(table, *file, refs);
+                                (*file, outcomes, deps)
+                            })
+                            .collect()
+                    })
+                } else if let Some(table) = &partial {
+                    chunk
+                        .iter()
                         .map(|(file, _, refs)| {
-                            let (outcomes, deps) = resolve::resolve_file(&table, *file, refs);
+                            let (outcomes, deps) = resolve::resolve_file(table, *file, refs);
                             (*file, outcomes, deps)
                         })
                         .collect()
-                })
-            } else {
-                let table = Table::new(project, all_files, Some(SqlBacking { conn: &tx }));
-                work.iter()
-                    .map(|(file, _, refs)| {
-                        let (outcomes, deps) = resolve::resolve_file(&table, *file, refs);
-                        (*file, outcomes, deps)
-                    })
-                    .collect()
+                } else {
+                    Vec::new()
+                }
             };
 
-            lap("resolved");
-            // Write the outcomes and the dependencies.
+            // Resolved and written a chunk at a time: the outcomes and each chunk's references
+            // are dropped once written.
             let mut key_ids: HashMap<String, i64> = HashMap::new();
             {
                 let mut insert_ref = tx
@@ -845,72 +858,83 @@ impl Graph {
                 let mut insert_key = tx
                     .prepare_cached("INSERT INTO keys(key) VALUES (?1)")
                     .map_err(sql)?;
-                // `results` is in the order of `work`.
-                for ((file, outcomes, deps), (_, ords, refs)) in results.iter().zip(&work) {
-                    let split = |o: &Outcome| match *o {
-                        Outcome::Resolved { target, rung } => {
-                            (OUTCOME_RESOLVED, Some(target), Some(rung_code(rung)), None)
-                        }
-                        Outcome::Unresolved { candidates } => {
-                            (OUTCOME_UNRESOLVED, None, None, Some(i64::from(candidates)))
-                        }
-                        Outcome::External => (OUTCOME_EXTERNAL, None, None, None),
-                    };
-                    match ords {
-                        None => {
-                            for (ord, (r, o)) in refs.iter().zip(outcomes).enumerate() {
-                                let (outcome, target, rung, candidates) = split(o);
-                                insert_ref
-                                    .execute(params![
-                                        file,
-                                        ref_kind_code(r.kind),
-                                        r.name,
-                                        r.receiver,
-                                        r.pos.line,
-                                        r.pos.column,
-                                        r.enclosing,
-                                        outcome,
-                                        target,
-                                        rung,
-                                        candidates,
-                                        ord as i64
-                                    ])
-                                    .map_err(sql)?;
-                            }
-                        }
-                        Some(ords) => {
-                            for (ord, o) in ords.iter().zip(outcomes) {
-                                let (outcome, target, rung, candidates) = split(o);
-                                update_ref
-                                    .execute(params![ord, outcome, target, rung, candidates, file])
-                                    .map_err(sql)?;
-                            }
-                        }
+                let mut rest = work.into_iter();
+                loop {
+                    let chunk: Vec<Work> = rest.by_ref().take(RESOLVE_CHUNK).collect();
+                    if chunk.is_empty() {
+                        break;
                     }
-                    delete_deps.execute([file]).map_err(sql)?;
-                    for key in &deps.keys {
-                        let id = match key_ids.get(key) {
-                            Some(id) => *id,
-                            None => {
-                                let id = match find_key
-                                    .query_row([key], |r| r.get::<_, i64>(0))
-                                    .optional()
-                                    .map_err(sql)?
-                                {
-                                    Some(id) => id,
-                                    None => {
-                                        insert_key.execute([key]).map_err(sql)?;
-                                        tx.last_insert_rowid()
-                                    }
-                                };
-                                key_ids.insert(key.clone(), id);
-                                id
+                    let results = resolve_chunk(&chunk);
+                    // `results` is in the order of `chunk`.
+                    for ((file, outcomes, deps), (_, ords, refs)) in results.iter().zip(&chunk) {
+                        let split = |o: &Outcome| match *o {
+                            Outcome::Resolved { target, rung } => {
+                                (OUTCOME_RESOLVED, Some(target), Some(rung_code(rung)), None)
                             }
+                            Outcome::Unresolved { candidates } => {
+                                (OUTCOME_UNRESOLVED, None, None, Some(i64::from(candidates)))
+                            }
+                            Outcome::External => (OUTCOME_EXTERNAL, None, None, None),
                         };
-                        insert_dep.execute(params![id, file]).map_err(sql)?;
+                        match ords {
+                            None => {
+                                for (ord, (r, o)) in refs.iter().zip(outcomes).enumerate() {
+                                    let (outcome, target, rung, candidates) = split(o);
+                                    insert_ref
+                                        .execute(params![
+                                            file,
+                                            ref_kind_code(r.kind),
+                                            r.name,
+                                            r.receiver,
+                                            r.pos.line,
+                                            r.pos.column,
+                                            r.enclosing,
+                                            outcome,
+                                            target,
+                                            rung,
+                                            candidates,
+                                            ord as i64
+                                        ])
+                                        .map_err(sql)?;
+                                }
+                            }
+                            Some(ords) => {
+                                for (ord, o) in ords.iter().zip(outcomes) {
+                                    let (outcome, target, rung, candidates) = split(o);
+                                    update_ref
+                                        .execute(params![
+                                            ord, outcome, target, rung, candidates, file
+                                        ])
+                                        .map_err(sql)?;
+                                }
+                            }
+                        }
+                        delete_deps.execute([file]).map_err(sql)?;
+                        for key in &deps.keys {
+                            let id = match key_ids.get(key) {
+                                Some(id) => *id,
+                                None => {
+                                    let id = match find_key
+                                        .query_row([key], |r| r.get::<_, i64>(0))
+                                        .optional()
+                                        .map_err(sql)?
+                                    {
+                                        Some(id) => id,
+                                        None => {
+                                            insert_key.execute([key]).map_err(sql)?;
+                                            tx.last_insert_rowid()
+                                        }
+                                    };
+                                    key_ids.insert(key.clone(), id);
+                                    id
+                                }
+                            };
+                            insert_dep.execute(params![id, file]).map_err(sql)?;
+                        }
                     }
                 }
             }
+            lap("resolved and written");
         }
         // Extracted files that were not re-resolved cannot exist (they are always targets).
         tx.execute(
@@ -918,7 +942,6 @@ impl Graph {
             [now_ms().to_string()],
         )
         .map_err(sql)?;
-        lap("outcomes written");
         tx.commit().map_err(sql)?;
         if stats.extracted + stats.removed > 256 || resolve_all {
             // A large change leaves a large write-ahead log: fold it into the index now.
@@ -1572,6 +1595,13 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
     }
     Ok(())
 }
+
+/// Files resolved (and their outcomes written) per round of a refresh.
+const RESOLVE_CHUNK: usize = 512;
+
+/// One file to resolve: its references, and their `ord`s when they are already stored
+/// (`None`: just extracted, to be inserted).
+type Work = (FileId, Option<Vec<i64>>, Vec<RefIn>);
 
 /// References of `files` as stored: each file's `ord`s and references.
 type StoredRefs = (FileId, Vec<i64>, Vec<RefIn>);
