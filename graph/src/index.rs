@@ -133,8 +133,11 @@ pub struct Graph {
     pub(crate) lines: std::cell::RefCell<HashMap<String, std::sync::Arc<Vec<String>>>>,
     /// Every distinct definition name with its lower-case form, for substring lookups
     /// (loaded on the first `symbols`, dropped when the index changes).
-    pub(crate) names: std::cell::RefCell<Option<std::sync::Arc<Vec<(String, String)>>>>,
+    pub(crate) names: std::cell::RefCell<Option<NameList>>,
 }
+
+/// Every distinct definition name, with its lower-case form first.
+pub(crate) type NameList = std::sync::Arc<Vec<(String, String)>>;
 
 /// A file seen on disk.
 #[derive(Debug, Clone)]
@@ -1006,21 +1009,7 @@ impl Graph {
              FROM defs d JOIN files f ON f.id = d.file_id",
             def_key.replace("{}", "d.parent_id")
         );
-        let mut stmt = self.conn.prepare(&q).map_err(&sql)?;
-        let rows = stmt
-            .query_map([], |r| {
-                let mut s = String::from("def");
-                for i in 0..16 {
-                    let v: rusqlite::types::Value = r.get(i)?;
-                    s.push(' ');
-                    s.push_str(&value_text(v));
-                }
-                Ok(s)
-            })
-            .map_err(&sql)?;
-        let mut defs: Vec<String> = rows.collect::<rusqlite::Result<_>>().map_err(&sql)?;
-        defs.sort();
-        out.extend(defs);
+        out.extend(self.rows_as_text("def", &q)?);
         let q = format!(
             "SELECT f.path, r.kind, r.name, IFNULL(r.receiver, ''), r.line, r.col,
                IFNULL({}, ''), r.outcome, IFNULL({}, ''), IFNULL(r.rung, ''),
@@ -1029,55 +1018,34 @@ impl Graph {
             def_key.replace("{}", "r.enclosing_id"),
             def_key.replace("{}", "r.target_id")
         );
-        let mut stmt = self.conn.prepare(&q).map_err(&sql)?;
-        let rows = stmt
-            .query_map([], |r| {
-                let mut s = String::from("ref");
-                for i in 0..11 {
-                    let v: rusqlite::types::Value = r.get(i)?;
-                    s.push(' ');
-                    s.push_str(&value_text(v));
-                }
-                Ok(s)
-            })
-            .map_err(&sql)?;
-        let mut refs: Vec<String> = rows.collect::<rusqlite::Result<_>>().map_err(&sql)?;
-        refs.sort();
-        out.extend(refs);
-        for (table, cols) in [(
+        out.extend(self.rows_as_text("ref", &q)?);
+        out.extend(self.rows_as_text(
             "imports",
-            "i.ord, i.module, IFNULL(i.name, ''), IFNULL(i.alias, ''), i.wildcard, i.line",
-        )] {
-            let q =
-                format!("SELECT f.path, {cols} FROM {table} i JOIN files f ON f.id = i.file_id");
-            let mut stmt = self.conn.prepare(&q).map_err(&sql)?;
-            let n = stmt.column_count();
-            let rows = stmt
-                .query_map([], |r| {
-                    let mut s = table.to_owned();
-                    for i in 0..n {
-                        let v: rusqlite::types::Value = r.get(i)?;
-                        s.push(' ');
-                        s.push_str(&value_text(v));
-                    }
-                    Ok(s)
-                })
-                .map_err(&sql)?;
-            let mut v: Vec<String> = rows.collect::<rusqlite::Result<_>>().map_err(&sql)?;
-            v.sort();
-            out.extend(v);
-        }
+            "SELECT f.path, i.ord, i.module, IFNULL(i.name, ''), IFNULL(i.alias, ''), i.wildcard,
+               i.line
+             FROM imports i JOIN files f ON f.id = i.file_id",
+        )?);
         let q = format!(
             "SELECT f.path, l.ord, l.name, IFNULL({}, ''), IFNULL(l.type_text, ''), IFNULL(l.value, ''),
                l.line, l.col
              FROM locals l JOIN files f ON f.id = l.file_id",
             def_key.replace("{}", "l.scope_id")
         );
-        let mut stmt = self.conn.prepare(&q).map_err(&sql)?;
+        out.extend(self.rows_as_text("local", &q)?);
+        Ok(out)
+    }
+}
+
+impl Graph {
+    /// Every row of `query` as `LABEL value value …`, sorted (for [`Graph::snapshot`]).
+    fn rows_as_text(&self, label: &str, query: &str) -> Result<Vec<String>> {
+        let sql = self.sql();
+        let mut stmt = self.conn.prepare(query).map_err(&sql)?;
+        let n = stmt.column_count();
         let rows = stmt
             .query_map([], |r| {
-                let mut s = String::from("local");
-                for i in 0..8 {
+                let mut s = label.to_owned();
+                for i in 0..n {
                     let v: rusqlite::types::Value = r.get(i)?;
                     s.push(' ');
                     s.push_str(&value_text(v));
@@ -1087,8 +1055,7 @@ impl Graph {
             .map_err(&sql)?;
         let mut v: Vec<String> = rows.collect::<rusqlite::Result<_>>().map_err(&sql)?;
         v.sort();
-        out.extend(v);
-        Ok(out)
+        Ok(v)
     }
 }
 

@@ -345,7 +345,7 @@ impl Graph {
 
     /// Every distinct definition name and its lower-case form (cached until the index
     /// changes).
-    fn name_list(&self) -> Result<std::sync::Arc<Vec<(String, String)>>> {
+    fn name_list(&self) -> Result<crate::index::NameList> {
         if let Some(names) = self.names.borrow().as_ref() {
             return Ok(names.clone());
         }
@@ -408,11 +408,11 @@ impl Graph {
     fn sites(&self, target: DefId, kind: Option<RefKind>) -> Result<Vec<Site>> {
         let mut stmt = self
             .conn
-            .prepare_cached(&format!(
+            .prepare_cached(
                 "SELECT f.path, r.line, r.col, r.kind, r.receiver, r.rung, r.enclosing_id
                  FROM refs r JOIN files f ON f.id = r.file_id
-                 WHERE r.target_id = ?1 ORDER BY f.path, r.line, r.col"
-            ))
+                 WHERE r.target_id = ?1 ORDER BY f.path, r.line, r.col",
+            )
             .map_err(self.q_err())?;
         let rows = stmt
             .query_map([target], |r| {
