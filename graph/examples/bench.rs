@@ -72,6 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let step = (files.len() / n.max(1)).max(1);
             let mut times = Vec::new();
             let mut re_resolved = Vec::new();
+            let mut slowest: Option<(String, f64)> = None;
             for (i, rel) in files.iter().step_by(step).take(n).enumerate() {
                 let path = outline_root.join(rel);
                 let mut text = std::fs::read(&path)?;
@@ -83,7 +84,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 std::fs::write(&path, &text)?;
                 let t = Instant::now();
                 let stats = graph.update(&[rel.as_str()])?;
-                times.push(t.elapsed().as_secs_f64() * 1000.0);
+                let ms = t.elapsed().as_secs_f64() * 1000.0;
+                if slowest.as_ref().is_none_or(|(_, worst)| ms > *worst) {
+                    slowest = Some((rel.clone(), ms));
+                }
+                times.push(ms);
                 re_resolved.push(stats.re_resolved as f64);
             }
             println!(
@@ -93,7 +98,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     "p50_ms": percentile(times.clone(), 0.5),
                     "p95_ms": percentile(times.clone(), 0.95),
                     "max_ms": percentile(times, 1.0),
-                    "re_resolved_p50": percentile(re_resolved, 0.5),
+                    "re_resolved_p50": percentile(re_resolved.clone(), 0.5),
+                    "re_resolved_max": percentile(re_resolved, 1.0),
+                    "slowest": slowest.map(|(path, _)| path),
                 })
             );
         }

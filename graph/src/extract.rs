@@ -241,7 +241,7 @@ impl<'a> Extractor<'a> {
                 let def = &mut defs[index];
                 // A callable reading wins over a variable one (`const f = () => …`).
                 match def.kind {
-                    Some(k) if !(kind.is_callable() && !k.is_callable()) => {}
+                    Some(k) if !kind.is_callable() || k.is_callable() => {}
                     _ => def.kind = Some(kind),
                 }
                 if def.name.is_none() {
@@ -417,7 +417,7 @@ impl<'a> Extractor<'a> {
                 .filter(|_| kind == DefKind::Method)
                 .or_else(|| {
                     (kind == DefKind::Method)
-                        .then(|| match self.language.name {
+                        .then_some(match self.language.name {
                             "rust" | "python" => Some("self"),
                             "go" | "c" | "bash" => None,
                             "ruby" => Some("self"),

@@ -15,7 +15,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
@@ -130,12 +131,15 @@ pub struct Graph {
     pub(crate) stale: Option<Vec<String>>,
     /// Lines of recently shown files (signatures are read from the file, not stored).
     pub(crate) lines: std::cell::RefCell<HashMap<String, std::sync::Arc<Vec<String>>>>,
+    /// Every distinct definition name with its lower-case form, for substring lookups
+    /// (loaded on the first `symbols`, dropped when the index changes).
+    pub(crate) names: std::cell::RefCell<Option<NameList>>,
     /// Told how many files were extracted of how many, while a refresh or update runs.
     pub(crate) progress: Option<ProgressHook>,
 }
 
 /// Receives `(files extracted, files to extract)` while the index is brought up to date
-/// (called from worker threads).
+/// (called from the thread that writes the index).
 pub type ProgressFn = std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>;
 
 #[derive(Clone)]
@@ -146,6 +150,9 @@ impl std::fmt::Debug for ProgressHook {
         f.write_str("ProgressHook")
     }
 }
+
+/// Every distinct definition name, with its lower-case form first.
+pub(crate) type NameList = std::sync::Arc<Vec<(String, String)>>;
 
 /// A file seen on disk.
 #[derive(Debug, Clone)]
@@ -322,6 +329,7 @@ impl Graph {
             checked_at_ms: 0,
             stale: None,
             lines: std::cell::RefCell::new(HashMap::new()),
+            names: std::cell::RefCell::new(None),
             progress: progress.map(ProgressHook),
         };
         let mut stats = graph.refresh()?;
@@ -332,7 +340,7 @@ impl Graph {
     fn pragmas(conn: &Connection) -> rusqlite::Result<()> {
         conn.execute_batch(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;
-             PRAGMA cache_size=-32000;",
+             PRAGMA cache_size=-8000;",
         )
     }
 
@@ -579,8 +587,16 @@ impl Graph {
         some: Option<(BTreeSet<String>, Vec<Seen>)>,
         configs: Vec<Seen>,
     ) -> Result<UpdateStats> {
+        let timing = std::env::var_os("CC_GRAPH_TIMING").is_some();
+        let started = std::time::Instant::now();
+        let lap = |what: &str| {
+            if timing {
+                eprintln!("graph: {what} at {:.1?}", started.elapsed());
+            }
+        };
         let mut stats = UpdateStats::default();
         let known = self.known_files()?;
+        lap("files known");
         let refresh = all.is_some();
         let (candidates, removed): (Vec<Seen>, Vec<String>) = match (all, some) {
             (Some(seen), _) => {
@@ -618,33 +634,6 @@ impl Graph {
             .collect();
         stats.hashed = changed.len();
         let root = self.root.clone();
-        let timing = std::env::var_os("CC_GRAPH_TIMING").is_some();
-        let started = std::time::Instant::now();
-        let lap = |what: &str| {
-            if timing {
-                eprintln!("graph: {what} at {:.0?}", started.elapsed());
-            }
-        };
-        let progress = self.progress.clone();
-        let total = changed.len();
-        let done = std::sync::atomic::AtomicUsize::new(0);
-        let read: Vec<(Seen, Option<Fresh>)> = self.pool().install(|| {
-            changed
-                .par_iter()
-                .map_init(cc_languages::Parser::new, |parser, s| {
-                    let fresh = read_and_extract(parser, &root, s, known.get(&s.rel));
-                    if let Some(ProgressHook(report)) = &progress {
-                        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                        // About a hundred reports, whatever the size of the tree.
-                        if n == total || n.is_multiple_of((total / 100).max(1)) {
-                            report(n, total);
-                        }
-                    }
-                    ((*s).clone(), fresh)
-                })
-                .collect()
-        });
-
         // Configuration files: any change re-resolves everything.
         let stored_configs: Vec<(String, u64, i64)> = {
             let mut stmt = self
@@ -669,7 +658,7 @@ impl Graph {
             &config_now.iter().map(|c| c.0.clone()).collect::<Vec<_>>(),
         );
 
-        lap("extracted");
+        let threads = self.config.threads().max(1);
         let pool = self.pool();
         let tx = self
             .conn
@@ -696,7 +685,9 @@ impl Graph {
         }
 
         let mut changed_keys: BTreeSet<String> = BTreeSet::new();
-        let mut extracted: Vec<(FileId, FileFacts, Vec<DefId>)> = Vec::new();
+        // The references of the files extracted, enclosing definitions as ids (the rest of
+        // their facts is in the index: a clean build holds only these).
+        let mut extracted: Vec<(FileId, Vec<RefIn>)> = Vec::new();
         // Removed files.
         for rel in &removed {
             if let Some(k) = known.get(rel) {
@@ -705,7 +696,7 @@ impl Graph {
                 stats.removed += 1;
             }
         }
-        for (seen, fresh) in read {
+        let mut write = |seen: &Seen, fresh: Option<Fresh>| -> Result<()> {
             let Some(fresh) = fresh else {
                 // Same bytes, new time: remember the time only.
                 if let Some(k) = known.get(&seen.rel) {
@@ -715,7 +706,7 @@ impl Graph {
                     )
                     .map_err(sql)?;
                 }
-                continue;
+                return Ok(());
             };
             stats.extracted += 1;
             let (file_id, def_ids) = match known.get(&fresh.rel) {
@@ -738,8 +729,72 @@ impl Graph {
                     (id, ids)
                 }
             };
-            extracted.push((file_id, fresh.facts, def_ids));
+            let refs = fresh
+                .facts
+                .references
+                .into_iter()
+                .map(|r| RefIn {
+                    kind: r.kind,
+                    name: r.name,
+                    receiver: r.receiver,
+                    enclosing: r.enclosing.and_then(|e| def_ids.get(e).copied()),
+                    pos: r.pos,
+                })
+                .collect();
+            extracted.push((file_id, refs));
+            Ok(())
+        };
+        // Workers read and extract while this thread writes what they found, in the order
+        // of `changed` (ids follow path order whatever the timing): memory holds a few
+        // files' facts at a time, not the tree's.
+        let mut failure: Option<GraphError> = None;
+        let progress = self.progress.clone();
+        let next = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            let (sender, receiver) = mpsc::sync_channel::<(usize, Option<Fresh>)>(threads * 16);
+            for _ in 0..threads.min(changed.len()) {
+                let sender = sender.clone();
+                let (next, changed, known, root) = (&next, &changed, &known, &root);
+                scope.spawn(move || {
+                    let mut parser = cc_languages::Parser::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(s) = changed.get(i) else { break };
+                        let fresh = read_and_extract(&mut parser, root, s, known.get(&s.rel));
+                        if sender.send((i, fresh)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(sender);
+            let mut pending: BTreeMap<usize, Option<Fresh>> = BTreeMap::new();
+            let mut want = 0;
+            'received: for (i, fresh) in receiver {
+                pending.insert(i, fresh);
+                while let Some(fresh) = pending.remove(&want) {
+                    let seen = changed[want];
+                    want += 1;
+                    if let Some(ProgressHook(report)) = &progress {
+                        // About a hundred reports, whatever the size of the tree.
+                        if want == changed.len()
+                            || want.is_multiple_of((changed.len() / 100).max(1))
+                        {
+                            report(want, changed.len());
+                        }
+                    }
+                    if let Err(e) = write(seen, fresh) {
+                        // Dropping the receiver stops the workers.
+                        failure = Some(e);
+                        break 'received;
+                    }
+                }
+            }
+        });
+        if let Some(e) = failure {
+            return Err(e);
         }
+        lap("extracted");
 
         lap("facts written");
         // Which files to resolve again.
@@ -758,70 +813,62 @@ impl Graph {
         stats.re_resolved = targets.len();
 
         if !targets.is_empty() {
-            // References of the files to resolve: the extracted ones from memory, the others
-            // from the index.
-            let mut work: Vec<(FileId, Vec<(Option<i64>, RefIn)>)> = Vec::new();
-            let mut from_memory: HashMap<FileId, usize> = HashMap::new();
-            for (i, (file, facts, ids)) in extracted.iter().enumerate() {
-                if targets.contains(file) {
-                    from_memory.insert(*file, i);
-                    let refs = facts
-                        .references
-                        .iter()
-                        .map(|r| {
-                            (
-                                None,
-                                RefIn {
-                                    kind: r.kind,
-                                    name: r.name.clone(),
-                                    receiver: r.receiver.clone(),
-                                    enclosing: r.enclosing.and_then(|e| ids.get(e).copied()),
-                                    pos: r.pos,
-                                },
-                            )
-                        })
-                        .collect();
-                    work.push((*file, refs));
+            // References of the files to resolve: the extracted ones from memory (to be
+            // inserted), the others from the index (their rows updated, by `ord`).
+            let mut work: Vec<Work> = Vec::new();
+            let in_memory: HashSet<FileId> = extracted.iter().map(|e| e.0).collect();
+            for (file, refs) in extracted {
+                if targets.contains(&file) {
+                    work.push((file, None, refs));
                 }
             }
             let others: Vec<FileId> = targets
                 .iter()
                 .copied()
-                .filter(|f| !from_memory.contains_key(f))
+                .filter(|f| !in_memory.contains(f))
                 .collect();
-            for (file, refs) in load_refs(&tx, &others, resolve_all).map_err(sql)? {
-                work.push((file, refs));
+            for (file, ords, refs) in load_refs(&tx, &others, resolve_all).map_err(sql)? {
+                work.push((file, Some(ords), refs));
             }
             work.sort_by_key(|w| w.0);
 
             lap("references to resolve loaded");
             let big = resolve_all || targets.len() * 4 > all_files.len().max(1);
-            let results: Vec<(FileId, Vec<Outcome>, Deps)> = if big {
+            let (whole, partial) = if big {
                 let mut table: Table<NoBacking> = Table::new(project, all_files, None);
                 load_everything(&tx, &mut table).map_err(sql)?;
                 table.finish();
-                pool.install(|| {
-                    work.par_iter()
-                        .map(|(file, refs)| {
-                            let ins: Vec<RefIn> = refs.iter().map(|r| r.1.clone()).collect();
-                            let (outcomes, deps) = resolve::resolve_file(&table, *file, &ins);
+                (Some(table), None)
+            } else {
+                let table = Table::new(project, all_files, Some(SqlBacking { conn: &tx }));
+                (None, Some(table))
+            };
+            let resolve_chunk = |chunk: &[Work]| -> Vec<(FileId, Vec<Outcome>, Deps)> {
+                if let Some(table) = &whole {
+                    pool.install(|| {
+                        chunk
+                            .par_iter()
+                            .map(|(file, _, refs)| {
+                                let (outcomes, deps) = resolve::resolve_file(table, *file, refs);
+                                (*file, outcomes, deps)
+                            })
+                            .collect()
+                    })
+                } else if let Some(table) = &partial {
+                    chunk
+                        .iter()
+                        .map(|(file, _, refs)| {
+                            let (outcomes, deps) = resolve::resolve_file(table, *file, refs);
                             (*file, outcomes, deps)
                         })
                         .collect()
-                })
-            } else {
-                let table = Table::new(project, all_files, Some(SqlBacking { conn: &tx }));
-                work.iter()
-                    .map(|(file, refs)| {
-                        let ins: Vec<RefIn> = refs.iter().map(|r| r.1.clone()).collect();
-                        let (outcomes, deps) = resolve::resolve_file(&table, *file, &ins);
-                        (*file, outcomes, deps)
-                    })
-                    .collect()
+                } else {
+                    Vec::new()
+                }
             };
 
-            lap("resolved");
-            // Write the outcomes and the dependencies.
+            // Resolved and written a chunk at a time: the outcomes and each chunk's references
+            // are dropped once written.
             let mut key_ids: HashMap<String, i64> = HashMap::new();
             {
                 let mut insert_ref = tx
@@ -849,71 +896,83 @@ impl Graph {
                 let mut insert_key = tx
                     .prepare_cached("INSERT INTO keys(key) VALUES (?1)")
                     .map_err(sql)?;
-                let work_by_file: HashMap<FileId, &Vec<(Option<i64>, RefIn)>> =
-                    work.iter().map(|(f, r)| (*f, r)).collect();
-                for (file, outcomes, deps) in &results {
-                    let split = |o: &Outcome| match *o {
-                        Outcome::Resolved { target, rung } => {
-                            (OUTCOME_RESOLVED, Some(target), Some(rung_code(rung)), None)
-                        }
-                        Outcome::Unresolved { candidates } => {
-                            (OUTCOME_UNRESOLVED, None, None, Some(i64::from(candidates)))
-                        }
-                        Outcome::External => (OUTCOME_EXTERNAL, None, None, None),
-                    };
-                    if let Some(&i) = from_memory.get(file) {
-                        let (_, facts, ids) = &extracted[i];
-                        for (ord, (r, o)) in facts.references.iter().zip(outcomes).enumerate() {
-                            let (outcome, target, rung, candidates) = split(o);
-                            insert_ref
-                                .execute(params![
-                                    file,
-                                    ref_kind_code(r.kind),
-                                    r.name,
-                                    r.receiver,
-                                    r.pos.line,
-                                    r.pos.column,
-                                    r.enclosing.and_then(|e| ids.get(e).copied()),
-                                    outcome,
-                                    target,
-                                    rung,
-                                    candidates,
-                                    ord as i64
-                                ])
-                                .map_err(sql)?;
-                        }
-                    } else if let Some(refs) = work_by_file.get(file) {
-                        for ((ord, _), o) in refs.iter().zip(outcomes) {
-                            let (outcome, target, rung, candidates) = split(o);
-                            update_ref
-                                .execute(params![ord, outcome, target, rung, candidates, file])
-                                .map_err(sql)?;
-                        }
+                let mut rest = work.into_iter();
+                loop {
+                    let chunk: Vec<Work> = rest.by_ref().take(RESOLVE_CHUNK).collect();
+                    if chunk.is_empty() {
+                        break;
                     }
-                    delete_deps.execute([file]).map_err(sql)?;
-                    for key in &deps.keys {
-                        let id = match key_ids.get(key) {
-                            Some(id) => *id,
-                            None => {
-                                let id = match find_key
-                                    .query_row([key], |r| r.get::<_, i64>(0))
-                                    .optional()
-                                    .map_err(sql)?
-                                {
-                                    Some(id) => id,
-                                    None => {
-                                        insert_key.execute([key]).map_err(sql)?;
-                                        tx.last_insert_rowid()
-                                    }
-                                };
-                                key_ids.insert(key.clone(), id);
-                                id
+                    let results = resolve_chunk(&chunk);
+                    // `results` is in the order of `chunk`.
+                    for ((file, outcomes, deps), (_, ords, refs)) in results.iter().zip(&chunk) {
+                        let split = |o: &Outcome| match *o {
+                            Outcome::Resolved { target, rung } => {
+                                (OUTCOME_RESOLVED, Some(target), Some(rung_code(rung)), None)
                             }
+                            Outcome::Unresolved { candidates } => {
+                                (OUTCOME_UNRESOLVED, None, None, Some(i64::from(candidates)))
+                            }
+                            Outcome::External => (OUTCOME_EXTERNAL, None, None, None),
                         };
-                        insert_dep.execute(params![id, file]).map_err(sql)?;
+                        match ords {
+                            None => {
+                                for (ord, (r, o)) in refs.iter().zip(outcomes).enumerate() {
+                                    let (outcome, target, rung, candidates) = split(o);
+                                    insert_ref
+                                        .execute(params![
+                                            file,
+                                            ref_kind_code(r.kind),
+                                            r.name,
+                                            r.receiver,
+                                            r.pos.line,
+                                            r.pos.column,
+                                            r.enclosing,
+                                            outcome,
+                                            target,
+                                            rung,
+                                            candidates,
+                                            ord as i64
+                                        ])
+                                        .map_err(sql)?;
+                                }
+                            }
+                            Some(ords) => {
+                                for (ord, o) in ords.iter().zip(outcomes) {
+                                    let (outcome, target, rung, candidates) = split(o);
+                                    update_ref
+                                        .execute(params![
+                                            ord, outcome, target, rung, candidates, file
+                                        ])
+                                        .map_err(sql)?;
+                                }
+                            }
+                        }
+                        delete_deps.execute([file]).map_err(sql)?;
+                        for key in &deps.keys {
+                            let id = match key_ids.get(key) {
+                                Some(id) => *id,
+                                None => {
+                                    let id = match find_key
+                                        .query_row([key], |r| r.get::<_, i64>(0))
+                                        .optional()
+                                        .map_err(sql)?
+                                    {
+                                        Some(id) => id,
+                                        None => {
+                                            insert_key.execute([key]).map_err(sql)?;
+                                            tx.last_insert_rowid()
+                                        }
+                                    };
+                                    key_ids.insert(key.clone(), id);
+                                    id
+                                }
+                            };
+                            insert_dep.execute(params![id, file]).map_err(sql)?;
+                        }
                     }
                 }
             }
+            lap("resolved and written");
         }
         // Extracted files that were not re-resolved cannot exist (they are always targets).
         tx.execute(
@@ -921,7 +980,6 @@ impl Graph {
             [now_ms().to_string()],
         )
         .map_err(sql)?;
-        lap("outcomes written");
         tx.commit().map_err(sql)?;
         if stats.extracted + stats.removed > 256 || resolve_all {
             // A large change leaves a large write-ahead log: fold it into the index now.
@@ -930,6 +988,8 @@ impl Graph {
         lap("committed");
         if stats.extracted + stats.removed > 0 {
             self.stale = Some(Vec::new());
+            self.lines.borrow_mut().clear();
+            self.names.borrow_mut().take();
         }
         Ok(stats)
     }
@@ -984,21 +1044,7 @@ impl Graph {
              FROM defs d JOIN files f ON f.id = d.file_id",
             def_key.replace("{}", "d.parent_id")
         );
-        let mut stmt = self.conn.prepare(&q).map_err(&sql)?;
-        let rows = stmt
-            .query_map([], |r| {
-                let mut s = String::from("def");
-                for i in 0..16 {
-                    let v: rusqlite::types::Value = r.get(i)?;
-                    s.push(' ');
-                    s.push_str(&value_text(v));
-                }
-                Ok(s)
-            })
-            .map_err(&sql)?;
-        let mut defs: Vec<String> = rows.collect::<rusqlite::Result<_>>().map_err(&sql)?;
-        defs.sort();
-        out.extend(defs);
+        out.extend(self.rows_as_text("def", &q)?);
         let q = format!(
             "SELECT f.path, r.kind, r.name, IFNULL(r.receiver, ''), r.line, r.col,
                IFNULL({}, ''), r.outcome, IFNULL({}, ''), IFNULL(r.rung, ''),
@@ -1007,55 +1053,34 @@ impl Graph {
             def_key.replace("{}", "r.enclosing_id"),
             def_key.replace("{}", "r.target_id")
         );
-        let mut stmt = self.conn.prepare(&q).map_err(&sql)?;
-        let rows = stmt
-            .query_map([], |r| {
-                let mut s = String::from("ref");
-                for i in 0..11 {
-                    let v: rusqlite::types::Value = r.get(i)?;
-                    s.push(' ');
-                    s.push_str(&value_text(v));
-                }
-                Ok(s)
-            })
-            .map_err(&sql)?;
-        let mut refs: Vec<String> = rows.collect::<rusqlite::Result<_>>().map_err(&sql)?;
-        refs.sort();
-        out.extend(refs);
-        for (table, cols) in [(
+        out.extend(self.rows_as_text("ref", &q)?);
+        out.extend(self.rows_as_text(
             "imports",
-            "i.ord, i.module, IFNULL(i.name, ''), IFNULL(i.alias, ''), i.wildcard, i.line",
-        )] {
-            let q =
-                format!("SELECT f.path, {cols} FROM {table} i JOIN files f ON f.id = i.file_id");
-            let mut stmt = self.conn.prepare(&q).map_err(&sql)?;
-            let n = stmt.column_count();
-            let rows = stmt
-                .query_map([], |r| {
-                    let mut s = table.to_owned();
-                    for i in 0..n {
-                        let v: rusqlite::types::Value = r.get(i)?;
-                        s.push(' ');
-                        s.push_str(&value_text(v));
-                    }
-                    Ok(s)
-                })
-                .map_err(&sql)?;
-            let mut v: Vec<String> = rows.collect::<rusqlite::Result<_>>().map_err(&sql)?;
-            v.sort();
-            out.extend(v);
-        }
+            "SELECT f.path, i.ord, i.module, IFNULL(i.name, ''), IFNULL(i.alias, ''), i.wildcard,
+               i.line
+             FROM imports i JOIN files f ON f.id = i.file_id",
+        )?);
         let q = format!(
             "SELECT f.path, l.ord, l.name, IFNULL({}, ''), IFNULL(l.type_text, ''), IFNULL(l.value, ''),
                l.line, l.col
              FROM locals l JOIN files f ON f.id = l.file_id",
             def_key.replace("{}", "l.scope_id")
         );
-        let mut stmt = self.conn.prepare(&q).map_err(&sql)?;
+        out.extend(self.rows_as_text("local", &q)?);
+        Ok(out)
+    }
+}
+
+impl Graph {
+    /// Every row of `query` as `LABEL value value …`, sorted (for [`Graph::snapshot`]).
+    fn rows_as_text(&self, label: &str, query: &str) -> Result<Vec<String>> {
+        let sql = self.sql();
+        let mut stmt = self.conn.prepare(query).map_err(&sql)?;
+        let n = stmt.column_count();
         let rows = stmt
             .query_map([], |r| {
-                let mut s = String::from("local");
-                for i in 0..8 {
+                let mut s = label.to_owned();
+                for i in 0..n {
                     let v: rusqlite::types::Value = r.get(i)?;
                     s.push(' ');
                     s.push_str(&value_text(v));
@@ -1065,8 +1090,7 @@ impl Graph {
             .map_err(&sql)?;
         let mut v: Vec<String> = rows.collect::<rusqlite::Result<_>>().map_err(&sql)?;
         v.sort();
-        out.extend(v);
-        Ok(out)
+        Ok(v)
     }
 }
 
@@ -1574,13 +1598,18 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
     Ok(())
 }
 
-/// References of `files` as stored (id, reference).
-fn load_refs(
-    tx: &Connection,
-    files: &[FileId],
-    all: bool,
-) -> rusqlite::Result<Vec<(FileId, Vec<(Option<i64>, RefIn)>)>> {
-    let mut out: BTreeMap<FileId, Vec<(Option<i64>, RefIn)>> = BTreeMap::new();
+/// Files resolved (and their outcomes written) per round of a refresh.
+const RESOLVE_CHUNK: usize = 512;
+
+/// One file to resolve: its references, and their `ord`s when they are already stored
+/// (`None`: just extracted, to be inserted).
+type Work = (FileId, Option<Vec<i64>>, Vec<RefIn>);
+
+/// References of `files` as stored: each file's `ord`s and references.
+type StoredRefs = (FileId, Vec<i64>, Vec<RefIn>);
+
+fn load_refs(tx: &Connection, files: &[FileId], all: bool) -> rusqlite::Result<Vec<StoredRefs>> {
+    let mut out: BTreeMap<FileId, (Vec<i64>, Vec<RefIn>)> = BTreeMap::new();
     let row = |r: &rusqlite::Row<'_>| -> rusqlite::Result<(FileId, i64, RefIn)> {
         Ok((
             r.get(0)?,
@@ -1597,6 +1626,11 @@ fn load_refs(
             },
         ))
     };
+    let mut push = |(f, ord, rin): (FileId, i64, RefIn)| {
+        let entry = out.entry(f).or_default();
+        entry.0.push(ord);
+        entry.1.push(rin);
+    };
     let wanted: HashSet<FileId> = files.iter().copied().collect();
     if all {
         let mut stmt = tx.prepare(
@@ -1605,9 +1639,9 @@ fn load_refs(
         )?;
         let rows = stmt.query_map([], row)?;
         for r in rows {
-            let (f, id, rin) = r?;
-            if wanted.contains(&f) {
-                out.entry(f).or_default().push((Some(id), rin));
+            let r = r?;
+            if wanted.contains(&r.0) {
+                push(r);
             }
         }
     } else {
@@ -1618,15 +1652,14 @@ fn load_refs(
         for f in files {
             let rows = stmt.query_map([f], row)?;
             for r in rows {
-                let (f, id, rin) = r?;
-                out.entry(f).or_default().push((Some(id), rin));
+                push(r?);
             }
         }
     }
     for f in files {
         out.entry(*f).or_default();
     }
-    Ok(out.into_iter().collect())
+    Ok(out.into_iter().map(|(f, (o, r))| (f, o, r)).collect())
 }
 
 /// The index as a backing for a table: what an update's resolution looks up.

@@ -237,13 +237,11 @@ fn include_dirs(text: &str, root: &Path, dir: &str) -> Vec<String> {
                 let absolute = directory.join(&include);
                 if let Ok(rel) = absolute.strip_prefix(root) {
                     out.push(normalize(&rel.to_string_lossy()));
-                } else if let Ok(rel) = absolute.canonicalize().and_then(|a| {
+                } else if let Ok(Ok(rel)) = absolute.canonicalize().and_then(|a| {
                     Ok(a.strip_prefix(root.canonicalize()?)
                         .map(|r| r.to_path_buf()))
                 }) {
-                    if let Ok(rel) = rel {
-                        out.push(normalize(&rel.to_string_lossy()));
-                    }
+                    out.push(normalize(&rel.to_string_lossy()));
                 }
             }
         }

@@ -128,6 +128,9 @@ pub struct Stats {
     pub index_bytes: u64,
 }
 
+/// At most this many definitions are ranked by one `symbols` lookup.
+const MAX_CANDIDATES: usize = 5000;
+
 const SYMBOL_COLUMNS: &str =
     "d.id, d.name, d.kind, d.qname, f.path, d.name_line, d.name_col, d.line,
   d.end_line, d.col, (SELECT p.qname FROM defs p WHERE p.id = d.parent_id)";
@@ -265,25 +268,47 @@ impl Graph {
         if q.is_empty() {
             return Ok(self.answer(Vec::new()));
         }
-        // Exact and prefix hits use the name index; substring hits scan (bounded).
+        // The names that contain the query, best first (exact, then prefix, then
+        // substring; shorter first within each), looked up by the name index until
+        // `MAX_CANDIDATES` definitions are in hand.
+        let names = self.name_list()?;
+        let mut matched: Vec<(u8, &str)> = names
+            .iter()
+            .filter_map(|(lower, name)| {
+                let tier = if *lower == q {
+                    0
+                } else if lower.starts_with(&q) {
+                    1
+                } else if lower.contains(&q) {
+                    2
+                } else {
+                    return None;
+                };
+                Some((tier, name.as_str()))
+            })
+            .collect();
+        matched.sort_by(|a, b| (a.0, a.1.len(), a.1).cmp(&(b.0, b.1.len(), b.1)));
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
                 "SELECT {SYMBOL_COLUMNS},
                    (SELECT COUNT(*) FROM refs r WHERE r.target_id = d.id) AS uses
                  FROM defs d JOIN files f ON f.id = d.file_id
-                 WHERE d.name = ?1 OR (d.name >= ?2 AND d.name < ?3) OR d.name LIKE ?4
-                 LIMIT 5000"
+                 WHERE d.name = ?1"
             ))
             .map_err(self.q_err())?;
-        let exact_case = query.trim().to_owned();
-        let upper = format!("{exact_case}\u{10ffff}");
-        let rows = stmt
-            .query_map(
-                params![exact_case, exact_case, upper, format!("%{q}%")],
-                |r| Ok((symbol_row(r, 0)?, r.get::<_, i64>(11)?)),
-            )
-            .map_err(self.q_err())?;
+        let mut rows = Vec::new();
+        for (_, name) in matched {
+            if rows.len() >= MAX_CANDIDATES {
+                break;
+            }
+            let found = stmt
+                .query_map([name], |r| Ok((symbol_row(r, 0)?, r.get::<_, i64>(11)?)))
+                .map_err(self.q_err())?;
+            for row in found {
+                rows.push(row);
+            }
+        }
         let mut ranked: Vec<Ranked> = Vec::new();
         for row in rows {
             let (symbol, uses) = row.map_err(self.q_err())?;
@@ -316,6 +341,29 @@ impl Graph {
             })
             .collect();
         Ok(self.answer(ranked))
+    }
+
+    /// Every distinct definition name and its lower-case form (cached until the index
+    /// changes).
+    fn name_list(&self) -> Result<crate::index::NameList> {
+        if let Some(names) = self.names.borrow().as_ref() {
+            return Ok(names.clone());
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT name FROM defs")
+            .map_err(self.q_err())?;
+        let names: Vec<(String, String)> = stmt
+            .query_map([], |r| {
+                let name: String = r.get(0)?;
+                Ok((name.to_lowercase(), name))
+            })
+            .map_err(self.q_err())?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(self.q_err())?;
+        let names = std::sync::Arc::new(names);
+        *self.names.borrow_mut() = Some(names.clone());
+        Ok(names)
     }
 
     /// The definitions of one file in order (outer before inner; `parent` gives nesting).
@@ -360,11 +408,11 @@ impl Graph {
     fn sites(&self, target: DefId, kind: Option<RefKind>) -> Result<Vec<Site>> {
         let mut stmt = self
             .conn
-            .prepare_cached(&format!(
+            .prepare_cached(
                 "SELECT f.path, r.line, r.col, r.kind, r.receiver, r.rung, r.enclosing_id
                  FROM refs r JOIN files f ON f.id = r.file_id
-                 WHERE r.target_id = ?1 ORDER BY f.path, r.line, r.col"
-            ))
+                 WHERE r.target_id = ?1 ORDER BY f.path, r.line, r.col",
+            )
             .map_err(self.q_err())?;
         let rows = stmt
             .query_map([target], |r| {

@@ -97,6 +97,9 @@ pub fn family(language: &LanguageSpec) -> &'static str {
 
 type Lazy<K, V> = Mutex<HashMap<K, Arc<V>>>;
 
+/// A local binding and the definition it is local to.
+type ScopedLocal = (Local, Option<DefId>);
+
 /// No backing: everything is loaded (a table that can be shared between threads).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoBacking;
@@ -126,7 +129,7 @@ pub struct Table<B = NoBacking> {
     names: HashMap<String, Arc<Vec<Def>>>,
     defs: HashMap<DefId, Def>,
     imports: HashMap<FileId, Arc<Vec<Import>>>,
-    locals: HashMap<FileId, Arc<Vec<(Local, Option<DefId>)>>>,
+    locals: HashMap<FileId, Arc<Vec<ScopedLocal>>>,
     backing: Option<B>,
     lazy_names: Lazy<String, Vec<Def>>,
     lazy_defs: Mutex<HashMap<DefId, Option<Def>>>,

@@ -4,6 +4,8 @@
 //! callers at the default confidence. Goals: precision ≥ 0.95 and recall ≥ 0.80 for Python
 //! (requests) and Go (cobra); TypeScript (zod) and Rust (semver) are reported.
 
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
 mod common;
 
 use std::collections::{BTreeMap, HashMap};
@@ -89,7 +91,7 @@ fn score(project: &str) -> Option<Score> {
             .filter(|d| d.kind.is_callable())
             .min_by_key(|d| d.line.abs_diff(line));
         let Some(ours) = ours.filter(|d| d.line.abs_diff(line) <= 2) else {
-            for ((p, l), _) in &expected {
+            for (p, l) in expected.keys() {
                 s.false_negatives.push(format!(
                     "{p}:{l} -> {name} ({path}:{line}) [definition not found]"
                 ));

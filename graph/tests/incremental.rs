@@ -2,6 +2,8 @@
 //! through `update(paths)` or `refresh()`, leaves the index equal row for row to a clean
 //! build of the final tree.
 
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
 mod common;
 
 use std::path::Path;

@@ -106,10 +106,8 @@ pub fn run(root: &Path, names: &[String]) -> Result<()> {
             .map_err(|e| format!("{} is not JSON: {e}", out.display()))?;
         key["project"] = serde_json::Value::from(*name);
         key["version"] = serde_json::Value::from(project.version);
-        let text =
-            serde_json::to_string_pretty(&key).map_err(|e| format!("cannot write the key: {e}"))?;
-        std::fs::write(&out, text + "\n")
-            .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+        let text = compact(&key)?;
+        std::fs::write(&out, text).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
         built.push(*name);
     }
     if built.is_empty() {
@@ -118,4 +116,28 @@ pub fn run(root: &Path, names: &[String]) -> Result<()> {
     }
     eprintln!("graph-keys: built {}", built.join(", "));
     Ok(())
+}
+
+/// A key as JSON with one definition per line (diffs stay readable): the other fields first,
+/// one per line, then `definitions`, each compact.
+fn compact(key: &serde_json::Value) -> Result<String> {
+    let fields = key
+        .as_object()
+        .ok_or("an answer key must be a JSON object")?;
+    let mut out = String::from("{\n");
+    for (name, value) in fields.iter().filter(|(name, _)| *name != "definitions") {
+        out.push_str(&format!(
+            "  {}: {value},\n",
+            serde_json::Value::from(name.as_str())
+        ));
+    }
+    out.push_str("  \"definitions\": [\n");
+    let definitions = fields
+        .get("definitions")
+        .and_then(|d| d.as_array())
+        .ok_or("an answer key has no `definitions` list")?;
+    let lines: Vec<String> = definitions.iter().map(|d| format!("    {d}")).collect();
+    out.push_str(&lines.join(",\n"));
+    out.push_str("\n  ]\n}\n");
+    Ok(out)
 }

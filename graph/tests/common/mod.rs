@@ -1,6 +1,7 @@
 //! Shared helpers: a tree written to a temporary folder and indexed with a private cache.
 
 #![allow(dead_code)]
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 use std::path::Path;
 
