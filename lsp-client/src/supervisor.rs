@@ -968,44 +968,17 @@ fn describe_skipped(skipped: &[Skipped]) -> Vec<String> {
         .collect()
 }
 
-/// Folders of `workspace` (the root itself, and a few levels down) that hold a marker.
+/// Folders of `workspace` (the root itself, and a few levels down) that hold a marker; the
+/// workspace walk decides which folders are looked in (no hidden, ignored or dependency ones).
 pub(crate) fn marker_roots(workspace: &Path, markers: &[String]) -> Vec<PathBuf> {
     if markers.is_empty() {
         return vec![workspace.to_path_buf()];
     }
-    let mut found = Vec::new();
-    let mut queue = VecDeque::from([(workspace.to_path_buf(), 0usize)]);
-    let mut visited = 0;
-    while let Some((dir, depth)) = queue.pop_front() {
-        visited += 1;
-        if visited > 2000 {
-            break;
-        }
-        if markers.iter().any(|m| dir.join(m).exists()) {
-            found.push(dir.clone());
-        }
-        if depth >= 4 {
-            continue;
-        }
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut subdirs: Vec<PathBuf> = entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter(|e| {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                !name.starts_with('.')
-                    && !matches!(
-                        name.as_ref(),
-                        "node_modules" | "target" | "venv" | "__pycache__" | "build" | "dist"
-                    )
-            })
-            .map(|e| e.path())
-            .collect();
-        subdirs.sort();
-        queue.extend(subdirs.into_iter().map(|d| (d, depth + 1)));
-    }
-    found
+    cc_workspace::walk::Walk::new(workspace)
+        .max_depth(4)
+        .limit(20_000)
+        .dirs()
+        .map(|dir| dir.path)
+        .filter(|dir| markers.iter().any(|m| dir.join(m).exists()))
+        .collect()
 }
