@@ -1,10 +1,11 @@
-//! The fifteen built-in languages, each from its crates.io grammar, and [`Languages`], the
-//! parser set that looks them up by name or by file extension.
+//! The search rules of the fifteen languages of the shared table ([`cc_languages`]: names,
+//! aliases, extensions, grammars), and [`Languages`], the parser set that looks them up by
+//! name or by file extension.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use tree_sitter_language::LanguageFn;
+use cc_languages::LanguageSpec;
 
 use crate::language::{ContextKind, Language, Scaffold};
 
@@ -28,10 +29,8 @@ macro_rules! s {
 /// A language described by data: one grammar plus its ladder and omission rules (each
 /// field is the [`Language`] method of the same name; [`base`] gives the defaults).
 pub struct BuiltinLanguage {
-    name: &'static str,
-    aliases: &'static [&'static str],
-    extensions: &'static [&'static str],
-    grammar: LanguageFn,
+    /// Name, aliases, extensions and grammar, from the shared table.
+    spec: &'static LanguageSpec,
     meta_char: Option<char>,
     fallback_sigil: Option<&'static str>,
     quote_metavariables: bool,
@@ -55,17 +54,10 @@ pub struct BuiltinLanguage {
     omittable_containers: &'static [&'static str],
 }
 
-/// A language with no aliases, one statement rung, and the common rules.
-fn base(
-    name: &'static str,
-    extensions: &'static [&'static str],
-    grammar: LanguageFn,
-) -> BuiltinLanguage {
+/// A language with one statement rung, and the common rules.
+fn base(spec: &'static LanguageSpec) -> BuiltinLanguage {
     BuiltinLanguage {
-        name,
-        aliases: &[],
-        extensions,
-        grammar,
+        spec,
         meta_char: None,
         fallback_sigil: None,
         quote_metavariables: false,
@@ -88,8 +80,8 @@ fn base(
 impl std::fmt::Debug for BuiltinLanguage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BuiltinLanguage")
-            .field("name", &self.name)
-            .field("extensions", &self.extensions)
+            .field("name", &self.spec.name)
+            .field("extensions", &self.spec.extensions)
             .finish_non_exhaustive()
     }
 }
@@ -97,7 +89,12 @@ impl std::fmt::Debug for BuiltinLanguage {
 impl BuiltinLanguage {
     /// Other names the language answers to (`py`, `golang`, `cs`, …).
     pub fn aliases(&self) -> &[&str] {
-        self.aliases
+        self.spec.aliases
+    }
+
+    /// The entry of the shared language table.
+    pub fn spec(&self) -> &'static LanguageSpec {
+        self.spec
     }
 }
 
@@ -111,15 +108,15 @@ const COMMON_FIELDS: &[&str] = &[
 
 impl Language for BuiltinLanguage {
     fn name(&self) -> &str {
-        self.name
+        self.spec.name
     }
 
     fn extensions(&self) -> &[&str] {
-        self.extensions
+        self.spec.extensions
     }
 
     fn grammar(&self) -> tree_sitter::Language {
-        self.grammar.into()
+        self.spec.grammar()
     }
 
     fn meta_char(&self) -> Option<char> {
@@ -200,7 +197,6 @@ impl Language for BuiltinLanguage {
 
 fn python() -> BuiltinLanguage {
     BuiltinLanguage {
-        aliases: &["py"],
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Statement, "", ""),
@@ -209,13 +205,12 @@ fn python() -> BuiltinLanguage {
         ],
         omittable_fields: &["alternative", "cause", "return_type", "type_parameters"],
         omittable_kinds: &["decorator", "else_clause", "finally_clause"],
-        ..base("python", &["py", "pyi"], tree_sitter_python::LANGUAGE)
+        ..base(&cc_languages::PYTHON)
     }
 }
 
 fn rust() -> BuiltinLanguage {
     BuiltinLanguage {
-        aliases: &["rs"],
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Statement, "fn __cc() {\n", "\n}"),
@@ -233,22 +228,17 @@ fn rust() -> BuiltinLanguage {
             "function_modifiers",
             "where_clause",
         ],
-        ..base("rust", &["rs"], tree_sitter_rust::LANGUAGE)
+        ..base(&cc_languages::RUST)
     }
 }
 
 fn javascript() -> BuiltinLanguage {
     BuiltinLanguage {
-        aliases: &["js", "jsx"],
         scaffolds: JS_LADDER,
         member_first: &["static", "get", "set", "#"],
         omittable_fields: &["alternative", "finalizer", "decorator"],
         omittable_kinds: &["decorator"],
-        ..base(
-            "javascript",
-            &["js", "mjs", "cjs", "jsx"],
-            tree_sitter_javascript::LANGUAGE,
-        )
+        ..base(&cc_languages::JAVASCRIPT)
     }
 }
 
@@ -278,7 +268,6 @@ const TS_MEMBER_FIRST: &[&str] = &[
 
 fn typescript() -> BuiltinLanguage {
     BuiltinLanguage {
-        aliases: &["ts"],
         scaffolds: JS_LADDER,
         member_first: TS_MEMBER_FIRST,
         omittable_fields: &[
@@ -289,27 +278,19 @@ fn typescript() -> BuiltinLanguage {
             "type_parameters",
         ],
         omittable_kinds: &["decorator", "accessibility_modifier", "override_modifier"],
-        ..base(
-            "typescript",
-            &["ts", "mts", "cts"],
-            tree_sitter_typescript::LANGUAGE_TYPESCRIPT,
-        )
+        ..base(&cc_languages::TYPESCRIPT)
     }
 }
 
 fn tsx() -> BuiltinLanguage {
     BuiltinLanguage {
-        name: "tsx",
-        aliases: &[],
-        extensions: &["tsx"],
-        grammar: tree_sitter_typescript::LANGUAGE_TSX,
+        spec: &cc_languages::TSX,
         ..typescript()
     }
 }
 
 fn go() -> BuiltinLanguage {
     BuiltinLanguage {
-        aliases: &["golang"],
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Statement, "package __cc\nfunc __cc() {\n", "\n}"),
@@ -319,7 +300,7 @@ fn go() -> BuiltinLanguage {
             s!(TopLevel, "package __cc\n", ""),
         ],
         omittable_fields: &["result", "type_parameters", "alternative"],
-        ..base("go", &["go"], tree_sitter_go::LANGUAGE)
+        ..base(&cc_languages::GO)
     }
 }
 
@@ -341,13 +322,12 @@ fn c() -> BuiltinLanguage {
             "attribute_declaration",
             "storage_class_specifier",
         ],
-        ..base("c", &["c", "h"], tree_sitter_c::LANGUAGE)
+        ..base(&cc_languages::C)
     }
 }
 
 fn cpp() -> BuiltinLanguage {
     BuiltinLanguage {
-        aliases: &["c++", "cxx"],
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Expression, "auto __cc = ", ";"),
@@ -364,13 +344,7 @@ fn cpp() -> BuiltinLanguage {
             "storage_class_specifier",
             "virtual",
         ],
-        ..base(
-            "cpp",
-            &[
-                "cpp", "cc", "cxx", "c++", "hpp", "hh", "hxx", "h++", "ipp", "tpp",
-            ],
-            tree_sitter_cpp::LANGUAGE,
-        )
+        ..base(&cc_languages::CPP)
     }
 }
 
@@ -417,7 +391,7 @@ fn java() -> BuiltinLanguage {
         ],
         omittable_children: &[("object_creation_expression", "class_body")],
         omittable_containers: &["modifiers"],
-        ..base("java", &["java"], tree_sitter_java::LANGUAGE)
+        ..base(&cc_languages::JAVA)
     }
 }
 
@@ -436,20 +410,19 @@ fn dart() -> BuiltinLanguage {
         member_preferred_kinds: &["local_function_declaration"],
         omittable_fields: &["alternative", "return_type", "type_parameters"],
         omittable_kinds: &["annotation", "finally_clause", "type_parameters"],
-        ..base("dart", &["dart"], tree_sitter_dart::LANGUAGE)
+        ..base(&cc_languages::DART)
     }
 }
 
 fn bash() -> BuiltinLanguage {
     BuiltinLanguage {
-        aliases: &["sh", "shell"],
         // Bash names are ASCII (`for µV in` does not parse); `$NAME` in lower case stays a
         // parameter expansion, since it is not a metavariable.
         meta_char: Some('_'),
         wrappers: &[],
         omittable_fields: &[],
         omittable_kinds: &["elif_clause", "else_clause"],
-        ..base("bash", &["sh", "bash"], tree_sitter_bash::LANGUAGE)
+        ..base(&cc_languages::BASH)
     }
 }
 
@@ -459,13 +432,12 @@ fn json() -> BuiltinLanguage {
         scaffolds: &[s!(Expression, "", ""), s!(ClassMember, "{", "}")],
         wrappers: &[],
         omittable_fields: &[],
-        ..base("json", &["json"], tree_sitter_json::LANGUAGE)
+        ..base(&cc_languages::JSON)
     }
 }
 
 fn ruby() -> BuiltinLanguage {
     BuiltinLanguage {
-        aliases: &["rb"],
         meta_char: Some(MICRO),
         // A constant where Ruby wants one (`class $C < $P`).
         fallback_sigil: Some("Z"),
@@ -486,11 +458,7 @@ fn ruby() -> BuiltinLanguage {
         ],
         omittable_fields: &["alternative"],
         omittable_kinds: &["else", "ensure"],
-        ..base(
-            "ruby",
-            &["rb", "rake", "gemspec"],
-            tree_sitter_ruby::LANGUAGE,
-        )
+        ..base(&cc_languages::RUBY)
     }
 }
 
@@ -512,7 +480,6 @@ const CSHARP_MEMBER_FIRST: &[&str] = &[
 
 fn c_sharp() -> BuiltinLanguage {
     BuiltinLanguage {
-        aliases: &["csharp", "cs", "c#"],
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Statement, "class __Cc {\nvoid __cc() {\n", "\n}\n}"),
@@ -537,7 +504,7 @@ fn c_sharp() -> BuiltinLanguage {
             "modifier",
             "finally_clause",
         ],
-        ..base("c_sharp", &["cs"], tree_sitter_c_sharp::LANGUAGE)
+        ..base(&cc_languages::C_SHARP)
     }
 }
 
@@ -556,7 +523,6 @@ const KOTLIN_MEMBER_FIRST: &[&str] = &[
 
 fn kotlin() -> BuiltinLanguage {
     BuiltinLanguage {
-        aliases: &["kt"],
         meta_char: Some(MICRO),
         scaffolds: &[
             s!(Statement, "fun __cc() {\n", "\n}"),
@@ -590,18 +556,35 @@ fn kotlin() -> BuiltinLanguage {
             ("getter", ":"),
         ],
         omittable_containers: &["modifiers"],
-        ..base("kotlin", &["kt", "kts"], tree_sitter_kotlin_ng::LANGUAGE)
+        ..base(&cc_languages::KOTLIN)
     }
 }
 
-/// A language name the parser set does not know.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown language `{name}`; use one of: {}", .known.join(", "))]
-pub struct UnknownLanguage {
-    /// The name asked for.
-    pub name: String,
-    /// The canonical names the set knows.
-    pub known: Vec<String>,
+/// A language name the parser set does not know (the shared table's error).
+pub use cc_languages::UnknownLanguage;
+
+/// The search rules of a language of the shared table, or `None` for one structural search
+/// has no rules for.
+fn rules_for(spec: &'static LanguageSpec) -> Option<BuiltinLanguage> {
+    let rules = match spec.name {
+        "python" => python(),
+        "rust" => rust(),
+        "javascript" => javascript(),
+        "typescript" => typescript(),
+        "tsx" => tsx(),
+        "go" => go(),
+        "c" => c(),
+        "cpp" => cpp(),
+        "java" => java(),
+        "dart" => dart(),
+        "bash" => bash(),
+        "json" => json(),
+        "ruby" => ruby(),
+        "c_sharp" => c_sharp(),
+        "kotlin" => kotlin(),
+        _ => return None,
+    };
+    Some(rules)
 }
 
 /// The parser set: the languages a search may use, looked up by name or file extension.
@@ -617,41 +600,27 @@ impl Default for Languages {
 }
 
 impl Languages {
-    /// The fifteen built-in languages.
+    /// The fifteen languages of the shared table, with their search rules.
     pub fn builtin() -> Self {
-        let languages = vec![
-            python(),
-            rust(),
-            javascript(),
-            typescript(),
-            tsx(),
-            go(),
-            c(),
-            cpp(),
-            java(),
-            dart(),
-            bash(),
-            json(),
-            ruby(),
-            c_sharp(),
-            kotlin(),
-        ];
         Languages {
-            languages: languages.into_iter().map(Arc::new).collect(),
+            languages: cc_languages::TABLE
+                .iter()
+                .filter_map(|spec| rules_for(spec))
+                .map(Arc::new)
+                .collect(),
         }
     }
 
     /// Canonical names, in a stable order.
     pub fn names(&self) -> Vec<&str> {
-        self.languages.iter().map(|l| l.name).collect()
+        self.languages.iter().map(|l| l.spec.name).collect()
     }
 
     /// The language called `name` (canonical name or alias, any case).
     pub fn by_name(&self, name: &str) -> Option<Arc<dyn Language>> {
-        let wanted = name.trim().to_ascii_lowercase().replace('-', "_");
         self.languages
             .iter()
-            .find(|l| l.name == wanted || l.aliases.contains(&wanted.as_str()))
+            .find(|l| l.spec.answers_to(name))
             .map(|l| l.clone() as Arc<dyn Language>)
     }
 
@@ -665,10 +634,10 @@ impl Languages {
 
     /// The language of a file, from its extension.
     pub fn for_path(&self, path: &Path) -> Option<Arc<dyn Language>> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        let spec = cc_languages::for_path(path)?;
         self.languages
             .iter()
-            .find(|l| l.extensions.contains(&ext.as_str()))
+            .find(|l| l.spec == spec)
             .map(|l| l.clone() as Arc<dyn Language>)
     }
 }
@@ -683,7 +652,7 @@ mod tests {
             let mut parser = tree_sitter::Parser::new();
             parser
                 .set_language(&language.grammar())
-                .unwrap_or_else(|e| panic!("{}: {e}", language.name));
+                .unwrap_or_else(|e| panic!("{}: {e}", language.spec.name));
         }
     }
 

@@ -89,30 +89,15 @@ pub struct FileMatches {
     pub exhausted: usize,
 }
 
-/// A tree-sitter parser that keeps its language between files.
-#[derive(Default)]
+/// A tree-sitter parser that keeps its language between files (the shared parser of
+/// [`cc_languages`], given a structural [`Language`]).
+#[derive(Debug, Default)]
 pub struct SourceParser {
-    parser: tree_sitter::Parser,
-    language: Option<String>,
-}
-
-impl std::fmt::Debug for SourceParser {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SourceParser")
-            .field("language", &self.language)
-            .finish()
-    }
+    parser: cc_languages::Parser,
 }
 
 /// The grammar refused to load, or the parser gave up.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("could not parse as {language}: {reason}")]
-pub struct ParseError {
-    /// The language.
-    pub language: String,
-    /// Why.
-    pub reason: String,
-}
+pub use cc_languages::ParseError;
 
 impl SourceParser {
     /// A parser with no language set yet.
@@ -126,19 +111,8 @@ impl SourceParser {
         language: &dyn Language,
         source: &[u8],
     ) -> Result<tree_sitter::Tree, ParseError> {
-        let fail = |reason: String| ParseError {
-            language: language.name().to_owned(),
-            reason,
-        };
-        if self.language.as_deref() != Some(language.name()) {
-            self.parser
-                .set_language(&language.grammar())
-                .map_err(|e| fail(e.to_string()))?;
-            self.language = Some(language.name().to_owned());
-        }
         self.parser
-            .parse(source, None)
-            .ok_or_else(|| fail("the parser returned no tree".to_owned()))
+            .parse_grammar(language.name(), &language.grammar(), source)
     }
 }
 
@@ -169,35 +143,7 @@ fn merge_parts(parts: &[Range<usize>], source: &[u8]) -> Vec<Range<usize>> {
     out
 }
 
-/// How many `ERROR` and missing nodes a tree has (an `ERROR` counted once, whatever it
-/// holds), and the 1-based line of the first. Only subtrees that hold an error are walked.
-pub fn syntax_errors(tree: &tree_sitter::Tree) -> (usize, Option<usize>) {
-    let mut count = 0;
-    let mut first = None;
-    let mut cursor = tree.walk();
-    if !cursor.node().has_error() {
-        return (0, None);
-    }
-    loop {
-        let node = cursor.node();
-        let bad = node.is_error() || node.is_missing();
-        if bad {
-            count += 1;
-            first.get_or_insert(node.start_position().row + 1);
-        }
-        if !bad && node.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return (count, first);
-            }
-        }
-    }
-}
+pub use cc_languages::syntax_errors;
 
 impl Pattern {
     /// Every match of the pattern in `source`, nested ones included.

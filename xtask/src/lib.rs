@@ -7,11 +7,14 @@
 //! - `cargo xtask ci` — what `.ci/run` runs: peers, fmt, clippy, tests, leaked-process check.
 //!   See [`ci`].
 //! - `cargo xtask bench [NAME...]` — benchmarks into `BENCHMARKS.md`. See [`bench`].
+//! - `cargo xtask graph-keys [PROJECT...]` — the code graph's answer keys from real language
+//!   servers. See [`graph_keys`].
 //!
 //! The logic lives in this library so that it is unit-tested; `main.rs` only parses arguments.
 
 pub mod bench;
 pub mod ci;
+pub mod graph_keys;
 pub mod leak;
 pub mod peers;
 pub mod projects;

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use xtask::{bench, ci, peers, util};
+use xtask::{bench, ci, graph_keys, peers, util};
 
 fn usage() -> String {
     let mut s = String::from(
@@ -13,7 +13,8 @@ fn usage() -> String {
          peers --path    print only the PATH entries holding the project-local peers\n  \
          tour            peers, then `cc-harness tour` (release build): the main job\n  \
          ci              peers, fmt, clippy, tests with the peers on PATH, leak check\n  \
-         bench [NAME...] run benchmark families and update BENCHMARKS.md\n\
+         bench [NAME...] run benchmark families and update BENCHMARKS.md\n  \
+         graph-keys [P…] build the code graph's answer keys from real language servers\n\
          \n\
          benchmark families:\n",
     );
@@ -50,6 +51,10 @@ fn main() -> ExitCode {
         ["bench", names @ ..] if !names.iter().any(|n| n.starts_with('-')) => {
             let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
             bench::run(&root, &names)
+        }
+        ["graph-keys", names @ ..] => {
+            let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+            graph_keys::run(&root, &names)
         }
         ["help" | "-h" | "--help"] => {
             print!("{}", usage());

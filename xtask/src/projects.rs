@@ -83,6 +83,12 @@ pub const PROJECTS: &[Project] = &[
         package: "golang-github-spf13-pflag-dev",
         keep: "/usr/share/gocode/src/github.com/spf13/pflag",
     }, "1.0.6~git20210604-d5e0c0615ace-1"),
+    // The code graph's Go accuracy project: cobra's module tree (its one non-test
+    // dependency, pflag, is the project above; answer keys are built in GOPATH mode).
+    project("cobra", "go", Debian {
+        package: "golang-github-spf13-cobra-dev",
+        keep: "/usr/share/gocode/src/github.com/spf13/cobra",
+    }, "1.6.1-1"),
     // A C library of many sources around one header (third_party/cmark).
     project("cmarkgfm", "c", PyPi("cmarkgfm"), "2025.10.22"),
     // Kotlin and Java Android sources (android/src/main/java), TypeScript beside them.

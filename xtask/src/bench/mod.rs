@@ -32,6 +32,7 @@
 pub mod criterion;
 mod dap;
 mod framing;
+mod graph;
 mod kernel;
 mod lsp;
 mod structural;
@@ -81,6 +82,11 @@ pub const FAMILIES: &[Family] = &[
         name: "structural",
         about: "ast_grep vs ast-grep over the CPython standard library: time, RSS, counts",
         run: structural::run,
+    },
+    Family {
+        name: "graph",
+        about: "code graph index over the CPython and Go stdlibs vs ast-grep and ctags",
+        run: graph::run,
     },
 ];
 

@@ -61,12 +61,14 @@ wall = time.perf_counter() - start\n\
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n\
 print(wall, usage.ru_maxrss, code, usage.ru_utime + usage.ru_stime)\n";
 
-struct Measured {
-    wall: f64,
+pub(super) struct Measured {
+    pub wall: f64,
     /// User plus system time: steadier than wall time on a shared machine.
-    cpu: f64,
-    rss_kib: u64,
-    output: String,
+    pub cpu: f64,
+    pub rss_kib: u64,
+    /// The child's exit code.
+    pub code: i32,
+    pub output: String,
 }
 
 pub fn run(ctx: &Context) -> Result<String> {
@@ -86,7 +88,7 @@ pub fn run(ctx: &Context) -> Result<String> {
         std::fs::remove_dir_all(&corpus)
             .map_err(|e| format!("cannot clear {}: {e}", corpus.display()))?;
     }
-    let (files, bytes) = copy_tree(&stdlib, &corpus)?;
+    let (files, bytes) = copy_tree(&stdlib, &corpus, "py")?;
     let not_utf8 = non_utf8_sources(&corpus)?;
     eprintln!("structural: building cc-harness (release)");
     let mut build = ctx.cargo();
@@ -211,7 +213,7 @@ pub fn run(ctx: &Context) -> Result<String> {
 }
 
 /// The 1-minute load average, as `/proc/loadavg` gives it (the machine may be shared).
-fn load_average() -> String {
+pub(super) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|text| text.split_whitespace().next().map(str::to_owned))
@@ -244,13 +246,18 @@ fn total_of(output: &str) -> Result<usize> {
         .ok_or_else(|| format!("cc-harness answered without `total`: {value}"))
 }
 
-fn median(values: impl Iterator<Item = f64>) -> f64 {
+pub(super) fn median(values: impl Iterator<Item = f64>) -> f64 {
     let mut v: Vec<f64> = values.collect();
     v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-fn measure(python: &Path, dir: &Path, argv: &[OsString], path: &OsString) -> Result<Measured> {
+pub(super) fn measure(
+    python: &Path,
+    dir: &Path,
+    argv: &[OsString],
+    path: &OsString,
+) -> Result<Measured> {
     let out_file = dir
         .parent()
         .unwrap_or(dir)
@@ -272,9 +279,10 @@ fn measure(python: &Path, dir: &Path, argv: &[OsString], path: &OsString) -> Res
         ));
     }
     let fields: Vec<&str> = captured.stdout.split_whitespace().collect();
-    let (Some(wall), Some(rss), Some(cpu)) = (
+    let (Some(wall), Some(rss), Some(code), Some(cpu)) = (
         fields.first().and_then(|w| w.parse::<f64>().ok()),
         fields.get(1).and_then(|r| r.parse::<u64>().ok()),
+        fields.get(2).and_then(|c| c.parse::<i32>().ok()),
         fields.get(3).and_then(|c| c.parse::<f64>().ok()),
     ) else {
         return Err(format!(
@@ -288,11 +296,12 @@ fn measure(python: &Path, dir: &Path, argv: &[OsString], path: &OsString) -> Res
         wall,
         cpu,
         rss_kib: rss,
+        code,
         output,
     })
 }
 
-fn stdlib_dir(python: &Path, path: &OsString) -> Result<PathBuf> {
+pub(super) fn stdlib_dir(python: &Path, path: &OsString) -> Result<PathBuf> {
     let mut cmd = Command::new(python);
     cmd.args([
         "-c",
@@ -312,8 +321,8 @@ fn stdlib_dir(python: &Path, path: &OsString) -> Result<PathBuf> {
 }
 
 /// Copies `from` to `to`, skipping `site-packages` and `__pycache__`; returns the number and
-/// total size of the `.py` files copied.
-fn copy_tree(from: &Path, to: &Path) -> Result<(usize, u64)> {
+/// total size of the files copied whose extension is `ext`.
+pub(super) fn copy_tree(from: &Path, to: &Path, ext: &str) -> Result<(usize, u64)> {
     let mut files = 0;
     let mut bytes = 0;
     let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
@@ -336,7 +345,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(usize, u64)> {
             } else if kind.is_file() {
                 let copied = std::fs::copy(entry.path(), &target)
                     .map_err(|e| format!("cannot copy {}: {e}", entry.path().display()))?;
-                if Path::new(&name).extension().is_some_and(|e| e == "py") {
+                if Path::new(&name).extension().is_some_and(|e| e == ext) {
                     files += 1;
                     bytes += copied;
                 }

@@ -1,0 +1,305 @@
+//! Builds an answer key for the graph's accuracy tests from a real language server: every
+//! function and method the server's `documentSymbol` lists in the project's files, and its
+//! `references` restricted to call sites (the reference is followed by `(`, after optional
+//! type arguments). Run through `cargo xtask graph-keys`, which writes
+//! `graph/tests/keys/<project>.json`.
+//!
+//! ```text
+//! cargo run --release -p cc-graph --example answer_key -- ROOT LANGUAGE OUT.json [LSP_TOML]
+//! ```
+//!
+//! LSP_TOML is an `[lsp]` section (as in `.cc/tools.toml`) for the server: extra paths,
+//! environment. The key records the server, the files and each definition with its callers
+//! as `[path, line]` (1-based), paths relative to ROOT.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cc_lsp_client::{PositionEncoding, Supervisor};
+use serde_json::{json, Value};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+fn extensions(language: &str) -> &'static [&'static str] {
+    match language {
+        "python" => &["py"],
+        "go" => &["go"],
+        "typescript" => &["ts"],
+        "rust" => &["rs"],
+        _ => &[],
+    }
+}
+
+/// Function-like symbol kinds: Method, Constructor, Function.
+fn is_function(kind: u64) -> bool {
+    matches!(kind, 6 | 9 | 12)
+}
+
+struct Def {
+    name: String,
+    path: String,
+    line: u32,
+    character: u32,
+    /// For a constructor: where its class's name is (the class's call sites construct it).
+    class: Option<(u32, u32)>,
+}
+
+/// Where every symbol's name is, (path, 0-based line, character): a reference there is a
+/// declaration (an overload, a re-declaration), not a call.
+type Declared = std::collections::HashSet<(String, u64, u64)>;
+
+fn collect(
+    symbols: &[Value],
+    path: &str,
+    out: &mut Vec<Def>,
+    declared: &mut Declared,
+    class: Option<(u32, u32)>,
+) {
+    for s in symbols {
+        let kind = s["kind"].as_u64().unwrap_or(0);
+        // DocumentSymbol (hierarchical) or SymbolInformation (flat).
+        let range = if s.get("selectionRange").is_some() {
+            &s["selectionRange"]
+        } else {
+            &s["location"]["range"]
+        };
+        declared.insert((
+            path.to_owned(),
+            range["start"]["line"].as_u64().unwrap_or(0),
+            range["start"]["character"].as_u64().unwrap_or(0),
+        ));
+        if is_function(kind) {
+            let raw = s["name"].as_str().unwrap_or("");
+            // gopls names methods `(*T).M`; TypeScript servers `constructor`.
+            let name = raw.rsplit('.').next().unwrap_or(raw).to_owned();
+            let constructor = kind == 9 || name == "__init__";
+            out.push(Def {
+                name,
+                path: path.to_owned(),
+                line: range["start"]["line"].as_u64().unwrap_or(0) as u32,
+                character: range["start"]["character"].as_u64().unwrap_or(0) as u32,
+                class: if constructor { class } else { None },
+            });
+        }
+        // Class (5) and struct (23): their constructors' call sites are the class's.
+        let here = matches!(kind, 5 | 23).then(|| {
+            (
+                range["start"]["line"].as_u64().unwrap_or(0) as u32,
+                range["start"]["character"].as_u64().unwrap_or(0) as u32,
+            )
+        });
+        if let Some(children) = s["children"].as_array() {
+            collect(children, path, out, declared, here);
+        }
+    }
+}
+
+/// Whether the text after a reference's range is a call: `(`, after blanks and type
+/// arguments (`<T>`, `[T]`, `::<T>`).
+fn is_call(line_text: &str, end_byte: usize) -> bool {
+    let rest = line_text.get(end_byte..).unwrap_or("");
+    let mut chars = rest.trim_start().chars().peekable();
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix("::").unwrap_or(rest);
+    if rest.starts_with('(') {
+        return true;
+    }
+    let _ = chars.next();
+    for (open, close) in [('<', '>'), ('[', ']')] {
+        if rest.starts_with(open) {
+            let mut depth = 0;
+            for (i, c) in rest.char_indices() {
+                if c == open {
+                    depth += 1;
+                } else if c == close {
+                    depth -= 1;
+                    if depth == 0 {
+                        return rest[i + 1..].trim_start().starts_with('(');
+                    }
+                }
+            }
+        }
+    }
+    false
+}
+
+async fn references(
+    server: &cc_lsp_client::LanguageServer,
+    uri: &str,
+    line: u32,
+    character: u32,
+) -> Vec<Value> {
+    server
+        .request(
+            "textDocument/references",
+            json!({
+                "textDocument": {"uri": uri},
+                "position": {"line": line, "character": character},
+                "context": {"includeDeclaration": false},
+            }),
+            TIMEOUT,
+        )
+        .await
+        .ok()
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
+}
+
+fn byte_of(line: &str, character: u32, encoding: PositionEncoding) -> usize {
+    cc_lsp_client::position::byte_offset(line, character, encoding)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [root, language, out, rest @ ..] = args.as_slice() else {
+        return Err("usage: answer_key ROOT LANGUAGE OUT.json [LSP_TOML]".into());
+    };
+    let root = PathBuf::from(root).canonicalize()?;
+    let section: Option<toml::Value> = match rest.first() {
+        Some(text) => Some(toml::from_str::<toml::Table>(text)?.into()),
+        None => None,
+    };
+    let supervisor = Supervisor::from_section(&root, section.as_ref());
+    let exts = extensions(language);
+    let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(&root)
+        .build()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(|e| e.into_path())
+        .filter(|p| {
+            p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| exts.contains(&e))
+                && !p.to_string_lossy().ends_with(".d.ts")
+        })
+        .collect();
+    files.sort();
+    let rel = |p: &Path| {
+        p.strip_prefix(&root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    let mut texts: BTreeMap<String, String> = BTreeMap::new();
+    let mut defs = Vec::new();
+    let mut declared = Declared::new();
+    let mut server_name = String::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file)?;
+        let (family, _) = supervisor.route(file).map_err(|u| u.reason)?;
+        let language_id = family.language_id(file);
+        let server = supervisor.server_for(file).await.map_err(|u| u.reason)?;
+        server_name = server.name().to_owned();
+        server.ensure_synced(file, &text, &language_id)?;
+        server.wait_ready(TIMEOUT).await;
+        let uri = cc_lsp_client::uri::path_to_uri(file);
+        let symbols = server
+            .request(
+                "textDocument/documentSymbol",
+                json!({"textDocument": {"uri": uri}}),
+                TIMEOUT,
+            )
+            .await?;
+        let mut found = Vec::new();
+        collect(
+            symbols.as_array().map(Vec::as_slice).unwrap_or_default(),
+            &rel(file),
+            &mut found,
+            &mut declared,
+            None,
+        );
+        eprintln!("{}: {} functions", rel(file), found.len());
+        defs.extend(found);
+        texts.insert(rel(file), text);
+    }
+    let mut keyed = Vec::new();
+    for def in &defs {
+        let file = root.join(&def.path);
+        let server = supervisor.server_for(&file).await.map_err(|u| u.reason)?;
+        let encoding = server.encoding();
+        let uri = cc_lsp_client::uri::path_to_uri(&file);
+        let mut refs = references(&server, &uri, def.line, def.character).await;
+        if let Some((line, character)) = def.class {
+            refs.extend(references(&server, &uri, line, character).await);
+        }
+        // An import that renames the function (`import f as g`, `{ f as g }`): the uses of
+        // the new name are the function's uses too.
+        let mut all = refs.clone();
+        for r in &refs {
+            let Some(path) = r["uri"].as_str().and_then(cc_lsp_client::uri::uri_to_path) else {
+                continue;
+            };
+            let line = r["range"]["end"]["line"].as_u64().unwrap_or(0);
+            let end = r["range"]["end"]["character"].as_u64().unwrap_or(0) as u32;
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let Some(line_text) = text.lines().nth(line as usize) else {
+                continue;
+            };
+            let after = &line_text[byte_of(line_text, end, encoding).min(line_text.len())..];
+            let Some(alias) = after.trim_start().strip_prefix("as ") else {
+                continue;
+            };
+            let alias = alias.trim_start();
+            let alias_start = line_text.len() - alias.len();
+            let character = cc_lsp_client::position::units(&line_text[..alias_start], encoding);
+            let alias_uri = cc_lsp_client::uri::path_to_uri(&path);
+            all.extend(references(&server, &alias_uri, line as u32, character).await);
+        }
+        let mut seen = std::collections::HashSet::new();
+        all.retain(|r| seen.insert((r["uri"].to_string(), r["range"]["start"].to_string())));
+        let mut callers = Vec::new();
+        for r in &all {
+            let Some(path) = r["uri"].as_str().and_then(cc_lsp_client::uri::uri_to_path) else {
+                continue;
+            };
+            let Ok(inside) = path.strip_prefix(&root) else {
+                continue;
+            };
+            let rel_path = inside.to_string_lossy().replace('\\', "/");
+            let start = (
+                rel_path.clone(),
+                r["range"]["start"]["line"].as_u64().unwrap_or(0),
+                r["range"]["start"]["character"].as_u64().unwrap_or(0),
+            );
+            if declared.contains(&start) {
+                continue;
+            }
+            let line = r["range"]["end"]["line"].as_u64().unwrap_or(0) as usize;
+            let character = r["range"]["end"]["character"].as_u64().unwrap_or(0) as u32;
+            let text = match texts.get(&rel_path) {
+                Some(t) => t.clone(),
+                None => match std::fs::read_to_string(&path) {
+                    Ok(t) => t,
+                    Err(_) => continue,
+                },
+            };
+            let Some(line_text) = text.lines().nth(line) else {
+                continue;
+            };
+            if is_call(line_text, byte_of(line_text, character, encoding)) {
+                callers.push(json!([rel_path, line + 1]));
+            }
+        }
+        callers.sort_by_key(|c| c.to_string());
+        keyed.push(json!({
+            "name": def.name,
+            "path": def.path,
+            "line": def.line + 1,
+            "callers": callers,
+        }));
+    }
+    let key = json!({
+        "language": language,
+        "server": server_name,
+        "files": files.len(),
+        "definitions": keyed,
+    });
+    std::fs::write(out, serde_json::to_string_pretty(&key)? + "\n")?;
+    eprintln!("wrote {out}: {} definitions", keyed.len());
+    supervisor.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,135 @@
+//! The in-process rows of `cargo xtask bench graph`, printed as one JSON object per line:
+//!
+//! ```text
+//! cargo run --release -p cc-graph --example bench -- open ROOT CACHE
+//! cargo run --release -p cc-graph --example bench -- updates ROOT CACHE N
+//! cargo run --release -p cc-graph --example bench -- queries ROOT CACHE N
+//! ```
+//!
+//! `open` opens (building the index when CACHE is empty) and prints what it did; `updates`
+//! appends a function to N Python or Go files in turn, one `update` each (re-extraction and re-resolution
+//! of the file and its dependents), and prints the p50 and p95; `queries` looks up N
+//! definition names (spread over the index) with `symbols` and prints the p50 and p95.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use cc_graph::{Graph, GraphConfig};
+
+fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v.get(i).copied().unwrap_or(f64::NAN)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [mode, root, cache, rest @ ..] = args.as_slice() else {
+        return Err("usage: bench open|updates|queries ROOT CACHE [N]".into());
+    };
+    let n: usize = rest.first().and_then(|n| n.parse().ok()).unwrap_or(20);
+    let config = GraphConfig {
+        cache_dir: PathBuf::from(cache),
+        ..GraphConfig::default()
+    };
+    let started = Instant::now();
+    let (mut graph, stats) = Graph::open_with(root.as_ref(), config)?;
+    let open_seconds = started.elapsed().as_secs_f64();
+    match mode.as_str() {
+        "open" => {
+            let s = graph.stats()?;
+            println!(
+                "{}",
+                serde_json::json!({
+                    "seconds": open_seconds,
+                    "rebuilt": stats.rebuilt,
+                    "extracted": stats.extracted,
+                    "files": s.files,
+                    "definitions": s.definitions,
+                    "references": s.references,
+                    "edges": s.exact + s.import + s.package,
+                    "name_edges": s.name,
+                    "ambiguous": s.ambiguous,
+                    "index_bytes": s.index_bytes,
+                })
+            );
+        }
+        "updates" => {
+            // Python and Go files spread over the index, by path order (the addition is
+            // written in their language).
+            let mut files: Vec<String> = Vec::new();
+            let outline_root = graph.root().to_path_buf();
+            for entry in ignore::WalkBuilder::new(&outline_root).build().flatten() {
+                let p = entry.path();
+                let wanted = p.extension().is_some_and(|e| e == "py" || e == "go");
+                if wanted && entry.file_type().is_some_and(|t| t.is_file()) {
+                    if let Ok(rel) = p.strip_prefix(&outline_root) {
+                        files.push(rel.to_string_lossy().into_owned());
+                    }
+                }
+            }
+            files.sort();
+            let step = (files.len() / n.max(1)).max(1);
+            let mut times = Vec::new();
+            let mut re_resolved = Vec::new();
+            let mut slowest: Option<(String, f64)> = None;
+            for (i, rel) in files.iter().step_by(step).take(n).enumerate() {
+                let path = outline_root.join(rel);
+                let mut text = std::fs::read(&path)?;
+                let addition = match rel.rsplit('.').next() {
+                    Some("go") => format!("\nfunc benchAdded{i}() {{ benchAdded{i}() }}\n"),
+                    _ => format!("\n\ndef bench_added_{i}():\n    return bench_added_{i}()\n"),
+                };
+                text.extend_from_slice(addition.as_bytes());
+                std::fs::write(&path, &text)?;
+                let t = Instant::now();
+                let stats = graph.update(&[rel.as_str()])?;
+                let ms = t.elapsed().as_secs_f64() * 1000.0;
+                if slowest.as_ref().is_none_or(|(_, worst)| ms > *worst) {
+                    slowest = Some((rel.clone(), ms));
+                }
+                times.push(ms);
+                re_resolved.push(stats.re_resolved as f64);
+            }
+            println!(
+                "{}",
+                serde_json::json!({
+                    "updates": times.len(),
+                    "p50_ms": percentile(times.clone(), 0.5),
+                    "p95_ms": percentile(times.clone(), 0.95),
+                    "max_ms": percentile(times, 1.0),
+                    "re_resolved_p50": percentile(re_resolved.clone(), 0.5),
+                    "re_resolved_max": percentile(re_resolved, 1.0),
+                    "slowest": slowest.map(|(path, _)| path),
+                })
+            );
+        }
+        "queries" => {
+            let names: Vec<String> = {
+                let ranked = graph.rank(&[], 5000, cc_graph::DEFAULT_MIN_CONFIDENCE)?;
+                let all: Vec<String> = ranked.value.into_iter().map(|r| r.symbol.name).collect();
+                let step = (all.len() / n.max(1)).max(1);
+                all.into_iter().step_by(step).take(n).collect()
+            };
+            let mut times = Vec::new();
+            for name in &names {
+                let t = Instant::now();
+                let found = graph.symbols(name, 20)?;
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+                if found.value.is_empty() {
+                    return Err(format!("symbols({name}) found nothing").into());
+                }
+            }
+            println!(
+                "{}",
+                serde_json::json!({
+                    "queries": times.len(),
+                    "p50_ms": percentile(times.clone(), 0.5),
+                    "p95_ms": percentile(times, 0.95),
+                })
+            );
+        }
+        other => return Err(format!("unknown mode {other}").into()),
+    }
+    Ok(())
+}

@@ -1,0 +1,162 @@
+//! Queries a workspace's graph the way an agent would, printing text:
+//!
+//! ```text
+//! cargo run --release -p cc-graph --example query -- ROOT stats
+//! cargo run --release -p cc-graph --example query -- ROOT symbols QUERY
+//! cargo run --release -p cc-graph --example query -- ROOT outline PATH
+//! cargo run --release -p cc-graph --example query -- ROOT callers NAME [--all]
+//! cargo run --release -p cc-graph --example query -- ROOT callees NAME
+//! cargo run --release -p cc-graph --example query -- ROOT impact NAME [DEPTH]
+//! cargo run --release -p cc-graph --example query -- ROOT rank [FOCUS_PATH...]
+//! ```
+//!
+//! NAME is a name or qualified name (`Session.request`); several matches are all answered.
+
+use std::time::Instant;
+
+use cc_graph::{Graph, Symbol, DEFAULT_MIN_CONFIDENCE};
+
+fn show(s: &Symbol) -> String {
+    format!(
+        "{} {} ({}:{})",
+        s.kind.as_str(),
+        s.qualified_name,
+        s.path,
+        s.line
+    )
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (root, command, rest) = match args.as_slice() {
+        [root, command, rest @ ..] => (root, command.as_str(), rest),
+        _ => return Err("usage: query ROOT COMMAND [ARGS]".into()),
+    };
+    let started = Instant::now();
+    let (graph, stats) = Graph::open(root.as_ref())?;
+    eprintln!(
+        "opened in {:.2?}: {} files seen, {} extracted, {} re-resolved",
+        started.elapsed(),
+        stats.files_seen,
+        stats.extracted,
+        stats.re_resolved
+    );
+    let floor = if rest.iter().any(|a| a == "--all") {
+        0.0
+    } else {
+        DEFAULT_MIN_CONFIDENCE
+    };
+    let targets = |name: &str| graph.find(name, None);
+    match command {
+        "stats" => println!("{}", serde_json::to_string_pretty(&graph.stats()?)?),
+        "symbols" => {
+            let q = rest.first().ok_or("symbols QUERY")?;
+            let answer = graph.symbols(q, 20)?;
+            for r in &answer.value {
+                println!(
+                    "{:>7.1} {}  {}",
+                    r.score,
+                    show(&r.symbol),
+                    r.symbol.signature
+                );
+            }
+            println!("[{}]", answer.freshness.describe());
+        }
+        "outline" => {
+            let path = rest.first().ok_or("outline PATH")?;
+            let answer = graph.outline(path)?;
+            for s in &answer.value {
+                let depth = s.qualified_name.matches('.').count();
+                println!("{}{}  {}", "  ".repeat(depth), show(s), s.signature);
+            }
+            println!("[{}]", answer.freshness.describe());
+        }
+        "callers" => {
+            for target in targets(rest.first().ok_or("callers NAME")?)? {
+                let answer = graph.callers(target.id, floor)?;
+                println!("callers of {}: {}", show(&target), answer.value.sites.len());
+                for s in &answer.value.sites {
+                    println!(
+                        "  {}:{}:{} in {} [{} {:.1}]{}",
+                        s.path,
+                        s.line,
+                        s.column,
+                        s.caller
+                            .as_ref()
+                            .map_or("<top level>".into(), |c| c.qualified_name.clone()),
+                        s.rung.as_str(),
+                        s.confidence,
+                        s.receiver
+                            .as_ref()
+                            .map_or(String::new(), |r| format!(" receiver `{r}`"))
+                    );
+                }
+                if answer.value.below_floor > 0 {
+                    println!(
+                        "  ({} more below the confidence floor: name-only guesses)",
+                        answer.value.below_floor
+                    );
+                }
+                println!("[{}]", answer.freshness.describe());
+            }
+        }
+        "callees" => {
+            for target in targets(rest.first().ok_or("callees NAME")?)? {
+                let answer = graph.callees(target.id, floor)?;
+                println!("calls made by {}:", show(&target));
+                for c in &answer.value {
+                    let what = match (&c.target, &c.unresolved) {
+                        (Some(t), _) => {
+                            format!("{} [{}]", show(t), c.rung.map_or("", |r| r.as_str()))
+                        }
+                        (None, Some(why)) => format!("unresolved: {why}"),
+                        _ => String::new(),
+                    };
+                    println!(
+                        "  {}:{} {}{} -> {what}",
+                        c.line,
+                        c.column,
+                        c.receiver
+                            .as_ref()
+                            .map_or(String::new(), |r| format!("{r}.")),
+                        c.name
+                    );
+                }
+                println!("[{}]", answer.freshness.describe());
+            }
+        }
+        "impact" => {
+            let depth = rest.get(1).and_then(|d| d.parse().ok()).unwrap_or(3);
+            for target in targets(rest.first().ok_or("impact NAME")?)? {
+                let answer = graph.impact(target.id, depth, floor)?;
+                println!(
+                    "impact of {} (depth {depth}): {} dependents{}",
+                    show(&target),
+                    answer.value.dependents.len(),
+                    if answer.value.truncated {
+                        ", more beyond"
+                    } else {
+                        ""
+                    }
+                );
+                for d in &answer.value.dependents {
+                    println!("  {} {} [{:.1}]", d.depth, show(&d.symbol), d.confidence);
+                }
+                for (path, line) in &answer.value.top_level_uses {
+                    println!("  top-level use at {path}:{line}");
+                }
+                println!("[{}]", answer.freshness.describe());
+            }
+        }
+        "rank" => {
+            let focus: Vec<&str> = rest.iter().map(String::as_str).collect();
+            let answer = graph.rank(&focus, 25, floor)?;
+            for r in &answer.value {
+                println!("{:.5} {}", r.score, show(&r.symbol));
+            }
+            println!("[{}]", answer.freshness.describe());
+        }
+        other => return Err(format!("unknown command {other}").into()),
+    }
+    Ok(())
+}

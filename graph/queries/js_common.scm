@@ -1,0 +1,84 @@
+; JavaScript and TypeScript (both grammars): functions, classes, methods, calls, imports,
+; re-exports, constructed locals.
+
+(function_declaration
+  name: (identifier) @name) @definition.function
+(generator_function_declaration
+  name: (identifier) @name) @definition.function
+(class_declaration
+  name: (_) @name) @definition.class
+(method_definition
+  name: (_) @name) @definition.method
+
+(program
+  (lexical_declaration
+    (variable_declarator
+      name: (identifier) @name
+      value: [(arrow_function) (function_expression)]) @definition.function))
+(program
+  (export_statement
+    declaration: (lexical_declaration
+      (variable_declarator
+        name: (identifier) @name
+        value: [(arrow_function) (function_expression)]) @definition.function)))
+(program
+  (lexical_declaration
+    (variable_declarator
+      name: (identifier) @name) @definition.variable))
+(program
+  (export_statement
+    declaration: (lexical_declaration
+      (variable_declarator
+        name: (identifier) @name) @definition.variable)))
+(program
+  (variable_declaration
+    (variable_declarator
+      name: (identifier) @name) @definition.variable))
+
+(call_expression
+  function: (identifier) @name) @reference.call
+(call_expression
+  function: (member_expression
+    object: (_) @receiver
+    property: (_) @name)) @reference.call
+(new_expression
+  constructor: (identifier) @name) @reference.call
+(new_expression
+  constructor: (member_expression
+    object: (_) @receiver
+    property: (_) @name)) @reference.call
+
+(import_statement
+  (import_clause
+    (identifier) @import.name @import.alias)
+  source: (string) @import.module) @import
+(import_statement
+  (import_clause
+    (named_imports
+      (import_specifier
+        name: (_) @import.name
+        alias: (_)? @import.alias)))
+  source: (string) @import.module) @import
+(import_statement
+  (import_clause
+    (namespace_import (identifier) @import.alias))
+  source: (string) @import.module) @import
+(export_statement
+  "*" @import.wildcard
+  source: (string) @import.module) @import
+(export_statement
+  (export_clause
+    (export_specifier
+      name: (_) @import.name
+      alias: (_)? @import.alias))
+  source: (string) @import.module) @import
+
+(variable_declarator
+  name: (identifier) @name
+  value: (new_expression constructor: (_) @value)) @local
+(variable_declarator
+  name: (identifier) @name
+  value: (call_expression function: (_) @value)) @local
+(assignment_expression
+  left: (member_expression object: (this) property: (property_identifier)) @name
+  right: (new_expression constructor: (_) @value)) @local

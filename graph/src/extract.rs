@@ -1,0 +1,539 @@
+//! Extraction: one tags-style query per language (`queries/LANG.scm`), run with a
+//! [`tree_sitter::QueryCursor`] over the file's tree, turned into [`FileFacts`].
+//!
+//! # Capture names (the contract of every query file)
+//!
+//! | match holds | meaning | optional captures |
+//! |---|---|---|
+//! | `@definition.KIND` and `@name` | a definition (`KIND` is a [`DefKind`] name) | `@type`, `@returns`, `@owner`, `@self`, `@base` (any number) |
+//! | `@reference.call` and `@name` | a call site | `@receiver` |
+//! | `@reference.type` and `@name` | a type use | `@receiver` (a qualifier: `pkg.Type`) |
+//! | `@import` and `@import.module` | an import | `@import.name`, `@import.alias`, `@import.wildcard` |
+//! | `@local` and `@name` | a local binding | `@type`, `@value` (the callee of the call assigned) |
+//! | `@scope.owner` and `@owner` | definitions inside belong to `@owner` (Rust `impl`) | |
+//! | `@package` and `@name` | the file's package or namespace | |
+//!
+//! Several matches on the same definition node are merged (one may add `@self`, another a
+//! `@base`). Parents are the innermost definition whose span holds the definition; a
+//! reference's enclosing definition likewise.
+
+use std::collections::HashMap;
+
+use cc_languages::{LanguageSpec, Parser, QueryCache, QueryError};
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Node, QueryCursor};
+
+use crate::model::{DefKind, Definition, FileFacts, Import, Local, Pos, RefKind, Reference};
+
+/// The query file of a language, or `None` for a language without symbols (JSON).
+pub fn query_source(language: &LanguageSpec) -> Option<&'static str> {
+    Some(match language.name {
+        "python" => include_str!("../queries/python.scm"),
+        "go" => include_str!("../queries/go.scm"),
+        "rust" => include_str!("../queries/rust.scm"),
+        "javascript" => concat!(
+            include_str!("../queries/js_common.scm"),
+            include_str!("../queries/javascript.scm")
+        ),
+        "typescript" | "tsx" => concat!(
+            include_str!("../queries/js_common.scm"),
+            include_str!("../queries/typescript.scm")
+        ),
+        "c" => include_str!("../queries/c.scm"),
+        "cpp" => concat!(
+            include_str!("../queries/c.scm"),
+            include_str!("../queries/cpp.scm")
+        ),
+        "java" => include_str!("../queries/java.scm"),
+        "c_sharp" => include_str!("../queries/c_sharp.scm"),
+        "kotlin" => include_str!("../queries/kotlin.scm"),
+        "ruby" => include_str!("../queries/ruby.scm"),
+        "dart" => include_str!("../queries/dart.scm"),
+        "bash" => include_str!("../queries/bash.scm"),
+        _ => return None,
+    })
+}
+
+/// The separator of qualified names in a language.
+pub fn separator(language: &LanguageSpec) -> &'static str {
+    match language.name {
+        "rust" | "cpp" => "::",
+        _ => ".",
+    }
+}
+
+/// Why a file could not be extracted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExtractError {
+    #[error(transparent)]
+    Query(#[from] QueryError),
+    #[error(transparent)]
+    Parse(#[from] cc_languages::ParseError),
+    #[error("{0} has no symbol query")]
+    NoQuery(String),
+}
+
+/// The compiled query of a language (compiled once per process, in the shared cache).
+pub fn query_for(
+    language: &'static LanguageSpec,
+) -> Result<std::sync::Arc<tree_sitter::Query>, ExtractError> {
+    let source =
+        query_source(language).ok_or_else(|| ExtractError::NoQuery(language.name.into()))?;
+    Ok(QueryCache::global().get(language, "graph.tags", source)?)
+}
+
+/// Deepest tree a file may have before it is not extracted (its facts are then empty and the
+/// file is counted as a syntax error): tree-sitter's own walks are iterative, but a source
+/// nested this deep is generated, not written.
+const MAX_MATCHES_PER_FILE: usize = 2_000_000;
+
+/// Extracts the facts of one source.
+pub fn extract(
+    parser: &mut Parser,
+    language: &'static LanguageSpec,
+    source: &[u8],
+) -> Result<FileFacts, ExtractError> {
+    let query = query_for(language)?;
+    let tree = parser.parse(language, source)?;
+    let (errors, _) = cc_languages::syntax_errors(&tree);
+    let mut facts = Extractor::new(language, source, &query).run(&tree);
+    facts.syntax_errors = u32::try_from(errors).unwrap_or(u32::MAX);
+    Ok(facts)
+}
+
+#[derive(Default)]
+struct PendingDef {
+    kind: Option<DefKind>,
+    node: (usize, usize),
+    start: Pos,
+    end_line: u32,
+    name: Option<(String, Pos)>,
+    type_text: Option<String>,
+    returns: Option<String>,
+    owner: Option<String>,
+    self_name: Option<String>,
+    bases: Vec<String>,
+    signature: String,
+}
+
+struct Extractor<'a> {
+    language: &'static LanguageSpec,
+    source: &'a [u8],
+    query: &'a tree_sitter::Query,
+    names: Vec<&'a str>,
+}
+
+fn text<'s>(node: Node<'_>, source: &'s [u8]) -> &'s str {
+    std::str::from_utf8(source.get(node.byte_range()).unwrap_or_default()).unwrap_or("")
+}
+
+/// Whitespace collapsed (receivers and types written over several lines).
+fn collapse(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for (i, word) in s.split_whitespace().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// A type as written, reduced to its name: pointers, references, type arguments and
+/// qualifiers' generics removed (`*FlagSet` → `FlagSet`, `Foo<T>` → `Foo`, `&mut Self` →
+/// `Self`), the qualifier kept (`pflag.FlagSet`).
+pub fn type_name(written: &str) -> String {
+    let mut s = written.trim();
+    loop {
+        let before = s;
+        for prefix in ["*", "&", "mut ", "const ", "dyn ", "impl ", "[]", "..."] {
+            s = s.strip_prefix(prefix).unwrap_or(s).trim_start();
+        }
+        if s == before {
+            break;
+        }
+    }
+    let cut = s
+        .find(['<', '[', '(', '{', ' ', '|', '?', ','])
+        .unwrap_or(s.len());
+    s[..cut].trim_end_matches("::").to_owned()
+}
+
+impl<'a> Extractor<'a> {
+    fn new(
+        language: &'static LanguageSpec,
+        source: &'a [u8],
+        query: &'a tree_sitter::Query,
+    ) -> Self {
+        Extractor {
+            language,
+            source,
+            query,
+            names: query.capture_names().to_vec(),
+        }
+    }
+
+    fn signature(&self, node: Node<'_>) -> String {
+        let start = node.start_byte();
+        let rest = self.source.get(start..node.end_byte()).unwrap_or_default();
+        let line_end = memchr_newline(rest);
+        let line = String::from_utf8_lossy(&rest[..line_end]);
+        let line = line.trim();
+        if line.chars().count() > 200 {
+            line.chars().take(200).collect()
+        } else {
+            line.to_owned()
+        }
+    }
+
+    fn run(&self, tree: &tree_sitter::Tree) -> FileFacts {
+        let mut facts = FileFacts::default();
+        let mut defs: Vec<PendingDef> = Vec::new();
+        let mut def_at: HashMap<(usize, usize), usize> = HashMap::new();
+        // (byte range, owner) of owner scopes.
+        let mut owner_scopes: Vec<((usize, usize), String)> = Vec::new();
+        let mut refs: Vec<(usize, Reference)> = Vec::new();
+        let mut locals: Vec<(usize, Local)> = Vec::new();
+        let mut seen_refs: HashMap<(usize, u8), usize> = HashMap::new();
+
+        let mut cursor = QueryCursor::new();
+        let mut matches = cursor.matches(self.query, tree.root_node(), self.source);
+        let mut count = 0usize;
+        while let Some(m) = matches.next() {
+            count += 1;
+            if count > MAX_MATCHES_PER_FILE {
+                break;
+            }
+            let mut role: Option<(&str, Node<'_>)> = None;
+            let mut caps: Vec<(&str, Node<'_>)> = Vec::with_capacity(m.captures().len());
+            for c in m.captures() {
+                let name = self.names.get(c.index as usize).copied().unwrap_or("");
+                if name.starts_with("definition.")
+                    || name.starts_with("reference.")
+                    || name == "import"
+                    || name == "local"
+                    || name == "scope.owner"
+                    || name == "package"
+                {
+                    role = Some((name, c.node));
+                } else {
+                    caps.push((name, c.node));
+                }
+            }
+            let Some((role, node)) = role else { continue };
+            let cap = |wanted: &str| caps.iter().find(|(n, _)| *n == wanted).map(|(_, n)| *n);
+            let cap_text = |wanted: &str| cap(wanted).map(|n| collapse(text(n, self.source)));
+            if let Some(kind) = role.strip_prefix("definition.") {
+                let Some(kind) = DefKind::parse(kind) else {
+                    continue;
+                };
+                let key = (node.start_byte(), node.end_byte());
+                let index = *def_at.entry(key).or_insert_with(|| {
+                    defs.push(PendingDef {
+                        node: key,
+                        start: Pos::of(node.start_position()),
+                        end_line: Pos::of(node.end_position()).line,
+                        signature: self.signature(node),
+                        ..PendingDef::default()
+                    });
+                    defs.len() - 1
+                });
+                let def = &mut defs[index];
+                // A callable reading wins over a variable one (`const f = () => …`).
+                match def.kind {
+                    Some(k) if !kind.is_callable() || k.is_callable() => {}
+                    _ => def.kind = Some(kind),
+                }
+                if def.name.is_none() {
+                    if let Some(n) = cap("name") {
+                        let name = text(n, self.source).trim().to_owned();
+                        if !name.is_empty() {
+                            def.name = Some((name, Pos::of(n.start_position())));
+                        }
+                    }
+                }
+                if def.type_text.is_none() {
+                    def.type_text = cap_text("type");
+                }
+                if def.returns.is_none() {
+                    def.returns = cap_text("returns");
+                }
+                if def.owner.is_none() {
+                    def.owner = cap_text("owner")
+                        .map(|o| type_name(&o))
+                        .filter(|o| !o.is_empty());
+                }
+                if def.self_name.is_none() {
+                    def.self_name = cap_text("self");
+                }
+                for (n, base) in caps.iter().filter(|(n, _)| *n == "base") {
+                    let _ = n;
+                    let b = type_name(&collapse(text(*base, self.source)));
+                    if !b.is_empty() && !def.bases.contains(&b) {
+                        def.bases.push(b);
+                    }
+                }
+            } else if let Some(kind) = role.strip_prefix("reference.") {
+                let kind = match kind {
+                    "call" => RefKind::Call,
+                    "type" => RefKind::Type,
+                    _ => continue,
+                };
+                let Some(name_node) = cap("name") else {
+                    continue;
+                };
+                let name = text(name_node, self.source).trim();
+                if name.is_empty() {
+                    continue;
+                }
+                let receiver = cap_text("receiver").filter(|r| !r.is_empty());
+                // One reference per name node and kind; a pattern that saw a receiver wins.
+                match seen_refs.entry((name_node.start_byte(), kind as u8)) {
+                    std::collections::hash_map::Entry::Occupied(at) => {
+                        let existing = &mut refs[*at.get()].1;
+                        if existing.receiver.is_none() {
+                            existing.receiver = receiver;
+                        }
+                        continue;
+                    }
+                    std::collections::hash_map::Entry::Vacant(slot) => {
+                        slot.insert(refs.len());
+                    }
+                }
+                refs.push((
+                    name_node.start_byte(),
+                    Reference {
+                        kind,
+                        name: name.to_owned(),
+                        receiver,
+                        pos: Pos::of(name_node.start_position()),
+                        enclosing: None,
+                    },
+                ));
+            } else if role == "import" {
+                let Some(module) = cap_text("import.module") else {
+                    continue;
+                };
+                facts.imports.push(Import {
+                    module: module.trim_matches(['"', '\'', '<', '>', '`']).to_owned(),
+                    name: cap_text("import.name"),
+                    alias: cap_text("import.alias"),
+                    wildcard: cap("import.wildcard").is_some(),
+                    line: Pos::of(node.start_position()).line,
+                });
+            } else if role == "local" {
+                let Some(name) = cap_text("name") else {
+                    continue;
+                };
+                locals.push((
+                    node.start_byte(),
+                    Local {
+                        name,
+                        scope: None,
+                        type_text: cap_text("type"),
+                        value: cap_text("value"),
+                        pos: Pos::of(node.start_position()),
+                    },
+                ));
+            } else if role == "scope.owner" {
+                if let Some(owner) = cap_text("owner") {
+                    owner_scopes.push(((node.start_byte(), node.end_byte()), type_name(&owner)));
+                }
+            } else if role == "package" && facts.package.is_none() {
+                facts.package = cap_text("name");
+            }
+        }
+
+        if self.language.name == "rust" {
+            // `use a::{b::C}` gives the name `b::C`: the path part belongs to the module.
+            for import in &mut facts.imports {
+                if let Some(name) = import.name.take() {
+                    match name.rsplit_once("::") {
+                        Some((path, last)) => {
+                            import.module = format!("{}::{path}", import.module);
+                            import.name = Some(last.to_owned());
+                        }
+                        None if name == "self" => {
+                            // `use a::{self}` binds the module `a`.
+                            if import.alias.is_none() {
+                                import.alias = import.module.rsplit("::").next().map(str::to_owned);
+                            }
+                        }
+                        None => import.name = Some(name),
+                    }
+                }
+            }
+        }
+
+        // Definitions in document order, outer before inner; nameless ones dropped.
+        let mut pending: Vec<PendingDef> = defs
+            .into_iter()
+            .filter(|d| d.name.is_some() && d.kind.is_some())
+            .collect();
+        pending.sort_by_key(|d| (d.node.0, std::cmp::Reverse(d.node.1)));
+        let spans: Vec<(usize, usize)> = pending.iter().map(|d| d.node).collect();
+        let mut parents: Vec<Option<usize>> = Vec::with_capacity(spans.len());
+        for (i, span) in spans.iter().enumerate() {
+            let parent = innermost(&spans, &parents, i.checked_sub(1), span.0, Some(span.1));
+            parents.push(parent);
+        }
+        let sep = separator(self.language);
+        for (i, def) in pending.into_iter().enumerate() {
+            let (name, name_pos) = def.name.unwrap_or_default();
+            let mut kind = def.kind.unwrap_or(DefKind::Variable);
+            let parent = parents[i];
+            let owner = def.owner.or_else(|| {
+                owner_scopes
+                    .iter()
+                    .filter(|(span, _)| span.0 <= def.node.0 && def.node.1 <= span.1)
+                    .min_by_key(|(span, _)| span.1 - span.0)
+                    .map(|(_, o)| o.clone())
+            });
+            let parent_kind = parent
+                .and_then(|p| facts.definitions.get(p))
+                .map(|p: &Definition| p.kind);
+            if kind == DefKind::Function
+                && (owner.is_some() || parent_kind.is_some_and(DefKind::is_type))
+            {
+                kind = DefKind::Method;
+            }
+            if kind == DefKind::Variable && parent_kind.is_some_and(DefKind::is_type) {
+                kind = DefKind::Field;
+            }
+            if kind == DefKind::Variable
+                && self.language.name == "python"
+                && name.chars().any(|c| c.is_ascii_uppercase())
+                && !name.chars().any(|c| c.is_ascii_lowercase())
+            {
+                kind = DefKind::Constant;
+            }
+            let qualified_name = match (parent, &owner) {
+                (Some(p), _) => format!("{}{sep}{name}", facts.definitions[p].qualified_name),
+                (None, Some(o)) => format!("{o}{sep}{name}"),
+                (None, None) => name.clone(),
+            };
+            let self_name = def
+                .self_name
+                .filter(|_| kind == DefKind::Method)
+                .or_else(|| {
+                    (kind == DefKind::Method)
+                        .then_some(match self.language.name {
+                            "rust" | "python" => Some("self"),
+                            "go" | "c" | "bash" => None,
+                            "ruby" => Some("self"),
+                            _ => Some("this"),
+                        })
+                        .flatten()
+                        .map(str::to_owned)
+                });
+            facts.definitions.push(Definition {
+                name,
+                kind,
+                qualified_name,
+                start: def.start,
+                end_line: def.end_line,
+                name_pos,
+                signature: def.signature,
+                parent,
+                owner,
+                type_text: def.type_text,
+                returns: def.returns,
+                bases: def.bases,
+                self_name,
+                bytes: def.node,
+            });
+        }
+
+        let last_before = |byte: usize| -> Option<usize> {
+            let n = spans.partition_point(|s| s.0 <= byte);
+            n.checked_sub(1)
+        };
+        refs.sort_by_key(|(b, _)| *b);
+        // A definition's own name is not a use of it.
+        let def_names: std::collections::HashSet<Pos> =
+            facts.definitions.iter().map(|d| d.name_pos).collect();
+        refs.retain(|(_, r)| r.kind == RefKind::Call || !def_names.contains(&r.pos));
+        for (byte, mut r) in refs {
+            r.enclosing = innermost(&spans, &parents, last_before(byte), byte, None);
+            facts.references.push(r);
+        }
+        locals.sort_by_key(|(b, _)| *b);
+        for (byte, mut l) in locals {
+            l.scope = innermost(&spans, &parents, last_before(byte), byte, None);
+            // A binding that is the definition itself (a top-level `x = Foo()`) belongs to
+            // the definition's scope.
+            if let Some(def) = l.scope.and_then(|i| facts.definitions.get(i)) {
+                if matches!(
+                    def.kind,
+                    DefKind::Variable | DefKind::Constant | DefKind::Field
+                ) && def.name == l.name
+                {
+                    l.scope = def.parent;
+                }
+            }
+            facts.locals.push(l);
+        }
+        facts
+    }
+}
+
+/// The innermost of `spans` holding `byte` (and ending at or after `end`, for a span inside
+/// another), starting from `from`, the last span that starts at or before it, and walking up
+/// its parents: any span holding the place that starts before `from` encloses `from`.
+fn innermost(
+    spans: &[(usize, usize)],
+    parents: &[Option<usize>],
+    mut from: Option<usize>,
+    byte: usize,
+    end: Option<usize>,
+) -> Option<usize> {
+    while let Some(i) = from {
+        let (s, e) = spans[i];
+        let holds = match end {
+            Some(end) => s <= byte && end <= e && (s, e) != (byte, end),
+            None => s <= byte && byte < e,
+        };
+        if holds {
+            return Some(i);
+        }
+        from = parents.get(i).copied().flatten();
+    }
+    None
+}
+
+fn memchr_newline(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(bytes.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_language_with_symbols_has_a_query_that_compiles() {
+        let mut failures = Vec::new();
+        for language in cc_languages::TABLE {
+            match query_source(language) {
+                Some(_) => {
+                    if let Err(e) = query_for(language) {
+                        failures.push(e.to_string());
+                    }
+                }
+                None => assert_eq!(language.name, "json", "only JSON has no symbols"),
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn type_names_lose_pointers_generics_and_references() {
+        assert_eq!(type_name("*FlagSet"), "FlagSet");
+        assert_eq!(type_name("&mut Vec<u8>"), "Vec");
+        assert_eq!(type_name("pflag.FlagSet"), "pflag.FlagSet");
+        assert_eq!(type_name("[]*Flag"), "Flag");
+        assert_eq!(type_name("Optional[str]"), "Optional");
+    }
+}

@@ -1,0 +1,1679 @@
+//! The persistent index: one SQLite file per workspace root, brought up to date with the
+//! disk on [`Graph::open`] and [`Graph::refresh`], and by writers through
+//! [`Graph::update`].
+//!
+//! Opening stats every file (a parallel walk with `ignore`: `.gitignore` honoured, hidden
+//! files skipped, a size cap); a file whose size or modification time changed is hashed, and
+//! re-extracted when its hash changed. Definitions keep their ids when they keep their
+//! qualified name, so edges from unchanged files stay valid. Every file's resolution records
+//! the keys it read (the reverse-dependency table `deps`): the names it looked up, the paths
+//! it probed, the folders and packages it listed. After a change, the files whose keys
+//! intersect what changed (names defined before or after, paths added or removed, packages
+//! and folders whose members changed) are re-resolved with the changed files; a change to a
+//! configuration file (`go.mod`, `tsconfig.json`, …) re-resolves everything. The result is
+//! the index a clean build would write, row for row (`tests/incremental.rs`).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rayon::prelude::*;
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::config::GraphConfig;
+use crate::extract;
+use crate::model::{DefKind, FileFacts, Import, Local, RefKind};
+use crate::project::{self, Project};
+use crate::resolve::{self, Outcome, RefIn, Rung};
+use crate::table::{Backing, DefId, DefInfo, Deps, FileId, FileInfo, NoBacking, Table};
+
+/// Bumped whenever the tables or what extraction puts in them change: an index of another
+/// version is rebuilt from scratch.
+pub const SCHEMA_VERSION: i64 = 4;
+
+/// Why the index could not be opened or updated.
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    #[error("the index at {path} could not be used: {source}")]
+    Sqlite {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("cannot create the index folder {path}: {source}")]
+    CacheDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the workspace root {path} is not a readable folder: {source}")]
+    Root {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("invalid [graph] configuration: {0}")]
+    Config(String),
+    #[error("no symbol `{0}` in the index")]
+    UnknownSymbol(String),
+}
+
+pub(crate) type Result<T> = std::result::Result<T, GraphError>;
+
+/// What one refresh or update did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpdateStats {
+    /// Files stat'ed.
+    pub files_seen: usize,
+    /// Files read and hashed (size or time changed).
+    pub hashed: usize,
+    /// Files parsed and extracted again.
+    pub extracted: usize,
+    pub added: usize,
+    pub removed: usize,
+    /// Files whose references were resolved again (the changed ones and their dependents).
+    pub re_resolved: usize,
+    /// Files over the size cap, not indexed.
+    pub too_large: usize,
+    /// The whole index was rebuilt (new, another schema version, or another root).
+    pub rebuilt: bool,
+}
+
+/// How current the index is: every query result carries it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Freshness {
+    /// When the index was last compared with the disk (milliseconds since the epoch).
+    pub checked_at_ms: u64,
+    /// Files indexed.
+    pub files: usize,
+    /// Files changed on disk since then that the index does not reflect yet, when known
+    /// (a [`Graph::stale_files`] check); `None`: not checked since.
+    pub stale: Option<Vec<String>>,
+}
+
+impl Freshness {
+    /// One line for a text rendering.
+    pub fn describe(&self) -> String {
+        let age_ms = now_ms().saturating_sub(self.checked_at_ms);
+        let age = if age_ms < 2_000 {
+            format!("{age_ms} ms ago")
+        } else {
+            format!("{} s ago", age_ms / 1000)
+        };
+        match &self.stale {
+            Some(stale) if !stale.is_empty() => format!(
+                "index of {} files compared with the disk {age}; {} changed since: {}",
+                self.files,
+                stale.len(),
+                stale.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+            ),
+            _ => format!("index of {} files compared with the disk {age}", self.files),
+        }
+    }
+}
+
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The code graph of one workspace root.
+#[derive(Debug)]
+pub struct Graph {
+    pub(crate) root: PathBuf,
+    pub(crate) db_path: PathBuf,
+    pub(crate) conn: Connection,
+    pub(crate) config: GraphConfig,
+    pub(crate) checked_at_ms: u64,
+    pub(crate) stale: Option<Vec<String>>,
+    /// Lines of recently shown files (signatures are read from the file, not stored).
+    pub(crate) lines: std::cell::RefCell<HashMap<String, std::sync::Arc<Vec<String>>>>,
+    /// Every distinct definition name with its lower-case form, for substring lookups
+    /// (loaded on the first `symbols`, dropped when the index changes).
+    pub(crate) names: std::cell::RefCell<Option<NameList>>,
+}
+
+/// Every distinct definition name, with its lower-case form first.
+pub(crate) type NameList = std::sync::Arc<Vec<(String, String)>>;
+
+/// A file seen on disk.
+#[derive(Debug, Clone)]
+struct Seen {
+    rel: String,
+    size: u64,
+    mtime_ns: i64,
+}
+
+/// A file read and extracted.
+struct Fresh {
+    rel: String,
+    size: u64,
+    mtime_ns: i64,
+    hash: i64,
+    language: &'static cc_languages::LanguageSpec,
+    facts: FileFacts,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files(
+  id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL, hash INTEGER NOT NULL, language TEXT NOT NULL, package TEXT,
+  syntax_errors INTEGER NOT NULL);
+CREATE TABLE config_files(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+  hash INTEGER NOT NULL);
+CREATE TABLE defs(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
+  qname TEXT NOT NULL, parent_id INTEGER, owner TEXT, type_text TEXT, returns TEXT, bases TEXT,
+  self_name TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL, end_line INTEGER NOT NULL,
+  name_line INTEGER NOT NULL, name_col INTEGER NOT NULL);
+CREATE INDEX defs_name ON defs(name);
+CREATE INDEX defs_file ON defs(file_id);
+CREATE TABLE refs(
+  file_id INTEGER NOT NULL, ord INTEGER NOT NULL, kind INTEGER NOT NULL, name TEXT NOT NULL,
+  receiver TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL, enclosing_id INTEGER,
+  outcome INTEGER NOT NULL, target_id INTEGER, rung INTEGER, candidates INTEGER,
+  PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
+CREATE INDEX refs_target ON refs(target_id) WHERE target_id IS NOT NULL;
+CREATE TABLE imports(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, module TEXT NOT NULL,
+  name TEXT, alias TEXT, wildcard INTEGER NOT NULL, line INTEGER NOT NULL,
+  PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
+CREATE TABLE locals(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, name TEXT NOT NULL,
+  scope_id INTEGER, type_text TEXT, value TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL,
+  PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
+CREATE TABLE keys(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
+CREATE TABLE deps(key_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
+  PRIMARY KEY(key_id, file_id)) WITHOUT ROWID;
+CREATE INDEX deps_file ON deps(file_id);
+";
+
+const OUTCOME_RESOLVED: i64 = 0;
+const OUTCOME_UNRESOLVED: i64 = 1;
+const OUTCOME_EXTERNAL: i64 = 2;
+
+pub(crate) fn rung_code(r: Rung) -> i64 {
+    match r {
+        Rung::Exact => 0,
+        Rung::Import => 1,
+        Rung::Package => 2,
+        Rung::Name => 3,
+    }
+}
+
+pub(crate) fn rung_of(code: i64) -> Rung {
+    match code {
+        0 => Rung::Exact,
+        1 => Rung::Import,
+        2 => Rung::Package,
+        _ => Rung::Name,
+    }
+}
+
+fn ref_kind_code(k: RefKind) -> i64 {
+    match k {
+        RefKind::Call => 0,
+        RefKind::Type => 1,
+    }
+}
+
+pub(crate) fn ref_kind_of(code: i64) -> RefKind {
+    if code == 1 {
+        RefKind::Type
+    } else {
+        RefKind::Call
+    }
+}
+
+fn hash(bytes: &[u8]) -> i64 {
+    i64::from_ne_bytes(xxhash_rust::xxh3::xxh3_64(bytes).to_ne_bytes())
+}
+
+fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// A relative path with `/` separators, or `None` for one that is not UTF-8.
+fn relative(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let s = rel.to_str()?;
+    Some(s.replace('\\', "/"))
+}
+
+/// Whether a path is indexed: a language with symbols, or a configuration file.
+fn indexed_language(rel: &str) -> Option<&'static cc_languages::LanguageSpec> {
+    let language = cc_languages::for_path(Path::new(rel))?;
+    extract::query_source(language).map(|_| language)
+}
+
+impl Graph {
+    /// Opens (or builds) the index of `root` with the configuration of its
+    /// `.cc/tools.toml` `[graph]` section, and brings it up to date with the disk.
+    pub fn open(root: &Path) -> Result<(Graph, UpdateStats)> {
+        let config = GraphConfig::from_workspace(root)?;
+        Graph::open_with(root, config)
+    }
+
+    /// [`open`](Self::open) with an explicit configuration.
+    pub fn open_with(root: &Path, config: GraphConfig) -> Result<(Graph, UpdateStats)> {
+        let root = root.canonicalize().map_err(|source| GraphError::Root {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        let db_path = config.index_path(&root);
+        if let Some(dir) = db_path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| GraphError::CacheDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let sql = |source| GraphError::Sqlite {
+            path: db_path.clone(),
+            source,
+        };
+        let mut rebuilt = false;
+        let conn = match Self::connect(&db_path, &root) {
+            Ok(Some(conn)) => conn,
+            Ok(None) | Err(_) => {
+                // Another schema, another root, or an unreadable file: start over.
+                rebuilt = true;
+                for suffix in ["", "-wal", "-shm", "-journal"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", db_path.display()));
+                }
+                let conn = Connection::open(&db_path).map_err(sql)?;
+                Self::pragmas(&conn).map_err(sql)?;
+                conn.execute_batch(SCHEMA).map_err(sql)?;
+                conn.execute(
+                    "INSERT INTO meta(key, value) VALUES ('schema', ?1), ('root', ?2)",
+                    params![SCHEMA_VERSION.to_string(), root.to_string_lossy()],
+                )
+                .map_err(sql)?;
+                conn
+            }
+        };
+        let mut graph = Graph {
+            root,
+            db_path,
+            conn,
+            config,
+            checked_at_ms: 0,
+            stale: None,
+            lines: std::cell::RefCell::new(HashMap::new()),
+            names: std::cell::RefCell::new(None),
+        };
+        let mut stats = graph.refresh()?;
+        stats.rebuilt = rebuilt;
+        Ok((graph, stats))
+    }
+
+    fn pragmas(conn: &Connection) -> rusqlite::Result<()> {
+        conn.execute_batch(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;
+             PRAGMA cache_size=-8000;",
+        )
+    }
+
+    /// The existing index if it is of this schema and root.
+    fn connect(path: &Path, root: &Path) -> rusqlite::Result<Option<Connection>> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        let conn = Connection::open(path)?;
+        Self::pragmas(&conn)?;
+        let meta = |key: &str| -> rusqlite::Result<Option<String>> {
+            conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+                .optional()
+        };
+        let schema = meta("schema")?;
+        let stored_root = meta("root")?;
+        if schema.as_deref() != Some(&SCHEMA_VERSION.to_string())
+            || stored_root.as_deref() != Some(&*root.to_string_lossy())
+        {
+            return Ok(None);
+        }
+        Ok(Some(conn))
+    }
+
+    /// The workspace root (canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where the index file is.
+    pub fn index_path(&self) -> &Path {
+        &self.db_path
+    }
+
+    fn sql(&self) -> impl Fn(rusqlite::Error) -> GraphError + '_ {
+        move |source| GraphError::Sqlite {
+            path: self.db_path.clone(),
+            source,
+        }
+    }
+
+    /// How current the index is.
+    pub fn freshness(&self) -> Freshness {
+        let files = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM files", [], |r| r.get::<_, i64>(0))
+            .unwrap_or(0);
+        Freshness {
+            checked_at_ms: self.checked_at_ms,
+            files: usize::try_from(files).unwrap_or(0),
+            stale: self.stale.clone(),
+        }
+    }
+
+    /// Walks the root in parallel: every indexed source under the size cap, and the
+    /// configuration files.
+    fn walk(&self) -> (Vec<Seen>, Vec<Seen>, usize) {
+        let sources = Mutex::new(Vec::new());
+        let configs = Mutex::new(Vec::new());
+        let too_large = std::sync::atomic::AtomicUsize::new(0);
+        let max = self.config.max_file_bytes;
+        let root = self.root.clone();
+        ignore::WalkBuilder::new(&self.root)
+            .threads(self.config.threads())
+            .build_parallel()
+            .run(|| {
+                let root = root.clone();
+                let sources = &sources;
+                let configs = &configs;
+                let too_large = &too_large;
+                Box::new(move |entry| {
+                    let Ok(entry) = entry else {
+                        return ignore::WalkState::Continue;
+                    };
+                    if !entry.file_type().is_some_and(|t| t.is_file()) {
+                        return ignore::WalkState::Continue;
+                    }
+                    let Some(rel) = relative(&root, entry.path()) else {
+                        return ignore::WalkState::Continue;
+                    };
+                    let is_config = project::is_config(&rel);
+                    if !is_config && indexed_language(&rel).is_none() {
+                        return ignore::WalkState::Continue;
+                    }
+                    let Ok(meta) = entry.metadata() else {
+                        return ignore::WalkState::Continue;
+                    };
+                    let seen = Seen {
+                        rel,
+                        size: meta.len(),
+                        mtime_ns: mtime_ns(&meta),
+                    };
+                    if is_config {
+                        configs.lock().unwrap_or_else(|p| p.into_inner()).push(seen);
+                    } else if meta.len() > max {
+                        too_large.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    } else {
+                        sources.lock().unwrap_or_else(|p| p.into_inner()).push(seen);
+                    }
+                    ignore::WalkState::Continue
+                })
+            });
+        let mut sources = sources.into_inner().unwrap_or_else(|p| p.into_inner());
+        let mut configs = configs.into_inner().unwrap_or_else(|p| p.into_inner());
+        sources.sort_by(|a, b| a.rel.cmp(&b.rel));
+        configs.sort_by(|a, b| a.rel.cmp(&b.rel));
+        (sources, configs, too_large.into_inner())
+    }
+
+    /// The files on disk that changed since the index last saw them (without updating it);
+    /// recorded in the next results' [`Freshness`].
+    pub fn stale_files(&mut self) -> Result<Vec<String>> {
+        let (seen, _, _) = self.walk();
+        let known = self.known_files()?;
+        let mut stale = Vec::new();
+        let mut present = HashSet::new();
+        for s in &seen {
+            present.insert(s.rel.as_str());
+            match known.get(&s.rel) {
+                Some(k) if k.size == s.size && k.mtime_ns == s.mtime_ns => {}
+                _ => stale.push(s.rel.clone()),
+            }
+        }
+        for rel in known.keys() {
+            if !present.contains(rel.as_str()) {
+                stale.push(rel.clone());
+            }
+        }
+        stale.sort();
+        self.stale = Some(stale.clone());
+        Ok(stale)
+    }
+
+    fn known_files(&self) -> Result<HashMap<String, Known>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, path, size, mtime_ns, hash FROM files")
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(1)?,
+                    Known {
+                        id: r.get(0)?,
+                        size: r.get::<_, i64>(2)? as u64,
+                        mtime_ns: r.get(3)?,
+                        hash: r.get(4)?,
+                    },
+                ))
+            })
+            .map_err(self.sql())?;
+        let mut out = HashMap::new();
+        for row in rows {
+            let (path, known) = row.map_err(self.sql())?;
+            out.insert(path, known);
+        }
+        Ok(out)
+    }
+
+    /// Compares the whole tree with the index and brings it up to date.
+    pub fn refresh(&mut self) -> Result<UpdateStats> {
+        let (seen, configs, too_large) = self.walk();
+        let mut stats = self.apply(Some(seen), None, configs)?;
+        stats.too_large = too_large;
+        self.checked_at_ms = now_ms();
+        self.stale = Some(Vec::new());
+        Ok(stats)
+    }
+
+    /// Brings the given files (relative to the root or absolute inside it) up to date: for
+    /// writers, before they return, so that the index is never stale after their edits. A
+    /// path that no longer exists is removed from the index.
+    pub fn update<P: AsRef<Path>>(&mut self, paths: &[P]) -> Result<UpdateStats> {
+        let mut seen = Vec::new();
+        let mut configs_changed = false;
+        let mut named = BTreeSet::new();
+        for p in paths {
+            let p = p.as_ref();
+            let absolute = if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                self.root.join(p)
+            };
+            let rel = match relative(&self.root, &absolute) {
+                Some(r) => r,
+                None => match absolute
+                    .parent()
+                    .and_then(|d| d.canonicalize().ok())
+                    .and_then(|d| relative(&self.root, &d.join(absolute.file_name()?)))
+                {
+                    Some(r) => r,
+                    None => continue,
+                },
+            };
+            if project::is_config(&rel) {
+                configs_changed = true;
+                continue;
+            }
+            if indexed_language(&rel).is_none() {
+                continue;
+            }
+            named.insert(rel.clone());
+            if let Ok(meta) = std::fs::metadata(self.root.join(&rel)) {
+                if meta.is_file() && meta.len() <= self.config.max_file_bytes {
+                    seen.push(Seen {
+                        rel,
+                        size: meta.len(),
+                        mtime_ns: mtime_ns(&meta),
+                    });
+                }
+            }
+        }
+        let configs = if configs_changed {
+            self.walk().1
+        } else {
+            self.stored_configs()?
+        };
+        self.apply(None, Some((named, seen)), configs)
+    }
+
+    fn stored_configs(&self) -> Result<Vec<Seen>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, size, mtime_ns FROM config_files ORDER BY path")
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(Seen {
+                    rel: r.get(0)?,
+                    size: r.get::<_, i64>(1)? as u64,
+                    mtime_ns: r.get(2)?,
+                })
+            })
+            .map_err(self.sql())?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.sql())
+    }
+
+    /// The heart of every refresh and update: `all` is the whole tree as seen (a refresh),
+    /// `some` the named paths and those of them that exist (an update).
+    fn apply(
+        &mut self,
+        all: Option<Vec<Seen>>,
+        some: Option<(BTreeSet<String>, Vec<Seen>)>,
+        configs: Vec<Seen>,
+    ) -> Result<UpdateStats> {
+        let timing = std::env::var_os("CC_GRAPH_TIMING").is_some();
+        let started = std::time::Instant::now();
+        let lap = |what: &str| {
+            if timing {
+                eprintln!("graph: {what} at {:.1?}", started.elapsed());
+            }
+        };
+        let mut stats = UpdateStats::default();
+        let known = self.known_files()?;
+        lap("files known");
+        let refresh = all.is_some();
+        let (candidates, removed): (Vec<Seen>, Vec<String>) = match (all, some) {
+            (Some(seen), _) => {
+                let present: HashSet<&str> = seen.iter().map(|s| s.rel.as_str()).collect();
+                let removed = known
+                    .keys()
+                    .filter(|k| !present.contains(k.as_str()))
+                    .cloned()
+                    .collect();
+                (seen, removed)
+            }
+            (None, Some((named, seen))) => {
+                let present: HashSet<&str> = seen.iter().map(|s| s.rel.as_str()).collect();
+                let removed = named
+                    .iter()
+                    .filter(|n| !present.contains(n.as_str()) && known.contains_key(*n))
+                    .cloned()
+                    .collect();
+                (seen, removed)
+            }
+            (None, None) => (Vec::new(), Vec::new()),
+        };
+        stats.files_seen = candidates.len();
+        // Unchanged size and time: nothing to do on a refresh. A writer's named paths are
+        // always hashed (a rewrite within the clock's resolution keeps size and time).
+        let named = !refresh;
+        let changed: Vec<&Seen> = candidates
+            .iter()
+            .filter(|s| {
+                named
+                    || known
+                        .get(&s.rel)
+                        .is_none_or(|k| k.size != s.size || k.mtime_ns != s.mtime_ns)
+            })
+            .collect();
+        stats.hashed = changed.len();
+        let root = self.root.clone();
+        // Configuration files: any change re-resolves everything.
+        let stored_configs: Vec<(String, u64, i64)> = {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT path, size, mtime_ns FROM config_files ORDER BY path")
+                .map_err(self.sql())?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((r.get(0)?, r.get::<_, i64>(1)? as u64, r.get(2)?))
+                })
+                .map_err(self.sql())?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(self.sql())?
+        };
+        let config_now: Vec<(String, u64, i64)> = configs
+            .iter()
+            .map(|c| (c.rel.clone(), c.size, c.mtime_ns))
+            .collect();
+        let configs_changed = stored_configs != config_now;
+        let project = Project::read(
+            &self.root,
+            &config_now.iter().map(|c| c.0.clone()).collect::<Vec<_>>(),
+        );
+
+        let threads = self.config.threads().max(1);
+        let pool = self.pool();
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|source| GraphError::Sqlite {
+                path: self.db_path.clone(),
+                source,
+            })?;
+        let db_path = self.db_path.clone();
+        let sql = |source| GraphError::Sqlite {
+            path: db_path.clone(),
+            source,
+        };
+        if configs_changed {
+            tx.execute("DELETE FROM config_files", []).map_err(sql)?;
+            for c in &config_now {
+                let bytes = std::fs::read(self.root.join(&c.0)).unwrap_or_default();
+                tx.execute(
+                    "INSERT INTO config_files(path, size, mtime_ns, hash) VALUES (?1, ?2, ?3, ?4)",
+                    params![c.0, c.1 as i64, c.2, hash(&bytes)],
+                )
+                .map_err(sql)?;
+            }
+        }
+
+        let mut changed_keys: BTreeSet<String> = BTreeSet::new();
+        // The references of the files extracted, enclosing definitions as ids (the rest of
+        // their facts is in the index: a clean build holds only these).
+        let mut extracted: Vec<(FileId, Vec<RefIn>)> = Vec::new();
+        // Removed files.
+        for rel in &removed {
+            if let Some(k) = known.get(rel) {
+                note_file_keys(&tx, k.id, rel, &mut changed_keys).map_err(sql)?;
+                delete_file(&tx, k.id).map_err(sql)?;
+                stats.removed += 1;
+            }
+        }
+        let mut write = |seen: &Seen, fresh: Option<Fresh>| -> Result<()> {
+            let Some(fresh) = fresh else {
+                // Same bytes, new time: remember the time only.
+                if let Some(k) = known.get(&seen.rel) {
+                    tx.execute(
+                        "UPDATE files SET size = ?2, mtime_ns = ?3 WHERE id = ?1",
+                        params![k.id, seen.size as i64, seen.mtime_ns],
+                    )
+                    .map_err(sql)?;
+                }
+                return Ok(());
+            };
+            stats.extracted += 1;
+            let (file_id, def_ids) = match known.get(&fresh.rel) {
+                Some(k) => {
+                    let ids = rewrite_file(&tx, k.id, &fresh, &mut changed_keys).map_err(sql)?;
+                    (k.id, ids)
+                }
+                None => {
+                    stats.added += 1;
+                    let id = insert_file(&tx, &fresh).map_err(sql)?;
+                    let ids =
+                        insert_facts(&tx, id, &fresh.facts, &HashMap::new(), &mut changed_keys)
+                            .map_err(sql)?;
+                    changed_keys.insert(format!("p:{}", fresh.rel));
+                    changed_keys.insert(format!("d:{}", crate::table::parent_dir(&fresh.rel)));
+                    if let Some(p) = &fresh.facts.package {
+                        changed_keys
+                            .insert(format!("k:{}:{p}", crate::table::family(fresh.language)));
+                    }
+                    (id, ids)
+                }
+            };
+            let refs = fresh
+                .facts
+                .references
+                .into_iter()
+                .map(|r| RefIn {
+                    kind: r.kind,
+                    name: r.name,
+                    receiver: r.receiver,
+                    enclosing: r.enclosing.and_then(|e| def_ids.get(e).copied()),
+                    pos: r.pos,
+                })
+                .collect();
+            extracted.push((file_id, refs));
+            Ok(())
+        };
+        // Workers read and extract while this thread writes what they found, in the order
+        // of `changed` (ids follow path order whatever the timing): memory holds a few
+        // files' facts at a time, not the tree's.
+        let mut failure: Option<GraphError> = None;
+        let next = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            let (sender, receiver) = mpsc::sync_channel::<(usize, Option<Fresh>)>(threads * 16);
+            for _ in 0..threads.min(changed.len()) {
+                let sender = sender.clone();
+                let (next, changed, known, root) = (&next, &changed, &known, &root);
+                scope.spawn(move || {
+                    let mut parser = cc_languages::Parser::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(s) = changed.get(i) else { break };
+                        let fresh = read_and_extract(&mut parser, root, s, known.get(&s.rel));
+                        if sender.send((i, fresh)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(sender);
+            let mut pending: BTreeMap<usize, Option<Fresh>> = BTreeMap::new();
+            let mut want = 0;
+            'received: for (i, fresh) in receiver {
+                pending.insert(i, fresh);
+                while let Some(fresh) = pending.remove(&want) {
+                    let seen = changed[want];
+                    want += 1;
+                    if let Err(e) = write(seen, fresh) {
+                        // Dropping the receiver stops the workers.
+                        failure = Some(e);
+                        break 'received;
+                    }
+                }
+            }
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        lap("extracted");
+
+        lap("facts written");
+        // Which files to resolve again.
+        let all_files: Vec<FileInfo> = load_files(&tx).map_err(sql)?;
+        let extracted_ids: BTreeSet<FileId> = extracted.iter().map(|e| e.0).collect();
+        let resolve_all = configs_changed || stats.rebuilt_hint(&known);
+        let targets: BTreeSet<FileId> = if resolve_all {
+            all_files.iter().map(|f| f.id).collect()
+        } else {
+            let mut t = extracted_ids.clone();
+            t.extend(dependents(&tx, &changed_keys).map_err(sql)?);
+            let present: HashSet<FileId> = all_files.iter().map(|f| f.id).collect();
+            t.retain(|f| present.contains(f));
+            t
+        };
+        stats.re_resolved = targets.len();
+
+        if !targets.is_empty() {
+            // References of the files to resolve: the extracted ones from memory (to be
+            // inserted), the others from the index (their rows updated, by `ord`).
+            let mut work: Vec<Work> = Vec::new();
+            let in_memory: HashSet<FileId> = extracted.iter().map(|e| e.0).collect();
+            for (file, refs) in extracted {
+                if targets.contains(&file) {
+                    work.push((file, None, refs));
+                }
+            }
+            let others: Vec<FileId> = targets
+                .iter()
+                .copied()
+                .filter(|f| !in_memory.contains(f))
+                .collect();
+            for (file, ords, refs) in load_refs(&tx, &others, resolve_all).map_err(sql)? {
+                work.push((file, Some(ords), refs));
+            }
+            work.sort_by_key(|w| w.0);
+
+            lap("references to resolve loaded");
+            let big = resolve_all || targets.len() * 4 > all_files.len().max(1);
+            let (whole, partial) = if big {
+                let mut table: Table<NoBacking> = Table::new(project, all_files, None);
+                load_everything(&tx, &mut table).map_err(sql)?;
+                table.finish();
+                (Some(table), None)
+            } else {
+                let table = Table::new(project, all_files, Some(SqlBacking { conn: &tx }));
+                (None, Some(table))
+            };
+            let resolve_chunk = |chunk: &[Work]| -> Vec<(FileId, Vec<Outcome>, Deps)> {
+                if let Some(table) = &whole {
+                    pool.install(|| {
+                        chunk
+                            .par_iter()
+                            .map(|(file, _, refs)| {
+                                let (outcomes, deps) = resolve::resolve_file(table, *file, refs);
+                                (*file, outcomes, deps)
+                            })
+                            .collect()
+                    })
+                } else if let Some(table) = &partial {
+                    chunk
+                        .iter()
+                        .map(|(file, _, refs)| {
+                            let (outcomes, deps) = resolve::resolve_file(table, *file, refs);
+                            (*file, outcomes, deps)
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                }
+            };
+
+            // Resolved and written a chunk at a time: the outcomes and each chunk's references
+            // are dropped once written.
+            let mut key_ids: HashMap<String, i64> = HashMap::new();
+            {
+                let mut insert_ref = tx
+                    .prepare_cached(
+                        "INSERT INTO refs(file_id, ord, kind, name, receiver, line, col,
+                           enclosing_id, outcome, target_id, rung, candidates)
+                         VALUES (?1, ?12, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                    )
+                    .map_err(sql)?;
+                let mut update_ref = tx
+                    .prepare_cached(
+                        "UPDATE refs SET outcome = ?2, target_id = ?3, rung = ?4, candidates = ?5
+                         WHERE file_id = ?6 AND ord = ?1",
+                    )
+                    .map_err(sql)?;
+                let mut delete_deps = tx
+                    .prepare_cached("DELETE FROM deps WHERE file_id = ?1")
+                    .map_err(sql)?;
+                let mut insert_dep = tx
+                    .prepare_cached("INSERT OR IGNORE INTO deps(key_id, file_id) VALUES (?1, ?2)")
+                    .map_err(sql)?;
+                let mut find_key = tx
+                    .prepare_cached("SELECT id FROM keys WHERE key = ?1")
+                    .map_err(sql)?;
+                let mut insert_key = tx
+                    .prepare_cached("INSERT INTO keys(key) VALUES (?1)")
+                    .map_err(sql)?;
+                let mut rest = work.into_iter();
+                loop {
+                    let chunk: Vec<Work> = rest.by_ref().take(RESOLVE_CHUNK).collect();
+                    if chunk.is_empty() {
+                        break;
+                    }
+                    let results = resolve_chunk(&chunk);
+                    // `results` is in the order of `chunk`.
+                    for ((file, outcomes, deps), (_, ords, refs)) in results.iter().zip(&chunk) {
+                        let split = |o: &Outcome| match *o {
+                            Outcome::Resolved { target, rung } => {
+                                (OUTCOME_RESOLVED, Some(target), Some(rung_code(rung)), None)
+                            }
+                            Outcome::Unresolved { candidates } => {
+                                (OUTCOME_UNRESOLVED, None, None, Some(i64::from(candidates)))
+                            }
+                            Outcome::External => (OUTCOME_EXTERNAL, None, None, None),
+                        };
+                        match ords {
+                            None => {
+                                for (ord, (r, o)) in refs.iter().zip(outcomes).enumerate() {
+                                    let (outcome, target, rung, candidates) = split(o);
+                                    insert_ref
+                                        .execute(params![
+                                            file,
+                                            ref_kind_code(r.kind),
+                                            r.name,
+                                            r.receiver,
+                                            r.pos.line,
+                                            r.pos.column,
+                                            r.enclosing,
+                                            outcome,
+                                            target,
+                                            rung,
+                                            candidates,
+                                            ord as i64
+                                        ])
+                                        .map_err(sql)?;
+                                }
+                            }
+                            Some(ords) => {
+                                for (ord, o) in ords.iter().zip(outcomes) {
+                                    let (outcome, target, rung, candidates) = split(o);
+                                    update_ref
+                                        .execute(params![
+                                            ord, outcome, target, rung, candidates, file
+                                        ])
+                                        .map_err(sql)?;
+                                }
+                            }
+                        }
+                        delete_deps.execute([file]).map_err(sql)?;
+                        for key in &deps.keys {
+                            let id = match key_ids.get(key) {
+                                Some(id) => *id,
+                                None => {
+                                    let id = match find_key
+                                        .query_row([key], |r| r.get::<_, i64>(0))
+                                        .optional()
+                                        .map_err(sql)?
+                                    {
+                                        Some(id) => id,
+                                        None => {
+                                            insert_key.execute([key]).map_err(sql)?;
+                                            tx.last_insert_rowid()
+                                        }
+                                    };
+                                    key_ids.insert(key.clone(), id);
+                                    id
+                                }
+                            };
+                            insert_dep.execute(params![id, file]).map_err(sql)?;
+                        }
+                    }
+                }
+            }
+            lap("resolved and written");
+        }
+        // Extracted files that were not re-resolved cannot exist (they are always targets).
+        tx.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('updated_at', ?1)",
+            [now_ms().to_string()],
+        )
+        .map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        if stats.extracted + stats.removed > 256 || resolve_all {
+            // A large change leaves a large write-ahead log: fold it into the index now.
+            let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+        }
+        lap("committed");
+        if stats.extracted + stats.removed > 0 {
+            self.stale = Some(Vec::new());
+            self.lines.borrow_mut().clear();
+            self.names.borrow_mut().take();
+        }
+        Ok(stats)
+    }
+
+    fn pool(&self) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(self.config.threads())
+            .build()
+            .unwrap_or_else(|_| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .build()
+                    .unwrap_or_else(|e| panic!("cannot start even one thread: {e}"))
+            })
+    }
+
+    /// Every row of the index in a canonical form, ids replaced by what they stand for
+    /// (paths, qualified names): two indexes of the same tree give the same rows whatever
+    /// order they were built in. For tests and debugging.
+    pub fn snapshot(&self) -> Result<Vec<String>> {
+        let sql = self.sql();
+        let mut out = Vec::new();
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT path, hash, language, IFNULL(package, ''), syntax_errors FROM files ORDER BY path",
+            )
+            .map_err(&sql)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(format!(
+                    "file {} {} {} {} {}",
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, i64>(4)?
+                ))
+            })
+            .map_err(&sql)?;
+        for r in rows {
+            out.push(r.map_err(&sql)?);
+        }
+        let def_key =
+            "(SELECT f.path || ':' || d.qname || ':' || d.kind || ':' || d.line || ':' || d.col
+                        FROM defs d JOIN files f ON f.id = d.file_id WHERE d.id = {})";
+        let q = format!(
+            "SELECT f.path, d.name, d.kind, d.qname, IFNULL({}, ''), IFNULL(d.owner, ''),
+               IFNULL(d.type_text, ''), IFNULL(d.returns, ''), IFNULL(d.bases, ''),
+               IFNULL(d.self_name, ''), d.line, d.col, d.end_line, d.name_line, d.name_col,
+               ''
+             FROM defs d JOIN files f ON f.id = d.file_id",
+            def_key.replace("{}", "d.parent_id")
+        );
+        out.extend(self.rows_as_text("def", &q)?);
+        let q = format!(
+            "SELECT f.path, r.kind, r.name, IFNULL(r.receiver, ''), r.line, r.col,
+               IFNULL({}, ''), r.outcome, IFNULL({}, ''), IFNULL(r.rung, ''),
+               IFNULL(r.candidates, '')
+             FROM refs r JOIN files f ON f.id = r.file_id",
+            def_key.replace("{}", "r.enclosing_id"),
+            def_key.replace("{}", "r.target_id")
+        );
+        out.extend(self.rows_as_text("ref", &q)?);
+        out.extend(self.rows_as_text(
+            "imports",
+            "SELECT f.path, i.ord, i.module, IFNULL(i.name, ''), IFNULL(i.alias, ''), i.wildcard,
+               i.line
+             FROM imports i JOIN files f ON f.id = i.file_id",
+        )?);
+        let q = format!(
+            "SELECT f.path, l.ord, l.name, IFNULL({}, ''), IFNULL(l.type_text, ''), IFNULL(l.value, ''),
+               l.line, l.col
+             FROM locals l JOIN files f ON f.id = l.file_id",
+            def_key.replace("{}", "l.scope_id")
+        );
+        out.extend(self.rows_as_text("local", &q)?);
+        Ok(out)
+    }
+}
+
+impl Graph {
+    /// Every row of `query` as `LABEL value value …`, sorted (for [`Graph::snapshot`]).
+    fn rows_as_text(&self, label: &str, query: &str) -> Result<Vec<String>> {
+        let sql = self.sql();
+        let mut stmt = self.conn.prepare(query).map_err(&sql)?;
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                let mut s = label.to_owned();
+                for i in 0..n {
+                    let v: rusqlite::types::Value = r.get(i)?;
+                    s.push(' ');
+                    s.push_str(&value_text(v));
+                }
+                Ok(s)
+            })
+            .map_err(&sql)?;
+        let mut v: Vec<String> = rows.collect::<rusqlite::Result<_>>().map_err(&sql)?;
+        v.sort();
+        Ok(v)
+    }
+}
+
+fn value_text(v: rusqlite::types::Value) -> String {
+    match v {
+        rusqlite::types::Value::Null => String::new(),
+        rusqlite::types::Value::Integer(i) => i.to_string(),
+        rusqlite::types::Value::Real(f) => f.to_string(),
+        rusqlite::types::Value::Text(t) => t,
+        rusqlite::types::Value::Blob(b) => format!("{b:?}"),
+    }
+}
+
+impl UpdateStats {
+    /// A first build (nothing was known).
+    fn rebuilt_hint(&self, known: &HashMap<String, Known>) -> bool {
+        known.is_empty() && self.added > 0
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Known {
+    id: FileId,
+    size: u64,
+    mtime_ns: i64,
+    hash: i64,
+}
+
+fn read_and_extract(
+    parser: &mut cc_languages::Parser,
+    root: &Path,
+    seen: &Seen,
+    known: Option<&Known>,
+) -> Option<Fresh> {
+    let language = indexed_language(&seen.rel)?;
+    let bytes = std::fs::read(root.join(&seen.rel)).ok()?;
+    let h = hash(&bytes);
+    if known.is_some_and(|k| k.hash == h) {
+        return None;
+    }
+    // A file the grammar cannot load or parse is indexed with no facts (and counted).
+    let facts = extract::extract(parser, language, &bytes).unwrap_or_else(|_| FileFacts {
+        syntax_errors: 1,
+        ..FileFacts::default()
+    });
+    Some(Fresh {
+        rel: seen.rel.clone(),
+        size: bytes.len() as u64,
+        mtime_ns: seen.mtime_ns,
+        hash: h,
+        language,
+        facts,
+    })
+}
+
+fn insert_file(tx: &Connection, fresh: &Fresh) -> rusqlite::Result<FileId> {
+    tx.prepare_cached(
+        "INSERT INTO files(path, size, mtime_ns, hash, language, package, syntax_errors)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        fresh.rel,
+        fresh.size as i64,
+        fresh.mtime_ns,
+        fresh.hash,
+        fresh.language.name,
+        fresh.facts.package,
+        fresh.facts.syntax_errors
+    ])?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// The resolution-relevant attributes of a definition, to tell whether it changed.
+type DefShape = (
+    String,
+    String,
+    Option<DefId>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    String,
+    Option<String>,
+);
+
+/// Inserts a file's facts; definitions whose (qualified name, kind, occurrence) is in
+/// `reuse` keep that id. Returns the definitions' ids in the file's order.
+fn insert_facts(
+    tx: &Connection,
+    file: FileId,
+    facts: &FileFacts,
+    reuse: &HashMap<(String, String, usize), (DefId, DefShape)>,
+    changed: &mut BTreeSet<String>,
+) -> rusqlite::Result<Vec<DefId>> {
+    let mut ids: Vec<DefId> = Vec::with_capacity(facts.definitions.len());
+    let mut nth: HashMap<(String, String), usize> = HashMap::new();
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO defs(id, file_id, name, kind, qname, parent_id, owner, type_text, returns,
+           bases, self_name, line, col, end_line, name_line, name_col)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+    )?;
+    for def in &facts.definitions {
+        let parent = def.parent.and_then(|p| ids.get(p).copied());
+        let bases = (!def.bases.is_empty()).then(|| def.bases.join("\n"));
+        let kind = def.kind.as_str().to_owned();
+        let n = nth
+            .entry((def.qualified_name.clone(), kind.clone()))
+            .or_insert(0);
+        let key = (def.qualified_name.clone(), kind.clone(), *n);
+        *n += 1;
+        let shape: DefShape = (
+            def.name.clone(),
+            kind.clone(),
+            parent,
+            def.owner.clone(),
+            def.type_text.clone(),
+            def.returns.clone(),
+            bases.clone().unwrap_or_default(),
+            def.self_name.clone(),
+        );
+        let id = match reuse.get(&key) {
+            Some((id, old_shape)) => {
+                if *old_shape != shape {
+                    changed.insert(format!("n:{}", def.name));
+                }
+                Some(*id)
+            }
+            None => {
+                changed.insert(format!("n:{}", def.name));
+                None
+            }
+        };
+        insert.execute(params![
+            id,
+            file,
+            def.name,
+            kind,
+            def.qualified_name,
+            parent,
+            def.owner,
+            def.type_text,
+            def.returns,
+            bases,
+            def.self_name,
+            def.start.line,
+            def.start.column,
+            def.end_line,
+            def.name_pos.line,
+            def.name_pos.column
+        ])?;
+        ids.push(tx.last_insert_rowid());
+    }
+    let mut insert_import = tx.prepare_cached(
+        "INSERT INTO imports(file_id, ord, module, name, alias, wildcard, line)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for (i, imp) in facts.imports.iter().enumerate() {
+        insert_import.execute(params![
+            file,
+            i as i64,
+            imp.module,
+            imp.name,
+            imp.alias,
+            imp.wildcard,
+            imp.line
+        ])?;
+    }
+    let mut insert_local = tx.prepare_cached(
+        "INSERT INTO locals(file_id, ord, name, scope_id, type_text, value, line, col)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for (i, local) in facts.locals.iter().enumerate() {
+        insert_local.execute(params![
+            file,
+            i as i64,
+            local.name,
+            local.scope.and_then(|s| ids.get(s).copied()),
+            local.type_text,
+            local.value,
+            local.pos.line,
+            local.pos.column
+        ])?;
+    }
+    Ok(ids)
+}
+
+/// Replaces a changed file's facts, keeping the ids of definitions that stayed.
+fn rewrite_file(
+    tx: &Connection,
+    file: FileId,
+    fresh: &Fresh,
+    changed: &mut BTreeSet<String>,
+) -> rusqlite::Result<Vec<DefId>> {
+    // The old definitions, keyed for reuse.
+    let mut reuse: HashMap<(String, String, usize), (DefId, DefShape)> = HashMap::new();
+    let mut old_names: Vec<String> = Vec::new();
+    {
+        let mut stmt = tx.prepare_cached(
+            "SELECT id, name, kind, qname, parent_id, owner, type_text, returns, IFNULL(bases, ''),
+               self_name FROM defs WHERE file_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([file], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, Option<i64>>(4)?,
+                r.get::<_, Option<String>>(5)?,
+                r.get::<_, Option<String>>(6)?,
+                r.get::<_, Option<String>>(7)?,
+                r.get::<_, String>(8)?,
+                r.get::<_, Option<String>>(9)?,
+            ))
+        })?;
+        let mut nth: HashMap<(String, String), usize> = HashMap::new();
+        for row in rows {
+            let (id, name, kind, qname, parent, owner, type_text, returns, bases, self_name) = row?;
+            let n = nth.entry((qname.clone(), kind.clone())).or_insert(0);
+            reuse.insert(
+                (qname, kind.clone(), *n),
+                (
+                    id,
+                    (
+                        name.clone(),
+                        kind,
+                        parent,
+                        owner,
+                        type_text,
+                        returns,
+                        bases,
+                        self_name,
+                    ),
+                ),
+            );
+            *n += 1;
+            old_names.push(name);
+        }
+    }
+    // Imports and package: when they change, files that read them re-resolve.
+    let old_imports = load_imports(tx, file)?;
+    let old_package: Option<String> = tx
+        .query_row("SELECT package FROM files WHERE id = ?1", [file], |r| {
+            r.get(0)
+        })
+        .optional()?
+        .flatten();
+    // Positions of locals matter only within their own file: compare the rest.
+    let old_locals: Vec<(String, Option<String>, Option<String>)> = load_locals(tx, file)?
+        .into_iter()
+        .map(|(l, _)| (l.name, l.type_text, l.value))
+        .collect();
+    let new_locals: Vec<(String, Option<String>, Option<String>)> = fresh
+        .facts
+        .locals
+        .iter()
+        .map(|l| (l.name.clone(), l.type_text.clone(), l.value.clone()))
+        .collect();
+    if old_imports != fresh.facts.imports || old_locals != new_locals {
+        changed.insert(format!("p:{}", fresh.rel));
+    }
+    if old_package != fresh.facts.package {
+        let fam = crate::table::family(fresh.language);
+        for p in [&old_package, &fresh.facts.package].into_iter().flatten() {
+            changed.insert(format!("k:{fam}:{p}"));
+        }
+        changed.insert(format!("d:{}", crate::table::parent_dir(&fresh.rel)));
+    }
+    tx.execute("DELETE FROM defs WHERE file_id = ?1", [file])?;
+    tx.execute("DELETE FROM refs WHERE file_id = ?1", [file])?;
+    tx.execute("DELETE FROM imports WHERE file_id = ?1", [file])?;
+    tx.execute("DELETE FROM locals WHERE file_id = ?1", [file])?;
+    tx.execute(
+        "UPDATE files SET size = ?2, mtime_ns = ?3, hash = ?4, language = ?5, package = ?6,
+           syntax_errors = ?7 WHERE id = ?1",
+        params![
+            file,
+            fresh.size as i64,
+            fresh.mtime_ns,
+            fresh.hash,
+            fresh.language.name,
+            fresh.facts.package,
+            fresh.facts.syntax_errors
+        ],
+    )?;
+    let ids = insert_facts(tx, file, &fresh.facts, &reuse, changed)?;
+    // Definitions that went away.
+    let kept: HashSet<DefId> = ids.iter().copied().collect();
+    let mut stmt_names: Vec<String> = Vec::new();
+    for ((_, _, _), (id, shape)) in &reuse {
+        if !kept.contains(id) {
+            stmt_names.push(shape.0.clone());
+        }
+    }
+    for n in stmt_names {
+        changed.insert(format!("n:{n}"));
+    }
+    let _ = old_names;
+    Ok(ids)
+}
+
+/// The keys a file's removal (or arrival) changes.
+fn note_file_keys(
+    tx: &Connection,
+    file: FileId,
+    rel: &str,
+    changed: &mut BTreeSet<String>,
+) -> rusqlite::Result<()> {
+    changed.insert(format!("p:{rel}"));
+    changed.insert(format!("d:{}", crate::table::parent_dir(rel)));
+    let (language, package): (String, Option<String>) = tx.query_row(
+        "SELECT language, package FROM files WHERE id = ?1",
+        [file],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    if let (Some(lang), Some(p)) = (cc_languages::by_name(&language), package) {
+        changed.insert(format!("k:{}:{p}", crate::table::family(lang)));
+    }
+    let mut stmt = tx.prepare_cached("SELECT name FROM defs WHERE file_id = ?1")?;
+    let names = stmt.query_map([file], |r| r.get::<_, String>(0))?;
+    for n in names {
+        changed.insert(format!("n:{}", n?));
+    }
+    Ok(())
+}
+
+fn delete_file(tx: &Connection, file: FileId) -> rusqlite::Result<()> {
+    for table in ["defs", "refs", "imports", "locals", "deps"] {
+        tx.execute(&format!("DELETE FROM {table} WHERE file_id = ?1"), [file])?;
+    }
+    tx.execute("DELETE FROM files WHERE id = ?1", [file])?;
+    Ok(())
+}
+
+/// Files whose recorded keys intersect `keys`.
+fn dependents(tx: &Connection, keys: &BTreeSet<String>) -> rusqlite::Result<BTreeSet<FileId>> {
+    let mut out = BTreeSet::new();
+    let mut stmt = tx.prepare_cached(
+        "SELECT d.file_id FROM keys k JOIN deps d ON d.key_id = k.id WHERE k.key = ?1",
+    )?;
+    for key in keys {
+        let rows = stmt.query_map([key], |r| r.get::<_, i64>(0))?;
+        for r in rows {
+            out.insert(r?);
+        }
+    }
+    Ok(out)
+}
+
+fn load_files(tx: &Connection) -> rusqlite::Result<Vec<FileInfo>> {
+    let mut stmt =
+        tx.prepare_cached("SELECT id, path, language, package FROM files ORDER BY id")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, Option<String>>(3)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, path, language, package) = row?;
+        if let Some(language) = cc_languages::by_name(&language) {
+            out.push(FileInfo {
+                id,
+                path,
+                language,
+                package,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn def_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DefInfo> {
+    let bases: Option<String> = r.get(8)?;
+    Ok(DefInfo {
+        id: r.get(0)?,
+        file: r.get(1)?,
+        name: r.get(2)?,
+        kind: DefKind::parse(&r.get::<_, String>(3)?).unwrap_or(DefKind::Variable),
+        parent: r.get(4)?,
+        owner: r.get(5)?,
+        type_text: r.get(6)?,
+        returns: r.get(7)?,
+        bases: bases
+            .map(|b| b.split('\n').map(str::to_owned).collect())
+            .unwrap_or_default(),
+        self_name: r.get(9)?,
+    })
+}
+
+const DEF_COLUMNS: &str =
+    "id, file_id, name, kind, parent_id, owner, type_text, returns, bases, self_name";
+
+fn load_imports(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<Import>> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT module, name, alias, wildcard, line FROM imports WHERE file_id = ?1 ORDER BY ord",
+    )?;
+    let rows = stmt.query_map([file], |r| {
+        Ok(Import {
+            module: r.get(0)?,
+            name: r.get(1)?,
+            alias: r.get(2)?,
+            wildcard: r.get(3)?,
+            line: r.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
+fn load_locals(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(Local, Option<DefId>)>> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT name, scope_id, type_text, value, line, col FROM locals WHERE file_id = ?1
+         ORDER BY ord",
+    )?;
+    let rows = stmt.query_map([file], |r| {
+        let scope: Option<i64> = r.get(1)?;
+        Ok((
+            Local {
+                name: r.get(0)?,
+                scope: None,
+                type_text: r.get(2)?,
+                value: r.get(3)?,
+                pos: crate::model::Pos {
+                    line: r.get(4)?,
+                    column: r.get(5)?,
+                },
+            },
+            scope,
+        ))
+    })?;
+    rows.collect()
+}
+
+/// Loads every definition, import and local binding into `table`.
+fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::Result<()> {
+    let mut defs: BTreeMap<FileId, Vec<DefInfo>> = BTreeMap::new();
+    {
+        let mut stmt = tx.prepare(&format!("SELECT {DEF_COLUMNS} FROM defs"))?;
+        let rows = stmt.query_map([], def_from_row)?;
+        for row in rows {
+            let d = row?;
+            defs.entry(d.file).or_default().push(d);
+        }
+    }
+    let mut imports: BTreeMap<FileId, Vec<Import>> = BTreeMap::new();
+    {
+        let mut stmt = tx.prepare(
+            "SELECT file_id, module, name, alias, wildcard, line FROM imports ORDER BY file_id, ord",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                Import {
+                    module: r.get(1)?,
+                    name: r.get(2)?,
+                    alias: r.get(3)?,
+                    wildcard: r.get(4)?,
+                    line: r.get(5)?,
+                },
+            ))
+        })?;
+        for row in rows {
+            let (f, i) = row?;
+            imports.entry(f).or_default().push(i);
+        }
+    }
+    let mut locals: BTreeMap<FileId, Vec<(Local, Option<DefId>)>> = BTreeMap::new();
+    {
+        let mut stmt = tx.prepare(
+            "SELECT file_id, name, scope_id, type_text, value, line, col FROM locals
+             ORDER BY file_id, ord",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                Local {
+                    name: r.get(1)?,
+                    scope: None,
+                    type_text: r.get(3)?,
+                    value: r.get(4)?,
+                    pos: crate::model::Pos {
+                        line: r.get(5)?,
+                        column: r.get(6)?,
+                    },
+                },
+                r.get::<_, Option<i64>>(2)?,
+            ))
+        })?;
+        for row in rows {
+            let (f, l, s) = row?;
+            locals.entry(f).or_default().push((l, s));
+        }
+    }
+    let ids: Vec<FileId> = table.files().map(|f| f.id).collect();
+    for id in ids {
+        table.add_facts(
+            id,
+            defs.remove(&id).unwrap_or_default(),
+            imports.remove(&id).unwrap_or_default(),
+            locals.remove(&id).unwrap_or_default(),
+        );
+    }
+    Ok(())
+}
+
+/// Files resolved (and their outcomes written) per round of a refresh.
+const RESOLVE_CHUNK: usize = 512;
+
+/// One file to resolve: its references, and their `ord`s when they are already stored
+/// (`None`: just extracted, to be inserted).
+type Work = (FileId, Option<Vec<i64>>, Vec<RefIn>);
+
+/// References of `files` as stored: each file's `ord`s and references.
+type StoredRefs = (FileId, Vec<i64>, Vec<RefIn>);
+
+fn load_refs(tx: &Connection, files: &[FileId], all: bool) -> rusqlite::Result<Vec<StoredRefs>> {
+    let mut out: BTreeMap<FileId, (Vec<i64>, Vec<RefIn>)> = BTreeMap::new();
+    let row = |r: &rusqlite::Row<'_>| -> rusqlite::Result<(FileId, i64, RefIn)> {
+        Ok((
+            r.get(0)?,
+            r.get(1)?,
+            RefIn {
+                kind: ref_kind_of(r.get(2)?),
+                name: r.get(3)?,
+                receiver: r.get(4)?,
+                enclosing: r.get(5)?,
+                pos: crate::model::Pos {
+                    line: r.get(6)?,
+                    column: r.get(7)?,
+                },
+            },
+        ))
+    };
+    let mut push = |(f, ord, rin): (FileId, i64, RefIn)| {
+        let entry = out.entry(f).or_default();
+        entry.0.push(ord);
+        entry.1.push(rin);
+    };
+    let wanted: HashSet<FileId> = files.iter().copied().collect();
+    if all {
+        let mut stmt = tx.prepare(
+            "SELECT file_id, ord, kind, name, receiver, enclosing_id, line, col FROM refs
+             ORDER BY file_id, ord",
+        )?;
+        let rows = stmt.query_map([], row)?;
+        for r in rows {
+            let r = r?;
+            if wanted.contains(&r.0) {
+                push(r);
+            }
+        }
+    } else {
+        let mut stmt = tx.prepare_cached(
+            "SELECT file_id, ord, kind, name, receiver, enclosing_id, line, col FROM refs
+             WHERE file_id = ?1 ORDER BY ord",
+        )?;
+        for f in files {
+            let rows = stmt.query_map([f], row)?;
+            for r in rows {
+                push(r?);
+            }
+        }
+    }
+    for f in files {
+        out.entry(*f).or_default();
+    }
+    Ok(out.into_iter().map(|(f, (o, r))| (f, o, r)).collect())
+}
+
+/// The index as a backing for a table: what an update's resolution looks up.
+struct SqlBacking<'c> {
+    conn: &'c Connection,
+}
+
+impl Backing for SqlBacking<'_> {
+    fn defs_named(&self, name: &str) -> Vec<DefInfo> {
+        let Ok(mut stmt) = self
+            .conn
+            .prepare_cached(&format!("SELECT {DEF_COLUMNS} FROM defs WHERE name = ?1"))
+        else {
+            return Vec::new();
+        };
+        stmt.query_map([name], def_from_row)
+            .map(|rows| rows.filter_map(|r| r.ok()).collect())
+            .unwrap_or_default()
+    }
+
+    fn def(&self, id: DefId) -> Option<DefInfo> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {DEF_COLUMNS} FROM defs WHERE id = ?1"))
+            .ok()?;
+        stmt.query_row([id], def_from_row).optional().ok().flatten()
+    }
+
+    fn imports_of(&self, file: FileId) -> Vec<Import> {
+        load_imports(self.conn, file).unwrap_or_default()
+    }
+
+    fn locals_of(&self, file: FileId) -> Vec<(Local, Option<DefId>)> {
+        load_locals(self.conn, file).unwrap_or_default()
+    }
+}
+
+/// For tests: changes what an index file says about itself.
+#[doc(hidden)]
+pub mod testing {
+    use std::path::Path;
+
+    /// Rewrites the schema version an index records (a later open must rebuild it).
+    pub fn set_schema_version(path: &Path, version: i64) -> rusqlite::Result<()> {
+        let conn = rusqlite::Connection::open(path)?;
+        conn.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'schema'",
+            [version.to_string()],
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,761 @@
+//! Typed queries over the index. Every answer carries the index's [`Freshness`].
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+use rusqlite::{params, OptionalExtension};
+use serde::Serialize;
+
+use crate::index::{ref_kind_of, rung_of, Freshness, Graph, GraphError, Result};
+use crate::model::{DefKind, RefKind};
+use crate::resolve::Rung;
+use crate::table::DefId;
+
+/// A definition as queries report it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Symbol {
+    /// Its id in this index (valid until the file it is in changes).
+    pub id: DefId,
+    pub name: String,
+    pub kind: DefKind,
+    pub qualified_name: String,
+    /// Relative to the root, `/`-separated.
+    pub path: String,
+    /// Where its name is (1-based; the column counts bytes).
+    pub line: u32,
+    pub column: u32,
+    /// The definition's span.
+    pub start_line: u32,
+    pub end_line: u32,
+    pub signature: String,
+    /// The qualified name of the enclosing definition.
+    pub parent: Option<String>,
+}
+
+/// An answer and how current the index was when it was given.
+#[derive(Debug, Clone, Serialize)]
+pub struct Answer<T> {
+    pub value: T,
+    pub freshness: Freshness,
+}
+
+/// A place that uses a definition.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Site {
+    pub path: String,
+    pub line: u32,
+    pub column: u32,
+    pub kind: RefKind,
+    /// The receiver as written (`self`, `s.session`).
+    pub receiver: Option<String>,
+    /// The definition the site is in (`None` at a file's top level).
+    pub caller: Option<Symbol>,
+    pub rung: Rung,
+    pub confidence: f64,
+}
+
+/// The callers of one definition.
+#[derive(Debug, Clone, Serialize)]
+pub struct Callers {
+    pub target: Symbol,
+    pub sites: Vec<Site>,
+    /// Call sites below the confidence floor (the `name` rung by default), not listed.
+    pub below_floor: usize,
+}
+
+/// What one definition calls.
+#[derive(Debug, Clone, Serialize)]
+pub struct Callee {
+    pub line: u32,
+    pub column: u32,
+    pub name: String,
+    pub receiver: Option<String>,
+    /// The definition called, when resolved at or above the floor.
+    pub target: Option<Symbol>,
+    pub rung: Option<Rung>,
+    pub confidence: Option<f64>,
+    /// Why there is no target: `external`, `ambiguous (N candidates)`, `unknown`,
+    /// `below the confidence floor`.
+    pub unresolved: Option<String>,
+}
+
+/// A definition that depends on the one asked about, and how far away it is.
+#[derive(Debug, Clone, Serialize)]
+pub struct Impacted {
+    pub symbol: Symbol,
+    /// 1: uses it directly.
+    pub depth: usize,
+    /// The weakest confidence along the path that reached it.
+    pub confidence: f64,
+}
+
+/// Impact of changing a definition.
+#[derive(Debug, Clone, Serialize)]
+pub struct Impact {
+    pub target: Symbol,
+    pub dependents: Vec<Impacted>,
+    /// Files with top-level code that uses a definition of the set (module code, no
+    /// enclosing definition): path and line.
+    pub top_level_uses: Vec<(String, u32)>,
+    /// Whether the walk stopped at the depth limit with more to find.
+    pub truncated: bool,
+}
+
+/// A ranked definition.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ranked {
+    pub symbol: Symbol,
+    pub score: f64,
+}
+
+/// Counts over the whole index.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Stats {
+    pub files: usize,
+    pub files_with_syntax_errors: usize,
+    pub definitions: usize,
+    pub references: usize,
+    /// Edges per rung.
+    pub exact: usize,
+    pub import: usize,
+    pub package: usize,
+    pub name: usize,
+    /// References with no edge: several candidates.
+    pub ambiguous: usize,
+    /// References with no edge: no definition of that name in the workspace.
+    pub unknown: usize,
+    /// References through something outside the workspace.
+    pub external: usize,
+    pub index_bytes: u64,
+}
+
+/// At most this many definitions are ranked by one `symbols` lookup.
+const MAX_CANDIDATES: usize = 5000;
+
+const SYMBOL_COLUMNS: &str =
+    "d.id, d.name, d.kind, d.qname, f.path, d.name_line, d.name_col, d.line,
+  d.end_line, d.col, (SELECT p.qname FROM defs p WHERE p.id = d.parent_id)";
+
+fn symbol_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Symbol> {
+    Ok(Symbol {
+        id: r.get(at)?,
+        name: r.get(at + 1)?,
+        kind: DefKind::parse(&r.get::<_, String>(at + 2)?).unwrap_or(DefKind::Variable),
+        qualified_name: r.get(at + 3)?,
+        path: r.get(at + 4)?,
+        line: r.get(at + 5)?,
+        column: r.get(at + 6)?,
+        start_line: r.get(at + 7)?,
+        end_line: r.get(at + 8)?,
+        // The column, until `Graph::sign` reads the line from the file.
+        signature: r.get::<_, u32>(at + 9)?.to_string(),
+        parent: r.get(at + 10)?,
+    })
+}
+
+fn kind_weight(kind: DefKind) -> f64 {
+    match kind {
+        DefKind::Class | DefKind::Struct | DefKind::Interface | DefKind::Trait | DefKind::Enum => {
+            3.0
+        }
+        DefKind::Function | DefKind::Method | DefKind::TypeAlias => 2.0,
+        DefKind::Module | DefKind::Constant => 1.5,
+        DefKind::Variable | DefKind::Field => 1.0,
+    }
+}
+
+impl Graph {
+    fn answer<T>(&self, value: T) -> Answer<T> {
+        Answer {
+            value,
+            freshness: self.freshness(),
+        }
+    }
+
+    fn q_err(&self) -> impl Fn(rusqlite::Error) -> GraphError + '_ {
+        move |source| GraphError::Sqlite {
+            path: self.db_path.clone(),
+            source,
+        }
+    }
+
+    /// A definition by id.
+    pub fn symbol(&self, id: DefId) -> Result<Option<Symbol>> {
+        let found = self
+            .conn
+            .query_row(
+                &format!("SELECT {SYMBOL_COLUMNS} FROM defs d JOIN files f ON f.id = d.file_id WHERE d.id = ?1"),
+                [id],
+                |r| symbol_row(r, 0),
+            )
+            .optional()
+            .map_err(self.q_err())?;
+        Ok(found.map(|s| self.sign(s)))
+    }
+
+    /// Fills in a symbol's signature: its first line as the file has it now (from the
+    /// definition's column, trimmed, at most 200 characters).
+    fn sign(&self, mut symbol: Symbol) -> Symbol {
+        let column: usize = symbol.signature.parse().unwrap_or(1);
+        let lines = {
+            let mut cache = self.lines.borrow_mut();
+            if cache.len() > 64 {
+                cache.clear();
+            }
+            cache
+                .entry(symbol.path.clone())
+                .or_insert_with(|| {
+                    let text = std::fs::read(self.root.join(&symbol.path)).unwrap_or_default();
+                    std::sync::Arc::new(
+                        String::from_utf8_lossy(&text)
+                            .lines()
+                            .map(str::to_owned)
+                            .collect(),
+                    )
+                })
+                .clone()
+        };
+        let line = lines
+            .get(symbol.start_line.saturating_sub(1) as usize)
+            .map(String::as_str)
+            .unwrap_or("");
+        let text = line.get(column.saturating_sub(1)..).unwrap_or(line).trim();
+        symbol.signature = text.chars().take(200).collect();
+        symbol
+    }
+
+    /// Definitions whose name or qualified name is `name` exactly (`Session.request`,
+    /// `request`), optionally only in `path`.
+    pub fn find(&self, name: &str, path: Option<&str>) -> Result<Vec<Symbol>> {
+        let last = name
+            .rsplit(['.', ':'])
+            .next()
+            .filter(|s| !s.is_empty())
+            .unwrap_or(name);
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {SYMBOL_COLUMNS} FROM defs d JOIN files f ON f.id = d.file_id
+                 WHERE d.name = ?1 AND (d.qname = ?2 OR d.name = ?2 OR d.qname LIKE '%' || ?2)
+                   AND (?3 IS NULL OR f.path = ?3)
+                 ORDER BY f.path, d.line"
+            ))
+            .map_err(self.q_err())?;
+        let rows = stmt
+            .query_map(params![last, name.replace("::", "."), path], |r| {
+                symbol_row(r, 0)
+            })
+            .map_err(self.q_err())?;
+        let mut out: Vec<Symbol> = rows
+            .collect::<rusqlite::Result<_>>()
+            .map_err(self.q_err())?;
+        // `::`-separated names are stored as written.
+        if out.is_empty() && name.contains("::") {
+            let rows = stmt
+                .query_map(params![last, name, path], |r| symbol_row(r, 0))
+                .map_err(self.q_err())?;
+            out = rows
+                .collect::<rusqlite::Result<_>>()
+                .map_err(self.q_err())?;
+        }
+        Ok(out)
+    }
+
+    /// Definitions matching `query` (case-insensitive), best first: exact names, then
+    /// prefixes, then substrings; within each, types before functions before variables, and
+    /// the most used first.
+    pub fn symbols(&self, query: &str, limit: usize) -> Result<Answer<Vec<Ranked>>> {
+        let q = query.trim().to_lowercase();
+        if q.is_empty() {
+            return Ok(self.answer(Vec::new()));
+        }
+        // The names that contain the query, best first (exact, then prefix, then
+        // substring; shorter first within each), looked up by the name index until
+        // `MAX_CANDIDATES` definitions are in hand.
+        let names = self.name_list()?;
+        let mut matched: Vec<(u8, &str)> = names
+            .iter()
+            .filter_map(|(lower, name)| {
+                let tier = if *lower == q {
+                    0
+                } else if lower.starts_with(&q) {
+                    1
+                } else if lower.contains(&q) {
+                    2
+                } else {
+                    return None;
+                };
+                Some((tier, name.as_str()))
+            })
+            .collect();
+        matched.sort_by(|a, b| (a.0, a.1.len(), a.1).cmp(&(b.0, b.1.len(), b.1)));
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {SYMBOL_COLUMNS},
+                   (SELECT COUNT(*) FROM refs r WHERE r.target_id = d.id) AS uses
+                 FROM defs d JOIN files f ON f.id = d.file_id
+                 WHERE d.name = ?1"
+            ))
+            .map_err(self.q_err())?;
+        let mut rows = Vec::new();
+        for (_, name) in matched {
+            if rows.len() >= MAX_CANDIDATES {
+                break;
+            }
+            let found = stmt
+                .query_map([name], |r| Ok((symbol_row(r, 0)?, r.get::<_, i64>(11)?)))
+                .map_err(self.q_err())?;
+            for row in found {
+                rows.push(row);
+            }
+        }
+        let mut ranked: Vec<Ranked> = Vec::new();
+        for row in rows {
+            let (symbol, uses) = row.map_err(self.q_err())?;
+            let name = symbol.name.to_lowercase();
+            let tier = if name == q {
+                3.0
+            } else if name.starts_with(&q) {
+                2.0
+            } else if name.contains(&q) {
+                1.0
+            } else {
+                continue;
+            };
+            let score = tier * 100.0 + kind_weight(symbol.kind) * 10.0 + (1.0 + uses as f64).ln();
+            ranked.push(Ranked { symbol, score });
+        }
+        ranked.sort_by(|a, b| {
+            b.score
+                .partial_cmp(&a.score)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then_with(|| a.symbol.path.cmp(&b.symbol.path))
+                .then_with(|| a.symbol.line.cmp(&b.symbol.line))
+        });
+        ranked.truncate(limit);
+        let ranked = ranked
+            .into_iter()
+            .map(|r| Ranked {
+                symbol: self.sign(r.symbol),
+                score: r.score,
+            })
+            .collect();
+        Ok(self.answer(ranked))
+    }
+
+    /// Every distinct definition name and its lower-case form (cached until the index
+    /// changes).
+    fn name_list(&self) -> Result<crate::index::NameList> {
+        if let Some(names) = self.names.borrow().as_ref() {
+            return Ok(names.clone());
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT name FROM defs")
+            .map_err(self.q_err())?;
+        let names: Vec<(String, String)> = stmt
+            .query_map([], |r| {
+                let name: String = r.get(0)?;
+                Ok((name.to_lowercase(), name))
+            })
+            .map_err(self.q_err())?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(self.q_err())?;
+        let names = std::sync::Arc::new(names);
+        *self.names.borrow_mut() = Some(names.clone());
+        Ok(names)
+    }
+
+    /// The definitions of one file in order (outer before inner; `parent` gives nesting).
+    pub fn outline(&self, path: &str) -> Result<Answer<Vec<Symbol>>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {SYMBOL_COLUMNS} FROM defs d JOIN files f ON f.id = d.file_id
+                 WHERE f.path = ?1 ORDER BY d.line, d.col"
+            ))
+            .map_err(self.q_err())?;
+        let rows = stmt
+            .query_map([path], |r| symbol_row(r, 0))
+            .map_err(self.q_err())?;
+        let v: Vec<Symbol> = rows
+            .collect::<rusqlite::Result<_>>()
+            .map_err(self.q_err())?;
+        Ok(self.answer(v.into_iter().map(|s| self.sign(s)).collect()))
+    }
+
+    fn target(&self, id: DefId) -> Result<Symbol> {
+        self.symbol(id)?
+            .ok_or_else(|| GraphError::UnknownSymbol(id.to_string()))
+    }
+
+    /// Call sites of `target` with an edge at or above `min_confidence`
+    /// ([`crate::DEFAULT_MIN_CONFIDENCE`] leaves the `name` rung out).
+    pub fn callers(&self, target: DefId, min_confidence: f64) -> Result<Answer<Callers>> {
+        let target_symbol = self.target(target)?;
+        let sites = self.sites(target, Some(RefKind::Call))?;
+        let (kept, below): (Vec<Site>, Vec<Site>) = sites
+            .into_iter()
+            .partition(|s| s.confidence >= min_confidence);
+        Ok(self.answer(Callers {
+            target: target_symbol,
+            sites: kept,
+            below_floor: below.len(),
+        }))
+    }
+
+    /// Every use of `target` (calls and type uses), whatever the confidence.
+    fn sites(&self, target: DefId, kind: Option<RefKind>) -> Result<Vec<Site>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT f.path, r.line, r.col, r.kind, r.receiver, r.rung, r.enclosing_id
+                 FROM refs r JOIN files f ON f.id = r.file_id
+                 WHERE r.target_id = ?1 ORDER BY f.path, r.line, r.col",
+            )
+            .map_err(self.q_err())?;
+        let rows = stmt
+            .query_map([target], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, u32>(1)?,
+                    r.get::<_, u32>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, i64>(5)?,
+                    r.get::<_, Option<i64>>(6)?,
+                ))
+            })
+            .map_err(self.q_err())?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (path, line, column, k, receiver, rung, enclosing) = row.map_err(self.q_err())?;
+            let k = ref_kind_of(k);
+            if kind.is_some_and(|want| want != k) {
+                continue;
+            }
+            let rung = rung_of(rung);
+            out.push(Site {
+                path,
+                line,
+                column,
+                kind: k,
+                receiver,
+                caller: match enclosing {
+                    Some(e) => self.symbol(e)?,
+                    None => None,
+                },
+                rung,
+                confidence: rung.confidence(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The calls made directly inside `caller` (not in definitions nested in it), resolved or
+    /// not.
+    pub fn callees(&self, caller: DefId, min_confidence: f64) -> Result<Answer<Vec<Callee>>> {
+        self.target(caller)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT r.line, r.col, r.name, r.receiver, r.outcome, r.target_id, r.rung,
+                   r.candidates
+                 FROM refs r
+                 WHERE r.file_id = (SELECT file_id FROM defs WHERE id = ?1)
+                   AND r.enclosing_id = ?1 AND r.kind = 0
+                 ORDER BY r.line, r.col",
+            )
+            .map_err(self.q_err())?;
+        let rows = stmt
+            .query_map([caller], |r| {
+                Ok((
+                    r.get::<_, u32>(0)?,
+                    r.get::<_, u32>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, Option<i64>>(5)?,
+                    r.get::<_, Option<i64>>(6)?,
+                    r.get::<_, Option<i64>>(7)?,
+                ))
+            })
+            .map_err(self.q_err())?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (line, column, name, receiver, outcome, target, rung, candidates) =
+                row.map_err(self.q_err())?;
+            let rung = rung.map(rung_of);
+            let confidence = rung.map(Rung::confidence);
+            let mut callee = Callee {
+                line,
+                column,
+                name,
+                receiver,
+                target: None,
+                rung,
+                confidence,
+                unresolved: None,
+            };
+            match (outcome, target) {
+                (0, Some(t)) if confidence.unwrap_or(0.0) >= min_confidence => {
+                    callee.target = self.symbol(t)?;
+                }
+                (0, Some(_)) => callee.unresolved = Some("below the confidence floor".into()),
+                (2, _) => callee.unresolved = Some("external".into()),
+                _ => {
+                    callee.unresolved = Some(match candidates.unwrap_or(0) {
+                        0 => "unknown".to_owned(),
+                        n => format!("ambiguous ({n} candidates)"),
+                    })
+                }
+            }
+            out.push(callee);
+        }
+        Ok(self.answer(out))
+    }
+
+    /// The definitions that depend on `target`, transitively, up to `max_depth` steps, over
+    /// edges (calls and type uses) at or above `min_confidence`.
+    pub fn impact(
+        &self,
+        target: DefId,
+        max_depth: usize,
+        min_confidence: f64,
+    ) -> Result<Answer<Impact>> {
+        let target_symbol = self.target(target)?;
+        let mut best: HashMap<DefId, (usize, f64)> = HashMap::new();
+        let mut top_level: Vec<(String, u32)> = Vec::new();
+        let mut queue: VecDeque<(DefId, usize, f64)> = VecDeque::new();
+        queue.push_back((target, 0, 1.0));
+        let mut visited: HashSet<DefId> = HashSet::from([target]);
+        let mut truncated = false;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT r.enclosing_id, r.rung, f.path, r.line FROM refs r
+                 JOIN files f ON f.id = r.file_id WHERE r.target_id = ?1",
+            )
+            .map_err(self.q_err())?;
+        while let Some((def, depth, conf)) = queue.pop_front() {
+            let rows = stmt
+                .query_map([def], |r| {
+                    Ok((
+                        r.get::<_, Option<i64>>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, u32>(3)?,
+                    ))
+                })
+                .map_err(self.q_err())?;
+            for row in rows {
+                let (enclosing, rung, path, line) = row.map_err(self.q_err())?;
+                let c = conf.min(rung_of(rung).confidence());
+                if c < min_confidence {
+                    continue;
+                }
+                let Some(user) = enclosing else {
+                    if !top_level.contains(&(path.clone(), line)) {
+                        top_level.push((path, line));
+                    }
+                    continue;
+                };
+                if depth + 1 > max_depth {
+                    truncated = true;
+                    continue;
+                }
+                let entry = best.entry(user).or_insert((depth + 1, c));
+                if c > entry.1 {
+                    entry.1 = c;
+                }
+                if visited.insert(user) {
+                    queue.push_back((user, depth + 1, c));
+                }
+            }
+        }
+        best.remove(&target);
+        let mut dependents = Vec::new();
+        for (id, (depth, confidence)) in best {
+            if let Some(symbol) = self.symbol(id)? {
+                dependents.push(Impacted {
+                    symbol,
+                    depth,
+                    confidence,
+                });
+            }
+        }
+        dependents.sort_by(|a, b| {
+            a.depth
+                .cmp(&b.depth)
+                .then_with(|| a.symbol.path.cmp(&b.symbol.path))
+                .then_with(|| a.symbol.line.cmp(&b.symbol.line))
+        });
+        top_level.sort();
+        Ok(self.answer(Impact {
+            target: target_symbol,
+            dependents,
+            top_level_uses: top_level,
+            truncated,
+        }))
+    }
+
+    /// PageRank of definitions over the reference graph (an edge from the definition a use is
+    /// in to the definition used, at or above `min_confidence`); with `focus` files, the
+    /// random walk restarts at their definitions, so what they depend on ranks first.
+    pub fn rank(
+        &self,
+        focus: &[&str],
+        limit: usize,
+        min_confidence: f64,
+    ) -> Result<Answer<Vec<Ranked>>> {
+        let mut ids: Vec<DefId> = Vec::new();
+        let mut index: HashMap<DefId, usize> = HashMap::new();
+        let mut in_focus: Vec<bool> = Vec::new();
+        {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT d.id, f.path FROM defs d JOIN files f ON f.id = d.file_id")
+                .map_err(self.q_err())?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+                .map_err(self.q_err())?;
+            for row in rows {
+                let (id, path) = row.map_err(self.q_err())?;
+                index.insert(id, ids.len());
+                ids.push(id);
+                in_focus.push(focus.contains(&path.as_str()));
+            }
+        }
+        let n = ids.len();
+        if n == 0 {
+            return Ok(self.answer(Vec::new()));
+        }
+        let mut out_edges: BTreeMap<usize, Vec<(usize, f64)>> = BTreeMap::new();
+        {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT enclosing_id, target_id, rung FROM refs
+                     WHERE outcome = 0 AND enclosing_id IS NOT NULL",
+                )
+                .map_err(self.q_err())?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, i64>(2)?,
+                    ))
+                })
+                .map_err(self.q_err())?;
+            for row in rows {
+                let (from, to, rung) = row.map_err(self.q_err())?;
+                let w = rung_of(rung).confidence();
+                if w < min_confidence || from == to {
+                    continue;
+                }
+                if let (Some(&a), Some(&b)) = (index.get(&from), index.get(&to)) {
+                    out_edges.entry(a).or_default().push((b, w));
+                }
+            }
+        }
+        let focus_count = in_focus.iter().filter(|f| **f).count();
+        let teleport: Vec<f64> = if focus_count > 0 {
+            in_focus
+                .iter()
+                .map(|f| if *f { 1.0 / focus_count as f64 } else { 0.0 })
+                .collect()
+        } else {
+            vec![1.0 / n as f64; n]
+        };
+        let damping = 0.85;
+        let mut rank = teleport.clone();
+        let totals: HashMap<usize, f64> = out_edges
+            .iter()
+            .map(|(a, e)| (*a, e.iter().map(|(_, w)| w).sum()))
+            .collect();
+        for _ in 0..30 {
+            let mut next: Vec<f64> = teleport.iter().map(|t| (1.0 - damping) * t).collect();
+            let mut dangling = 0.0;
+            for (i, r) in rank.iter().enumerate() {
+                match out_edges.get(&i) {
+                    Some(edges) => {
+                        let total = totals.get(&i).copied().unwrap_or(1.0);
+                        for (j, w) in edges {
+                            next[*j] += damping * r * w / total;
+                        }
+                    }
+                    None => dangling += r,
+                }
+            }
+            for (j, t) in teleport.iter().enumerate() {
+                next[j] += damping * dangling * t;
+            }
+            let delta: f64 = next.iter().zip(&rank).map(|(a, b)| (a - b).abs()).sum();
+            rank = next;
+            if delta < 1e-9 {
+                break;
+            }
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|a, b| {
+            rank[*b]
+                .partial_cmp(&rank[*a])
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then_with(|| ids[*a].cmp(&ids[*b]))
+        });
+        let mut out = Vec::new();
+        for i in order.into_iter().take(limit) {
+            if let Some(symbol) = self.symbol(ids[i])? {
+                out.push(Ranked {
+                    symbol,
+                    score: rank[i],
+                });
+            }
+        }
+        Ok(self.answer(out))
+    }
+
+    /// Counts over the whole index.
+    pub fn stats(&self) -> Result<Stats> {
+        let count = |sql: &str| -> Result<usize> {
+            self.conn
+                .query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map(|n| usize::try_from(n).unwrap_or(0))
+                .map_err(self.q_err())
+        };
+        let mut stats = Stats {
+            files: count("SELECT COUNT(*) FROM files")?,
+            files_with_syntax_errors: count("SELECT COUNT(*) FROM files WHERE syntax_errors > 0")?,
+            definitions: count("SELECT COUNT(*) FROM defs")?,
+            references: count("SELECT COUNT(*) FROM refs")?,
+            ambiguous: count("SELECT COUNT(*) FROM refs WHERE outcome = 1 AND candidates > 1")?,
+            unknown: count(
+                "SELECT COUNT(*) FROM refs WHERE outcome = 1 AND IFNULL(candidates, 0) <= 1",
+            )?,
+            external: count("SELECT COUNT(*) FROM refs WHERE outcome = 2")?,
+            index_bytes: std::fs::metadata(&self.db_path).map_or(0, |m| m.len())
+                + std::fs::metadata(format!("{}-wal", self.db_path.display()))
+                    .map_or(0, |m| m.len()),
+            ..Stats::default()
+        };
+        let mut stmt = self
+            .conn
+            .prepare("SELECT rung, COUNT(*) FROM refs WHERE outcome = 0 GROUP BY rung")
+            .map_err(self.q_err())?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+            .map_err(self.q_err())?;
+        for row in rows {
+            let (rung, n) = row.map_err(self.q_err())?;
+            let n = usize::try_from(n).unwrap_or(0);
+            match rung_of(rung) {
+                Rung::Exact => stats.exact = n,
+                Rung::Import => stats.import = n,
+                Rung::Package => stats.package = n,
+                Rung::Name => stats.name = n,
+            }
+        }
+        Ok(stats)
+    }
+}

@@ -1,0 +1,1390 @@
+//! Resolution: each reference becomes an edge to one definition with the rung that found it,
+//! or stays unresolved with the number of candidates it had. Never a silent guess.
+//!
+//! The rungs, tried in this order for a bare name:
+//!
+//! 1. **exact** — the name is defined in an enclosing scope or at the top of the same file;
+//!    a receiver that is `self`/`this`/the method's receiver (Go receivers, Rust `impl`)
+//!    looks in the enclosing type (and its bases); a receiver whose type is declared or
+//!    constructed in the same function (`s = Session()`, `var f *FlagSet`, `let x: Foo`)
+//!    looks in that type.
+//! 2. **import** — through an import resolved to a file by the ecosystem's own rules (see
+//!    [`crate::imports`]), following re-exports.
+//! 3. **package** — defined at the top of another file of the same package (Go folder, Java
+//!    and Kotlin `package`, C# namespace).
+//! 4. **name** — the only definition of that name in the workspace (kept, excluded by
+//!    default). Several candidates make no edge: the reference is unresolved and counts them.
+//!
+//! A name reached through an import of something outside the workspace (the standard
+//! library, a dependency) is `external`: no edge, and not counted as unresolved.
+
+use std::sync::Arc;
+
+use crate::imports::{self, ImportTarget};
+use crate::model::{DefKind, Import, Local, RefKind};
+use crate::table::{Backing, Def, DefId, DefInfo, Deps, FileId, FileInfo, Table};
+
+/// How an edge was resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rung {
+    Exact,
+    Import,
+    Package,
+    Name,
+}
+
+impl Rung {
+    pub const ALL: [Rung; 4] = [Rung::Exact, Rung::Import, Rung::Package, Rung::Name];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rung::Exact => "exact",
+            Rung::Import => "import",
+            Rung::Package => "package",
+            Rung::Name => "name",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Rung> {
+        Rung::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+
+    /// The confidence recorded with an edge of this rung.
+    pub fn confidence(self) -> f64 {
+        match self {
+            Rung::Exact => 1.0,
+            Rung::Import => 0.9,
+            Rung::Package => 0.8,
+            Rung::Name => 0.3,
+        }
+    }
+
+    /// The weaker of two rungs (a chain is as strong as its weakest step).
+    pub fn weaker(self, other: Rung) -> Rung {
+        self.max(other)
+    }
+}
+
+/// The confidence floor queries use unless told otherwise: every rung but `name`.
+pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
+
+/// What became of one reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Resolved {
+        target: DefId,
+        rung: Rung,
+    },
+    /// No edge; `candidates` definitions of the name were possible (0: none in the
+    /// workspace, 2+: ambiguous).
+    Unresolved {
+        candidates: u32,
+    },
+    /// Reached through something outside the workspace.
+    External,
+}
+
+/// A reference as resolution needs it.
+#[derive(Debug, Clone)]
+pub struct RefIn {
+    pub kind: RefKind,
+    pub name: String,
+    pub receiver: Option<String>,
+    pub enclosing: Option<DefId>,
+    pub pos: crate::model::Pos,
+}
+
+/// What a name or expression was found to be.
+#[derive(Debug, Clone)]
+enum Found {
+    Defs(Vec<Def>, Rung),
+    Module(Vec<FileId>, Rung),
+    External,
+    Missing(u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Want {
+    /// Something a call can name: a function, method, class (a constructor), field.
+    Call,
+    /// A type.
+    Type,
+    /// Anything (a receiver's first segment).
+    Any,
+}
+
+impl Want {
+    fn accepts(self, kind: DefKind) -> bool {
+        match self {
+            Want::Call => kind.is_callable() || kind.is_type() || kind == DefKind::Field,
+            Want::Type => kind.is_type(),
+            Want::Any => true,
+        }
+    }
+}
+
+const MAX_DEPTH: usize = 6;
+
+/// Languages where a bare name inside a method finds the class's members.
+fn implicit_this(language: &str) -> bool {
+    matches!(
+        language,
+        "java" | "c_sharp" | "kotlin" | "cpp" | "dart" | "ruby"
+    )
+}
+
+/// Resolves the references of one file.
+pub fn resolve_file<B: Backing>(
+    table: &Table<B>,
+    file: FileId,
+    refs: &[RefIn],
+) -> (Vec<Outcome>, Deps) {
+    let mut deps = Deps::default();
+    let Some(info) = table.file(file).cloned() else {
+        return (
+            vec![Outcome::Unresolved { candidates: 0 }; refs.len()],
+            deps,
+        );
+    };
+    let imports = table.imports_of(file, &mut deps);
+    let locals = table.locals_of(file, &mut deps);
+    let mut cx = Cx {
+        table,
+        file: info,
+        imports,
+        locals,
+        deps,
+        nesting: 0,
+        budget: STEP_BUDGET,
+        at: crate::model::Pos::default(),
+        locals_by_name: std::collections::HashMap::new(),
+        module_memo: std::collections::HashMap::new(),
+        exported_memo: std::collections::HashMap::new(),
+    };
+    let outcomes = refs.iter().map(|r| cx.resolve(r)).collect();
+    (outcomes, cx.deps)
+}
+
+struct Cx<'t, B: Backing> {
+    table: &'t Table<B>,
+    file: FileInfo,
+    imports: Arc<Vec<Import>>,
+    locals: Arc<Vec<(Local, Option<DefId>)>>,
+    deps: Deps,
+    /// Nesting of the resolution functions right now (they call each other).
+    nesting: usize,
+    /// This file's local bindings by name.
+    locals_by_name: std::collections::HashMap<String, Vec<usize>>,
+    /// Import resolutions made for this file's references (each records its keys the first
+    /// time, and the keys stay recorded for the file).
+    module_memo: std::collections::HashMap<(FileId, String, bool), Found>,
+    /// Exported names looked up: (file, name, want) → definitions.
+    exported_memo: std::collections::HashMap<(FileId, String, Want), Vec<Def>>,
+    /// Where the reference being resolved is (a use takes the last binding before it).
+    at: crate::model::Pos,
+    /// Steps left for the current reference: a budget, so that no input makes one
+    /// reference expensive.
+    budget: usize,
+}
+
+/// Deepest nesting of resolution steps for one reference.
+const MAX_NESTING: usize = 24;
+/// Resolution steps one reference may take.
+const STEP_BUDGET: usize = 4_000;
+
+/// Splits a receiver into segments (`a.b`, `a::b`, `a->b`, `a?.b`).
+fn segments(receiver: &str) -> Vec<String> {
+    let normalized = receiver
+        .replace("?.", ".")
+        .replace("!.", ".")
+        .replace("->", ".")
+        .replace("::", ".");
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut current = String::new();
+    for c in normalized.chars() {
+        match c {
+            '(' | '[' | '<' => {
+                depth += 1;
+                if depth == 1 && c == '(' {
+                    current.push_str("()");
+                }
+            }
+            ')' | ']' | '>' => depth -= 1,
+            '.' if depth == 0 => out.push(std::mem::take(&mut current)),
+            _ if depth == 0 && !c.is_whitespace() => current.push(c),
+            _ => {}
+        }
+    }
+    out.push(current);
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+impl<B: Backing> Cx<'_, B> {
+    fn lang(&self) -> &'static str {
+        self.file.language.name
+    }
+
+    fn enter(&mut self) -> bool {
+        if self.nesting >= MAX_NESTING || self.budget == 0 {
+            return false;
+        }
+        self.nesting += 1;
+        self.budget -= 1;
+        true
+    }
+
+    fn resolve(&mut self, r: &RefIn) -> Outcome {
+        self.budget = STEP_BUDGET;
+        self.nesting = 0;
+        self.at = r.pos;
+        let want = match r.kind {
+            RefKind::Call => Want::Call,
+            RefKind::Type => Want::Type,
+        };
+        let found = match &r.receiver {
+            None => self.bare(&r.name, r.enclosing, want, 0),
+            Some(receiver) => self.through_receiver(receiver, &r.name, r.enclosing, want),
+        };
+        match found {
+            Found::Defs(defs, rung) => {
+                // A declaration and its definition are one candidate (C, C++); a call of a
+                // class is a call of its constructor when it declares one.
+                let called = r.kind == RefKind::Call;
+                let mut targets: Vec<DefId> = defs
+                    .iter()
+                    .map(|d| {
+                        let d = match called.then(|| self.constructor_of(d)).flatten() {
+                            Some(c) => c,
+                            None => d.clone(),
+                        };
+                        self.definition_of_declaration(&d).unwrap_or(d.id)
+                    })
+                    .collect();
+                targets.sort_unstable();
+                targets.dedup();
+                match targets.as_slice() {
+                    [one] => Outcome::Resolved { target: *one, rung },
+                    _ => Outcome::Unresolved {
+                        candidates: u32::try_from(targets.len()).unwrap_or(u32::MAX),
+                    },
+                }
+            }
+            Found::Module(..) => Outcome::Unresolved { candidates: 0 },
+            Found::External => Outcome::External,
+            Found::Missing(n) => Outcome::Unresolved { candidates: n },
+        }
+    }
+
+    /// The constructor a call of class `ty` runs, when the class declares one (`__init__`,
+    /// `constructor`, a method named as the class).
+    fn constructor_of(&mut self, ty: &DefInfo) -> Option<Def> {
+        if !ty.kind.is_type() {
+            return None;
+        }
+        let name = match self.table.file(ty.file)?.language.name {
+            "python" => "__init__".to_owned(),
+            "javascript" | "typescript" | "tsx" => "constructor".to_owned(),
+            "java" | "c_sharp" | "cpp" | "dart" => ty.name.clone(),
+            "ruby" => "initialize".to_owned(),
+            _ => return None,
+        };
+        let defs = self.table.defs_named(&name, &mut self.deps);
+        let own: Vec<Def> = defs
+            .iter()
+            .filter(|d| d.parent == Some(ty.id) && d.kind.is_callable())
+            .cloned()
+            .collect();
+        collapse(own).into_iter().next()
+    }
+
+    /// C and C++: a function declared in a header is paired with its one definition in a
+    /// source file (the call lands where the body is).
+    fn definition_of_declaration(&mut self, decl: &DefInfo) -> Option<DefId> {
+        if !matches!(self.lang(), "c" | "cpp") || !decl.kind.is_callable() {
+            return None;
+        }
+        let header = self.table.file(decl.file)?;
+        let is_header = |path: &str| {
+            matches!(
+                path.rsplit('.').next(),
+                Some("h" | "hh" | "hpp" | "hxx" | "h++")
+            )
+        };
+        if !is_header(&header.path) {
+            return None;
+        }
+        // The type a member declaration belongs to, by name (`int area();` in `class Shape`
+        // is defined as `int Shape::area() {…}`).
+        let owner_name = decl.owner.clone().or_else(|| {
+            decl.parent
+                .and_then(|p| self.table.def(p))
+                .filter(|p| p.kind.is_type())
+                .map(|p| p.name.clone())
+        });
+        let defs = self.table.defs_named(&decl.name, &mut self.deps);
+        let bodies: Vec<&Def> = defs
+            .iter()
+            .filter(|d| {
+                d.id != decl.id
+                    && d.kind.is_callable()
+                    && ((d.parent == decl.parent && d.owner == decl.owner)
+                        || (d.owner.is_some() && d.owner == owner_name))
+                    && self.table.file(d.file).is_some_and(|f| {
+                        !is_header(&f.path) && crate::table::family(f.language) == "c"
+                    })
+            })
+            .collect();
+        match bodies.as_slice() {
+            [one] => Some(one.id),
+            _ => None,
+        }
+    }
+
+    fn scope_chain(&self, enclosing: Option<DefId>) -> Vec<Def> {
+        let mut out = Vec::new();
+        let mut next = enclosing;
+        while let Some(id) = next {
+            if out.len() > 64 {
+                break;
+            }
+            let Some(def) = self.table.def(id) else { break };
+            next = def.parent;
+            out.push(def);
+        }
+        out
+    }
+
+    /// Definitions of `name` in `file` at its top level (no parent, no owner; in C# and C++
+    /// a namespace is no scope of its own for this).
+    fn top_level(&mut self, file: FileId, name: &str, want: Want) -> Vec<Def> {
+        let namespaces = self
+            .table
+            .file(file)
+            .is_some_and(|f| matches!(f.language.name, "c_sharp" | "cpp"));
+        let defs = self.table.defs_named(name, &mut self.deps);
+        defs.iter()
+            .filter(|d| d.file == file && d.owner.is_none() && want.accepts(d.kind))
+            .filter(|d| match d.parent {
+                None => true,
+                Some(p) => {
+                    namespaces && self.table.def(p).is_some_and(|p| p.kind == DefKind::Module)
+                }
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// A bare name at a place.
+    fn bare(&mut self, name: &str, enclosing: Option<DefId>, want: Want, depth: usize) -> Found {
+        if !self.enter() {
+            return Found::Missing(0);
+        }
+        let out = self.bare_inner(name, enclosing, want, depth);
+        self.nesting -= 1;
+        out
+    }
+
+    fn bare_inner(
+        &mut self,
+        name: &str,
+        enclosing: Option<DefId>,
+        want: Want,
+        depth: usize,
+    ) -> Found {
+        let chain = self.scope_chain(enclosing);
+        let defs = self.table.defs_named(name, &mut self.deps);
+        // 1. Enclosing scopes, innermost first.
+        for scope in &chain {
+            let is_type = scope.kind.is_type();
+            if is_type && !implicit_this(self.lang()) {
+                continue;
+            }
+            let hits: Vec<Def> = defs
+                .iter()
+                .filter(|d| d.parent == Some(scope.id) && want.accepts(d.kind))
+                .cloned()
+                .collect();
+            if !hits.is_empty() {
+                return Found::Defs(collapse(hits), Rung::Exact);
+            }
+            if is_type && depth < MAX_DEPTH {
+                let inherited = self.member(scope, name, want, depth + 1);
+                if let Found::Defs(d, rung) = inherited {
+                    return Found::Defs(d, rung);
+                }
+            }
+        }
+        if implicit_this(self.lang()) {
+            // A method with an owner (C++ `void A::f()`) sees A's members.
+            if let Some(method) = chain.iter().find(|d| d.owner.is_some()) {
+                if let Some((owner, rung)) = self.enclosing_type(method, depth) {
+                    if let Found::Defs(d, r) = self.member(&owner, name, want, depth + 1) {
+                        return Found::Defs(d, rung.weaker(r));
+                    }
+                }
+            }
+        }
+        // 2. The file's top level.
+        let here = self.top_level(self.file.id, name, want);
+        if !here.is_empty() {
+            return Found::Defs(collapse(here), Rung::Exact);
+        }
+        // 3. Imports binding the name.
+        let imports = self.imports.clone();
+        let mut external = false;
+        for import in imports.iter() {
+            if imports::binding(import, self.file.language).as_deref() != Some(name) {
+                continue;
+            }
+            match self.import_target(import, depth) {
+                Found::Defs(d, rung) => {
+                    let d: Vec<Def> = d.into_iter().filter(|d| want.accepts(d.kind)).collect();
+                    if !d.is_empty() {
+                        return Found::Defs(collapse(d), rung);
+                    }
+                }
+                Found::Module(files, rung) => return Found::Module(files, rung),
+                Found::External => external = true,
+                Found::Missing(_) => {}
+            }
+        }
+        if external {
+            return Found::External;
+        }
+        // 4. The package.
+        let package_files = self.package_files();
+        let hits: Vec<Def> = defs
+            .iter()
+            .filter(|d| {
+                d.file != self.file.id
+                    && d.parent.is_none()
+                    && d.owner.is_none()
+                    && want.accepts(d.kind)
+                    && package_files.binary_search(&d.file).is_ok()
+            })
+            .cloned()
+            .collect();
+        if !hits.is_empty() {
+            return Found::Defs(collapse(hits), Rung::Package);
+        }
+        // 5. Wildcard imports (and languages whose imports bring every name).
+        for import in imports.iter() {
+            if !(import.wildcard || imports::imports_everything(self.file.language)) {
+                continue;
+            }
+            if let Found::Module(files, rung) = self.import_module(import, depth) {
+                let mut hits = Vec::new();
+                for file in files {
+                    hits.extend(self.exported(file, name, want, depth + 1));
+                }
+                if !hits.is_empty() {
+                    return Found::Defs(collapse(hits), rung.weaker(Rung::Import));
+                }
+            }
+        }
+        // 6. The only definition of the name, anywhere in this language family.
+        self.unique(&defs, want, |d| d.parent.is_none() && d.owner.is_none())
+    }
+
+    fn unique(&mut self, defs: &[Def], want: Want, filter: impl Fn(&DefInfo) -> bool) -> Found {
+        let fam = crate::table::family(self.file.language);
+        let hits: Vec<Def> = defs
+            .iter()
+            .filter(|d| want.accepts(d.kind) && filter(d))
+            .filter(|d| {
+                self.table
+                    .file(d.file)
+                    .is_some_and(|f| crate::table::family(f.language) == fam)
+            })
+            .cloned()
+            .collect();
+        let hits = collapse(hits);
+        match hits.len() {
+            1 => Found::Defs(hits, Rung::Name),
+            n => Found::Missing(u32::try_from(n).unwrap_or(u32::MAX)),
+        }
+    }
+
+    /// The files of this file's package (sorted), other than Go's external test package.
+    fn package_files(&mut self) -> Vec<FileId> {
+        match self.lang() {
+            "go" => {
+                let dir = self.file.dir().to_owned();
+                let package = self.file.package.clone();
+                let files: Vec<FileId> = self.table.files_in_dir(&dir, &mut self.deps).to_vec();
+                files
+                    .into_iter()
+                    .filter(|f| {
+                        self.table
+                            .file(*f)
+                            .is_some_and(|i| i.language.name == "go" && i.package == package)
+                    })
+                    .collect()
+            }
+            "java" | "kotlin" | "c_sharp" => match self.file.package.clone() {
+                Some(package) => self
+                    .table
+                    .files_in_package(self.file.language, &package, &mut self.deps)
+                    .to_vec(),
+                None => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// A name exported by a module file: its top-level definition, or a name one of its
+    /// imports brings in (a re-export: `__init__.py`, `export … from`, `pub use`).
+    fn exported(&mut self, file: FileId, name: &str, want: Want, depth: usize) -> Vec<Def> {
+        if !self.enter() {
+            return Vec::new();
+        }
+        let key = (file, name.to_owned(), want);
+        if let Some(found) = self.exported_memo.get(&key) {
+            self.nesting -= 1;
+            return found.clone();
+        }
+        let out = self.exported_inner(file, name, want, depth);
+        self.exported_memo.insert(key, out.clone());
+        self.nesting -= 1;
+        out
+    }
+
+    fn exported_inner(&mut self, file: FileId, name: &str, want: Want, depth: usize) -> Vec<Def> {
+        let direct = self.top_level(file, name, want);
+        if !direct.is_empty() || depth > MAX_DEPTH {
+            return direct;
+        }
+        let Some(info) = self.table.file(file).cloned() else {
+            return Vec::new();
+        };
+        let imports = self.table.imports_of(file, &mut self.deps);
+        for import in imports.iter() {
+            let binds = imports::binding(import, info.language);
+            if binds.as_deref() == Some(name) {
+                if let Found::Defs(d, _) = self.import_target_from(&info, import, depth + 1) {
+                    let d: Vec<Def> = d.into_iter().filter(|d| want.accepts(d.kind)).collect();
+                    if !d.is_empty() {
+                        return d;
+                    }
+                }
+            }
+        }
+        for import in imports.iter() {
+            if import.wildcard && imports::reexports_wildcards(info.language) {
+                if let Found::Module(files, _) = self.import_module_from(&info, import) {
+                    for f in files {
+                        let d = self.exported(f, name, want, depth + 1);
+                        if !d.is_empty() {
+                            return d;
+                        }
+                    }
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    fn import_module(&mut self, import: &Import, _depth: usize) -> Found {
+        let info = self.file.clone();
+        self.import_module_from(&info, import)
+    }
+
+    /// The module files an import names.
+    fn import_module_from(&mut self, from: &FileInfo, import: &Import) -> Found {
+        let key = (
+            from.id,
+            import.module.clone(),
+            import.wildcard || import.name.is_some(),
+        );
+        if let Some(found) = self.module_memo.get(&key) {
+            return found.clone();
+        }
+        let found = match imports::module_files(self.table, from, import, &mut self.deps) {
+            ImportTarget::Files(files) => Found::Module(files, Rung::Import),
+            ImportTarget::External => Found::External,
+        };
+        self.module_memo.insert(key, found.clone());
+        found
+    }
+
+    fn import_target(&mut self, import: &Import, depth: usize) -> Found {
+        let info = self.file.clone();
+        self.import_target_from(&info, import, depth)
+    }
+
+    /// What an import binds: the named definition in its module, a submodule, or the module.
+    fn import_target_from(&mut self, from: &FileInfo, import: &Import, depth: usize) -> Found {
+        // Python's `import a.b` binds the package `a`.
+        let top;
+        let import = if from.language.name == "python"
+            && import.name.is_none()
+            && import.alias.is_none()
+            && import.module.contains('.')
+            && !import.module.starts_with('.')
+        {
+            top = Import {
+                module: import
+                    .module
+                    .split('.')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+                ..import.clone()
+            };
+            &top
+        } else {
+            import
+        };
+        let name = imports::imported_name(import, from.language);
+        let module = self.import_module_from(from, import);
+        let Some(name) = name else {
+            return module;
+        };
+        match module {
+            Found::Module(files, rung) => {
+                let mut hits = Vec::new();
+                for file in &files {
+                    hits.extend(self.exported(*file, &name, Want::Any, depth + 1));
+                }
+                if !hits.is_empty() {
+                    return Found::Defs(collapse(hits), rung);
+                }
+                // `from pkg import submodule`.
+                if let ImportTarget::Files(sub) =
+                    imports::submodule(self.table, from, import, &name, &mut self.deps)
+                {
+                    return Found::Module(sub, rung);
+                }
+                Found::Missing(0)
+            }
+            other => other,
+        }
+    }
+
+    /// The type a method's `self` stands for, with the rung that found it.
+    fn enclosing_type(&mut self, method: &DefInfo, depth: usize) -> Option<(Def, Rung)> {
+        if !self.enter() {
+            return None;
+        }
+        let out = self.enclosing_type_inner(method, depth);
+        self.nesting -= 1;
+        out
+    }
+
+    fn enclosing_type_inner(&mut self, method: &DefInfo, depth: usize) -> Option<(Def, Rung)> {
+        if let Some(parent) = method.parent.and_then(|p| self.table.def(p)) {
+            if parent.kind.is_type() {
+                return Some((parent, Rung::Exact));
+            }
+        }
+        let owner = method.owner.clone()?;
+        let file = self.table.file(method.file)?.clone();
+        let saved = std::mem::replace(&mut self.file, file);
+        let saved_imports = std::mem::replace(
+            &mut self.imports,
+            self.table.imports_of(self.file.id, &mut self.deps),
+        );
+        let found = self.bare(&owner, None, Want::Type, depth + 1);
+        self.file = saved;
+        self.imports = saved_imports;
+        match found {
+            Found::Defs(defs, rung) if defs.len() == 1 => {
+                // The receiver's type is the method's own: as sure as the file it is in.
+                let rung = if rung == Rung::Package {
+                    Rung::Exact
+                } else {
+                    rung
+                };
+                defs.into_iter().next().map(|d| (d, rung))
+            }
+            _ => None,
+        }
+    }
+
+    /// Members called `name` of type `ty`: nested in it, owned by it (Go methods, Rust
+    /// `impl`), or inherited from its bases.
+    fn member(&mut self, ty: &DefInfo, name: &str, want: Want, depth: usize) -> Found {
+        if !self.enter() {
+            return Found::Missing(0);
+        }
+        let out = self.member_inner(ty, name, want, depth);
+        self.nesting -= 1;
+        out
+    }
+
+    fn member_inner(&mut self, ty: &DefInfo, name: &str, want: Want, depth: usize) -> Found {
+        let ty_dir = self
+            .table
+            .file(ty.file)
+            .map(|f| f.dir().to_owned())
+            .unwrap_or_default();
+        let ty_lang = self.table.file(ty.file).map(|f| f.language.name);
+        let defs = self.table.defs_named(name, &mut self.deps);
+        let hits: Vec<Def> = defs
+            .iter()
+            .filter(|d| want.accepts(d.kind) || d.kind == DefKind::Field)
+            .filter(|d| {
+                d.parent == Some(ty.id)
+                    || (d.owner.as_deref() == Some(ty.name.as_str())
+                        && self.table.file(d.file).is_some_and(|f| {
+                            // Go methods live in the type's package; Rust impls anywhere.
+                            ty_lang != Some("go") || f.dir() == ty_dir
+                        }))
+            })
+            .cloned()
+            .collect();
+        if !hits.is_empty() {
+            return Found::Defs(collapse(hits), Rung::Exact);
+        }
+        if depth > MAX_DEPTH {
+            return Found::Missing(0);
+        }
+        let Some(file) = self.table.file(ty.file).cloned() else {
+            return Found::Missing(0);
+        };
+        for base in &ty.bases {
+            let saved = std::mem::replace(&mut self.file, file.clone());
+            let saved_imports = std::mem::replace(
+                &mut self.imports,
+                self.table.imports_of(self.file.id, &mut self.deps),
+            );
+            let base_found = self.type_named(base, None, depth + 1);
+            self.file = saved;
+            self.imports = saved_imports;
+            if let Some((base_ty, rung)) = base_found {
+                if base_ty.id == ty.id {
+                    continue;
+                }
+                if let Found::Defs(d, r) = self.member(&base_ty, name, want, depth + 1) {
+                    return Found::Defs(d, rung.weaker(r));
+                }
+            }
+        }
+        Found::Missing(0)
+    }
+
+    /// A type written in this file (`Foo`, `pkg.Foo`, `*Foo`, `Foo[int]`).
+    fn type_named(
+        &mut self,
+        written: &str,
+        enclosing: Option<DefId>,
+        depth: usize,
+    ) -> Option<(Def, Rung)> {
+        if !self.enter() {
+            return None;
+        }
+        let out = self.type_named_inner(written, enclosing, depth);
+        self.nesting -= 1;
+        out
+    }
+
+    fn type_named_inner(
+        &mut self,
+        written: &str,
+        enclosing: Option<DefId>,
+        depth: usize,
+    ) -> Option<(Def, Rung)> {
+        let name = crate::extract::type_name(written);
+        if name.is_empty() || depth > MAX_DEPTH {
+            return None;
+        }
+        let segs = segments(&name);
+        let found = match segs.as_slice() {
+            [] => return None,
+            [one] => self.bare(one, enclosing, Want::Type, depth + 1),
+            [qualifier @ .., last] => {
+                let qualifier = qualifier.join(".");
+                self.through_receiver(&qualifier, last, enclosing, Want::Type)
+            }
+        };
+        match found {
+            Found::Defs(defs, rung) if defs.len() == 1 => {
+                let def = defs.into_iter().next()?;
+                // A type alias of another type: follow it once.
+                if def.kind == DefKind::TypeAlias {
+                    if let Some(aliased) = def.type_text.clone() {
+                        if depth < MAX_DEPTH {
+                            if let Some((t, r)) = self.type_named(&aliased, None, depth + 1) {
+                                return Some((t, rung.weaker(r)));
+                            }
+                        }
+                    }
+                }
+                Some((def, rung))
+            }
+            _ => None,
+        }
+    }
+
+    /// The type of a definition used as a value: a class itself (a static call), a variable
+    /// or field's declared type, a function's return type.
+    fn type_of_def(&mut self, def: &Def, called: bool, depth: usize) -> Option<(Def, Rung)> {
+        if !self.enter() {
+            return None;
+        }
+        let out = self.type_of_def_inner(def, called, depth);
+        self.nesting -= 1;
+        out
+    }
+
+    fn type_of_def_inner(&mut self, def: &Def, called: bool, depth: usize) -> Option<(Def, Rung)> {
+        if def.kind.is_type() {
+            return Some((def.clone(), Rung::Exact));
+        }
+        let written = if called && def.kind.is_callable() {
+            def.returns.clone()
+        } else if !called {
+            def.type_text.clone()
+        } else {
+            None
+        };
+        let file = self.table.file(def.file)?.clone();
+        let Some(written) = written else {
+            // A variable assigned a constructor call where it is defined
+            // (`var CommandLine = NewFlagSet(…)`, `session = Session()`).
+            if called
+                || !matches!(
+                    def.kind,
+                    DefKind::Variable | DefKind::Constant | DefKind::Field
+                )
+            {
+                return None;
+            }
+            let locals = self.table.locals_of(def.file, &mut self.deps);
+            let value = locals
+                .iter()
+                .find(|(l, scope)| *scope == def.parent && l.name == def.name && l.value.is_some())
+                .and_then(|(l, _)| l.value.clone())?;
+            let saved = std::mem::replace(&mut self.file, file);
+            let saved_imports = std::mem::replace(
+                &mut self.imports,
+                self.table.imports_of(self.file.id, &mut self.deps),
+            );
+            let found = self.type_of_call(&value, def.parent, depth + 1);
+            self.file = saved;
+            self.imports = saved_imports;
+            return found;
+        };
+        let saved = std::mem::replace(&mut self.file, file);
+        let saved_imports = std::mem::replace(
+            &mut self.imports,
+            self.table.imports_of(self.file.id, &mut self.deps),
+        );
+        let scope = def.parent;
+        let found = self.type_named(&written, scope, depth + 1);
+        self.file = saved;
+        self.imports = saved_imports;
+        found
+    }
+
+    /// A local binding's type in the scope chain of `enclosing` (innermost first).
+    fn local_type(
+        &mut self,
+        name: &str,
+        enclosing: Option<DefId>,
+        depth: usize,
+    ) -> Option<(Def, Rung)> {
+        if !self.enter() {
+            return None;
+        }
+        let out = self.local_type_inner(name, enclosing, depth);
+        self.nesting -= 1;
+        out
+    }
+
+    fn local_type_inner(
+        &mut self,
+        name: &str,
+        enclosing: Option<DefId>,
+        depth: usize,
+    ) -> Option<(Def, Rung)> {
+        let chain: Vec<Option<DefId>> = {
+            let mut c: Vec<Option<DefId>> = self
+                .scope_chain(enclosing)
+                .into_iter()
+                .map(|d| Some(d.id))
+                .collect();
+            c.push(None);
+            c
+        };
+        // The nearest binding decides: an unknown type there is unknown, not an earlier
+        // binding's type.
+        for scope in chain {
+            let Some(local) = self.bindings(name, scope).into_iter().next() else {
+                continue;
+            };
+            if let Some(written) = &local.type_text {
+                if let Some(found) = self.type_named(written, scope, depth + 1) {
+                    return Some(found);
+                }
+            }
+            if let Some(callee) = &local.value {
+                return self.type_of_call(callee, scope, depth + 1);
+            }
+            return None;
+        }
+        None
+    }
+
+    /// The bindings of `name` in `scope` of this file, the one that applies first: the last
+    /// before the reference, then those after it (a closure may use a later one).
+    fn bindings(&mut self, name: &str, scope: Option<DefId>) -> Vec<Local> {
+        if self.locals_by_name.is_empty() && !self.locals.is_empty() {
+            for (i, (local, _)) in self.locals.iter().enumerate() {
+                self.locals_by_name
+                    .entry(local.name.clone())
+                    .or_default()
+                    .push(i);
+            }
+        }
+        let mut before: Vec<Local> = Vec::new();
+        let mut after: Vec<Local> = Vec::new();
+        let Some(indexes) = self.locals_by_name.get(name) else {
+            return Vec::new();
+        };
+        for &i in indexes {
+            let (local, at) = &self.locals[i];
+            if *at != scope {
+                continue;
+            }
+            if local.pos <= self.at {
+                before.push(local.clone());
+            } else {
+                after.push(local.clone());
+            }
+        }
+        before.reverse();
+        before.extend(after);
+        before
+    }
+
+    /// Whether a local binding's type or constructor comes from outside the workspace
+    /// (`t *testing.T`, `u = urlparse(…)`).
+    fn local_is_external(&mut self, name: &str, enclosing: Option<DefId>) -> bool {
+        let mut scopes: Vec<Option<DefId>> = self
+            .scope_chain(enclosing)
+            .into_iter()
+            .map(|d| Some(d.id))
+            .collect();
+        scopes.push(None);
+        for scope in scopes {
+            if let Some(local) = self.bindings(name, scope).into_iter().next() {
+                let written = local
+                    .type_text
+                    .as_deref()
+                    .map(crate::extract::type_name)
+                    .or_else(|| local.value.clone());
+                let Some(written) = written else { return false };
+                let segs = segments(&written);
+                let Some(first) = segs.first() else {
+                    return false;
+                };
+                let (first, _) = strip_call(first);
+                let first = first.to_owned();
+                return matches!(self.bare(&first, scope, Want::Any, 1), Found::External);
+            }
+        }
+        false
+    }
+
+    /// The type a call's result has: a class constructed, a function's return type.
+    fn type_of_call(
+        &mut self,
+        callee: &str,
+        scope: Option<DefId>,
+        depth: usize,
+    ) -> Option<(Def, Rung)> {
+        if !self.enter() {
+            return None;
+        }
+        let out = self.type_of_call_inner(callee, scope, depth);
+        self.nesting -= 1;
+        out
+    }
+
+    fn type_of_call_inner(
+        &mut self,
+        callee: &str,
+        scope: Option<DefId>,
+        depth: usize,
+    ) -> Option<(Def, Rung)> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let segs = segments(callee);
+        let found = match segs.as_slice() {
+            [] => return None,
+            [one] => self.bare(one, scope, Want::Call, depth + 1),
+            [qualifier @ .., last] => {
+                let qualifier = qualifier.join(".");
+                self.through_receiver(&qualifier, last, scope, Want::Call)
+            }
+        };
+        match found {
+            Found::Defs(defs, rung) if defs.len() == 1 => {
+                let def = defs.into_iter().next()?;
+                let (t, r) = self.type_of_def(&def, true, depth + 1)?;
+                Some((t, rung.weaker(r)))
+            }
+            _ => None,
+        }
+    }
+
+    /// What a receiver expression is: a module, or a value of a type.
+    fn receiver_target(&mut self, receiver: &str, enclosing: Option<DefId>) -> Target {
+        if !self.enter() {
+            return Target::Unknown;
+        }
+        let out = self.receiver_target_inner(receiver, enclosing);
+        self.nesting -= 1;
+        out
+    }
+
+    fn receiver_target_inner(&mut self, receiver: &str, enclosing: Option<DefId>) -> Target {
+        let segs = segments(receiver);
+        let Some((first, rest)) = segs.split_first() else {
+            return Target::Unknown;
+        };
+        let mut current = self.first_segment(first, enclosing);
+        let mut path_so_far = first.clone();
+        for seg in rest {
+            let dotted = format!("{path_so_far}.{seg}");
+            path_so_far = dotted.clone();
+            current = match current {
+                Target::Unknown | Target::External => return current,
+                Target::Module(files, rung) => {
+                    let (name, called) = strip_call(seg);
+                    let mut hits = Vec::new();
+                    for f in &files {
+                        hits.extend(self.exported(*f, name, Want::Any, 1));
+                    }
+                    let hits = collapse(hits);
+                    if hits.len() == 1 {
+                        let def = &hits[0];
+                        match self.type_of_def(def, called, 1) {
+                            Some((t, r)) => Target::Type(t, rung.weaker(r)),
+                            None => Target::Unknown,
+                        }
+                    } else if hits.is_empty()
+                        && !called
+                        && self.submodule_visible(&files, name, &dotted)
+                    {
+                        match self.submodule_of(&files, name) {
+                            Some(sub) => Target::Module(sub, rung),
+                            None => Target::Unknown,
+                        }
+                    } else {
+                        Target::Unknown
+                    }
+                }
+                Target::Type(ty, rung) => {
+                    let (name, called) = strip_call(seg);
+                    match self.member(&ty, name, Want::Any, 1) {
+                        Found::Defs(d, r) if d.len() == 1 => {
+                            let field = &d[0];
+                            match self.type_of_def(field, called, 1) {
+                                Some((t, r2)) => Target::Type(t, rung.weaker(r).weaker(r2)),
+                                None => {
+                                    // `self.x` assigned in a method of the type.
+                                    self.attribute_type(&ty, name)
+                                        .map_or(Target::Unknown, |(t, r2)| {
+                                            Target::Type(t, rung.weaker(r2))
+                                        })
+                                }
+                            }
+                        }
+                        _ => self
+                            .attribute_type(&ty, name)
+                            .map_or(Target::Unknown, |(t, r2)| Target::Type(t, rung.weaker(r2))),
+                    }
+                }
+            };
+        }
+        current
+    }
+
+    /// `self.NAME = Ctor()` (or annotated) in a method of `ty`, in `ty`'s file.
+    fn attribute_type(&mut self, ty: &DefInfo, name: &str) -> Option<(Def, Rung)> {
+        if !self.enter() {
+            return None;
+        }
+        let out = self.attribute_type_inner(ty, name);
+        self.nesting -= 1;
+        out
+    }
+
+    fn attribute_type_inner(&mut self, ty: &DefInfo, name: &str) -> Option<(Def, Rung)> {
+        let locals = self.table.locals_of(ty.file, &mut self.deps);
+        let file = self.table.file(ty.file)?.clone();
+        for (local, scope) in locals.iter() {
+            let Some((receiver, attr)) = local.name.split_once('.') else {
+                continue;
+            };
+            if attr != name {
+                continue;
+            }
+            let Some(scope_def) = scope.and_then(|s| self.table.def(s)) else {
+                continue;
+            };
+            if scope_def.parent != Some(ty.id) || scope_def.self_name.as_deref() != Some(receiver) {
+                continue;
+            }
+            let saved = std::mem::replace(&mut self.file, file.clone());
+            let saved_imports = std::mem::replace(
+                &mut self.imports,
+                self.table.imports_of(self.file.id, &mut self.deps),
+            );
+            let mut found = None;
+            if let Some(written) = &local.type_text {
+                found = self.type_named(written, *scope, 2);
+            }
+            if found.is_none() {
+                if let Some(callee) = &local.value {
+                    found = self.type_of_call(callee, *scope, 2);
+                }
+            }
+            self.file = saved;
+            self.imports = saved_imports;
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+
+    /// Whether `pkg.sub` may be used as an attribute here: the package's `__init__` binds
+    /// `sub` (`from . import sub`), or this file imports `pkg.sub` itself. (A submodule that
+    /// some other module happened to import is loaded at run time, but nothing here says so.)
+    fn submodule_visible(&mut self, package: &[FileId], name: &str, dotted: &str) -> bool {
+        if self
+            .imports
+            .iter()
+            .any(|i| i.name.is_none() && i.module == dotted)
+        {
+            return true;
+        }
+        let Some(&file) = package.first() else {
+            return false;
+        };
+        let Some(info) = self.table.file(file).cloned() else {
+            return false;
+        };
+        self.table
+            .imports_of(file, &mut self.deps)
+            .iter()
+            .any(|i| imports::binding(i, info.language).as_deref() == Some(name))
+    }
+
+    fn submodule_of(&mut self, files: &[FileId], name: &str) -> Option<Vec<FileId>> {
+        let file = self.table.file(*files.first()?)?.clone();
+        let import = Import {
+            module: String::new(),
+            name: Some(name.to_owned()),
+            alias: None,
+            wildcard: false,
+            line: 0,
+        };
+        match imports::submodule_of_file(self.table, &file, name, &import, &mut self.deps) {
+            ImportTarget::Files(f) => Some(f),
+            ImportTarget::External => None,
+        }
+    }
+
+    /// The first segment of a receiver.
+    fn first_segment(&mut self, seg: &str, enclosing: Option<DefId>) -> Target {
+        let (name, called) = strip_call(seg);
+        let chain = self.scope_chain(enclosing);
+        // `self`, `this`, a Go receiver, Rust `Self`.
+        if !called {
+            let method = chain.iter().find(|d| d.kind == DefKind::Method).cloned();
+            if let Some(method) = method {
+                let is_self = method.self_name.as_deref() == Some(name)
+                    || (matches!(name, "this" | "self") && self.lang() != "python")
+                    || (name == "Self" && self.lang() == "rust");
+                if is_self {
+                    return match self.enclosing_type(&method, 0) {
+                        Some((t, r)) => Target::Type(t, r),
+                        None => Target::Unknown,
+                    };
+                }
+                if name == "super" || name == "base" {
+                    return self.base_of_enclosing(&method);
+                }
+            } else if name == "Self" && self.lang() == "rust" {
+                if let Some(ty) = chain.iter().find(|d| d.kind.is_type()) {
+                    return Target::Type(ty.clone(), Rung::Exact);
+                }
+            }
+            if name == "self"
+                && self.lang() == "rust"
+                && chain.iter().all(|d| d.kind != DefKind::Method)
+            {
+                // `self::` in a path: this module.
+                return Target::Module(vec![self.file.id], Rung::Exact);
+            }
+            // A local binding with a known type.
+            if let Some((t, r)) = self.local_type(name, enclosing, 0) {
+                // A receiver whose type is declared or constructed here is exact, however
+                // the type itself was found (unless only by its name).
+                let r = if r == Rung::Name {
+                    Rung::Name
+                } else {
+                    Rung::Exact
+                };
+                return Target::Type(t, r);
+            }
+            if self.local_is_external(name, enclosing) {
+                return Target::External;
+            }
+        } else if name == "super" && self.lang() == "python" {
+            // `super().m()`: the first base that has the member is found by `member`.
+            if let Some(method) = chain.iter().find(|d| d.kind == DefKind::Method).cloned() {
+                return self.base_of_enclosing(&method);
+            }
+        } else if let Some((t, r)) = self.type_of_call(name, enclosing, 0) {
+            return Target::Type(t, r);
+        }
+        if called {
+            return Target::Unknown;
+        }
+        // Rust paths: `crate`, `super`, a crate name.
+        if self.lang() == "rust" {
+            if let Some(files) =
+                imports::rust_path_root(self.table, &self.file, name, &mut self.deps)
+            {
+                return Target::Module(files, Rung::Import);
+            }
+        }
+        // An import, a type, a module-level variable.
+        match self.bare(name, enclosing, Want::Any, 1) {
+            Found::Module(files, rung) => Target::Module(files, rung),
+            Found::External => Target::External,
+            Found::Defs(defs, rung) if defs.len() == 1 => {
+                let def = &defs[0];
+                match self.type_of_def(def, false, 1) {
+                    Some((t, r)) => Target::Type(t, rung.weaker(r)),
+                    None => Target::Unknown,
+                }
+            }
+            _ => Target::Unknown,
+        }
+    }
+
+    /// The first base type of the type a method is in (what `super` stands for).
+    fn base_of_enclosing(&mut self, method: &DefInfo) -> Target {
+        let Some((ty, rung)) = self.enclosing_type(method, 0) else {
+            return Target::Unknown;
+        };
+        let Some(base) = ty.bases.first().cloned() else {
+            return Target::Unknown;
+        };
+        let Some(file) = self.table.file(ty.file).cloned() else {
+            return Target::Unknown;
+        };
+        let saved = std::mem::replace(&mut self.file, file);
+        let saved_imports = std::mem::replace(
+            &mut self.imports,
+            self.table.imports_of(self.file.id, &mut self.deps),
+        );
+        let found = self.type_named(&base, None, 1);
+        self.file = saved;
+        self.imports = saved_imports;
+        match found {
+            Some((t, r)) => Target::Type(t, rung.weaker(r)),
+            None => Target::Unknown,
+        }
+    }
+
+    fn through_receiver(
+        &mut self,
+        receiver: &str,
+        name: &str,
+        enclosing: Option<DefId>,
+        want: Want,
+    ) -> Found {
+        let target = self.receiver_target(receiver, enclosing);
+        match target {
+            Target::Module(files, rung) => {
+                let mut hits = Vec::new();
+                for f in &files {
+                    hits.extend(self.exported(*f, name, want, 1));
+                }
+                if !hits.is_empty() {
+                    return Found::Defs(collapse(hits), rung);
+                }
+                // Go: a package's methods are not reachable through it; anything else
+                // missing from a resolved module is unknown.
+                Found::Missing(0)
+            }
+            Target::Type(ty, rung) => match self.member(&ty, name, want, 1) {
+                Found::Defs(d, r) => Found::Defs(d, rung.weaker(r)),
+                _ => self.method_by_name(name, want),
+            },
+            Target::External => Found::External,
+            Target::Unknown => self.method_by_name(name, want),
+        }
+    }
+
+    /// The `name` rung for a member: the only member of that name in the language family.
+    fn method_by_name(&mut self, name: &str, want: Want) -> Found {
+        let defs = self.table.defs_named(name, &mut self.deps);
+        self.unique(&defs, want, |d| {
+            d.parent.is_some() || d.owner.is_some() || d.kind == DefKind::Function
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Target {
+    Module(Vec<FileId>, Rung),
+    Type(Def, Rung),
+    External,
+    Unknown,
+}
+
+fn strip_call(seg: &str) -> (&str, bool) {
+    match seg.strip_suffix("()") {
+        Some(name) => (name, true),
+        None => (seg, false),
+    }
+}
+
+/// Definitions of one name in one scope of one file are one symbol (TypeScript and Python
+/// overloads, a Python function defined in both branches of an `if`).
+fn collapse(mut defs: Vec<Def>) -> Vec<Def> {
+    if defs.len() < 2 {
+        return defs;
+    }
+    // The last one stands: the implementation after its overloads, the later of two
+    // definitions (ids follow the file's order).
+    defs.sort_by_key(|d| std::cmp::Reverse(d.id));
+    let mut seen: std::collections::HashSet<(FileId, Option<DefId>, Option<&str>)> =
+        std::collections::HashSet::with_capacity(defs.len());
+    let mut keep = vec![false; defs.len()];
+    for (i, d) in defs.iter().enumerate() {
+        keep[i] = seen.insert((d.file, d.parent, d.owner.as_deref()));
+    }
+    let mut i = 0;
+    defs.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+    defs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receivers_split_into_segments() {
+        assert_eq!(segments("self.session"), ["self", "session"]);
+        assert_eq!(segments("crate::a::B"), ["crate", "a", "B"]);
+        assert_eq!(segments("foo(a, b.c).bar"), ["foo()", "bar"]);
+        assert_eq!(segments("p->q"), ["p", "q"]);
+        assert_eq!(segments("Vec::<u8>"), ["Vec"]);
+    }
+}

@@ -1,0 +1,173 @@
+//! The graph's callers against answer keys built from real language servers
+//! (`cargo xtask graph-keys` writes `tests/keys/PROJECT.json`): for every function and method
+//! the server lists, the call sites its find-references gives, compared with the graph's
+//! callers at the default confidence. Goals: precision ≥ 0.95 and recall ≥ 0.80 for Python
+//! (requests) and Go (cobra); TypeScript (zod) and Rust (semver) are reported.
+
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+
+use cc_graph::{Graph, DEFAULT_MIN_CONFIDENCE};
+use serde_json::Value;
+
+#[derive(Debug, Default)]
+struct Score {
+    key_defs: usize,
+    matched_defs: usize,
+    key_edges: usize,
+    ours: usize,
+    true_positives: usize,
+    false_positives: Vec<String>,
+    false_negatives: Vec<String>,
+}
+
+impl Score {
+    fn precision(&self) -> f64 {
+        if self.ours == 0 {
+            1.0
+        } else {
+            self.true_positives as f64 / self.ours as f64
+        }
+    }
+
+    fn recall(&self) -> f64 {
+        if self.key_edges == 0 {
+            1.0
+        } else {
+            self.true_positives as f64 / self.key_edges as f64
+        }
+    }
+}
+
+fn score(project: &str) -> Option<Score> {
+    let copy = cc_process::testing::copy_project(project)?;
+    let key_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/keys")
+        .join(format!("{project}.json"));
+    let key: Value =
+        serde_json::from_str(&std::fs::read_to_string(&key_path).unwrap_or_else(|e| {
+            panic!("{}: {e}; run `cargo xtask graph-keys`", key_path.display())
+        }))
+        .unwrap();
+    // The key must be for the installed version.
+    if let (Some(version), Some(dir)) = (
+        key["version"].as_str(),
+        cc_process::testing::real_project(project),
+    ) {
+        let stamp = dir.with_file_name(format!("{project}.stamp"));
+        let installed = std::fs::read_to_string(&stamp).unwrap_or_default();
+        assert!(
+            installed.trim_end().ends_with(version),
+            "{} is for {project} {version}, installed: {installed}; run `cargo xtask graph-keys {project}`",
+            key_path.display()
+        );
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let (graph, _) = Graph::open_with(copy.path(), common::config(cache.path())).unwrap();
+    let mut s = Score::default();
+    for def in key["definitions"].as_array().unwrap() {
+        s.key_defs += 1;
+        let name = def["name"].as_str().unwrap();
+        let path = def["path"].as_str().unwrap();
+        let line = def["line"].as_u64().unwrap() as u32;
+        let mut expected: BTreeMap<(String, u32), usize> = BTreeMap::new();
+        for c in def["callers"].as_array().unwrap() {
+            *expected
+                .entry((
+                    c[0].as_str().unwrap().to_owned(),
+                    c[1].as_u64().unwrap() as u32,
+                ))
+                .or_default() += 1;
+        }
+        let key_count: usize = expected.values().sum();
+        s.key_edges += key_count;
+        let ours = graph
+            .find(name, Some(path))
+            .unwrap()
+            .into_iter()
+            .filter(|d| d.kind.is_callable())
+            .min_by_key(|d| d.line.abs_diff(line));
+        let Some(ours) = ours.filter(|d| d.line.abs_diff(line) <= 2) else {
+            for (p, l) in expected.keys() {
+                s.false_negatives.push(format!(
+                    "{p}:{l} -> {name} ({path}:{line}) [definition not found]"
+                ));
+            }
+            continue;
+        };
+        s.matched_defs += 1;
+        let callers = graph.callers(ours.id, DEFAULT_MIN_CONFIDENCE).unwrap();
+        let mut found: HashMap<(String, u32), usize> = HashMap::new();
+        for site in &callers.value.sites {
+            *found.entry((site.path.clone(), site.line)).or_default() += 1;
+        }
+        s.ours += found.values().sum::<usize>();
+        for (place, n) in &found {
+            let k = expected.get(place).copied().unwrap_or(0);
+            s.true_positives += (*n).min(k);
+            for _ in k..*n {
+                s.false_positives.push(format!(
+                    "{}:{} -> {} ({path}:{line})",
+                    place.0, place.1, ours.qualified_name
+                ));
+            }
+        }
+        for (place, k) in &expected {
+            let n = found.get(place).copied().unwrap_or(0);
+            for _ in n..*k {
+                s.false_negatives.push(format!(
+                    "{}:{} -> {} ({path}:{line})",
+                    place.0, place.1, ours.qualified_name
+                ));
+            }
+        }
+    }
+    println!(
+        "{project}: {} of {} definitions matched; key edges {}, ours {}, true {}; precision {:.3}, recall {:.3}",
+        s.matched_defs,
+        s.key_defs,
+        s.key_edges,
+        s.ours,
+        s.true_positives,
+        s.precision(),
+        s.recall()
+    );
+    if std::env::var_os("CC_GRAPH_ACCURACY_DETAIL").is_some() {
+        for fp in &s.false_positives {
+            println!("  false positive: {fp}");
+        }
+        for fneg in &s.false_negatives {
+            println!("  false negative: {fneg}");
+        }
+    }
+    Some(s)
+}
+
+#[test]
+fn python_requests_meets_the_goals() {
+    let Some(s) = score("requests") else { return };
+    assert!(s.precision() >= 0.95, "precision {:.3}", s.precision());
+    assert!(s.recall() >= 0.80, "recall {:.3}", s.recall());
+}
+
+#[test]
+fn go_cobra_meets_the_goals() {
+    let Some(s) = score("cobra") else { return };
+    assert!(s.precision() >= 0.95, "precision {:.3}", s.precision());
+    assert!(s.recall() >= 0.80, "recall {:.3}", s.recall());
+}
+
+#[test]
+fn typescript_zod_is_reported() {
+    let Some(s) = score("zod") else { return };
+    assert!(s.key_edges > 0);
+}
+
+#[test]
+fn rust_semver_is_reported() {
+    let Some(s) = score("semver") else { return };
+    assert!(s.key_edges > 0);
+}

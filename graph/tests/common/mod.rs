@@ -1,0 +1,56 @@
+//! Shared helpers: a tree written to a temporary folder and indexed with a private cache.
+
+#![allow(dead_code)]
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
+use std::path::Path;
+
+use cc_graph::{Graph, GraphConfig, DEFAULT_MIN_CONFIDENCE};
+
+pub struct Indexed {
+    pub dir: tempfile::TempDir,
+    pub cache: tempfile::TempDir,
+    pub graph: Graph,
+}
+
+pub fn config(cache: &Path) -> GraphConfig {
+    GraphConfig {
+        cache_dir: cache.to_path_buf(),
+        threads: 2,
+        ..GraphConfig::default()
+    }
+}
+
+pub fn write_tree(dir: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+pub fn index(files: &[(&str, &str)]) -> Indexed {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), files);
+    let (graph, _) = Graph::open_with(dir.path(), config(cache.path())).unwrap();
+    Indexed { dir, cache, graph }
+}
+
+impl Indexed {
+    /// `path:line rung` of each caller of the one definition called `name`.
+    pub fn callers(&self, name: &str) -> Vec<String> {
+        let found = self.graph.find(name, None).unwrap();
+        assert_eq!(found.len(), 1, "{name}: {found:?}");
+        let callers = self
+            .graph
+            .callers(found[0].id, DEFAULT_MIN_CONFIDENCE)
+            .unwrap();
+        callers
+            .value
+            .sites
+            .iter()
+            .map(|s| format!("{}:{} {}", s.path, s.line, s.rung.as_str()))
+            .collect()
+    }
+}

@@ -1,0 +1,324 @@
+//! One test per language: each rung finds what it should, receivers are typed through
+//! `self`, declarations and constructors, imports resolve by the ecosystem's own rules, and an
+//! ambiguous name makes no edge.
+
+mod common;
+
+use cc_graph::DEFAULT_MIN_CONFIDENCE;
+use common::index;
+
+#[test]
+fn go_receivers_locals_constructors_and_package_scope() {
+    let g = index(&[
+        ("go.mod", "module example.com/m\n"),
+        (
+            "flag.go",
+            "package m\n\ntype FlagSet struct{ name string }\n\nfunc NewFlagSet() *FlagSet { return &FlagSet{} }\n\nfunc (f *FlagSet) Parse(args []string) error { return f.parseArgs(args) }\n\nfunc (f *FlagSet) parseArgs(args []string) error { return nil }\n\nvar CommandLine = NewFlagSet()\n\nfunc Parse() { CommandLine.Parse(nil) }\n",
+        ),
+        (
+            "flag_test.go",
+            "package m\n\nimport \"testing\"\n\nfunc setUp() *FlagSet { return NewFlagSet() }\n\nfunc TestParse(t *testing.T) {\n\tf := setUp()\n\tf.Parse(nil)\n\tvar g *FlagSet\n\tg.Parse(nil)\n\th := &FlagSet{}\n\th.Parse(nil)\n\tt.Fatal()\n\tf.Visit(func(f *Flag) { f.Parse(nil) })\n}\n",
+        ),
+        (
+            "sub/use.go",
+            "package sub\n\nimport pf \"example.com/m\"\n\nfunc Use() { pf.Parse(); pf.NewFlagSet().Parse(nil) }\n",
+        ),
+    ]);
+    assert_eq!(
+        g.callers("FlagSet.Parse"),
+        [
+            "flag.go:13 exact",
+            "flag_test.go:9 exact",
+            "flag_test.go:11 exact",
+            "flag_test.go:13 exact",
+            "sub/use.go:5 import",
+        ]
+    );
+    assert_eq!(g.callers("FlagSet.parseArgs"), ["flag.go:7 exact"]);
+    assert_eq!(
+        g.callers("NewFlagSet"),
+        [
+            "flag.go:11 exact",
+            "flag_test.go:5 package",
+            "sub/use.go:5 import"
+        ]
+    );
+    // `t.Fatal` goes to the standard library: external, not unresolved.
+    let stats = g.graph.stats().unwrap();
+    assert!(stats.external >= 1, "{stats:?}");
+}
+
+#[test]
+fn python_packages_relative_imports_reexports_and_receivers() {
+    let g = index(&[
+        ("pyproject.toml", "[project]\nname = 'pkg'\n"),
+        ("src/pkg/__init__.py", "from .sessions import Session\nfrom . import utils\n"),
+        (
+            "src/pkg/sessions.py",
+            "from .utils import helper\nfrom .adapters import Adapter\n\nclass Base:\n    def close(self):\n        pass\n\nclass Session(Base):\n    def __init__(self):\n        self.adapter = Adapter()\n\n    def request(self, url):\n        helper(url)\n        self.adapter.send(url)\n        return self.send(url)\n\n    def send(self, url):\n        self.close()\n",
+        ),
+        ("src/pkg/adapters.py", "class Adapter:\n    def send(self, url):\n        pass\n"),
+        ("src/pkg/utils.py", "def helper(x):\n    return x\n\ndef get(x):\n    pass\n"),
+        ("src/pkg/other.py", "def get(x):\n    pass\n"),
+        (
+            "tests/test_api.py",
+            "import pkg\nfrom pkg import Session\nimport pkg.utils as u\n\ndef test_request():\n    s = Session()\n    s.request('x')\n    pkg.utils.helper(1)\n    u.helper(2)\n    unknown.get(3)\n",
+        ),
+    ]);
+    assert_eq!(g.callers("Session.request"), ["tests/test_api.py:7 exact"]);
+    assert_eq!(g.callers("Session.send"), ["src/pkg/sessions.py:15 exact"]);
+    assert_eq!(g.callers("Base.close"), ["src/pkg/sessions.py:18 exact"]);
+    // `self.adapter` was assigned in another method: as sure as the import of its type.
+    assert_eq!(g.callers("Adapter.send"), ["src/pkg/sessions.py:14 import"]);
+    assert_eq!(
+        g.callers("helper"),
+        [
+            "src/pkg/sessions.py:13 import",
+            "tests/test_api.py:8 import",
+            "tests/test_api.py:9 import",
+        ]
+    );
+    // `unknown.get` has two candidates: no edge, counted as ambiguous.
+    for get in g.graph.find("get", None).unwrap() {
+        assert!(g.graph.callers(get.id, 0.0).unwrap().value.sites.is_empty());
+    }
+    assert!(g.graph.stats().unwrap().ambiguous >= 1);
+}
+
+#[test]
+fn the_name_rung_is_kept_but_excluded_by_default() {
+    let g = index(&[
+        ("a.py", "def only_here():\n    pass\n"),
+        ("b.py", "def f(x):\n    x.only_here()\n"),
+    ]);
+    let target = &g.graph.find("only_here", None).unwrap()[0];
+    let default = g.graph.callers(target.id, DEFAULT_MIN_CONFIDENCE).unwrap();
+    assert!(default.value.sites.is_empty());
+    assert_eq!(default.value.below_floor, 1);
+    let all = g.graph.callers(target.id, 0.0).unwrap();
+    assert_eq!(all.value.sites[0].rung.as_str(), "name");
+}
+
+#[test]
+fn typescript_relative_paths_index_files_tsconfig_paths_and_this() {
+    let g = index(&[
+        (
+            "tsconfig.json",
+            "{\n  // comments are allowed\n  \"compilerOptions\": { \"baseUrl\": \".\", \"paths\": { \"@lib/*\": [\"src/lib/*\"] }, },\n}\n",
+        ),
+        (
+            "src/lib/index.ts",
+            "export { parse } from './parse.js';\nexport * from './types';\n",
+        ),
+        (
+            "src/lib/parse.ts",
+            "import { Result } from './types';\n\nexport function parse(x: string): Result { return new Result(x); }\n",
+        ),
+        (
+            "src/lib/types.ts",
+            "export class Result {\n  constructor(public v: string) {}\n  check(): boolean { return this.valid(); }\n  valid(): boolean { return true; }\n}\n",
+        ),
+        (
+            "src/app.ts",
+            "import { parse, Result } from './lib';\nimport { parse as p2 } from '@lib/parse';\nimport * as types from '@lib/types';\n\nexport function main() {\n  const r = parse('a');\n  r.check();\n  p2('b');\n  const t = new types.Result('c');\n  t.check();\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        g.callers("parse"),
+        ["src/app.ts:6 import", "src/app.ts:8 import"]
+    );
+    assert_eq!(
+        g.callers("Result.check"),
+        ["src/app.ts:7 exact", "src/app.ts:10 exact"]
+    );
+    assert_eq!(g.callers("Result.valid"), ["src/lib/types.ts:3 exact"]);
+}
+
+#[test]
+fn rust_mod_tree_use_paths_reexports_and_impl_receivers() {
+    let g = index(&[
+        ("Cargo.toml", "[package]\nname = \"my-crate\"\nversion = \"0.1.0\"\n"),
+        (
+            "src/lib.rs",
+            "mod parse;\npub mod version;\npub use crate::version::Version;\n\npub fn run() {\n    let v = Version::parse(\"1\");\n    v.bump();\n    parse::helper();\n}\n",
+        ),
+        (
+            "src/version.rs",
+            "pub struct Version { major: u64 }\n\nimpl Version {\n    pub fn parse(s: &str) -> Version {\n        Self::check(s);\n        Version { major: 1 }\n    }\n    fn check(_s: &str) {}\n    pub fn bump(&mut self) {\n        self.touch();\n    }\n    fn touch(&self) {}\n}\n",
+        ),
+        (
+            "src/parse.rs",
+            "use super::version::Version;\n\npub fn helper() -> Version {\n    Version::parse(\"2\")\n}\n",
+        ),
+        (
+            "tests/it.rs",
+            "use my_crate::Version;\n\n#[test]\nfn t() {\n    let v: Version = Version::parse(\"3\");\n    let mut w = v;\n    w.bump();\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        g.callers("Version::parse"),
+        [
+            "src/lib.rs:6 import",
+            "src/parse.rs:4 import",
+            "tests/it.rs:5 import"
+        ]
+    );
+    assert_eq!(g.callers("Version::check"), ["src/version.rs:5 exact"]);
+    assert_eq!(g.callers("Version::touch"), ["src/version.rs:10 exact"]);
+    assert_eq!(g.callers("helper"), ["src/lib.rs:8 import"]);
+    assert_eq!(g.callers("Version::bump"), ["src/lib.rs:7 exact"]);
+}
+
+#[test]
+fn c_includes_pair_header_declarations_with_definitions() {
+    let g = index(&[
+        (
+            "compile_commands.json",
+            "[{\"directory\": \".\", \"file\": \"src/main.c\", \"arguments\": [\"cc\", \"-Iinclude\", \"-c\", \"src/main.c\"]}]",
+        ),
+        ("include/util.h", "int twice(int x);\nstruct point { int x; };\n"),
+        ("src/util.c", "#include \"util.h\"\nint twice(int x) { return 2 * x; }\n"),
+        (
+            "src/main.c",
+            "#include \"util.h\"\nint main(void) { struct point p; return twice(p.x); }\n",
+        ),
+    ]);
+    let twice = g.graph.find("twice", Some("src/util.c")).unwrap();
+    let callers = g
+        .graph
+        .callers(twice[0].id, DEFAULT_MIN_CONFIDENCE)
+        .unwrap();
+    let sites: Vec<String> = callers
+        .value
+        .sites
+        .iter()
+        .map(|s| format!("{}:{} {}", s.path, s.line, s.rung.as_str()))
+        .collect();
+    assert_eq!(sites, ["src/main.c:2 import"]);
+}
+
+#[test]
+fn cpp_methods_defined_outside_their_class() {
+    let g = index(&[
+        (
+            "shape.hpp",
+            "class Shape {\npublic:\n  int area();\n  int side();\n};\n",
+        ),
+        (
+            "shape.cpp",
+            "#include \"shape.hpp\"\nint Shape::area() { return side() * side(); }\nint Shape::side() { return 2; }\n",
+        ),
+    ]);
+    let side = g.graph.find("side", Some("shape.cpp")).unwrap();
+    let callers = g.graph.callers(side[0].id, DEFAULT_MIN_CONFIDENCE).unwrap();
+    assert_eq!(callers.value.sites.len(), 2, "{:?}", callers.value.sites);
+}
+
+#[test]
+fn java_packages_imports_and_implicit_this() {
+    let g = index(&[
+        (
+            "src/a/Util.java",
+            "package a;\n\npublic class Util {\n  public static int twice(int x) { return x * 2; }\n  public int run() { return helper(); }\n  int helper() { return 1; }\n}\n",
+        ),
+        (
+            "src/a/Same.java",
+            "package a;\n\nclass Same {\n  int f() { return Util.twice(1); }\n}\n",
+        ),
+        (
+            "src/b/Main.java",
+            "package b;\n\nimport a.Util;\n\nclass Main {\n  void m() { Util u = new Util(); u.run(); Util.twice(2); }\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        g.callers("Util.twice"),
+        ["src/a/Same.java:4 package", "src/b/Main.java:6 import"]
+    );
+    assert_eq!(g.callers("Util.helper"), ["src/a/Util.java:5 exact"]);
+    assert_eq!(g.callers("Util.run"), ["src/b/Main.java:6 exact"]);
+}
+
+#[test]
+fn kotlin_packages_and_receivers() {
+    let g = index(&[
+        (
+            "a/Util.kt",
+            "package a\n\nclass Util {\n  fun run(): Int { return helper() }\n  fun helper(): Int = 1\n}\n\nfun top(): Int = 2\n",
+        ),
+        (
+            "b/Main.kt",
+            "package b\n\nimport a.Util\nimport a.top\n\nfun main() {\n  val u = Util()\n  u.run()\n  top()\n}\n",
+        ),
+    ]);
+    assert_eq!(g.callers("Util.run"), ["b/Main.kt:8 exact"]);
+    assert_eq!(g.callers("Util.helper"), ["a/Util.kt:4 exact"]);
+    assert_eq!(g.callers("top"), ["b/Main.kt:9 import"]);
+}
+
+#[test]
+fn c_sharp_namespaces_and_usings() {
+    let g = index(&[
+        (
+            "Lib/Util.cs",
+            "namespace Lib {\n  public class Util {\n    public static int Twice(int x) { return x * 2; }\n    public int Run() { return Helper(); }\n    int Helper() { return 1; }\n  }\n}\n",
+        ),
+        (
+            "App/Main.cs",
+            "using Lib;\n\nnamespace App {\n  class Program {\n    static void Main() { var u = new Util(); Util.Twice(1); Util w = u; w.Run(); }\n  }\n}\n",
+        ),
+    ]);
+    assert_eq!(g.callers("Util.Twice"), ["App/Main.cs:5 import"]);
+    assert_eq!(g.callers("Util.Helper"), ["Lib/Util.cs:4 exact"]);
+    assert_eq!(g.callers("Util.Run"), ["App/Main.cs:5 exact"]);
+}
+
+#[test]
+fn ruby_require_relative_and_new() {
+    let g = index(&[
+        (
+            "lib/shop/cart.rb",
+            "class Cart\n  def total\n    sum_items()\n  end\n\n  def sum_items\n    0\n  end\nend\n",
+        ),
+        (
+            "lib/shop.rb",
+            "require_relative 'shop/cart'\n\ndef checkout\n  cart = Cart.new\n  cart.total\nend\n",
+        ),
+    ]);
+    assert_eq!(g.callers("Cart.total"), ["lib/shop.rb:5 exact"]);
+    assert_eq!(g.callers("Cart.sum_items"), ["lib/shop/cart.rb:3 exact"]);
+}
+
+#[test]
+fn dart_package_imports() {
+    let g = index(&[
+        ("pubspec.yaml", "name: shop\n"),
+        (
+            "lib/cart.dart",
+            "class Cart {\n  int total() { return sumItems(); }\n  int sumItems() => 0;\n}\n",
+        ),
+        (
+            "bin/main.dart",
+            "import 'package:shop/cart.dart';\n\nvoid main() {\n  var c = Cart();\n  c.total();\n}\n",
+        ),
+    ]);
+    assert_eq!(g.callers("Cart.total"), ["bin/main.dart:5 exact"]);
+    assert_eq!(g.callers("Cart.sumItems"), ["lib/cart.dart:2 exact"]);
+}
+
+#[test]
+fn javascript_relative_imports_and_bash_sources() {
+    let g = index(&[
+        (
+            "lib/math.mjs",
+            "export function add(a, b) { return a + b; }\n",
+        ),
+        (
+            "main.js",
+            "import { add } from './lib/math.mjs';\nadd(1, 2);\n",
+        ),
+        ("lib.sh", "greet() {\n  echo hi\n}\n"),
+        ("run.sh", "source ./lib.sh\ngreet\n"),
+    ]);
+    assert_eq!(g.callers("add"), ["main.js:2 import"]);
+    assert_eq!(g.callers("greet"), ["run.sh:2 import"]);
+}

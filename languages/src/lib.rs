@@ -1,0 +1,417 @@
+//! The one parser set of the workspace: the language table (canonical names, aliases, file
+//! extensions, the grammar crate of each), parsing, and a cache of compiled
+//! [`tree_sitter::Query`] objects.
+//!
+//! Structural search (`cc-structural`) and the code graph (`cc-graph`) both parse through this
+//! crate, so a file is read by the same grammar whichever asks, and a query is compiled once
+//! per process. It knows nothing of patterns, tools or protocols.
+//!
+//! ```
+//! use cc_languages::{for_path, lookup, Parser, QueryCache};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let python = lookup("py")?;
+//! assert_eq!(python.name, "python");
+//! assert_eq!(for_path("pkg/mod.pyi".as_ref()).map(|l| l.name), Some("python"));
+//! let tree = Parser::new().parse(python, b"def f(): pass\n")?;
+//! assert_eq!(tree.root_node().kind(), "module");
+//! let query = QueryCache::global().get(python, "names", "(identifier) @name")?;
+//! assert_eq!(query.capture_names(), ["name"]);
+//! # Ok(()) }
+//! ```
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use tree_sitter_language::LanguageFn;
+
+/// One language of the table.
+#[derive(Clone, Copy)]
+pub struct LanguageSpec {
+    /// The canonical name (`python`, `c_sharp`, …).
+    pub name: &'static str,
+    /// Other names it answers to (`py`, `golang`, `cs`, …).
+    pub aliases: &'static [&'static str],
+    /// File extensions without the dot, lower case.
+    pub extensions: &'static [&'static str],
+    grammar: LanguageFn,
+}
+
+impl std::fmt::Debug for LanguageSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LanguageSpec")
+            .field("name", &self.name)
+            .field("extensions", &self.extensions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for LanguageSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for LanguageSpec {}
+
+impl LanguageSpec {
+    /// The tree-sitter grammar.
+    pub fn grammar(&self) -> tree_sitter::Language {
+        self.grammar.into()
+    }
+
+    /// Whether `name` (any case, `-` for `_`) is this language's name or an alias.
+    pub fn answers_to(&self, name: &str) -> bool {
+        let wanted = name.trim().to_ascii_lowercase().replace('-', "_");
+        self.name == wanted || self.aliases.contains(&wanted.as_str())
+    }
+}
+
+const fn spec(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    extensions: &'static [&'static str],
+    grammar: LanguageFn,
+) -> LanguageSpec {
+    LanguageSpec {
+        name,
+        aliases,
+        extensions,
+        grammar,
+    }
+}
+
+pub static PYTHON: LanguageSpec = spec(
+    "python",
+    &["py"],
+    &["py", "pyi"],
+    tree_sitter_python::LANGUAGE,
+);
+pub static RUST: LanguageSpec = spec("rust", &["rs"], &["rs"], tree_sitter_rust::LANGUAGE);
+pub static JAVASCRIPT: LanguageSpec = spec(
+    "javascript",
+    &["js", "jsx"],
+    &["js", "mjs", "cjs", "jsx"],
+    tree_sitter_javascript::LANGUAGE,
+);
+pub static TYPESCRIPT: LanguageSpec = spec(
+    "typescript",
+    &["ts"],
+    &["ts", "mts", "cts"],
+    tree_sitter_typescript::LANGUAGE_TYPESCRIPT,
+);
+pub static TSX: LanguageSpec = spec("tsx", &[], &["tsx"], tree_sitter_typescript::LANGUAGE_TSX);
+pub static GO: LanguageSpec = spec("go", &["golang"], &["go"], tree_sitter_go::LANGUAGE);
+pub static C: LanguageSpec = spec("c", &[], &["c", "h"], tree_sitter_c::LANGUAGE);
+pub static CPP: LanguageSpec = spec(
+    "cpp",
+    &["c++", "cxx"],
+    &[
+        "cpp", "cc", "cxx", "c++", "hpp", "hh", "hxx", "h++", "ipp", "tpp",
+    ],
+    tree_sitter_cpp::LANGUAGE,
+);
+pub static JAVA: LanguageSpec = spec("java", &[], &["java"], tree_sitter_java::LANGUAGE);
+pub static DART: LanguageSpec = spec("dart", &[], &["dart"], tree_sitter_dart::LANGUAGE);
+pub static BASH: LanguageSpec = spec(
+    "bash",
+    &["sh", "shell"],
+    &["sh", "bash"],
+    tree_sitter_bash::LANGUAGE,
+);
+pub static JSON: LanguageSpec = spec("json", &[], &["json"], tree_sitter_json::LANGUAGE);
+pub static RUBY: LanguageSpec = spec(
+    "ruby",
+    &["rb"],
+    &["rb", "rake", "gemspec"],
+    tree_sitter_ruby::LANGUAGE,
+);
+pub static C_SHARP: LanguageSpec = spec(
+    "c_sharp",
+    &["csharp", "cs", "c#"],
+    &["cs"],
+    tree_sitter_c_sharp::LANGUAGE,
+);
+pub static KOTLIN: LanguageSpec = spec(
+    "kotlin",
+    &["kt"],
+    &["kt", "kts"],
+    tree_sitter_kotlin_ng::LANGUAGE,
+);
+
+/// Every language, in a stable order.
+pub static TABLE: [&LanguageSpec; 15] = [
+    &PYTHON,
+    &RUST,
+    &JAVASCRIPT,
+    &TYPESCRIPT,
+    &TSX,
+    &GO,
+    &C,
+    &CPP,
+    &JAVA,
+    &DART,
+    &BASH,
+    &JSON,
+    &RUBY,
+    &C_SHARP,
+    &KOTLIN,
+];
+
+/// Canonical names, in the table's order.
+pub fn names() -> Vec<&'static str> {
+    TABLE.iter().map(|l| l.name).collect()
+}
+
+/// The language called `name` (canonical name or alias, any case, `-` for `_`).
+pub fn by_name(name: &str) -> Option<&'static LanguageSpec> {
+    TABLE.iter().copied().find(|l| l.answers_to(name))
+}
+
+/// [`by_name`], or an error that lists the languages there are.
+pub fn lookup(name: &str) -> Result<&'static LanguageSpec, UnknownLanguage> {
+    by_name(name).ok_or_else(|| UnknownLanguage {
+        name: name.to_owned(),
+        known: names().into_iter().map(str::to_owned).collect(),
+    })
+}
+
+/// The language of a file, from its extension (any case).
+pub fn for_path(path: &Path) -> Option<&'static LanguageSpec> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    TABLE
+        .iter()
+        .copied()
+        .find(|l| l.extensions.contains(&ext.as_str()))
+}
+
+/// A language name the table does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown language `{name}`; use one of: {}", .known.join(", "))]
+pub struct UnknownLanguage {
+    /// The name asked for.
+    pub name: String,
+    /// The canonical names the table knows.
+    pub known: Vec<String>,
+}
+
+/// The grammar refused to load, or the parser gave up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("could not parse as {language}: {reason}")]
+pub struct ParseError {
+    /// The language.
+    pub language: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A tree-sitter parser that keeps its language between files (setting a language is not
+/// free, and a walk mostly meets one language).
+#[derive(Default)]
+pub struct Parser {
+    parser: tree_sitter::Parser,
+    language: Option<String>,
+}
+
+impl std::fmt::Debug for Parser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parser")
+            .field("language", &self.language)
+            .finish()
+    }
+}
+
+impl Parser {
+    /// A parser with no language set yet.
+    pub fn new() -> Self {
+        Parser::default()
+    }
+
+    /// Parses `source` as `language`.
+    pub fn parse(
+        &mut self,
+        language: &LanguageSpec,
+        source: &[u8],
+    ) -> Result<tree_sitter::Tree, ParseError> {
+        self.parse_grammar(language.name, &language.grammar(), source)
+    }
+
+    /// Parses `source` with a grammar given by name and value (for languages described
+    /// elsewhere, such as a structural `Language` of a host's own).
+    pub fn parse_grammar(
+        &mut self,
+        name: &str,
+        grammar: &tree_sitter::Language,
+        source: &[u8],
+    ) -> Result<tree_sitter::Tree, ParseError> {
+        let fail = |reason: String| ParseError {
+            language: name.to_owned(),
+            reason,
+        };
+        if self.language.as_deref() != Some(name) {
+            self.parser
+                .set_language(grammar)
+                .map_err(|e| fail(e.to_string()))?;
+            self.language = Some(name.to_owned());
+        }
+        self.parser
+            .parse(source, None)
+            .ok_or_else(|| fail("the parser returned no tree".to_owned()))
+    }
+}
+
+/// How many `ERROR` and missing nodes a tree has (an `ERROR` counted once, whatever it
+/// holds), and the 1-based line of the first. Only subtrees that hold an error are walked.
+pub fn syntax_errors(tree: &tree_sitter::Tree) -> (usize, Option<usize>) {
+    let mut count = 0;
+    let mut first = None;
+    let mut cursor = tree.walk();
+    if !cursor.node().has_error() {
+        return (0, None);
+    }
+    loop {
+        let node = cursor.node();
+        let bad = node.is_error() || node.is_missing();
+        if bad {
+            count += 1;
+            first.get_or_insert(node.start_position().row + 1);
+        }
+        if !bad && node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return (count, first);
+            }
+        }
+    }
+}
+
+/// A query that does not compile for its language.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("query `{key}` does not compile for {language}: {message}")]
+pub struct QueryError {
+    /// The language.
+    pub language: String,
+    /// The name the query was asked for under.
+    pub key: String,
+    /// tree-sitter's message (row, column, kind).
+    pub message: String,
+}
+
+/// Compiled queries, one per (language, key): compiling a query walks the grammar's tables
+/// and takes milliseconds, so every user of a query shares one compiled copy.
+#[derive(Debug, Default)]
+pub struct QueryCache {
+    compiled: Mutex<HashMap<(&'static str, String), Arc<tree_sitter::Query>>>,
+}
+
+impl QueryCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The process-wide cache.
+    pub fn global() -> &'static QueryCache {
+        static CACHE: OnceLock<QueryCache> = OnceLock::new();
+        CACHE.get_or_init(QueryCache::new)
+    }
+
+    /// The query `key` of `language`, compiled from `source` the first time it is asked for
+    /// (later calls with the same key return that compiled query whatever `source` is).
+    pub fn get(
+        &self,
+        language: &'static LanguageSpec,
+        key: &str,
+        source: &str,
+    ) -> Result<Arc<tree_sitter::Query>, QueryError> {
+        let map_key = (language.name, key.to_owned());
+        if let Some(found) = self.lock().get(&map_key) {
+            return Ok(found.clone());
+        }
+        // Compiled outside the lock: another thread may compile the same query meanwhile,
+        // and the first one stored wins.
+        let query =
+            tree_sitter::Query::new(&language.grammar(), source).map_err(|e| QueryError {
+                language: language.name.to_owned(),
+                key: key.to_owned(),
+                message: e.to_string(),
+            })?;
+        Ok(self
+            .lock()
+            .entry(map_key)
+            .or_insert_with(|| Arc::new(query))
+            .clone())
+    }
+
+    /// How many queries are compiled.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<(&'static str, String), Arc<tree_sitter::Query>>> {
+        // A panic while holding the lock leaves the map consistent (inserts are atomic).
+        self.compiled.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_grammar_loads_in_this_tree_sitter() {
+        for language in TABLE {
+            let mut parser = tree_sitter::Parser::new();
+            parser
+                .set_language(&language.grammar())
+                .unwrap_or_else(|e| panic!("{}: {e}", language.name));
+        }
+    }
+
+    #[test]
+    fn lookup_by_name_alias_and_extension() {
+        assert_eq!(names().len(), 15);
+        assert_eq!(by_name("PY").unwrap().name, "python");
+        assert_eq!(by_name("c-sharp").unwrap().name, "c_sharp");
+        assert_eq!(for_path(Path::new("a/b.PYI")).unwrap().name, "python");
+        assert_eq!(for_path(Path::new("x.tsx")).unwrap().name, "tsx");
+        assert!(for_path(Path::new("README")).is_none());
+        let unknown = lookup("cobol").unwrap_err();
+        assert!(unknown
+            .to_string()
+            .starts_with("unknown language `cobol`; use one of: python, rust"));
+    }
+
+    #[test]
+    fn queries_compile_once_and_bad_ones_say_where() {
+        let cache = QueryCache::new();
+        let a = cache.get(&GO, "f", "(function_declaration) @f").unwrap();
+        let b = cache.get(&GO, "f", "(function_declaration) @f").unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(cache.len(), 1);
+        let bad = cache.get(&GO, "bad", "(no_such_kind) @x").unwrap_err();
+        assert!(bad.to_string().contains("go"), "{bad}");
+        assert_eq!(cache.len(), 1);
+    }
+
+    #[test]
+    fn syntax_errors_are_counted_with_the_first_line() {
+        let tree = Parser::new().parse(&PYTHON, b"x = 1\ndef (:\n").unwrap();
+        let (count, first) = syntax_errors(&tree);
+        assert!(count >= 1);
+        assert_eq!(first, Some(2));
+    }
+}
