@@ -112,7 +112,9 @@ impl Walk {
             .filter_map(|(entry, is_dir)| is_dir.then_some(entry))
     }
 
-    fn entries(self) -> impl Iterator<Item = (Entry, bool)> {
+    /// The `ignore` walk with these rules and bounds (not the extension filter or the
+    /// limit), for a caller that walks in parallel (`build_parallel`).
+    pub fn builder(&self) -> ignore::WalkBuilder {
         let mut builder = ignore::WalkBuilder::new(&self.root);
         builder
             .hidden(true)
@@ -132,8 +134,12 @@ impl Walk {
                         .to_str()
                         .is_some_and(|name| SKIPPED_DIRS.contains(&name))
             });
-        let limit = self.limit.unwrap_or(usize::MAX);
         builder
+    }
+
+    fn entries(self) -> impl Iterator<Item = (Entry, bool)> {
+        let limit = self.limit.unwrap_or(usize::MAX);
+        self.builder()
             .build()
             .take(limit)
             .filter_map(Result::ok)
