@@ -746,13 +746,15 @@ impl Supervisor {
             )),
             Slot::Live(session) => {
                 let adapter = session.kind().name().to_owned();
-                let (adapter_exit, killed_leftovers, code, ended) = session.terminate().await;
+                let ended = session.terminate().await;
                 TerminateReport {
                     terminated: true,
                     adapter: Some(adapter),
-                    adapter_exit,
-                    killed_leftovers,
-                    exited: ended.then_some(crate::report::Exited { code }),
+                    adapter_exit: ended.adapter_exit,
+                    killed_leftovers: ended.killed_leftovers,
+                    exited: ended.program_ended.then_some(crate::report::Exited {
+                        code: ended.exit_code,
+                    }),
                     state: ProgramState::None,
                     note: None,
                 }
