@@ -1,6 +1,7 @@
 //! One server per (family, root), started by the first request that needs it, reaped when
 //! idle, restarted after a crash unless it keeps crashing.
 
+use cc_process::lock;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -182,12 +183,6 @@ impl std::fmt::Debug for Supervisor {
             .field("workspace", &self.workspace)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Supervisor {

@@ -1,6 +1,7 @@
 //! One debug session: the adapter process, its connection, the launch sequence, and the
 //! operations on a running program.
 
+use cc_process::lock;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -187,12 +188,6 @@ impl std::fmt::Debug for Session {
             .field("target", &self.target)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A unique scratch directory for files an adapter writes (delve's built binary), so they

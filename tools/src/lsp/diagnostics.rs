@@ -9,6 +9,7 @@
 //! ones the ledger did not hold, with how far it looked (`scope`), which servers had not
 //! answered (`pending`, never "clean") and which files no server covers (`unchecked`).
 
+use cc_process::lock;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -42,12 +43,6 @@ pub struct LspDiagnostics {
     root: WorkspaceRoot,
     ledger: Mutex<Ledger>,
     prepared: Mutex<HashMap<PathBuf, Prepared>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl LspDiagnostics {
