@@ -1,6 +1,7 @@
 //! The supervisor: one debug session per conversation, with its breakpoints, its TTL, and
 //! the adapter table for one workspace root.
 
+use cc_process::lock;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -63,12 +64,6 @@ impl std::fmt::Debug for Supervisor {
             .field("config_error", &self.config_error)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Supervisor {
@@ -746,13 +741,15 @@ impl Supervisor {
             )),
             Slot::Live(session) => {
                 let adapter = session.kind().name().to_owned();
-                let (adapter_exit, killed_leftovers, code, ended) = session.terminate().await;
+                let ended = session.terminate().await;
                 TerminateReport {
                     terminated: true,
                     adapter: Some(adapter),
-                    adapter_exit,
-                    killed_leftovers,
-                    exited: ended.then_some(crate::report::Exited { code }),
+                    adapter_exit: ended.adapter_exit,
+                    killed_leftovers: ended.killed_leftovers,
+                    exited: ended.program_ended.then_some(crate::report::Exited {
+                        code: ended.exit_code,
+                    }),
                     state: ProgramState::None,
                     note: None,
                 }

@@ -395,15 +395,16 @@ impl Graph {
         }
     }
 
-    /// Walks the root in parallel: every indexed source under the size cap, and the
-    /// configuration files.
+    /// Walks the root in parallel (the workspace walk's rules): every indexed source under
+    /// the size cap, and the configuration files.
     fn walk(&self) -> (Vec<Seen>, Vec<Seen>, usize) {
         let sources = Mutex::new(Vec::new());
         let configs = Mutex::new(Vec::new());
         let too_large = std::sync::atomic::AtomicUsize::new(0);
         let max = self.config.max_file_bytes;
         let root = self.root.clone();
-        ignore::WalkBuilder::new(&self.root)
+        cc_workspace::walk::Walk::new(&self.root)
+            .builder()
             .threads(self.config.threads())
             .build_parallel()
             .run(|| {

@@ -1,44 +1,13 @@
 //! How kernels are started: which interpreter, through which enclosure, with which limits.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cc_process::is_executable;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::error::KernelError;
-
-/// The interpreter a cell runs in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Language {
-    /// CPython (`python3`, or the checkout's `.venv`/`venv` interpreter).
-    #[default]
-    Python,
-    /// Node.js.
-    #[serde(alias = "js")]
-    Javascript,
-}
-
-impl Language {
-    /// Both languages.
-    pub const ALL: [Language; 2] = [Language::Python, Language::Javascript];
-
-    /// `python` or `javascript`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Language::Python => "python",
-            Language::Javascript => "javascript",
-        }
-    }
-}
-
-impl fmt::Display for Language {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use crate::language::Language;
 
 /// Settings shared by every kernel a factory starts.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,6 @@
 //! Why a kernel could not run a cell at all (a cell's own exception is part of its outcome).
 
-use crate::config::Language;
+use crate::language::Language;
 
 /// A kernel failure outside of any cell: no interpreter, a failed start, a closed session.
 #[derive(Debug, thiserror::Error)]

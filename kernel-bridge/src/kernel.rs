@@ -32,8 +32,8 @@ use tokio::time::Instant;
 
 use crate::bridge::{Bridge, BridgeError};
 use crate::capture::Captured;
-use crate::config::Language;
 use crate::error::KernelError;
+use crate::language::Language;
 use crate::outcome::{CellError, DisplayItem};
 use crate::protocol::{decode, FromDriver, ToDriver};
 use crate::scan::{FrameSplitter, Framed};

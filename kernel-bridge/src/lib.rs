@@ -44,6 +44,7 @@ mod capture;
 mod config;
 mod error;
 mod kernel;
+mod language;
 mod outcome;
 mod protocol;
 mod scan;
@@ -51,8 +52,9 @@ mod session;
 mod stream;
 
 pub use bridge::{Bridge, BridgeError, NoBridge};
-pub use config::{KernelConfig, KernelOverrides, Language};
+pub use config::{KernelConfig, KernelOverrides};
 pub use error::KernelError;
 pub use kernel::KernelInfo;
+pub use language::Language;
 pub use outcome::{CellError, CellOutcome, DisplayItem, StateStatus, Truncated};
 pub use session::{CellRequest, KernelFactory, KernelSession};

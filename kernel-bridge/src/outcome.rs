@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Language;
+use crate::language::Language;
 
 /// One rich output: `text/plain`, `text/html`, `image/png` (base64), `image/svg+xml`, …
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -10,9 +10,10 @@ use tokio::sync::{watch, Mutex};
 
 use crate::bridge::Bridge;
 use crate::capture::Captured;
-use crate::config::{interpreter, KernelConfig, Language};
+use crate::config::{interpreter, KernelConfig};
 use crate::error::KernelError;
 use crate::kernel::{CellRun, Kernel, KernelInfo, Launch, Limits};
+use crate::language::Language;
 use crate::outcome::{CellOutcome, StateStatus, Truncated};
 
 /// How long a kernel has to exit after being asked to, before its group is killed.

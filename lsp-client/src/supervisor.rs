@@ -1,6 +1,7 @@
 //! One server per (family, root), started by the first request that needs it, reaped when
 //! idle, restarted after a crash unless it keeps crashing.
 
+use cc_process::lock;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -182,12 +183,6 @@ impl std::fmt::Debug for Supervisor {
             .field("workspace", &self.workspace)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Supervisor {
@@ -968,44 +963,17 @@ fn describe_skipped(skipped: &[Skipped]) -> Vec<String> {
         .collect()
 }
 
-/// Folders of `workspace` (the root itself, and a few levels down) that hold a marker.
+/// Folders of `workspace` (the root itself, and a few levels down) that hold a marker; the
+/// workspace walk decides which folders are looked in (no hidden, ignored or dependency ones).
 pub(crate) fn marker_roots(workspace: &Path, markers: &[String]) -> Vec<PathBuf> {
     if markers.is_empty() {
         return vec![workspace.to_path_buf()];
     }
-    let mut found = Vec::new();
-    let mut queue = VecDeque::from([(workspace.to_path_buf(), 0usize)]);
-    let mut visited = 0;
-    while let Some((dir, depth)) = queue.pop_front() {
-        visited += 1;
-        if visited > 2000 {
-            break;
-        }
-        if markers.iter().any(|m| dir.join(m).exists()) {
-            found.push(dir.clone());
-        }
-        if depth >= 4 {
-            continue;
-        }
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut subdirs: Vec<PathBuf> = entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter(|e| {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                !name.starts_with('.')
-                    && !matches!(
-                        name.as_ref(),
-                        "node_modules" | "target" | "venv" | "__pycache__" | "build" | "dist"
-                    )
-            })
-            .map(|e| e.path())
-            .collect();
-        subdirs.sort();
-        queue.extend(subdirs.into_iter().map(|d| (d, depth + 1)));
-    }
-    found
+    cc_workspace::walk::Walk::new(workspace)
+        .max_depth(4)
+        .limit(20_000)
+        .dirs()
+        .map(|dir| dir.path)
+        .filter(|dir| markers.iter().any(|m| dir.join(m).exists()))
+        .collect()
 }

@@ -8,6 +8,7 @@
 //! transport knows nothing of LSP itself: [`Connection::from_io`] runs it over any pipe
 //! (an in-memory peer in tests).
 
+use cc_process::lock;
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::process::Stdio;
@@ -95,13 +96,6 @@ impl std::fmt::Debug for Connection {
             .field("pid", &self.pid)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A panic while holding one of these short locks leaves consistent data behind.
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The stderr side of a spawned server: its bounded tail and the task draining it.

@@ -34,3 +34,12 @@ pub mod testing;
 
 pub use group::{spawn_group, GroupChild};
 pub use path::{find_all_in, find_all_on_path, find_on_path, is_executable};
+
+/// Locks `mutex`, going on with the data when a thread panicked while holding it: every lock
+/// of this workspace guards state that stays consistent between statements (a map, a slot,
+/// a list), so a panic elsewhere must not turn into a second panic here.
+pub fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -70,7 +70,8 @@
 //!
 //! # Search, rewrite, commit
 //!
-//! [`search`] walks a folder (`.gitignore` honoured, hidden and binary files skipped) in
+//! [`search`] walks a folder (`.gitignore` honoured, hidden files, binary files and
+//! dependency folders such as `node_modules` skipped: `cc_workspace::walk`) in
 //! parallel and tests the pattern's literals against each file's bytes before parsing it
 //! (tokens every match holds: a `;` or a separator an empty `$$$` may take is not one).
 //! [`stage_rewrite`] computes a rewrite without writing; its [`Transaction`] commits all

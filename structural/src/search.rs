@@ -1,5 +1,5 @@
-//! Searching a file or a folder: walk (honouring `.gitignore`, skipping hidden and binary
-//! files), test the pattern's literals against each file's bytes, parse only the files that
+//! Searching a file or a folder: walk (the workspace walk of `cc_workspace::walk`; binary
+//! files skipped), test the pattern's literals against each file's bytes, parse only the files that
 //! pass, in parallel, and keep the first `max_results` matches in (path, position) order while
 //! counting all of them.
 //!
@@ -401,7 +401,8 @@ impl Collector {
 }
 
 /// Calls `visit` for `path` if it is a file, or for every file under the folder `path` with
-/// one of the pattern language's extensions (`.gitignore` honoured, hidden files skipped),
+/// one of the pattern language's extensions (the workspace walk: `.gitignore` honoured,
+/// hidden files and dependency folders skipped),
 /// from `options.threads` workers (0: one per core), each with its own parser, with the
 /// file's size as the walk saw it. Stops taking files once `options.cancel` is set.
 ///
@@ -420,28 +421,14 @@ pub(crate) fn visit_sources(
     } else {
         let extensions = pattern.language().extensions();
         let mut files = Vec::new();
-        let walk = ignore::WalkBuilder::new(path)
-            .hidden(true)
-            .git_ignore(true)
-            .require_git(false)
-            .build();
-        for entry in walk {
+        for entry in cc_workspace::walk::Walk::new(path)
+            .extensions(extensions)
+            .files()
+        {
             if options.cancelled() {
                 return Ok(());
             }
-            let Ok(entry) = entry else {
-                continue;
-            };
-            let wanted = entry.file_type().is_some_and(|t| t.is_file())
-                && entry
-                    .path()
-                    .extension()
-                    .and_then(|e| e.to_str())
-                    .is_some_and(|e| extensions.iter().any(|x| x.eq_ignore_ascii_case(e)));
-            if wanted {
-                let size = entry.metadata().map_or(0, |m| m.len());
-                files.push((size, entry.into_path()));
-            }
+            files.push((entry.size, entry.path));
         }
         files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         files

@@ -47,6 +47,7 @@
 mod beneath;
 mod resolve;
 pub mod transaction;
+pub mod walk;
 
 pub use beneath::{is_escape, FileKind, StagedWrite, Workspace};
 pub use resolve::ConfineError;

@@ -1,6 +1,7 @@
 //! One debug session: the adapter process, its connection, the launch sequence, and the
 //! operations on a running program.
 
+use cc_process::lock;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -187,12 +188,6 @@ impl std::fmt::Debug for Session {
             .field("target", &self.target)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A unique scratch directory for files an adapter writes (delve's built binary), so they
@@ -854,7 +849,7 @@ impl Session {
     /// Ends the session: `disconnect` (ending the debuggee), close the adapter's input, wait
     /// for it to exit, then kill whatever is left. Works whatever state the program and the
     /// adapter are in.
-    pub(crate) async fn terminate(self) -> (Option<String>, usize, Option<i64>, bool) {
+    pub(crate) async fn terminate(self) -> Ended {
         self.tracker.refresh();
         let open = self.state.borrow().connection_closed.is_none() && !self.is_expired();
         if open {
@@ -876,11 +871,13 @@ impl Session {
         let leftovers = self.tracker.alive();
         self.tracker.kill_all();
         wait_gone(&self.tracker).await;
-        let (code, ended) = {
-            let s = self.state.borrow();
-            (s.exit_code, s.program_ended())
-        };
-        (status, leftovers.len(), code, ended)
+        let s = self.state.borrow();
+        Ended {
+            adapter_exit: status,
+            killed_leftovers: leftovers.len(),
+            exit_code: s.exit_code,
+            program_ended: s.program_ended(),
+        }
     }
 
     /// Kills everything at once, without the protocol and without the session (shutdown
@@ -900,6 +897,19 @@ impl Session {
         }
         wait_gone(&self.tracker).await;
     }
+}
+
+/// How a terminated session ended.
+#[derive(Debug)]
+pub(crate) struct Ended {
+    /// How the adapter process exited, when it was seen to.
+    pub(crate) adapter_exit: Option<String>,
+    /// Processes still alive after the adapter was gone, killed then.
+    pub(crate) killed_leftovers: usize,
+    /// The program's exit code, when the adapter reported one.
+    pub(crate) exit_code: Option<i64>,
+    /// Whether the program had ended.
+    pub(crate) program_ended: bool,
 }
 
 /// Whether the frame's source file exists here (a toolchain's `/rustc/<hash>/…` does not).

@@ -1,7 +1,6 @@
 //! Deciding what to run for a project check: which checker of the family is installed, where
 //! its program is, and which files it is given.
 
-use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,15 +13,6 @@ use crate::table::Family;
 
 /// At most this many files are given to a checker that needs a file list.
 const MAX_FILES: usize = 500;
-/// Folders never searched for sources.
-pub(crate) const SKIPPED_DIRS: &[&str] = &[
-    "node_modules",
-    "target",
-    "venv",
-    "__pycache__",
-    "build",
-    "dist",
-];
 const C_SOURCES: &[&str] = &["c", "cc", "cpp", "cxx", "c++"];
 const TS_SOURCES: &[&str] = &["ts", "tsx", "mts", "cts"];
 
@@ -328,38 +318,12 @@ fn install_hint(program: &str, family: &str) -> String {
 /// Source files with one of `extensions` under `root`, sorted, at most [`MAX_FILES`];
 /// also the total found.
 fn sources(root: &Path, extensions: &[&str]) -> (Vec<PathBuf>, usize) {
-    let mut found = Vec::new();
-    let mut queue = VecDeque::from([root.to_path_buf()]);
-    let mut visited = 0;
-    while let Some(dir) = queue.pop_front() {
-        visited += 1;
-        if visited > 20_000 {
-            break;
-        }
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut entries: Vec<_> = entries.flatten().collect();
-        entries.sort_by_key(std::fs::DirEntry::file_name);
-        for entry in entries {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_ref()) {
-                    queue.push_back(entry.path());
-                }
-            } else if kind.is_file() {
-                let path = entry.path();
-                let ext = crate::table::extension(&path).unwrap_or_default();
-                if extensions.contains(&ext.as_str()) {
-                    found.push(path);
-                }
-            }
-        }
-    }
+    let mut found: Vec<PathBuf> = cc_workspace::walk::Walk::new(root)
+        .extensions(extensions)
+        .limit(200_000)
+        .files()
+        .map(|entry| entry.path)
+        .collect();
     let total = found.len();
     found.truncate(MAX_FILES);
     (found, total)

@@ -9,6 +9,7 @@
 //! ones the ledger did not hold, with how far it looked (`scope`), which servers had not
 //! answered (`pending`, never "clean") and which files no server covers (`unchecked`).
 
+use cc_process::lock;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -46,12 +47,6 @@ pub struct LspDiagnostics {
     prepared: Mutex<HashMap<PathBuf, Prepared>>,
     /// The run's code graph: when it is open, dependents come from its edges.
     graph: Option<Arc<crate::graph::GraphIndex>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl LspDiagnostics {

@@ -1,5 +1,5 @@
 //! Looking for a name across the workspace without a language server: which files mention it
-//! as a whole word (a walk with `ignore`, so `.gitignore` is honoured, and `memchr`), and
+//! as a whole word (the workspace walk, `cc_workspace::walk`, and `memchr`), and
 //! where it occurs in each, told apart by the file's own tree-sitter grammar into code,
 //! comments and strings. Diagnostics on write use it to find dependents, `lsp_rename` to make
 //! the server see every file that may refer to a symbol and to find what it left behind.
@@ -15,40 +15,22 @@ pub(crate) const MAX_SCANNED_BYTES: u64 = 2 * 1024 * 1024;
 const MAX_VISITED: usize = 50_000;
 
 /// Calls `visit` with each file under `root` whose extension is one of `extensions` (any
-/// case), with its bytes, in a stable order, until `visit` returns false. Hidden and ignored
-/// files, files over [`MAX_SCANNED_BYTES`] and unreadable ones are skipped.
+/// case), with its bytes, in a stable order, until `visit` returns false. What the workspace
+/// walk skips (hidden, ignored, dependency folders), files over [`MAX_SCANNED_BYTES`] and unreadable ones are skipped.
 pub(crate) fn walk_files(
     root: &Path,
     extensions: &[String],
     mut visit: impl FnMut(&Path, &[u8]) -> bool,
 ) {
-    let walk = ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .parents(true)
-        .require_git(false)
-        .sort_by_file_path(|a, b| a.cmp(b))
-        .build();
-    for (visited, entry) in walk.filter_map(Result::ok).enumerate() {
-        if visited >= MAX_VISITED {
-            break;
-        }
-        let path = entry.path();
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+    let files = cc_workspace::walk::Walk::new(root)
+        .extensions(extensions)
+        .limit(MAX_VISITED)
+        .files();
+    for entry in files {
+        if entry.size > MAX_SCANNED_BYTES {
             continue;
         }
-        let covered = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| extensions.iter().any(|x| x.eq_ignore_ascii_case(e)));
-        if !covered
-            || entry
-                .metadata()
-                .map_or(true, |m| m.len() > MAX_SCANNED_BYTES)
-        {
-            continue;
-        }
+        let path = entry.path.as_path();
         let Ok(bytes) = std::fs::read(path) else {
             continue;
         };

@@ -1,5 +1,6 @@
 //! `ast_grep`: find code by its shape.
 
+use cc_process::lock;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -220,12 +221,6 @@ impl SpoolSink {
         }
         Ok(array)
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// One match as the result shows it.

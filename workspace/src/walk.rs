@@ -1,0 +1,234 @@
+//! The one walk over a workspace's files. Every tool that walks (structural search, the
+//! language servers' project-root search and dependents scan, the project checker) goes
+//! through [`Walk`], so all of them see the same files:
+//!
+//! - hidden entries (a name starting with `.`) are skipped;
+//! - `.gitignore`, `.ignore`, `.git/info/exclude` and the ignore files of parent folders are
+//!   honoured, whether or not the folder is a git checkout;
+//! - the folders in [`SKIPPED_DIRS`] (dependencies and build output) are never entered, even
+//!   when nothing ignores them;
+//! - entries come sorted by path, so a capped walk keeps the same files every time.
+//!
+//! The root itself is always walked, even when its own name is hidden or skipped: a walk
+//! asked for `node_modules/pkg` (or a temporary folder `.tmpXYZ`) walks it.
+//!
+//! ```
+//! use cc_workspace::walk::Walk;
+//!
+//! let dir = tempfile::tempdir()?;
+//! for file in ["a.py", "pkg/b.py", "node_modules/c.py", ".venv/d.py", "notes.txt"] {
+//!     let path = dir.path().join(file);
+//!     std::fs::create_dir_all(path.parent().unwrap())?;
+//!     std::fs::write(path, "x = 1\n")?;
+//! }
+//! let files: Vec<_> = Walk::new(dir.path())
+//!     .extensions(&["py"])
+//!     .files()
+//!     .map(|entry| entry.path.strip_prefix(dir.path()).unwrap().to_path_buf())
+//!     .collect();
+//! assert_eq!(files, [std::path::PathBuf::from("a.py"), "pkg/b.py".into()]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::path::{Path, PathBuf};
+
+/// Folders never entered: dependencies and build output, which are not the project's code.
+pub const SKIPPED_DIRS: &[&str] = &[
+    "node_modules",
+    "target",
+    "venv",
+    "__pycache__",
+    "build",
+    "dist",
+];
+
+/// One file or folder found by a [`Walk`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub path: PathBuf,
+    /// 0 for the root, 1 for its children, …
+    pub depth: usize,
+    /// The file's size in bytes (0 for a folder, or when it could not be read).
+    pub size: u64,
+}
+
+/// A walk over the files or folders beneath a root, with the rules of the module docs.
+#[derive(Debug, Clone)]
+pub struct Walk {
+    root: PathBuf,
+    max_depth: Option<usize>,
+    extensions: Vec<String>,
+    limit: Option<usize>,
+}
+
+impl Walk {
+    pub fn new(root: impl AsRef<Path>) -> Self {
+        Walk {
+            root: root.as_ref().to_path_buf(),
+            max_depth: None,
+            extensions: Vec::new(),
+            limit: None,
+        }
+    }
+
+    /// Descends at most `depth` levels below the root.
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = Some(depth);
+        self
+    }
+
+    /// Only files whose extension is one of these (any case; without the dot). Without this,
+    /// every file.
+    pub fn extensions<S: AsRef<str>>(mut self, extensions: &[S]) -> Self {
+        self.extensions = extensions.iter().map(|e| e.as_ref().to_owned()).collect();
+        self
+    }
+
+    /// Stops after visiting this many entries (files and folders, wanted or not), bounding
+    /// the time a walk of a huge tree takes.
+    pub fn limit(mut self, entries: usize) -> Self {
+        self.limit = Some(entries);
+        self
+    }
+
+    /// The files, sorted by path.
+    pub fn files(self) -> impl Iterator<Item = Entry> {
+        let extensions = self.extensions.clone();
+        self.entries().filter_map(move |(entry, is_dir)| {
+            let wanted = !is_dir
+                && (extensions.is_empty()
+                    || entry
+                        .path
+                        .extension()
+                        .and_then(|e| e.to_str())
+                        .is_some_and(|e| extensions.iter().any(|x| x.eq_ignore_ascii_case(e))));
+            wanted.then_some(entry)
+        })
+    }
+
+    /// The folders, the root first, then sorted by path.
+    pub fn dirs(self) -> impl Iterator<Item = Entry> {
+        self.entries()
+            .filter_map(|(entry, is_dir)| is_dir.then_some(entry))
+    }
+
+    /// The `ignore` walk with these rules and bounds (not the extension filter or the
+    /// limit), for a caller that walks in parallel (`build_parallel`).
+    pub fn builder(&self) -> ignore::WalkBuilder {
+        let mut builder = ignore::WalkBuilder::new(&self.root);
+        builder
+            .hidden(true)
+            .ignore(true)
+            .git_ignore(true)
+            .git_global(false)
+            .git_exclude(true)
+            .parents(true)
+            .require_git(false)
+            .max_depth(self.max_depth)
+            .sort_by_file_path(|a, b| a.cmp(b))
+            .filter_entry(|entry| {
+                entry.depth() == 0
+                    || !entry.file_type().is_some_and(|t| t.is_dir())
+                    || !entry
+                        .file_name()
+                        .to_str()
+                        .is_some_and(|name| SKIPPED_DIRS.contains(&name))
+            });
+        builder
+    }
+
+    fn entries(self) -> impl Iterator<Item = (Entry, bool)> {
+        let limit = self.limit.unwrap_or(usize::MAX);
+        self.builder()
+            .build()
+            .take(limit)
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let kind = entry.file_type()?;
+                let is_dir = kind.is_dir();
+                if !is_dir && !kind.is_file() {
+                    return None;
+                }
+                let size = if is_dir {
+                    0
+                } else {
+                    entry.metadata().map_or(0, |m| m.len())
+                };
+                let depth = entry.depth();
+                Some((
+                    Entry {
+                        path: entry.into_path(),
+                        depth,
+                        size,
+                    },
+                    is_dir,
+                ))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[&str]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for file in files {
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        dir
+    }
+
+    fn relative(dir: &Path, entries: impl Iterator<Item = Entry>) -> Vec<String> {
+        entries
+            .map(|e| {
+                e.path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn gitignore_hidden_and_dependency_folders_are_skipped_without_git() {
+        let dir = tree(&[
+            "a.rs",
+            "src/b.rs",
+            "gen/c.rs",
+            "target/debug/d.rs",
+            "node_modules/x/e.rs",
+            ".hidden/f.rs",
+            "build/g.rs",
+        ]);
+        std::fs::write(dir.path().join(".gitignore"), "gen/\n").unwrap();
+        let files = relative(
+            dir.path(),
+            Walk::new(dir.path()).extensions(&["RS"]).files(),
+        );
+        assert_eq!(files, ["a.rs", "src/b.rs"]);
+    }
+
+    #[test]
+    fn the_root_is_walked_even_when_its_name_is_skipped() {
+        let dir = tree(&["node_modules/pkg/index.js", ".tmp/x/y.js"]);
+        let inside = dir.path().join("node_modules/pkg");
+        assert_eq!(relative(&inside, Walk::new(&inside).files()), ["index.js"]);
+        let hidden = dir.path().join(".tmp");
+        assert_eq!(relative(&hidden, Walk::new(&hidden).files()), ["x/y.js"]);
+    }
+
+    #[test]
+    fn dirs_depth_and_limit() {
+        let dir = tree(&["a/b/c/d/e.txt", "z/y.txt"]);
+        let dirs = relative(dir.path(), Walk::new(dir.path()).max_depth(2).dirs());
+        assert_eq!(dirs, ["", "a", "a/b", "z"]);
+        let limited = Walk::new(dir.path()).limit(3).dirs().count();
+        assert_eq!(limited, 3);
+        let sizes: Vec<u64> = Walk::new(dir.path()).files().map(|e| e.size).collect();
+        assert_eq!(sizes, [1, 1]);
+    }
+}
