@@ -866,3 +866,54 @@ async fn go_pflag_graph_edges_are_verified_by_gopls() {
     }
     project.shutdown().await;
 }
+
+/// `graph` `callers` with `verify: true` on requests, checked by basedpyright: the calls in
+/// api.py are confirmed; the two in the tests, which basedpyright places elsewhere (the tests
+/// import the installed package), are unverifiable, never refuted.
+#[tokio::test]
+async fn python_requests_graph_callers_are_verified_by_basedpyright() {
+    if require_peer("basedpyright-langserver").is_none() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let setup = Setup {
+        resources: cc_tools::Resources {
+            parsers: Some(std::sync::Arc::new(cc_structural::Languages::builtin())),
+            graph: Some(Ok(cc_graph::GraphConfig {
+                cache_dir: cache.path().to_path_buf(),
+                ..cc_graph::GraphConfig::default()
+            })),
+            ..Default::default()
+        },
+        surface: cc_tools::Surface::ReadonlySubagent,
+        ..Setup::default()
+    };
+    let Some(project) = setup.real("requests", &[]) else {
+        return;
+    };
+    let output = project
+        .registry
+        .call(
+            "graph",
+            json!({"action": "callers", "file": "src/requests/api.py", "line": 24, "symbol": "request", "verify": true}),
+        )
+        .await
+        .unwrap();
+    let callers = &output.value;
+    let text = output.render_text();
+    assert_eq!(callers["total"], 9, "{text}");
+    assert_eq!(callers["verification"]["refuted"], 0, "{text}");
+    for caller in callers["callers"].as_array().unwrap() {
+        let expected = if caller["path"] == "src/requests/api.py" {
+            "confirmed"
+        } else {
+            "unverifiable"
+        };
+        assert_eq!(caller["verified"], expected, "{caller}");
+    }
+    assert!(
+        text.contains("7 confirmed, 0 refuted, 2 unverifiable"),
+        "{text}"
+    );
+    project.shutdown().await;
+}

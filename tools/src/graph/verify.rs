@@ -2,7 +2,7 @@
 //! language server's references (the run's `lsp` tool, called through the registry like any
 //! other call, after the graph is released), or marked unverifiable with why.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{json, Value};
 
@@ -17,6 +17,11 @@ struct Refs {
     places: HashSet<(String, u64)>,
     /// Whether the list is all of them (not cut, the server's project loaded).
     complete: bool,
+    /// Uses of the same name the server left out, with why (in a file outside its project,
+    /// resolved elsewhere by it): neither confirmed nor refuted.
+    outside: HashMap<(String, u64), String>,
+    /// How many such uses there are in all (the list is cut at 50).
+    outside_total: usize,
     /// Why there is no list.
     error: Option<String>,
 }
@@ -27,6 +32,29 @@ impl Refs {
             .iter()
             .any(|(p, l)| p == path && (from..=to).contains(l))
     }
+
+    /// Why the server could not say, for a use at `path:line` it did not list.
+    fn left_out(&self, path: &str, line: u64) -> Option<String> {
+        if let Some(why) = self.outside.get(&(path.to_owned(), line)) {
+            return Some(format!("the server could not place it: {why}"));
+        }
+        (self.outside_total > self.outside.len()).then(|| {
+            format!(
+                "the server left out {} uses of the name it could not place; this may be one",
+                self.outside_total
+            )
+        })
+    }
+
+    fn failed(error: String) -> Refs {
+        Refs {
+            places: HashSet::new(),
+            complete: false,
+            outside: HashMap::new(),
+            outside_total: 0,
+            error: Some(error),
+        }
+    }
 }
 
 async fn references(ctx: &CallContext, path: &str, line: u64, name: &str) -> Refs {
@@ -35,16 +63,12 @@ async fn references(ctx: &CallContext, path: &str, line: u64, name: &str) -> Ref
         Ok(output) => {
             let v = output.value;
             if v["supported"] == false {
-                return Refs {
-                    places: HashSet::new(),
-                    complete: false,
-                    error: Some(
-                        v["message"]
-                            .as_str()
-                            .unwrap_or("references are not supported by the server")
-                            .to_owned(),
-                    ),
-                };
+                return Refs::failed(
+                    v["message"]
+                        .as_str()
+                        .unwrap_or("references are not supported by the server")
+                        .to_owned(),
+                );
             }
             let places = v["locations"]
                 .as_array()
@@ -52,17 +76,32 @@ async fn references(ctx: &CallContext, path: &str, line: u64, name: &str) -> Ref
                 .flatten()
                 .filter_map(|l| Some((l["path"].as_str()?.to_owned(), l["line"].as_u64()?)))
                 .collect();
+            let outside: HashMap<(String, u64), String> = v["outside_project"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|o| {
+                    Some((
+                        (o["path"].as_str()?.to_owned(), o["line"].as_u64()?),
+                        o["why"]
+                            .as_str()
+                            .unwrap_or("outside its project")
+                            .to_owned(),
+                    ))
+                })
+                .collect();
+            let outside_total = v["outside_project_total"]
+                .as_u64()
+                .map_or(outside.len(), |n| usize::try_from(n).unwrap_or(usize::MAX));
             Refs {
                 places,
                 complete: v["truncated"] != true && v.get("incomplete").is_none(),
+                outside,
+                outside_total,
                 error: None,
             }
         }
-        Err(error) => Refs {
-            places: HashSet::new(),
-            complete: false,
-            error: Some(format!("no language server answered: {}", error.message())),
-        },
+        Err(error) => Refs::failed(format!("no language server answered: {}", error.message())),
     }
 }
 
@@ -75,6 +114,9 @@ fn verdict(refs: Option<&Refs>, path: &str, from: u64, to: u64) -> (&'static str
         ),
         Some(r) if r.error.is_some() => ("unverifiable", r.error.clone().unwrap_or_default()),
         Some(r) if r.hits(path, from, to) => ("confirmed", String::new()),
+        Some(r) if r.left_out(path, from).is_some() => {
+            ("unverifiable", r.left_out(path, from).unwrap_or_default())
+        }
         Some(r) if r.complete => (
             "refuted",
             "the server's references do not include it".to_owned(),
@@ -188,9 +230,10 @@ pub(crate) async fn impact(ctx: &CallContext, value: &mut Value, text: &mut Stri
                     .iter()
                     .flatten()
                     .any(|r| r.error.is_none() && r.hits(&p, start, end));
-                let all_known = previous
-                    .iter()
-                    .all(|r| r.as_ref().is_some_and(|r| r.error.is_none() && r.complete));
+                let all_known = previous.iter().all(|r| {
+                    r.as_ref()
+                        .is_some_and(|r| r.error.is_none() && r.complete && r.outside_total == 0)
+                });
                 let verdict = if confirmed {
                     ("confirmed", String::new())
                 } else if all_known {
