@@ -5,8 +5,12 @@
 //! - hidden entries (a name starting with `.`) are skipped;
 //! - `.gitignore`, `.ignore`, `.git/info/exclude` and the ignore files of parent folders are
 //!   honoured, whether or not the folder is a git checkout;
-//! - the folders in [`SKIPPED_DIRS`] (dependencies and build output) are never entered, even
-//!   when nothing ignores them;
+//! - dependencies and generated trees are never entered, even when nothing ignores them: the
+//!   folders named in [`SKIPPED_DIRS`] (`node_modules`, `__pycache__`), and any folder that
+//!   holds one of [`GENERATED_MARKERS`] (a virtualenv's `pyvenv.cfg`, the `CACHEDIR.TAG` of
+//!   cargo's `target`, a CMake build tree's `CMakeCache.txt`). A folder is skipped for what it
+//!   is, not for its name alone: the standard library's `venv` package or a project's `build`
+//!   package is code;
 //! - entries come sorted by path, so a capped walk keeps the same files every time.
 //!
 //! The root itself is always walked, even when its own name is hidden or skipped: a walk
@@ -32,15 +36,12 @@
 
 use std::path::{Path, PathBuf};
 
-/// Folders never entered: dependencies and build output, which are not the project's code.
-pub const SKIPPED_DIRS: &[&str] = &[
-    "node_modules",
-    "target",
-    "venv",
-    "__pycache__",
-    "build",
-    "dist",
-];
+/// Folders never entered by name: they only ever hold dependencies or bytecode.
+pub const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__"];
+
+/// Files that mark a folder as generated (a virtualenv, a cargo target directory or any
+/// cache directory, a CMake build tree): such a folder is never entered.
+pub const GENERATED_MARKERS: &[&str] = &["pyvenv.cfg", "CACHEDIR.TAG", "CMakeCache.txt"];
 
 /// One file or folder found by a [`Walk`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,10 +130,13 @@ impl Walk {
             .filter_entry(|entry| {
                 entry.depth() == 0
                     || !entry.file_type().is_some_and(|t| t.is_dir())
-                    || !entry
+                    || !(entry
                         .file_name()
                         .to_str()
                         .is_some_and(|name| SKIPPED_DIRS.contains(&name))
+                        || GENERATED_MARKERS
+                            .iter()
+                            .any(|marker| entry.path().join(marker).exists()))
             });
         builder
     }
@@ -200,16 +204,22 @@ mod tests {
             "src/b.rs",
             "gen/c.rs",
             "target/debug/d.rs",
+            "target/CACHEDIR.TAG",
             "node_modules/x/e.rs",
             ".hidden/f.rs",
             "build/g.rs",
+            "env/pyvenv.cfg",
+            "env/lib/h.rs",
+            "venv/i.rs",
         ]);
         std::fs::write(dir.path().join(".gitignore"), "gen/\n").unwrap();
         let files = relative(
             dir.path(),
             Walk::new(dir.path()).extensions(&["RS"]).files(),
         );
-        assert_eq!(files, ["a.rs", "src/b.rs"]);
+        // `build` and `venv` without a marker are code (a `build` package, the standard
+        // library's `venv`).
+        assert_eq!(files, ["a.rs", "build/g.rs", "src/b.rs", "venv/i.rs"]);
     }
 
     #[test]
