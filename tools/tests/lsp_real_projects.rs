@@ -709,18 +709,7 @@ async fn go_pflag_dependents_come_from_the_graph_when_it_is_open() {
         return;
     }
     let cache = tempfile::tempdir().unwrap();
-    let setup = Setup {
-        resources: cc_tools::Resources {
-            host_files: true,
-            parsers: Some(std::sync::Arc::new(cc_structural::Languages::builtin())),
-            graph: Some(Ok(cc_graph::GraphConfig {
-                cache_dir: cache.path().to_path_buf(),
-                ..cc_graph::GraphConfig::default()
-            })),
-            ..Default::default()
-        },
-        ..Setup::default()
-    };
+    let setup = Setup::with_graph(cache.path(), cc_tools::Surface::Full);
     let Some(project) = setup.real("pflag", &[]) else {
         return;
     };
@@ -802,18 +791,7 @@ async fn go_pflag_graph_edges_are_verified_by_gopls() {
         return;
     }
     let cache = tempfile::tempdir().unwrap();
-    let setup = Setup {
-        resources: cc_tools::Resources {
-            parsers: Some(std::sync::Arc::new(cc_structural::Languages::builtin())),
-            graph: Some(Ok(cc_graph::GraphConfig {
-                cache_dir: cache.path().to_path_buf(),
-                ..cc_graph::GraphConfig::default()
-            })),
-            ..Default::default()
-        },
-        surface: cc_tools::Surface::Plan,
-        ..Setup::default()
-    };
+    let setup = Setup::with_graph(cache.path(), cc_tools::Surface::Plan);
     let Some(project) = setup.real("pflag", &[]) else {
         return;
     };
@@ -876,18 +854,7 @@ async fn python_requests_graph_callers_are_verified_by_basedpyright() {
         return;
     }
     let cache = tempfile::tempdir().unwrap();
-    let setup = Setup {
-        resources: cc_tools::Resources {
-            parsers: Some(std::sync::Arc::new(cc_structural::Languages::builtin())),
-            graph: Some(Ok(cc_graph::GraphConfig {
-                cache_dir: cache.path().to_path_buf(),
-                ..cc_graph::GraphConfig::default()
-            })),
-            ..Default::default()
-        },
-        surface: cc_tools::Surface::ReadonlySubagent,
-        ..Setup::default()
-    };
+    let setup = Setup::with_graph(cache.path(), cc_tools::Surface::ReadonlySubagent);
     let Some(project) = setup.real("requests", &[]) else {
         return;
     };

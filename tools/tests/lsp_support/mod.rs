@@ -42,6 +42,25 @@ impl Default for Setup<'_> {
     }
 }
 
+impl Setup<'_> {
+    /// On `surface`, with the parser set and a code graph whose index lives in `cache`.
+    pub fn with_graph(cache: &Path, surface: Surface) -> Self {
+        Setup {
+            resources: Resources {
+                host_files: true,
+                parsers: Some(Arc::new(cc_structural::Languages::builtin())),
+                graph: Some(Ok(cc_graph::GraphConfig {
+                    cache_dir: cache.to_path_buf(),
+                    ..cc_graph::GraphConfig::default()
+                })),
+                ..Default::default()
+            },
+            surface,
+            ..Setup::default()
+        }
+    }
+}
+
 /// A workspace of files, and a registry whose language servers work on it.
 pub struct Project {
     /// What keeps the workspace alive (a temporary folder, a project copy).
