@@ -18,7 +18,7 @@ use crate::approve::{Approval, ApprovalRequest, Approver};
 use crate::error::{kinds, ToolError};
 use crate::root::WorkspaceRoot;
 use crate::tier::{Surface, Tier};
-use crate::tool::{CallContext, Origin, ProgressSink, Tool, ToolOutput};
+use crate::tool::{CallContext, Origin, ProgressSink, Reenter, Tool, ToolOutput};
 
 /// One conversation: its workspace root, the surface it sees, and its approver.
 #[derive(Clone)]
@@ -332,13 +332,13 @@ async fn futures_join_all<F: std::future::Future<Output = ()> + Send + 'static>(
 
 /// Re-enters the registry from inside a call. Holds a weak reference: a call context never
 /// keeps a finished run alive.
-#[derive(Clone)]
-pub(crate) struct Dispatcher {
+struct Dispatcher {
     inner: Weak<Inner>,
 }
 
-impl Dispatcher {
-    pub(crate) async fn bridge_call(
+#[async_trait::async_trait]
+impl Reenter for Dispatcher {
+    async fn bridge_call(
         &self,
         caller: &CallContext,
         name: &str,
@@ -459,9 +459,9 @@ async fn dispatch(
     };
     let ctx = CallContext {
         origin,
-        dispatcher: Dispatcher {
+        dispatcher: Arc::new(Dispatcher {
             inner: Arc::downgrade(inner),
-        },
+        }),
         progress,
         tool: name.to_owned(),
         held,

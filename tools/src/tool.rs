@@ -8,7 +8,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::ToolError;
-use crate::registry::Dispatcher;
 use crate::spool::{JsonLayout, JsonPieces, SpooledArray};
 use crate::tier::Tier;
 
@@ -169,6 +168,19 @@ pub enum Origin {
     },
 }
 
+/// How a call re-enters its run's registry (a kernel cell calling a tool through the
+/// bridge). The registry implements it; a call context only holds it, so this module does
+/// not depend on the registry.
+#[async_trait]
+pub(crate) trait Reenter: Send + Sync {
+    async fn bridge_call(
+        &self,
+        caller: &CallContext,
+        name: &str,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError>;
+}
+
 /// Receives progress of a long call (MCP `notifications/progress`).
 pub trait ProgressSink: Send + Sync {
     /// `progress` grows monotonically; `total` when known.
@@ -179,7 +191,7 @@ pub trait ProgressSink: Send + Sync {
 #[derive(Clone)]
 pub struct CallContext {
     pub(crate) origin: Origin,
-    pub(crate) dispatcher: Dispatcher,
+    pub(crate) dispatcher: Arc<dyn Reenter>,
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
     /// The tool this context was made for.
     pub(crate) tool: String,
