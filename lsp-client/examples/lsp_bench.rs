@@ -8,7 +8,7 @@
 //!
 //! `cargo run --release -p cc-lsp-client --example lsp_bench [ROUNDS]`
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use cc_lsp_client::{CheckOutcome, Ledger, LspConfig, Supervisor, SupervisorOptions};
@@ -180,13 +180,11 @@ fn answered(outcome: &CheckOutcome) -> Option<(Instant, Instant)> {
     }
 }
 
-async fn cross_file(
+/// A fresh workspace with the case's files, the library in its good state: the folder (kept
+/// alive by the caller), its canonical path, the library and the file that uses it.
+fn case_workspace(
     case: &Cross,
-    rounds: usize,
-) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
-    if cc_process::find_on_path(case.peer).is_none() {
-        return Ok(json!({"server": case.server, "case": "cross_file", "missing": case.peer}));
-    }
+) -> Result<(tempfile::TempDir, PathBuf, PathBuf, PathBuf), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let ws = dir.path().canonicalize()?;
     for (name, content) in case.files {
@@ -198,6 +196,17 @@ async fn cross_file(
     let user = ws.join(case.user);
     std::fs::write(&lib, case.good)?;
     std::fs::write(&user, case.user_text)?;
+    Ok((dir, ws, lib, user))
+}
+
+async fn cross_file(
+    case: &Cross,
+    rounds: usize,
+) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    if cc_process::find_on_path(case.peer).is_none() {
+        return Ok(json!({"server": case.server, "case": "cross_file", "missing": case.peer}));
+    }
+    let (_dir, ws, lib, user) = case_workspace(case)?;
     let sup = Supervisor::new(
         &ws,
         LspConfig::default().table()?,
@@ -272,16 +281,7 @@ async fn cold_start(case: &Cross) -> Result<serde_json::Value, Box<dyn std::erro
     }
     let mut row = json!({"server": case.server, "case": "cold_start"});
     for waited in [false, true] {
-        let dir = tempfile::tempdir()?;
-        let ws = dir.path().canonicalize()?;
-        for (name, content) in case.files {
-            let path = ws.join(name);
-            std::fs::create_dir_all(path.parent().unwrap_or(Path::new("/")))?;
-            std::fs::write(path, content)?;
-        }
-        let lib = ws.join(case.lib);
-        std::fs::write(&lib, case.good)?;
-        std::fs::write(ws.join(case.user), case.user_text)?;
+        let (_dir, ws, lib, _user) = case_workspace(case)?;
         let sup = Supervisor::new(
             &ws,
             LspConfig::default().table()?,
