@@ -428,7 +428,9 @@ pub(crate) fn visit_sources(
             if options.cancelled() {
                 return Ok(());
             }
-            files.push((entry.size, entry.path));
+            // An unknown size reads as 0: the file is still searched, and its read reports
+            // what went wrong.
+            files.push((entry.size.unwrap_or(0), entry.path));
         }
         files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         files

@@ -49,8 +49,9 @@ pub struct Entry {
     pub path: PathBuf,
     /// 0 for the root, 1 for its children, …
     pub depth: usize,
-    /// The file's size in bytes (0 for a folder, or when it could not be read).
-    pub size: u64,
+    /// The file's size in bytes; `None` for a folder, or when its metadata could not be read
+    /// (so a caller with a size cap never takes an unknown size for a small one).
+    pub size: Option<u64>,
 }
 
 /// A walk over the files or folders beneath a root, with the rules of the module docs.
@@ -154,9 +155,9 @@ impl Walk {
                     return None;
                 }
                 let size = if is_dir {
-                    0
+                    None
                 } else {
-                    entry.metadata().map_or(0, |m| m.len())
+                    entry.metadata().ok().map(|m| m.len())
                 };
                 let depth = entry.depth();
                 Some((
@@ -238,7 +239,7 @@ mod tests {
         assert_eq!(dirs, ["", "a", "a/b", "z"]);
         let limited = Walk::new(dir.path()).limit(3).dirs().count();
         assert_eq!(limited, 3);
-        let sizes: Vec<u64> = Walk::new(dir.path()).files().map(|e| e.size).collect();
-        assert_eq!(sizes, [1, 1]);
+        let sizes: Vec<Option<u64>> = Walk::new(dir.path()).files().map(|e| e.size).collect();
+        assert_eq!(sizes, [Some(1), Some(1)]);
     }
 }

@@ -27,7 +27,7 @@ pub(crate) fn walk_files(
         .limit(MAX_VISITED)
         .files();
     for entry in files {
-        if entry.size > MAX_SCANNED_BYTES {
+        if entry.size.is_none_or(|size| size > MAX_SCANNED_BYTES) {
             continue;
         }
         let path = entry.path.as_path();
