@@ -26,6 +26,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use tree_sitter_language::LanguageFn;
 
+mod kinds;
+pub use kinds::{Kind, KindGraph};
+
 /// One language of the table.
 #[derive(Clone, Copy)]
 pub struct LanguageSpec {
@@ -36,6 +39,8 @@ pub struct LanguageSpec {
     /// File extensions without the dot, lower case.
     pub extensions: &'static [&'static str],
     grammar: LanguageFn,
+    /// The grammar crate's `node-types.json`.
+    node_types: &'static str,
 }
 
 impl std::fmt::Debug for LanguageSpec {
@@ -61,6 +66,28 @@ impl LanguageSpec {
         self.grammar.into()
     }
 
+    /// Which kinds may hold which, from the grammar's `node-types.json` (read once per
+    /// process; `None` if the file does not parse, so nothing is stepped over).
+    pub fn kind_graph(&self) -> Option<&'static KindGraph> {
+        static GRAPHS: OnceLock<Mutex<HashMap<&'static str, Option<&'static KindGraph>>>> =
+            OnceLock::new();
+        let mut graphs = GRAPHS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *graphs.entry(self.name).or_insert_with(|| {
+            // Leaked once per language of the fixed table: the graph lives as long as the
+            // grammar it describes.
+            let root = Parser::new()
+                .parse(self, b"")
+                .map(|tree| tree.root_node().kind().to_owned())
+                .unwrap_or_default();
+            KindGraph::parse(self.node_types, &root)
+                .ok()
+                .map(|graph| &*Box::leak(Box::new(graph)))
+        })
+    }
+
     /// Whether `name` (any case, `-` for `_`) is this language's name or an alias.
     pub fn answers_to(&self, name: &str) -> bool {
         let wanted = name.trim().to_ascii_lowercase().replace('-', "_");
@@ -73,12 +100,14 @@ const fn spec(
     aliases: &'static [&'static str],
     extensions: &'static [&'static str],
     grammar: LanguageFn,
+    node_types: &'static str,
 ) -> LanguageSpec {
     LanguageSpec {
         name,
         aliases,
         extensions,
         grammar,
+        node_types,
     }
 }
 
@@ -87,23 +116,50 @@ pub static PYTHON: LanguageSpec = spec(
     &["py"],
     &["py", "pyi"],
     tree_sitter_python::LANGUAGE,
+    tree_sitter_python::NODE_TYPES,
 );
-pub static RUST: LanguageSpec = spec("rust", &["rs"], &["rs"], tree_sitter_rust::LANGUAGE);
+pub static RUST: LanguageSpec = spec(
+    "rust",
+    &["rs"],
+    &["rs"],
+    tree_sitter_rust::LANGUAGE,
+    tree_sitter_rust::NODE_TYPES,
+);
 pub static JAVASCRIPT: LanguageSpec = spec(
     "javascript",
     &["js", "jsx"],
     &["js", "mjs", "cjs", "jsx"],
     tree_sitter_javascript::LANGUAGE,
+    tree_sitter_javascript::NODE_TYPES,
 );
 pub static TYPESCRIPT: LanguageSpec = spec(
     "typescript",
     &["ts"],
     &["ts", "mts", "cts"],
     tree_sitter_typescript::LANGUAGE_TYPESCRIPT,
+    tree_sitter_typescript::TYPESCRIPT_NODE_TYPES,
 );
-pub static TSX: LanguageSpec = spec("tsx", &[], &["tsx"], tree_sitter_typescript::LANGUAGE_TSX);
-pub static GO: LanguageSpec = spec("go", &["golang"], &["go"], tree_sitter_go::LANGUAGE);
-pub static C: LanguageSpec = spec("c", &[], &["c", "h"], tree_sitter_c::LANGUAGE);
+pub static TSX: LanguageSpec = spec(
+    "tsx",
+    &[],
+    &["tsx"],
+    tree_sitter_typescript::LANGUAGE_TSX,
+    tree_sitter_typescript::TSX_NODE_TYPES,
+);
+pub static GO: LanguageSpec = spec(
+    "go",
+    &["golang"],
+    &["go"],
+    tree_sitter_go::LANGUAGE,
+    tree_sitter_go::NODE_TYPES,
+);
+pub static C: LanguageSpec = spec(
+    "c",
+    &[],
+    &["c", "h"],
+    tree_sitter_c::LANGUAGE,
+    tree_sitter_c::NODE_TYPES,
+);
 pub static CPP: LanguageSpec = spec(
     "cpp",
     &["c++", "cxx"],
@@ -111,33 +167,56 @@ pub static CPP: LanguageSpec = spec(
         "cpp", "cc", "cxx", "c++", "hpp", "hh", "hxx", "h++", "ipp", "tpp",
     ],
     tree_sitter_cpp::LANGUAGE,
+    tree_sitter_cpp::NODE_TYPES,
 );
-pub static JAVA: LanguageSpec = spec("java", &[], &["java"], tree_sitter_java::LANGUAGE);
-pub static DART: LanguageSpec = spec("dart", &[], &["dart"], tree_sitter_dart::LANGUAGE);
+pub static JAVA: LanguageSpec = spec(
+    "java",
+    &[],
+    &["java"],
+    tree_sitter_java::LANGUAGE,
+    tree_sitter_java::NODE_TYPES,
+);
+pub static DART: LanguageSpec = spec(
+    "dart",
+    &[],
+    &["dart"],
+    tree_sitter_dart::LANGUAGE,
+    tree_sitter_dart::NODE_TYPES,
+);
 pub static BASH: LanguageSpec = spec(
     "bash",
     &["sh", "shell"],
     &["sh", "bash"],
     tree_sitter_bash::LANGUAGE,
+    tree_sitter_bash::NODE_TYPES,
 );
-pub static JSON: LanguageSpec = spec("json", &[], &["json"], tree_sitter_json::LANGUAGE);
+pub static JSON: LanguageSpec = spec(
+    "json",
+    &[],
+    &["json"],
+    tree_sitter_json::LANGUAGE,
+    tree_sitter_json::NODE_TYPES,
+);
 pub static RUBY: LanguageSpec = spec(
     "ruby",
     &["rb"],
     &["rb", "rake", "gemspec"],
     tree_sitter_ruby::LANGUAGE,
+    tree_sitter_ruby::NODE_TYPES,
 );
 pub static C_SHARP: LanguageSpec = spec(
     "c_sharp",
     &["csharp", "cs", "c#"],
     &["cs"],
     tree_sitter_c_sharp::LANGUAGE,
+    tree_sitter_c_sharp::NODE_TYPES,
 );
 pub static KOTLIN: LanguageSpec = spec(
     "kotlin",
     &["kt"],
     &["kt", "kts"],
     tree_sitter_kotlin_ng::LANGUAGE,
+    tree_sitter_kotlin_ng::NODE_TYPES,
 );
 
 /// Every language, in a stable order.

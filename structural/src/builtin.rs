@@ -119,6 +119,10 @@ impl Language for BuiltinLanguage {
         self.spec.grammar()
     }
 
+    fn kind_graph(&self) -> Option<&'static cc_languages::KindGraph> {
+        self.spec.kind_graph()
+    }
+
     fn meta_char(&self) -> Option<char> {
         self.meta_char
     }

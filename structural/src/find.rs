@@ -3,7 +3,7 @@
 use std::ops::Range;
 
 use crate::language::Language;
-use crate::matcher::{run_span, Bound, Env, Matcher};
+use crate::matcher::{named_span, run_span, Bound, Env, Matcher};
 use crate::node::{Node, Walk};
 use crate::pattern::Pattern;
 
@@ -41,6 +41,15 @@ impl Position {
 /// Characters in UTF-8 bytes (invalid bytes count one each).
 fn char_count(bytes: &[u8]) -> usize {
     bytes.iter().filter(|b| (**b & 0xC0) != 0x80).count()
+}
+
+/// How the span of a `$$$` capture is measured.
+#[derive(Debug, Clone, Copy)]
+enum RunSpans {
+    /// With the comments right around the run (what a rewrite moves).
+    WithComments,
+    /// From the first named node to the last.
+    Named,
 }
 
 /// What one metavariable captured, as byte ranges of the file.
@@ -170,9 +179,31 @@ impl Pattern {
         source: &[u8],
         max_depth: usize,
     ) -> Option<FileMatches> {
+        self.find_within(tree, source, max_depth, RunSpans::WithComments)
+    }
+
+    /// As [`Pattern::find_in_tree_within`], for a search that rewrites nothing: the span of a
+    /// `$$$` capture runs from its first named node to its last, without the comments around
+    /// them that a rewrite carries along (finding those walks up the tree for every match).
+    pub fn search_in_tree_within(
+        &self,
+        tree: &tree_sitter::Tree,
+        source: &[u8],
+        max_depth: usize,
+    ) -> Option<FileMatches> {
+        self.find_within(tree, source, max_depth, RunSpans::Named)
+    }
+
+    fn find_within(
+        &self,
+        tree: &tree_sitter::Tree,
+        source: &[u8],
+        max_depth: usize,
+        spans: RunSpans,
+    ) -> Option<FileMatches> {
         let mut out = FileMatches::default();
         let mut env = Env::new();
-        let mut walk = Walk::new(tree.root_node());
+        let mut walk = Walk::entering(tree.root_node(), self.entry.as_deref());
         while let Some(node) = walk.next() {
             if walk.depth() > max_depth {
                 return None;
@@ -181,7 +212,7 @@ impl Pattern {
                 continue;
             }
             if self.match_node(node, source, &mut env) {
-                out.matches.push(self.record(node, source, &env));
+                out.matches.push(self.record(node, source, &env, spans));
             } else if env.exhausted() {
                 out.exhausted += 1;
             }
@@ -211,7 +242,7 @@ impl Pattern {
                 return None;
             }
             if self.may_match_kind(&node) && self.match_node(node, source, &mut env) {
-                return Some(self.record(node, source, &env));
+                return Some(self.record(node, source, &env, RunSpans::WithComments));
             }
             node = node
                 .children()
@@ -241,7 +272,7 @@ impl Pattern {
         range
     }
 
-    fn record(&self, node: Node<'_>, source: &[u8], env: &Env<'_>) -> Match {
+    fn record(&self, node: Node<'_>, source: &[u8], env: &Env<'_>, spans: RunSpans) -> Match {
         let captures = self
             .names
             .iter()
@@ -256,7 +287,10 @@ impl Pattern {
                             .filter(|n| n.is_named())
                             .map(|n| n.range())
                             .collect(),
-                        span: run_span(run, &node.range()),
+                        span: match spans {
+                            RunSpans::WithComments => run_span(run, &node.range()),
+                            RunSpans::Named => named_span(run),
+                        },
                     },
                 };
                 Some((name.clone(), captured))

@@ -104,6 +104,12 @@ pub trait Language: Send + Sync + fmt::Debug {
     /// The tree-sitter grammar.
     fn grammar(&self) -> tree_sitter::Language;
 
+    /// Which kinds may hold which (from the grammar's `node-types.json`), so a search can
+    /// step over subtrees that cannot hold a match; `None` enters every node.
+    fn kind_graph(&self) -> Option<&'static cc_languages::KindGraph> {
+        None
+    }
+
     /// The character that stands in for `$` while a pattern is parsed, when `$NAME` is not an
     /// identifier in this grammar; `None` when `$NAME` already parses as one.
     fn meta_char(&self) -> Option<char>;

@@ -506,7 +506,7 @@ fn tokens(bound: &Bound<'_>) -> Vec<Range<usize>> {
 }
 
 /// From the first named node of a run to its last.
-fn named_span(run: &[Node<'_>]) -> Option<Range<usize>> {
+pub(crate) fn named_span(run: &[Node<'_>]) -> Option<Range<usize>> {
     let first = run.iter().find(|n| n.is_named())?;
     let last = run.iter().rev().find(|n| n.is_named())?;
     Some(first.start()..last.end())

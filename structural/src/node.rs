@@ -241,6 +241,9 @@ pub(crate) fn tree_depth(tree: &tree_sitter::Tree, stop_after: usize) -> usize {
 /// Pre-order walk over every node of a tree, without recursion.
 pub(crate) struct Walk<'t> {
     cursor: tree_sitter::TreeCursor<'t>,
+    /// Kind id → whether a node of that kind may hold what is searched for; `None`: every
+    /// node is entered. A node with a syntax error below it is always entered.
+    enter: Option<&'t [bool]>,
     done: bool,
     /// Depth of the node the cursor is on (the start node is 0).
     cursor_depth: usize,
@@ -252,9 +255,27 @@ impl<'t> Walk<'t> {
     pub(crate) fn new(root: tree_sitter::Node<'t>) -> Self {
         Walk {
             cursor: root.walk(),
+            enter: None,
             done: false,
             cursor_depth: 0,
             last: 0,
+        }
+    }
+
+    /// A walk that steps over the subtrees `enter` rules out (see [`Walk::enter`]).
+    pub(crate) fn entering(root: tree_sitter::Node<'t>, enter: Option<&'t [bool]>) -> Self {
+        Walk {
+            enter,
+            ..Walk::new(root)
+        }
+    }
+
+    fn may_enter(&self, node: &tree_sitter::Node<'_>) -> bool {
+        match self.enter {
+            None => true,
+            Some(table) => {
+                table.get(usize::from(node.kind_id())) != Some(&false) || node.has_error()
+            }
         }
     }
 
@@ -271,9 +292,10 @@ impl<'t> Iterator for Walk<'t> {
         if self.done {
             return None;
         }
-        let node = Node::new(self.cursor.node());
+        let raw = self.cursor.node();
+        let node = Node::new(raw);
         self.last = self.cursor_depth;
-        if self.cursor.goto_first_child() {
+        if (self.cursor_depth == 0 || self.may_enter(&raw)) && self.cursor.goto_first_child() {
             self.cursor_depth += 1;
             return Some(node);
         }
@@ -420,6 +442,43 @@ impl Grammar {
             .get(usize::from(node.kind_id()))
             .copied()
             .unwrap_or(self.error_kind)
+    }
+
+    /// Kind id → whether a node of that kind may hold a node of one of `kinds` (canonical
+    /// pattern kinds, equivalents included), for [`Walk::entering`]; `None` when the
+    /// language cannot say, and every node is entered.
+    pub(crate) fn entry_table(
+        &self,
+        language: &dyn Language,
+        kinds: &[u16],
+    ) -> Option<Box<[bool]>> {
+        let graph = language.kind_graph()?;
+        let grammar = language.grammar();
+        let name = |id: u16| {
+            Some((
+                grammar.node_kind_for_id(id)?,
+                grammar.node_kind_is_named(id),
+            ))
+        };
+        let mut targets = Vec::new();
+        for &kind in kinds {
+            targets.push(name(kind)?);
+            for &(pattern, code) in &self.equivalent {
+                if pattern == kind {
+                    targets.push(name(code)?);
+                }
+            }
+        }
+        let holders = graph.holders(&targets)?;
+        let table = (0..grammar.node_kind_count())
+            .map(|id| {
+                let Some((kind, named)) = u16::try_from(id).ok().and_then(name) else {
+                    return true;
+                };
+                !graph.knows((kind, named)) || holders.contains(&(kind.to_owned(), named))
+            })
+            .collect();
+        Some(table)
     }
 
     /// Whether code `node` is of the pattern's `kind` (or of one equivalent to it).

@@ -648,7 +648,7 @@ fn search_file(
             Err(error) => return skip(error.to_string()),
         },
     };
-    let Some(found) = pattern.find_in_tree_within(&tree, &bytes, MAX_SOURCE_DEPTH) else {
+    let Some(found) = pattern.search_in_tree_within(&tree, &bytes, MAX_SOURCE_DEPTH) else {
         return skip(too_deep_reason());
     };
     let errors = crate::find::syntax_errors(&tree);

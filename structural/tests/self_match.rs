@@ -253,6 +253,20 @@ fn self_match(language_name: &str, corpora: &[(&str, &str)]) -> Option<Tally> {
         tally.tried += 1;
         let outcome = match Pattern::new(language.clone(), &text, None) {
             Ok(pattern) => match pattern.match_at(tree, source, range.clone()) {
+                // The search's walk steps over subtrees the grammar says cannot hold a
+                // match; it must still reach this one.
+                Some(found)
+                    if !pattern
+                        .find_in_tree(tree, source)
+                        .matches
+                        .iter()
+                        .any(|m| m.range == found.range) =>
+                {
+                    Err(format!(
+                        "compiled as {}, matched in place but the search's walk missed it",
+                        pattern.context()
+                    ))
+                }
                 Some(_) => Ok(()),
                 None => Err(format!("compiled as {}, no match", pattern.context())),
             },

@@ -195,6 +195,8 @@ pub struct Pattern {
     literals: Vec<Vec<u8>>,
     finders: Vec<LiteralFinder>,
     text: String,
+    /// Kind id → whether a search enters nodes of that kind (see [`Grammar::entry_table`]).
+    pub(crate) entry: Option<Arc<[bool]>>,
 }
 
 impl Pattern {
@@ -434,8 +436,21 @@ impl Pattern {
         }
         let literals = choose_literals(common_literals(&roots));
         let finders = literals.iter().map(|l| LiteralFinder::new(l)).collect();
+        let root_kinds: Option<Vec<u16>> = roots
+            .iter()
+            .map(|root| match root {
+                PNode::Meta { .. } => None,
+                PNode::StringMeta { kind, .. }
+                | PNode::Leaf { kind, .. }
+                | PNode::Internal { kind, .. } => Some(*kind),
+            })
+            .collect();
+        let entry = root_kinds
+            .and_then(|kinds| grammar.entry_table(language.as_ref(), &kinds))
+            .map(Arc::from);
         let root = roots.remove(0);
         Ok(Pattern {
+            entry,
             context: parsed[index].0.context,
             language,
             grammar,
