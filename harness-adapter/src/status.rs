@@ -119,7 +119,7 @@ fn graph_status(setup: &RunSetup) -> Value {
                 .is_some_and(|l| cc_graph::extract::query_source(l).is_some())
         })
         .collect();
-    match cc_graph::GraphConfig::from_section(setup.config().section("graph")) {
+    match &setup.config().graph {
         Ok(config) => {
             let index = config.index_path(setup.root().path());
             let size = std::fs::metadata(&index).map(|m| m.len()).ok();
@@ -137,11 +137,11 @@ fn graph_status(setup: &RunSetup) -> Value {
                 },
             })
         }
-        Err(error) => json!({
+        Err(broken) => json!({
             "available": false,
             "tools": ["graph"],
             "languages": languages,
-            "reason": format!("[graph] in .cc/tools.toml: {error}"),
+            "reason": broken.to_string(),
         }),
     }
 }
