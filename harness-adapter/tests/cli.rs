@@ -16,6 +16,17 @@ fn harness(args: &[&str], root: &std::path::Path) -> Output {
         .expect("run cc-harness")
 }
 
+/// `cc-harness status --json`, which must succeed.
+fn status_json(root: &std::path::Path) -> Value {
+    let output = harness(&["status", "--json"], root);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "alpha\nbeta\n").unwrap();
@@ -165,13 +176,7 @@ fn status_mentions_the_code_graph_and_its_index() {
         ),
     )
     .unwrap();
-    let output = harness(&["status", "--json"], dir.path());
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let status: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let status = status_json(dir.path());
     let graph = &status["families"]["code graph"];
     assert_eq!(graph["available"], true, "{graph}");
     assert_eq!(graph["index_exists"], false);
@@ -219,13 +224,7 @@ fn a_broken_section_of_each_family_is_reported_the_same_way() {
          [graph]\ncache = 1\n",
     )
     .unwrap();
-    let output = harness(&["status", "--json"], dir.path());
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let status: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let status = status_json(dir.path());
     let text = String::from_utf8(harness(&["status"], dir.path()).stdout).unwrap();
     for (family, section, needle, tool, args) in [
         (

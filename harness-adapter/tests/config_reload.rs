@@ -7,15 +7,21 @@
 use std::sync::Arc;
 
 use cc_harness_adapter::embed::{embed, HostRun, Wire};
-use cc_tools::{AllowAll, Surface};
-use serde_json::{json, Value};
+use cc_tools::{AllowAll, Registry, Surface};
+use serde_json::json;
 
 fn write_config(root: &std::path::Path, text: &str) {
     std::fs::create_dir_all(root.join(".cc")).unwrap();
     std::fs::write(root.join(".cc/tools.toml"), text).unwrap();
 }
 
-fn python_reason(status: &Value) -> String {
+/// Why `lsp status` says python is not running.
+async fn python_reason(registry: &Registry) -> String {
+    let status = registry
+        .call("lsp", json!({"action": "status"}))
+        .await
+        .unwrap()
+        .value;
     status["languages"]
         .as_array()
         .unwrap()
@@ -38,12 +44,7 @@ async fn lsp_reload_reads_the_section_again_through_the_harness() {
     })
     .unwrap();
     let registry = &embedded.registry;
-    let status = registry
-        .call("lsp", json!({"action": "status"}))
-        .await
-        .unwrap()
-        .value;
-    let reason = python_reason(&status);
+    let reason = python_reason(registry).await;
     assert!(
         reason.starts_with("[lsp] in .cc/tools.toml: ") && reason.contains("comand"),
         "{reason}"
@@ -54,12 +55,7 @@ async fn lsp_reload_reads_the_section_again_through_the_harness() {
         .call("lsp", json!({"action": "reload", "language": "python"}))
         .await
         .unwrap();
-    let status = registry
-        .call("lsp", json!({"action": "status"}))
-        .await
-        .unwrap()
-        .value;
-    let reason = python_reason(&status);
+    let reason = python_reason(registry).await;
     assert!(reason.contains("enabled = false"), "{reason}");
 
     write_config(dir.path(), "[lsp\n");
@@ -76,11 +72,6 @@ async fn lsp_reload_reads_the_section_again_through_the_harness() {
         "{message}"
     );
     // The fixed section stays in use.
-    let status = registry
-        .call("lsp", json!({"action": "status"}))
-        .await
-        .unwrap()
-        .value;
-    assert!(python_reason(&status).contains("enabled = false"));
+    assert!(python_reason(registry).await.contains("enabled = false"));
     registry.shutdown(std::time::Duration::from_secs(2)).await;
 }
