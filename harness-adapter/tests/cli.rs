@@ -277,5 +277,12 @@ fn a_broken_section_of_each_family_is_reported_the_same_way() {
         let value: Value = serde_json::from_slice(&call.stdout).unwrap();
         let message = value["error"]["message"].as_str().unwrap_or_default();
         assert!(message.contains(broken), "{tool}: {value}");
+        // The kernels keep the kind their crate has always given a broken configuration.
+        let kind = if tool == "eval" {
+            "misconfigured"
+        } else {
+            "invalid_config"
+        };
+        assert_eq!(value["error"]["kind"], kind, "{tool}: {value}");
     }
 }

@@ -705,9 +705,19 @@ impl Tool for LspTool {
                 .with_text(text))
             }
             Action::Reload => self.reload(&args).await,
-            Action::Diagnostics => self.diagnostics(ctx, &args).await,
-            Action::Symbols => self.symbols(ctx, &args).await,
-            action => self.navigate(ctx, &args, action).await,
+            // `status` shows a broken section and `reload` may fix it; the rest refuse.
+            Action::Diagnostics => {
+                open::refuse_broken(&self.supervisor)?;
+                self.diagnostics(ctx, &args).await
+            }
+            Action::Symbols => {
+                open::refuse_broken(&self.supervisor)?;
+                self.symbols(ctx, &args).await
+            }
+            action => {
+                open::refuse_broken(&self.supervisor)?;
+                self.navigate(ctx, &args, action).await
+            }
         }
     }
 }
