@@ -17,9 +17,11 @@
 //! markers = ["pyproject.toml", "setup.cfg"]
 //! launch = { justMyCode = false }  # merged into every launch/attach request
 //! ```
+//!
+//! This crate does not read the file: the host deserializes the section into [`DebugConfig`]
+//! (it is `serde::Deserialize`, and checks every key as it does) and hands it over.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -29,7 +31,7 @@ use crate::adapters::AdapterKind;
 
 /// The `[debug]` section. Every field is optional; absent ones take the defaults.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(try_from = "toml::Table")]
+#[serde(try_from = "Map<String, Value>")]
 pub struct DebugConfig {
     /// Session time-to-live (default 1800 s).
     pub ttl_seconds: Option<f64>,
@@ -63,28 +65,8 @@ pub struct AdapterOverride {
     /// Root markers: files whose presence at the workspace root makes the adapter relevant.
     pub markers: Option<Vec<String>>,
     /// Extra arguments merged into every launch/attach request (adapter-specific keys).
-    #[serde(default, deserialize_with = "toml_table_as_json")]
+    #[serde(default)]
     pub launch: Option<Map<String, Value>>,
-}
-
-fn toml_table_as_json<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<Map<String, Value>>, D::Error> {
-    let table = toml::Table::deserialize(deserializer)?;
-    match serde_json::to_value(table).map_err(serde::de::Error::custom)? {
-        Value::Object(map) => Ok(Some(map)),
-        _ => Err(serde::de::Error::custom("`launch` must be a table")),
-    }
-}
-
-/// Why the `[debug]` section could not be used.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("invalid [debug] section in {path}: {message}")]
-pub struct ConfigError {
-    /// Where the section came from.
-    pub path: String,
-    /// What is wrong and how to fix it.
-    pub message: String,
 }
 
 const SCALARS: [&str; 9] = [
@@ -102,10 +84,12 @@ const SCALARS: [&str; 9] = [
 /// The largest count a `stop_*` key accepts: a stop result stays a summary.
 const MAX_STOP_COUNT: i64 = 1000;
 
-impl TryFrom<toml::Table> for DebugConfig {
+// The section is taken as a map of values so that every key is checked here, with messages
+// that list what is expected (serde's derive could not say "or an adapter table").
+impl TryFrom<Map<String, Value>> for DebugConfig {
     type Error = String;
 
-    fn try_from(table: toml::Table) -> Result<Self, Self::Error> {
+    fn try_from(table: Map<String, Value>) -> Result<Self, Self::Error> {
         let mut config = DebugConfig::default();
         for (key, value) in table {
             if let Some(kind) = AdapterKind::from_name(&key) {
@@ -120,7 +104,7 @@ impl TryFrom<toml::Table> for DebugConfig {
             match key.as_str() {
                 "output_buffer_bytes" => {
                     let bytes = value
-                        .as_integer()
+                        .as_i64()
                         .and_then(|n| usize::try_from(n).ok())
                         .filter(|n| *n > 0)
                         .ok_or_else(|| {
@@ -131,7 +115,7 @@ impl TryFrom<toml::Table> for DebugConfig {
                 "stop_source_before" | "stop_source_after" | "stop_locals" | "stop_value_chars" => {
                     let minimum = i64::from(key == "stop_value_chars");
                     let count = value
-                        .as_integer()
+                        .as_i64()
                         .filter(|n| (minimum..=MAX_STOP_COUNT).contains(n))
                         .and_then(|n| usize::try_from(n).ok())
                         .ok_or_else(|| {
@@ -149,10 +133,8 @@ impl TryFrom<toml::Table> for DebugConfig {
                 | "wait_seconds"
                 | "launch_timeout_seconds"
                 | "request_timeout_seconds" => {
-                    let seconds = match value {
-                        toml::Value::Integer(n) => n as f64,
-                        toml::Value::Float(f) => f,
-                        _ => return Err(format!("`{key}` must be a number of seconds")),
+                    let Some(seconds) = value.as_f64() else {
+                        return Err(format!("`{key}` must be a number of seconds"));
                     };
                     // A year bounds it well below what `Duration` can hold.
                     if !(seconds > 0.0 && seconds <= 31_536_000.0) {
@@ -180,45 +162,6 @@ impl TryFrom<toml::Table> for DebugConfig {
 }
 
 impl DebugConfig {
-    /// Parses a raw `[debug]` section (as handed over by the harness); `None` is the
-    /// default configuration.
-    pub fn from_section(section: Option<&toml::Value>) -> Result<Self, ConfigError> {
-        let Some(section) = section else {
-            return Ok(DebugConfig::default());
-        };
-        DebugConfig::deserialize(section.clone()).map_err(|error| ConfigError {
-            path: ".cc/tools.toml".into(),
-            message: error.to_string().trim().to_owned(),
-        })
-    }
-
-    /// Reads the `[debug]` section of `<root>/.cc/tools.toml`; an absent file or section is
-    /// the default configuration.
-    pub fn load(root: &Path) -> Result<Self, ConfigError> {
-        let path = root.join(".cc").join("tools.toml");
-        let shown = path.display().to_string();
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(DebugConfig::default())
-            }
-            Err(error) => {
-                return Err(ConfigError {
-                    path: shown,
-                    message: format!("could not read it: {error}"),
-                })
-            }
-        };
-        let table: toml::Table = text.parse().map_err(|error: toml::de::Error| ConfigError {
-            path: shown.clone(),
-            message: error.to_string(),
-        })?;
-        DebugConfig::from_section(table.get("debug")).map_err(|error| ConfigError {
-            path: shown,
-            message: error.message,
-        })
-    }
-
     /// The timeouts and sizes, defaults applied.
     pub fn settings(&self) -> Settings {
         let secs = |value: Option<f64>, default: u64| {
@@ -280,9 +223,14 @@ pub struct StopDetail {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<DebugConfig, ConfigError> {
+    /// What the host does with the file's `[debug]` section.
+    fn parse(text: &str) -> Result<DebugConfig, cc_workspace::BrokenSection> {
         let table: toml::Table = text.parse().unwrap();
-        DebugConfig::from_section(table.get("debug"))
+        match table.get("debug") {
+            Some(section) => DebugConfig::deserialize(section.clone())
+                .map_err(|error| cc_workspace::BrokenSection::new("debug", error)),
+            None => Ok(DebugConfig::default()),
+        }
     }
 
     #[test]

@@ -22,18 +22,18 @@
 //!   runner names it ([`LaunchRequest`]). Waits take an [`Interrupt`] (a cancelled call).
 //! - [`detect`]: the adapter table and its detection (root marker AND binary resolves AND
 //!   it runs), overridable through the `[debug]` section of `.cc/tools.toml`
-//!   ([`DebugConfig`]).
+//!   ([`DebugConfig`], which the host deserializes and hands over; this crate reads no file).
 //!
 //! Every process is started through [`cc_process::spawn_group`]; debuggees that adapters
 //! put in process groups of their own are tracked through `/proc` and killed with the
 //! session.
 //!
 //! ```no_run
-//! use cc_dap_client::{Action, Supervisor};
+//! use cc_dap_client::{Action, DebugConfig, Supervisor};
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), cc_dap_client::DebugError> {
 //! let root = std::path::Path::new("/path/to/checkout");
-//! let debug = Supervisor::from_root(root);
+//! let debug = Supervisor::new(root, DebugConfig::default());
 //! debug.set_breakpoints(&root.join("app.py"), &[12]).await?;
 //! let started = debug.launch(&root.join("app.py"), &[], None).await?;
 //! if let Some(stop) = &started.position.stopped {
@@ -64,7 +64,7 @@ mod supervisor;
 
 pub use adapters::{launch_arguments, pick_adapter, AdapterKind};
 pub use client::{parse_body, Client, PendingResponse};
-pub use config::{AdapterOverride, ConfigError, DebugConfig, Settings, StopDetail};
+pub use config::{AdapterOverride, DebugConfig, Settings, StopDetail};
 pub use detect::AdapterStatus;
 pub use error::{ClientError, DebugError};
 pub use interrupt::Interrupt;

@@ -2,6 +2,7 @@
 //! the adapter table for one workspace root.
 
 use cc_process::lock;
+use cc_workspace::BrokenSection;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -49,7 +50,9 @@ enum Slot {
 pub struct Supervisor {
     env: Environment,
     config: DebugConfig,
-    config_error: Option<String>,
+    /// A `[debug]` section that could not be used (the defaults are in place, and `launch`
+    /// refuses until it is fixed).
+    config_error: Option<BrokenSection>,
     extra_env: Vec<(String, String)>,
     slot: tokio::sync::Mutex<Slot>,
     breakpoints: Mutex<BTreeMap<PathBuf, Vec<BreakpointView>>>,
@@ -80,21 +83,13 @@ impl Supervisor {
         }
     }
 
-    /// A supervisor configured from `<root>/.cc/tools.toml`. An invalid `[debug]` section is
-    /// reported by `adapters` and refuses `launch`/`attach` until fixed.
-    pub fn from_root(root: impl Into<PathBuf>) -> Self {
-        let root = root.into();
-        match DebugConfig::load(&root) {
-            Ok(config) => Supervisor::new(root, config),
-            Err(error) => Supervisor::new(root, DebugConfig::default()).with_config_error(error),
+    /// A supervisor whose `[debug]` section could not be used: `adapters` reports `broken`
+    /// and `launch`/`attach` refuse with it, so the tool stays and says what to fix.
+    pub fn broken(root: impl Into<PathBuf>, broken: BrokenSection) -> Self {
+        Supervisor {
+            config_error: Some(broken),
+            ..Supervisor::new(root, DebugConfig::default())
         }
-    }
-
-    /// Records that the configuration could not be read (the defaults are in place).
-    #[must_use]
-    pub fn with_config_error(mut self, error: impl std::fmt::Display) -> Self {
-        self.config_error = Some(error.to_string());
-        self
     }
 
     /// Uses `path` instead of the process's `PATH` to find adapters (and starts them with it).
@@ -130,7 +125,7 @@ impl Supervisor {
         adapters.extend([a, b, c, d]);
         AdaptersReport {
             adapters,
-            config_error: self.config_error.clone(),
+            config_error: self.config_error.as_ref().map(ToString::to_string),
         }
     }
 
@@ -355,10 +350,8 @@ impl Supervisor {
         }
         *lock(&self.killer) = None;
         self.reset_breakpoints();
-        if let Some(error) = &self.config_error {
-            return Err(DebugError::Config(format!(
-                "{error}; fix it (or remove the [debug] section) before starting a session"
-            )));
+        if let Some(broken) = &self.config_error {
+            return Err(DebugError::Config(broken.to_string()));
         }
         Ok(())
     }

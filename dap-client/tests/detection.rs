@@ -131,7 +131,7 @@ async fn markers_and_commands_follow_the_overrides() {
             .parse()
             .unwrap(),
     );
-    let config = DebugConfig::from_section(Some(&section)).unwrap();
+    let config = <DebugConfig as serde::Deserialize>::deserialize(section).unwrap();
     let debug = Supervisor::new(&root, config).with_search_path(search);
     let lldb = status_of(&debug, "lldb").await;
     assert!(!lldb.available && !lldb.launchable);
@@ -150,7 +150,12 @@ async fn an_invalid_debug_section_is_reported_and_refuses_launch() {
     std::fs::create_dir_all(root.join(".cc")).unwrap();
     std::fs::write(root.join(".cc/tools.toml"), "[debug]\nttl = 5\n").unwrap();
     std::fs::write(root.join("a.py"), "pass\n").unwrap();
-    let debug = Supervisor::from_root(&root);
+    // What the host does with the file's section.
+    let text = std::fs::read_to_string(root.join(".cc/tools.toml")).unwrap();
+    let table: toml::Table = text.parse().unwrap();
+    let error =
+        <DebugConfig as serde::Deserialize>::deserialize(table["debug"].clone()).unwrap_err();
+    let debug = Supervisor::broken(&root, cc_workspace::BrokenSection::new("debug", error));
     let report = debug.adapters().await;
     let error = report.config_error.unwrap();
     assert!(

@@ -37,7 +37,7 @@ impl Fake {
             fixture.display()
         );
         let section = toml::Value::Table(text.parse().unwrap());
-        let config = DebugConfig::from_section(Some(&section)).unwrap();
+        let config = <DebugConfig as serde::Deserialize>::deserialize(section).unwrap();
         let tag = support::unique_tag(mode);
         let debug = Supervisor::new(&root, config).with_env(support::TAG_VAR, &tag);
         Some(Fake {

@@ -157,11 +157,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: answer_key ROOT LANGUAGE OUT.json [LSP_TOML]".into());
     };
     let root = PathBuf::from(root).canonicalize()?;
-    let section: Option<toml::Value> = match rest.first() {
-        Some(text) => Some(toml::from_str::<toml::Table>(text)?.into()),
-        None => None,
+    // LSP_TOML is the body of an `[lsp]` section.
+    let config: cc_lsp_client::LspConfig = match rest.first() {
+        Some(text) => toml::from_str(text)?,
+        None => cc_lsp_client::LspConfig::default(),
     };
-    let supervisor = Supervisor::from_section(&root, section.as_ref());
+    let supervisor = Supervisor::from_config(&root, &config)?;
     let exts = extensions(language);
     let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(&root)
         .build()

@@ -6,16 +6,21 @@
 //! max_file_bytes = 2097152            # larger files are not indexed (counted)
 //! threads = 2                          # default: the machine's cores
 //! ```
+//!
+//! This crate does not read the file: the host deserializes the section into [`GraphConfig`]
+//! (it is `serde::Deserialize`, and checks every key as it does) and hands it over.
 
 use std::path::{Path, PathBuf};
 
-use crate::index::GraphError;
+use serde::Deserialize;
+use serde_json::{Map, Value};
 
 /// Files over this size are not indexed by default (2 MiB: generated code, not written).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 
 /// How the graph is kept.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "Map<String, Value>")]
 pub struct GraphConfig {
     /// The folder holding one index per workspace root.
     pub cache_dir: PathBuf,
@@ -48,70 +53,43 @@ pub fn default_cache_dir() -> PathBuf {
     base.join("cc").join("graph")
 }
 
-impl GraphConfig {
-    /// The `[graph]` section of `ROOT/.cc/tools.toml`, or the defaults when there is none.
-    pub fn from_workspace(root: &Path) -> Result<GraphConfig, GraphError> {
-        let path = root.join(".cc").join("tools.toml");
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(GraphConfig::default()),
-            Err(e) => {
-                return Err(GraphError::Config(format!(
-                    "cannot read {}: {e}",
-                    path.display()
-                )))
-            }
-        };
-        let value: toml::Table = text
-            .parse()
-            .map_err(|e| GraphError::Config(format!("{}: {e}", path.display())))?;
-        GraphConfig::from_section(value.get("graph"))
-    }
+// The section is taken as a map of values so that every key is checked here, with messages
+// that list what is expected.
+impl TryFrom<Map<String, Value>> for GraphConfig {
+    type Error = String;
 
-    /// The configuration a `[graph]` table gives (`None`: the defaults).
-    pub fn from_section(section: Option<&toml::Value>) -> Result<GraphConfig, GraphError> {
+    fn try_from(table: Map<String, Value>) -> Result<Self, Self::Error> {
         let mut config = GraphConfig::default();
-        let Some(section) = section else {
-            return Ok(config);
-        };
-        let table = section
-            .as_table()
-            .ok_or_else(|| GraphError::Config("[graph] must be a table".into()))?;
         for (key, value) in table {
             match key.as_str() {
                 "cache_dir" => {
-                    let dir = value
-                        .as_str()
-                        .ok_or_else(|| GraphError::Config("cache_dir must be a string".into()))?;
+                    let dir = value.as_str().ok_or("cache_dir must be a string")?;
                     config.cache_dir = PathBuf::from(dir);
                 }
                 "max_file_bytes" => {
                     config.max_file_bytes = value
-                        .as_integer()
-                        .and_then(|v| u64::try_from(v).ok())
+                        .as_u64()
                         .filter(|v| *v > 0)
-                        .ok_or_else(|| {
-                            GraphError::Config("max_file_bytes must be a positive integer".into())
-                        })?;
+                        .ok_or("max_file_bytes must be a positive integer")?;
                 }
                 "threads" => {
                     config.threads = value
-                        .as_integer()
+                        .as_u64()
                         .and_then(|v| usize::try_from(v).ok())
-                        .ok_or_else(|| {
-                            GraphError::Config("threads must be a non-negative integer".into())
-                        })?;
+                        .ok_or("threads must be a non-negative integer")?;
                 }
                 other => {
-                    return Err(GraphError::Config(format!(
+                    return Err(format!(
                         "unknown key `{other}`; use cache_dir, max_file_bytes, threads"
-                    )))
+                    ))
                 }
             }
         }
         Ok(config)
     }
+}
 
+impl GraphConfig {
     /// Worker threads to use.
     pub fn threads(&self) -> usize {
         if self.threads > 0 {
@@ -155,11 +133,11 @@ mod tests {
         let section: toml::Table = "cache_dir = \"/tmp/x\"\nmax_file_bytes = 10"
             .parse()
             .unwrap();
-        let config = GraphConfig::from_section(Some(&toml::Value::Table(section))).unwrap();
+        let config = GraphConfig::deserialize(toml::Value::Table(section)).unwrap();
         assert_eq!(config.cache_dir, PathBuf::from("/tmp/x"));
         assert_eq!(config.max_file_bytes, 10);
         let bad: toml::Table = "cache = 1".parse().unwrap();
-        let err = GraphConfig::from_section(Some(&toml::Value::Table(bad))).unwrap_err();
+        let err = GraphConfig::deserialize(toml::Value::Table(bad)).unwrap_err();
         assert!(err.to_string().contains("unknown key `cache`"), "{err}");
         let a = config.index_path(Path::new("/a/proj"));
         let b = config.index_path(Path::new("/b/proj"));

@@ -54,8 +54,6 @@ pub enum GraphError {
         #[source]
         source: std::io::Error,
     },
-    #[error("invalid [graph] configuration: {0}")]
-    Config(String),
     #[error("no symbol `{0}` in the index")]
     UnknownSymbol(String),
 }
@@ -267,11 +265,10 @@ fn indexed_language(rel: &str) -> Option<&'static cc_languages::LanguageSpec> {
 }
 
 impl Graph {
-    /// Opens (or builds) the index of `root` with the configuration of its
-    /// `.cc/tools.toml` `[graph]` section, and brings it up to date with the disk.
+    /// Opens (or builds) the index of `root` with the default configuration, and brings it
+    /// up to date with the disk (the host hands a `[graph]` section to [`Graph::open_with`]).
     pub fn open(root: &Path) -> Result<(Graph, UpdateStats)> {
-        let config = GraphConfig::from_workspace(root)?;
-        Graph::open_with(root, config)
+        Graph::open_with(root, GraphConfig::default())
     }
 
     /// [`open`](Self::open) with an explicit configuration.

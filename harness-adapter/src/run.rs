@@ -5,11 +5,10 @@ use std::sync::Arc;
 
 use cc_tools::ask_user::QuestionPort;
 use cc_tools::{Approver, Registry, Resources, Run, Surface, WorkspaceRoot};
-use serde::Deserialize;
 
 use crate::config::{ConfigError, ToolsConfig};
 use crate::wiring::resources_for;
-use crate::workers::{CommandBackend, WorkersSection};
+use crate::workers::CommandBackend;
 
 /// Why a run could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -25,14 +24,6 @@ pub enum SetupError {
     /// `.cc/tools.toml` is broken.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// A section of `.cc/tools.toml` does not have the expected shape.
-    #[error("section [{section}] of .cc/tools.toml: {message}")]
-    Section {
-        /// The section.
-        section: &'static str,
-        /// What is wrong.
-        message: String,
-    },
 }
 
 /// Who the run is for and how it decides.
@@ -57,14 +48,6 @@ impl std::fmt::Debug for RunOptions {
     }
 }
 
-/// The `[questions]` section: how long `ask_user` waits for a human.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct QuestionsSection {
-    /// Seconds before an unanswered question times out (default 600).
-    timeout_seconds: Option<f64>,
-}
-
 /// A checked workspace root and its configuration, from which runs are made.
 #[derive(Debug, Clone)]
 pub struct RunSetup {
@@ -82,43 +65,11 @@ impl RunSetup {
             source,
         })?;
         let config = ToolsConfig::load(root.path())?;
-        let workers = match config.section("workers") {
-            Some(section) => {
-                let section = WorkersSection::deserialize(section.clone()).map_err(|error| {
-                    SetupError::Section {
-                        section: "workers",
-                        message: error.to_string(),
-                    }
-                })?;
-                CommandBackend::new(root.path().to_path_buf(), section)
-            }
-            None => None,
-        };
-        let question_timeout = match config.section("questions") {
-            Some(section) => {
-                let section = QuestionsSection::deserialize(section.clone()).map_err(|error| {
-                    SetupError::Section {
-                        section: "questions",
-                        message: error.to_string(),
-                    }
-                })?;
-                match section.timeout_seconds {
-                    Some(seconds) if seconds.is_finite() && seconds > 0.0 && seconds < 1e9 => {
-                        Some(std::time::Duration::from_secs_f64(seconds))
-                    }
-                    Some(seconds) => {
-                        return Err(SetupError::Section {
-                            section: "questions",
-                            message: format!(
-                                "timeout_seconds must be a positive number, got {seconds}"
-                            ),
-                        })
-                    }
-                    None => None,
-                }
-            }
-            None => None,
-        };
+        let workers = config
+            .workers
+            .clone()
+            .and_then(|section| CommandBackend::new(root.path().to_path_buf(), section));
+        let question_timeout = config.question_timeout;
         Ok(RunSetup {
             root,
             config,

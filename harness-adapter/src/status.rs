@@ -58,6 +58,7 @@ pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
         "language",
     );
     let available_adapters: Vec<&str> = usable(&adapters, "available", |_| true, "name");
+    let config = setup.config();
     json!({
         "root": setup.root().path(),
         "tools": tools,
@@ -74,17 +75,20 @@ pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
                 "tools": ["lsp", "lsp_rename"],
                 "usable_for": available_languages,
                 "languages": languages,
+                "broken": broken(&config.lsp),
             },
             "debugger": {
-                "available": !available_adapters.is_empty(),
+                "available": !available_adapters.is_empty() && config.debug.is_ok(),
                 "tools": ["debug"],
                 "usable_adapters": available_adapters,
                 "adapters": adapters,
+                "broken": broken(&config.debug),
             },
             "kernels": {
                 "available": kernels.iter().any(|kernel| kernel["available"] == true),
                 "tools": ["eval"],
                 "kernels": kernels,
+                "broken": broken(&config.kernel),
             },
             "questions": {
                 "available": terminal,
@@ -119,7 +123,7 @@ fn graph_status(setup: &RunSetup) -> Value {
                 .is_some_and(|l| cc_graph::extract::query_source(l).is_some())
         })
         .collect();
-    match cc_graph::GraphConfig::from_section(setup.config().section("graph")) {
+    match &setup.config().graph {
         Ok(config) => {
             let index = config.index_path(setup.root().path());
             let size = std::fs::metadata(&index).map(|m| m.len()).ok();
@@ -141,9 +145,18 @@ fn graph_status(setup: &RunSetup) -> Value {
             "available": false,
             "tools": ["graph"],
             "languages": languages,
-            "reason": format!("[graph] in .cc/tools.toml: {error}"),
+            "reason": error.to_string(),
+            "broken": error.to_string(),
         }),
     }
+}
+
+/// A family's broken section, said the same way for every family (`null` when it is fine).
+fn broken<T>(section: &Result<T, cc_workspace::BrokenSection>) -> Value {
+    section
+        .as_ref()
+        .err()
+        .map_or(Value::Null, |broken| Value::String(broken.to_string()))
 }
 
 /// Names of the entries of `list` whose `key` passes `keep` (a string or a `true` flag).
@@ -216,6 +229,7 @@ pub fn render(status: &Value) -> String {
         "\nlanguage servers (lsp, lsp_rename): {}\n",
         mark(&servers["available"])
     ));
+    push_broken(&mut out, servers);
     for language in servers["languages"].as_array().into_iter().flatten() {
         // One row per project root: say which.
         let root = language["root"]
@@ -238,6 +252,7 @@ pub fn render(status: &Value) -> String {
         "\ndebugger (debug): {}\n",
         mark(&debugger["available"])
     ));
+    push_broken(&mut out, debugger);
     for adapter in debugger["adapters"].as_array().into_iter().flatten() {
         let (state, detail) = if adapter["available"] == true {
             let command: Vec<&str> = adapter["command"]
@@ -264,6 +279,7 @@ pub fn render(status: &Value) -> String {
         "\nkernels (eval): {}\n",
         mark(&kernels["available"])
     ));
+    push_broken(&mut out, kernels);
     for kernel in kernels["kernels"].as_array().into_iter().flatten() {
         let detail = kernel["interpreter"]
             .as_str()
@@ -292,4 +308,11 @@ pub fn render(status: &Value) -> String {
         ));
     }
     out
+}
+
+/// The line that says a family's section is broken (the same words as its calls' errors).
+fn push_broken(out: &mut String, family: &Value) {
+    if let Some(broken) = family["broken"].as_str() {
+        out.push_str(&format!("  broken: {broken}\n"));
+    }
 }

@@ -16,6 +16,17 @@ fn harness(args: &[&str], root: &std::path::Path) -> Output {
         .expect("run cc-harness")
 }
 
+/// `cc-harness status --json`, which must succeed.
+fn status_json(root: &std::path::Path) -> Value {
+    let output = harness(&["status", "--json"], root);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "alpha\nbeta\n").unwrap();
@@ -165,13 +176,7 @@ fn status_mentions_the_code_graph_and_its_index() {
         ),
     )
     .unwrap();
-    let output = harness(&["status", "--json"], dir.path());
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let status: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let status = status_json(dir.path());
     let graph = &status["families"]["code graph"];
     assert_eq!(graph["available"], true, "{graph}");
     assert_eq!(graph["index_exists"], false);
@@ -203,4 +208,81 @@ fn status_mentions_the_code_graph_and_its_index() {
             .contains("unknown key `cache`"),
         "{graph}"
     );
+}
+
+/// A broken section of each family is said the same way: `status` shows it as the family's
+/// `broken`, and a call of that family fails with the same words (the tool is not hidden and
+/// the defaults are not used).
+#[test]
+fn a_broken_section_of_each_family_is_reported_the_same_way() {
+    let dir = fixture();
+    std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+    std::fs::create_dir_all(dir.path().join(".cc")).unwrap();
+    std::fs::write(
+        dir.path().join(".cc/tools.toml"),
+        "[lsp.pyhton]\nenabled = false\n[debug]\nttl = 5\n[kernel]\npyhton = \"x\"\n\
+         [graph]\ncache = 1\n",
+    )
+    .unwrap();
+    let status = status_json(dir.path());
+    let text = String::from_utf8(harness(&["status"], dir.path()).stdout).unwrap();
+    for (family, section, needle, tool, args) in [
+        (
+            "language servers",
+            "lsp",
+            "not a built-in family",
+            "lsp",
+            r#"{"action": "diagnostics", "file": "a.py"}"#,
+        ),
+        (
+            "debugger",
+            "debug",
+            "unknown key `ttl`",
+            "debug",
+            r#"{"op": "launch", "program": "a.py"}"#,
+        ),
+        (
+            "kernels",
+            "kernel",
+            "pyhton",
+            "eval",
+            r#"{"code": "1", "description": "a cell"}"#,
+        ),
+        (
+            "code graph",
+            "graph",
+            "unknown key `cache`",
+            "graph",
+            r#"{"action": "symbols", "query": "x"}"#,
+        ),
+    ] {
+        let entry = &status["families"][family];
+        assert_eq!(entry["available"], false, "{family}: {entry}");
+        let broken = entry["broken"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{entry}"));
+        let prefix = format!("[{section}] in .cc/tools.toml: ");
+        assert!(broken.starts_with(&prefix), "{broken}");
+        assert!(broken.contains(needle), "{broken}");
+        assert!(
+            broken.contains(&format!("; fix the [{section}] section and ")),
+            "{broken}"
+        );
+        assert!(
+            text.contains(broken),
+            "{family} not in the text status:\n{text}"
+        );
+        let call = harness(&["call", tool, args], dir.path());
+        assert_eq!(call.status.code(), Some(1), "{tool}");
+        let value: Value = serde_json::from_slice(&call.stdout).unwrap();
+        let message = value["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(broken), "{tool}: {value}");
+        // The kernels keep the kind their crate has always given a broken configuration.
+        let kind = if tool == "eval" {
+            "misconfigured"
+        } else {
+            "invalid_config"
+        };
+        assert_eq!(value["error"]["kind"], kind, "{tool}: {value}");
+    }
 }

@@ -41,8 +41,8 @@ pub enum KernelError {
         /// What the interpreter wrote to stderr.
         stderr: String,
     },
-    /// The configuration of the kernels is invalid.
-    #[error("the kernel configuration is invalid: {0}")]
+    /// The `[kernel]` section could not be used (a `BrokenSection`'s words).
+    #[error("{0}")]
     Misconfigured(String),
     /// The session was shut down with the run.
     #[error("the kernels of this run have been shut down; no further cells can run")]

@@ -36,11 +36,11 @@ impl KernelFactory {
         }
     }
 
-    /// A factory whose configuration could not be read: every cell fails with `message`, so
-    /// the agent learns what to fix instead of finding no `eval` at all.
-    pub fn misconfigured(message: impl Into<String>) -> Self {
+    /// A factory whose `[kernel]` section could not be used: every cell fails with
+    /// `broken`, so the agent learns what to fix instead of finding no `eval` at all.
+    pub fn broken(broken: cc_workspace::BrokenSection) -> Self {
         KernelFactory {
-            config: Err(message.into()),
+            config: Err(broken.to_string()),
             env: Vec::new(),
         }
     }

@@ -350,7 +350,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let table: toml::Table = case.config.parse()?;
         let config = match table.get("lsp") {
-            Some(section) => LspConfig::from_toml(section)?,
+            Some(section) => <LspConfig as serde::Deserialize>::deserialize(section.clone())?,
             None => LspConfig::default(),
         };
         let sup = Supervisor::new(&ws, config.table()?, SupervisorOptions::default());

@@ -21,6 +21,9 @@
 //!
 //! A section whose name is not a built-in family defines a new one; it needs `command` and
 //! `extensions`.
+//!
+//! This crate does not read the file: the host deserializes the section into [`LspConfig`]
+//! (it is `serde::Deserialize`) and hands it over.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -92,47 +95,11 @@ pub struct FamilyOverride {
 }
 
 impl LspConfig {
-    /// Parses the `[lsp]` section (a TOML table).
-    pub fn from_toml(section: &toml::Value) -> Result<Self, ConfigError> {
-        LspConfig::deserialize(section.clone()).map_err(|error| ConfigError::Invalid {
-            path: None,
-            message: format!("{error}; see lsp-client/README.md for the format"),
-        })
-    }
-
-    /// Reads the `[lsp]` section of `<root>/.cc/tools.toml`; an absent file or section is
-    /// the default.
-    pub fn load(root: &Path) -> Result<Self, ConfigError> {
-        let path = root.join(".cc").join("tools.toml");
-        let shown = path.display().to_string();
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(LspConfig::default())
-            }
-            Err(source) => {
-                return Err(ConfigError::Read {
-                    path: shown,
-                    source,
-                })
-            }
-        };
-        let table: toml::Table =
-            text.parse()
-                .map_err(|error: toml::de::Error| ConfigError::Invalid {
-                    path: Some(shown.clone()),
-                    message: error.to_string(),
-                })?;
-        match table.get("lsp") {
-            None => Ok(LspConfig::default()),
-            Some(section) => Self::from_toml(section).map_err(|error| match error {
-                ConfigError::Invalid { message, .. } => ConfigError::Invalid {
-                    path: Some(shown),
-                    message,
-                },
-                other => other,
-            }),
-        }
+    /// Checks what deserializing cannot: a new family has `command` and `extensions`, a
+    /// command is not empty. The host calls it when it reads the section, so a broken one is
+    /// reported as such ([`crate::Supervisor::broken`]).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.table().map(drop)
     }
 
     /// How many other files a write's check may look at (see [`LspConfig::dependents_limit`]).
@@ -149,10 +116,7 @@ impl LspConfig {
     pub fn table(&self) -> Result<ServerTable, ConfigError> {
         let mut table = ServerTable::builtin();
         for (name, over) in &self.families {
-            let invalid = |message: String| ConfigError::Invalid {
-                path: None,
-                message,
-            };
+            let invalid = |message: String| ConfigError { message };
             if table.family(name).is_none() {
                 let (Some(command), Some(extensions)) = (&over.command, &over.extensions) else {
                     let known: Vec<&str> = table.families.iter().map(|f| f.name.as_str()).collect();
@@ -283,9 +247,17 @@ fn apply(family: &mut Family, over: &FamilyOverride) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<ServerTable, ConfigError> {
+    fn section(text: &str) -> Result<LspConfig, toml::de::Error> {
         let table: toml::Table = text.parse().unwrap();
-        LspConfig::from_toml(table.get("lsp").unwrap())?.table()
+        LspConfig::deserialize(table.get("lsp").unwrap().clone())
+    }
+
+    fn parse(text: &str) -> Result<ServerTable, ConfigError> {
+        section(text)
+            .map_err(|error| ConfigError {
+                message: error.to_string(),
+            })?
+            .table()
     }
 
     #[test]
@@ -330,9 +302,10 @@ mod tests {
 
     #[test]
     fn an_invalid_section_is_reported_not_ignored() {
-        let table: toml::Table = "[lsp.python]\ncomand = 1\n".parse().unwrap();
+        let error = section("[lsp.python]\ncomand = 1\n").unwrap_err();
+        let broken = cc_workspace::BrokenSection::new("lsp", error);
         let dir = tempfile::tempdir().unwrap();
-        let supervisor = crate::Supervisor::from_section(dir.path(), table.get("lsp"));
+        let supervisor = crate::Supervisor::broken(dir.path(), broken);
         let error = supervisor
             .route(&dir.path().join("a.py"))
             .unwrap_err()
@@ -342,24 +315,14 @@ mod tests {
     }
 
     #[test]
-    fn loads_from_a_root_and_tolerates_no_file() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(LspConfig::load(dir.path()).unwrap(), LspConfig::default());
-        std::fs::create_dir(dir.path().join(".cc")).unwrap();
-        std::fs::write(
-            dir.path().join(".cc/tools.toml"),
-            "[debug]\nx = 1\n[lsp.go]\nquiet_ms = 0\n",
-        )
-        .unwrap();
-        let config = LspConfig::load(dir.path()).unwrap();
-        assert_eq!(
-            config.table().unwrap().family("go").unwrap().servers[0]
-                .timing
-                .quiet,
-            None
-        );
-        std::fs::write(dir.path().join(".cc/tools.toml"), "[lsp\n").unwrap();
-        let error = LspConfig::load(dir.path()).unwrap_err().to_string();
-        assert!(error.contains("tools.toml"), "{error}");
+    fn validate_reports_what_deserializing_cannot() {
+        let config = section("[lsp.go]\nquiet_ms = 0\n").unwrap();
+        config.validate().unwrap();
+        let error = section("[lsp.zig]\nenabled = true\n")
+            .unwrap()
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("not a built-in family"), "{error}");
     }
 }

@@ -104,31 +104,10 @@ pub(crate) fn fmt_duration(duration: Duration) -> String {
     }
 }
 
-/// Why the `[lsp]` configuration could not be used.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// The file could not be read.
-    #[error("could not read {path}: {source}")]
-    Read {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The file or section does not have the documented shape.
-    #[error("invalid [lsp] configuration{}: {message}", in_path(.path))]
-    Invalid {
-        /// The file, when it came from one.
-        path: Option<String>,
-        /// What is wrong, and what to write instead.
-        message: String,
-    },
-}
-
-fn in_path(path: &Option<String>) -> String {
-    match path {
-        Some(path) => format!(" in {path}"),
-        None => String::new(),
-    }
+/// Why an `[lsp]` configuration could not be used (what deserializing cannot check).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ConfigError {
+    /// What is wrong, and what to write instead.
+    pub message: String,
 }

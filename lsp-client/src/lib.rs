@@ -12,8 +12,8 @@
 //!   push after the change plus a settle window; a server that republishes only on change is
 //!   "unchanged" after a quiet window; past the cap (longer while the server is indexing)
 //!   the file is pending, never an empty "clean".
-//! - [`ServerTable`] and [`LspConfig`]: which server covers which files, overridable in
-//!   `.cc/tools.toml`.
+//! - [`ServerTable`] and [`LspConfig`]: which server covers which files, overridable by the
+//!   `[lsp]` section of `.cc/tools.toml`, which the host reads and hands over typed.
 //! - [`Supervisor`]: detection (marker AND binary AND a probe that runs), lazy start, idle
 //!   reaping, crash-loop guard, status.
 //! - [`Ledger`]: which diagnostics are new.

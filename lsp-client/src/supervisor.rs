@@ -17,6 +17,7 @@ use crate::diagnostic::Diagnostic;
 use crate::error::{fmt_duration, ConfigError};
 use crate::server::{ApplyEdit, DiagnosticsOutcome, LanguageServer, Via};
 use crate::table::{Family, ServerTable};
+use cc_workspace::BrokenSection;
 
 /// Knobs of a [`Supervisor`].
 #[derive(Debug, Clone)]
@@ -211,34 +212,16 @@ impl Supervisor {
         })
     }
 
-    /// A supervisor configured by an `[lsp]` section (`None`: the built-in table). An invalid
-    /// section does not fail: every language then reports the error (in `status` and as the
-    /// reason files are unchecked) until it is fixed, rather than silently using defaults.
-    pub fn from_section(workspace: &Path, section: Option<&toml::Value>) -> Arc<Self> {
-        let config = match section.map(LspConfig::from_toml).transpose() {
-            Ok(config) => config.unwrap_or_default(),
-            Err(error) => return Self::broken(workspace, error),
-        };
-        match Self::from_config(workspace, &config) {
-            Ok(supervisor) => supervisor,
-            Err(error) => Self::broken(workspace, error),
-        }
-    }
-
-    fn broken(workspace: &Path, error: ConfigError) -> Arc<Self> {
-        let message = format!("{error}; fix the [lsp] section of .cc/tools.toml");
+    /// A supervisor whose `[lsp]` section could not be used. It does not fail: every
+    /// language then reports `broken` (in `status` and as the reason files are unchecked)
+    /// until [`Supervisor::replace_config`] succeeds, rather than silently using defaults.
+    pub fn broken(workspace: &Path, broken: BrokenSection) -> Arc<Self> {
         Self::build(
             workspace,
             ServerTable::builtin(),
             SupervisorOptions::default(),
-            Some(message),
+            Some(broken.to_string()),
         )
-    }
-
-    /// A supervisor configured by the `[lsp]` section of `<workspace>/.cc/tools.toml`.
-    pub fn from_workspace(workspace: &Path) -> Result<Arc<Self>, ConfigError> {
-        let config = LspConfig::load(workspace)?;
-        Self::from_config(workspace, &config)
     }
 
     /// A supervisor configured by `config`.
@@ -297,11 +280,11 @@ impl Supervisor {
             .clone()
     }
 
-    /// Reads the `[lsp]` section of `<workspace>/.cc/tools.toml` again, for the servers
-    /// started from now on (`lsp reload` calls it before restarting). An invalid section is
-    /// an error that says what to fix, and the table in use stays.
-    pub fn reread_config(&self) -> Result<(), ConfigError> {
-        let table = LspConfig::load(&self.workspace)?.table()?;
+    /// Uses `config` for the servers started from now on (`lsp reload` hands over the
+    /// section it read again before restarting), and forgets a broken section. An invalid
+    /// `config` is an error and the table in use stays.
+    pub fn replace_config(&self, config: &LspConfig) -> Result<(), ConfigError> {
+        let table = config.table()?;
         *self
             .table
             .write()

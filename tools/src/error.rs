@@ -30,6 +30,9 @@ pub mod kinds {
     pub const INTERNAL: &str = "internal";
     /// The call took longer than its budget.
     pub const TIMEOUT: &str = "timeout";
+    /// The tool's section of `.cc/tools.toml` could not be used (a
+    /// [`cc_workspace::BrokenSection`]).
+    pub const INVALID_CONFIG: &str = "invalid_config";
 }
 
 /// A tool's failure: a machine-readable `kind`, a message that says what to do, and optional

@@ -14,6 +14,12 @@ use crate::registry::{AfterWrite, Registry, RegistryBuilder, Run};
 use crate::tool::Tool;
 use crate::vibe::{Roster, WorkerBackend};
 
+/// Reads the `[lsp]` section of `.cc/tools.toml` again, as the host read it when the run
+/// started (`lsp reload` calls it): the host owns the file, the tools only ask for the
+/// section.
+pub type LspConfigSource =
+    Arc<dyn Fn() -> Result<cc_lsp_client::LspConfig, cc_workspace::BrokenSection> + Send + Sync>;
+
 /// The resources wired for one run.
 #[derive(Default)]
 pub struct Resources {
@@ -34,6 +40,9 @@ pub struct Resources {
     /// Language servers: registers `lsp`, attaches new diagnostics to every write (unless
     /// `after_write` is set), and stops the servers when the run shuts down.
     pub language_servers: Option<Arc<cc_lsp_client::Supervisor>>,
+    /// Where `lsp reload` gets the `[lsp]` section again; `None`: `reload` restarts the
+    /// servers with the configuration in use.
+    pub lsp_config: Option<LspConfigSource>,
     /// Runs the conversation's debug session: registers `debug` (and kills the session when
     /// the run shuts down).
     pub debug: Option<Arc<cc_dap_client::Supervisor>>,
@@ -46,7 +55,7 @@ pub struct Resources {
     /// How the code graph is kept (the `[graph]` section of `.cc/tools.toml`); `None`: the
     /// defaults. An `Err` (an invalid section) does not hide `graph`: its calls say what to
     /// fix.
-    pub graph: Option<Result<cc_graph::GraphConfig, String>>,
+    pub graph: Option<Result<cc_graph::GraphConfig, cc_workspace::BrokenSection>>,
     /// The memory budget of `ast_grep`'s tree cache, in estimated bytes (parsed trees kept
     /// for the run, least recently used dropped first); `None`:
     /// [`cc_structural::DEFAULT_TREE_CACHE_BYTES`], 0 keeps none.
@@ -62,6 +71,7 @@ impl std::fmt::Debug for Resources {
             .field("questions", &self.questions.is_some())
             .field("workers", &self.workers.is_some())
             .field("language_servers", &self.language_servers.is_some())
+            .field("lsp_config", &self.lsp_config.is_some())
             .field("debug", &self.debug.is_some())
             .field("kernels", &self.kernels.is_some())
             .field("parsers", &self.parsers.is_some())
@@ -109,7 +119,8 @@ impl Resources {
         }
         let mut after_write = self.after_write;
         if let Some(supervisor) = self.language_servers {
-            let hook = crate::lsp::register(&mut builder, supervisor, graph.clone());
+            let hook =
+                crate::lsp::register(&mut builder, supervisor, self.lsp_config, graph.clone());
             after_write.get_or_insert(hook);
         }
         for tool in self.host_tools {

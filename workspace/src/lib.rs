@@ -45,10 +45,12 @@
 //! ```
 
 mod beneath;
+mod broken;
 mod resolve;
 pub mod transaction;
 pub mod walk;
 
 pub use beneath::{is_escape, FileKind, StagedWrite, Workspace};
+pub use broken::BrokenSection;
 pub use resolve::ConfineError;
 pub use transaction::{CommitError, FailAt, FaultInjector, FileOp, NoFaults, Transaction};

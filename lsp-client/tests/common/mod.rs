@@ -32,7 +32,9 @@ pub fn fixture_with(files: &[(&str, &str)], config: &str, options: SupervisorOpt
     }
     let table: toml::Table = config.parse().expect("config toml");
     let lsp = match table.get("lsp") {
-        Some(section) => LspConfig::from_toml(section).expect("config"),
+        Some(section) => {
+            <LspConfig as serde::Deserialize>::deserialize(section.clone()).expect("config")
+        }
         None => LspConfig::default(),
     };
     let sup = Supervisor::new(&ws, lsp.table().expect("table"), options);

@@ -422,9 +422,10 @@ async fn bad_arguments_and_configuration_get_clear_errors() {
     }
     fixture.finish().await;
 
-    let broken = KernelFactory::misconfigured(
+    let broken = KernelFactory::broken(cc_workspace::BrokenSection::new(
+        "kernel",
         "`inactivity_budget_secs` must be a positive number of seconds, got -1",
-    );
+    ));
     let missing = KernelFactory::new(KernelConfig {
         python: Some(PathBuf::from("/nonexistent/no-python-here")),
         ..Default::default()

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use cc_graph::{Graph, GraphConfig, UpdateStats};
+use cc_workspace::BrokenSection;
 use serde_json::{json, Value};
 
 use crate::error::{kinds, ToolError};
@@ -53,7 +54,7 @@ type Ranks = Arc<HashMap<i64, f64>>;
 /// The run's code graph: closed until the first `graph` call opens it.
 pub struct GraphIndex {
     root: WorkspaceRoot,
-    config: Result<GraphConfig, String>,
+    config: Result<GraphConfig, BrokenSection>,
     state: Arc<Mutex<Option<Graph>>>,
     open: AtomicBool,
     /// Bumped by every change the index takes in (PageRank is cached per generation).
@@ -73,7 +74,7 @@ impl std::fmt::Debug for GraphIndex {
 impl GraphIndex {
     /// The graph of `root`, kept as `config` says (an `Err`: the `[graph]` section is
     /// invalid, and every call says so).
-    pub fn new(root: WorkspaceRoot, config: Result<GraphConfig, String>) -> Arc<Self> {
+    pub fn new(root: WorkspaceRoot, config: Result<GraphConfig, BrokenSection>) -> Arc<Self> {
         Arc::new(GraphIndex {
             root,
             config,
@@ -99,7 +100,7 @@ impl GraphIndex {
         let config = self
             .config
             .clone()
-            .map_err(|e| ToolError::new(error_kinds::INDEX, e))?;
+            .map_err(|broken| ToolError::new(crate::kinds::INVALID_CONFIG, broken.to_string()))?;
         let this = self.clone();
         tokio::task::spawn_blocking(move || {
             let mut guard = this.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -292,7 +293,7 @@ impl AfterWrite for GraphAfterWrite {
 /// and the diagnostics' dependents).
 pub fn register(
     builder: &mut crate::registry::RegistryBuilder,
-    config: Result<GraphConfig, String>,
+    config: Result<GraphConfig, BrokenSection>,
 ) -> Arc<GraphIndex> {
     let root = builder.run().root.clone();
     let index = GraphIndex::new(root, config);

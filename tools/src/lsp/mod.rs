@@ -55,6 +55,7 @@ impl Shutdown for StopServers {
 pub fn register(
     builder: &mut RegistryBuilder,
     supervisor: Arc<Supervisor>,
+    config: Option<crate::resources::LspConfigSource>,
     graph: Option<Arc<crate::graph::GraphIndex>>,
 ) -> Arc<LspDiagnostics> {
     let supervisor = if builder.run().surface.allows(crate::Tier::Write) {
@@ -68,7 +69,9 @@ pub fn register(
     supervisor.set_applier(Arc::new(
         TransactionApplier::new(root.clone()).with_graph(graph),
     ));
-    builder.add_tool(Arc::new(LspTool::new(supervisor.clone(), root.clone())));
+    builder.add_tool(Arc::new(
+        LspTool::new(supervisor.clone(), root.clone()).with_config_source(config),
+    ));
     builder.add_tool(Arc::new(LspRenameTool::new(supervisor.clone(), root)));
     builder.add_shutdown(Arc::new(StopServers(supervisor)));
     hook

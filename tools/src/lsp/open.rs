@@ -18,6 +18,15 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often a caller listening for progress hears that the server is still indexing.
 const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 
+/// Refuses a call while the `[lsp]` section is broken, with the section's words (as every
+/// family refuses its calls), rather than as an unavailable server.
+pub(super) fn refuse_broken(supervisor: &Supervisor) -> Result<(), ToolError> {
+    match supervisor.config_error() {
+        Some(broken) => Err(ToolError::new(kinds::INVALID_CONFIG, broken)),
+        None => Ok(()),
+    }
+}
+
 pub(super) fn unavailable(reason: String) -> ToolError {
     ToolError::new(kinds::NOT_AVAILABLE, reason)
 }

@@ -318,6 +318,7 @@ impl Tool for LspRenameTool {
 
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: RenameArgs = parse_args(args)?;
+        open::refuse_broken(&self.supervisor)?;
         let new_name = args.new_name.trim();
         if new_name.is_empty() {
             return Err(ToolError::invalid_arguments("`new_name` is empty"));

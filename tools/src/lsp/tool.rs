@@ -7,6 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use cc_lsp_client::uri::path_to_uri;
 use cc_lsp_client::{CheckOutcome, Diagnostic, Located, Supervisor};
+use cc_workspace::BrokenSection;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -15,6 +16,7 @@ use super::diagnostics::diagnostic_json;
 use super::nav;
 use super::open::{self, lsp_error, unavailable, unsupported, Opened};
 use crate::error::{kinds, ToolError};
+use crate::resources::LspConfigSource;
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
 use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
@@ -26,16 +28,38 @@ const FILE_SYMBOLS_CAP: usize = 200;
 pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// `lsp`: ask the language servers.
-#[derive(Debug)]
 pub struct LspTool {
     supervisor: Arc<Supervisor>,
     root: WorkspaceRoot,
+    config: Option<LspConfigSource>,
+}
+
+impl std::fmt::Debug for LspTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LspTool")
+            .field("supervisor", &self.supervisor)
+            .field("root", &self.root)
+            .field("config", &self.config.is_some())
+            .finish()
+    }
 }
 
 impl LspTool {
     /// An `lsp` tool over `supervisor`.
     pub fn new(supervisor: Arc<Supervisor>, root: WorkspaceRoot) -> Self {
-        LspTool { supervisor, root }
+        LspTool {
+            supervisor,
+            root,
+            config: None,
+        }
+    }
+
+    /// Where `reload` reads the `[lsp]` section again (without one, `reload` restarts the
+    /// servers with the configuration in use).
+    #[must_use]
+    pub fn with_config_source(mut self, config: Option<LspConfigSource>) -> Self {
+        self.config = config;
+        self
     }
 }
 
@@ -533,14 +557,18 @@ impl LspTool {
     async fn reload(&self, args: &LspArgs) -> Result<ToolOutput, ToolError> {
         // The configuration as it is now: a server restarted with the old one would not be
         // what the agent asked for after editing `.cc/tools.toml`.
-        self.supervisor.reread_config().map_err(|error| {
+        let refused = |broken: BrokenSection| {
             ToolError::new(
-                "invalid_config",
-                format!(
-                    "{error}; fix the [lsp] section of .cc/tools.toml and call reload again                      (the servers keep running with the previous configuration)"
-                ),
+                kinds::INVALID_CONFIG,
+                format!("{broken} (the servers keep running with the previous configuration)"),
             )
-        })?;
+        };
+        if let Some(source) = &self.config {
+            let config = source().map_err(refused)?;
+            self.supervisor.replace_config(&config).map_err(|error| {
+                refused(BrokenSection::new("lsp", error).then("call `lsp reload` again"))
+            })?;
+        }
         let (family, root) = match (args.file.as_deref(), args.language.as_deref()) {
             (Some(file), _) => {
                 let path = self.root.resolve(file)?;
@@ -561,8 +589,12 @@ impl LspTool {
         Ok(
             ToolOutput::new(json!({"action": "reload", "language": family, "stopped": stopped}))
                 .with_text(format!(
-                    "{family}: re-read .cc/tools.toml and stopped {stopped} server(s); the next \
-                     request starts it afresh"
+                    "{family}: {}stopped {stopped} server(s); the next request starts it afresh",
+                    if self.config.is_some() {
+                        "re-read .cc/tools.toml and "
+                    } else {
+                        ""
+                    }
                 )),
         )
     }
@@ -673,9 +705,19 @@ impl Tool for LspTool {
                 .with_text(text))
             }
             Action::Reload => self.reload(&args).await,
-            Action::Diagnostics => self.diagnostics(ctx, &args).await,
-            Action::Symbols => self.symbols(ctx, &args).await,
-            action => self.navigate(ctx, &args, action).await,
+            // `status` shows a broken section and `reload` may fix it; the rest refuse.
+            Action::Diagnostics => {
+                open::refuse_broken(&self.supervisor)?;
+                self.diagnostics(ctx, &args).await
+            }
+            Action::Symbols => {
+                open::refuse_broken(&self.supervisor)?;
+                self.symbols(ctx, &args).await
+            }
+            action => {
+                open::refuse_broken(&self.supervisor)?;
+                self.navigate(ctx, &args, action).await
+            }
         }
     }
 }

@@ -102,7 +102,7 @@ impl Setup<'_> {
         let table: toml::Table = self.config.parse().unwrap();
         let config = table
             .get("lsp")
-            .map(|section| LspConfig::from_toml(section).unwrap())
+            .map(|section| <LspConfig as serde::Deserialize>::deserialize(section.clone()).unwrap())
             .unwrap_or_default();
         let supervisor = Supervisor::new(root.path(), config.table().unwrap(), self.options);
         // The registry of a read-only surface uses the supervisor's read-only twin: hold
@@ -114,6 +114,7 @@ impl Setup<'_> {
         };
         let registry = Resources {
             language_servers: Some(supervisor.clone()),
+            lsp_config: Some(reread_lsp_section(ws.clone())),
             ..self.resources
         }
         .build(Run {
@@ -129,6 +130,30 @@ impl Setup<'_> {
             registry,
         }
     }
+}
+
+/// What `lsp reload` reads: the `[lsp]` section of `<ws>/.cc/tools.toml` (as the harness
+/// reads it; an absent file is the default configuration).
+fn reread_lsp_section(ws: PathBuf) -> cc_tools::resources::LspConfigSource {
+    use cc_workspace::BrokenSection;
+    Arc::new(move || {
+        let broken = |error: &dyn std::fmt::Display| {
+            BrokenSection::new("lsp", error).then("call `lsp reload` again")
+        };
+        let text = match std::fs::read_to_string(ws.join(".cc/tools.toml")) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(error) => return Err(broken(&error)),
+        };
+        let table: toml::Table = text.parse().map_err(|error| broken(&error))?;
+        let config = match table.get("lsp") {
+            Some(section) => <LspConfig as serde::Deserialize>::deserialize(section.clone())
+                .map_err(|error| broken(&error))?,
+            None => LspConfig::default(),
+        };
+        config.validate().map_err(|error| broken(&error))?;
+        Ok(config)
+    })
 }
 
 /// A project with the default [`Setup`].
