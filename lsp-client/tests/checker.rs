@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use cc_lsp_client::{CheckerError, ProjectCheck, Severity, SupervisorOptions};
+use cc_lsp_client::{CheckerError, ProjectCheck, ProjectChecker, Severity, SupervisorOptions};
 use cc_process::testing::require_peer;
 use common::*;
 
@@ -30,9 +30,13 @@ fn errors(check: &ProjectCheck, ws: &Path) -> Vec<String> {
 }
 
 async fn check_all(fixture: &Fixture, language: &str) -> Result<ProjectCheck, CheckerError> {
-    let targets = fixture.sup.project_targets(Some(language)).unwrap();
+    let targets = ProjectChecker::for_pool(&fixture.sup)
+        .project_targets(Some(language))
+        .unwrap();
     assert_eq!(targets.len(), 1, "{targets:?}");
-    fixture.sup.check_project(&targets[0]).await
+    ProjectChecker::for_pool(&fixture.sup)
+        .check_project(&targets[0])
+        .await
 }
 
 #[tokio::test]
@@ -209,12 +213,18 @@ async fn a_missing_checker_names_the_binary_and_how_to_install_it() {
     assert!(text.contains("pip install basedpyright"), "{text}");
 
     // Without a language: every family with a marker, and nothing else.
-    let targets = fixture.sup.project_targets(None).unwrap();
+    let targets = ProjectChecker::for_pool(&fixture.sup)
+        .project_targets(None)
+        .unwrap();
     let families: Vec<&str> = targets.iter().map(|t| t.family.as_str()).collect();
     assert_eq!(families, ["python"]);
-    let error = fixture.sup.project_targets(Some("cobol")).unwrap_err();
+    let error = ProjectChecker::for_pool(&fixture.sup)
+        .project_targets(Some("cobol"))
+        .unwrap_err();
     assert!(error.reason.contains("not a language"), "{}", error.reason);
-    let error = fixture.sup.project_targets(Some("go")).unwrap_err();
+    let error = ProjectChecker::for_pool(&fixture.sup)
+        .project_targets(Some("go"))
+        .unwrap_err();
     assert!(
         error.reason.contains("no go project marker"),
         "{}",

@@ -20,6 +20,8 @@ mod parse;
 mod plan;
 mod targets;
 
+pub use targets::ProjectChecker;
+
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;

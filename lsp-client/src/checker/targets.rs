@@ -1,16 +1,62 @@
-//! Which projects a `diagnostics "*"` covers, and running their checkers through the
-//! supervisor (its table, PATH and workspace).
+//! Which projects a `diagnostics "*"` covers, and running their checkers with a pool's
+//! table, PATH, workspace and trust.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::{plan, run, CheckerError, ProjectCheck, ProjectTarget};
 use crate::supervisor::{marker_roots, Supervisor, Unavailable};
-use crate::table::canonical_family;
+use crate::table::{canonical_family, ServerTable};
+use crate::Trust;
 
 /// At most this many roots of one family are checked.
 const MAX_ROOTS: usize = 5;
 
-impl Supervisor {
+/// The project checkers of one workspace. It starts no language server: it reads the
+/// server table for each family's checker and markers, and runs checkers as child process
+/// groups.
+#[derive(Debug, Clone)]
+pub struct ProjectChecker {
+    workspace: PathBuf,
+    table: Arc<ServerTable>,
+    path_var: OsString,
+    trust: Trust,
+    config_error: Option<String>,
+}
+
+impl ProjectChecker {
+    /// Checkers for `workspace` configured by `table`, looked up on `path_var`; a read-only
+    /// `trust` runs only checkers that execute no workspace code.
+    pub fn new(
+        workspace: PathBuf,
+        table: Arc<ServerTable>,
+        path_var: OsString,
+        trust: Trust,
+    ) -> Self {
+        ProjectChecker {
+            workspace,
+            table,
+            path_var,
+            trust,
+            config_error: None,
+        }
+    }
+
+    /// The checkers of a pool's workspace, with its table, PATH and trust (and its broken
+    /// `[lsp]` section, if any, which every call then reports).
+    pub fn for_pool(pool: &Supervisor) -> Self {
+        ProjectChecker {
+            config_error: pool.config_error(),
+            ..ProjectChecker::new(
+                pool.workspace().to_path_buf(),
+                pool.table(),
+                pool.path_var(),
+                pool.trust(),
+            )
+        }
+    }
+
     /// The projects to check: for `language`, its outermost project roots in the workspace;
     /// without, every enabled family that has a project marker in the workspace (families
     /// without markers, such as bash, only when asked for by name). Nested roots are left to
@@ -19,13 +65,13 @@ impl Supervisor {
         &self,
         language: Option<&str>,
     ) -> Result<Vec<ProjectTarget>, Unavailable> {
-        if let Some(error) = self.config_error() {
+        if let Some(error) = &self.config_error {
             return Err(Unavailable {
                 family: language.map(str::to_owned),
-                reason: error,
+                reason: error.clone(),
             });
         }
-        let table = self.table();
+        let table = &self.table;
         let families: Vec<_> = match language {
             Some(name) => {
                 let family = table.family(name).ok_or_else(|| {
@@ -58,7 +104,7 @@ impl Supervisor {
         let mut targets = Vec::new();
         for family in &families {
             let mut roots: Vec<PathBuf> = Vec::new();
-            for root in marker_roots(self.workspace(), &family.markers) {
+            for root in marker_roots(&self.workspace, &family.markers) {
                 if !roots.iter().any(|outer| root.starts_with(outer)) {
                     roots.push(root);
                 }
@@ -94,18 +140,23 @@ impl Supervisor {
         &self,
         target: &ProjectTarget,
     ) -> Result<ProjectCheck, CheckerError> {
-        let table = self.table();
-        let family = table
+        let family = self
+            .table
             .family(canonical_family(&target.family))
             .ok_or_else(|| CheckerError::NotConfigured {
                 family: target.family.clone(),
             })?;
-        let path_var = self.path_var();
-        let read_only = self.trust() == crate::Trust::ReadOnly;
-        let mut plan = plan(family, &target.root, self.workspace(), &path_var, read_only)?;
+        let read_only = self.trust == Trust::ReadOnly;
+        let mut plan = plan(
+            family,
+            &target.root,
+            &self.workspace,
+            &self.path_var,
+            read_only,
+        )?;
         if read_only {
-            crate::policy::restrict_checker(&mut plan, self.workspace(), &path_var)?;
+            crate::policy::restrict_checker(&mut plan, &self.workspace, &self.path_var)?;
         }
-        run(&plan, &path_var).await
+        run(&plan, &self.path_var).await
     }
 }

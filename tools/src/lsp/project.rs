@@ -1,7 +1,7 @@
 //! `lsp diagnostics` with `file: "*"`: the project checkers' findings, in the same shape as a
 //! file's diagnostics.
 
-use cc_lsp_client::{CheckerError, ProjectCheck, Severity, Supervisor};
+use cc_lsp_client::{CheckerError, ProjectCheck, ProjectChecker, Severity, Supervisor};
 use serde_json::{json, Value};
 
 use super::diagnostics::diagnostic_json;
@@ -23,7 +23,8 @@ pub(crate) async fn check(
     root: &WorkspaceRoot,
     language: Option<&str>,
 ) -> Result<ToolOutput, ToolError> {
-    let targets = supervisor
+    let checker = ProjectChecker::for_pool(supervisor);
+    let targets = checker
         .project_targets(language)
         .map_err(|u| ToolError::new(kinds::NOT_AVAILABLE, u.reason))?;
     let mut checks: Vec<ProjectCheck> = Vec::new();
@@ -39,7 +40,7 @@ pub(crate) async fn check(
                 target.family
             )),
         );
-        match supervisor.check_project(target).await {
+        match checker.check_project(target).await {
             Ok(check) => checks.push(check),
             Err(error) => failures.push((target.family.clone(), shown_root, error)),
         }
