@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use cc_tools::{Approval, ApprovalRequest, Approver, Origin};
 use serde_json::{json, Value};
 
-use super::transport::Peer;
+use super::peer::Peer;
 
 /// What to do with a bridge call of a write- or exec-tier tool when the client cannot be
 /// asked.
