@@ -99,7 +99,7 @@ where
     let calls = Arc::new(Calls::default());
     let registry = Arc::new(OnceLock::new());
     let front = Front {
-        factory: Mutex::new(Some(factory)),
+        factory: Mutex::new(factory),
         registry: registry.clone(),
         calls: calls.clone(),
         spools: spools.clone(),
@@ -208,7 +208,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The rmcp server handler: the registry's tools, served.
 struct Front {
-    factory: Mutex<Option<RegistryFactory>>,
+    /// Behind a lock only because the factory is `Send` but not `Sync`.
+    factory: Mutex<RegistryFactory>,
     registry: Arc<OnceLock<Registry>>,
     calls: Arc<Calls>,
     spools: Arc<Spools>,
@@ -221,11 +222,8 @@ impl Front {
         self.registry
             .get_or_init(|| {
                 let peer = Arc::new(Peer::new(peer.clone(), capabilities));
-                match lock(&self.factory).take() {
-                    Some(factory) => factory(peer),
-                    // `get_or_init` runs this once, and the factory is only taken here.
-                    None => unreachable_registry(),
-                }
+                let factory = lock(&self.factory);
+                factory(peer)
             })
             .clone()
     }
@@ -235,11 +233,6 @@ impl Front {
             ErrorData::internal_error("the run has not been set up (no initialize yet)", None)
         })
     }
-}
-
-#[allow(clippy::panic)] // Unreachable: see `registry_for`.
-fn unreachable_registry() -> Registry {
-    panic!("the registry factory was taken twice")
 }
 
 fn invalid_result(error: serde_json::Error) -> ErrorData {
@@ -340,6 +333,10 @@ impl ServerHandler for Front {
         };
         let result: CallToolResult = match render::call_result(result) {
             CallResult::Value(value) => serde_json::from_value(value).map_err(invalid_result)?,
+            // rmcp drops the response of a call the client cancelled: park nothing for it.
+            _ if context.ct.is_cancelled() => {
+                return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
             spooled => {
                 let marker = self.spools.park(spooled);
                 serde_json::from_value(json!({"content": [], "structuredContent": marker}))

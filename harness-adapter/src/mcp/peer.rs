@@ -59,17 +59,7 @@ impl Peer {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, PeerError> {
-        // rmcp's typed request for a method it knows (`elicitation/create`), a custom one
-        // otherwise.
-        let request: ServerRequest = serde_json::from_value(
-            json!({"method": method, "params": params}),
-        )
-        .map_err(|error| {
-            RpcError::new(
-                codes::INVALID_PARAMS,
-                format!("the `{method}` request could not be built: {error}"),
-            )
-        })?;
+        let request = server_request(method, params)?;
         let outcome = match self
             .inner
             .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
@@ -97,6 +87,66 @@ impl Peer {
                 tracing::debug!(error = %other, "a request to the client failed");
                 Err(PeerError::Closed)
             }
+        }
+    }
+}
+
+/// rmcp's typed request for a method it knows (`elicitation/create`), a custom one otherwise.
+fn server_request(method: &str, params: Value) -> Result<ServerRequest, RpcError> {
+    serde_json::from_value(json!({"method": method, "params": params})).map_err(|error| {
+        RpcError::new(
+            codes::INVALID_PARAMS,
+            format!("the `{method}` request could not be built: {error}"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
+
+    use super::*;
+    use cc_tools::ask_user::Question;
+    use cc_tools::{ApprovalRequest, Origin, Tier};
+
+    /// Every form we elicit is rmcp's typed `elicitation/create`, and goes out unchanged.
+    #[test]
+    fn our_forms_are_rmcps_typed_elicitation_and_go_out_unchanged() {
+        let single: Question = serde_json::from_value(json!({
+            "question": "Which db?", "context": "The schema depends on it.",
+            "options": [{"label": "pg"}, {"label": "sqlite", "description": "a file"}],
+        }))
+        .unwrap();
+        let multi: Question = serde_json::from_value(json!({
+            "question": "Which platforms?", "multi_select": true, "allow_free_text": true,
+            "options": [{"label": "linux"}, {"label": "mac", "description": "13+"}],
+        }))
+        .unwrap();
+        let args = json!({"path": "x.py", "content": "print(1)"});
+        let approval = crate::mcp::approval::approval_params(&ApprovalRequest {
+            conversation_id: "c",
+            tool: "write",
+            tier: Tier::Write,
+            args: &args,
+            origin: &Origin::Bridge { via: "eval".into() },
+        });
+        for params in [
+            crate::questions::elicitation_params(&single),
+            crate::questions::elicitation_params(&multi),
+            approval,
+        ] {
+            let request = server_request("elicitation/create", params.clone()).unwrap();
+            assert!(
+                matches!(request, ServerRequest::ElicitRequest(_)),
+                "{request:?}"
+            );
+            let sent = serde_json::to_value(&request).unwrap();
+            assert_eq!(sent["method"], "elicitation/create");
+            assert_eq!(sent["params"]["message"], params["message"]);
+            assert_eq!(
+                sent["params"]["requestedSchema"], params["requestedSchema"],
+                "{sent}"
+            );
         }
     }
 }
