@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use cc_process::lock;
 use cc_tools::{CallOptions, Cancellation, ProgressSink, Registry, Tier, ToolSchema};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
@@ -197,13 +198,6 @@ impl Drop for LiveCall {
             .count
             .send_modify(|count| *count = count.saturating_sub(1));
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A poisoned lock only means a panic elsewhere; the data is still consistent.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The rmcp server handler: the registry's tools, served.

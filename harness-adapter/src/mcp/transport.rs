@@ -20,6 +20,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use cc_process::lock;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, NumberOrString, ServerJsonRpcMessage,
     ServerResult,
@@ -121,13 +122,6 @@ impl Spools {
     pub fn clear(&self) {
         lock(&self.parked).clear();
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A poisoned lock only means a panic elsewhere; the map itself is still consistent.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Ids rmcp cannot hold, by the stand-in it was given.
