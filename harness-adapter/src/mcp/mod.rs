@@ -26,9 +26,9 @@ use std::time::Duration;
 use cc_process::lock;
 use cc_tools::{CallOptions, Cancellation, ProgressSink, Registry, Tier, ToolSchema};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
-    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -338,18 +338,6 @@ impl ServerHandler for Front {
             }
         };
         Ok(CallToolResponse::Complete(result))
-    }
-
-    async fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CustomResult, ErrorData> {
-        Err(ErrorData::new(
-            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-            format!("method `{}` is not supported by cc-harness", request.method),
-            None,
-        ))
     }
 }
 

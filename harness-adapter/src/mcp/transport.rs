@@ -22,8 +22,8 @@ use std::sync::{Arc, Mutex};
 
 use cc_process::lock;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, NumberOrString, ServerJsonRpcMessage,
-    ServerResult,
+    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, InitializeRequestParams,
+    JsonRpcMessage, NumberOrString, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::RoleServer;
 use rmcp::transport::Transport;
@@ -53,8 +53,8 @@ pub mod codes {
 /// skipped and answered with -32700.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
-/// The methods cc-harness serves; a request for one of them that rmcp cannot decode has bad
-/// params (-32602), any other unknown request gets -32601.
+/// The methods cc-harness serves: a request for another gets -32601 here, and one for these
+/// that rmcp cannot decode has bad params (-32602).
 const SERVED_METHODS: [&str; 4] = ["initialize", "ping", "tools/list", "tools/call"];
 
 /// The id of the `initialize` this transport sends for a client that skipped it.
@@ -460,7 +460,21 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
                 return;
             }
         };
+        // rmcp insists on `"jsonrpc": "2.0"`; a client that leaves it out is still served.
+        object.insert("jsonrpc".into(), json!("2.0"));
         match (method, raw_id) {
+            (Some(method), Some(raw_id)) if !SERVED_METHODS.contains(&method.as_str()) => {
+                self.answer(
+                    &raw_id,
+                    RpcError::new(
+                        codes::METHOD_NOT_FOUND,
+                        format!(
+                            "method `{method}` is not supported by cc-harness (it serves {})",
+                            SERVED_METHODS.join(", ")
+                        ),
+                    ),
+                );
+            }
             (Some(method), Some(raw_id)) => {
                 let holdable = match object.get("id") {
                     Some(Value::String(_)) => true,
@@ -474,6 +488,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
                 if method == "initialize" {
                     fill_initialize(&mut object);
                 }
+                let params = object.get("params").cloned();
                 match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
                     Ok(JsonRpcMessage::Request(request))
                         if !matches!(&request.request, ClientRequest::CustomRequest(custom)
@@ -485,17 +500,8 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
                         if !holdable {
                             lock(&self.stand_ins).forget(&raw_id);
                         }
-                        let error = if SERVED_METHODS.contains(&method.as_str()) {
-                            RpcError::new(
-                                codes::INVALID_PARAMS,
-                                format!("the params of `{method}` are not valid"),
-                            )
-                        } else {
-                            RpcError::new(
-                                codes::METHOD_NOT_FOUND,
-                                format!("method `{method}` is not supported by cc-harness"),
-                            )
-                        };
+                        let error =
+                            RpcError::new(codes::INVALID_PARAMS, params_error(&method, params));
                         self.answer(&raw_id, error);
                     }
                 }
@@ -616,6 +622,20 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
 
 fn is_implicit(id: &NumberOrString) -> bool {
     matches!(id, NumberOrString::String(text) if &**text == IMPLICIT_INITIALIZE_ID)
+}
+
+/// Why the params of `method` (one we serve) could not be decoded.
+fn params_error(method: &str, params: Option<Value>) -> String {
+    let params = params.unwrap_or(Value::Null);
+    let detail = match method {
+        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err(),
+        "initialize" => serde_json::from_value::<InitializeRequestParams>(params).err(),
+        _ => None,
+    };
+    match detail {
+        Some(error) => format!("the params of `{method}` are not valid: {error}"),
+        None => format!("the params of `{method}` are not valid"),
+    }
 }
 
 /// What an `initialize` left out (rmcp requires every field; we take the defaults).
