@@ -406,8 +406,14 @@ impl Progress {
     }
 
     /// Sends what was reported, before the response goes out.
-    async fn finish(self) {
+    async fn finish(mut self) {
         let _ = self.sender.send(None);
-        let _ = tokio::time::timeout(UNWIND_WAIT, self.forwarder).await;
+        if tokio::time::timeout(UNWIND_WAIT, &mut self.forwarder)
+            .await
+            .is_err()
+        {
+            // Reports left unsent by then are dropped: none may follow the response.
+            self.forwarder.abort();
+        }
     }
 }
