@@ -98,8 +98,9 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
+            // rmcp warns on every error response it sends; the client already has those.
             tracing_subscriber::EnvFilter::try_from_env("CC_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=error")),
         )
         .init();
     let cli = Cli::parse();

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use cc_tools::ask_user::{Answer, Question, QuestionPort};
 use serde_json::{json, Map, Value};
 
-use crate::mcp::transport::{Peer, PeerError};
+use crate::mcp::peer::{Peer, PeerError};
 
 /// Asks through the MCP client's `elicitation/create`. Wired only when the client declared
 /// the elicitation capability.

@@ -297,6 +297,43 @@ async fn cancellation_fires_the_calls_cancellation() {
     assert_eq!(client.response().await["id"], 3);
 }
 
+/// An id rmcp cannot hold (beyond `i64`) reaches it as a stand-in: the call still runs, and
+/// a cancellation naming the id as the client wrote it still reaches the call.
+#[tokio::test]
+async fn a_call_whose_id_rmcp_cannot_hold_is_cancelled_by_that_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut client, _server) = start(dir.path(), None);
+    let huge = "123456789012345678901234567890";
+    client
+        .send_raw(&format!(
+            r#"{{"jsonrpc":"2.0","id":{huge},"method":"tools/call","params":{{"name":"patient"}}}}"#
+        ))
+        .await;
+    for _ in 0..500 {
+        if STARTED.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(STARTED.load(std::sync::atomic::Ordering::SeqCst) > 0);
+    client
+        .send_raw(&format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{huge}}}}}"#
+        ))
+        .await;
+    for _ in 0..200 {
+        if STOPPED.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(STOPPED.load(std::sync::atomic::Ordering::SeqCst) > 0);
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
+        .await;
+    assert_eq!(client.response().await["id"], 3);
+}
+
 #[tokio::test]
 async fn initialize_negotiates_a_known_version() {
     let dir = tempfile::tempdir().unwrap();

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use cc_tools::{Approval, ApprovalRequest, Approver, Origin};
 use serde_json::{json, Value};
 
-use super::transport::Peer;
+use super::peer::Peer;
 
 /// What to do with a bridge call of a write- or exec-tier tool when the client cannot be
 /// asked.
@@ -68,6 +68,25 @@ impl McpApprover {
     }
 }
 
+/// The elicitation form asking whether a bridge call may run.
+pub fn approval_params(request: &ApprovalRequest<'_>) -> Value {
+    let args = serde_json::to_string(request.args).unwrap_or_default();
+    let shown_args: String = args.chars().take(400).collect();
+    json!({
+        "message": format!(
+            "Code running in `{}` wants to call the {}-tier tool `{}` with {}. Allow it?",
+            via(request.origin), request.tier, request.tool, shown_args
+        ),
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "allow": {"type": "boolean", "title": "Allow this call", "default": false}
+            },
+            "required": ["allow"]
+        }
+    })
+}
+
 #[async_trait]
 impl Approver for McpApprover {
     async fn approve(&self, request: ApprovalRequest<'_>) -> Approval {
@@ -77,21 +96,7 @@ impl Approver for McpApprover {
         if !self.peer.client_supports("elicitation") {
             return self.fallback.decide(&request);
         }
-        let args = serde_json::to_string(request.args).unwrap_or_default();
-        let shown_args: String = args.chars().take(400).collect();
-        let params = json!({
-            "message": format!(
-                "Code running in `{}` wants to call the {}-tier tool `{}` with {}. Allow it?",
-                via(request.origin), request.tier, request.tool, shown_args
-            ),
-            "requestedSchema": {
-                "type": "object",
-                "properties": {
-                    "allow": {"type": "boolean", "title": "Allow this call", "default": false}
-                },
-                "required": ["allow"]
-            }
-        });
+        let params = approval_params(&request);
         match self
             .peer
             .request("elicitation/create", params, self.timeout)

@@ -1,23 +1,39 @@
-//! Newline-delimited JSON-RPC 2.0 over a byte stream, both directions.
+//! Newline-delimited JSON-RPC over a byte stream, as an rmcp [`Transport`].
 //!
-//! The [`Peer`] sends notifications and requests to the client (progress, elicitation) and
-//! routes the client's responses back to the waiting request. Every message goes through one
-//! writer task, so concurrent tool calls never interleave their lines. Incoming bytes are
-//! split by [`LineSplitter`], which bounds a line's length and never fails on bad bytes:
-//! what is not UTF-8 or not JSON is answered with an error and the next line is read.
-//! Request ids are kept as the client wrote them ([`RequestId`]): a huge integer id comes
-//! back as the same integer, never as a float.
+//! rmcp serves the protocol (handshake, version negotiation, dispatch, the pending map for
+//! our requests to the client, cancellation); this transport only frames and decodes, and
+//! keeps what rmcp's own stdio transport cannot give:
+//!
+//! - No input ends the run. [`LineSplitter`] bounds a line's length and never fails on bad
+//!   bytes; a line that is not UTF-8 or not JSON gets -32700, a message that is not a request
+//!   -32600 (with the id when it can still be read), and the next line is read.
+//! - Ids come back exactly as written: an id rmcp cannot hold (an integer beyond `i64`, a
+//!   float) is handed to rmcp as a stand-in string and written back raw.
+//! - A client that skips `initialize` is served as if it had sent a bare one.
+//! - A result the tool spooled ([`Spools`]) is written piece by piece, never held whole.
+//! - End of input is reported through [`Ended`] instead of ending rmcp's loop at once, so
+//!   [`super::serve`] decides how long calls in flight may run.
+//!
+//! Every message goes through one writer task, so concurrent calls never interleave lines.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
+use cc_process::lock;
+use rmcp::model::{
+    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, InitializeRequestParams,
+    JsonRpcMessage, NumberOrString, ServerJsonRpcMessage, ServerResult,
+};
+use rmcp::service::RoleServer;
+use rmcp::transport::Transport;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, oneshot};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, watch};
+
+use super::render::CallResult;
 
 /// JSON-RPC error codes used here.
 pub mod codes {
@@ -32,6 +48,23 @@ pub mod codes {
     /// Something failed inside the server.
     pub const INTERNAL_ERROR: i64 = -32603;
 }
+
+/// The longest input line read (a `write` of 16 MiB, JSON-escaped, fits); a longer one is
+/// skipped and answered with -32700.
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The methods cc-harness serves: a request for another gets -32601 here, and one for these
+/// that rmcp cannot decode has bad params (-32602).
+const SERVED_METHODS: [&str; 4] = ["initialize", "ping", "tools/list", "tools/call"];
+
+/// The id of the `initialize` this transport sends for a client that skipped it.
+const IMPLICIT_INITIALIZE_ID: &str = "\u{1}cc-harness-implicit-initialize";
+
+/// The prefix of the stand-in ids given to rmcp for ids it cannot hold.
+const STAND_IN_PREFIX: &str = "\u{1}cc-harness-id-";
+
+/// The key of the marker a spooled result's `structuredContent` carries through rmcp.
+const SPOOL_KEY: &str = "\u{1}cc-harness-spool";
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -57,80 +90,123 @@ impl RpcError {
     }
 }
 
-/// Why a request to the client got no answer.
-#[derive(Debug, thiserror::Error)]
-pub enum PeerError {
-    /// The client answered with an error.
-    #[error(transparent)]
-    Rpc(#[from] RpcError),
-    /// The client did not answer in time.
-    #[error("the client did not answer `{method}` within {seconds} s")]
-    Timeout {
-        /// The request's method.
-        method: String,
-        /// The budget.
-        seconds: u64,
-    },
-    /// The connection closed before the answer came.
-    #[error("the connection to the client closed")]
-    Closed,
+/// Results the tools spooled, parked until rmcp hands their response to the transport.
+#[derive(Debug, Default)]
+pub struct Spools {
+    next: AtomicU64,
+    parked: Mutex<HashMap<u64, CallResult>>,
 }
 
-/// A request id exactly as the client wrote it (a string, or a number of any size).
-#[derive(Debug, Clone)]
-pub struct RequestId(Box<RawValue>);
-
-impl RequestId {
-    /// The id of a response to a message whose id could not be read.
-    pub fn null() -> Self {
-        RequestId::from_value(&Value::Null)
+impl Spools {
+    /// Parks `result` and gives the `structuredContent` marker that stands for it in the
+    /// `CallToolResult` rmcp carries.
+    pub fn park(&self, result: CallResult) -> Value {
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.parked).insert(key, result);
+        json!({ SPOOL_KEY: key })
     }
 
-    /// The id written as `value` (for ids that were parsed, not read raw).
-    pub fn from_value(value: &Value) -> Self {
-        let text = serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned());
-        match RawValue::from_string(text) {
-            Ok(raw) => RequestId(raw),
-            // Serializing a `Value` always gives valid JSON; null is the safe answer anyway.
-            Err(_) => RequestId::null_raw(),
+    /// The result a marker stands for (once).
+    fn take(&self, structured: Option<&Value>) -> Option<CallResult> {
+        let Some(Value::Object(object)) = structured else {
+            return None;
+        };
+        if object.len() != 1 {
+            return None;
+        }
+        let key = object.get(SPOOL_KEY)?.as_u64()?;
+        lock(&self.parked).remove(&key)
+    }
+
+    /// Drops whatever is still parked (responses that were never sent: cancelled calls).
+    pub fn clear(&self) {
+        lock(&self.parked).clear();
+    }
+}
+
+/// Ids rmcp cannot hold, by the stand-in it was given.
+#[derive(Debug, Default)]
+struct StandIns {
+    next: u64,
+    raw_by_stand_in: HashMap<String, Box<RawValue>>,
+    stand_in_by_raw: HashMap<String, String>,
+}
+
+impl StandIns {
+    fn give(&mut self, raw: &RawValue) -> String {
+        if let Some(known) = self.stand_in_by_raw.get(raw.get()) {
+            return known.clone();
+        }
+        self.next += 1;
+        let stand_in = format!("{STAND_IN_PREFIX}{}", self.next);
+        self.raw_by_stand_in
+            .insert(stand_in.clone(), raw.to_owned());
+        self.stand_in_by_raw
+            .insert(raw.get().to_owned(), stand_in.clone());
+        stand_in
+    }
+
+    fn forget(&mut self, raw: &RawValue) {
+        if let Some(stand_in) = self.stand_in_by_raw.remove(raw.get()) {
+            self.raw_by_stand_in.remove(&stand_in);
         }
     }
 
-    /// A raw id read from the client's message.
-    pub fn from_raw(raw: &RawValue) -> Self {
-        RequestId(raw.to_owned())
-    }
-
-    fn null_raw() -> Self {
-        #[allow(clippy::expect_used)] // `null` is valid JSON: this cannot fail.
-        RequestId(RawValue::from_string("null".to_owned()).expect("null is JSON"))
-    }
-
-    /// The id's JSON text, which also keys it (cancellation).
-    pub fn key(&self) -> &str {
-        self.0.get()
+    /// The id to write for rmcp's `id`; a stand-in is forgotten once answered.
+    fn written(&mut self, id: &NumberOrString) -> Box<RawValue> {
+        if let NumberOrString::String(text) = id {
+            if let Some(raw) = self.raw_by_stand_in.remove(&**text) {
+                self.stand_in_by_raw.remove(raw.get());
+                return raw;
+            }
+        }
+        to_raw(&serde_json::to_value(id).unwrap_or(Value::Null))
     }
 }
 
-impl Serialize for RequestId {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
-    }
+fn to_raw(value: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).unwrap_or_else(|_| null_id())
 }
 
+fn null_id() -> Box<RawValue> {
+    #[allow(clippy::expect_used)] // `null` is valid JSON: this cannot fail.
+    RawValue::from_string("null".to_owned()).expect("null is JSON")
+}
+
+/// A response as written: the id raw, as the client wrote it.
 #[derive(Serialize)]
-struct Response<'a> {
+struct Envelope<'a, T: Serialize, E: Serialize> {
     jsonrpc: &'static str,
-    id: &'a RequestId,
+    id: &'a RawValue,
     #[serde(skip_serializing_if = "Option::is_none")]
-    result: Option<&'a Value>,
+    result: Option<&'a T>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<Value>,
+    error: Option<&'a E>,
 }
 
-type Pending = HashMap<i64, oneshot::Sender<Result<Value, RpcError>>>;
+fn encode_line(message: &impl Serialize) -> Vec<u8> {
+    match serde_json::to_vec(message) {
+        Ok(mut line) => {
+            line.push(b'\n');
+            line
+        }
+        Err(error) => {
+            tracing::warn!(%error, "an outgoing message could not be encoded");
+            Vec::new()
+        }
+    }
+}
 
-/// The bytes of a message written piece by piece, and what to send when a piece fails.
+fn error_line(id: &RawValue, error: &RpcError) -> Vec<u8> {
+    encode_line(&Envelope::<(), Value> {
+        jsonrpc: "2.0",
+        id,
+        result: None,
+        error: Some(&error.to_json()),
+    })
+}
+
+/// The bytes of a message written piece by piece.
 pub type PieceSource = Box<dyn Iterator<Item = std::io::Result<Vec<u8>>> + Send>;
 
 /// One message for the writer task.
@@ -158,166 +234,27 @@ impl std::fmt::Debug for Outgoing {
     }
 }
 
-/// Our side of the connection.
-#[derive(Debug)]
-pub struct Peer {
-    outgoing: mpsc::UnboundedSender<Outgoing>,
-    next_id: AtomicI64,
-    pending: Mutex<Pending>,
-    client_capabilities: OnceLock<Value>,
-}
-
-impl Peer {
-    /// A peer whose messages go to `outgoing`.
-    pub fn new(outgoing: mpsc::UnboundedSender<Outgoing>) -> Arc<Self> {
-        Arc::new(Peer {
-            outgoing,
-            next_id: AtomicI64::new(1),
-            pending: Mutex::new(HashMap::new()),
-            client_capabilities: OnceLock::new(),
-        })
-    }
-
-    /// Records what the client declared in `initialize`.
-    pub fn set_client_capabilities(&self, capabilities: Value) {
-        let _ = self.client_capabilities.set(capabilities);
-    }
-
-    /// Whether the client declared `capability` (e.g. `elicitation`).
-    pub fn client_supports(&self, capability: &str) -> bool {
-        self.client_capabilities
-            .get()
-            .and_then(|caps| caps.get(capability))
-            .is_some_and(|value| !value.is_null())
-    }
-
-    /// Sends a raw message.
-    pub fn send(&self, message: Value) {
-        match serde_json::to_vec(&message) {
-            Ok(line) => self.send_line(line),
-            Err(error) => tracing::warn!(%error, "an outgoing message could not be encoded"),
-        }
-    }
-
-    fn send_line(&self, mut line: Vec<u8>) {
-        line.push(b'\n');
-        // A closed channel means the writer ended with the connection: nothing to do.
-        let _ = self.outgoing.send(Outgoing::Line(line));
-    }
-
-    /// Sends a response to request `id` whose result is written piece by piece.
-    pub fn respond_pieces(
-        &self,
-        id: &RequestId,
-        result: impl Iterator<Item = std::io::Result<Vec<u8>>> + Send + 'static,
-    ) {
-        let open = format!(r#"{{"jsonrpc":"2.0","id":{},"result":"#, id.key()).into_bytes();
-        let pieces = std::iter::once(Ok(open))
-            .chain(result)
-            .chain(std::iter::once(Ok(b"}".to_vec())));
-        let id = id.clone();
-        let on_error = move |error: std::io::Error| {
-            let response = Response {
-                jsonrpc: "2.0",
-                id: &id,
-                result: None,
-                error: Some(
-                    RpcError::new(
-                        codes::INTERNAL_ERROR,
-                        format!("the result could not be read back from its spool: {error}"),
-                    )
-                    .to_json(),
-                ),
-            };
-            let mut line = serde_json::to_vec(&response).unwrap_or_default();
-            line.push(b'\n');
-            line
-        };
-        let _ = self.outgoing.send(Outgoing::Pieces {
-            pieces: Box::new(pieces),
-            on_error: Box::new(on_error),
-        });
-    }
-
-    /// Sends a response to request `id`, echoing the id as the client wrote it.
-    pub fn respond(&self, id: &RequestId, result: Result<Value, RpcError>) {
-        let (result, error) = match &result {
-            Ok(value) => (Some(value), None),
-            Err(error) => (None, Some(error.to_json())),
-        };
-        let response = Response {
-            jsonrpc: "2.0",
-            id,
-            result,
-            error,
-        };
-        match serde_json::to_vec(&response) {
-            Ok(line) => self.send_line(line),
-            Err(error) => tracing::warn!(%error, "a response could not be encoded"),
-        }
-    }
-
-    /// Sends a notification.
-    pub fn notify(&self, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    /// Sends a request to the client and waits up to `timeout` for its answer.
-    pub async fn request(
-        &self,
-        method: &str,
-        params: Value,
-        timeout: Duration,
-    ) -> Result<Value, PeerError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (sender, receiver) = oneshot::channel();
-        self.lock_pending().insert(id, sender);
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let outcome = tokio::time::timeout(timeout, receiver).await;
-        self.lock_pending().remove(&id);
-        match outcome {
-            Ok(Ok(result)) => result.map_err(PeerError::from),
-            Ok(Err(_dropped)) => Err(PeerError::Closed),
-            Err(_elapsed) => Err(PeerError::Timeout {
-                method: method.to_owned(),
-                seconds: timeout.as_secs(),
-            }),
-        }
-    }
-
-    /// Routes a response from the client to the request waiting for it.
-    pub fn deliver_response(&self, message: &Value) {
-        let Some(id) = message.get("id").and_then(Value::as_i64) else {
-            tracing::warn!(%message, "response with an id we never sent");
-            return;
-        };
-        let Some(sender) = self.lock_pending().remove(&id) else {
-            tracing::debug!(id, "late response ignored");
-            return;
-        };
-        let result = match message.get("error") {
-            Some(error) => Err(RpcError::new(
-                error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("no message"),
-            )),
-            None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
-        };
-        let _ = sender.send(result);
-    }
-
-    /// Fails every request still waiting (the connection is closing).
-    pub fn close(&self) {
-        self.lock_pending().clear();
-    }
-
-    fn lock_pending(&self) -> std::sync::MutexGuard<'_, Pending> {
-        // A poisoned map only means a panic elsewhere; the map itself is still consistent.
-        self.pending
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+/// A response to `id` whose result is written piece by piece.
+fn response_in_pieces(
+    id: Box<RawValue>,
+    result: impl Iterator<Item = std::io::Result<Vec<u8>>> + Send + 'static,
+) -> Outgoing {
+    let open = format!(r#"{{"jsonrpc":"2.0","id":{},"result":"#, id.get()).into_bytes();
+    let pieces = std::iter::once(Ok(open))
+        .chain(result)
+        .chain(std::iter::once(Ok(b"}".to_vec())));
+    let on_error = move |error: std::io::Error| {
+        error_line(
+            &id,
+            &RpcError::new(
+                codes::INTERNAL_ERROR,
+                format!("the result could not be read back from its spool: {error}"),
+            ),
+        )
+    };
+    Outgoing::Pieces {
+        pieces: Box::new(pieces),
+        on_error: Box::new(on_error),
     }
 }
 
@@ -353,6 +290,452 @@ pub async fn write_loop<W: AsyncWrite + Unpin>(
         writer.flush().await?;
     }
     Ok(())
+}
+
+/// Tells [`super::serve`] that the input ended (or could not be read any more).
+#[derive(Debug, Clone)]
+pub struct Ended(watch::Receiver<bool>);
+
+impl Ended {
+    /// Waits until the input has ended.
+    pub async fn wait(&mut self) {
+        // An error means the transport is gone, which also ends the input.
+        let _ = self.0.wait_for(|ended| *ended).await;
+    }
+}
+
+/// The fields of a message, with the id and the params kept raw.
+#[derive(Deserialize)]
+struct Incoming<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+}
+
+/// The params of `notifications/cancelled`, with the id kept raw.
+#[derive(Deserialize)]
+struct CancelParams<'a> {
+    #[serde(borrow, rename = "requestId")]
+    request_id: &'a RawValue,
+}
+
+/// Newline-delimited JSON-RPC over `reader` and a writer task, for rmcp.
+pub struct LineTransport<R> {
+    reader: R,
+    splitter: LineSplitter,
+    buffer: Vec<u8>,
+    pieces: Vec<Piece>,
+    ready: VecDeque<ClientJsonRpcMessage>,
+    out: mpsc::UnboundedSender<Outgoing>,
+    stand_ins: Arc<Mutex<StandIns>>,
+    spools: Arc<Spools>,
+    /// Whether the session has begun (an `initialize` went to rmcp, real or implicit).
+    begun: bool,
+    ended: watch::Sender<bool>,
+}
+
+impl<R> std::fmt::Debug for LineTransport<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineTransport")
+            .field("begun", &self.begun)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
+    /// A transport reading `reader` and queueing its output to `out` (a [`write_loop`]).
+    pub fn new(
+        reader: R,
+        out: mpsc::UnboundedSender<Outgoing>,
+        spools: Arc<Spools>,
+    ) -> (Self, Ended) {
+        let (ended, watcher) = watch::channel(false);
+        let transport = LineTransport {
+            reader,
+            splitter: LineSplitter::new(MAX_LINE_BYTES),
+            buffer: vec![0u8; 64 * 1024],
+            pieces: Vec::new(),
+            ready: VecDeque::new(),
+            out,
+            stand_ins: Arc::default(),
+            spools,
+            begun: false,
+            ended,
+        };
+        (transport, Ended(watcher))
+    }
+
+    fn answer(&self, id: &RawValue, error: RpcError) {
+        let _ = self.out.send(Outgoing::Line(error_line(id, &error)));
+    }
+
+    fn take_pieces(&mut self) {
+        let pieces = std::mem::take(&mut self.pieces);
+        for piece in pieces {
+            match piece {
+                Piece::Line(bytes) => self.decode_bytes(&bytes),
+                Piece::TooLong { len } => self.answer(
+                    &null_id(),
+                    RpcError::new(
+                        codes::PARSE_ERROR,
+                        format!(
+                            "a line of {len} bytes is longer than the {MAX_LINE_BYTES}-byte \
+                             limit and was skipped"
+                        ),
+                    ),
+                ),
+            }
+        }
+    }
+
+    fn decode_bytes(&mut self, bytes: &[u8]) {
+        match std::str::from_utf8(bytes) {
+            Ok(line) => self.decode_line(line),
+            Err(error) => {
+                // Answer the request if its id can still be read, so the caller never hangs.
+                let lossy = String::from_utf8_lossy(bytes);
+                self.answer(
+                    &salvage_id(&lossy),
+                    RpcError::new(
+                        codes::PARSE_ERROR,
+                        format!(
+                            "the line is not valid UTF-8 (invalid byte at offset {}); send \
+                             UTF-8 JSON",
+                            error.valid_up_to()
+                        ),
+                    ),
+                );
+            }
+        }
+    }
+
+    fn decode_line(&mut self, line: &str) {
+        if line.trim().is_empty() {
+            return;
+        }
+        let message: Value = match serde_json::from_str(line) {
+            Ok(message) => message,
+            Err(error) => {
+                let why = if line.contains("\\u")
+                    && serde_json::from_str::<Value>(&replace_lone_surrogates(line)).is_ok()
+                {
+                    "a string holds a lone UTF-16 surrogate (such as \\udcff), which no \
+                     Unicode text can hold; send valid Unicode"
+                        .to_owned()
+                } else {
+                    format!("the line is not JSON: {error}")
+                };
+                self.answer(&salvage_id(line), RpcError::new(codes::PARSE_ERROR, why));
+                return;
+            }
+        };
+        let Value::Object(mut object) = message else {
+            self.answer(
+                &null_id(),
+                RpcError::new(
+                    codes::INVALID_REQUEST,
+                    "expected one JSON-RPC message object per line (batches are not supported)",
+                ),
+            );
+            return;
+        };
+        let raw_id =
+            object
+                .contains_key("id")
+                .then(|| match serde_json::from_str::<Incoming<'_>>(line) {
+                    Ok(Incoming { id: Some(raw) }) => raw.to_owned(),
+                    _ => null_id(),
+                });
+        let method = match object.get("method") {
+            None => None,
+            Some(Value::String(method)) => Some(method.clone()),
+            Some(other) => {
+                let id = raw_id.unwrap_or_else(null_id);
+                self.answer(
+                    &id,
+                    RpcError::new(
+                        codes::INVALID_REQUEST,
+                        format!("`method` must be a string, got {other}"),
+                    ),
+                );
+                return;
+            }
+        };
+        // rmcp insists on `"jsonrpc": "2.0"`; a client that leaves it out is still served.
+        object.insert("jsonrpc".into(), json!("2.0"));
+        match (method, raw_id) {
+            (Some(method), Some(raw_id)) if !SERVED_METHODS.contains(&method.as_str()) => {
+                self.answer(
+                    &raw_id,
+                    RpcError::new(
+                        codes::METHOD_NOT_FOUND,
+                        format!(
+                            "method `{method}` is not supported by cc-harness (it serves {})",
+                            SERVED_METHODS.join(", ")
+                        ),
+                    ),
+                );
+            }
+            (Some(method), Some(raw_id)) => {
+                let holdable = match object.get("id") {
+                    Some(Value::String(_)) => true,
+                    Some(Value::Number(number)) => number.as_i64().is_some(),
+                    _ => false,
+                };
+                if !holdable {
+                    let stand_in = lock(&self.stand_ins).give(&raw_id);
+                    object.insert("id".into(), Value::String(stand_in));
+                }
+                if method == "initialize" {
+                    fill_initialize(&mut object);
+                }
+                let params = object.get("params").cloned();
+                match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
+                    Ok(JsonRpcMessage::Request(request))
+                        if !matches!(&request.request, ClientRequest::CustomRequest(custom)
+                            if SERVED_METHODS.contains(&custom.method.as_str())) =>
+                    {
+                        self.deliver(JsonRpcMessage::Request(request));
+                    }
+                    Ok(_) | Err(_) => {
+                        if !holdable {
+                            lock(&self.stand_ins).forget(&raw_id);
+                        }
+                        let error =
+                            RpcError::new(codes::INVALID_PARAMS, params_error(&method, params));
+                        self.answer(&raw_id, error);
+                    }
+                }
+            }
+            (Some(method), None) => {
+                if method == "notifications/cancelled" {
+                    self.point_cancel_at_stand_in(line, &mut object);
+                }
+                match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
+                    Ok(message) => self.deliver(message),
+                    Err(error) => tracing::debug!(%method, %error, "notification ignored"),
+                }
+            }
+            (None, Some(_)) => {
+                match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
+                    Ok(message) => self.deliver(message),
+                    Err(error) => tracing::warn!(%error, "a response that is not JSON-RPC"),
+                }
+            }
+            (None, None) => self.answer(
+                &null_id(),
+                RpcError::new(
+                    codes::INVALID_REQUEST,
+                    "a message needs a `method` (request or notification) or an `id` (response)",
+                ),
+            ),
+        }
+    }
+
+    /// A cancellation of a request whose id had a stand-in names the stand-in.
+    fn point_cancel_at_stand_in(&self, line: &str, object: &mut serde_json::Map<String, Value>) {
+        #[derive(Deserialize)]
+        struct Notification<'a> {
+            #[serde(borrow)]
+            params: CancelParams<'a>,
+        }
+        let Ok(notification) = serde_json::from_str::<Notification<'_>>(line) else {
+            return;
+        };
+        let stand_in = lock(&self.stand_ins)
+            .stand_in_by_raw
+            .get(notification.params.request_id.get())
+            .cloned();
+        if let (Some(stand_in), Some(Value::Object(params))) = (stand_in, object.get_mut("params"))
+        {
+            params.insert("requestId".into(), Value::String(stand_in));
+        }
+    }
+
+    /// Hands a decoded message to rmcp; the first one begins the session.
+    fn deliver(&mut self, message: ClientJsonRpcMessage) {
+        if !self.begun {
+            match &message {
+                JsonRpcMessage::Request(request)
+                    if matches!(request.request, ClientRequest::InitializeRequest(_)) => {}
+                JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => {
+                    self.ready.push_back(implicit_initialize());
+                }
+                // Nothing was asked of the client yet: a response cannot be for us.
+                JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {
+                    tracing::debug!("a response before the session began, ignored");
+                    return;
+                }
+            }
+            self.begun = true;
+        }
+        self.ready.push_back(message);
+    }
+
+    fn encode(&self, message: ServerJsonRpcMessage) -> Option<Outgoing> {
+        match message {
+            JsonRpcMessage::Response(response) => {
+                if is_implicit(&response.id) {
+                    return None;
+                }
+                let id = lock(&self.stand_ins).written(&response.id);
+                if let ServerResult::CallToolResult(result) = &response.result {
+                    if let Some(spooled) = self.spools.take(result.structured_content.as_ref()) {
+                        return Some(match spooled.into_pieces() {
+                            Ok(pieces) => response_in_pieces(id, pieces),
+                            Err(error) => Outgoing::Line(error_line(
+                                &id,
+                                &RpcError::new(
+                                    codes::INTERNAL_ERROR,
+                                    format!("the result could not be written: {error}"),
+                                ),
+                            )),
+                        });
+                    }
+                }
+                Some(Outgoing::Line(encode_line(&Envelope::<_, ()> {
+                    jsonrpc: "2.0",
+                    id: &id,
+                    result: Some(&response.result),
+                    error: None,
+                })))
+            }
+            JsonRpcMessage::Error(error) => {
+                if error.id.as_ref().is_some_and(is_implicit) {
+                    tracing::warn!(error = %error.error.message, "the implicit initialize failed");
+                    return None;
+                }
+                let id = match &error.id {
+                    Some(id) => lock(&self.stand_ins).written(id),
+                    None => null_id(),
+                };
+                Some(Outgoing::Line(encode_line(&Envelope::<(), _> {
+                    jsonrpc: "2.0",
+                    id: &id,
+                    result: None,
+                    error: Some(&error.error),
+                })))
+            }
+            other => Some(Outgoing::Line(encode_line(&other))),
+        }
+    }
+}
+
+fn is_implicit(id: &NumberOrString) -> bool {
+    matches!(id, NumberOrString::String(text) if &**text == IMPLICIT_INITIALIZE_ID)
+}
+
+/// Why the params of `method` (one we serve) could not be decoded.
+fn params_error(method: &str, params: Option<Value>) -> String {
+    let params = params.unwrap_or(Value::Null);
+    let detail = match method {
+        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err(),
+        "initialize" => serde_json::from_value::<InitializeRequestParams>(params).err(),
+        _ => None,
+    };
+    match detail {
+        Some(error) => format!("the params of `{method}` are not valid: {error}"),
+        None => format!("the params of `{method}` are not valid"),
+    }
+}
+
+/// What an `initialize` left out (rmcp requires every field; we take the defaults).
+fn fill_initialize(object: &mut serde_json::Map<String, Value>) {
+    let params = object
+        .entry("params")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    let Value::Object(params) = params else {
+        return;
+    };
+    params
+        .entry("protocolVersion")
+        .or_insert_with(|| json!(super::PROTOCOL_VERSIONS[0]));
+    params.entry("capabilities").or_insert_with(|| json!({}));
+    params
+        .entry("clientInfo")
+        .or_insert_with(|| json!({"name": "a client that gave no name", "version": "0"}));
+}
+
+/// The `initialize` a client that skipped it is taken to have sent.
+fn implicit_initialize() -> ClientJsonRpcMessage {
+    let request = json!({
+        "jsonrpc": "2.0",
+        "id": IMPLICIT_INITIALIZE_ID,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": super::PROTOCOL_VERSIONS[0],
+            "capabilities": {},
+            "clientInfo": {"name": "a client that sent no initialize", "version": "0"},
+        },
+    });
+    #[allow(clippy::expect_used)] // A constant, valid initialize request.
+    serde_json::from_value(request).expect("the implicit initialize is a valid request")
+}
+
+impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransport<R> {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        // Queued now, in the order rmcp sends, so a call's progress precedes its response.
+        let sent = match self.encode(item) {
+            Some(outgoing) => self.out.send(outgoing).map_err(|_closed| {
+                std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the writer has ended")
+            }),
+            None => Ok(()),
+        };
+        std::future::ready(sent)
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        // Cancel-safe (rmcp polls it in a select): a read's bytes are decoded before the
+        // future completes, and decoded messages wait in `ready`.
+        loop {
+            if let Some(message) = self.ready.pop_front() {
+                return Some(message);
+            }
+            if *self.ended.borrow() {
+                if !self.begun {
+                    return None;
+                }
+                // `serve` ends the session once calls in flight had their time.
+                std::future::pending::<()>().await;
+            }
+            match self.reader.read(&mut self.buffer).await {
+                Ok(0) => {
+                    self.splitter.finish(&mut self.pieces);
+                    self.take_pieces();
+                    let _ = self.ended.send(true);
+                }
+                Ok(n) => {
+                    self.splitter.feed(&self.buffer[..n], &mut self.pieces);
+                    self.take_pieces();
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => {
+                    tracing::warn!(%error, "reading the MCP input failed; closing");
+                    let _ = self.ended.send(true);
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// The id of a message that could not be parsed as it is, when a lenient reading finds one.
+fn salvage_id(line: &str) -> Box<RawValue> {
+    let cleaned = replace_lone_surrogates(line);
+    let Ok(Value::Object(_)) = serde_json::from_str::<Value>(&cleaned) else {
+        return null_id();
+    };
+    match serde_json::from_str::<Incoming<'_>>(&cleaned) {
+        Ok(Incoming { id: Some(raw) }) => raw.to_owned(),
+        _ => null_id(),
+    }
 }
 
 /// One piece of input, as [`LineSplitter`] cuts it.
@@ -521,17 +904,24 @@ mod tests {
     #[tokio::test]
     async fn a_response_in_pieces_is_one_line_or_an_error_after_a_failed_piece() {
         let (sender, queue) = mpsc::unbounded_channel();
-        let peer = Peer::new(sender);
-        let id = RequestId::from_value(&json!(12345678901234567890u64));
+        let id = to_raw(&json!(12345678901234567890u64));
         let good = vec![Ok(b"{\"a\":".to_vec()), Ok(b"[1,2]}".to_vec())];
-        peer.respond_pieces(&id, good.into_iter());
+        sender
+            .send(response_in_pieces(id, good.into_iter()))
+            .unwrap();
         let bad = vec![
             Ok(b"{\"a\":[".to_vec()),
             Err(std::io::Error::other("disk gone")),
         ];
-        peer.respond_pieces(&RequestId::from_value(&json!("b")), bad.into_iter());
-        peer.notify("notifications/progress", json!({"progress": 1}));
-        drop(peer);
+        sender
+            .send(response_in_pieces(to_raw(&json!("b")), bad.into_iter()))
+            .unwrap();
+        sender
+            .send(Outgoing::Line(encode_line(
+                &json!({"jsonrpc": "2.0", "method": "notifications/progress"}),
+            )))
+            .unwrap();
+        drop(sender);
         let mut out = Vec::new();
         write_loop(&mut out, queue).await.unwrap();
         let text = String::from_utf8(out).unwrap();
