@@ -37,6 +37,8 @@
 //! # }
 //! ```
 
+pub use lsp_types;
+
 pub mod checker;
 pub mod config;
 pub mod detect;
@@ -66,4 +68,4 @@ pub use supervisor::{
     Unavailable,
 };
 pub use table::{Family, ServerSpec, ServerTable, Timing};
-pub use workspace_edit::{EditError, FileChange};
+pub use workspace_edit::{ApplyError, EditError, FileChange};

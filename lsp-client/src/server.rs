@@ -17,6 +17,8 @@ use crate::error::LspError;
 use crate::table::{ServerSpec, Timing};
 use crate::transport::{Connection, Incoming};
 use crate::uri::{path_to_uri, uri_to_path};
+use crate::workspace_edit::ApplyError;
+use lsp_types::WorkspaceEdit;
 
 /// How long `initialize` may take.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -63,10 +65,10 @@ pub trait ApplyEdit: Send + Sync {
     /// written, created, moved (both ends) or deleted; an error says why nothing was changed.
     fn apply(
         &self,
-        edit: &Value,
+        edit: &WorkspaceEdit,
         encoding: PositionEncoding,
         versions: &dyn Fn(&Path) -> Option<i64>,
-    ) -> Result<Vec<PathBuf>, String>;
+    ) -> Result<Vec<PathBuf>, ApplyError>;
 }
 
 type Docs = Arc<Mutex<HashMap<PathBuf, Doc>>>;
@@ -1540,7 +1542,17 @@ impl State {
                 Vec::new(),
             );
         };
-        let edit = params.get("edit").cloned().unwrap_or(Value::Null);
+        let edit = match crate::workspace_edit::parse(
+            params.get("edit").cloned().unwrap_or(Value::Null),
+        ) {
+            Ok(edit) => edit,
+            Err(error) => {
+                return (
+                    json!({"applied": false, "failureReason": error.to_string()}),
+                    Vec::new(),
+                )
+            }
+        };
         let encoding = *self
             .encoding
             .lock()
@@ -1551,11 +1563,11 @@ impl State {
             applier.apply(&edit, encoding, &versions)
         })
         .await
-        .unwrap_or_else(|error| Err(format!("the edit could not be applied: {error}")));
+        .unwrap_or_else(|error| Err(ApplyError::Aborted(error.to_string())));
         match outcome {
             Ok(written) => (json!({"applied": true}), written),
             Err(reason) => (
-                json!({"applied": false, "failureReason": reason}),
+                json!({"applied": false, "failureReason": reason.to_string()}),
                 Vec::new(),
             ),
         }

@@ -414,17 +414,19 @@ impl Tool for LspRenameTool {
             &mut edit,
         )
         .await;
-        let changes =
-            workspace_edit::plan(&edit, server.encoding(), &|path| server.version_of(path))
-                .map_err(|error| {
-                    refused(
-                        "invalid_edit",
-                        format!(
-                            "{} sent an edit that cannot be applied: {error}",
-                            server.name()
-                        ),
-                    )
-                })?;
+        let changes = workspace_edit::parse(edit)
+            .and_then(|edit| {
+                workspace_edit::plan(&edit, server.encoding(), &|path| server.version_of(path))
+            })
+            .map_err(|error| {
+                refused(
+                    "invalid_edit",
+                    format!(
+                        "{} sent an edit that cannot be applied: {error}",
+                        server.name()
+                    ),
+                )
+            })?;
         apply::check_inside(&self.root, &changes)
             .map_err(|message| ToolError::new(crate::error::kinds::OUTSIDE_ROOT, message))?;
         crate::commit::commit_checked(
