@@ -39,11 +39,13 @@
 
 pub use lsp_types;
 
+mod capabilities;
 pub mod checker;
 pub mod config;
 pub mod detect;
 mod diagnostic;
 mod error;
+pub mod ext;
 mod ledger;
 pub mod policy;
 pub mod position;

@@ -7,53 +7,50 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use lsp_types::notification::{
+    DidChangeConfiguration, DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument,
+    DidSaveTextDocument, Exit, Initialized, LogMessage, Notification, Progress, ShowMessage,
+};
+use lsp_types::request::{
+    ApplyWorkspaceEdit, CodeLensRefresh, InlayHintRefreshRequest, InlineValueRefreshRequest,
+    RegisterCapability, Request, SemanticTokensRefresh, ShowDocument, ShowMessageRequest, Shutdown,
+    WorkDoneProgressCreate, WorkspaceConfiguration, WorkspaceDiagnosticRefresh,
+    WorkspaceFoldersRequest,
+};
+use lsp_types::{
+    ApplyWorkspaceEditResponse, ConfigurationParams, DidChangeConfigurationParams,
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, DocumentDiagnosticParams, ExecuteCommandParams, InitializedParams,
+    LogMessageParams, MessageType, NumberOrString, PartialResultParams, ProgressParams,
+    ProgressParamsValue, RegistrationParams, ShowDocumentResult, ShowMessageParams,
+    TextDocumentContentChangeEvent, TextDocumentIdentifier, TextDocumentItem,
+    VersionedTextDocumentIdentifier, WorkDoneProgress, WorkDoneProgressParams, WorkspaceEdit,
+    WorkspaceFolder,
+};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+pub use crate::capabilities::PositionEncoding;
+use crate::capabilities::{initialize_params, ServerCaps};
 use crate::detect::Resolved;
 use crate::diagnostic::Diagnostic;
 use crate::error::LspError;
+use crate::ext::{
+    ClangdFileStatus, FoldingRangeRefresh, PublishDiagnostics, PullDiagnostics, ServerStatus,
+    TsserverRequest, UnregisterCapability,
+};
 use crate::table::{ServerSpec, Timing};
 use crate::transport::{Connection, Incoming};
-use crate::uri::{path_to_uri, uri_to_path};
+use crate::uri::{file_uri, uri_path};
 use crate::workspace_edit::ApplyError;
-use lsp_types::WorkspaceEdit;
 
 /// How long `initialize` may take.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Pull retries after "content modified" or "server cancelled".
 const PULL_RETRIES: u32 = 8;
-
-/// The unit of `Position.character` that the server and client agreed on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PositionEncoding {
-    /// Bytes of UTF-8.
-    Utf8,
-    /// UTF-16 code units (the LSP default).
-    Utf16,
-    /// Unicode scalar values.
-    Utf32,
-}
-
-impl PositionEncoding {
-    fn from_capabilities(capabilities: &Value) -> Self {
-        match capabilities.get("positionEncoding").and_then(Value::as_str) {
-            Some("utf-8") => PositionEncoding::Utf8,
-            Some("utf-32") => PositionEncoding::Utf32,
-            _ => PositionEncoding::Utf16,
-        }
-    }
-
-    /// `utf-8`, `utf-16`, `utf-32`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PositionEncoding::Utf8 => "utf-8",
-            PositionEncoding::Utf16 => "utf-16",
-            PositionEncoding::Utf32 => "utf-32",
-        }
-    }
-}
 
 /// Applies a `WorkspaceEdit` that a server asked for (`workspace/applyEdit`), all or nothing.
 ///
@@ -217,7 +214,7 @@ struct State {
     inner: Mutex<Inner>,
     changed: watch::Sender<u64>,
     settings: Value,
-    folder: Value,
+    folder: WorkspaceFolder,
     applier: Option<Arc<dyn ApplyEdit>>,
     encoding: Mutex<PositionEncoding>,
     /// The documents synced to the server (shared with [`LanguageServer`]).
@@ -235,197 +232,100 @@ impl State {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    fn answer(&self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+    /// The answer to a server request other than `workspace/applyEdit`.
+    fn answer(&self, method: &str, params: Value) -> Result<Value, (i64, String)> {
         match method {
-            "workspace/configuration" => {
-                let items = params.get("items").and_then(Value::as_array);
-                let answers: Vec<Value> = items
-                    .map(|items| {
-                        items
-                            .iter()
-                            .map(|item| {
-                                let section = item.get("section").and_then(Value::as_str);
-                                lookup_section(&self.settings, section)
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                Ok(Value::Array(answers))
+            WorkspaceConfiguration::METHOD => {
+                let params: ConfigurationParams = decode(params)?;
+                let answers: Vec<Value> = params
+                    .items
+                    .iter()
+                    .map(|item| lookup_section(&self.settings, item.section.as_deref()))
+                    .collect();
+                reply(answers)
             }
-            "client/registerCapability" => {
+            RegisterCapability::METHOD => {
+                let params: RegistrationParams = decode(params)?;
                 let mut inner = self.lock();
-                for registration in params
-                    .get("registrations")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let id = registration.get("id").and_then(Value::as_str).unwrap_or("");
-                    let method = registration
-                        .get("method")
-                        .and_then(Value::as_str)
-                        .unwrap_or("");
-                    let options = registration
-                        .get("registerOptions")
-                        .cloned()
-                        .unwrap_or(Value::Null);
-                    inner
-                        .registrations
-                        .insert(id.to_owned(), (method.to_owned(), options));
+                for registration in params.registrations {
+                    inner.registrations.insert(
+                        registration.id,
+                        (
+                            registration.method,
+                            registration.register_options.unwrap_or(Value::Null),
+                        ),
+                    );
                 }
                 drop(inner);
                 self.bump();
-                Ok(Value::Null)
+                reply(())
             }
-            "client/unregisterCapability" => {
+            UnregisterCapability::METHOD => {
+                let params: <UnregisterCapability as Request>::Params = decode(params)?;
                 let mut inner = self.lock();
-                // The spec's field name is misspelt; accept both.
-                let list = params
-                    .get("unregisterations")
-                    .or_else(|| params.get("unregistrations"))
-                    .and_then(Value::as_array);
-                for item in list.into_iter().flatten() {
-                    if let Some(id) = item.get("id").and_then(Value::as_str) {
-                        inner.registrations.remove(id);
-                    }
+                for item in params.unregisterations {
+                    inner.registrations.remove(&item.id);
                 }
                 drop(inner);
                 self.bump();
-                Ok(Value::Null)
+                reply(())
             }
-            "window/workDoneProgress/create" => Ok(Value::Null),
-            "workspace/diagnostic/refresh" => {
+            WorkspaceDiagnosticRefresh::METHOD => {
                 self.lock().refresh_gen += 1;
                 self.bump();
-                Ok(Value::Null)
+                reply(())
             }
-            "workspace/workspaceFolders" => Ok(json!([self.folder])),
-            "window/showMessageRequest" => Ok(Value::Null),
-            "window/showDocument" => Ok(json!({"success": false})),
-            "workspace/semanticTokens/refresh"
-            | "workspace/inlayHint/refresh"
-            | "workspace/inlineValue/refresh"
-            | "workspace/codeLens/refresh"
-            | "workspace/foldingRange/refresh" => Ok(Value::Null),
+            WorkspaceFoldersRequest::METHOD => reply(Some(vec![self.folder.clone()])),
+            ShowDocument::METHOD => reply(ShowDocumentResult { success: false }),
+            // Nothing to do but say yes (progress comes as `$/progress` whether or not its
+            // token was created here) or, for a question, not answer it.
+            WorkDoneProgressCreate::METHOD
+            | ShowMessageRequest::METHOD
+            | SemanticTokensRefresh::METHOD
+            | InlayHintRefreshRequest::METHOD
+            | InlineValueRefreshRequest::METHOD
+            | CodeLensRefresh::METHOD
+            | FoldingRangeRefresh::METHOD => reply(()),
             other => Err((-32601, format!("method not found: {other}"))),
         }
     }
 
     fn notice(&self, method: &str, params: Value) {
         match method {
-            "textDocument/publishDiagnostics" => {
-                let Some(path) = params
-                    .get("uri")
-                    .and_then(Value::as_str)
-                    .and_then(uri_to_path)
-                else {
+            PublishDiagnostics::METHOD => {
+                if let Some(params) = self.decode_notice::<PublishDiagnostics>(params) {
+                    self.published(params);
+                }
+            }
+            Progress::METHOD => {
+                if let Some(params) = self.decode_notice::<Progress>(params) {
+                    self.progress(params);
+                }
+            }
+            ServerStatus::METHOD => {
+                let Some(params) = self.decode_notice::<ServerStatus>(params) else {
                     return;
                 };
-                let version = params.get("version").and_then(Value::as_i64);
-                let diagnostics = Diagnostic::list_from_lsp(params.get("diagnostics"));
-                let raw = raw_list(params.get("diagnostics"));
-                let now = Instant::now();
-                let mut inner = self.lock();
-                inner.seq += 1;
-                let seq = inner.seq;
-                tracing::debug!(server = %self.server, path = %path.display(), ?version, seq = inner.seq, count = diagnostics.len(), "publish");
-                let entry = inner.published.entry(path).or_insert_with(|| Published {
-                    version: None,
-                    diagnostics: Vec::new(),
-                    raw: Vec::new(),
-                    seq: 0,
-                    at: now,
-                    history: VecDeque::new(),
-                    settled: false,
-                    rebuilding: false,
-                });
-                entry.version = version;
-                entry.settled = false;
-                entry.rebuilding = false;
-                entry.diagnostics = diagnostics;
-                entry.raw = raw;
-                entry.seq = seq;
-                entry.at = now;
-                if entry.history.len() == 16 {
-                    entry.history.pop_front();
-                }
-                entry.history.push_back((seq, now, version));
-                drop(inner);
-                self.bump();
-            }
-            "$/progress" => {
-                let token = match params.get("token") {
-                    Some(Value::String(token)) => token.clone(),
-                    Some(other) => other.to_string(),
-                    None => return,
-                };
-                let value = params.get("value").cloned().unwrap_or(Value::Null);
                 let mut inner = self.lock();
                 let was_busy = inner.busy();
-                let is_check = self
-                    .check_progress
-                    .as_deref()
-                    .is_some_and(|prefix| token.starts_with(prefix));
-                match value.get("kind").and_then(Value::as_str) {
-                    Some("begin") => {
-                        if is_check {
-                            inner.seq += 1;
-                            inner.check_begin_seq = inner.seq;
-                        }
-                        let title = value.get("title").and_then(Value::as_str).unwrap_or("");
-                        let message = value
-                            .get("message")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned);
-                        inner.progress.insert(token, (title.to_owned(), message));
-                    }
-                    Some("end") => {
-                        let ended = inner.progress.remove(&token);
-                        if ended.is_some_and(|(title, _)| {
-                            self.index_progress.as_deref() == Some(title.as_str())
-                        }) {
-                            inner.awaiting_index = false;
-                        }
-                    }
-                    Some("report") => {
-                        let message = value
-                            .get("message")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned);
-                        if let Some(entry) = inner.progress.get_mut(&token) {
-                            if message.is_some() {
-                                entry.1 = message;
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-                inner.set_busy_state(was_busy);
-                drop(inner);
-                self.bump();
-            }
-            "experimental/serverStatus" => {
-                let mut inner = self.lock();
-                let was_busy = inner.busy();
-                inner.quiescent = params.get("quiescent").and_then(Value::as_bool);
-                if let Some(message) = params.get("message").and_then(Value::as_str) {
-                    if params.get("health").and_then(Value::as_str) == Some("error") {
-                        inner.last_error_message = Some(message.to_owned());
+                inner.quiescent = params.quiescent;
+                if let Some(message) = params.message {
+                    if params.health.as_deref() == Some("error") {
+                        inner.last_error_message = Some(message);
                     }
                 }
                 inner.set_busy_state(was_busy);
                 drop(inner);
                 self.bump();
             }
-            "textDocument/clangd.fileStatus" => {
-                let Some(path) = params
-                    .get("uri")
-                    .and_then(Value::as_str)
-                    .and_then(uri_to_path)
-                else {
+            ClangdFileStatus::METHOD => {
+                let Some(params) = self.decode_notice::<ClangdFileStatus>(params) else {
                     return;
                 };
-                let state = params.get("state").and_then(Value::as_str).unwrap_or("");
+                let Some(path) = uri_path(&params.uri) else {
+                    return;
+                };
+                let state = params.state;
                 tracing::debug!(server = %self.server, path = %path.display(), state, "file status");
                 let mut inner = self.lock();
                 inner.seq += 1;
@@ -437,74 +337,192 @@ impl State {
                         published.settled = true;
                     }
                 }
-                inner
-                    .file_status
-                    .insert(path, (state.to_owned(), seq, Instant::now()));
+                inner.file_status.insert(path, (state, seq, Instant::now()));
                 drop(inner);
                 self.bump();
             }
-            "window/showMessage" | "window/logMessage" => {
-                let message = params.get("message").and_then(Value::as_str).unwrap_or("");
-                tracing::debug!(server = %self.server, "{method}: {message}");
-                if self
-                    .ready_when_logged
-                    .iter()
-                    .any(|line| message.contains(line.as_str()))
+            ShowMessage::METHOD => {
+                if let Some(ShowMessageParams { typ, message }) =
+                    self.decode_notice::<ShowMessage>(params)
                 {
-                    let mut inner = self.lock();
-                    if inner.awaiting_ready_log {
-                        let was_busy = inner.busy();
-                        inner.awaiting_ready_log = false;
-                        inner.set_busy_state(was_busy);
-                        drop(inner);
-                        self.bump();
+                    self.logged(method, &message);
+                    if typ == MessageType::ERROR {
+                        self.lock().last_error_message = Some(message);
                     }
                 }
-                if method == "window/showMessage"
-                    && params.get("type").and_then(Value::as_i64) == Some(1)
+            }
+            LogMessage::METHOD => {
+                if let Some(LogMessageParams { message, .. }) =
+                    self.decode_notice::<LogMessage>(params)
                 {
-                    self.lock().last_error_message = Some(message.to_owned());
+                    self.logged(method, &message);
                 }
             }
             _ => {}
         }
     }
+
+    /// The parameters of notification `N`; `None` (logged) when they are not its shape.
+    fn decode_notice<N: Notification>(&self, params: Value) -> Option<N::Params> {
+        serde_json::from_value(params)
+            .map_err(|error| {
+                tracing::debug!(server = %self.server, method = N::METHOD, %error, "skipped a notification of another shape");
+            })
+            .ok()
+    }
+
+    fn published(&self, params: crate::ext::Published) {
+        let Some(path) = uri_path(&params.uri) else {
+            return;
+        };
+        let version = params.version;
+        let diagnostics = Diagnostic::list_from_lsp(&params.diagnostics);
+        let raw = params.diagnostics;
+        let now = Instant::now();
+        let mut inner = self.lock();
+        inner.seq += 1;
+        let seq = inner.seq;
+        tracing::debug!(server = %self.server, path = %path.display(), ?version, seq = inner.seq, count = diagnostics.len(), "publish");
+        let entry = inner.published.entry(path).or_insert_with(|| Published {
+            version: None,
+            diagnostics: Vec::new(),
+            raw: Vec::new(),
+            seq: 0,
+            at: now,
+            history: VecDeque::new(),
+            settled: false,
+            rebuilding: false,
+        });
+        entry.version = version;
+        entry.settled = false;
+        entry.rebuilding = false;
+        entry.diagnostics = diagnostics;
+        entry.raw = raw;
+        entry.seq = seq;
+        entry.at = now;
+        if entry.history.len() == 16 {
+            entry.history.pop_front();
+        }
+        entry.history.push_back((seq, now, version));
+        drop(inner);
+        self.bump();
+    }
+
+    fn progress(&self, params: ProgressParams) {
+        let token = match params.token {
+            NumberOrString::String(token) => token,
+            NumberOrString::Number(token) => token.to_string(),
+        };
+        let ProgressParamsValue::WorkDone(value) = params.value;
+        let mut inner = self.lock();
+        let was_busy = inner.busy();
+        let is_check = self
+            .check_progress
+            .as_deref()
+            .is_some_and(|prefix| token.starts_with(prefix));
+        match value {
+            WorkDoneProgress::Begin(begin) => {
+                if is_check {
+                    inner.seq += 1;
+                    inner.check_begin_seq = inner.seq;
+                }
+                inner.progress.insert(token, (begin.title, begin.message));
+            }
+            WorkDoneProgress::End(_) => {
+                let ended = inner.progress.remove(&token);
+                if ended.is_some_and(|(title, _)| {
+                    self.index_progress.as_deref() == Some(title.as_str())
+                }) {
+                    inner.awaiting_index = false;
+                }
+            }
+            WorkDoneProgress::Report(report) => {
+                if let Some(entry) = inner.progress.get_mut(&token) {
+                    if report.message.is_some() {
+                        entry.1 = report.message;
+                    }
+                }
+            }
+        }
+        inner.set_busy_state(was_busy);
+        drop(inner);
+        self.bump();
+    }
+
+    /// A `window/logMessage` or `window/showMessage`: the server may log that it is ready
+    /// ([`ServerSpec::ready_when_logged`]).
+    fn logged(&self, method: &str, message: &str) {
+        tracing::debug!(server = %self.server, "{method}: {message}");
+        if self
+            .ready_when_logged
+            .iter()
+            .any(|line| message.contains(line.as_str()))
+        {
+            let mut inner = self.lock();
+            if inner.awaiting_ready_log {
+                let was_busy = inner.busy();
+                inner.awaiting_ready_log = false;
+                inner.set_busy_state(was_busy);
+                drop(inner);
+                self.bump();
+            }
+        }
+    }
+}
+
+/// The parameters of a server request; invalid ones are answered as such.
+fn decode<P: DeserializeOwned>(params: Value) -> Result<P, (i64, String)> {
+    serde_json::from_value(params).map_err(|error| (-32602, format!("invalid params: {error}")))
+}
+
+/// A typed answer as JSON.
+fn reply<T: Serialize>(answer: T) -> Result<Value, (i64, String)> {
+    serde_json::to_value(answer).map_err(|error| (-32603, error.to_string()))
 }
 
 /// One of tsserver's diagnostics as the LSP object typescript-language-server publishes.
 fn lsp_from_tsserver(item: &Value) -> Option<Value> {
+    use lsp_types::{DiagnosticSeverity, DiagnosticTag, Position, Range};
     let position = |key: &str| {
         let at = item.get(key)?;
         let line = at.get("line")?.as_u64()?.checked_sub(1)?;
         let character = at.get("offset")?.as_u64()?.checked_sub(1)?;
-        Some(json!({"line": line, "character": character}))
+        Some(Position::new(
+            u32::try_from(line).ok()?,
+            u32::try_from(character).ok()?,
+        ))
     };
     let severity = match item.get("category").and_then(Value::as_str) {
-        Some("warning") => 2,
-        Some("suggestion") => 4,
-        Some("message") => 3,
-        _ => 1,
+        Some("warning") => DiagnosticSeverity::WARNING,
+        Some("suggestion") => DiagnosticSeverity::HINT,
+        Some("message") => DiagnosticSeverity::INFORMATION,
+        _ => DiagnosticSeverity::ERROR,
     };
-    let mut tags = Vec::new();
-    if item.get("reportsUnnecessary").and_then(Value::as_bool) == Some(true) {
-        tags.push(1);
-    }
-    if item.get("reportsDeprecated").and_then(Value::as_bool) == Some(true) {
-        tags.push(2);
-    }
-    let mut diagnostic = json!({
-        "range": {"start": position("start")?, "end": position("end")?},
-        "severity": severity,
-        "message": item.get("text")?.as_str()?,
-        "source": item.get("source").and_then(Value::as_str).unwrap_or("typescript"),
-    });
-    if let Some(code) = item.get("code") {
-        diagnostic["code"] = code.clone();
-    }
-    if !tags.is_empty() {
-        diagnostic["tags"] = json!(tags);
-    }
-    Some(diagnostic)
+    let flag = |key: &str| item.get(key).and_then(Value::as_bool) == Some(true);
+    let tags: Vec<DiagnosticTag> = [
+        (flag("reportsUnnecessary"), DiagnosticTag::UNNECESSARY),
+        (flag("reportsDeprecated"), DiagnosticTag::DEPRECATED),
+    ]
+    .into_iter()
+    .filter_map(|(set, tag)| set.then_some(tag))
+    .collect();
+    let diagnostic = lsp_types::Diagnostic {
+        range: Range::new(position("start")?, position("end")?),
+        severity: Some(severity),
+        message: item.get("text")?.as_str()?.to_owned(),
+        source: Some(
+            item.get("source")
+                .and_then(Value::as_str)
+                .unwrap_or("typescript")
+                .to_owned(),
+        ),
+        code: item
+            .get("code")
+            .and_then(|code| serde_json::from_value(code.clone()).ok()),
+        tags: (!tags.is_empty()).then_some(tags),
+        ..lsp_types::Diagnostic::default()
+    };
+    serde_json::to_value(diagnostic).ok()
 }
 
 /// Whether the project at `root` has a compilation database (clangd then indexes it).
@@ -551,10 +569,6 @@ impl State {
     }
 }
 
-fn raw_list(value: Option<&Value>) -> Vec<Value> {
-    value.and_then(Value::as_array).cloned().unwrap_or_default()
-}
-
 /// The settings value for `section` (`python.analysis` walks two levels), or `null`.
 fn lookup_section(settings: &Value, section: Option<&str>) -> Value {
     let Some(section) = section.filter(|s| !s.is_empty()) else {
@@ -586,7 +600,7 @@ pub struct LanguageServer {
     binary: PathBuf,
     root: PathBuf,
     conn: Arc<Connection>,
-    capabilities: Value,
+    capabilities: ServerCaps,
     encoding: PositionEncoding,
     state: Arc<State>,
     docs: Docs,
@@ -649,11 +663,12 @@ impl LanguageServer {
         applier: Option<Arc<dyn ApplyEdit>>,
     ) -> Result<Arc<LanguageServer>, LspError> {
         let conn = Arc::new(conn);
-        let root_uri = path_to_uri(root);
-        let folder_name = root
-            .file_name()
-            .map_or_else(|| "root".to_owned(), |n| n.to_string_lossy().into_owned());
-        let folder = json!({"uri": root_uri, "name": folder_name});
+        let folder = WorkspaceFolder {
+            uri: file_uri(root),
+            name: root
+                .file_name()
+                .map_or_else(|| "root".to_owned(), |n| n.to_string_lossy().into_owned()),
+        };
         let (changed, _) = watch::channel(0u64);
         let state = Arc::new(State {
             server: spec.name.clone(),
@@ -692,33 +707,25 @@ impl LanguageServer {
             Arc::downgrade(&conn),
         ));
 
-        let mut params = json!({
-            "processId": std::process::id(),
-            "clientInfo": {"name": "cc-lsp-client", "version": env!("CARGO_PKG_VERSION")},
-            "rootUri": root_uri,
-            "rootPath": root.to_string_lossy(),
-            "workspaceFolders": [folder],
-            "capabilities": client_capabilities(),
-            "trace": "off",
-        });
-        if !spec.init_options.is_null() {
-            params["initializationOptions"] = spec.init_options.clone();
-        }
+        let params = initialize_params(root, &folder, &spec.init_options);
+        let method = <lsp_types::request::Initialize as Request>::METHOD;
         let result = conn
-            .request("initialize", params, INITIALIZE_TIMEOUT)
+            .request_value(method, params, INITIALIZE_TIMEOUT)
             .await?;
+        // Of an `InitializeResult` only the capabilities are used, read leniently (see
+        // `ServerCaps::read`): a `serverInfo` of another shape must not stop the server.
         let capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
-        let encoding = PositionEncoding::from_capabilities(&capabilities);
+        let capabilities = ServerCaps::read(&spec.name, capabilities);
+        let encoding = capabilities.encoding();
         *state
             .encoding
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = encoding;
-        conn.notify("initialized", json!({}))?;
+        conn.notify::<Initialized>(InitializedParams {})?;
         if !spec.settings.is_null() {
-            conn.notify(
-                "workspace/didChangeConfiguration",
-                json!({"settings": spec.settings}),
-            )?;
+            conn.notify::<DidChangeConfiguration>(DidChangeConfigurationParams {
+                settings: spec.settings.clone(),
+            })?;
         }
         let docs = state.docs.clone();
         Ok(Arc::new(LanguageServer {
@@ -772,9 +779,19 @@ impl LanguageServer {
         self.encoding
     }
 
-    /// The capabilities it declared in `initialize`.
+    /// The capabilities it declared in `initialize`, as sent.
     pub fn capabilities(&self) -> &Value {
-        &self.capabilities
+        &self.capabilities.raw
+    }
+
+    /// The same, typed (its defaults where lsp-types could not read what was sent).
+    pub fn server_capabilities(&self) -> &lsp_types::ServerCapabilities {
+        &self.capabilities.typed
+    }
+
+    /// Whether the server answers `textDocument/prepareRename`.
+    pub fn prepares_rename(&self) -> bool {
+        self.capabilities.prepares_rename()
     }
 
     /// How long ago it was started.
@@ -877,11 +894,7 @@ impl LanguageServer {
     /// Whether the server offers `method`: declared with `provider` in its capabilities, or
     /// registered dynamically.
     pub fn supports(&self, provider: &str, method: &str) -> bool {
-        let declared = self
-            .capabilities
-            .get(provider)
-            .is_some_and(|v| !v.is_null() && *v != Value::Bool(false));
-        declared
+        self.capabilities.declares(provider)
             || self
                 .state
                 .lock()
@@ -896,40 +909,45 @@ impl LanguageServer {
     }
 
     fn pull_identifier(&self) -> Option<String> {
-        let from_caps = self
-            .capabilities
-            .get("diagnosticProvider")
-            .and_then(|p| p.get("identifier"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        from_caps.or_else(|| {
+        self.capabilities.pull_identifier().or_else(|| {
             self.state
                 .lock()
                 .registrations
                 .values()
-                .find(|(m, _)| m == "textDocument/diagnostic")
-                .and_then(|(_, options)| options.get("identifier"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
+                .find(|(m, _)| m == PullDiagnostics::METHOD)
+                .and_then(|(_, options)| crate::capabilities::registered_identifier(options))
         })
     }
 
-    /// Sends a request, with a timeout.
-    pub async fn request(
+    /// Sends the typed request `R`, with a timeout, and reads its typed answer.
+    pub async fn request<R: Request>(
         &self,
-        method: &str,
-        params: Value,
+        params: R::Params,
         timeout: Duration,
-    ) -> Result<Value, LspError> {
+    ) -> Result<R::Result, LspError> {
         self.touch();
-        let result = self.conn.request(method, params, timeout).await;
+        let result = self.conn.request::<R>(params, timeout).await;
         self.touch();
         result
     }
 
-    /// Sends a notification.
-    pub fn notify(&self, method: &str, params: Value) -> Result<(), LspError> {
-        self.conn.notify(method, params)
+    /// [`LanguageServer::request`] with the answer as sent: for answers read leniently
+    /// (servers' answers outside what lsp-types accepts, and renderings that show them as
+    /// sent).
+    pub async fn request_json<R: Request>(
+        &self,
+        params: R::Params,
+        timeout: Duration,
+    ) -> Result<Value, LspError> {
+        self.touch();
+        let result = self.conn.request_json::<R>(params, timeout).await;
+        self.touch();
+        result
+    }
+
+    /// Sends the typed notification `N`.
+    pub fn notify<N: Notification>(&self, params: N::Params) -> Result<(), LspError> {
+        self.conn.notify::<N>(params)
     }
 
     /// The documents open in the server.
@@ -985,12 +1003,8 @@ impl LanguageServer {
         let Some(text) = self.synced_text(path) else {
             return Ok(());
         };
-        let mut params = json!({"textDocument": {"uri": path_to_uri(path)}});
-        if include_text {
-            params["text"] = Value::String(text);
-        }
         self.note_save();
-        self.conn.notify("textDocument/didSave", params)
+        send_save(&self.conn, path, include_text.then_some(text))
     }
 
     fn note_save(&self) {
@@ -1007,7 +1021,6 @@ impl LanguageServer {
         save: bool,
     ) -> Result<SyncTicket, LspError> {
         self.touch();
-        let uri = path_to_uri(path);
         let mut docs = self.docs_lock();
         let seq_before = self.state.lock().seq;
         if let Some(doc) = docs.get(path).filter(|doc| doc.text == text) {
@@ -1024,22 +1037,19 @@ impl LanguageServer {
                 doc.version += 1;
                 doc.text = text.to_owned();
                 doc.seq_before = seq_before;
-                self.conn.notify(
-                    "textDocument/didChange",
-                    json!({
-                        "textDocument": {"uri": uri, "version": doc.version},
-                        "contentChanges": [{"text": text}],
-                    }),
-                )?;
+                send_change(&self.conn, path, doc.version, text)?;
                 doc.version
             }
             None => {
-                self.conn.notify(
-                    "textDocument/didOpen",
-                    json!({"textDocument": {
-                        "uri": uri, "languageId": language_id, "version": 1, "text": text,
-                    }}),
-                )?;
+                self.conn
+                    .notify::<DidOpenTextDocument>(DidOpenTextDocumentParams {
+                        text_document: TextDocumentItem {
+                            uri: file_uri(path),
+                            language_id: language_id.to_owned(),
+                            version: 1,
+                            text: text.to_owned(),
+                        },
+                    })?;
                 docs.insert(
                     path.to_path_buf(),
                     Doc {
@@ -1053,12 +1063,8 @@ impl LanguageServer {
         };
         let sent_at = Instant::now();
         if let Some(include_text) = self.save_options().filter(|_| save) {
-            let mut params = json!({"textDocument": {"uri": uri}});
-            if include_text {
-                params["text"] = Value::String(text.to_owned());
-            }
             self.note_save();
-            self.conn.notify("textDocument/didSave", params)?;
+            send_save(&self.conn, path, include_text.then(|| text.to_owned()))?;
         }
         Ok(SyncTicket {
             path: path.to_path_buf(),
@@ -1107,36 +1113,28 @@ impl LanguageServer {
     /// `Some(include_text)` when the server wants `didSave` (declared, or registered as
     /// rust-analyzer does).
     fn save_options(&self) -> Option<bool> {
-        let include = |options: &Value| {
-            options
-                .get("includeText")
-                .and_then(Value::as_bool)
-                .unwrap_or(false)
-        };
-        let declared = self
-            .capabilities
-            .get("textDocumentSync")
-            .and_then(|sync| sync.get("save"));
-        match declared {
-            Some(Value::Bool(true)) => return Some(false),
-            Some(options @ Value::Object(_)) => return Some(include(options)),
-            _ => {}
+        if let Some(include_text) = self.capabilities.save() {
+            return Some(include_text);
         }
         self.state
             .lock()
             .registrations
             .values()
-            .find(|(method, _)| method == "textDocument/didSave")
-            .map(|(_, options)| include(options))
+            .find(|(method, _)| method == DidSaveTextDocument::METHOD)
+            .map(|(_, options)| {
+                serde_json::from_value::<lsp_types::TextDocumentSaveRegistrationOptions>(
+                    options.clone(),
+                )
+                .ok()
+                .and_then(|options| options.include_text)
+                .unwrap_or(false)
+            })
     }
 
     /// Closes `path` (a deleted file).
     pub fn close(&self, path: &Path) {
         if self.docs_lock().remove(path).is_some() {
-            let _ = self.conn.notify(
-                "textDocument/didClose",
-                json!({"textDocument": {"uri": path_to_uri(path)}}),
-            );
+            let _ = send_close(&self.conn, path);
         }
         let mut inner = self.state.lock();
         inner.published.remove(path);
@@ -1320,17 +1318,20 @@ impl LanguageServer {
         let mut raw = Vec::new();
         for command in ["syntacticDiagnosticsSync", "semanticDiagnosticsSync"] {
             let answer = self
-                .request(
-                    "workspace/executeCommand",
-                    json!({
-                        "command": "typescript.tsserverRequest",
-                        "arguments": [command, {"file": file, "includeLinePosition": false}],
-                    }),
+                .request::<TsserverRequest>(
+                    ExecuteCommandParams {
+                        command: "typescript.tsserverRequest".into(),
+                        arguments: vec![
+                            json!(command),
+                            json!({"file": file, "includeLinePosition": false}),
+                        ],
+                        work_done_progress_params: WorkDoneProgressParams::default(),
+                    },
                     cap,
                 )
                 .await
-                .ok()?;
-            let items = answer.get("body")?.as_array()?;
+                .ok()??;
+            let items = answer.body?;
             raw.extend(items.iter().filter_map(lsp_from_tsserver));
             diagnostics.extend(items.iter().filter_map(Diagnostic::from_tsserver));
         }
@@ -1345,10 +1346,13 @@ impl LanguageServer {
     }
 
     async fn pull(&self, ticket: &SyncTicket, timing: Timing) -> DiagnosticsOutcome {
-        let mut params = json!({"textDocument": {"uri": path_to_uri(&ticket.path)}});
-        if let Some(identifier) = self.pull_identifier() {
-            params["identifier"] = Value::String(identifier);
-        }
+        let params = DocumentDiagnosticParams {
+            text_document: TextDocumentIdentifier::new(file_uri(&ticket.path)),
+            identifier: self.pull_identifier(),
+            previous_result_id: None,
+            work_done_progress_params: WorkDoneProgressParams::default(),
+            partial_result_params: PartialResultParams::default(),
+        };
         let mut retries = 0;
         let mut via = Via::Pull;
         loop {
@@ -1361,7 +1365,7 @@ impl LanguageServer {
                 return self.pending(ticket);
             }
             let report = match self
-                .request("textDocument/diagnostic", params.clone(), until - now)
+                .request::<PullDiagnostics>(params.clone(), until - now)
                 .await
             {
                 Ok(report) => report,
@@ -1390,15 +1394,15 @@ impl LanguageServer {
                 retries += 1;
                 continue;
             }
-            let unchanged = report.get("kind").and_then(Value::as_str) == Some("unchanged");
+            let report = report.unwrap_or_default();
+            let unchanged = report.kind.as_deref() == Some("unchanged");
             let mut inner = self.state.lock();
             let mut diagnostics = if unchanged {
                 inner.pulled.get(&ticket.path).cloned().unwrap_or_default()
             } else {
-                inner
-                    .pulled_raw
-                    .insert(ticket.path.clone(), raw_list(report.get("items")));
-                Diagnostic::list_from_lsp(report.get("items"))
+                let diagnostics = Diagnostic::list_from_lsp(&report.items);
+                inner.pulled_raw.insert(ticket.path.clone(), report.items);
+                diagnostics
             };
             inner
                 .pulled
@@ -1511,8 +1515,8 @@ impl LanguageServer {
     pub async fn shutdown(&self, grace: Duration) {
         self.shutting_down.store(true, Ordering::SeqCst);
         if !self.conn.is_closed() {
-            let _ = self.conn.request("shutdown", Value::Null, grace).await;
-            let _ = self.conn.notify("exit", Value::Null);
+            let _ = self.conn.request::<Shutdown>((), grace).await;
+            let _ = self.conn.notify::<Exit>(());
         }
         self.conn.kill_after(grace).await;
     }
@@ -1534,24 +1538,23 @@ fn deadline(sent_at: Instant, timing: Timing, inner: &Inner) -> Instant {
 
 impl State {
     /// `workspace/applyEdit`: applied all or nothing by the applier, on a blocking thread.
-    async fn apply_edit(&self, params: &Value) -> (Value, Vec<PathBuf>) {
+    /// Its `edit` is read by `workspace_edit::parse` (which also takes snippet edits), its
+    /// `label` is not used.
+    async fn apply_edit(&self, params: Value) -> (ApplyWorkspaceEditResponse, Vec<PathBuf>) {
+        let refused = |reason: String| ApplyWorkspaceEditResponse {
+            applied: false,
+            failure_reason: Some(reason),
+            failed_change: None,
+        };
         let Some(applier) = self.applier.clone() else {
             let reason = "this client applies no edits on a server's request";
-            return (
-                json!({"applied": false, "failureReason": reason}),
-                Vec::new(),
-            );
+            return (refused(reason.into()), Vec::new());
         };
-        let edit = match crate::workspace_edit::parse(
-            params.get("edit").cloned().unwrap_or(Value::Null),
-        ) {
+        let mut params = params;
+        let edit = params.get_mut("edit").map(Value::take).unwrap_or_default();
+        let edit: WorkspaceEdit = match crate::workspace_edit::parse(edit) {
             Ok(edit) => edit,
-            Err(error) => {
-                return (
-                    json!({"applied": false, "failureReason": error.to_string()}),
-                    Vec::new(),
-                )
-            }
+            Err(error) => return (refused(error.to_string()), Vec::new()),
         };
         let encoding = *self
             .encoding
@@ -1565,11 +1568,15 @@ impl State {
         .await
         .unwrap_or_else(|error| Err(ApplyError::Aborted(error.to_string())));
         match outcome {
-            Ok(written) => (json!({"applied": true}), written),
-            Err(reason) => (
-                json!({"applied": false, "failureReason": reason.to_string()}),
-                Vec::new(),
+            Ok(written) => (
+                ApplyWorkspaceEditResponse {
+                    applied: true,
+                    failure_reason: None,
+                    failed_change: None,
+                },
+                written,
             ),
+            Err(reason) => (refused(reason.to_string()), Vec::new()),
         }
     }
 }
@@ -1583,27 +1590,17 @@ fn resync(state: &State, conn: &Connection, paths: &[PathBuf]) {
         let Some(doc) = docs.get_mut(path) else {
             continue;
         };
-        let uri = path_to_uri(path);
         match std::fs::read_to_string(path) {
             Ok(text) if text != doc.text => {
                 doc.version += 1;
-                doc.text = text.clone();
                 doc.seq_before = seq_before;
-                let _ = conn.notify(
-                    "textDocument/didChange",
-                    json!({
-                        "textDocument": {"uri": uri, "version": doc.version},
-                        "contentChanges": [{"text": text}],
-                    }),
-                );
+                let _ = send_change(conn, path, doc.version, &text);
+                doc.text = text;
             }
             Ok(_) => {}
             Err(_) => {
                 docs.remove(path);
-                let _ = conn.notify(
-                    "textDocument/didClose",
-                    json!({"textDocument": {"uri": uri}}),
-                );
+                let _ = send_close(conn, path);
             }
         }
     }
@@ -1616,15 +1613,15 @@ async fn handle_incoming(
 ) {
     while let Some(message) = incoming.recv().await {
         match message {
-            Incoming::Request { id, method, params } if method == "workspace/applyEdit" => {
-                let (answer, written) = state.apply_edit(&params).await;
+            Incoming::Request { id, method, params } if method == ApplyWorkspaceEdit::METHOD => {
+                let (answer, written) = state.apply_edit(params).await;
                 if let Some(conn) = conn.upgrade() {
-                    conn.respond(id, Ok(answer));
+                    conn.respond(id, reply(answer));
                     resync(&state, &conn, &written);
                 }
             }
             Incoming::Request { id, method, params } => {
-                let answer = state.answer(&method, &params);
+                let answer = state.answer(&method, params);
                 if let Some(conn) = conn.upgrade() {
                     conn.respond(id, answer);
                 }
@@ -1637,53 +1634,33 @@ async fn handle_incoming(
     state.bump();
 }
 
-fn client_capabilities() -> Value {
-    json!({
-        "general": {"positionEncodings": ["utf-8", "utf-16"]},
-        "workspace": {
-            "configuration": true,
-            "workspaceFolders": true,
-            "applyEdit": true,
-            "workspaceEdit": {
-                "documentChanges": true,
-                "resourceOperations": ["create", "rename", "delete"],
-                "failureHandling": "transactional",
-            },
-            "didChangeConfiguration": {"dynamicRegistration": true},
-            "diagnostics": {"refreshSupport": true},
-            "symbol": {"symbolKind": {"valueSet": (1..=26).collect::<Vec<u32>>()}},
-        },
-        "textDocument": {
-            "synchronization": {"dynamicRegistration": true, "didSave": true},
-            "publishDiagnostics": {
-                "versionSupport": true,
-                "relatedInformation": false,
-                "tagSupport": {"valueSet": [1, 2]},
-                "codeDescriptionSupport": true,
-                "dataSupport": true,
-            },
-            "diagnostic": {"dynamicRegistration": true, "relatedDocumentSupport": false},
-            "hover": {"contentFormat": ["markdown", "plaintext"]},
-            "definition": {"linkSupport": true},
-            "typeDefinition": {"linkSupport": true},
-            "implementation": {"linkSupport": true},
-            "references": {},
-            "documentSymbol": {
-                "hierarchicalDocumentSymbolSupport": true,
-                "symbolKind": {"valueSet": (1..=26).collect::<Vec<u32>>()},
-            },
-            "codeAction": {
-                "codeActionLiteralSupport": {"codeActionKind": {"valueSet": [
-                    "", "quickfix", "refactor", "refactor.extract", "refactor.inline",
-                    "refactor.rewrite", "source", "source.organizeImports", "source.fixAll",
-                ]}},
-                "isPreferredSupport": true,
-                "dataSupport": true,
-                "resolveSupport": {"properties": ["edit"]},
-            },
-            "rename": {"prepareSupport": true},
-        },
-        "window": {"workDoneProgress": true, "showDocument": {"support": false}},
-        "experimental": {"serverStatusNotification": true},
+/// A full-text `didChange` to `version`.
+fn send_change(conn: &Connection, path: &Path, version: i64, text: &str) -> Result<(), LspError> {
+    conn.notify::<DidChangeTextDocument>(DidChangeTextDocumentParams {
+        text_document: VersionedTextDocumentIdentifier::new(file_uri(path), lsp_version(version)),
+        content_changes: vec![TextDocumentContentChangeEvent {
+            range: None,
+            range_length: None,
+            text: text.to_owned(),
+        }],
     })
+}
+
+/// `didSave`, with the text when the server asked for it.
+fn send_save(conn: &Connection, path: &Path, text: Option<String>) -> Result<(), LspError> {
+    conn.notify::<DidSaveTextDocument>(DidSaveTextDocumentParams {
+        text_document: TextDocumentIdentifier::new(file_uri(path)),
+        text,
+    })
+}
+
+fn send_close(conn: &Connection, path: &Path) -> Result<(), LspError> {
+    conn.notify::<DidCloseTextDocument>(DidCloseTextDocumentParams {
+        text_document: TextDocumentIdentifier::new(file_uri(path)),
+    })
+}
+
+/// A document version as LSP's `integer` (versions count up from 1).
+fn lsp_version(version: i64) -> i32 {
+    i32::try_from(version).unwrap_or(i32::MAX)
 }

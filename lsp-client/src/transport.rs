@@ -23,6 +23,14 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::LspError;
+use lsp_types::notification::{Cancel, Notification};
+use lsp_types::request::Request;
+use lsp_types::{CancelParams, NumberOrString};
+
+/// An id as LSP's `integer` (ids count up from 1, far below its range).
+fn id_i32(id: i64) -> i32 {
+    i32::try_from(id).unwrap_or(i32::MAX)
+}
 
 /// Lines of stderr kept for error messages.
 const STDERR_LINES: usize = 20;
@@ -281,9 +289,39 @@ impl Connection {
             .join("\n")
     }
 
-    /// Sends a request and waits up to `timeout` for its answer. On timeout the request is
-    /// cancelled with `$/cancelRequest`.
-    pub async fn request(
+    /// Sends the typed request `R` and waits up to `timeout` for its answer, read as
+    /// `R::Result` (an answer of another shape is [`LspError::BadResponse`]). On timeout the
+    /// request is cancelled with `$/cancelRequest`.
+    pub async fn request<R: Request>(
+        &self,
+        params: R::Params,
+        timeout: Duration,
+    ) -> Result<R::Result, LspError> {
+        let answer = self.request_json::<R>(params, timeout).await?;
+        serde_json::from_value(answer).map_err(|error| LspError::BadResponse {
+            server: self.name.clone(),
+            method: R::METHOD.to_owned(),
+            detail: error.to_string(),
+        })
+    }
+
+    /// [`Connection::request`] with the answer as sent (for answers read leniently).
+    pub async fn request_json<R: Request>(
+        &self,
+        params: R::Params,
+        timeout: Duration,
+    ) -> Result<Value, LspError> {
+        let params = serde_json::to_value(params).map_err(|error| LspError::BadResponse {
+            server: self.name.clone(),
+            method: R::METHOD.to_owned(),
+            detail: format!("its parameters cannot be written: {error}"),
+        })?;
+        self.request_value(R::METHOD, params, timeout).await
+    }
+
+    /// Sends a request given as JSON and waits up to `timeout` for its answer. On timeout
+    /// the request is cancelled with `$/cancelRequest`.
+    pub async fn request_value(
         &self,
         method: &str,
         params: Value,
@@ -319,7 +357,9 @@ impl Connection {
             Ok(Err(_dropped)) => Err(self.exited(method, self.closed().unwrap_or_default())),
             Err(_elapsed) => {
                 lock(&self.pending).waiting.remove(&id);
-                let _ = self.notify("$/cancelRequest", json!({"id": id}));
+                let _ = self.notify::<Cancel>(CancelParams {
+                    id: NumberOrString::Number(id_i32(id)),
+                });
                 Err(LspError::Timeout {
                     server: self.name.clone(),
                     method: method.to_owned(),
@@ -329,8 +369,14 @@ impl Connection {
         }
     }
 
-    /// Sends a notification.
-    pub fn notify(&self, method: &str, params: Value) -> Result<(), LspError> {
+    /// Sends the typed notification `N`.
+    pub fn notify<N: Notification>(&self, params: N::Params) -> Result<(), LspError> {
+        let params = serde_json::to_value(params).unwrap_or_default();
+        self.notify_value(N::METHOD, params)
+    }
+
+    /// Sends a notification given as JSON.
+    pub fn notify_value(&self, method: &str, params: Value) -> Result<(), LspError> {
         let body = json!({"jsonrpc": "2.0", "method": method, "params": params});
         self.send_value(&body)
             .map_err(|()| self.exited(method, self.closed().unwrap_or_default()))

@@ -8,12 +8,11 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use cc_lsp_client::{CheckOutcome, LspError, ServerState, SupervisorOptions};
+use cc_lsp_client::{lsp_types, CheckOutcome, LspError, ServerState, SupervisorOptions};
 use cc_process::testing::require_peer;
 use common::*;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use serde_json::json;
 
 fn signal(pgid: u32, signal: Signal) {
     killpg(Pid::from_raw(pgid as i32), signal).expect("signal the server's group");
@@ -33,9 +32,11 @@ async fn killed_mid_request_fails_clearly_then_restarts_then_crash_loop_turns_it
 
     // Stopped, it cannot answer; killed, the pending request fails with a clear error.
     signal(pid, Signal::SIGSTOP);
-    let request = server.request(
-        "workspace/symbol",
-        json!({"query": "os"}),
+    let request = server.request::<lsp_types::request::WorkspaceSymbolRequest>(
+        lsp_types::WorkspaceSymbolParams {
+            query: "os".into(),
+            ..Default::default()
+        },
         Duration::from_secs(60),
     );
     let kill = async {

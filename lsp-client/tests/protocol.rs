@@ -40,7 +40,7 @@ async fn megabyte_frames_both_ways_do_not_deadlock() {
     let big = "x".repeat(1024 * 1024);
     // The peer pushes a 1 MB notification while we send a 1 MB request.
     peer.send(json!({"jsonrpc": "2.0", "method": "window/logMessage", "params": {"type": 4, "message": big}}));
-    let request = conn.request("echo", json!({"blob": big}), Duration::from_secs(20));
+    let request = conn.request_value("echo", json!({"blob": big}), Duration::from_secs(20));
     let answer = async {
         let message = peer.expect("echo").await;
         let blob = message["params"]["blob"].as_str().unwrap().len();
@@ -56,7 +56,7 @@ async fn megabyte_frames_both_ways_do_not_deadlock() {
 async fn a_request_that_times_out_is_cancelled() {
     let (conn, _incoming, mut peer) = pipe(json!({}), 64 * 1024);
     let error = conn
-        .request("slow/thing", json!({}), Duration::from_millis(200))
+        .request_value("slow/thing", json!({}), Duration::from_millis(200))
         .await
         .unwrap_err();
     assert!(matches!(error, LspError::Timeout { .. }), "{error}");
@@ -74,7 +74,7 @@ async fn a_request_that_times_out_is_cancelled() {
 #[tokio::test]
 async fn a_server_that_dies_fails_pending_requests_clearly() {
     let (conn, _incoming, peer) = pipe(json!({}), 64 * 1024);
-    let request = conn.request("textDocument/hover", json!({}), Duration::from_secs(30));
+    let request = conn.request_value("textDocument/hover", json!({}), Duration::from_secs(30));
     let kill = async {
         tokio::time::sleep(Duration::from_millis(100)).await;
         drop(peer);
@@ -90,7 +90,7 @@ async fn a_server_that_dies_fails_pending_requests_clearly() {
     );
     // Later requests fail at once.
     let again = conn
-        .request("x", json!({}), Duration::from_secs(30))
+        .request_value("x", json!({}), Duration::from_secs(30))
         .await
         .unwrap_err();
     assert!(matches!(again, LspError::ServerExited { .. }));

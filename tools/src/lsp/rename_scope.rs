@@ -19,6 +19,7 @@ use cc_lsp_client::uri::{path_to_uri, uri_to_path};
 use cc_lsp_client::{LanguageServer, Supervisor};
 use serde_json::{json, Value};
 
+use super::requests::{self, AtPosition};
 use super::scan::{self, Place};
 use crate::root::WorkspaceRoot;
 
@@ -215,22 +216,28 @@ pub(super) async fn definition_of(
     line: u64,
     character: u64,
 ) -> BTreeSet<(PathBuf, u64)> {
-    let params = json!({
-        "textDocument": {"uri": path_to_uri(path)},
-        "position": {"line": line, "character": character},
-    });
+    let at = requests::position(
+        path,
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(character).unwrap_or(u32::MAX),
+    );
     let mut places = BTreeSet::new();
-    for (provider, method) in [
-        ("definitionProvider", "textDocument/definition"),
-        ("declarationProvider", "textDocument/declaration"),
+    for (provider, method, what) in [
+        (
+            "definitionProvider",
+            "textDocument/definition",
+            AtPosition::Definition,
+        ),
+        (
+            "declarationProvider",
+            "textDocument/declaration",
+            AtPosition::Declaration,
+        ),
     ] {
         if !server.supports(provider, method) {
             continue;
         }
-        if let Ok(answer) = server
-            .request(method, params.clone(), CONFIRM_TIMEOUT)
-            .await
-        {
+        if let Ok(answer) = requests::at_position(server, what, at.clone(), CONFIRM_TIMEOUT).await {
             places.extend(definition_places(&answer));
         }
     }
