@@ -49,6 +49,7 @@ pub mod ext;
 mod ledger;
 pub mod policy;
 pub mod position;
+pub mod process;
 mod server;
 mod supervisor;
 pub mod table;

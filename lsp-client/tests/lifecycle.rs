@@ -263,9 +263,9 @@ async fn a_server_flooding_stderr_never_stalls_and_its_last_lines_are_kept() {
     );
     let mut command = tokio::process::Command::new("sh");
     command.arg("-c").arg(script);
-    let (conn, mut incoming) =
-        cc_lsp_client::transport::Connection::spawn("noisy", command).unwrap();
-    let pid = conn.pid().unwrap();
+    let (process, conn, mut incoming) =
+        cc_lsp_client::process::ServerProcess::spawn("noisy", command, false).unwrap();
+    let pid = process.pid();
     let first = tokio::time::timeout(Duration::from_secs(30), incoming.recv())
         .await
         .expect("the frame arrives although stderr was flooded")
@@ -275,21 +275,22 @@ async fn a_server_flooding_stderr_never_stalls_and_its_last_lines_are_kept() {
         "{first:?}"
     );
     for _ in 0..100 {
-        if conn.stderr_tail().ends_with("the last line") {
+        if process.stderr_tail().ends_with("the last line") {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(
-        conn.stderr_tail().ends_with("the last line"),
+        process.stderr_tail().ends_with("the last line"),
         "{}",
-        conn.stderr_tail()
+        process.stderr_tail()
     );
     assert!(
-        conn.stderr_tail().lines().count() <= 20,
+        process.stderr_tail().lines().count() <= 20,
         "the tail is bounded"
     );
     drop(conn);
+    drop(process);
     assert_group_gone(pid).await;
 }
 

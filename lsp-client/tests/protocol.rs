@@ -349,3 +349,53 @@ async fn pull_is_used_once_registered_and_refresh_pulls_again() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test]
+async fn answers_reach_their_requests_out_of_order_and_a_misshapen_one_is_an_error() {
+    use cc_lsp_client::lsp_types::{self, request::HoverRequest};
+    use cc_lsp_client::transport::{Connection, Incoming};
+    let ((client, _client_incoming), (peer, mut asked)) = Connection::memory("client", "peer");
+    let first = client.request_value("first", json!({"n": 1}), Duration::from_secs(10));
+    let second = client.request_value("second", json!({"n": 2}), Duration::from_secs(10));
+    let hover = client.request::<HoverRequest>(
+        lsp_types::HoverParams {
+            text_document_position_params: lsp_types::TextDocumentPositionParams::new(
+                lsp_types::TextDocumentIdentifier::new(URI.parse().unwrap()),
+                lsp_types::Position::new(0, 0),
+            ),
+            work_done_progress_params: Default::default(),
+        },
+        Duration::from_secs(10),
+    );
+    let answer = async {
+        let mut requests = Vec::new();
+        while requests.len() < 3 {
+            match asked.recv().await.unwrap() {
+                Incoming::Request { id, method, params } => requests.push((id, method, params)),
+                other => panic!("{other:?}"),
+            }
+        }
+        // An answer to an id never sent is dropped; then each, the last first.
+        peer.respond(json!(999), Ok(json!("stray")));
+        for (id, method, params) in requests.into_iter().rev() {
+            let answer = if method == "textDocument/hover" {
+                assert_eq!(params["textDocument"]["uri"], URI);
+                json!({"contents": 42})
+            } else {
+                json!({"method": method, "n": params["n"]})
+            };
+            peer.respond(id, Ok(answer));
+        }
+    };
+    let (first, second, hover, ()) = tokio::join!(first, second, hover, answer);
+    assert_eq!(first.unwrap(), json!({"method": "first", "n": 1}));
+    assert_eq!(second.unwrap(), json!({"method": "second", "n": 2}));
+    let error = hover.unwrap_err();
+    assert!(matches!(error, LspError::BadResponse { .. }), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("client sent an unexpected answer to `textDocument/hover`"),
+        "{error}"
+    );
+}

@@ -24,8 +24,16 @@ use crate::capabilities::{initialize_params, ServerCaps};
 use crate::detect::Resolved;
 use crate::error::LspError;
 use crate::ext::PullDiagnostics;
+use crate::process::ServerProcess;
 use crate::table::ServerSpec;
-use crate::transport::{Connection, Incoming};
+use crate::transport::{Connection, IncomingReceiver};
+
+/// A connection and, for a server this client started, its process.
+struct Link {
+    process: Option<ServerProcess>,
+    conn: Connection,
+    incoming: IncomingReceiver,
+}
 use crate::uri::file_uri;
 use lsp_types::notification::{DidChangeConfiguration, Exit, Initialized, Notification};
 use lsp_types::request::{Request, Shutdown};
@@ -36,7 +44,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// How long `initialize` may take.
@@ -56,6 +64,8 @@ pub struct LanguageServer {
     binary: PathBuf,
     root: PathBuf,
     conn: Arc<Connection>,
+    /// The process, for a server this client started (none over an in-memory peer).
+    process: Option<ServerProcess>,
     capabilities: ServerCaps,
     encoding: PositionEncoding,
     state: Arc<State>,
@@ -70,7 +80,7 @@ impl std::fmt::Debug for LanguageServer {
         f.debug_struct("LanguageServer")
             .field("name", &self.spec.name)
             .field("root", &self.root)
-            .field("pid", &self.conn.pid())
+            .field("pid", &self.pid())
             .finish_non_exhaustive()
     }
 }
@@ -91,21 +101,17 @@ impl LanguageServer {
             .current_dir(root)
             .env("PATH", path_var)
             .envs(spec.env.iter().map(|(k, v)| (k, v)));
-        let (conn, incoming) = Connection::spawn_with(&spec.name, command, spec.reads_log)
+        let (process, conn, incoming) = ServerProcess::spawn(&spec.name, command, spec.reads_log)
             .map_err(|error| LspError::Spawn {
-                server: spec.name.clone(),
-                detail: format!("{}: {error}", resolved.binary.display()),
-            })?;
-        Self::initialize(
-            family,
-            spec,
-            &resolved.binary,
-            root,
+            server: spec.name.clone(),
+            detail: format!("{}: {error}", resolved.binary.display()),
+        })?;
+        let link = Link {
+            process: Some(process),
             conn,
             incoming,
-            applier,
-        )
-        .await
+        };
+        Self::initialize_link(family, spec, &resolved.binary, root, link, applier).await
     }
 
     /// Initializes a server over an existing connection (an in-memory peer in tests).
@@ -115,7 +121,27 @@ impl LanguageServer {
         binary: &Path,
         root: &Path,
         conn: Connection,
-        incoming: mpsc::UnboundedReceiver<Incoming>,
+        incoming: IncomingReceiver,
+        applier: Option<Arc<dyn ApplyEdit>>,
+    ) -> Result<Arc<LanguageServer>, LspError> {
+        let link = Link {
+            process: None,
+            conn,
+            incoming,
+        };
+        Self::initialize_link(family, spec, binary, root, link, applier).await
+    }
+
+    async fn initialize_link(
+        family: &str,
+        spec: &ServerSpec,
+        binary: &Path,
+        root: &Path,
+        Link {
+            process,
+            conn,
+            incoming,
+        }: Link,
         applier: Option<Arc<dyn ApplyEdit>>,
     ) -> Result<Arc<LanguageServer>, LspError> {
         let conn = Arc::new(conn);
@@ -190,6 +216,7 @@ impl LanguageServer {
             binary: binary.to_path_buf(),
             root: root.to_path_buf(),
             conn,
+            process,
             capabilities,
             encoding,
             state,
@@ -227,7 +254,7 @@ impl LanguageServer {
 
     /// Its process id (and process group).
     pub fn pid(&self) -> Option<u32> {
-        self.conn.pid()
+        self.process.as_ref().map(ServerProcess::pid)
     }
 
     /// The negotiated position encoding.
@@ -423,6 +450,8 @@ impl LanguageServer {
             let _ = self.conn.request::<Shutdown>((), grace).await;
             let _ = self.conn.notify::<Exit>(());
         }
-        self.conn.kill_after(grace).await;
+        if let Some(process) = &self.process {
+            process.kill_after(grace).await;
+        }
     }
 }
