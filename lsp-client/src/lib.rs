@@ -2,8 +2,10 @@
 //! server per (language, root) on demand, and the diagnostics of the exact version just
 //! written.
 //!
-//! - [`transport::Connection`]: reader, writer and stderr each on their own task; a pending
-//!   map with per-request timeouts that cancel with `$/cancelRequest`.
+//! - [`transport::Connection`]: framing on a reader and a writer task; the id counter and a
+//!   pending map with per-request timeouts that cancel with `$/cancelRequest`; typed
+//!   requests and notifications (lsp-types). [`process::ServerProcess`] owns the child:
+//!   its process group, stderr tail and exit status.
 //! - [`LanguageServer`]: initialization (UTF-8 or UTF-16 positions, versioned and pull
 //!   diagnostics, rust-analyzer's server status), answers to every server request, document
 //!   sync, and [`LanguageServer::diagnostics`], which waits for the diagnostics of one synced

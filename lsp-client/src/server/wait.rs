@@ -416,24 +416,10 @@ impl LanguageServer {
         if self.spec.check_progress.is_none() {
             return true;
         }
-        let mut changes = self.state.changed.subscribe();
-        loop {
-            changes.borrow_and_update();
-            let until = {
-                let inner = self.state.lock();
-                if inner.save_seq <= ticket.seq_before || inner.check_begin_seq > inner.save_seq {
-                    return true;
-                }
-                deadline(ticket.sent_at, timing, &inner)
-            };
-            if self.conn.is_closed() || Instant::now() >= until {
-                return false;
-            }
-            tokio::select! {
-                _ = changes.changed() => {}
-                _ = tokio::time::sleep_until(until) => {}
-            }
-        }
+        self.wait_until(ticket, timing, |inner| {
+            inner.save_seq <= ticket.seq_before || inner.check_begin_seq > inner.save_seq
+        })
+        .await
     }
 
     /// Waits up to `timeout` for the server to finish the work it reports (indexing);
@@ -457,12 +443,23 @@ impl LanguageServer {
 
     /// Waits until the server is not busy; false when the deadline passed first.
     pub(super) async fn wait_idle(&self, ticket: &SyncTicket, timing: Timing) -> bool {
+        self.wait_until(ticket, timing, |inner| !inner.busy()).await
+    }
+
+    /// Waits until `done` holds of the state (checked at each change); false when the
+    /// server went away or the deadline passed first.
+    async fn wait_until(
+        &self,
+        ticket: &SyncTicket,
+        timing: Timing,
+        done: impl Fn(&Inner) -> bool,
+    ) -> bool {
         let mut changes = self.state.changed.subscribe();
         loop {
             changes.borrow_and_update();
             let until = {
                 let inner = self.state.lock();
-                if !inner.busy() {
+                if done(&inner) {
                     return true;
                 }
                 deadline(ticket.sent_at, timing, &inner)
