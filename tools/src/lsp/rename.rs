@@ -359,21 +359,21 @@ impl Tool for LspRenameTool {
             ),
         )
         .await;
-        let mut edit =
-            match requests::rename(&opened.server, position, new_name, RENAME_TIMEOUT).await {
-                Ok(edit) => edit,
-                Err(LspError::Server { message, .. }) => {
-                    return Err(refused(
-                        "cannot_rename",
-                        format!(
-                            "{} refused to rename `{}` to `{new_name}`: {message}",
-                            opened.server.name(),
-                            args.symbol
-                        ),
-                    ))
-                }
-                Err(error) => return Err(lsp_error(error)),
-            };
+        let edit = match requests::rename(&opened.server, position, new_name, RENAME_TIMEOUT).await
+        {
+            Ok(edit) => edit,
+            Err(LspError::Server { message, .. }) => {
+                return Err(refused(
+                    "cannot_rename",
+                    format!(
+                        "{} refused to rename `{}` to `{new_name}`: {message}",
+                        opened.server.name(),
+                        args.symbol
+                    ),
+                ))
+            }
+            Err(error) => return Err(lsp_error(error)),
+        };
         if edit.is_null() {
             return Err(refused(
                 "cannot_rename",
@@ -387,6 +387,16 @@ impl Tool for LspRenameTool {
             ));
         }
         let server = opened.server.clone();
+        let invalid = |error: workspace_edit::EditError| {
+            refused(
+                "invalid_edit",
+                format!(
+                    "{} sent an edit that cannot be applied: {error}",
+                    server.name()
+                ),
+            )
+        };
+        let mut edit = workspace_edit::parse(edit).map_err(invalid)?;
         let completion = rename_scope::complete(
             &server,
             &self.root,
@@ -397,19 +407,9 @@ impl Tool for LspRenameTool {
             &mut edit,
         )
         .await;
-        let changes = workspace_edit::parse(edit)
-            .and_then(|edit| {
-                workspace_edit::plan(&edit, server.encoding(), &|path| server.version_of(path))
-            })
-            .map_err(|error| {
-                refused(
-                    "invalid_edit",
-                    format!(
-                        "{} sent an edit that cannot be applied: {error}",
-                        server.name()
-                    ),
-                )
-            })?;
+        let changes =
+            workspace_edit::plan(&edit, server.encoding(), &|path| server.version_of(path))
+                .map_err(invalid)?;
         apply::check_inside(&self.root, &changes)
             .map_err(|message| ToolError::new(crate::error::kinds::OUTSIDE_ROOT, message))?;
         crate::commit::commit_checked(
