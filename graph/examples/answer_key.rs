@@ -130,16 +130,23 @@ async fn references(
     line: u32,
     character: u32,
 ) -> Vec<Value> {
+    use cc_lsp_client::lsp_types;
+    let Ok(uri) = uri.parse::<lsp_types::Uri>() else {
+        return Vec::new();
+    };
+    let params = lsp_types::ReferenceParams {
+        text_document_position: lsp_types::TextDocumentPositionParams::new(
+            lsp_types::TextDocumentIdentifier::new(uri),
+            lsp_types::Position::new(line, character),
+        ),
+        context: lsp_types::ReferenceContext {
+            include_declaration: false,
+        },
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    };
     server
-        .request(
-            "textDocument/references",
-            json!({
-                "textDocument": {"uri": uri},
-                "position": {"line": line, "character": character},
-                "context": {"includeDeclaration": false},
-            }),
-            TIMEOUT,
-        )
+        .request_json::<lsp_types::request::References>(params, TIMEOUT)
         .await
         .ok()
         .and_then(|v| v.as_array().cloned())
@@ -195,11 +202,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         server_name = server.name().to_owned();
         server.ensure_synced(file, &text, &language_id)?;
         server.wait_ready(TIMEOUT).await;
-        let uri = cc_lsp_client::uri::path_to_uri(file);
         let symbols = server
-            .request(
-                "textDocument/documentSymbol",
-                json!({"textDocument": {"uri": uri}}),
+            .request_json::<cc_lsp_client::lsp_types::request::DocumentSymbolRequest>(
+                cc_lsp_client::lsp_types::DocumentSymbolParams {
+                    text_document: cc_lsp_client::lsp_types::TextDocumentIdentifier::new(
+                        cc_lsp_client::uri::file_uri(file),
+                    ),
+                    work_done_progress_params: Default::default(),
+                    partial_result_params: Default::default(),
+                },
                 TIMEOUT,
             )
             .await?;

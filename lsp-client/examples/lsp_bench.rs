@@ -301,19 +301,27 @@ async fn cold_start(case: &Cross) -> Result<serde_json::Value, Box<dyn std::erro
             .enumerate()
             .find_map(|(i, l)| l.find(" f(").or_else(|| l.find(" F(")).map(|c| (i, c + 1)))
             .unwrap_or((0, 0));
+        use cc_lsp_client::lsp_types;
+        let position = lsp_types::TextDocumentPositionParams::new(
+            lsp_types::TextDocumentIdentifier::new(cc_lsp_client::uri::file_uri(&lib)),
+            lsp_types::Position::new(line as u32, character as u32),
+        );
         let answer = server
-            .request(
-                "textDocument/references",
-                json!({
-                    "textDocument": {"uri": cc_lsp_client::uri::path_to_uri(&lib)},
-                    "position": {"line": line, "character": character},
-                    "context": {"includeDeclaration": true},
-                }),
+            .request::<lsp_types::request::References>(
+                lsp_types::ReferenceParams {
+                    text_document_position: position,
+                    context: lsp_types::ReferenceContext {
+                        include_declaration: true,
+                    },
+                    work_done_progress_params: Default::default(),
+                    partial_result_params: Default::default(),
+                },
                 std::time::Duration::from_secs(60),
             )
             .await
-            .unwrap_or(serde_json::Value::Null);
-        let found = answer.as_array().map_or(0, Vec::len);
+            .ok()
+            .flatten();
+        let found = answer.map_or(0, |found| found.len());
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         let key = if waited { "ours" } else { "raw" };
         row[format!("{key}_ms")] = json!(ms);

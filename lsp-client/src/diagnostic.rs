@@ -20,16 +20,6 @@ pub enum Severity {
 }
 
 impl Severity {
-    fn from_lsp(value: Option<i64>) -> Severity {
-        match value {
-            Some(2) => Severity::Warning,
-            Some(3) => Severity::Information,
-            Some(4) => Severity::Hint,
-            // The spec leaves a missing severity to the client; an error is the safe reading.
-            _ => Severity::Error,
-        }
-    }
-
     /// `error`, `warning`, `information`, `hint`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -72,49 +62,51 @@ pub struct Diagnostic {
 /// diagnostic that merely moved is the same one.
 pub type DiagnosticKey = (Severity, Option<String>, String);
 
-fn has_tag(value: &Value, tag: i64) -> bool {
-    value
-        .get("tags")
-        .and_then(Value::as_array)
-        .is_some_and(|tags| tags.iter().any(|t| t.as_i64() == Some(tag)))
-}
-
 impl Diagnostic {
     /// Its identity for the ledger.
     pub fn key(&self) -> DiagnosticKey {
         (self.severity, self.code.clone(), self.message.clone())
     }
 
-    /// Parses an LSP `Diagnostic` object leniently (missing fields get defaults).
+    /// Reads an LSP `Diagnostic` object as the server sent it (`None` when lsp-types cannot
+    /// read it: one bad entry is skipped, not the list).
     pub fn from_lsp(value: &Value) -> Option<Diagnostic> {
-        let range = value.get("range")?;
-        let position = |key: &str, field: &str| {
-            range
-                .get(key)
-                .and_then(|p| p.get(field))
-                .and_then(Value::as_u64)
-                .and_then(|n| u32::try_from(n).ok())
-                .unwrap_or(0)
+        serde_json::from_value::<lsp_types::Diagnostic>(value.clone())
+            .ok()
+            .map(|diagnostic| Diagnostic::from_typed(&diagnostic))
+    }
+
+    /// One typed LSP diagnostic.
+    pub fn from_typed(diagnostic: &lsp_types::Diagnostic) -> Diagnostic {
+        use lsp_types::{DiagnosticSeverity, DiagnosticTag, NumberOrString};
+        let range = diagnostic.range;
+        let severity = match diagnostic.severity {
+            Some(DiagnosticSeverity::WARNING) => Severity::Warning,
+            Some(DiagnosticSeverity::INFORMATION) => Severity::Information,
+            Some(DiagnosticSeverity::HINT) => Severity::Hint,
+            // The spec leaves a missing severity to the client; an error is the safe reading.
+            _ => Severity::Error,
         };
-        let code = match value.get("code") {
-            Some(Value::String(code)) => Some(code.clone()),
-            Some(Value::Number(code)) => Some(code.to_string()),
-            _ => None,
+        let tagged = |tag| {
+            diagnostic
+                .tags
+                .as_ref()
+                .is_some_and(|tags| tags.contains(&tag))
         };
-        Some(Diagnostic {
-            line: position("start", "line") + 1,
-            character: position("start", "character"),
-            end_line: position("end", "line") + 1,
-            severity: Severity::from_lsp(value.get("severity").and_then(Value::as_i64)),
-            code,
-            message: value.get("message")?.as_str()?.trim_end().to_owned(),
-            source: value
-                .get("source")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            unnecessary: has_tag(value, 1),
-            deprecated: has_tag(value, 2),
-        })
+        Diagnostic {
+            line: range.start.line.saturating_add(1),
+            character: range.start.character,
+            end_line: range.end.line.saturating_add(1),
+            severity,
+            code: diagnostic.code.as_ref().map(|code| match code {
+                NumberOrString::Number(code) => code.to_string(),
+                NumberOrString::String(code) => code.clone(),
+            }),
+            message: diagnostic.message.trim_end().to_owned(),
+            source: diagnostic.source.clone(),
+            unnecessary: tagged(DiagnosticTag::UNNECESSARY),
+            deprecated: tagged(DiagnosticTag::DEPRECATED),
+        }
     }
 
     /// Whether the server's own report is only a hint or an "unused" mark, which the
@@ -166,12 +158,9 @@ impl Diagnostic {
         })
     }
 
-    /// Parses an array of LSP diagnostics, skipping malformed entries.
-    pub fn list_from_lsp(value: Option<&Value>) -> Vec<Diagnostic> {
-        value
-            .and_then(Value::as_array)
-            .map(|items| items.iter().filter_map(Diagnostic::from_lsp).collect())
-            .unwrap_or_default()
+    /// Reads a list of LSP diagnostics, skipping malformed entries.
+    pub fn list_from_lsp(items: &[Value]) -> Vec<Diagnostic> {
+        items.iter().filter_map(Diagnostic::from_lsp).collect()
     }
 
     /// Errors and warnings: what the write hook and `diagnostics` report.

@@ -2,8 +2,10 @@
 //! server per (language, root) on demand, and the diagnostics of the exact version just
 //! written.
 //!
-//! - [`transport::Connection`]: reader, writer and stderr each on their own task; a pending
-//!   map with per-request timeouts that cancel with `$/cancelRequest`.
+//! - [`transport::Connection`]: framing on a reader and a writer task; the id counter and a
+//!   pending map with per-request timeouts that cancel with `$/cancelRequest`; typed
+//!   requests and notifications (lsp-types). [`process::ServerProcess`] owns the child:
+//!   its process group, stderr tail and exit status.
 //! - [`LanguageServer`]: initialization (UTF-8 or UTF-16 positions, versioned and pull
 //!   diagnostics, rust-analyzer's server status), answers to every server request, document
 //!   sync, and [`LanguageServer::diagnostics`], which waits for the diagnostics of one synced
@@ -37,14 +39,19 @@
 //! # }
 //! ```
 
+pub use lsp_types;
+
+mod capabilities;
 pub mod checker;
 pub mod config;
 pub mod detect;
 mod diagnostic;
 mod error;
+pub mod ext;
 mod ledger;
 pub mod policy;
 pub mod position;
+pub mod process;
 mod server;
 mod supervisor;
 pub mod table;
@@ -66,4 +73,4 @@ pub use supervisor::{
     Unavailable,
 };
 pub use table::{Family, ServerSpec, ServerTable, Timing};
-pub use workspace_edit::{EditError, FileChange};
+pub use workspace_edit::{ApplyError, EditError, FileChange};

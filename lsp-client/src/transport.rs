@@ -1,33 +1,42 @@
-//! JSON-RPC over Content-Length frames, on three tasks.
+//! JSON-RPC over Content-Length frames: the framing, the id counter and the pending map.
 //!
-//! A [`Connection`] owns a reader task (frames → responses to the pending map, or
-//! [`Incoming`] messages to a channel), a writer task (a channel of bodies → frames) and, for
-//! a child process, a stderr task that drains stderr into a bounded tail. Keeping them apart
-//! means a server that writes a 1 MB frame while we write one to it cannot deadlock us, and a
-//! server that fills its stderr pipe never stalls. Like rust-analyzer's `lsp-server`, the
-//! transport knows nothing of LSP itself: [`Connection::from_io`] runs it over any pipe
-//! (an in-memory peer in tests).
+//! A [`Connection`] owns a reader task (frames → responses routed to the request waiting
+//! for them, or [`Incoming`] messages to a channel) and a writer task (a channel of bodies →
+//! frames), so that a server writing a 1 MB frame while we write one to it cannot deadlock
+//! us. Like rust-analyzer's `lsp-server` `Connection`, it knows nothing of the process on the
+//! other end ([`crate::process::ServerProcess`] starts one and says how it ended) nor of LSP
+//! beyond the message envelope: it runs over any pipe ([`Connection::from_io`]), and
+//! [`Connection::memory`] gives two ends talking to each other, for protocol tests.
 
 use cc_process::lock;
-use std::collections::{HashMap, VecDeque};
-use std::io;
-use std::process::Stdio;
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cc_framing::{FrameReader, FrameWriter};
-use cc_process::GroupChild;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::LspError;
+use lsp_types::notification::{Cancel, Notification};
+use lsp_types::request::Request;
+use lsp_types::{CancelParams, NumberOrString};
 
-/// Lines of stderr kept for error messages.
-const STDERR_LINES: usize = 20;
-/// Bytes of stderr kept at most per line.
-const STDERR_LINE_BYTES: usize = 400;
+/// An id as LSP's `integer` (ids count up from 1, far below its range).
+fn id_i32(id: i64) -> i32 {
+    i32::try_from(id).unwrap_or(i32::MAX)
+}
+
+/// Says how the other end ended, once its output has (for a process: its exit status and
+/// last stderr lines).
+pub type Ended = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = Closed> + Send>> + Send>;
+
+/// The receiving half of a connection's [`Incoming`] messages.
+pub type IncomingReceiver = mpsc::UnboundedReceiver<Incoming>;
 
 /// A message the server sent that is not a response.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,140 +93,62 @@ pub struct Connection {
     out: mpsc::UnboundedSender<Vec<u8>>,
     pending: Arc<Mutex<Pending>>,
     next_id: AtomicI64,
-    child: Arc<tokio::sync::Mutex<Option<GroupChild>>>,
-    pid: Option<u32>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
 }
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Connection")
             .field("name", &self.name)
-            .field("pid", &self.pid)
             .finish_non_exhaustive()
     }
 }
 
-/// The stderr side of a spawned server: its bounded tail and the task draining it.
-struct Stderr {
-    tail: Arc<Mutex<VecDeque<String>>>,
-    task: Option<tokio::task::JoinHandle<()>>,
-}
-
 impl Connection {
-    /// Starts `command` in its own process group (see `cc_process::spawn_group`) and talks
-    /// to it over its stdin and stdout.
-    pub fn spawn(
-        name: &str,
-        command: tokio::process::Command,
-    ) -> io::Result<(Connection, mpsc::UnboundedReceiver<Incoming>)> {
-        Self::spawn_with(name, command, false)
-    }
-
-    /// [`Connection::spawn`], and with `logs` every stderr line also comes in as
-    /// [`Incoming::Log`] (for servers whose log says something the protocol does not).
-    pub fn spawn_with(
-        name: &str,
-        mut command: tokio::process::Command,
-        logs: bool,
-    ) -> io::Result<(Connection, mpsc::UnboundedReceiver<Incoming>)> {
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cc_process::spawn_group(command)?;
-        let stdin = child
-            .take_stdin()
-            .ok_or_else(|| io::Error::other("child has no stdin"))?;
-        let stdout = child
-            .take_stdout()
-            .ok_or_else(|| io::Error::other("child has no stdout"))?;
-        let stderr = child.take_stderr();
-        let pid = child.id();
-        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
-        let (in_tx, in_rx) = mpsc::unbounded_channel();
-        let stderr_task = stderr.map(|stderr| {
-            let tail = stderr_tail.clone();
-            let name = name.to_owned();
-            let logs = logs.then(|| in_tx.downgrade());
-            tokio::spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::debug!(server = %name, "stderr: {line}");
-                    let kept = truncate(&line, STDERR_LINE_BYTES);
-                    {
-                        let mut tail = lock(&tail);
-                        if tail.len() == STDERR_LINES {
-                            tail.pop_front();
-                        }
-                        tail.push_back(kept.clone());
-                    }
-                    if let Some(logs) = logs.as_ref().and_then(|logs| logs.upgrade()) {
-                        let _ = logs.send(Incoming::Log { line: kept });
-                    }
-                }
-            })
-        });
-        Ok(Self::start(
-            name,
-            stdout,
-            stdin,
-            Some(child),
-            Some(pid),
-            Stderr {
-                tail: stderr_tail,
-                task: stderr_task,
-            },
-            (in_tx, in_rx),
-        ))
-    }
-
-    /// A connection over any reader and writer (an in-memory peer, a socket).
-    pub fn from_io<R, W>(
-        name: &str,
-        reader: R,
-        writer: W,
-    ) -> (Connection, mpsc::UnboundedReceiver<Incoming>)
+    /// A connection over any reader and writer (a child's pipes, a socket).
+    pub fn from_io<R, W>(name: &str, reader: R, writer: W) -> (Connection, IncomingReceiver)
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        Self::start(
-            name,
-            reader,
-            writer,
-            None,
-            None,
-            Stderr {
-                tail: Arc::new(Mutex::new(VecDeque::new())),
-                task: None,
-            },
-            mpsc::unbounded_channel(),
+        let (in_tx, in_rx) = mpsc::unbounded_channel();
+        (Self::start(name, reader, writer, in_tx, None), in_rx)
+    }
+
+    /// Two connected ends in memory: what one sends, the other receives (a client and an
+    /// in-memory peer, for protocol tests; in addition to real servers, never instead).
+    /// Each end answers the other's requests with [`Connection::respond`].
+    pub fn memory(
+        client: &str,
+        peer: &str,
+    ) -> (
+        (Connection, IncomingReceiver),
+        (Connection, IncomingReceiver),
+    ) {
+        let (client_io, peer_io) = tokio::io::duplex(64 * 1024);
+        let (client_read, client_write) = tokio::io::split(client_io);
+        let (peer_read, peer_write) = tokio::io::split(peer_io);
+        (
+            Self::from_io(client, client_read, client_write),
+            Self::from_io(peer, peer_read, peer_write),
         )
     }
 
-    fn start<R, W>(
+    /// Runs the reader and writer tasks over `reader` and `writer`, sending what is not a
+    /// response to `incoming`; `ended`, when given, says how the other end ended once its
+    /// output has (what pending requests then fail with).
+    pub fn start<R, W>(
         name: &str,
         reader: R,
         writer: W,
-        child: Option<GroupChild>,
-        pid: Option<u32>,
-        Stderr {
-            tail: stderr,
-            task: stderr_task,
-        }: Stderr,
-        (in_tx, in_rx): (
-            mpsc::UnboundedSender<Incoming>,
-            mpsc::UnboundedReceiver<Incoming>,
-        ),
-    ) -> (Connection, mpsc::UnboundedReceiver<Incoming>)
+        incoming: mpsc::UnboundedSender<Incoming>,
+        ended: Option<Ended>,
+    ) -> Connection
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let pending = Arc::new(Mutex::new(Pending::default()));
-        let child = Arc::new(tokio::sync::Mutex::new(child));
 
         let writer_name = name.to_owned();
         tokio::spawn(async move {
@@ -235,26 +166,18 @@ impl Connection {
         let reader_state = ReaderState {
             name: name.to_owned(),
             pending: pending.clone(),
-            incoming: in_tx,
+            incoming,
             out: out_tx.downgrade(),
-            child: Arc::downgrade(&child),
-            stderr: stderr.clone(),
-            stderr_task,
+            ended,
         };
         tokio::spawn(reader_state.run(reader));
 
-        (
-            Connection {
-                name: name.to_owned(),
-                out: out_tx,
-                pending,
-                next_id: AtomicI64::new(1),
-                child,
-                pid,
-                stderr,
-            },
-            in_rx,
-        )
+        Connection {
+            name: name.to_owned(),
+            out: out_tx,
+            pending,
+            next_id: AtomicI64::new(1),
+        }
     }
 
     /// The name given at start (used in every error message).
@@ -262,28 +185,44 @@ impl Connection {
         &self.name
     }
 
-    /// The server's pid (its process group), for a spawned server.
-    pub fn pid(&self) -> Option<u32> {
-        self.pid
-    }
-
     /// How the server ended, once it has.
     pub fn closed(&self) -> Option<Closed> {
         lock(&self.pending).closed.clone()
     }
 
-    /// The last lines the server printed on stderr.
-    pub fn stderr_tail(&self) -> String {
-        lock(&self.stderr)
-            .iter()
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
+    /// Sends the typed request `R` and waits up to `timeout` for its answer, read as
+    /// `R::Result` (an answer of another shape is [`LspError::BadResponse`]). On timeout the
+    /// request is cancelled with `$/cancelRequest`.
+    pub async fn request<R: Request>(
+        &self,
+        params: R::Params,
+        timeout: Duration,
+    ) -> Result<R::Result, LspError> {
+        let answer = self.request_json::<R>(params, timeout).await?;
+        serde_json::from_value(answer).map_err(|error| LspError::BadResponse {
+            server: self.name.clone(),
+            method: R::METHOD.to_owned(),
+            detail: error.to_string(),
+        })
     }
 
-    /// Sends a request and waits up to `timeout` for its answer. On timeout the request is
-    /// cancelled with `$/cancelRequest`.
-    pub async fn request(
+    /// [`Connection::request`] with the answer as sent (for answers read leniently).
+    pub async fn request_json<R: Request>(
+        &self,
+        params: R::Params,
+        timeout: Duration,
+    ) -> Result<Value, LspError> {
+        let params = serde_json::to_value(params).map_err(|error| LspError::BadResponse {
+            server: self.name.clone(),
+            method: R::METHOD.to_owned(),
+            detail: format!("its parameters cannot be written: {error}"),
+        })?;
+        self.request_value(R::METHOD, params, timeout).await
+    }
+
+    /// Sends a request given as JSON and waits up to `timeout` for its answer. On timeout
+    /// the request is cancelled with `$/cancelRequest`.
+    pub async fn request_value(
         &self,
         method: &str,
         params: Value,
@@ -301,10 +240,7 @@ impl Connection {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         if self.send_value(&body).is_err() {
             lock(&self.pending).waiting.remove(&id);
-            let closed = self.closed().unwrap_or_else(|| Closed {
-                status: None,
-                stderr_tail: self.stderr_tail(),
-            });
+            let closed = self.closed().unwrap_or_default();
             return Err(self.exited(method, closed));
         }
         match tokio::time::timeout(timeout, rx).await {
@@ -319,7 +255,9 @@ impl Connection {
             Ok(Err(_dropped)) => Err(self.exited(method, self.closed().unwrap_or_default())),
             Err(_elapsed) => {
                 lock(&self.pending).waiting.remove(&id);
-                let _ = self.notify("$/cancelRequest", json!({"id": id}));
+                let _ = self.notify::<Cancel>(CancelParams {
+                    id: NumberOrString::Number(id_i32(id)),
+                });
                 Err(LspError::Timeout {
                     server: self.name.clone(),
                     method: method.to_owned(),
@@ -329,8 +267,14 @@ impl Connection {
         }
     }
 
-    /// Sends a notification.
-    pub fn notify(&self, method: &str, params: Value) -> Result<(), LspError> {
+    /// Sends the typed notification `N`.
+    pub fn notify<N: Notification>(&self, params: N::Params) -> Result<(), LspError> {
+        let params = serde_json::to_value(params).unwrap_or_default();
+        self.notify_value(N::METHOD, params)
+    }
+
+    /// Sends a notification given as JSON.
+    pub fn notify_value(&self, method: &str, params: Value) -> Result<(), LspError> {
         let body = json!({"jsonrpc": "2.0", "method": method, "params": params});
         self.send_value(&body)
             .map_err(|()| self.exited(method, self.closed().unwrap_or_default()))
@@ -363,21 +307,9 @@ impl Connection {
         }
     }
 
-    /// Whether the process has exited (always false for a connection over plain pipes
-    /// that is still open).
+    /// Whether the other end's output has ended (the server exited or closed it).
     pub fn is_closed(&self) -> bool {
         lock(&self.pending).closed.is_some()
-    }
-
-    /// Ends the process group: waits up to `grace` for the leader to exit by itself (after
-    /// `exit`), then SIGKILLs the whole group.
-    pub async fn kill_after(&self, grace: Duration) {
-        let mut child = self.child.lock().await;
-        if let Some(child) = child.as_mut() {
-            if let Err(error) = child.wait_or_kill(grace).await {
-                tracing::warn!(server = %self.name, %error, "could not reap the server");
-            }
-        }
     }
 }
 
@@ -385,12 +317,9 @@ struct ReaderState {
     name: String,
     pending: Arc<Mutex<Pending>>,
     incoming: mpsc::UnboundedSender<Incoming>,
-    // Weak, so that dropping the `Connection` drops the child (killing its group) and closes
-    // the writer, which ends this reader too.
+    // Weak, so that dropping the `Connection` closes the writer (the server's stdin).
     out: mpsc::WeakUnboundedSender<Vec<u8>>,
-    child: std::sync::Weak<tokio::sync::Mutex<Option<GroupChild>>>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
-    stderr_task: Option<tokio::task::JoinHandle<()>>,
+    ended: Option<Ended>,
 }
 
 impl ReaderState {
@@ -482,35 +411,9 @@ impl ReaderState {
 
     /// The server's output ended: record how, and fail everything still waiting.
     async fn finish(self) {
-        let status = {
-            let child = self.child.upgrade();
-            let wait = async {
-                let child = child?;
-                let mut child = child.lock().await;
-                match child.as_mut() {
-                    Some(child) => child.wait().await.ok().map(|status| status.to_string()),
-                    None => None,
-                }
-            };
-            tokio::time::timeout(Duration::from_secs(2), wait)
-                .await
-                .ok()
-                .flatten()
-        };
-        if let Some(task) = self.stderr_task {
-            let _ = tokio::time::timeout(Duration::from_millis(500), task).await;
-        }
-        let stderr_tail = lock(&self.stderr)
-            .iter()
-            .rev()
-            .take(5)
-            .rev()
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n");
-        let closed = Closed {
-            status,
-            stderr_tail,
+        let closed = match self.ended {
+            Some(ended) => ended().await,
+            None => Closed::default(),
         };
         let waiting = {
             let mut pending = lock(&self.pending);
@@ -522,15 +425,4 @@ impl ReaderState {
         }
         // Dropping `incoming` tells the client's handler that the server is gone.
     }
-}
-
-fn truncate(line: &str, max: usize) -> String {
-    if line.len() <= max {
-        return line.to_owned();
-    }
-    let mut end = max;
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &line[..end])
 }

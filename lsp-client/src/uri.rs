@@ -17,6 +17,21 @@ pub fn path_to_uri(path: &Path) -> String {
     out
 }
 
+/// [`path_to_uri`] as the typed `lsp_types::Uri`.
+pub fn file_uri(path: &Path) -> lsp_types::Uri {
+    #[allow(clippy::expect_used)]
+    // Every byte outside the unreserved set and `/` is percent-encoded after `file://`, so
+    // the string is always a valid URI.
+    path_to_uri(path)
+        .parse()
+        .expect("a percent-encoded file URI parses")
+}
+
+/// [`uri_to_path`] of a typed URI.
+pub fn uri_path(uri: &lsp_types::Uri) -> Option<PathBuf> {
+    uri_to_path(uri.as_str())
+}
+
 /// The path of a `file://` URI (`None` for other schemes or bad encoding).
 pub fn uri_to_path(uri: &str) -> Option<PathBuf> {
     let rest = uri.strip_prefix("file://")?;
@@ -57,6 +72,7 @@ mod tests {
             Path::new("/tmp/ü")
         );
         assert_eq!(uri_to_path("untitled:Untitled-1"), None);
+        assert_eq!(uri_path(&file_uri(path)).unwrap(), path);
     }
 
     proptest! {

@@ -13,14 +13,21 @@
 //! the same edit created, moved or deleted (except editing the text of a created or moved
 //! file, and of files inside a moved folder), and a create or rename onto a path that
 //! exists.
+//!
+//! The edit is the typed `lsp_types::WorkspaceEdit`; [`parse`] reads one from JSON, taking
+//! LSP 3.18 snippet text edits (which lsp-types 0.97 does not know) as their text.
 
 use std::path::{Path, PathBuf};
 
+use lsp_types::{
+    AnnotatedTextEdit, CreateFile, DeleteFile, DocumentChangeOperation, DocumentChanges, OneOf,
+    Position, RenameFile, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+};
 use serde_json::Value;
 
 use crate::position::byte_offset;
 use crate::server::PositionEncoding;
-use crate::uri::uri_to_path;
+use crate::uri::uri_path;
 
 /// The net change of one file or folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +147,23 @@ pub enum EditError {
     Conflict(String),
 }
 
+/// Why an [`crate::ApplyEdit`] applied nothing; its text is the `failureReason` the server
+/// is told.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApplyError {
+    /// The edit cannot be planned against the disk.
+    #[error(transparent)]
+    Edit(#[from] EditError),
+    /// The applier refused it (a path outside the workspace, a commit that failed); the
+    /// message says why and that nothing was changed.
+    #[error("{0}")]
+    Refused(String),
+    /// The applier's thread ended without an answer.
+    #[error("the edit could not be applied: {0}")]
+    Aborted(String),
+}
+
 #[derive(Debug, Clone)]
 struct Node {
     /// Where it is on disk now; `None` for a created file.
@@ -182,7 +206,7 @@ struct Planner<'a> {
 /// gives the version last synced to the server for an open file (to refuse an edit made
 /// for another version).
 pub fn plan(
-    edit: &Value,
+    edit: &WorkspaceEdit,
     encoding: PositionEncoding,
     versions: &dyn Fn(&Path) -> Option<i64>,
 ) -> Result<Vec<FileChange>, EditError> {
@@ -193,46 +217,83 @@ pub fn plan(
         ops: Vec::new(),
         touched: Vec::new(),
     };
-    if let Some(changes) = edit.get("documentChanges").filter(|v| !v.is_null()) {
-        let changes = changes
-            .as_array()
-            .ok_or_else(|| EditError::Malformed("`documentChanges` is not an array".into()))?;
-        for change in changes {
-            planner.document_change(change)?;
+    match (&edit.document_changes, &edit.changes) {
+        (Some(DocumentChanges::Edits(edits)), _) => {
+            for edit in edits {
+                planner.document_edit(edit)?;
+            }
         }
-    } else if let Some(changes) = edit.get("changes").filter(|v| !v.is_null()) {
-        let changes = changes
-            .as_object()
-            .ok_or_else(|| EditError::Malformed("`changes` is not an object".into()))?;
-        // Map order is the server's; the result does not depend on it.
-        for (uri, edits) in changes {
-            let path = file_path(uri)?;
-            planner.text_edits(&path, edits, None)?;
+        (Some(DocumentChanges::Operations(operations)), _) => {
+            for operation in operations {
+                match operation {
+                    DocumentChangeOperation::Edit(edit) => planner.document_edit(edit)?,
+                    DocumentChangeOperation::Op(ResourceOp::Create(create)) => {
+                        planner.create(create)?
+                    }
+                    DocumentChangeOperation::Op(ResourceOp::Rename(rename)) => {
+                        planner.rename(rename)?
+                    }
+                    DocumentChangeOperation::Op(ResourceOp::Delete(delete)) => {
+                        planner.delete(delete)?
+                    }
+                }
+            }
         }
-    } else if !edit.is_object() {
-        return Err(EditError::Malformed("not an object".into()));
+        (None, Some(changes)) => {
+            // Map order is the server's; the result does not depend on it.
+            for (uri, edits) in changes {
+                let path = file_path(uri)?;
+                let edits: Vec<&TextEdit> = edits.iter().collect();
+                planner.text_edits(&path, &edits, None)?;
+            }
+        }
+        (None, None) => {}
     }
     Ok(planner.finish())
 }
 
-fn file_path(uri: &str) -> Result<PathBuf, EditError> {
-    uri_to_path(uri).ok_or_else(|| EditError::Malformed(format!("`{uri}` is not a file:// URI")))
+/// Reads a `WorkspaceEdit` from JSON (a server's `workspace/applyEdit`, a rename answer).
+pub fn parse(edit: Value) -> Result<WorkspaceEdit, EditError> {
+    let mut edit = edit;
+    accept_snippet_edits(&mut edit);
+    serde_json::from_value(edit).map_err(|error| EditError::Malformed(error.to_string()))
 }
 
-fn uri_field(value: &Value, key: &str) -> Result<PathBuf, EditError> {
-    let uri = value
-        .get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| EditError::Malformed(format!("an operation without `{key}`")))?;
-    file_path(uri)
+/// LSP 3.18's `SnippetTextEdit` carries `snippet: {value}` instead of `newText`, and
+/// lsp-types 0.97 has no type for it: its value becomes the edit's `newText` (as the
+/// hand-written reader took it before), so the typed edit reads it.
+fn accept_snippet_edits(edit: &mut Value) {
+    let Some(changes) = edit
+        .get_mut("documentChanges")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for change in changes {
+        let Some(edits) = change.get_mut("edits").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for text_edit in edits {
+            let Some(object) = text_edit.as_object_mut() else {
+                continue;
+            };
+            if object.contains_key("newText") {
+                continue;
+            }
+            let snippet = object
+                .get("snippet")
+                .and_then(|snippet| snippet.get("value"))
+                .cloned();
+            if let Some(value) = snippet {
+                object.insert("newText".into(), value);
+            }
+        }
+    }
 }
 
-fn flag(value: &Value, key: &str) -> bool {
-    value
-        .get("options")
-        .and_then(|o| o.get(key))
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
+fn file_path(uri: &Uri) -> Result<PathBuf, EditError> {
+    uri_path(uri)
+        .ok_or_else(|| EditError::Malformed(format!("`{}` is not a file:// URI", uri.as_str())))
 }
 
 fn exists_on_disk(path: &Path) -> bool {
@@ -252,24 +313,20 @@ fn read_text(path: &Path) -> Result<(Vec<u8>, String), EditError> {
 }
 
 impl Planner<'_> {
-    fn document_change(&mut self, change: &Value) -> Result<(), EditError> {
-        match change.get("kind").and_then(Value::as_str) {
-            None => {
-                let document = change.get("textDocument").ok_or_else(|| {
-                    EditError::Malformed("a document change without `textDocument`".into())
-                })?;
-                let path = uri_field(document, "uri")?;
-                let version = document.get("version").and_then(Value::as_i64);
-                let edits = change.get("edits").unwrap_or(&Value::Null);
-                self.text_edits(&path, edits, version)
-            }
-            Some("create") => self.create(change),
-            Some("rename") => self.rename(change),
-            Some("delete") => self.delete(change),
-            Some(other) => Err(EditError::Malformed(format!(
-                "unknown document change kind `{other}`"
-            ))),
-        }
+    fn document_edit(&mut self, change: &TextDocumentEdit) -> Result<(), EditError> {
+        let path = file_path(&change.text_document.uri)?;
+        let version = change.text_document.version.map(i64::from);
+        // An annotated edit is applied as it stands (annotations only ask for confirmation,
+        // which the caller's own review covers).
+        let edits: Vec<&TextEdit> = change
+            .edits
+            .iter()
+            .map(|edit| match edit {
+                OneOf::Left(edit) => edit,
+                OneOf::Right(AnnotatedTextEdit { text_edit, .. }) => text_edit,
+            })
+            .collect();
+        self.text_edits(&path, &edits, version)
     }
 
     /// The node now at `path`, loaded from disk (through moved folders) if needed.
@@ -349,12 +406,9 @@ impl Planner<'_> {
     fn text_edits(
         &mut self,
         path: &Path,
-        edits: &Value,
+        edits: &[&TextEdit],
         version: Option<i64>,
     ) -> Result<(), EditError> {
-        let edits = edits.as_array().ok_or_else(|| {
-            EditError::Malformed(format!("edits of {} are not an array", path.display()))
-        })?;
         if let (Some(edit_version), Some(current)) = (version, (self.versions)(path)) {
             if edit_version != current {
                 return Err(EditError::Version {
@@ -371,21 +425,24 @@ impl Planner<'_> {
         Ok(())
     }
 
-    fn create(&mut self, change: &Value) -> Result<(), EditError> {
-        let path = uri_field(change, "uri")?;
+    fn create(&mut self, change: &CreateFile) -> Result<(), EditError> {
+        let path = file_path(&change.uri)?;
+        let options = change.options.as_ref();
+        let overwrite = options.and_then(|o| o.overwrite).unwrap_or(false);
+        let ignore_if_exists = options.and_then(|o| o.ignore_if_exists).unwrap_or(false);
         let here = self
             .nodes
             .iter()
             .any(|n| n.at.as_deref() == Some(path.as_path()));
         if here || exists_on_disk(&path) {
             // `overwrite` wins over `ignoreIfExists` (the spec's rule).
-            if flag(change, "overwrite") && (here || path.is_file()) {
+            if overwrite && (here || path.is_file()) {
                 // Overwriting a file empties it; later edits fill it.
                 let index = self.node_at(&path)?;
                 self.nodes[index].text.clear();
                 return Ok(());
             }
-            if flag(change, "ignoreIfExists") {
+            if ignore_if_exists {
                 return Ok(());
             }
             return Err(EditError::Conflict(format!(
@@ -407,16 +464,19 @@ impl Planner<'_> {
         Ok(())
     }
 
-    fn rename(&mut self, change: &Value) -> Result<(), EditError> {
-        let from = uri_field(change, "oldUri")?;
-        let to = uri_field(change, "newUri")?;
+    fn rename(&mut self, change: &RenameFile) -> Result<(), EditError> {
+        let from = file_path(&change.old_uri)?;
+        let to = file_path(&change.new_uri)?;
+        let options = change.options.as_ref();
+        let overwrite = options.and_then(|o| o.overwrite).unwrap_or(false);
+        let ignore_if_exists = options.and_then(|o| o.ignore_if_exists).unwrap_or(false);
         if exists_on_disk(&to)
             || self
                 .nodes
                 .iter()
                 .any(|n| n.at.as_deref() == Some(to.as_path()))
         {
-            if flag(change, "ignoreIfExists") && !flag(change, "overwrite") {
+            if ignore_if_exists && !overwrite {
                 return Ok(());
             }
             return Err(EditError::Conflict(format!(
@@ -459,10 +519,15 @@ impl Planner<'_> {
         Ok(())
     }
 
-    fn delete(&mut self, change: &Value) -> Result<(), EditError> {
-        let path = uri_field(change, "uri")?;
+    fn delete(&mut self, change: &DeleteFile) -> Result<(), EditError> {
+        let path = file_path(&change.uri)?;
+        let options = change.options.as_ref();
+        let recursive = options.and_then(|o| o.recursive).unwrap_or(false);
+        let ignore_if_not_exists = options
+            .and_then(|o| o.ignore_if_not_exists)
+            .unwrap_or(false);
         if !exists_on_disk(&path) {
-            if flag(change, "ignoreIfNotExists") {
+            if ignore_if_not_exists {
                 return Ok(());
             }
             return Err(EditError::Conflict(format!(
@@ -473,7 +538,7 @@ impl Planner<'_> {
         self.untouched(&path, "deletes")?;
         if path.is_dir() {
             let empty = std::fs::read_dir(&path).is_ok_and(|mut d| d.next().is_none());
-            if !empty && !flag(change, "recursive") {
+            if !empty && !recursive {
                 return Err(EditError::Conflict(format!(
                     "the edit deletes the folder {}, which is not empty, without `recursive`; \
                      nothing was changed",
@@ -576,26 +641,23 @@ fn line_starts(text: &str) -> Vec<usize> {
 
 /// The byte offset of an LSP position; a character past the line's end is its end (as the
 /// spec says), a line past the end is the end of the text.
-fn offset(
-    text: &str,
-    starts: &[usize],
-    position: &Value,
-    encoding: PositionEncoding,
-) -> Option<usize> {
-    let line = usize::try_from(position.get("line")?.as_u64()?).ok()?;
-    let character = u32::try_from(position.get("character")?.as_u64()?).ok()?;
+fn offset(text: &str, starts: &[usize], position: Position, encoding: PositionEncoding) -> usize {
+    let line = usize::try_from(position.line).unwrap_or(usize::MAX);
     let Some(&start) = starts.get(line) else {
-        return Some(text.len());
+        return text.len();
     };
-    let end = starts.get(line + 1).copied().unwrap_or(text.len());
+    let end = starts
+        .get(line.saturating_add(1))
+        .copied()
+        .unwrap_or(text.len());
     let content = text[start..end].trim_end_matches(['\n', '\r']);
-    Some(start + byte_offset(content, character, encoding))
+    start + byte_offset(content, position.character, encoding)
 }
 
 /// Applies one set of text edits (all relative to `text`, not overlapping).
 pub fn apply_text_edits(
     text: &str,
-    edits: &[Value],
+    edits: &[&TextEdit],
     encoding: PositionEncoding,
     path: &Path,
 ) -> Result<String, EditError> {
@@ -606,29 +668,14 @@ pub fn apply_text_edits(
     let starts = line_starts(text);
     let mut spans: Vec<(usize, usize, usize, &str)> = Vec::with_capacity(edits.len());
     for (order, edit) in edits.iter().enumerate() {
-        let range = edit
-            .get("range")
-            .ok_or_else(|| bad("a text edit without `range`".into()))?;
-        let new_text = edit
-            .get("newText")
-            .and_then(Value::as_str)
-            .or_else(|| {
-                edit.get("snippet")
-                    .and_then(|s| s.get("value"))
-                    .and_then(Value::as_str)
-            })
-            .ok_or_else(|| bad("a text edit without `newText`".into()))?;
-        let at = |key: &str| {
-            range
-                .get(key)
-                .and_then(|p| offset(text, &starts, p, encoding))
-                .ok_or_else(|| bad(format!("a range without a valid `{key}`")))
-        };
-        let (start, end) = (at("start")?, at("end")?);
+        let range = edit.range;
+        let start = offset(text, &starts, range.start, encoding);
+        let end = offset(text, &starts, range.end, encoding);
         if end < start {
+            let range = serde_json::to_string(&range).unwrap_or_default();
             return Err(bad(format!("a range ends before it starts: {range}")));
         }
-        spans.push((start, end, order, new_text));
+        spans.push((start, end, order, edit.new_text.as_str()));
     }
     // Same start: the spec applies them in the order given.
     spans.sort_by_key(|&(start, end, order, _)| (start, end, order));
@@ -656,8 +703,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn edit(line: u32, start: u32, end: u32, text: &str) -> Value {
-        json!({"range": {"start": {"line": line, "character": start}, "end": {"line": line, "character": end}}, "newText": text})
+    fn edit(line: u32, start: u32, end: u32, text: &str) -> TextEdit {
+        TextEdit::new(
+            lsp_types::Range::new(Position::new(line, start), Position::new(line, end)),
+            text.into(),
+        )
+    }
+
+    fn plan_json(
+        edit: Value,
+        versions: &dyn Fn(&Path) -> Option<i64>,
+    ) -> Result<Vec<FileChange>, EditError> {
+        plan(&parse(edit)?, PositionEncoding::Utf16, versions)
     }
 
     fn no_versions(_: &Path) -> Option<i64> {
@@ -671,7 +728,7 @@ mod tests {
         let text = "x = 1\r\nlet é𝒳 = old(é𝒳)\r\n";
         let utf16 = apply_text_edits(
             text,
-            &[edit(1, 10, 13, "new")],
+            &[&edit(1, 10, 13, "new")],
             PositionEncoding::Utf16,
             path,
         )
@@ -679,7 +736,7 @@ mod tests {
         assert_eq!(utf16, "x = 1\r\nlet é𝒳 = new(é𝒳)\r\n");
         let utf8 = apply_text_edits(
             text,
-            &[edit(1, 13, 16, "new")],
+            &[&edit(1, 13, 16, "new")],
             PositionEncoding::Utf8,
             path,
         )
@@ -689,9 +746,9 @@ mod tests {
         let out = apply_text_edits(
             "ab\ncd",
             &[
-                edit(0, 99, 99, "1"),
-                edit(0, 99, 99, "2"),
-                edit(5, 0, 0, "!"),
+                &edit(0, 99, 99, "1"),
+                &edit(0, 99, 99, "2"),
+                &edit(5, 0, 0, "!"),
             ],
             PositionEncoding::Utf16,
             path,
@@ -700,7 +757,7 @@ mod tests {
         assert_eq!(out, "ab12\ncd!");
         let error = apply_text_edits(
             "abcdef",
-            &[edit(0, 0, 3, "x"), edit(0, 2, 4, "y")],
+            &[&edit(0, 0, 3, "x"), &edit(0, 2, 4, "y")],
             PositionEncoding::Utf16,
             path,
         )
@@ -728,7 +785,7 @@ mod tests {
             let start: usize = lines[..line].iter().map(|l| l.len() + 1).sum::<usize>() + byte_in_line;
             let character = crate::position::units(&content[..byte_in_line], encoding);
             let edit = edit(line as u32, character, character, &insert);
-            let applied = apply_text_edits(&text, &[edit], encoding, Path::new("/p")).unwrap();
+            let applied = apply_text_edits(&text, &[&edit], encoding, Path::new("/p")).unwrap();
             let expected = format!("{}{insert}{}", &text[..start], &text[start..]);
             proptest::prop_assert_eq!(applied, expected);
         }
@@ -748,7 +805,7 @@ mod tests {
             uri("a.py"): [edit(0, 4, 5, "g")],
             uri("b.py"): [edit(0, 0, 1, "g")],
         }});
-        let planned = plan(&changes, PositionEncoding::Utf16, &no_versions).unwrap();
+        let planned = plan_json(changes, &no_versions).unwrap();
         assert_eq!(planned.len(), 2);
         assert_eq!(
             planned[0],
@@ -770,7 +827,7 @@ mod tests {
             {"textDocument": {"uri": uri("pkg2/m.py"), "version": null}, "edits": [edit(0, 5, 6, "lib.a")]},
             {"kind": "delete", "uri": uri("b.py")},
         ]});
-        let planned = plan(&document, PositionEncoding::Utf16, &|p: &Path| {
+        let planned = plan_json(document, &|p: &Path| {
             (p.file_name()? == "a.py").then_some(3)
         })
         .unwrap();
@@ -802,7 +859,7 @@ mod tests {
 
         // Another version, a clash with the disk, and a sequence on a deleted path.
         let stale = json!({"documentChanges": [{"textDocument": {"uri": uri("a.py"), "version": 2}, "edits": []}]});
-        let error = plan(&stale, PositionEncoding::Utf16, &|_: &Path| Some(3)).unwrap_err();
+        let error = plan_json(stale, &|_: &Path| Some(3)).unwrap_err();
         assert!(matches!(
             error,
             EditError::Version {
@@ -812,19 +869,45 @@ mod tests {
             }
         ));
         let clash = json!({"documentChanges": [{"kind": "create", "uri": uri("b.py")}]});
-        assert!(plan(&clash, PositionEncoding::Utf16, &no_versions)
+        assert!(plan_json(clash, &no_versions)
             .unwrap_err()
             .to_string()
             .contains("exists"));
         let ignored = json!({"documentChanges": [{"kind": "create", "uri": uri("b.py"), "options": {"ignoreIfExists": true}}]});
-        assert!(plan(&ignored, PositionEncoding::Utf16, &no_versions)
-            .unwrap()
-            .is_empty());
+        assert!(plan_json(ignored, &no_versions).unwrap().is_empty());
         let sequence = json!({"documentChanges": [
             {"kind": "delete", "uri": uri("b.py")},
             {"textDocument": {"uri": uri("b.py"), "version": null}, "edits": [edit(0, 0, 0, "x")]},
         ]});
-        let error = plan(&sequence, PositionEncoding::Utf16, &no_versions).unwrap_err();
+        let error = plan_json(sequence, &no_versions).unwrap_err();
         assert!(error.to_string().contains("deleted it"), "{error}");
+    }
+
+    #[test]
+    fn annotated_and_snippet_edits_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("a.rs"), "fn f() {}\n").unwrap();
+        let uri = crate::uri::path_to_uri(&root.join("a.rs"));
+        let range = |start: u32, end: u32| json!({"start": {"line": 0, "character": start}, "end": {"line": 0, "character": end}});
+        let edit = json!({
+            "documentChanges": [
+                {"textDocument": {"uri": uri, "version": null}, "edits": [
+                    {"range": range(3, 4), "newText": "g", "annotationId": "rename"},
+                    {"range": range(8, 8), "snippet": {"kind": "snippet", "value": "1"}},
+                ]},
+                {"kind": "create", "uri": crate::uri::path_to_uri(&root.join("b.rs")), "annotationId": "rename"},
+            ],
+            "changeAnnotations": {"rename": {"label": "Rename", "needsConfirmation": true}},
+        });
+        let planned = plan_json(edit, &no_versions).unwrap();
+        assert_eq!(planned.len(), 2);
+        let FileChange::Modify { new, edits, .. } = &planned[0] else {
+            panic!("{planned:?}")
+        };
+        assert_eq!((new.as_slice(), *edits), (&b"fn g() {1}\n"[..], 2));
+        assert_eq!(planned[1].action(), "created");
+        let error = parse(json!({"documentChanges": [{"kind": "copy", "uri": uri}]})).unwrap_err();
+        assert!(matches!(error, EditError::Malformed(_)), "{error}");
     }
 }

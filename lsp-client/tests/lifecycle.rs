@@ -8,12 +8,11 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use cc_lsp_client::{CheckOutcome, LspError, ServerState, SupervisorOptions};
+use cc_lsp_client::{lsp_types, CheckOutcome, LspError, ServerState, SupervisorOptions};
 use cc_process::testing::require_peer;
 use common::*;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use serde_json::json;
 
 fn signal(pgid: u32, signal: Signal) {
     killpg(Pid::from_raw(pgid as i32), signal).expect("signal the server's group");
@@ -33,9 +32,11 @@ async fn killed_mid_request_fails_clearly_then_restarts_then_crash_loop_turns_it
 
     // Stopped, it cannot answer; killed, the pending request fails with a clear error.
     signal(pid, Signal::SIGSTOP);
-    let request = server.request(
-        "workspace/symbol",
-        json!({"query": "os"}),
+    let request = server.request::<lsp_types::request::WorkspaceSymbolRequest>(
+        lsp_types::WorkspaceSymbolParams {
+            query: "os".into(),
+            ..Default::default()
+        },
         Duration::from_secs(60),
     );
     let kill = async {
@@ -262,9 +263,9 @@ async fn a_server_flooding_stderr_never_stalls_and_its_last_lines_are_kept() {
     );
     let mut command = tokio::process::Command::new("sh");
     command.arg("-c").arg(script);
-    let (conn, mut incoming) =
-        cc_lsp_client::transport::Connection::spawn("noisy", command).unwrap();
-    let pid = conn.pid().unwrap();
+    let (process, conn, mut incoming) =
+        cc_lsp_client::process::ServerProcess::spawn("noisy", command, false).unwrap();
+    let pid = process.pid();
     let first = tokio::time::timeout(Duration::from_secs(30), incoming.recv())
         .await
         .expect("the frame arrives although stderr was flooded")
@@ -274,21 +275,22 @@ async fn a_server_flooding_stderr_never_stalls_and_its_last_lines_are_kept() {
         "{first:?}"
     );
     for _ in 0..100 {
-        if conn.stderr_tail().ends_with("the last line") {
+        if process.stderr_tail().ends_with("the last line") {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(
-        conn.stderr_tail().ends_with("the last line"),
+        process.stderr_tail().ends_with("the last line"),
         "{}",
-        conn.stderr_tail()
+        process.stderr_tail()
     );
     assert!(
-        conn.stderr_tail().lines().count() <= 20,
+        process.stderr_tail().lines().count() <= 20,
         "the tail is bounded"
     );
     drop(conn);
+    drop(process);
     assert_group_gone(pid).await;
 }
 

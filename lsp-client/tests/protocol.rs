@@ -40,7 +40,7 @@ async fn megabyte_frames_both_ways_do_not_deadlock() {
     let big = "x".repeat(1024 * 1024);
     // The peer pushes a 1 MB notification while we send a 1 MB request.
     peer.send(json!({"jsonrpc": "2.0", "method": "window/logMessage", "params": {"type": 4, "message": big}}));
-    let request = conn.request("echo", json!({"blob": big}), Duration::from_secs(20));
+    let request = conn.request_value("echo", json!({"blob": big}), Duration::from_secs(20));
     let answer = async {
         let message = peer.expect("echo").await;
         let blob = message["params"]["blob"].as_str().unwrap().len();
@@ -56,7 +56,7 @@ async fn megabyte_frames_both_ways_do_not_deadlock() {
 async fn a_request_that_times_out_is_cancelled() {
     let (conn, _incoming, mut peer) = pipe(json!({}), 64 * 1024);
     let error = conn
-        .request("slow/thing", json!({}), Duration::from_millis(200))
+        .request_value("slow/thing", json!({}), Duration::from_millis(200))
         .await
         .unwrap_err();
     assert!(matches!(error, LspError::Timeout { .. }), "{error}");
@@ -74,7 +74,7 @@ async fn a_request_that_times_out_is_cancelled() {
 #[tokio::test]
 async fn a_server_that_dies_fails_pending_requests_clearly() {
     let (conn, _incoming, peer) = pipe(json!({}), 64 * 1024);
-    let request = conn.request("textDocument/hover", json!({}), Duration::from_secs(30));
+    let request = conn.request_value("textDocument/hover", json!({}), Duration::from_secs(30));
     let kill = async {
         tokio::time::sleep(Duration::from_millis(100)).await;
         drop(peer);
@@ -90,7 +90,7 @@ async fn a_server_that_dies_fails_pending_requests_clearly() {
     );
     // Later requests fail at once.
     let again = conn
-        .request("x", json!({}), Duration::from_secs(30))
+        .request_value("x", json!({}), Duration::from_secs(30))
         .await
         .unwrap_err();
     assert!(matches!(again, LspError::ServerExited { .. }));
@@ -348,4 +348,54 @@ async fn pull_is_used_once_registered_and_refresh_pulls_again() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn answers_reach_their_requests_out_of_order_and_a_misshapen_one_is_an_error() {
+    use cc_lsp_client::lsp_types::{self, request::HoverRequest};
+    use cc_lsp_client::transport::{Connection, Incoming};
+    let ((client, _client_incoming), (peer, mut asked)) = Connection::memory("client", "peer");
+    let first = client.request_value("first", json!({"n": 1}), Duration::from_secs(10));
+    let second = client.request_value("second", json!({"n": 2}), Duration::from_secs(10));
+    let hover = client.request::<HoverRequest>(
+        lsp_types::HoverParams {
+            text_document_position_params: lsp_types::TextDocumentPositionParams::new(
+                lsp_types::TextDocumentIdentifier::new(URI.parse().unwrap()),
+                lsp_types::Position::new(0, 0),
+            ),
+            work_done_progress_params: Default::default(),
+        },
+        Duration::from_secs(10),
+    );
+    let answer = async {
+        let mut requests = Vec::new();
+        while requests.len() < 3 {
+            match asked.recv().await.unwrap() {
+                Incoming::Request { id, method, params } => requests.push((id, method, params)),
+                other => panic!("{other:?}"),
+            }
+        }
+        // An answer to an id never sent is dropped; then each, the last first.
+        peer.respond(json!(999), Ok(json!("stray")));
+        for (id, method, params) in requests.into_iter().rev() {
+            let answer = if method == "textDocument/hover" {
+                assert_eq!(params["textDocument"]["uri"], URI);
+                json!({"contents": 42})
+            } else {
+                json!({"method": method, "n": params["n"]})
+            };
+            peer.respond(id, Ok(answer));
+        }
+    };
+    let (first, second, hover, ()) = tokio::join!(first, second, hover, answer);
+    assert_eq!(first.unwrap(), json!({"method": "first", "n": 1}));
+    assert_eq!(second.unwrap(), json!({"method": "second", "n": 2}));
+    let error = hover.unwrap_err();
+    assert!(matches!(error, LspError::BadResponse { .. }), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("client sent an unexpected answer to `textDocument/hover`"),
+        "{error}"
+    );
 }

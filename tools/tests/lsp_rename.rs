@@ -181,9 +181,12 @@ async fn a_servers_apply_edit_goes_through_the_transaction() {
     // Organizing imports makes typescript-language-server send the edit back as
     // `workspace/applyEdit`, and wait for the answer.
     let organize = || {
-        server.request(
-            "workspace/executeCommand",
-            json!({"command": "_typescript.organizeImports", "arguments": [path.to_string_lossy()]}),
+        server.request_json::<cc_lsp_client::lsp_types::request::ExecuteCommand>(
+            cc_lsp_client::lsp_types::ExecuteCommandParams {
+                command: "_typescript.organizeImports".into(),
+                arguments: vec![json!(path.to_string_lossy())],
+                work_done_progress_params: Default::default(),
+            },
             Duration::from_secs(60),
         )
     };

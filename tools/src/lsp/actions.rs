@@ -3,12 +3,13 @@
 //! offer their quick fixes (add the missing import, did-you-mean) only for diagnostics they
 //! are handed back.
 
+use cc_lsp_client::lsp_types::{CodeActionOptions, CodeActionProviderCapability, Position, Range};
 use cc_lsp_client::position::units;
-use cc_lsp_client::uri::path_to_uri;
 use cc_lsp_client::{DiagnosticsOutcome, Located};
 use serde_json::{json, Value};
 
 use super::open::{lsp_error, Opened};
+use super::requests;
 use super::tool::REQUEST_TIMEOUT;
 use crate::error::ToolError;
 
@@ -41,26 +42,21 @@ async fn diagnostics_on_line(opened: &Opened, line: u32) -> Result<Vec<Value>, T
 }
 
 /// The request's range: the symbol, widened to cover the diagnostics handed back.
-fn request_range(at: &Located, symbol: &str, opened: &Opened, context: &[Value]) -> Value {
-    let start = json!({"line": at.line, "character": at.character});
+fn request_range(at: &Located, symbol: &str, opened: &Opened, context: &[Value]) -> Range {
     let end_character = at.character + units(symbol, opened.server.encoding());
-    let mut range = json!({"start": start, "end": {"line": at.line, "character": end_character}});
-    let key = |p: &Value| {
-        (
-            p.get("line").and_then(Value::as_u64).unwrap_or(0),
-            p.get("character").and_then(Value::as_u64).unwrap_or(0),
-        )
-    };
+    let mut range = Range::new(
+        Position::new(at.line, at.character),
+        Position::new(at.line, end_character),
+    );
     for diagnostic in context {
-        let Some(r) = diagnostic.get("range") else {
+        let Some(r) = diagnostic
+            .get("range")
+            .and_then(|r| serde_json::from_value::<Range>(r.clone()).ok())
+        else {
             continue;
         };
-        if key(&r["start"]) < key(&range["start"]) {
-            range["start"] = r["start"].clone();
-        }
-        if key(&r["end"]) > key(&range["end"]) {
-            range["end"] = r["end"].clone();
-        }
+        range.start = range.start.min(r.start);
+        range.end = range.end.max(r.end);
     }
     range
 }
@@ -73,23 +69,23 @@ pub(super) async fn code_actions(
     symbol: &str,
 ) -> Result<(Value, String), ToolError> {
     let context = diagnostics_on_line(opened, at.line).await?;
-    let params = json!({
-        "textDocument": {"uri": path_to_uri(&opened.path)},
-        "range": request_range(at, symbol, opened, &context),
-        "context": {"diagnostics": context, "triggerKind": 1},
-    });
-    let answer = opened
-        .server
-        .request("textDocument/codeAction", params, REQUEST_TIMEOUT)
-        .await
-        .map_err(lsp_error)?;
-    let resolvable = opened
-        .server
-        .capabilities()
-        .get("codeActionProvider")
-        .and_then(|p| p.get("resolveProvider"))
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let range = request_range(at, symbol, opened, &context);
+    let answer = requests::code_actions(
+        &opened.server,
+        &opened.path,
+        range,
+        context.clone(),
+        REQUEST_TIMEOUT,
+    )
+    .await
+    .map_err(lsp_error)?;
+    let resolvable = matches!(
+        opened.server.server_capabilities().code_action_provider,
+        Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            resolve_provider: Some(true),
+            ..
+        }))
+    );
     let actions: Vec<Value> = answer
         .as_array()
         .into_iter()

@@ -10,10 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
+use cc_lsp_client::lsp_types::WorkspaceEdit;
 use cc_lsp_client::workspace_edit::{self, FileChange};
-use cc_lsp_client::{ApplyEdit, PositionEncoding};
+use cc_lsp_client::{ApplyEdit, ApplyError, PositionEncoding};
 use cc_workspace::Transaction;
-use serde_json::Value;
 
 use crate::root::WorkspaceRoot;
 
@@ -97,24 +97,25 @@ impl TransactionApplier {
 impl ApplyEdit for TransactionApplier {
     fn apply(
         &self,
-        edit: &Value,
+        edit: &WorkspaceEdit,
         encoding: PositionEncoding,
         versions: &dyn Fn(&Path) -> Option<i64>,
-    ) -> Result<Vec<PathBuf>, String> {
-        let changes =
-            workspace_edit::plan(edit, encoding, versions).map_err(|error| error.to_string())?;
-        check_inside(&self.root, &changes)?;
+    ) -> Result<Vec<PathBuf>, ApplyError> {
+        let changes = workspace_edit::plan(edit, encoding, versions)?;
+        check_inside(&self.root, &changes).map_err(ApplyError::Refused)?;
         transaction(&changes)
             .commit(self.root.workspace())
             .map_err(|error| {
-                crate::commit::commit_error(
-                    &self.root,
-                    &error,
-                    "the server's edit",
-                    "the server may ask again",
+                ApplyError::Refused(
+                    crate::commit::commit_error(
+                        &self.root,
+                        &error,
+                        "the server's edit",
+                        "the server may ask again",
+                    )
+                    .message()
+                    .to_owned(),
                 )
-                .message()
-                .to_owned()
             })?;
         let written = touched(&changes);
         if let Some(graph) = &self.graph {
@@ -145,6 +146,7 @@ mod tests {
             {"kind": "create", "uri": uri("gen/c.ts")},
             {"textDocument": {"uri": uri("gen/c.ts"), "version": null}, "edits": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "newText": "c\n"}]},
         ]});
+        let edit = workspace_edit::parse(edit).unwrap();
         let written = applier
             .apply(&edit, PositionEncoding::Utf16, &|_| Some(1))
             .unwrap();
@@ -156,9 +158,11 @@ mod tests {
         assert_eq!(std::fs::read_to_string(ws.join("gen/c.ts")).unwrap(), "c\n");
         let outside =
             json!({"changes": {"file:///etc/hostname": [{"range": range, "newText": "x"}]}});
+        let outside = workspace_edit::parse(outside).unwrap();
         let error = applier
             .apply(&outside, PositionEncoding::Utf16, &|_| None)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("outside the workspace"), "{error}");
     }
 }

@@ -19,6 +19,7 @@ mod open;
 mod project;
 mod rename;
 mod rename_scope;
+mod requests;
 pub(crate) mod scan;
 mod tool;
 

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use cc_lsp_client::uri::path_to_uri;
+use cc_lsp_client::lsp_types::{FileChangeType, FileEvent, TextDocumentPositionParams};
+use cc_lsp_client::uri::file_uri;
 use cc_lsp_client::workspace_edit::{self, FileChange};
 use cc_lsp_client::{LanguageServer, LspError, Supervisor};
 use schemars::JsonSchema;
@@ -16,6 +17,7 @@ use serde_json::{json, Value};
 use super::apply;
 use super::open::{self, lsp_error, Opened};
 use super::rename_scope;
+use super::requests;
 use crate::error::ToolError;
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
@@ -99,35 +101,22 @@ impl LspRenameTool {
     async fn prepare(
         &self,
         opened: &Opened,
-        position: &Value,
+        position: &TextDocumentPositionParams,
         symbol: &str,
     ) -> Result<(), ToolError> {
-        let prepares = opened
-            .server
-            .capabilities()
-            .get("renameProvider")
-            .and_then(|p| p.get("prepareProvider"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        if !prepares {
+        if !opened.server.prepares_rename() {
             return Ok(());
         }
-        let params =
-            json!({"textDocument": {"uri": path_to_uri(&opened.path)}, "position": position});
         let retry_until =
             (opened.server.age() < YOUNG).then(|| tokio::time::Instant::now() + YOUNG_RETRY);
-        let mut answer = opened
-            .server
-            .request("textDocument/prepareRename", params.clone(), RENAME_TIMEOUT)
-            .await;
+        let mut answer =
+            requests::prepare_rename(&opened.server, position.clone(), RENAME_TIMEOUT).await;
         while matches!(answer, Ok(Value::Null))
             && retry_until.is_some_and(|until| tokio::time::Instant::now() < until)
         {
             tokio::time::sleep(Duration::from_millis(500)).await;
-            answer = opened
-                .server
-                .request("textDocument/prepareRename", params.clone(), RENAME_TIMEOUT)
-                .await;
+            answer =
+                requests::prepare_rename(&opened.server, position.clone(), RENAME_TIMEOUT).await;
         }
         match answer {
             Ok(Value::Null) => Err(refused(
@@ -158,18 +147,23 @@ impl LspRenameTool {
                 server.close(&path);
             }
         }
-        // FileChangeType: 1 created, 2 changed, 3 deleted.
-        let event = |path: &PathBuf, kind: u8| json!({"uri": path_to_uri(path), "type": kind});
+        let event = |path: &PathBuf, kind| FileEvent::new(file_uri(path), kind);
         let mut watched = Vec::new();
         for change in changes {
             match change {
-                FileChange::Modify { path, .. } => watched.push(event(path, 2)),
-                FileChange::Create { path, .. } => watched.push(event(path, 1)),
-                FileChange::Rename { from, to, .. } => {
-                    watched.push(event(from, 3));
-                    watched.push(event(to, 1));
+                FileChange::Modify { path, .. } => {
+                    watched.push(event(path, FileChangeType::CHANGED))
                 }
-                FileChange::Delete { path, .. } => watched.push(event(path, 3)),
+                FileChange::Create { path, .. } => {
+                    watched.push(event(path, FileChangeType::CREATED))
+                }
+                FileChange::Rename { from, to, .. } => {
+                    watched.push(event(from, FileChangeType::DELETED));
+                    watched.push(event(to, FileChangeType::CREATED));
+                }
+                FileChange::Delete { path, .. } => {
+                    watched.push(event(path, FileChangeType::DELETED))
+                }
             }
         }
         let watches = server
@@ -177,10 +171,7 @@ impl LspRenameTool {
             .iter()
             .any(|m| m == "workspace/didChangeWatchedFiles");
         if watches {
-            let _ = server.notify(
-                "workspace/didChangeWatchedFiles",
-                json!({"changes": watched}),
-            );
+            let _ = requests::watched_files_changed(server, watched);
         }
     }
 
@@ -358,7 +349,7 @@ impl Tool for LspRenameTool {
             rename_scope::Mentions::default()
         };
         self.sync_open_documents(&opened)?;
-        let position = json!({"line": at.line, "character": at.character});
+        let position = requests::position(&opened.path, at.line, at.character);
         self.prepare(&opened, &position, &args.symbol).await?;
         let target = rename_scope::Target::of(
             &opened.server,
@@ -369,15 +360,7 @@ impl Tool for LspRenameTool {
             ),
         )
         .await;
-        let params = json!({
-            "textDocument": {"uri": path_to_uri(&opened.path)},
-            "position": position,
-            "newName": new_name,
-        });
-        let mut edit = match opened
-            .server
-            .request("textDocument/rename", params, RENAME_TIMEOUT)
-            .await
+        let edit = match requests::rename(&opened.server, position, new_name, RENAME_TIMEOUT).await
         {
             Ok(edit) => edit,
             Err(LspError::Server { message, .. }) => {
@@ -405,6 +388,16 @@ impl Tool for LspRenameTool {
             ));
         }
         let server = opened.server.clone();
+        let invalid = |error: workspace_edit::EditError| {
+            refused(
+                "invalid_edit",
+                format!(
+                    "{} sent an edit that cannot be applied: {error}",
+                    server.name()
+                ),
+            )
+        };
+        let mut edit = workspace_edit::parse(edit).map_err(invalid)?;
         let completion = rename_scope::complete(
             &server,
             &self.root,
@@ -417,15 +410,7 @@ impl Tool for LspRenameTool {
         .await;
         let changes =
             workspace_edit::plan(&edit, server.encoding(), &|path| server.version_of(path))
-                .map_err(|error| {
-                    refused(
-                        "invalid_edit",
-                        format!(
-                            "{} sent an edit that cannot be applied: {error}",
-                            server.name()
-                        ),
-                    )
-                })?;
+                .map_err(invalid)?;
         apply::check_inside(&self.root, &changes)
             .map_err(|message| ToolError::new(crate::error::kinds::OUTSIDE_ROOT, message))?;
         crate::commit::commit_checked(

@@ -14,11 +14,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use cc_lsp_client::lsp_types::{
+    DocumentChangeOperation, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier,
+    Position, Range, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+};
 use cc_lsp_client::position::units;
-use cc_lsp_client::uri::{path_to_uri, uri_to_path};
+use cc_lsp_client::uri::{file_uri, uri_path, uri_to_path};
 use cc_lsp_client::{LanguageServer, Supervisor};
 use serde_json::{json, Value};
 
+use super::requests::{self, AtPosition};
 use super::scan::{self, Place};
 use crate::root::WorkspaceRoot;
 
@@ -115,66 +120,96 @@ pub(super) struct Completion {
     pub other_symbols: Vec<Leftover>,
 }
 
+/// The text edits of `edit` per file, however the server shaped it.
+fn text_edits(edit: &WorkspaceEdit) -> Vec<(&Uri, &TextEdit)> {
+    fn of_document(change: &TextDocumentEdit) -> Vec<(&Uri, &TextEdit)> {
+        let uri = &change.text_document.uri;
+        change
+            .edits
+            .iter()
+            .map(|edit| match edit {
+                OneOf::Left(edit) => (uri, edit),
+                OneOf::Right(annotated) => (uri, &annotated.text_edit),
+            })
+            .collect()
+    }
+    match (&edit.document_changes, &edit.changes) {
+        (Some(DocumentChanges::Edits(changes)), _) => {
+            changes.iter().flat_map(of_document).collect()
+        }
+        (Some(DocumentChanges::Operations(operations)), _) => operations
+            .iter()
+            .filter_map(|operation| match operation {
+                DocumentChangeOperation::Edit(change) => Some(change),
+                DocumentChangeOperation::Op(_) => None,
+            })
+            .flat_map(of_document)
+            .collect(),
+        (None, Some(changes)) => changes
+            .iter()
+            .flat_map(|(uri, edits)| edits.iter().map(move |edit| (uri, edit)))
+            .collect(),
+        (None, None) => Vec::new(),
+    }
+}
+
 /// (0-based line, start in the server's encoding) of every text edit in `edit`, per file.
-fn edit_starts(edit: &Value) -> BTreeMap<PathBuf, BTreeSet<(u64, u64)>> {
+fn edit_starts(edit: &WorkspaceEdit) -> BTreeMap<PathBuf, BTreeSet<(u64, u64)>> {
     let mut starts: BTreeMap<PathBuf, BTreeSet<(u64, u64)>> = BTreeMap::new();
-    let mut add = |uri: &str, edits: &Value| {
-        let Some(path) = uri_to_path(uri) else {
-            return;
+    for (uri, text_edit) in text_edits(edit) {
+        let Some(path) = uri_path(uri) else {
+            continue;
         };
-        for edit in edits.as_array().into_iter().flatten() {
-            let start = &edit["range"]["start"];
-            if let (Some(line), Some(character)) =
-                (start["line"].as_u64(), start["character"].as_u64())
-            {
-                starts
-                    .entry(path.clone())
-                    .or_default()
-                    .insert((line, character));
-            }
-        }
-    };
-    if let Some(changes) = edit["documentChanges"].as_array() {
-        for change in changes {
-            if let Some(uri) = change["textDocument"]["uri"].as_str() {
-                add(uri, &change["edits"]);
-            }
-        }
-    } else if let Some(changes) = edit["changes"].as_object() {
-        for (uri, edits) in changes {
-            add(uri, edits);
-        }
+        let start = text_edit.range.start;
+        starts
+            .entry(path)
+            .or_default()
+            .insert((u64::from(start.line), u64::from(start.character)));
     }
     starts
 }
 
 /// Adds `extra` text edits (computed against the files as they are) to `edit`, in the same
 /// list as the server's own edits of each file, so that all apply to the same text.
-fn add_edits(edit: &mut Value, extra: Vec<(PathBuf, Value)>) {
+fn add_edits(edit: &mut WorkspaceEdit, extra: Vec<(PathBuf, TextEdit)>) {
+    let same_file = |change: &TextDocumentEdit, path: &Path| {
+        uri_path(&change.text_document.uri).as_deref() == Some(path)
+    };
+    let new_document = |path: &Path, text_edit: TextEdit| TextDocumentEdit {
+        text_document: OptionalVersionedTextDocumentIdentifier {
+            uri: file_uri(path),
+            version: None,
+        },
+        edits: vec![OneOf::Left(text_edit)],
+    };
     for (path, text_edit) in extra {
-        let uri = path_to_uri(&path);
-        if let Some(changes) = edit["documentChanges"].as_array_mut() {
-            let existing = changes
-                .iter_mut()
-                .find(|c| c["textDocument"]["uri"].as_str() == Some(uri.as_str()));
-            match existing.and_then(|c| c["edits"].as_array_mut()) {
-                Some(edits) => edits.push(text_edit),
-                None => changes.push(json!({
-                    "textDocument": {"uri": uri, "version": null},
-                    "edits": [text_edit],
-                })),
+        match &mut edit.document_changes {
+            Some(DocumentChanges::Edits(changes)) => {
+                match changes.iter_mut().find(|c| same_file(c, &path)) {
+                    Some(change) => change.edits.push(OneOf::Left(text_edit)),
+                    None => changes.push(new_document(&path, text_edit)),
+                }
             }
-        } else {
-            if !edit["changes"].is_object() {
-                edit["changes"] = json!({});
+            Some(DocumentChanges::Operations(operations)) => {
+                let existing = operations.iter_mut().find_map(|operation| match operation {
+                    DocumentChangeOperation::Edit(change) if same_file(change, &path) => {
+                        Some(change)
+                    }
+                    _ => None,
+                });
+                match existing {
+                    Some(change) => change.edits.push(OneOf::Left(text_edit)),
+                    None => operations.push(DocumentChangeOperation::Edit(new_document(
+                        &path, text_edit,
+                    ))),
+                }
             }
-            let list = &mut edit["changes"][uri.as_str()];
-            if !list.is_array() {
-                *list = json!([]);
-            }
-            if let Some(list) = list.as_array_mut() {
-                list.push(text_edit);
-            }
+            None => edit
+                .changes
+                .get_or_insert_with(Default::default)
+                .entry(file_uri(&path))
+                .or_default()
+                .push(text_edit),
         }
     }
 }
@@ -215,22 +250,28 @@ pub(super) async fn definition_of(
     line: u64,
     character: u64,
 ) -> BTreeSet<(PathBuf, u64)> {
-    let params = json!({
-        "textDocument": {"uri": path_to_uri(path)},
-        "position": {"line": line, "character": character},
-    });
+    let at = requests::position(
+        path,
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(character).unwrap_or(u32::MAX),
+    );
     let mut places = BTreeSet::new();
-    for (provider, method) in [
-        ("definitionProvider", "textDocument/definition"),
-        ("declarationProvider", "textDocument/declaration"),
+    for (provider, method, what) in [
+        (
+            "definitionProvider",
+            "textDocument/definition",
+            AtPosition::Definition,
+        ),
+        (
+            "declarationProvider",
+            "textDocument/declaration",
+            AtPosition::Declaration,
+        ),
     ] {
         if !server.supports(provider, method) {
             continue;
         }
-        if let Ok(answer) = server
-            .request(method, params.clone(), CONFIRM_TIMEOUT)
-            .await
-        {
+        if let Ok(answer) = requests::at_position(server, what, at.clone(), CONFIRM_TIMEOUT).await {
             places.extend(definition_places(&answer));
         }
     }
@@ -266,25 +307,24 @@ pub(super) async fn complete(
     old: &str,
     new_name: &str,
     target: &Target,
-    edit: &mut Value,
+    edit: &mut WorkspaceEdit,
 ) -> Completion {
     let starts = edit_starts(edit);
     let found = classify(server, root, mentions, old, target, &starts, "rename").await;
     let encoding = server.encoding();
-    let extra: Vec<(PathBuf, Value)> = found
+    let extra: Vec<(PathBuf, TextEdit)> = found
         .confirmed
         .iter()
         .map(|place| {
-            let end = place.character + u64::from(units(old, encoding));
+            let line = u32::try_from(place.line0).unwrap_or(u32::MAX);
+            let start = u32::try_from(place.character).unwrap_or(u32::MAX);
+            let end = start.saturating_add(units(old, encoding));
             (
                 place.path.clone(),
-                json!({
-                    "range": {
-                        "start": {"line": place.line0, "character": place.character},
-                        "end": {"line": place.line0, "character": end},
-                    },
-                    "newText": new_name,
-                }),
+                TextEdit::new(
+                    Range::new(Position::new(line, start), Position::new(line, end)),
+                    new_name.to_owned(),
+                ),
             )
         })
         .collect();
@@ -467,13 +507,20 @@ pub(super) fn location_starts(answer: &Value) -> BTreeMap<PathBuf, BTreeSet<(u64
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cc_lsp_client::uri::path_to_uri;
+    use cc_lsp_client::workspace_edit;
 
     #[test]
     fn extra_edits_join_the_servers_list_of_the_same_file() {
         let a = path_to_uri(Path::new("/w/a.py"));
-        let b = path_to_uri(Path::new("/w/b.py"));
-        let edit_at = |line: u64| json!({"range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 3}}, "newText": "new"});
-        let mut changes = json!({"changes": {a.clone(): [edit_at(1)]}});
+        let edit_at = |line: u32| {
+            TextEdit::new(
+                Range::new(Position::new(line, 0), Position::new(line, 3)),
+                "new".into(),
+            )
+        };
+        let parse = |value: Value| workspace_edit::parse(value).unwrap();
+        let mut changes = parse(json!({"changes": {a.clone(): [edit_at(1)]}}));
         add_edits(
             &mut changes,
             vec![
@@ -481,14 +528,16 @@ mod tests {
                 (PathBuf::from("/w/b.py"), edit_at(2)),
             ],
         );
-        assert_eq!(changes["changes"][a.as_str()].as_array().unwrap().len(), 2);
-        assert_eq!(changes["changes"][b.as_str()].as_array().unwrap().len(), 1);
+        let count =
+            |path: &str| changes.changes.as_ref().unwrap()[&file_uri(Path::new(path))].len();
+        assert_eq!(count("/w/a.py"), 2);
+        assert_eq!(count("/w/b.py"), 1);
         let starts = edit_starts(&changes);
         assert!(starts[&PathBuf::from("/w/a.py")].contains(&(5, 0)));
 
-        let mut documents = json!({"documentChanges": [
+        let mut documents = parse(json!({"documentChanges": [
             {"textDocument": {"uri": a.clone(), "version": 3}, "edits": [edit_at(1)]}
-        ]});
+        ]}));
         add_edits(
             &mut documents,
             vec![
@@ -496,9 +545,11 @@ mod tests {
                 (PathBuf::from("/w/b.py"), edit_at(2)),
             ],
         );
-        let list = documents["documentChanges"].as_array().unwrap();
+        let Some(DocumentChanges::Edits(list)) = &documents.document_changes else {
+            panic!("{documents:?}")
+        };
         assert_eq!(list.len(), 2);
-        assert_eq!(list[0]["edits"].as_array().unwrap().len(), 2);
-        assert_eq!(list[1]["textDocument"]["version"], Value::Null);
+        assert_eq!(list[0].edits.len(), 2);
+        assert_eq!(list[1].text_document.version, None);
     }
 }

@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use super::diagnostics::diagnostic_json;
 use super::nav;
 use super::open::{self, lsp_error, unavailable, unsupported, Opened};
+use super::requests::{self, AtPosition};
 use crate::error::{kinds, ToolError};
 use crate::resources::LspConfigSource;
 use crate::root::WorkspaceRoot;
@@ -190,12 +191,7 @@ impl LspTool {
         if !opened.server.supports(provider, method) {
             return Ok(unsupported(&opened.server, name));
         }
-        let position = json!({"line": at.line, "character": at.character});
-        let uri = path_to_uri(&opened.path);
-        let mut params = json!({"textDocument": {"uri": uri}, "position": position});
-        if action == Action::References {
-            params["context"] = json!({"includeDeclaration": true});
-        }
+        let position = requests::position(&opened.path, at.line, at.character);
         let mut value = json!({
             "action": name,
             "file": opened.shown,
@@ -237,9 +233,14 @@ impl LspTool {
         } else {
             None
         };
-        let answer = opened
-            .server
-            .request(method, params, REQUEST_TIMEOUT)
+        let what = match action {
+            Action::Definition => AtPosition::Definition,
+            Action::TypeDefinition => AtPosition::TypeDefinition,
+            Action::Implementation => AtPosition::Implementation,
+            Action::References => AtPosition::References,
+            _ => AtPosition::Hover,
+        };
+        let answer = requests::at_position(&opened.server, what, position, REQUEST_TIMEOUT)
             .await
             .map_err(lsp_error)?;
         let place = format!(
@@ -414,8 +415,7 @@ impl LspTool {
             if !probe.supports("workspaceSymbolProvider", "workspace/symbol") {
                 return Ok(unsupported(&probe, "symbols"));
             }
-            let answer = probe
-                .request("workspace/symbol", json!({"query": query}), REQUEST_TIMEOUT)
+            let answer = requests::workspace_symbols(&probe, query, REQUEST_TIMEOUT)
                 .await
                 .map_err(lsp_error)?;
             // Symbols of system headers and installed packages are not the workspace's: they
@@ -465,13 +465,7 @@ impl LspTool {
             return Ok(unsupported(&opened.server, "symbols"));
         }
         let uri = path_to_uri(&opened.path);
-        let answer = opened
-            .server
-            .request(
-                "textDocument/documentSymbol",
-                json!({"textDocument": {"uri": uri}}),
-                REQUEST_TIMEOUT,
-            )
+        let answer = requests::document_symbols(&opened.server, &opened.path, REQUEST_TIMEOUT)
             .await
             .map_err(lsp_error)?;
         let (items, total, truncated) = nav::capped(

@@ -1,0 +1,498 @@
+//! Waiting for the diagnostics of one synced version: pulled, pushed with that version,
+//! asked of tsserver, or unchanged after a quiet window; pending past the cap.
+
+use super::state::Inner;
+use super::LanguageServer;
+use crate::diagnostic::Diagnostic;
+use crate::error::LspError;
+use crate::ext::{PullDiagnostics, TsserverRequest};
+use crate::table::Timing;
+use crate::uri::file_uri;
+use lsp_types::{
+    DocumentDiagnosticParams, ExecuteCommandParams, PartialResultParams, TextDocumentIdentifier,
+    WorkDoneProgressParams,
+};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Pull retries after "content modified" or "server cancelled".
+pub(super) const PULL_RETRIES: u32 = 8;
+
+/// What came back for one synced version.
+#[derive(Debug, Clone)]
+pub enum DiagnosticsOutcome {
+    /// The diagnostics of that version (or a later one).
+    Fresh {
+        /// Every diagnostic of the file, all severities.
+        diagnostics: Vec<Diagnostic>,
+        /// When the server's answer arrived (the publish or the pull response).
+        answered_at: Instant,
+        /// How they were obtained.
+        via: Via,
+    },
+    /// A server that republishes only on change stayed quiet after publishing for the file
+    /// before: the last list stands. (Never for a file it has not published for yet.)
+    Unchanged {
+        /// The last list it published for the file.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// No answer within the cap.
+    Pending {
+        /// How long we waited.
+        waited: Duration,
+        /// Whether the server reported that it was still indexing.
+        indexing: bool,
+    },
+    /// The server failed (exited, refused).
+    Failed(LspError),
+}
+
+/// How diagnostics were obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// `textDocument/diagnostic`.
+    Pull,
+    /// A `publishDiagnostics` carrying the synced version.
+    VersionedPush,
+    /// A `publishDiagnostics` without a version, after the settle window.
+    UnversionedPush,
+    /// The server's own checker, asked directly for the file's diagnostics
+    /// ([`crate::ServerSpec::tsserver_probe`]).
+    Probe,
+    /// A versioned publish after a rebuild of what the file includes, taken as final once
+    /// the file stayed idle a moment (clangd after a header change).
+    Settled,
+}
+
+/// A synced version, to wait on.
+#[derive(Debug, Clone)]
+pub struct SyncTicket {
+    /// The file.
+    pub path: PathBuf,
+    /// The version sent.
+    pub version: i64,
+    /// When the change was sent.
+    pub sent_at: Instant,
+    pub(super) seq_before: u64,
+    /// This sync opened the document (`didOpen`): the server builds it from scratch.
+    pub(super) opened: bool,
+}
+
+/// One of tsserver's diagnostics as the LSP object typescript-language-server publishes.
+pub(super) fn lsp_from_tsserver(item: &Value) -> Option<Value> {
+    use lsp_types::{DiagnosticSeverity, DiagnosticTag, Position, Range};
+    let position = |key: &str| {
+        let at = item.get(key)?;
+        let line = at.get("line")?.as_u64()?.checked_sub(1)?;
+        let character = at.get("offset")?.as_u64()?.checked_sub(1)?;
+        Some(Position::new(
+            u32::try_from(line).ok()?,
+            u32::try_from(character).ok()?,
+        ))
+    };
+    let severity = match item.get("category").and_then(Value::as_str) {
+        Some("warning") => DiagnosticSeverity::WARNING,
+        Some("suggestion") => DiagnosticSeverity::HINT,
+        Some("message") => DiagnosticSeverity::INFORMATION,
+        _ => DiagnosticSeverity::ERROR,
+    };
+    let flag = |key: &str| item.get(key).and_then(Value::as_bool) == Some(true);
+    let tags: Vec<DiagnosticTag> = [
+        (flag("reportsUnnecessary"), DiagnosticTag::UNNECESSARY),
+        (flag("reportsDeprecated"), DiagnosticTag::DEPRECATED),
+    ]
+    .into_iter()
+    .filter_map(|(set, tag)| set.then_some(tag))
+    .collect();
+    let diagnostic = lsp_types::Diagnostic {
+        range: Range::new(position("start")?, position("end")?),
+        severity: Some(severity),
+        message: item.get("text")?.as_str()?.to_owned(),
+        source: Some(
+            item.get("source")
+                .and_then(Value::as_str)
+                .unwrap_or("typescript")
+                .to_owned(),
+        ),
+        code: item
+            .get("code")
+            .and_then(|code| serde_json::from_value(code.clone()).ok()),
+        tags: (!tags.is_empty()).then_some(tags),
+        ..lsp_types::Diagnostic::default()
+    };
+    serde_json::to_value(diagnostic).ok()
+}
+
+impl LanguageServer {
+    /// The diagnostics last pulled or published for `path`, as the LSP objects the server
+    /// sent (what `textDocument/codeAction` wants back in its context).
+    pub fn raw_diagnostics(&self, path: &Path) -> Vec<Value> {
+        let inner = self.state.lock();
+        let mut raw = inner.pulled_raw.get(path).cloned().unwrap_or_default();
+        if self.spec.tsserver_probe && inner.pulled_raw.contains_key(path) {
+            // tsserver's own answer is the whole list; its publishes repeat it, later.
+            return raw;
+        }
+        if let Some(pushed) = inner.published.get(path) {
+            for item in &pushed.raw {
+                if !raw.contains(item) {
+                    raw.push(item.clone());
+                }
+            }
+        }
+        raw
+    }
+
+    /// The diagnostics last published or pulled for `path` (any version).
+    pub fn last_known(&self, path: &Path) -> Option<Vec<Diagnostic>> {
+        let inner = self.state.lock();
+        let mut known = inner.pulled.get(path).cloned();
+        if self.spec.tsserver_probe && known.is_some() {
+            return known;
+        }
+        if let Some(pushed) = inner.published.get(path) {
+            let list = known.get_or_insert_with(Vec::new);
+            for diagnostic in &pushed.diagnostics {
+                if !list.contains(diagnostic) {
+                    list.push(diagnostic.clone());
+                }
+            }
+        }
+        known
+    }
+
+    /// Waits for the diagnostics of the version in `ticket`: pulled when the server supports
+    /// it, else the matching push (see the crate docs for the rules).
+    pub async fn diagnostics(&self, ticket: &SyncTicket) -> DiagnosticsOutcome {
+        let timing = self.spec.timing;
+        if self.spec.tsserver_probe && !self.supports_pull() {
+            if let Some(diagnostics) = self.tsserver_diagnostics(ticket, timing.cap).await {
+                return DiagnosticsOutcome::Fresh {
+                    diagnostics,
+                    answered_at: Instant::now(),
+                    via: Via::Probe,
+                };
+            }
+        }
+        let mut changes = self.state.changed.subscribe();
+        loop {
+            if self.supports_pull() {
+                return self.pull(ticket, timing).await;
+            }
+            changes.borrow_and_update();
+            if self.conn.is_closed() {
+                return DiagnosticsOutcome::Failed(
+                    self.exited_error("textDocument/publishDiagnostics"),
+                );
+            }
+            let now = Instant::now();
+            let mut wake;
+            {
+                let inner = self.state.lock();
+                let busy = inner.busy();
+                let deadline = deadline(ticket.sent_at, timing, &inner);
+                wake = deadline;
+                let fresh = inner
+                    .published
+                    .get(&ticket.path)
+                    .filter(|p| p.seq > ticket.seq_before);
+                let mut ready_at = None;
+                if let Some(published) = fresh {
+                    match published.version {
+                        Some(version) if version >= ticket.version => {
+                            // clangd: a change that makes the file's preamble stale (an
+                            // included header changed) is published twice, first against the
+                            // old preamble, then against the new one once it is built. Its log
+                            // says when a preamble was built ("Built preamble … for file F")
+                            // and its status when the file is idle again: the list stands
+                            // once the file went idle after it with no preamble work in
+                            // between, and it came after the last preamble built since the
+                            // change. A file's first build waits for its preamble and
+                            // publishes once.
+                            let settled = match inner.file_status.get(&ticket.path) {
+                                None => true,
+                                Some(_) if ticket.opened => true,
+                                Some(_) => {
+                                    let after_build = inner
+                                        .preamble_builds
+                                        .get(&ticket.path)
+                                        .is_none_or(|built| {
+                                            *built <= ticket.seq_before || published.seq > *built
+                                        });
+                                    published.settled && after_build
+                                }
+                            };
+                            let via = Via::VersionedPush;
+                            if settled {
+                                ready_at =
+                                    Some((published.at.max(inner.idle_since) + timing.settle, via));
+                            }
+                        }
+                        None => {
+                            let first = published
+                                .history
+                                .iter()
+                                .find(|(seq, _, _)| *seq > ticket.seq_before)
+                                .map_or(published.at, |(_, at, _)| *at);
+                            ready_at = Some((
+                                first.max(inner.idle_since) + timing.settle,
+                                Via::UnversionedPush,
+                            ));
+                        }
+                        Some(_older) => {}
+                    }
+                }
+                if let (Some((at, via)), Some(published)) = (ready_at, fresh) {
+                    if !busy && now >= at {
+                        return DiagnosticsOutcome::Fresh {
+                            diagnostics: published.diagnostics.clone(),
+                            answered_at: published.at,
+                            via,
+                        };
+                    }
+                    if !busy {
+                        wake = wake.min(at);
+                    }
+                }
+                // Silence means "unchanged" only when there is a list it leaves standing: a
+                // file the server never published for has no answer yet (pending), which
+                // must not read as clean.
+                let last = inner.published.get(&ticket.path);
+                if let (Some(quiet), None, Some(last)) = (timing.quiet, ready_at, last) {
+                    let quiet_at = ticket.sent_at.max(inner.idle_since) + quiet;
+                    if !busy && now >= quiet_at {
+                        return DiagnosticsOutcome::Unchanged {
+                            diagnostics: last.diagnostics.clone(),
+                        };
+                    }
+                    if !busy {
+                        wake = wake.min(quiet_at);
+                    }
+                }
+                if now >= deadline {
+                    return DiagnosticsOutcome::Pending {
+                        waited: now - ticket.sent_at,
+                        indexing: busy || inner.idle_since > ticket.sent_at,
+                    };
+                }
+            }
+            tokio::select! {
+                _ = changes.changed() => {}
+                _ = tokio::time::sleep_until(wake) => {}
+            }
+        }
+    }
+
+    /// Asks tsserver itself for the file's syntactic and semantic diagnostics
+    /// (`typescript.tsserverRequest`), the exact answer for the synced text: tsserver handles
+    /// requests in order, after the change. typescript-language-server's own publishes come
+    /// without versions, one pass at a time (syntax first, a 50 ms debounce each) and not at
+    /// all when a list stays empty, so nothing in them says when they are complete.
+    /// Suggestion diagnostics are hints, which diagnostics on write never report. `None`
+    /// when a request fails (the push is then waited for).
+    pub(super) async fn tsserver_diagnostics(
+        &self,
+        ticket: &SyncTicket,
+        cap: Duration,
+    ) -> Option<Vec<Diagnostic>> {
+        let file = ticket.path.to_string_lossy();
+        let mut diagnostics = Vec::new();
+        let mut raw = Vec::new();
+        for command in ["syntacticDiagnosticsSync", "semanticDiagnosticsSync"] {
+            let answer = self
+                .request::<TsserverRequest>(
+                    ExecuteCommandParams {
+                        command: "typescript.tsserverRequest".into(),
+                        arguments: vec![
+                            json!(command),
+                            json!({"file": file, "includeLinePosition": false}),
+                        ],
+                        work_done_progress_params: WorkDoneProgressParams::default(),
+                    },
+                    cap,
+                )
+                .await
+                .ok()??;
+            let items = answer.body?;
+            raw.extend(items.iter().filter_map(lsp_from_tsserver));
+            diagnostics.extend(items.iter().filter_map(Diagnostic::from_tsserver));
+        }
+        // As LSP objects too, for the context of code actions (what a publish would carry).
+        let mut inner = self.state.lock();
+        inner.pulled_raw.insert(ticket.path.clone(), raw);
+        inner
+            .pulled
+            .insert(ticket.path.clone(), diagnostics.clone());
+        drop(inner);
+        Some(diagnostics)
+    }
+
+    pub(super) async fn pull(&self, ticket: &SyncTicket, timing: Timing) -> DiagnosticsOutcome {
+        let params = DocumentDiagnosticParams {
+            text_document: TextDocumentIdentifier::new(file_uri(&ticket.path)),
+            identifier: self.pull_identifier(),
+            previous_result_id: None,
+            work_done_progress_params: WorkDoneProgressParams::default(),
+            partial_result_params: PartialResultParams::default(),
+        };
+        let mut retries = 0;
+        let mut via = Via::Pull;
+        loop {
+            let (until, generation) = {
+                let inner = self.state.lock();
+                (deadline(ticket.sent_at, timing, &inner), inner.refresh_gen)
+            };
+            let now = Instant::now();
+            if now >= until {
+                return self.pending(ticket);
+            }
+            let report = match self
+                .request::<PullDiagnostics>(params.clone(), until - now)
+                .await
+            {
+                Ok(report) => report,
+                Err(error) if error.is_retryable() && retries < PULL_RETRIES => {
+                    retries += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+                Err(LspError::Timeout { .. }) => continue,
+                Err(error) => return DiagnosticsOutcome::Failed(error),
+            };
+            let answered_at = Instant::now();
+            // A save started a check whose results are pushed (rust-analyzer's cargo check):
+            // the answer is complete once that check has begun and ended (below, busy).
+            if !self.wait_check_begun(ticket, timing).await {
+                via = Via::Settled;
+            }
+            if self.is_busy() {
+                if !self.wait_idle(ticket, timing).await {
+                    return self.pending(ticket);
+                }
+                continue;
+            }
+            // A refresh while we pulled means the answer may predate it: pull again.
+            if self.state.lock().refresh_gen != generation && retries < PULL_RETRIES {
+                retries += 1;
+                continue;
+            }
+            let report = report.unwrap_or_default();
+            let unchanged = report.kind.as_deref() == Some("unchanged");
+            let mut inner = self.state.lock();
+            let mut diagnostics = if unchanged {
+                inner.pulled.get(&ticket.path).cloned().unwrap_or_default()
+            } else {
+                let diagnostics = Diagnostic::list_from_lsp(&report.items);
+                inner.pulled_raw.insert(ticket.path.clone(), report.items);
+                diagnostics
+            };
+            inner
+                .pulled
+                .insert(ticket.path.clone(), diagnostics.clone());
+            // Servers that pull and push (rust-analyzer pushes cargo check results) report
+            // both.
+            if let Some(pushed) = inner.published.get(&ticket.path) {
+                for diagnostic in &pushed.diagnostics {
+                    if !diagnostics.contains(diagnostic) {
+                        diagnostics.push(diagnostic.clone());
+                    }
+                }
+            }
+            return DiagnosticsOutcome::Fresh {
+                diagnostics,
+                answered_at,
+                via,
+            };
+        }
+    }
+
+    /// When a save since `ticket`'s change started the server's check
+    /// ([`ServerSpec::check_progress`]), waits until that check has begun (its end is waited
+    /// for as the server being busy). False when it did not begin in time: what was pushed
+    /// until then is used, and the answer says it settled rather than saw the check.
+    pub(super) async fn wait_check_begun(&self, ticket: &SyncTicket, timing: Timing) -> bool {
+        if self.spec.check_progress.is_none() {
+            return true;
+        }
+        self.wait_until(ticket, timing, |inner| {
+            inner.save_seq <= ticket.seq_before || inner.check_begin_seq > inner.save_seq
+        })
+        .await
+    }
+
+    /// Waits up to `timeout` for the server to finish the work it reports (indexing);
+    /// true when it is idle.
+    pub async fn wait_ready(&self, timeout: Duration) -> bool {
+        let ticket = SyncTicket {
+            path: PathBuf::new(),
+            version: 0,
+            sent_at: Instant::now(),
+            seq_before: 0,
+            opened: false,
+        };
+        let timing = Timing {
+            settle: Duration::ZERO,
+            quiet: None,
+            cap: timeout,
+            indexing_cap: timeout,
+        };
+        self.wait_idle(&ticket, timing).await
+    }
+
+    /// Waits until the server is not busy; false when the deadline passed first.
+    pub(super) async fn wait_idle(&self, ticket: &SyncTicket, timing: Timing) -> bool {
+        self.wait_until(ticket, timing, |inner| !inner.busy()).await
+    }
+
+    /// Waits until `done` holds of the state (checked at each change); false when the
+    /// server went away or the deadline passed first.
+    async fn wait_until(
+        &self,
+        ticket: &SyncTicket,
+        timing: Timing,
+        done: impl Fn(&Inner) -> bool,
+    ) -> bool {
+        let mut changes = self.state.changed.subscribe();
+        loop {
+            changes.borrow_and_update();
+            let until = {
+                let inner = self.state.lock();
+                if done(&inner) {
+                    return true;
+                }
+                deadline(ticket.sent_at, timing, &inner)
+            };
+            if self.conn.is_closed() || Instant::now() >= until {
+                return false;
+            }
+            tokio::select! {
+                _ = changes.changed() => {}
+                _ = tokio::time::sleep_until(until) => {}
+            }
+        }
+    }
+
+    pub(super) fn pending(&self, ticket: &SyncTicket) -> DiagnosticsOutcome {
+        let inner = self.state.lock();
+        DiagnosticsOutcome::Pending {
+            waited: Instant::now() - ticket.sent_at,
+            indexing: inner.busy() || inner.idle_since > ticket.sent_at,
+        }
+    }
+}
+
+/// When to give up: the cap after the change, stretched while the server is busy (up to the
+/// indexing cap), and a fresh cap after it went idle.
+pub(super) fn deadline(sent_at: Instant, timing: Timing, inner: &Inner) -> Instant {
+    let base = sent_at + timing.cap;
+    let longest = sent_at + timing.indexing_cap;
+    if inner.busy() {
+        longest
+    } else if inner.idle_since > sent_at {
+        longest.min(base.max(inner.idle_since + timing.cap))
+    } else {
+        base
+    }
+}
