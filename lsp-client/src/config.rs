@@ -71,13 +71,13 @@ pub struct FamilyOverride {
     pub markers: Option<Vec<String>>,
     /// The `languageId` sent in `didOpen` (default: the family name).
     pub language_id: Option<String>,
-    /// Milliseconds, see [`Timing::settle`].
+    /// Milliseconds, see [`crate::Timing::settle`].
     pub settle_ms: Option<u64>,
-    /// Milliseconds, see [`Timing::quiet`]; 0 turns the quiet rule off.
+    /// Milliseconds, see [`crate::Timing::quiet`]; 0 turns the quiet rule off.
     pub quiet_ms: Option<u64>,
-    /// Milliseconds, see [`Timing::cap`].
+    /// Milliseconds, see [`crate::Timing::cap`].
     pub timeout_ms: Option<u64>,
-    /// Milliseconds, see [`Timing::indexing_cap`].
+    /// Milliseconds, see [`crate::Timing::indexing_cap`].
     pub indexing_timeout_ms: Option<u64>,
     /// Server settings (answered to `workspace/configuration`).
     pub settings: Option<Value>,
