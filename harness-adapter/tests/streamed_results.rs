@@ -61,7 +61,7 @@ async fn call_prints_every_match_as_the_registry_returns_it() {
 
 #[test]
 fn mcp_sends_every_match_as_structured_content_and_a_bounded_text() {
-    let Some(python) = common::python_with("mcp") else {
+    let Some(python) = common::python_with(&["mcp"]) else {
         return;
     };
     let Some(zod) = cc_process::testing::copy_project("zod") else {

@@ -117,19 +117,9 @@ impl Fixture {
 
     /// The command lines of this run's live kernel processes and their children.
     fn processes(&self) -> Vec<String> {
-        let needle = format!("{TAG_VAR}={}", self.tag).into_bytes();
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-            .filter(|pid| {
-                std::fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle))
-            })
-            .map(|pid| {
-                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-                String::from_utf8_lossy(&cmdline).replace('\0', " ")
-            })
+        cc_process::testing::tagged(TAG_VAR, &self.tag)
+            .into_iter()
+            .map(|(_, cmdline)| cmdline)
             .collect()
     }
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cc_lsp_client::{LspConfig, Supervisor, SupervisorOptions};
-use cc_process::testing::{live_group_members, missing_peer};
+pub use cc_process::testing::assert_group_gone;
+use cc_process::testing::missing_peer;
 use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
 use serde_json::Value;
 
@@ -200,21 +201,6 @@ impl Project {
             assert_group_gone(pid).await;
         }
     }
-}
-
-/// Waits (up to 10 s: signals land asynchronously) until no live process is left in group
-/// `pgid`.
-pub async fn assert_group_gone(pgid: u32) {
-    for _ in 0..100 {
-        if live_group_members(pgid).is_empty() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!(
-        "processes of group {pgid} survived: {:?}",
-        live_group_members(pgid)
-    );
 }
 
 /// Every entry under `dir` with its bytes, to compare trees byte for byte.

@@ -1,4 +1,4 @@
-//! Helpers for tests that need a real peer (a language server, an adapter, an interpreter).
+//! Peers (a language server, an adapter, an interpreter) and the real projects tests run on.
 //!
 //! Locally a missing peer skips the test loudly; when the `CI` environment variable is set,
 //! it fails the test with a message naming the peer and how to install it.
@@ -30,50 +30,26 @@ pub fn missing_peer(name: &str, why: &str) {
     eprintln!("SKIPPED: {message}");
 }
 
-/// Whether `pid` is a live process (a zombie, exited but not reaped, counts as gone).
-pub fn process_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
+/// PATH's `python3` when it can import every module of `modules` (the peers' venv has them);
+/// otherwise `None` after [`missing_peer`] names them (a failure under `CI`).
+pub fn python_with(modules: &[&str]) -> Option<PathBuf> {
+    let python = require_peer("python3")?;
+    let imports = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(format!("import {}", modules.join(", ")))
+        .status()
+        .is_ok_and(|status| status.success());
+    if imports {
+        return Some(python);
     }
-}
-
-/// Waits up to `timeout` for `pid` to be gone; true when it is. Signals are delivered
-/// asynchronously, so a test checks "gone soon", never "gone right now".
-pub fn wait_until_gone(pid: u32, timeout: std::time::Duration) -> bool {
-    let deadline = std::time::Instant::now() + timeout;
-    loop {
-        if !process_alive(pid) {
-            return true;
-        }
-        if std::time::Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
-/// The live (non-zombie) processes of process group `pgid`.
-pub fn live_group_members(pgid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-                let fields: Vec<&str> = stat
-                    .rsplit_once(')')
-                    .map(|(_, rest)| rest.split_whitespace().collect())
-                    .unwrap_or_default();
-                fields.first() != Some(&"Z")
-                    && fields.get(2).and_then(|group| group.parse::<u32>().ok()) == Some(pgid)
-            })
-        })
-        .collect()
+    missing_peer(
+        &format!("python modules {}", modules.join(", ")),
+        &format!(
+            "{} cannot import them; the venv from `cargo xtask peers` has them",
+            python.display()
+        ),
+    );
+    None
 }
 
 /// The folder `cargo xtask peers` installs the real third-party projects into: `CC_PEERS_DIR`
