@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
+use cc_tools::{Registry, Resources, Run};
 use serde_json::{json, Value};
 
 fn registry(dir: &Path) -> Registry {
@@ -17,12 +17,7 @@ fn registry(dir: &Path) -> Registry {
         host_files: true,
         ..Default::default()
     }
-    .build(Run {
-        conversation_id: "bounds".into(),
-        root: WorkspaceRoot::new(dir).unwrap(),
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
-    })
+    .build(Run::builder(dir).conversation("bounds").build())
 }
 
 async fn call(registry: &Registry, tool: &str, args: Value) -> Value {

@@ -16,7 +16,6 @@ use super::{EvalTool, KernelShutdown};
 use crate::approve::{AllowAll, Approval, ApprovalRequest, Approver};
 use crate::registry::{AfterWrite, CallOptions, Registry, RegistryBuilder, Run};
 use crate::resources::Resources;
-use crate::root::WorkspaceRoot;
 use crate::tier::{Surface, Tier};
 use crate::tool::{Origin, ProgressSink, ToolOutput};
 use crate::ToolError;
@@ -43,12 +42,10 @@ fn with_python() -> Option<KernelConfig> {
 }
 
 fn run_in(dir: &Path, approver: Arc<dyn Approver>) -> Run {
-    Run {
-        conversation_id: "eval-test".into(),
-        root: WorkspaceRoot::new(dir).unwrap(),
-        surface: Surface::Full,
-        approver,
-    }
+    Run::builder(dir)
+        .conversation("eval-test")
+        .approver(approver)
+        .build()
 }
 
 /// A registry built from `resources` in a fresh root (for runs that start no kernel).
@@ -69,14 +66,15 @@ impl Fixture {
         config: KernelConfig,
         wire: impl FnOnce(&mut Resources),
     ) -> Self {
-        Self::build(config, |run, factory| {
+        Self::build(config, |mut run, factory| {
             let mut resources = Resources {
                 host_files: true,
                 kernels: Some(Arc::new(factory)),
                 ..Default::default()
             };
             wire(&mut resources);
-            resources.build(Run { approver, ..run })
+            run.approver = approver;
+            resources.build(run)
         })
     }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use cc_lsp_client::{LspConfig, Supervisor, SupervisorOptions};
 pub use cc_process::testing::assert_group_gone;
 use cc_process::testing::missing_peer;
-use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
+use cc_tools::{Registry, Resources, Surface, WorkspaceRoot};
 use serde_json::Value;
 
 /// Caps for every family that tolerate a loaded machine.
@@ -118,12 +118,12 @@ impl Setup<'_> {
             lsp_config: Some(reread_lsp_section(ws.clone())),
             ..self.resources
         }
-        .build(Run {
-            conversation_id: "lsp-test".into(),
-            root,
-            surface: self.surface,
-            approver: Arc::new(AllowAll),
-        });
+        .build(
+            cc_tools::testing::RunBuilder::new(root)
+                .conversation("lsp-test")
+                .surface(self.surface)
+                .build(),
+        );
         Project {
             _keep: keep,
             ws,
