@@ -104,7 +104,7 @@ impl Supervisor {
         let read_only = self.trust() == crate::Trust::ReadOnly;
         let mut plan = plan(family, &target.root, self.workspace(), &path_var, read_only)?;
         if read_only {
-            crate::policy::restrict_checker(&mut plan, self.workspace(), &path_var)?;
+            super::restrict::restrict_checker(&mut plan, self.workspace(), &path_var)?;
         }
         run(&plan, &path_var).await
     }

@@ -9,7 +9,7 @@ use cc_lsp_client::{DiagnosticsOutcome, Located};
 use serde_json::{json, Value};
 
 use super::open::{lsp_error, Opened};
-use super::tool::REQUEST_TIMEOUT;
+use super::REQUEST_TIMEOUT;
 use crate::error::ToolError;
 
 /// The LSP range of a diagnostic as (start line, end line), 0-based.
