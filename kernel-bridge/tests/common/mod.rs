@@ -4,7 +4,6 @@
 #![allow(dead_code)] // Each test binary uses a different subset.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,12 +32,7 @@ impl Kernels {
     }
 
     pub fn in_root(config: KernelConfig, root: tempfile::TempDir) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let tag = format!(
-            "{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
+        let tag = cc_process::testing::unique_tag("kernel");
         let session = KernelFactory::new(config)
             .with_env(TAG_VAR, tag.clone())
             .session(root.path());
@@ -128,21 +122,12 @@ pub fn running(processes: &[(u32, String)], command: &str) -> usize {
         .count()
 }
 
-/// Polls the tagged processes (a process in the middle of exec may briefly not show) until
-/// `enough` holds, for up to 10 s; returns the last look either way.
+/// Polls the tagged processes until `enough` holds; returns the last look either way.
 pub async fn wait_for_processes(
     tag: &str,
     enough: impl Fn(&[(u32, String)]) -> bool,
 ) -> Vec<(u32, String)> {
-    let mut seen = tagged_processes(tag);
-    for _ in 0..100 {
-        if enough(&seen) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        seen = tagged_processes(tag);
-    }
-    seen
+    cc_process::testing::wait_for_tagged(TAG_VAR, tag, enough).await
 }
 
 /// An executable shell script standing in for an interpreter.

@@ -11,15 +11,17 @@
 //!   missing peer skips the test loudly; when the `CI` environment variable is set, it fails
 //!   the test with a message naming the peer and how to install it;
 //! - **real projects**: [`real_project`] and [`copy_project`], the trees `cargo xtask peers`
-//!   installs, copied to a private temporary folder per test.
+//!   installs, copied to a private temporary folder per test;
+//! - **folders** ([`files`]): [`copy_tree`], and [`tree_snapshot`] to compare a tree byte for
+//!   byte before and after.
 
+pub mod files;
 pub mod peers;
 pub mod table;
 
-pub use peers::{
-    copy_project, copy_tree, missing_peer, python_with, real_project, require_peer, ProjectCopy,
-};
+pub use files::{copy_tree, tree_snapshot};
+pub use peers::{copy_project, missing_peer, python_with, real_project, require_peer, ProjectCopy};
 pub use table::{
     assert_gone, assert_group_gone, assert_no_tagged, cmdline, live_group_members, process_alive,
-    tagged, unique_tag, wait_gone, wait_until_gone, GONE_WITHIN,
+    tagged, unique_tag, wait_for_tagged, wait_gone, wait_until_gone, GONE_WITHIN,
 };

@@ -117,31 +117,10 @@ pub fn copy_project(name: &str) -> Option<ProjectCopy> {
     );
     let base = std::env::temp_dir().join(unique);
     let root = base.join(name);
-    if let Err(error) = copy_tree(&source, &root) {
+    if let Err(error) = super::files::copy_tree(&source, &root) {
         let _ = std::fs::remove_dir_all(&base);
         panic!("cannot copy project {name} to {}: {error}", root.display());
     }
     let root = root.canonicalize().unwrap_or(root);
     Some(ProjectCopy { root })
-}
-
-/// Copies a directory tree, with an explicit stack (no recursion on the tree's depth).
-pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
-    let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
-    while let Some((src, dst)) = stack.pop() {
-        std::fs::create_dir_all(&dst)?;
-        for entry in std::fs::read_dir(&src)? {
-            let entry = entry?;
-            let kind = entry.file_type()?;
-            let target = dst.join(entry.file_name());
-            if kind.is_dir() {
-                stack.push((entry.path(), target));
-            } else if kind.is_symlink() {
-                std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
-            } else {
-                std::fs::copy(entry.path(), &target)?;
-            }
-        }
-    }
-    Ok(())
 }

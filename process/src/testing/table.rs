@@ -102,6 +102,23 @@ pub fn tagged(var: &str, value: &str) -> Vec<(u32, String)> {
         .collect()
 }
 
+/// Polls the processes tagged `var=value` until `enough` holds for them (a process in the
+/// middle of `exec` may briefly not show), up to [`GONE_WITHIN`]; returns the last look
+/// either way, for the caller to assert on.
+pub async fn wait_for_tagged(
+    var: &str,
+    value: &str,
+    enough: impl Fn(&[(u32, String)]) -> bool,
+) -> Vec<(u32, String)> {
+    let mut seen = tagged(var, value);
+    poll(GONE_WITHIN, || {
+        seen = tagged(var, value);
+        enough(&seen)
+    })
+    .await;
+    seen
+}
+
 /// Waits up to `timeout` for `pid` to be gone, blocking the thread; true when it is.
 pub fn wait_until_gone(pid: u32, timeout: Duration) -> bool {
     let deadline = Instant::now() + timeout;

@@ -4,7 +4,6 @@
 #![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -79,12 +78,7 @@ impl Fixture {
     }
 
     fn build(config: KernelConfig, registry: impl FnOnce(Run, KernelFactory) -> Registry) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let tag = format!(
-            "{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
+        let tag = cc_process::testing::unique_tag("eval");
         let dir = tempfile::tempdir().unwrap();
         let factory = KernelFactory::new(config).with_env(TAG_VAR, tag.clone());
         let registry = registry(run_in(dir.path(), Arc::new(AllowAll)), factory);
@@ -113,25 +107,17 @@ impl Fixture {
         output.value
     }
 
-    /// The command lines of this run's live kernel processes and their children.
-    fn processes(&self) -> Vec<String> {
-        cc_process::testing::tagged(TAG_VAR, &self.tag)
-            .into_iter()
-            .map(|(_, cmdline)| cmdline)
-            .collect()
-    }
-
-    /// Polls (up to 10 s) until `enough` holds for [`Fixture::processes`]; returns the last look.
+    /// Polls (up to `GONE_WITHIN`) until `enough` holds for the command lines of this run's
+    /// live kernel processes and their children; returns the last look.
     async fn wait_for_processes(&self, enough: impl Fn(&[String]) -> bool) -> Vec<String> {
-        let mut seen = self.processes();
-        for _ in 0..100 {
-            if enough(&seen) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            seen = self.processes();
-        }
-        seen
+        let cmdlines = |seen: &[(u32, String)]| -> Vec<String> {
+            seen.iter().map(|(_, cmdline)| cmdline.clone()).collect()
+        };
+        let seen = cc_process::testing::wait_for_tagged(TAG_VAR, &self.tag, |seen| {
+            enough(&cmdlines(seen))
+        })
+        .await;
+        cmdlines(&seen)
     }
 
     /// Shuts the run down and asserts that no process of its kernels is left.

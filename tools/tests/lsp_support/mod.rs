@@ -204,23 +204,8 @@ impl Project {
 }
 
 /// Every entry under `dir` with its bytes, to compare trees byte for byte.
-pub fn tree(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(current) = stack.pop() {
-        for entry in std::fs::read_dir(&current).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                out.push((path.clone(), None));
-                stack.push(path);
-            } else {
-                out.push((path.clone(), Some(std::fs::read(&path).unwrap())));
-            }
-        }
-    }
-    out.sort();
-    out
-}
+#[allow(unused_imports)] // Not every test binary compares trees.
+pub use cc_process::testing::tree_snapshot as tree;
 
 /// Makes `file` impossible to replace: a read-only folder for an ordinary user; for root,
 /// whom permissions do not stop, the immutable attribute. Undone on drop.
