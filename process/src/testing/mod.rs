@@ -12,14 +12,14 @@
 //!   the test with a message naming the peer and how to install it;
 //! - **real projects**: [`real_project`] and [`copy_project`], the trees `cargo xtask peers`
 //!   installs, copied to a private temporary folder per test;
-//! - **folders** ([`files`]): [`copy_tree`], and [`tree_snapshot`] to compare a tree byte for
-//!   byte before and after.
+//! - **folders** ([`files`]): [`copy_tree`], [`tree_snapshot`] to compare a tree byte for
+//!   byte before and after, and the symlink [`FlipRace`] confinement tests run against.
 
 pub mod files;
 pub mod peers;
 pub mod table;
 
-pub use files::{copy_tree, tree_snapshot};
+pub use files::{copy_tree, tree_snapshot, FlipRace};
 pub use peers::{copy_project, missing_peer, python_with, real_project, require_peer, ProjectCopy};
 pub use table::{
     assert_gone, assert_group_gone, assert_no_tagged, cmdline, live_group_members, process_alive,

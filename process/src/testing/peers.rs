@@ -106,16 +106,7 @@ impl Drop for ProjectCopy {
 /// `None` as [`real_project`]. Symlinks are copied as symlinks; file modes are kept.
 pub fn copy_project(name: &str) -> Option<ProjectCopy> {
     let source = real_project(name)?;
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let unique = format!(
-        "cc-project-{}-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-    );
-    let base = std::env::temp_dir().join(unique);
+    let base = std::env::temp_dir().join(super::unique_tag("cc-project"));
     let root = base.join(name);
     if let Err(error) = super::files::copy_tree(&source, &root) {
         let _ = std::fs::remove_dir_all(&base);
