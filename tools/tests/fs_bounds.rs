@@ -25,18 +25,7 @@ async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
     }
 }
 
-/// The peak resident memory of this process (each nextest test is its own process).
-fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
-fn umask() -> u32 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
-    u32::from_str_radix(line.split_whitespace().nth(1).unwrap(), 8).unwrap()
-}
+use cc_process::testing::{peak_rss_kib, umask};
 
 #[tokio::test]
 async fn a_16_gb_sparse_file_reads_in_bounded_memory() {

@@ -22,6 +22,7 @@ pub mod table;
 pub use files::{copy_tree, tree_snapshot, FlipRace};
 pub use peers::{copy_project, missing_peer, python_with, real_project, require_peer, ProjectCopy};
 pub use table::{
-    assert_gone, assert_group_gone, assert_no_tagged, cmdline, live_group_members, process_alive,
-    tagged, unique_tag, wait_for_tagged, wait_gone, wait_until_gone, GONE_WITHIN,
+    assert_gone, assert_group_gone, assert_no_tagged, cmdline, live_group_members, peak_rss_kib,
+    process_alive, tagged, umask, unique_tag, wait_for_tagged, wait_gone, wait_until_gone,
+    GONE_WITHIN,
 };

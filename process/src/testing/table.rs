@@ -75,6 +75,36 @@ pub fn live_group_members(pgid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// A field of `/proc/self/status` (`Umask`, `VmHWM`, …), its value as written there.
+/// Panics when the file or the field is missing: a test that asks for it cannot go on.
+fn own_status(field: &str) -> String {
+    let status = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_else(|error| panic!("cannot read /proc/self/status: {error}"));
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .map(|value| value.trim().to_owned())
+        .unwrap_or_else(|| panic!("/proc/self/status has no {field}"))
+}
+
+/// This process's umask, read from `/proc/self/status` (reading it this way, unlike
+/// `umask(2)`, changes nothing).
+pub fn umask() -> u32 {
+    let value = own_status("Umask");
+    u32::from_str_radix(&value, 8).unwrap_or_else(|_| panic!("Umask is not octal: {value}"))
+}
+
+/// The peak resident memory of this process in KiB (`VmHWM`; each nextest test is its own
+/// process).
+pub fn peak_rss_kib() -> u64 {
+    let value = own_status("VmHWM");
+    value
+        .split_whitespace()
+        .next()
+        .and_then(|kib| kib.parse().ok())
+        .unwrap_or_else(|| panic!("VmHWM is not a size in kB: {value}"))
+}
+
 /// A value unique to this test process and call, for tagging: put `VAR=tag` in the
 /// environment of what a test starts (children inherit it), and [`tagged`] finds them all.
 pub fn unique_tag(test: &str) -> String {
@@ -203,6 +233,12 @@ mod tests {
             .parse::<u32>()
             .expect("pgrp");
         assert!(live_group_members(pgid).contains(&me));
+    }
+
+    #[test]
+    fn own_status_fields_parse() {
+        assert!(umask() <= 0o777);
+        assert!(peak_rss_kib() > 0);
     }
 
     #[test]
