@@ -115,3 +115,33 @@ pub fn copy_project(name: &str) -> Option<ProjectCopy> {
     let root = root.canonicalize().unwrap_or(root);
     Some(ProjectCopy { root })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Under `CI` a missing peer fails naming it; otherwise it is skipped (`None`).
+    fn fails_under_ci_naming(name: &str, look_up: impl FnOnce() -> Option<PathBuf>) {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(look_up));
+        match (std::env::var_os("CI").is_some(), outcome) {
+            (true, Err(panic)) => {
+                let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+                assert!(message.contains(name), "{message}");
+            }
+            (false, Ok(found)) => assert_eq!(found, None),
+            (ci, outcome) => panic!("CI set: {ci}, yet {outcome:?}"),
+        }
+    }
+
+    #[test]
+    fn a_missing_peer_fails_under_ci_naming_it() {
+        fails_under_ci_naming("cc-no-such-peer", || require_peer("cc-no-such-peer"));
+        // Without python3 the lookup fails on python3 itself, which the line above covers.
+        if crate::find_on_path("python3").is_some() {
+            fails_under_ci_naming("cc_no_such_module", || python_with(&["cc_no_such_module"]));
+        }
+        fails_under_ci_naming("project cc-no-such-project", || {
+            real_project("cc-no-such-project")
+        });
+    }
+}
