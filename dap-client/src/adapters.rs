@@ -1,7 +1,7 @@
 //! The adapter table: which adapters exist, what marks a checkout as theirs, which program
 //! goes to which adapter, and the launch/attach request each one gets.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -163,7 +163,7 @@ pub fn pick_adapter(program: &Path) -> Result<AdapterKind, DebugError> {
     }
     if magic.starts_with(b"#!") {
         // A Python console script (`.venv/bin/pytest`) is Python code.
-        if crate::plan::is_python_script(program) {
+        if is_python_script(program) {
             return Ok(AdapterKind::Debugpy);
         }
         return Err(cannot(
@@ -262,6 +262,21 @@ pub(crate) fn merge(request: &mut Value, extra: Option<&Map<String, Value>>) {
             object.insert(key.clone(), value.clone());
         }
     }
+}
+
+/// The first line of the file at `path` (at most 512 bytes), when it can be read.
+pub(crate) fn first_line(path: &Path) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut line = String::new();
+    BufReader::new(file.take(512)).read_line(&mut line).ok()?;
+    Some(line)
+}
+
+/// Whether a script whose first line runs Python (`#!…python…`) is there.
+pub(crate) fn is_python_script(path: &Path) -> bool {
+    first_line(path)
+        .and_then(|line| line.strip_prefix("#!").map(str::to_owned))
+        .is_some_and(|rest| rest.contains("python"))
 }
 
 #[cfg(test)]

@@ -61,7 +61,7 @@ impl Project {
             let Ok(text) = std::fs::read_to_string(root.join(rel)) else {
                 continue;
             };
-            let dir = crate::table::parent_dir(rel).to_owned();
+            let dir = parent_dir(rel).to_owned();
             let name = rel.rsplit('/').next().unwrap_or(rel);
             match name {
                 "go.mod" => {
@@ -247,6 +247,11 @@ fn include_dirs(text: &str, root: &Path, dir: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The folder of a `/`-separated relative path.
+pub fn parent_dir(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
 }
 
 /// `a/b` joined with `../c` → `a/c`; `.` segments removed; `None`-like empty for the root.

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use cc_languages::LanguageSpec;
 
 use crate::model::{DefKind, Import, Local};
+pub use crate::project::parent_dir;
 use crate::project::Project;
 
 /// A file's id in the index.
@@ -50,11 +51,6 @@ impl FileInfo {
     pub fn dir(&self) -> &str {
         parent_dir(&self.path)
     }
-}
-
-/// The folder of a `/`-separated relative path.
-pub fn parent_dir(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(d, _)| d)
 }
 
 /// Where the table gets what it does not hold yet (the index, during an update).

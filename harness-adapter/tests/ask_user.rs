@@ -11,7 +11,7 @@ use serde_json::Value;
 mod common;
 
 fn elicitation_report(mode: &str) -> Option<Value> {
-    let python = common::python_with("mcp")?;
+    let python = common::python_with(&["mcp"])?;
     let dir = tempfile::tempdir().unwrap();
     Some(common::run_client_script(
         &python,

@@ -60,7 +60,7 @@ fn run(program: &Path, args: &[&std::ffi::OsStr]) -> Value {
 }
 
 fn python_script(arena: &Arena, mode: &str) -> Option<Value> {
-    let python = common::python_with("mcp")?;
+    let python = common::python_with(&["mcp"])?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_adversarial.py");
     Some(run(
         &python,

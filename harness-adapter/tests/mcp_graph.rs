@@ -11,7 +11,7 @@ fn every_graph_action_answers_through_mcp_on_requests() {
     let Some(project) = cc_process::testing::copy_project("requests") else {
         return;
     };
-    let Some(python) = common::python_with("mcp") else {
+    let Some(python) = common::python_with(&["mcp"]) else {
         return;
     };
     // The index goes where `[graph]` says, not into the user's cache.

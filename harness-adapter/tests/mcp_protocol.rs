@@ -9,8 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use cc_harness_adapter::mcp::{serve, ServeOptions};
 use cc_tools::{
-    AllowAll, CallContext, RegistryBuilder, Run, Shutdown, Surface, Tier, Tool, ToolError,
-    ToolOutput, WorkspaceRoot,
+    CallContext, RegistryBuilder, Shutdown, Tier, Tool, ToolError, ToolOutput, WorkspaceRoot,
 };
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
@@ -125,12 +124,11 @@ fn start(
     let (server_out, client_out) = tokio::io::duplex(1 << 16);
     let root = WorkspaceRoot::new(dir).unwrap();
     let factory = Box::new(move |_peer| {
-        let mut builder = RegistryBuilder::new(Run {
-            conversation_id: "t".into(),
-            root: root.clone(),
-            surface: Surface::Full,
-            approver: Arc::new(AllowAll),
-        })
+        let mut builder = RegistryBuilder::new(
+            cc_tools::testing::RunBuilder::new(root.clone())
+                .conversation("t")
+                .build(),
+        )
         .tool(Arc::new(Slow))
         .tool(Arc::new(Patient));
         if let Some(owner) = &owner {

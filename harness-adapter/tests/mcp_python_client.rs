@@ -9,7 +9,7 @@ use serde_json::Value;
 mod common;
 
 fn run_client(root: &Path) -> Option<Value> {
-    let python = common::python_with("mcp")?;
+    let python = common::python_with(&["mcp"])?;
     Some(common::run_client_script(
         &python,
         "mcp_client.py",

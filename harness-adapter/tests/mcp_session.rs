@@ -36,7 +36,7 @@ fn workspace(dir: &Path) {
 
 #[test]
 fn every_family_on_every_surface() {
-    let Some(python) = common::python_with("mcp, matplotlib, debugpy") else {
+    let Some(python) = common::python_with(&["mcp", "matplotlib", "debugpy"]) else {
         return;
     };
     if cc_process::testing::require_peer("basedpyright-langserver").is_none() {

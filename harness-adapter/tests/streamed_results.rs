@@ -19,12 +19,11 @@ async fn in_process(root: &Path, args: &Value) -> Value {
         parsers: Some(Arc::new(cc_structural::Languages::builtin())),
         ..Default::default()
     }
-    .build(cc_tools::Run {
-        conversation_id: "reference".into(),
-        root: cc_tools::WorkspaceRoot::new(root).unwrap(),
-        surface: cc_tools::Surface::Full,
-        approver: Arc::new(cc_tools::AllowAll),
-    });
+    .build(
+        cc_tools::Run::builder(root)
+            .conversation("reference")
+            .build(),
+    );
     registry.call("ast_grep", args.clone()).await.unwrap().value
 }
 
@@ -61,7 +60,7 @@ async fn call_prints_every_match_as_the_registry_returns_it() {
 
 #[test]
 fn mcp_sends_every_match_as_structured_content_and_a_bounded_text() {
-    let Some(python) = common::python_with("mcp") else {
+    let Some(python) = common::python_with(&["mcp"]) else {
         return;
     };
     let Some(zod) = cc_process::testing::copy_project("zod") else {

@@ -50,11 +50,7 @@ async fn read_pid(path: &std::path::Path) -> u32 {
 }
 
 async fn wait_dead(pid: u32) -> bool {
-    tokio::task::spawn_blocking(move || {
-        cc_process::testing::wait_until_gone(pid, Duration::from_secs(5))
-    })
-    .await
-    .unwrap()
+    cc_process::testing::wait_gone(pid, Duration::from_secs(5)).await
 }
 
 #[tokio::test]

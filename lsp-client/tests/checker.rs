@@ -246,34 +246,5 @@ async fn a_checker_past_its_timeout_is_killed_with_its_children() {
         error.to_string().contains("checker_timeout_secs"),
         "{error}"
     );
-    for _ in 0..50 {
-        if tagged(&tag).is_empty() {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("checker processes survived: {:?}", tagged(&tag));
-}
-
-/// Live processes whose environment carries `CC_CHECKER_TAG=tag`.
-fn tagged(tag: &str) -> Vec<u32> {
-    let needle = format!("CC_CHECKER_TAG={tag}");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| {
-                    !s.rsplit_once(')')
-                        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-                })
-                .unwrap_or(false);
-            alive
-                && environ
-                    .split(|b| *b == 0)
-                    .any(|entry| entry == needle.as_bytes())
-        })
-        .collect()
+    cc_process::testing::assert_no_tagged("CC_CHECKER_TAG", &tag).await;
 }

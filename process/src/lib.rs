@@ -30,6 +30,7 @@
 
 mod group;
 mod path;
+#[cfg(any(test, feature = "test-support"))]
 pub mod testing;
 
 pub use group::{spawn_group, GroupChild};

@@ -48,6 +48,8 @@ pub mod resources;
 pub mod root;
 pub mod spool;
 pub mod structural;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testing;
 pub mod tier;
 pub mod tool;
 pub mod vibe;

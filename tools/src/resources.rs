@@ -14,11 +14,7 @@ use crate::registry::{AfterWrite, Registry, RegistryBuilder, Run};
 use crate::tool::Tool;
 use crate::vibe::{Roster, WorkerBackend};
 
-/// Reads the `[lsp]` section of `.cc/tools.toml` again, as the host read it when the run
-/// started (`lsp reload` calls it): the host owns the file, the tools only ask for the
-/// section.
-pub type LspConfigSource =
-    Arc<dyn Fn() -> Result<cc_lsp_client::LspConfig, cc_workspace::BrokenSection> + Send + Sync>;
+pub use crate::lsp::LspConfigSource;
 
 /// The resources wired for one run.
 #[derive(Default)]

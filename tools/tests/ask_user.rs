@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use cc_tools::ask_user::{Answer, Question, QuestionPort};
-use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
+use cc_tools::{Registry, Resources, Run, Surface};
 use serde_json::{json, Value};
 
 struct Scripted(Answer, Duration);
@@ -27,12 +27,12 @@ fn registry_with(dir: &std::path::Path, answer: Answer, delay: Duration) -> Regi
         question_timeout: Some(Duration::from_millis(300)),
         ..Default::default()
     }
-    .build(Run {
-        conversation_id: "q".into(),
-        root: WorkspaceRoot::new(dir).unwrap(),
-        surface: Surface::Plan,
-        approver: Arc::new(AllowAll),
-    })
+    .build(
+        Run::builder(dir)
+            .conversation("q")
+            .surface(Surface::Plan)
+            .build(),
+    )
 }
 
 async fn ask(registry: &Registry, args: Value) -> Value {
@@ -103,11 +103,6 @@ async fn bad_questions_and_impossible_answers_are_refused() {
 #[tokio::test]
 async fn no_port_means_no_tool() {
     let dir = tempfile::tempdir().unwrap();
-    let registry = Resources::default().build(Run {
-        conversation_id: "q".into(),
-        root: WorkspaceRoot::new(dir.path()).unwrap(),
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
-    });
+    let registry = Resources::default().build(Run::builder(dir.path()).conversation("q").build());
     assert!(registry.schemas(Surface::Full).is_empty());
 }

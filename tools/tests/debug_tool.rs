@@ -8,19 +8,14 @@ mod debug_support;
 use std::sync::Arc;
 
 use cc_dap_client::{DebugConfig, Supervisor};
-use cc_tools::{AllowAll, Resources, Run, Surface, WorkspaceRoot};
+use cc_tools::{Resources, Run, Surface};
 use debug_support::{call, call_err, config, registry, workspace};
 use serde_json::json;
 
 #[test]
 fn the_schema_is_exec_tier_and_serialized() {
     let (_dir, root) = workspace();
-    let run = Run {
-        conversation_id: "schema".into(),
-        root: WorkspaceRoot::new(&root).unwrap(),
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
-    };
+    let run = Run::builder(&root).conversation("schema").build();
     let supervisor = Arc::new(Supervisor::new(&root, DebugConfig::default()));
     let registry = Resources {
         debug: Some(supervisor),

@@ -5,11 +5,9 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
+use cc_tools::{Registry, Resources, Run};
 use serde_json::{json, Value};
 
 fn registry(dir: &Path) -> Registry {
@@ -17,12 +15,7 @@ fn registry(dir: &Path) -> Registry {
         host_files: true,
         ..Default::default()
     }
-    .build(Run {
-        conversation_id: "bounds".into(),
-        root: WorkspaceRoot::new(dir).unwrap(),
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
-    })
+    .build(Run::builder(dir).conversation("bounds").build())
 }
 
 async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
@@ -32,18 +25,7 @@ async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
     }
 }
 
-/// The peak resident memory of this process (each nextest test is its own process).
-fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
-fn umask() -> u32 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
-    u32::from_str_radix(line.split_whitespace().nth(1).unwrap(), 8).unwrap()
-}
+use cc_process::testing::{peak_rss_kib, umask};
 
 #[tokio::test]
 async fn a_16_gb_sparse_file_reads_in_bounded_memory() {
@@ -227,49 +209,13 @@ async fn new_files_get_the_umask_and_replaced_files_keep_their_mode() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_flip_race_never_escapes_through_read_or_write() {
     const ITERATIONS: usize = 10_000;
-    let parent = tempfile::tempdir().unwrap();
-    let root = parent.path().join("root");
-    let outside = parent.path().join("outside");
-    std::fs::create_dir_all(root.join("race")).unwrap();
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::write(root.join("race/secret.txt"), "inside").unwrap();
-    std::fs::write(outside.join("secret.txt"), "outside").unwrap();
-    std::os::unix::fs::symlink(&outside, root.join("race_link")).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let flips = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let flipper = {
-        let (root, stop, flips) = (root.clone(), stop.clone(), flips.clone());
-        std::thread::spawn(move || {
-            let (race, real, link) = (
-                root.join("race"),
-                root.join("race_dir"),
-                root.join("race_link"),
-            );
-            while !stop.load(Ordering::Relaxed) {
-                if real.exists() && race.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-                    let _ = std::fs::remove_dir_all(&race);
-                    let _ = std::fs::rename(&real, &race);
-                    continue;
-                }
-                let flipped = std::fs::rename(&race, &real)
-                    .and_then(|()| std::fs::rename(&link, &race))
-                    .inspect(|()| std::thread::yield_now())
-                    .and_then(|()| std::fs::rename(&race, &link))
-                    .and_then(|()| std::fs::rename(&real, &race))
-                    .inspect(|()| std::thread::yield_now());
-                if flipped.is_ok() {
-                    flips.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        })
-    };
+    let mut race = cc_process::testing::FlipRace::start();
+    let root = race.root().to_path_buf();
     let registry = registry(&root);
     let (mut read_inside, mut read_escapes, mut written) = (0, 0, 0);
     let (started, mut i) = (Instant::now(), 0);
     // Past ITERATIONS until the flipper has flipped often enough (a busy machine starves it).
-    while (i < ITERATIONS || flips.load(Ordering::Relaxed) < 1000)
-        && started.elapsed() < Duration::from_secs(60)
-    {
+    while (i < ITERATIONS || race.flips() < 1000) && started.elapsed() < Duration::from_secs(60) {
         i += 1;
         let read = call(&registry, "read", json!({"path": "race/secret.txt"})).await;
         match read["content"].as_str() {
@@ -287,16 +233,10 @@ async fn the_flip_race_never_escapes_through_read_or_write() {
             written += 1;
         }
     }
-    stop.store(true, Ordering::Relaxed);
-    flipper.join().unwrap();
-    let stray: Vec<String> = std::fs::read_dir(&outside)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let (flips, stray) = race.finish();
     eprintln!(
         "tools flip race: {i} reads ({read_inside} inside, {read_escapes} escapes), {i} writes \
-         ({written} written), {} flips, outside holds {stray:?}",
-        flips.load(Ordering::Relaxed)
+         ({written} written), {flips} flips, outside holds {stray:?}"
     );
     assert_eq!(read_escapes, 0);
     assert_eq!(stray, ["secret.txt"], "stray files outside");

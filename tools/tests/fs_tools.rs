@@ -2,9 +2,7 @@
 
 #![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
 
-use std::sync::Arc;
-
-use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
+use cc_tools::{Registry, Resources, Run};
 use serde_json::{json, Value};
 
 fn registry(dir: &std::path::Path) -> Registry {
@@ -12,12 +10,7 @@ fn registry(dir: &std::path::Path) -> Registry {
         host_files: true,
         ..Default::default()
     }
-    .build(Run {
-        conversation_id: "fs".into(),
-        root: WorkspaceRoot::new(dir).unwrap(),
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
-    })
+    .build(Run::builder(dir).conversation("fs").build())
 }
 
 async fn call(registry: &Registry, tool: &str, args: Value) -> Value {

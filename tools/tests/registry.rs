@@ -10,17 +10,15 @@ use std::time::Duration;
 use async_trait::async_trait;
 use cc_tools::{
     AfterWrite, AllowAll, Approval, ApprovalRequest, Approver, CallContext, DenyAll, Origin,
-    RegistryBuilder, Resources, Run, Surface, Tier, Tool, ToolError, ToolOutput, WorkspaceRoot,
+    RegistryBuilder, Resources, Run, Surface, Tier, Tool, ToolError, ToolOutput,
 };
 use serde_json::{json, Value};
 
 fn run_in(dir: &std::path::Path, surface: Surface, approver: Arc<dyn Approver>) -> Run {
-    Run {
-        conversation_id: "test".into(),
-        root: WorkspaceRoot::new(dir).unwrap(),
-        surface,
-        approver,
-    }
+    Run::builder(dir)
+        .surface(surface)
+        .approver(approver)
+        .build()
 }
 
 /// Records every approval request and answers with a fixed decision.

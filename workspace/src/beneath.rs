@@ -440,6 +440,7 @@ fn create_temp(dir: &Dir, prefix: &str, name: &OsStr) -> io::Result<(OsString, s
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use cc_process::testing::umask as current_umask;
     use std::os::unix::fs::{symlink, PermissionsExt as _};
 
     fn fixture() -> (tempfile::TempDir, Workspace) {
@@ -561,12 +562,5 @@ mod tests {
         let meta = std::fs::metadata(&file).unwrap();
         assert_eq!((meta.uid(), meta.gid()), (4321, 4321));
         assert_eq!(std::fs::read(&file).unwrap(), b"new");
-    }
-
-    /// The umask as `/proc/self/status` reports it (reading it this way changes nothing).
-    fn current_umask() -> u32 {
-        let status = std::fs::read_to_string("/proc/self/status").unwrap();
-        let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
-        u32::from_str_radix(line.split_whitespace().nth(1).unwrap(), 8).unwrap()
     }
 }

@@ -5,9 +5,8 @@
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
 
+use cc_process::testing::FlipRace;
 use cc_workspace::{Transaction, Workspace};
 
 const ITERATIONS: usize = 10_000;
@@ -17,78 +16,30 @@ const MIN_FLIPS: u64 = 2_000;
 const MAX_TIME: std::time::Duration = std::time::Duration::from_secs(60);
 
 struct Race {
-    _dir: tempfile::TempDir,
+    flipping: FlipRace,
     ws: Workspace,
     outside: PathBuf,
-    stop: Arc<AtomicBool>,
-    flips: Arc<AtomicU64>,
-    flipper: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Race {
     fn start() -> Race {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("root");
-        let outside = dir.path().join("outside");
-        std::fs::create_dir_all(root.join("race")).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
-        std::fs::write(root.join("race/secret.txt"), "inside").unwrap();
-        std::fs::write(outside.join("secret.txt"), "outside").unwrap();
-        std::os::unix::fs::symlink(&outside, root.join("race_link")).unwrap();
-        let ws = Workspace::new(&root).unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flips = Arc::new(AtomicU64::new(0));
-        let flipper = {
-            let (root, stop, flips) = (ws.path().to_path_buf(), stop.clone(), flips.clone());
-            std::thread::spawn(move || {
-                let (race, real, link) = (
-                    root.join("race"),
-                    root.join("race_dir"),
-                    root.join("race_link"),
-                );
-                while !stop.load(Ordering::Relaxed) {
-                    // A write that came while `race` was missing may have made a new folder
-                    // there: clear it, the real one is aside.
-                    if real.exists() && race.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-                        let _ = std::fs::remove_dir_all(&race);
-                        let _ = std::fs::rename(&real, &race);
-                        continue;
-                    }
-                    // Directory → symlink out → directory.
-                    let flipped = std::fs::rename(&race, &real)
-                        .and_then(|()| std::fs::rename(&link, &race))
-                        .and_then(|()| std::fs::rename(&race, &link))
-                        .and_then(|()| std::fs::rename(&real, &race));
-                    if flipped.is_ok() {
-                        flips.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            })
-        };
+        let flipping = FlipRace::start();
+        let ws = Workspace::new(flipping.root()).unwrap();
+        let outside = flipping.outside().to_path_buf();
         Race {
-            _dir: dir,
+            flipping,
             ws,
             outside,
-            stop,
-            flips,
-            flipper: Some(flipper),
         }
     }
 
     /// Whether the loop should go on after `done` iterations.
     fn more(&self, done: usize, started: std::time::Instant) -> bool {
-        (done < ITERATIONS || self.flips.load(Ordering::Relaxed) < MIN_FLIPS)
-            && started.elapsed() < MAX_TIME
+        (done < ITERATIONS || self.flipping.flips() < MIN_FLIPS) && started.elapsed() < MAX_TIME
     }
 
     fn finish(&mut self) -> (u64, Vec<String>) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.flipper.take().unwrap().join().unwrap();
-        let outside: Vec<String> = std::fs::read_dir(&self.outside)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        (self.flips.load(Ordering::Relaxed), outside)
+        self.flipping.finish()
     }
 
     fn assert_no_temporaries_inside(&self) {

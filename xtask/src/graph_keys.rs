@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::peers::Layout;
-use crate::projects::{self, PROJECTS};
+use crate::projects::PROJECTS;
 use crate::util::{self, Result};
 
 /// (project, language, `[lsp]` section for the server).
@@ -50,7 +50,7 @@ pub fn run(root: &Path, names: &[String]) -> Result<()> {
             .iter()
             .find(|p| p.name == *name)
             .ok_or_else(|| format!("{name} is not in xtask/src/projects.rs"))?;
-        let source = projects::projects_dir(&layout).join(name);
+        let source = layout.projects_dir().join(name);
         let scratch = work.join(name);
         if scratch.exists() {
             std::fs::remove_dir_all(&scratch)
@@ -65,10 +65,7 @@ pub fn run(root: &Path, names: &[String]) -> Result<()> {
             std::fs::create_dir_all(&spf13)
                 .map_err(|e| format!("cannot create {}: {e}", spf13.display()))?;
             copy_tree(&source, &spf13.join("cobra"))?;
-            copy_tree(
-                &projects::projects_dir(&layout).join("pflag"),
-                &spf13.join("pflag"),
-            )?;
+            copy_tree(&layout.projects_dir().join("pflag"), &spf13.join("pflag"))?;
             section = format!(
                 "[go]\nenv = {{ GO111MODULE = \"off\", GOPATH = \"{}\", GOFLAGS = \"\" }}\n",
                 scratch.display()

@@ -178,6 +178,10 @@ impl Layout {
     pub fn peers_dir(&self) -> PathBuf {
         self.root.join(".peers")
     }
+    /// `.peers/projects`: the real third-party projects (`crate::projects`).
+    pub fn projects_dir(&self) -> PathBuf {
+        self.peers_dir().join("projects")
+    }
     pub fn venv(&self) -> PathBuf {
         self.peers_dir().join("venv")
     }
@@ -268,7 +272,7 @@ pub fn print_path(layout: &Layout) {
 /// `cargo xtask peers`: installs what is missing, checks every peer, prints one line each.
 pub fn install(layout: &Layout) -> Result<()> {
     install_peers(layout, PEERS)?;
-    crate::projects::install(layout)
+    crate::projects::install(&layout.projects_dir())
 }
 
 fn install_peers(layout: &Layout, peers: &[Peer]) -> Result<()> {

@@ -20,7 +20,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::peers::Layout;
 use crate::util::{self, Result};
 
 /// Where a project comes from.
@@ -107,23 +106,18 @@ pub const PROJECTS: &[Project] = &[
     }, "2.11.1"),
 ];
 
-/// `.peers/projects`.
-pub fn projects_dir(layout: &Layout) -> PathBuf {
-    layout.peers_dir().join("projects")
-}
-
 fn stamp_text(project: &Project) -> String {
     format!("{:?} {}\n", project.source, project.version)
 }
 
-/// Installs every project that is missing or has changed; prints one line each.
-pub fn install(layout: &Layout) -> Result<()> {
-    install_projects(layout, PROJECTS)
+/// Installs every project that is missing or has changed into `dir` (`.peers/projects`,
+/// [`crate::peers::Layout::projects_dir`]); prints one line each.
+pub fn install(dir: &Path) -> Result<()> {
+    install_projects(dir, PROJECTS)
 }
 
-fn install_projects(layout: &Layout, projects: &[Project]) -> Result<()> {
-    let dir = projects_dir(layout);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+fn install_projects(dir: &Path, projects: &[Project]) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut failures = Vec::new();
     for project in projects {
         let target = dir.join(project.name);
@@ -138,7 +132,7 @@ fn install_projects(layout: &Layout, projects: &[Project]) -> Result<()> {
                 describe_source(project.source)
             );
             let _ = std::fs::remove_file(&stamp);
-            match fetch(layout, project, &target) {
+            match fetch(dir, project, &target) {
                 Ok(()) => {
                     std::fs::write(&stamp, &wanted)
                         .map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
@@ -179,8 +173,8 @@ fn describe_source(source: Source) -> &'static str {
 
 /// Downloads and unpacks `project` into `target`, through a scratch folder beside it so that
 /// a failed install leaves no half-filled project.
-fn fetch(layout: &Layout, project: &Project, target: &Path) -> Result<()> {
-    let scratch = projects_dir(layout).join(format!(".{}.partial", project.name));
+fn fetch(dir: &Path, project: &Project, target: &Path) -> Result<()> {
+    let scratch = dir.join(format!(".{}.partial", project.name));
     if scratch.exists() {
         std::fs::remove_dir_all(&scratch)
             .map_err(|e| format!("cannot remove {}: {e}", scratch.display()))?;

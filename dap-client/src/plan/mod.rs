@@ -27,7 +27,6 @@ use crate::detect::{self, Environment};
 use crate::error::DebugError;
 use crate::interrupt::Interrupt;
 
-pub(crate) use spec::is_python_script;
 pub use spec::{CargoTest, GoTest};
 
 /// What `launch` runs.

@@ -1,10 +1,9 @@
 //! Reading a `test` string: which runner it is for, and what `go test` and `cargo test`
 //! flags it holds.
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::adapters::AdapterKind;
+use crate::adapters::{first_line, is_python_script, AdapterKind};
 use crate::error::DebugError;
 
 fn invalid(message: impl Into<String>) -> DebugError {
@@ -100,13 +99,6 @@ pub(crate) fn is_identifier(word: &str) -> bool {
         && chars.all(|c| c.is_alphanumeric() || c == '_')
 }
 
-fn first_line(path: &Path) -> Option<String> {
-    let file = std::fs::File::open(path).ok()?;
-    let mut line = String::new();
-    BufReader::new(file.take(512)).read_line(&mut line).ok()?;
-    Some(line)
-}
-
 /// The interpreter a Python console script names (`#!/path/.venv/bin/python3`), when it
 /// exists.
 pub(crate) fn shebang_python(path: &Path) -> Option<PathBuf> {
@@ -116,13 +108,6 @@ pub(crate) fn shebang_python(path: &Path) -> Option<PathBuf> {
     let name = interpreter.file_name()?.to_str()?;
     (name.starts_with("python") && interpreter.is_absolute() && interpreter.is_file())
         .then_some(interpreter)
-}
-
-/// Whether a script whose first line runs Python (`#!…python…`) is there.
-pub(crate) fn is_python_script(path: &Path) -> bool {
-    first_line(path)
-        .and_then(|line| line.strip_prefix("#!").map(str::to_owned))
-        .is_some_and(|rest| rest.contains("python"))
 }
 
 /// Whether `path` is pytest's console script.

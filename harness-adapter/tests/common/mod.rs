@@ -1,27 +1,9 @@
 //! Shared by the harness's integration tests.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-/// The python of the peers' venv, with every module in `modules` importable; None (skipped
-/// locally, failing under CI) otherwise.
-pub fn python_with(modules: &str) -> Option<PathBuf> {
-    let python = cc_process::testing::require_peer("python3")?;
-    let imports = Command::new(&python)
-        .args(["-c", &format!("import {modules}")])
-        .status()
-        .map(|status| status.success())
-        .unwrap_or(false);
-    if imports {
-        Some(python)
-    } else {
-        cc_process::testing::missing_peer(
-            &format!("python modules {modules}"),
-            "`python3` cannot import them; the venv from `cargo xtask peers` has them",
-        );
-        None
-    }
-}
+pub use cc_process::testing::python_with;
 
 /// Runs the MCP client script `fixtures/NAME` with the harness binary and `args`, and parses
 /// the JSON report it prints.

@@ -4,7 +4,6 @@
 #![allow(dead_code)] // Each test binary uses a different subset.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,12 +32,7 @@ impl Kernels {
     }
 
     pub fn in_root(config: KernelConfig, root: tempfile::TempDir) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let tag = format!(
-            "{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
+        let tag = cc_process::testing::unique_tag("kernel");
         let session = KernelFactory::new(config)
             .with_env(TAG_VAR, tag.clone())
             .session(root.path());
@@ -115,31 +109,9 @@ impl Kernels {
     }
 }
 
-/// Processes whose environment carries `TAG_VAR=tag` (zombies have an empty environ).
+/// Live processes whose environment carries `TAG_VAR=tag`.
 pub fn tagged_processes(tag: &str) -> Vec<(u32, String)> {
-    let needle = format!("{TAG_VAR}={tag}").into_bytes();
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-            continue;
-        };
-        if environ.split(|b| *b == 0).any(|kv| kv == needle.as_slice()) {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            found.push((pid, cmdline.chars().take(120).collect()));
-        }
-    }
-    found
+    cc_process::testing::tagged(TAG_VAR, tag)
 }
 
 /// How many of `processes` run `command` (their command line starts with it).
@@ -150,21 +122,12 @@ pub fn running(processes: &[(u32, String)], command: &str) -> usize {
         .count()
 }
 
-/// Polls the tagged processes (a process in the middle of exec may briefly not show) until
-/// `enough` holds, for up to 10 s; returns the last look either way.
+/// Polls the tagged processes until `enough` holds; returns the last look either way.
 pub async fn wait_for_processes(
     tag: &str,
     enough: impl Fn(&[(u32, String)]) -> bool,
 ) -> Vec<(u32, String)> {
-    let mut seen = tagged_processes(tag);
-    for _ in 0..100 {
-        if enough(&seen) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        seen = tagged_processes(tag);
-    }
-    seen
+    cc_process::testing::wait_for_tagged(TAG_VAR, tag, enough).await
 }
 
 /// An executable shell script standing in for an interpreter.
@@ -176,17 +139,9 @@ pub fn fake_interpreter(dir: &Path, script: &str) -> PathBuf {
     path
 }
 
-/// Waits a little for killed processes to disappear, then asserts none is left.
+/// Waits for killed processes to disappear, then asserts none is left.
 pub async fn assert_no_tagged_processes(tag: &str) {
-    let mut left = tagged_processes(tag);
-    for _ in 0..50 {
-        if left.is_empty() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        left = tagged_processes(tag);
-    }
-    panic!("kernel processes outlived their session: {left:?}");
+    cc_process::testing::assert_no_tagged(TAG_VAR, tag).await;
 }
 
 /// Answers bridge calls: `read` (a file under the root), `slow` (sleeps `secs`), `echo`.
@@ -228,23 +183,8 @@ pub fn node() -> Option<PathBuf> {
     cc_process::testing::require_peer("node")
 }
 
-/// A Python that can import `modules`, or None after a loud skip.
-pub fn python_with(modules: &[&str]) -> Option<PathBuf> {
-    let python = python()?;
-    let status = std::process::Command::new(&python)
-        .arg("-c")
-        .arg(format!("import {}", modules.join(", ")))
-        .status();
-    if status.is_ok_and(|status| status.success()) {
-        Some(python)
-    } else {
-        cc_process::testing::missing_peer(
-            &modules.join(" + "),
-            &format!("{} cannot import them", python.display()),
-        );
-        None
-    }
-}
+#[allow(unused_imports)] // Not every test binary needs it.
+pub use cc_process::testing::python_with;
 
 /// Asserts that one of the outcome's notices contains `needle`.
 pub fn assert_notice(outcome: &CellOutcome, needle: &str) {

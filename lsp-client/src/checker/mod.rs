@@ -18,6 +18,7 @@
 
 mod parse;
 mod plan;
+mod restrict;
 mod targets;
 
 pub use targets::ProjectChecker;

@@ -155,7 +155,7 @@ impl ProjectChecker {
             read_only,
         )?;
         if read_only {
-            crate::policy::restrict_checker(&mut plan, &self.workspace, &self.path_var)?;
+            super::restrict::restrict_checker(&mut plan, &self.workspace, &self.path_var)?;
         }
         run(&plan, &self.path_var).await
     }

@@ -146,24 +146,8 @@ async fn new_moved_fixed_broken(fixture: &Fixture, case: &Scenario<'_>) {
     assert!(find(&new).is_some(), "`{expected}` is new again: {all:#?}");
 }
 
-/// Pids of live processes whose process group is `pgid`.
-pub fn group_members(pgid: u32) -> Vec<u32> {
-    cc_process::testing::live_group_members(pgid)
-}
-
-/// Waits (up to 10 s) until no live process is left in group `pgid`.
-pub async fn assert_group_gone(pgid: u32) {
-    for _ in 0..100 {
-        if group_members(pgid).is_empty() {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!(
-        "processes of group {pgid} survived: {:?}",
-        group_members(pgid)
-    );
-}
+#[allow(unused_imports)] // Not every test binary needs them.
+pub use cc_process::testing::{assert_group_gone, live_group_members as group_members};
 
 /// Shuts the supervisor down and checks that every server it ran is gone with its group.
 pub async fn shutdown_and_check(sup: &Supervisor) {

@@ -4,7 +4,6 @@
 #![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,7 +15,6 @@ use super::{EvalTool, KernelShutdown};
 use crate::approve::{AllowAll, Approval, ApprovalRequest, Approver};
 use crate::registry::{AfterWrite, CallOptions, Registry, RegistryBuilder, Run};
 use crate::resources::Resources;
-use crate::root::WorkspaceRoot;
 use crate::tier::{Surface, Tier};
 use crate::tool::{Origin, ProgressSink, ToolOutput};
 use crate::ToolError;
@@ -43,12 +41,10 @@ fn with_python() -> Option<KernelConfig> {
 }
 
 fn run_in(dir: &Path, approver: Arc<dyn Approver>) -> Run {
-    Run {
-        conversation_id: "eval-test".into(),
-        root: WorkspaceRoot::new(dir).unwrap(),
-        surface: Surface::Full,
-        approver,
-    }
+    Run::builder(dir)
+        .conversation("eval-test")
+        .approver(approver)
+        .build()
 }
 
 /// A registry built from `resources` in a fresh root (for runs that start no kernel).
@@ -69,24 +65,20 @@ impl Fixture {
         config: KernelConfig,
         wire: impl FnOnce(&mut Resources),
     ) -> Self {
-        Self::build(config, |run, factory| {
+        Self::build(config, |mut run, factory| {
             let mut resources = Resources {
                 host_files: true,
                 kernels: Some(Arc::new(factory)),
                 ..Default::default()
             };
             wire(&mut resources);
-            resources.build(Run { approver, ..run })
+            run.approver = approver;
+            resources.build(run)
         })
     }
 
     fn build(config: KernelConfig, registry: impl FnOnce(Run, KernelFactory) -> Registry) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let tag = format!(
-            "{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
+        let tag = cc_process::testing::unique_tag("eval");
         let dir = tempfile::tempdir().unwrap();
         let factory = KernelFactory::new(config).with_env(TAG_VAR, tag.clone());
         let registry = registry(run_in(dir.path(), Arc::new(AllowAll)), factory);
@@ -115,35 +107,17 @@ impl Fixture {
         output.value
     }
 
-    /// The command lines of this run's live kernel processes and their children.
-    fn processes(&self) -> Vec<String> {
-        let needle = format!("{TAG_VAR}={}", self.tag).into_bytes();
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-            .filter(|pid| {
-                std::fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle))
-            })
-            .map(|pid| {
-                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-                String::from_utf8_lossy(&cmdline).replace('\0', " ")
-            })
-            .collect()
-    }
-
-    /// Polls (up to 10 s) until `enough` holds for [`Fixture::processes`]; returns the last look.
+    /// Polls (up to `GONE_WITHIN`) until `enough` holds for the command lines of this run's
+    /// live kernel processes and their children; returns the last look.
     async fn wait_for_processes(&self, enough: impl Fn(&[String]) -> bool) -> Vec<String> {
-        let mut seen = self.processes();
-        for _ in 0..100 {
-            if enough(&seen) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            seen = self.processes();
-        }
-        seen
+        let cmdlines = |seen: &[(u32, String)]| -> Vec<String> {
+            seen.iter().map(|(_, cmdline)| cmdline.clone()).collect()
+        };
+        let seen = cc_process::testing::wait_for_tagged(TAG_VAR, &self.tag, |seen| {
+            enough(&cmdlines(seen))
+        })
+        .await;
+        cmdlines(&seen)
     }
 
     /// Shuts the run down and asserts that no process of its kernels is left.

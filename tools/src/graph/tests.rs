@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 
 use crate::tool::ProgressSink;
-use crate::{AllowAll, CallOptions, Registry, Resources, Run, Surface, WorkspaceRoot};
+use crate::{CallOptions, Registry, Resources, Run, Surface};
 
 /// A registry over `dir` with the parser set (so `graph`) and the host file tools, its index
 /// under `cache`.
@@ -22,12 +22,12 @@ fn registry(dir: &Path, cache: &Path, surface: Surface) -> Registry {
         })),
         ..Default::default()
     }
-    .build(Run {
-        conversation_id: "graph".into(),
-        root: WorkspaceRoot::new(dir).unwrap(),
-        surface,
-        approver: Arc::new(AllowAll),
-    })
+    .build(
+        Run::builder(dir)
+            .conversation("graph")
+            .surface(surface)
+            .build(),
+    )
 }
 
 async fn call(registry: &Registry, args: Value) -> (Value, String) {

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::open::{lsp_error, Opened};
 use super::requests;
-use super::tool::REQUEST_TIMEOUT;
+use super::REQUEST_TIMEOUT;
 use crate::error::ToolError;
 
 /// The LSP range of a diagnostic as (start line, end line), 0-based.

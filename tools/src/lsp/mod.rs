@@ -35,6 +35,15 @@ pub use tool::LspTool;
 
 use crate::registry::{RegistryBuilder, Shutdown};
 
+/// Reads the `[lsp]` section of `.cc/tools.toml` again, as the host read it when the run
+/// started (`lsp reload` calls it): the host owns the file, the tools only ask for the
+/// section.
+pub type LspConfigSource =
+    Arc<dyn Fn() -> Result<cc_lsp_client::LspConfig, cc_workspace::BrokenSection> + Send + Sync>;
+
+/// How long a navigation request may take.
+const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Stops every language server of the run.
 #[derive(Debug)]
 pub struct StopServers(pub Arc<Supervisor>);
@@ -56,7 +65,7 @@ impl Shutdown for StopServers {
 pub fn register(
     builder: &mut RegistryBuilder,
     supervisor: Arc<Supervisor>,
-    config: Option<crate::resources::LspConfigSource>,
+    config: Option<LspConfigSource>,
     graph: Option<Arc<crate::graph::GraphIndex>>,
 ) -> Arc<LspDiagnostics> {
     let supervisor = if builder.run().surface.allows(crate::Tier::Write) {

@@ -2,7 +2,6 @@
 //! symbol.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use cc_lsp_client::uri::path_to_uri;
@@ -16,8 +15,8 @@ use super::diagnostics::diagnostic_json;
 use super::nav;
 use super::open::{self, lsp_error, unavailable, unsupported, Opened};
 use super::requests::{self, AtPosition};
+use super::{LspConfigSource, REQUEST_TIMEOUT};
 use crate::error::{kinds, ToolError};
-use crate::resources::LspConfigSource;
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
 use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
@@ -25,8 +24,6 @@ use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
 const REFERENCES_CAP: usize = 50;
 const WORKSPACE_SYMBOLS_CAP: usize = 100;
 const FILE_SYMBOLS_CAP: usize = 200;
-/// How long a navigation request may take.
-pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// `lsp`: ask the language servers.
 pub struct LspTool {

@@ -412,12 +412,11 @@ async fn an_edit_larger_than_the_run_may_stage_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "a.py", &"log(1)\n".repeat(100));
     let root = WorkspaceRoot::new(dir.path()).unwrap();
-    let mut builder = crate::RegistryBuilder::new(crate::Run {
-        conversation_id: "small".into(),
-        root: root.clone(),
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
-    });
+    let mut builder = crate::RegistryBuilder::new(
+        crate::testing::RunBuilder::new(root.clone())
+            .conversation("small")
+            .build(),
+    );
     builder.add_tool(Arc::new(super::AstEditTool::new(
         root,
         Arc::new(cc_structural::Languages::builtin()),

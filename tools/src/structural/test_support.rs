@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use cc_structural::Languages;
 use serde_json::{json, Value};
 
-use crate::{AfterWrite, AllowAll, Approver, Registry, Resources, Run, Surface, WorkspaceRoot};
+use crate::{AfterWrite, AllowAll, Approver, Registry, Resources, Run};
 
 /// Records the paths the diagnostics-on-write hook is given.
 #[derive(Default)]
@@ -35,12 +35,12 @@ pub(super) fn registry_with(
         after_write: hook.map(|h| h as Arc<dyn AfterWrite>),
         ..Default::default()
     }
-    .build(Run {
-        conversation_id: "structural".into(),
-        root: WorkspaceRoot::new(dir).unwrap(),
-        surface: Surface::Full,
-        approver,
-    })
+    .build(
+        Run::builder(dir)
+            .conversation("structural")
+            .approver(approver)
+            .build(),
+    )
 }
 
 /// [`registry_with`] approving everything, without a hook.

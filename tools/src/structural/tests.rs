@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::test_support::{call, registry, write};
-use crate::{AllowAll, Resources, Run, Surface, WorkspaceRoot};
+use crate::{Resources, Run, Surface};
 
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -207,12 +207,7 @@ async fn ast_grep_is_read_tier_and_parallel_safe() {
     assert!(schema.parallel_safe);
     assert_eq!(schema.input_schema["required"], json!(["pattern"]));
     // Without a parser set there is no `ast_grep`.
-    let bare = Resources::default().build(Run {
-        conversation_id: "bare".into(),
-        root: WorkspaceRoot::new(dir.path()).unwrap(),
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
-    });
+    let bare = Resources::default().build(Run::builder(dir.path()).conversation("bare").build());
     assert!(!bare.tool_names().contains(&"ast_grep".to_owned()));
 }
 
@@ -770,12 +765,12 @@ async fn a_repeated_search_reuses_the_parsed_trees_of_unchanged_files() {
         return;
     };
     let trees = Arc::new(cc_structural::TreeCache::default());
-    let registry = crate::RegistryBuilder::new(crate::Run {
-        conversation_id: "trees".into(),
-        root: crate::WorkspaceRoot::new(project.path()).unwrap(),
-        surface: crate::Surface::Plan,
-        approver: Arc::new(crate::AllowAll),
-    })
+    let registry = crate::RegistryBuilder::new(
+        crate::Run::builder(project.path())
+            .conversation("trees")
+            .surface(crate::Surface::Plan)
+            .build(),
+    )
     .tool(Arc::new(super::AstGrepTool::with_trees(
         crate::WorkspaceRoot::new(project.path()).unwrap(),
         Arc::new(cc_structural::Languages::builtin()),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cc_dap_client::{DebugConfig, Supervisor};
-use cc_tools::{AllowAll, Registry, Resources, Run, Surface, ToolError, WorkspaceRoot};
+use cc_tools::{Registry, Resources, Run, ToolError};
 use serde_json::Value;
 
 // Not every test binary uses every helper.
@@ -66,12 +66,9 @@ pub fn registry_with_env(
         supervisor = supervisor.with_env(*key, *value);
     }
     let supervisor = Arc::new(supervisor);
-    let run = Run {
-        conversation_id: format!("debug-test-{tag}"),
-        root: WorkspaceRoot::new(root).unwrap(),
-        surface: Surface::Full,
-        approver: Arc::new(AllowAll),
-    };
+    let run = Run::builder(root)
+        .conversation(format!("debug-test-{tag}"))
+        .build();
     Resources {
         debug: Some(supervisor),
         ..Default::default()

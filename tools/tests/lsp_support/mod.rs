@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cc_lsp_client::{LspConfig, Supervisor, SupervisorOptions};
-use cc_process::testing::{live_group_members, missing_peer};
-use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
+pub use cc_process::testing::assert_group_gone;
+use cc_process::testing::missing_peer;
+use cc_tools::{Registry, Resources, Surface, WorkspaceRoot};
 use serde_json::Value;
 
 /// Caps for every family that tolerate a loaded machine.
@@ -117,12 +118,12 @@ impl Setup<'_> {
             lsp_config: Some(reread_lsp_section(ws.clone())),
             ..self.resources
         }
-        .build(Run {
-            conversation_id: "lsp-test".into(),
-            root,
-            surface: self.surface,
-            approver: Arc::new(AllowAll),
-        });
+        .build(
+            cc_tools::testing::RunBuilder::new(root)
+                .conversation("lsp-test")
+                .surface(self.surface)
+                .build(),
+        );
         Project {
             _keep: keep,
             ws,
@@ -202,39 +203,9 @@ impl Project {
     }
 }
 
-/// Waits (up to 10 s: signals land asynchronously) until no live process is left in group
-/// `pgid`.
-pub async fn assert_group_gone(pgid: u32) {
-    for _ in 0..100 {
-        if live_group_members(pgid).is_empty() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!(
-        "processes of group {pgid} survived: {:?}",
-        live_group_members(pgid)
-    );
-}
-
 /// Every entry under `dir` with its bytes, to compare trees byte for byte.
-pub fn tree(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(current) = stack.pop() {
-        for entry in std::fs::read_dir(&current).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                out.push((path.clone(), None));
-                stack.push(path);
-            } else {
-                out.push((path.clone(), Some(std::fs::read(&path).unwrap())));
-            }
-        }
-    }
-    out.sort();
-    out
-}
+#[allow(unused_imports)] // Not every test binary compares trees.
+pub use cc_process::testing::tree_snapshot as tree;
 
 /// Makes `file` impossible to replace: a read-only folder for an ordinary user; for root,
 /// whom permissions do not stop, the immutable attribute. Undone on drop.

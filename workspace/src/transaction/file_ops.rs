@@ -322,28 +322,10 @@ mod tests {
     use super::super::{CommitError, FailAt};
     use super::*;
     use crate::Workspace;
+    use cc_process::testing::tree_snapshot as tree;
 
     fn read(path: &Path) -> String {
         std::fs::read_to_string(path).unwrap()
-    }
-
-    /// Every entry under `dir`, with file contents, to compare trees byte for byte.
-    fn tree(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
-        let mut out = Vec::new();
-        let mut stack = vec![dir.to_path_buf()];
-        while let Some(current) = stack.pop() {
-            for entry in std::fs::read_dir(&current).unwrap().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    out.push((path.clone(), None));
-                    stack.push(path);
-                } else {
-                    out.push((path.clone(), Some(std::fs::read(&path).unwrap())));
-                }
-            }
-        }
-        out.sort();
-        out
     }
 
     #[test]

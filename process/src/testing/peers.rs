@@ -1,4 +1,4 @@
-//! Helpers for tests that need a real peer (a language server, an adapter, an interpreter).
+//! Peers (a language server, an adapter, an interpreter) and the real projects tests run on.
 //!
 //! Locally a missing peer skips the test loudly; when the `CI` environment variable is set,
 //! it fails the test with a message naming the peer and how to install it.
@@ -30,50 +30,26 @@ pub fn missing_peer(name: &str, why: &str) {
     eprintln!("SKIPPED: {message}");
 }
 
-/// Whether `pid` is a live process (a zombie, exited but not reaped, counts as gone).
-pub fn process_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
+/// PATH's `python3` when it can import every module of `modules` (the peers' venv has them);
+/// otherwise `None` after [`missing_peer`] names them (a failure under `CI`).
+pub fn python_with(modules: &[&str]) -> Option<PathBuf> {
+    let python = require_peer("python3")?;
+    let imports = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(format!("import {}", modules.join(", ")))
+        .status()
+        .is_ok_and(|status| status.success());
+    if imports {
+        return Some(python);
     }
-}
-
-/// Waits up to `timeout` for `pid` to be gone; true when it is. Signals are delivered
-/// asynchronously, so a test checks "gone soon", never "gone right now".
-pub fn wait_until_gone(pid: u32, timeout: std::time::Duration) -> bool {
-    let deadline = std::time::Instant::now() + timeout;
-    loop {
-        if !process_alive(pid) {
-            return true;
-        }
-        if std::time::Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
-/// The live (non-zombie) processes of process group `pgid`.
-pub fn live_group_members(pgid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-                let fields: Vec<&str> = stat
-                    .rsplit_once(')')
-                    .map(|(_, rest)| rest.split_whitespace().collect())
-                    .unwrap_or_default();
-                fields.first() != Some(&"Z")
-                    && fields.get(2).and_then(|group| group.parse::<u32>().ok()) == Some(pgid)
-            })
-        })
-        .collect()
+    missing_peer(
+        &format!("python modules {}", modules.join(", ")),
+        &format!(
+            "{} cannot import them; the venv from `cargo xtask peers` has them",
+            python.display()
+        ),
+    );
+    None
 }
 
 /// The folder `cargo xtask peers` installs the real third-party projects into: `CC_PEERS_DIR`
@@ -130,18 +106,9 @@ impl Drop for ProjectCopy {
 /// `None` as [`real_project`]. Symlinks are copied as symlinks; file modes are kept.
 pub fn copy_project(name: &str) -> Option<ProjectCopy> {
     let source = real_project(name)?;
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let unique = format!(
-        "cc-project-{}-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-    );
-    let base = std::env::temp_dir().join(unique);
+    let base = std::env::temp_dir().join(super::unique_tag("cc-project"));
     let root = base.join(name);
-    if let Err(error) = copy_tree(&source, &root) {
+    if let Err(error) = super::files::copy_tree(&source, &root) {
         let _ = std::fs::remove_dir_all(&base);
         panic!("cannot copy project {name} to {}: {error}", root.display());
     }
@@ -149,23 +116,32 @@ pub fn copy_project(name: &str) -> Option<ProjectCopy> {
     Some(ProjectCopy { root })
 }
 
-/// Copies a directory tree, with an explicit stack (no recursion on the tree's depth).
-pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
-    let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
-    while let Some((src, dst)) = stack.pop() {
-        std::fs::create_dir_all(&dst)?;
-        for entry in std::fs::read_dir(&src)? {
-            let entry = entry?;
-            let kind = entry.file_type()?;
-            let target = dst.join(entry.file_name());
-            if kind.is_dir() {
-                stack.push((entry.path(), target));
-            } else if kind.is_symlink() {
-                std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
-            } else {
-                std::fs::copy(entry.path(), &target)?;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Under `CI` a missing peer fails naming it; otherwise it is skipped (`None`).
+    fn fails_under_ci_naming(name: &str, look_up: impl FnOnce() -> Option<PathBuf>) {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(look_up));
+        match (std::env::var_os("CI").is_some(), outcome) {
+            (true, Err(panic)) => {
+                let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+                assert!(message.contains(name), "{message}");
             }
+            (false, Ok(found)) => assert_eq!(found, None),
+            (ci, outcome) => panic!("CI set: {ci}, yet {outcome:?}"),
         }
     }
-    Ok(())
+
+    #[test]
+    fn a_missing_peer_fails_under_ci_naming_it() {
+        fails_under_ci_naming("cc-no-such-peer", || require_peer("cc-no-such-peer"));
+        // Without python3 the lookup fails on python3 itself, which the line above covers.
+        if crate::find_on_path("python3").is_some() {
+            fails_under_ci_naming("cc_no_such_module", || python_with(&["cc_no_such_module"]));
+        }
+        fails_under_ci_naming("project cc-no-such-project", || {
+            real_project("cc-no-such-project")
+        });
+    }
 }
