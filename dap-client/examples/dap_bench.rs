@@ -3,7 +3,7 @@
 //!
 //! - *raw*: a bare [`Client`] doing the launch sequence by hand, then `next` → `stopped` event
 //!   → `stackTrace` (one frame) → `scopes` → `variables` (its locals) per step;
-//! - *ours*: a [`Supervisor`] doing `launch` then `act(StepOver)`, which does the same requests
+//! - *ours*: a [`DebugSession`] doing `launch` then `act(StepOver)`, which does the same requests
 //!   (a stop result carries the top frame's locals) plus its bookkeeping (state, position,
 //!   output, process tracking, handles, the source lines around the stop).
 //!
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use cc_dap_client::detect::{self, Environment};
 use cc_dap_client::protocol::{Event, InitializeArguments};
-use cc_dap_client::{launch_arguments, Action, AdapterKind, Client, DebugConfig, Supervisor};
+use cc_dap_client::{launch_arguments, Action, AdapterKind, Client, DebugConfig, DebugSession};
 use serde_json::{json, Value};
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
@@ -163,7 +163,7 @@ async fn ours(target: &Target, rounds: usize) -> Result<(f64, Vec<f64>)> {
         source,
         line,
     } = target;
-    let debug = Supervisor::new(root, DebugConfig::default());
+    let debug = DebugSession::new(root, DebugConfig::default());
     debug.set_breakpoints(source, &[*line]).await?;
     let started = Instant::now();
     let launched = debug.launch(program, &[], None).await?;

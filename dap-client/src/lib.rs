@@ -5,7 +5,7 @@
 //! - [`Client`]: one connection over [`cc_framing`]; responses correlated by `request_seq`,
 //!   events on a channel, reverse requests (`runInTerminal`, `startDebugging`) answered with
 //!   `success: false`, never left hanging.
-//! - [`Supervisor`]: the session. Its launch sequence works with every adapter:
+//! - [`DebugSession`]: the session. Its launch sequence works with every adapter:
 //!   `initialize` → `launch`/`attach` *without awaiting its response* → the `initialized`
 //!   event (before or after that response) → `setBreakpoints` per file,
 //!   `setExceptionBreakpoints` → `configurationDone` → the launch response (debugpy answers
@@ -29,11 +29,11 @@
 //! session.
 //!
 //! ```no_run
-//! use cc_dap_client::{Action, DebugConfig, Supervisor};
+//! use cc_dap_client::{Action, DebugConfig, DebugSession};
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), cc_dap_client::DebugError> {
 //! let root = std::path::Path::new("/path/to/checkout");
-//! let debug = Supervisor::new(root, DebugConfig::default());
+//! let debug = DebugSession::new(root, DebugConfig::default());
 //! debug.set_breakpoints(&root.join("app.py"), &[12]).await?;
 //! let started = debug.launch(&root.join("app.py"), &[], None).await?;
 //! if let Some(stop) = &started.position.stopped {
@@ -50,6 +50,7 @@ pub mod adapters;
 mod capture;
 mod client;
 pub mod config;
+mod debug_session;
 pub mod detect;
 mod error;
 mod interrupt;
@@ -60,15 +61,14 @@ pub mod report;
 mod ring;
 mod session;
 mod state;
-mod supervisor;
 
 pub use adapters::{launch_arguments, pick_adapter, AdapterKind};
 pub use client::{parse_body, Client, PendingResponse};
 pub use config::{AdapterOverride, DebugConfig, Settings, StopDetail};
+pub use debug_session::DebugSession;
 pub use detect::AdapterStatus;
 pub use error::{ClientError, DebugError};
 pub use interrupt::Interrupt;
 pub use plan::{LaunchRequest, LaunchTarget};
 pub use ring::OutputRing;
 pub use session::Action;
-pub use supervisor::Supervisor;

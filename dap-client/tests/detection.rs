@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use cc_dap_client::detect::{path_without, pick_python, AdapterStatus, Environment};
 use cc_dap_client::report::ProgramState;
-use cc_dap_client::{launch_arguments, AdapterKind, DebugConfig, Supervisor};
+use cc_dap_client::{launch_arguments, AdapterKind, DebugConfig, DebugSession};
 
 fn root() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -25,7 +25,7 @@ fn script(path: &Path, body: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-async fn status_of(debug: &Supervisor, name: &str) -> AdapterStatus {
+async fn status_of(debug: &DebugSession, name: &str) -> AdapterStatus {
     debug
         .adapters()
         .await
@@ -42,7 +42,7 @@ async fn dart_with_its_marker_but_no_sdk_says_what_is_missing() {
     std::fs::create_dir_all(root.join("bin")).unwrap();
     std::fs::write(root.join("bin/main.dart"), "void main() {}\n").unwrap();
     let path = path_without(&std::env::var_os("PATH").unwrap_or_default(), "dart");
-    let debug = Supervisor::new(&root, DebugConfig::default()).with_search_path(path);
+    let debug = DebugSession::new(&root, DebugConfig::default()).with_search_path(path);
     let dart = status_of(&debug, "dart").await;
     assert_eq!(dart.markers_found, ["pubspec.yaml"]);
     assert!(!dart.available && !dart.launchable);
@@ -117,7 +117,7 @@ async fn markers_and_commands_follow_the_overrides() {
     let search: OsString = bin.clone().into_os_string();
 
     // The default table: the highest versioned lldb-dap wins.
-    let debug = Supervisor::new(&root, DebugConfig::default()).with_search_path(search.clone());
+    let debug = DebugSession::new(&root, DebugConfig::default()).with_search_path(search.clone());
     let lldb = status_of(&debug, "lldb").await;
     assert!(lldb.available, "{lldb:?}");
     assert_eq!(
@@ -132,7 +132,7 @@ async fn markers_and_commands_follow_the_overrides() {
             .unwrap(),
     );
     let config = <DebugConfig as serde::Deserialize>::deserialize(section).unwrap();
-    let debug = Supervisor::new(&root, config).with_search_path(search);
+    let debug = DebugSession::new(&root, config).with_search_path(search);
     let lldb = status_of(&debug, "lldb").await;
     assert!(!lldb.available && !lldb.launchable);
     assert_eq!(lldb.markers, ["meson.build"]);
@@ -155,7 +155,7 @@ async fn an_invalid_debug_section_is_reported_and_refuses_launch() {
     let table: toml::Table = text.parse().unwrap();
     let error =
         <DebugConfig as serde::Deserialize>::deserialize(table["debug"].clone()).unwrap_err();
-    let debug = Supervisor::broken(&root, cc_workspace::BrokenSection::new("debug", error));
+    let debug = DebugSession::broken(&root, cc_workspace::BrokenSection::new("debug", error));
     let report = debug.adapters().await;
     let error = report.config_error.unwrap();
     assert!(
@@ -179,7 +179,7 @@ async fn a_venv_without_debugpy_is_named_not_bypassed() {
         &root.join(".venv/bin/python"),
         "[ \"$1\" = -c ] && exit 1; exit 0",
     );
-    let debug = Supervisor::new(&root, DebugConfig::default());
+    let debug = DebugSession::new(&root, DebugConfig::default());
     let debugpy = status_of(&debug, "debugpy").await;
     assert!(!debugpy.available);
     let reason = debugpy.reason.unwrap();
@@ -257,7 +257,7 @@ async fn debugpy_runs_on_the_checkouts_venv() {
     .unwrap();
     let tag = support::unique_tag("venv");
     let debug = || {
-        Supervisor::new(&root, DebugConfig::default())
+        DebugSession::new(&root, DebugConfig::default())
             .with_search_path(system_path.clone())
             .with_env(support::TAG_VAR, tag.clone())
     };

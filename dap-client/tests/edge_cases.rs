@@ -10,7 +10,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use cc_dap_client::report::ProgramState;
-use cc_dap_client::{Action, DebugConfig, Supervisor};
+use cc_dap_client::{Action, DebugConfig, DebugSession};
 
 /// A workspace with `prog.py` and a supervisor whose debugpy is the scripted adapter in
 /// `mode`; its processes carry a tag named after the mode.
@@ -19,7 +19,7 @@ struct Fake {
     root: PathBuf,
     prog: PathBuf,
     tag: String,
-    debug: Supervisor,
+    debug: DebugSession,
 }
 
 impl Fake {
@@ -39,7 +39,7 @@ impl Fake {
         let section = toml::Value::Table(text.parse().unwrap());
         let config = <DebugConfig as serde::Deserialize>::deserialize(section).unwrap();
         let tag = support::unique_tag(mode);
-        let debug = Supervisor::new(&root, config).with_env(support::TAG_VAR, &tag);
+        let debug = DebugSession::new(&root, config).with_env(support::TAG_VAR, &tag);
         Some(Fake {
             _dir: dir,
             root,

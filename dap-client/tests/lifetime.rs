@@ -8,9 +8,9 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cc_dap_client::{Action, DebugConfig, Supervisor};
+use cc_dap_client::{Action, DebugConfig, DebugSession};
 
-fn busy(tag: &str, wait: f64) -> (tempfile::TempDir, Supervisor, std::path::PathBuf) {
+fn busy(tag: &str, wait: f64) -> (tempfile::TempDir, DebugSession, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let program = root.join("busy.py");
@@ -19,7 +19,7 @@ fn busy(tag: &str, wait: f64) -> (tempfile::TempDir, Supervisor, std::path::Path
         wait_seconds: Some(wait),
         ..Default::default()
     };
-    let debug = Supervisor::new(&root, config).with_env(support::TAG_VAR, tag);
+    let debug = DebugSession::new(&root, config).with_env(support::TAG_VAR, tag);
     (dir, debug, program)
 }
 

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cc_lsp_client::{PositionEncoding, Supervisor};
+use cc_lsp_client::{PositionEncoding, ServerPool};
 use serde_json::{json, Value};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -169,7 +169,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(text) => toml::from_str(text)?,
         None => cc_lsp_client::LspConfig::default(),
     };
-    let supervisor = Supervisor::from_config(&root, &config)?;
+    let supervisor = ServerPool::from_config(&root, &config)?;
     let exts = extensions(language);
     let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(&root)
         .build()

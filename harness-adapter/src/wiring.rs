@@ -28,16 +28,16 @@ pub fn resources_for(root: &WorkspaceRoot, config: &ToolsConfig) -> Resources {
 
 /// The run's language servers, configured by `[lsp]`. A broken section does not hide the
 /// tool: every language reports it until `lsp reload` reads a fixed one.
-fn language_servers(root: &WorkspaceRoot, config: &ToolsConfig) -> Arc<cc_lsp_client::Supervisor> {
-    use cc_lsp_client::Supervisor;
+fn language_servers(root: &WorkspaceRoot, config: &ToolsConfig) -> Arc<cc_lsp_client::ServerPool> {
+    use cc_lsp_client::ServerPool;
     let configured = config.lsp.clone().and_then(|lsp| {
         // `ToolsConfig` validated the section; this is the same check, kept total.
-        Supervisor::from_config(root.path(), &lsp)
+        ServerPool::from_config(root.path(), &lsp)
             .map_err(|error| BrokenSection::new("lsp", error).then("call `lsp reload`"))
     });
     match configured {
         Ok(supervisor) => supervisor,
-        Err(broken) => Supervisor::broken(root.path(), broken),
+        Err(broken) => ServerPool::broken(root.path(), broken),
     }
 }
 
@@ -49,11 +49,14 @@ fn lsp_config_source(root: &WorkspaceRoot) -> cc_tools::resources::LspConfigSour
 
 /// The run's debug supervisor, configured by `[debug]`. A broken section does not hide the
 /// tool: `debug adapters` reports it and `launch` refuses until it is fixed.
-fn debug_supervisor(root: &WorkspaceRoot, config: &ToolsConfig) -> Arc<cc_dap_client::Supervisor> {
-    use cc_dap_client::Supervisor;
+fn debug_supervisor(
+    root: &WorkspaceRoot,
+    config: &ToolsConfig,
+) -> Arc<cc_dap_client::DebugSession> {
+    use cc_dap_client::DebugSession;
     Arc::new(match &config.debug {
-        Ok(debug) => Supervisor::new(root.path(), debug.clone()),
-        Err(broken) => Supervisor::broken(root.path(), broken.clone()),
+        Ok(debug) => DebugSession::new(root.path(), debug.clone()),
+        Err(broken) => DebugSession::broken(root.path(), broken.clone()),
     })
 }
 

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use cc_lsp_client::{CheckOutcome, Ledger, LspConfig, Supervisor, SupervisorOptions};
+use cc_lsp_client::{CheckOutcome, Ledger, LspConfig, ServerPool, ServerPoolOptions};
 use serde_json::json;
 
 struct Case {
@@ -207,10 +207,10 @@ async fn cross_file(
         return Ok(json!({"server": case.server, "case": "cross_file", "missing": case.peer}));
     }
     let (_dir, ws, lib, user) = case_workspace(case)?;
-    let sup = Supervisor::new(
+    let sup = ServerPool::new(
         &ws,
         LspConfig::default().table()?,
-        SupervisorOptions::default(),
+        ServerPoolOptions::default(),
     );
     // The baseline of a first write: the written file's and its dependent's diagnostics as
     // they stand, with the server started.
@@ -282,10 +282,10 @@ async fn cold_start(case: &Cross) -> Result<serde_json::Value, Box<dyn std::erro
     let mut row = json!({"server": case.server, "case": "cold_start"});
     for waited in [false, true] {
         let (_dir, ws, lib, _user) = case_workspace(case)?;
-        let sup = Supervisor::new(
+        let sup = ServerPool::new(
             &ws,
             LspConfig::default().table()?,
-            SupervisorOptions::default(),
+            ServerPoolOptions::default(),
         );
         let started = Instant::now();
         let server = sup.server_for(&lib).await.map_err(|u| u.reason)?;
@@ -361,7 +361,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Some(section) => <LspConfig as serde::Deserialize>::deserialize(section.clone())?,
             None => LspConfig::default(),
         };
-        let sup = Supervisor::new(&ws, config.table()?, SupervisorOptions::default());
+        let sup = ServerPool::new(&ws, config.table()?, ServerPoolOptions::default());
         let path = ws.join(case.file);
         std::fs::create_dir_all(path.parent().unwrap_or(Path::new("/")))?;
         let mut ledger = Ledger::default();

@@ -97,7 +97,7 @@ pub struct FamilyOverride {
 impl LspConfig {
     /// Checks what deserializing cannot: a new family has `command` and `extensions`, a
     /// command is not empty. The host calls it when it reads the section, so a broken one is
-    /// reported as such ([`crate::Supervisor::broken`]).
+    /// reported as such ([`crate::ServerPool::broken`]).
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.table().map(drop)
     }
@@ -305,7 +305,7 @@ mod tests {
         let error = section("[lsp.python]\ncomand = 1\n").unwrap_err();
         let broken = cc_workspace::BrokenSection::new("lsp", error);
         let dir = tempfile::tempdir().unwrap();
-        let supervisor = crate::Supervisor::broken(dir.path(), broken);
+        let supervisor = crate::ServerPool::broken(dir.path(), broken);
         let error = supervisor
             .route(&dir.path().join("a.py"))
             .unwrap_err()

@@ -16,20 +16,20 @@
 //!   the file is pending, never an empty "clean".
 //! - [`ServerTable`] and [`LspConfig`]: which server covers which files, overridable by the
 //!   `[lsp]` section of `.cc/tools.toml`, which the host reads and hands over typed.
-//! - [`Supervisor`]: detection (marker AND binary AND a probe that runs), lazy start, idle
+//! - [`ServerPool`]: detection (marker AND binary AND a probe that runs), lazy start, idle
 //!   reaping, crash-loop guard, status.
 //! - [`Ledger`]: which diagnostics are new.
 //! - [`checker`]: the project checker (`basedpyright`, `tsc`, `cargo check`, `go vet`,
 //!   `clang-tidy`) run over a whole project, its output read into the same [`Diagnostic`]s.
 //!
 //! ```
-//! use cc_lsp_client::{ServerTable, Supervisor, SupervisorOptions};
+//! use cc_lsp_client::{ServerTable, ServerPool, ServerPoolOptions};
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let dir = tempfile::tempdir().unwrap();
 //! std::fs::write(dir.path().join("notes.txt"), "hello").unwrap();
 //! let workspace = dir.path().canonicalize().unwrap();
-//! let supervisor = Supervisor::new(&workspace, ServerTable::builtin(), SupervisorOptions::default());
+//! let supervisor = ServerPool::new(&workspace, ServerTable::builtin(), ServerPoolOptions::default());
 //! let checks = supervisor.check_written(&[workspace.join("notes.txt")]).await;
 //! assert!(matches!(
 //!     &checks[0].outcome,
@@ -50,10 +50,10 @@ mod error;
 pub mod ext;
 mod ledger;
 pub mod policy;
+mod pool;
 pub mod position;
 pub mod process;
 mod server;
-mod supervisor;
 pub mod table;
 pub mod transport;
 pub mod uri;
@@ -64,13 +64,13 @@ pub use config::{FamilyOverride, LspConfig};
 pub use diagnostic::{Diagnostic, DiagnosticKey, Severity};
 pub use error::{ConfigError, LspError};
 pub use ledger::Ledger;
+pub use pool::{
+    CheckOutcome, FileCheck, LanguageStatus, ServerPool, ServerPoolOptions, ServerState, Trust,
+    Unavailable,
+};
 pub use position::{locate, Located, PositionError};
 pub use server::{
     ApplyEdit, DiagnosticsOutcome, LanguageServer, PositionEncoding, SyncTicket, Via,
-};
-pub use supervisor::{
-    CheckOutcome, FileCheck, LanguageStatus, ServerState, Supervisor, SupervisorOptions, Trust,
-    Unavailable,
 };
 pub use table::{Family, ServerSpec, ServerTable, Timing};
 pub use workspace_edit::{ApplyError, EditError, FileChange};

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use cc_lsp_client::{CheckerError, ProjectCheck, ProjectChecker, Severity, SupervisorOptions};
+use cc_lsp_client::{CheckerError, ProjectCheck, ProjectChecker, ServerPoolOptions, Severity};
 use cc_process::testing::require_peer;
 use common::*;
 
@@ -201,9 +201,9 @@ async fn a_missing_checker_names_the_binary_and_how_to_install_it() {
     let fixture = fixture_with(
         &[("pyproject.toml", ""), ("a.py", "x = 1\n")],
         "",
-        SupervisorOptions {
+        ServerPoolOptions {
             path: Some(empty.path().as_os_str().to_owned()),
-            ..SupervisorOptions::default()
+            ..ServerPoolOptions::default()
         },
     );
     let error = check_all(&fixture, "python").await.unwrap_err();

@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use cc_lsp_client::{lsp_types, CheckOutcome, LspError, ServerState, SupervisorOptions};
+use cc_lsp_client::{lsp_types, CheckOutcome, LspError, ServerPoolOptions, ServerState};
 use cc_process::testing::require_peer;
 use common::*;
 use nix::sys::signal::{killpg, Signal};
@@ -127,9 +127,9 @@ async fn idle_servers_are_reaped_and_dropping_the_supervisor_kills_the_rest() {
     if require_peer("pylsp").is_none() {
         return;
     }
-    let options = SupervisorOptions {
+    let options = ServerPoolOptions {
         idle_timeout: Duration::from_millis(400),
-        ..SupervisorOptions::default()
+        ..ServerPoolOptions::default()
     };
     let fixture = fixture_with(&[("setup.py", ""), ("a.py", "x = 1\n")], PYLSP, options);
     let file = fixture.ws.join("a.py");
@@ -152,7 +152,7 @@ async fn idle_servers_are_reaped_and_dropping_the_supervisor_kills_the_rest() {
             ("b/x.py", "x = 1\n"),
         ],
         PYLSP,
-        SupervisorOptions::default(),
+        ServerPoolOptions::default(),
     );
     let a = fixture
         .sup
@@ -228,9 +228,9 @@ async fn a_server_that_ignores_shutdown_is_killed_with_its_whole_group() {
         python.display().to_string(),
         script.display().to_string()
     );
-    let options = SupervisorOptions {
+    let options = ServerPoolOptions {
         shutdown_grace: Duration::from_millis(300),
-        ..SupervisorOptions::default()
+        ..ServerPoolOptions::default()
     };
     let fixture = fixture_with(&[("a.stub", "")], &config, options);
     let server = fixture
@@ -319,9 +319,9 @@ async fn detection_skips_a_failing_proxy_and_names_what_is_missing() {
             .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
     )
     .unwrap();
-    let options = SupervisorOptions {
+    let options = ServerPoolOptions {
         path: Some(path),
-        ..SupervisorOptions::default()
+        ..ServerPoolOptions::default()
     };
     let fixture = fixture_with(
         &[

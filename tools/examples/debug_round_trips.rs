@@ -19,7 +19,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use cc_dap_client::{DebugConfig, Supervisor};
+use cc_dap_client::{DebugConfig, DebugSession};
 use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
 use serde_json::{json, Value};
 
@@ -51,7 +51,7 @@ fn registry(root: &Path, config: DebugConfig) -> Result<Registry> {
         approver: Arc::new(AllowAll),
     };
     Ok(Resources {
-        debug: Some(Arc::new(Supervisor::new(root, config))),
+        debug: Some(Arc::new(DebugSession::new(root, config))),
         ..Default::default()
     }
     .build(run))

@@ -35,13 +35,13 @@ pub struct Resources {
     pub workers: Option<Arc<dyn WorkerBackend>>,
     /// Language servers: registers `lsp`, attaches new diagnostics to every write (unless
     /// `after_write` is set), and stops the servers when the run shuts down.
-    pub language_servers: Option<Arc<cc_lsp_client::Supervisor>>,
+    pub language_servers: Option<Arc<cc_lsp_client::ServerPool>>,
     /// Where `lsp reload` gets the `[lsp]` section again; `None`: `reload` restarts the
     /// servers with the configuration in use.
     pub lsp_config: Option<LspConfigSource>,
     /// Runs the conversation's debug session: registers `debug` (and kills the session when
     /// the run shuts down).
-    pub debug: Option<Arc<cc_dap_client::Supervisor>>,
+    pub debug: Option<Arc<cc_dap_client::DebugSession>>,
     /// Starts the run's Python and JavaScript kernels: registers `eval` (and stops the
     /// kernels when the run shuts down).
     pub kernels: Option<Arc<cc_kernel_bridge::KernelFactory>>,

@@ -7,7 +7,7 @@ mod debug_support;
 
 use std::sync::Arc;
 
-use cc_dap_client::{DebugConfig, Supervisor};
+use cc_dap_client::{DebugConfig, DebugSession};
 use cc_tools::{Resources, Run, Surface};
 use debug_support::{call, call_err, config, registry, workspace};
 use serde_json::json;
@@ -16,7 +16,7 @@ use serde_json::json;
 fn the_schema_is_exec_tier_and_serialized() {
     let (_dir, root) = workspace();
     let run = Run::builder(&root).conversation("schema").build();
-    let supervisor = Arc::new(Supervisor::new(&root, DebugConfig::default()));
+    let supervisor = Arc::new(DebugSession::new(&root, DebugConfig::default()));
     let registry = Resources {
         debug: Some(supervisor),
         ..Default::default()

@@ -5,7 +5,7 @@
 
 mod lsp_support;
 
-use cc_lsp_client::SupervisorOptions;
+use cc_lsp_client::ServerPoolOptions;
 use cc_process::testing::require_peer;
 use cc_tools::{Resources, Surface};
 use lsp_support::{Project, Setup};
@@ -13,7 +13,7 @@ use serde_json::json;
 
 /// A workspace of `files` on the full surface (a read-only surface refuses `cargo check`,
 /// see `lsp_read_only.rs`), configured by `config`.
-fn checked(files: &[(&str, &str)], config: &str, options: SupervisorOptions) -> Project {
+fn checked(files: &[(&str, &str)], config: &str, options: ServerPoolOptions) -> Project {
     Setup {
         config,
         surface: Surface::Full,
@@ -59,7 +59,7 @@ async fn one_call_checks_python_typescript_and_rust_projects() {
         "[lsp.rust.env]\nCARGO_TARGET_DIR = \"{}\"\n",
         cargo_target.path().display()
     );
-    let p = checked(files, &config, SupervisorOptions::default());
+    let p = checked(files, &config, ServerPoolOptions::default());
     let out = p.lsp(json!({"action": "diagnostics", "file": "*"})).await;
     insta::assert_json_snapshot!("project_three_languages", out);
 
@@ -93,7 +93,7 @@ async fn go_and_c_projects_too() {
             ("c/m.c", "int main(void) {\n    return nope;\n}\n"),
         ],
         "",
-        SupervisorOptions::default(),
+        ServerPoolOptions::default(),
     );
     let out = p.lsp(json!({"action": "diagnostics", "file": "*"})).await;
     insta::assert_json_snapshot!("project_go_and_c", out);
@@ -105,9 +105,9 @@ async fn a_missing_checker_is_an_error_that_says_how_to_install_it() {
     let p = checked(
         &[("pyproject.toml", ""), ("a.py", "x = 1\n")],
         "",
-        SupervisorOptions {
+        ServerPoolOptions {
             path: Some(empty.path().as_os_str().to_owned()),
-            ..SupervisorOptions::default()
+            ..ServerPoolOptions::default()
         },
     );
     let out = p.lsp(json!({"action": "diagnostics", "file": "*"})).await;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{plan, run, CheckerError, ProjectCheck, ProjectTarget};
-use crate::supervisor::{marker_roots, Supervisor, Unavailable};
+use crate::pool::{marker_roots, ServerPool, Unavailable};
 use crate::table::{canonical_family, ServerTable};
 use crate::Trust;
 
@@ -45,7 +45,7 @@ impl ProjectChecker {
 
     /// The checkers of a pool's workspace, with its table, PATH and trust (and its broken
     /// `[lsp]` section, if any, which every call then reports).
-    pub fn for_pool(pool: &Supervisor) -> Self {
+    pub fn for_pool(pool: &ServerPool) -> Self {
         ProjectChecker {
             config_error: pool.config_error(),
             ..ProjectChecker::new(

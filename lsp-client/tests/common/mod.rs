@@ -7,22 +7,22 @@ pub mod fake;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cc_lsp_client::{CheckOutcome, Diagnostic, Ledger, LspConfig, Supervisor, SupervisorOptions};
+use cc_lsp_client::{CheckOutcome, Diagnostic, Ledger, LspConfig, ServerPool, ServerPoolOptions};
 use cc_process::testing::require_peer;
 
 pub struct Fixture {
     pub _dir: tempfile::TempDir,
     pub ws: PathBuf,
-    pub sup: Arc<Supervisor>,
+    pub sup: Arc<ServerPool>,
 }
 
 /// A workspace with `files`, and a supervisor configured by `config` (an `[lsp]` TOML
 /// document). Caps are generous: machines running the suite are loaded.
 pub fn fixture(files: &[(&str, &str)], config: &str) -> Fixture {
-    fixture_with(files, config, SupervisorOptions::default())
+    fixture_with(files, config, ServerPoolOptions::default())
 }
 
-pub fn fixture_with(files: &[(&str, &str)], config: &str, options: SupervisorOptions) -> Fixture {
+pub fn fixture_with(files: &[(&str, &str)], config: &str, options: ServerPoolOptions) -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     let ws = dir.path().canonicalize().expect("canonical");
     for (name, content) in files {
@@ -37,7 +37,7 @@ pub fn fixture_with(files: &[(&str, &str)], config: &str, options: SupervisorOpt
         }
         None => LspConfig::default(),
     };
-    let sup = Supervisor::new(&ws, lsp.table().expect("table"), options);
+    let sup = ServerPool::new(&ws, lsp.table().expect("table"), options);
     Fixture { _dir: dir, ws, sup }
 }
 
@@ -53,14 +53,14 @@ pub fn lenient(families: &[&str], extra: &str) -> String {
     out
 }
 
-pub async fn check(sup: &Supervisor, path: &Path) -> CheckOutcome {
+pub async fn check(sup: &ServerPool, path: &Path) -> CheckOutcome {
     let mut checks = sup.check_written(&[path.to_path_buf()]).await;
     assert_eq!(checks.len(), 1);
     checks.remove(0).outcome
 }
 
 /// Writes `content` and returns the file's errors and warnings, panicking unless checked.
-pub async fn write_and_check(sup: &Supervisor, path: &Path, content: &str) -> Vec<Diagnostic> {
+pub async fn write_and_check(sup: &ServerPool, path: &Path, content: &str) -> Vec<Diagnostic> {
     std::fs::write(path, content).expect("write");
     match check(sup, path).await {
         CheckOutcome::Checked { diagnostics, .. } => diagnostics
@@ -150,7 +150,7 @@ async fn new_moved_fixed_broken(fixture: &Fixture, case: &Scenario<'_>) {
 pub use cc_process::testing::{assert_group_gone, live_group_members as group_members};
 
 /// Shuts the supervisor down and checks that every server it ran is gone with its group.
-pub async fn shutdown_and_check(sup: &Supervisor) {
+pub async fn shutdown_and_check(sup: &ServerPool) {
     let pids: Vec<u32> = sup.running().iter().filter_map(|s| s.pid()).collect();
     sup.shutdown().await;
     for pid in pids {

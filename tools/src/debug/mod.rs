@@ -1,4 +1,4 @@
-//! `debug`: drives one debug session per run through [`cc_dap_client::Supervisor`].
+//! `debug`: drives one debug session per run through [`cc_dap_client::DebugSession`].
 //!
 //! Exec tier (it starts and controls processes) and not parallel-safe (the session is
 //! per-run state). Paths are confined to the workspace root; every result that concerns a
@@ -10,7 +10,7 @@ mod render;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cc_dap_client::{Action, DebugError, Interrupt, LaunchRequest, Supervisor};
+use cc_dap_client::{Action, DebugError, DebugSession, Interrupt, LaunchRequest};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -25,20 +25,20 @@ pub use args::{DebugArgs, Op};
 /// The `debug` tool of one run.
 #[derive(Debug, Clone)]
 pub struct DebugTool {
-    supervisor: Arc<Supervisor>,
+    supervisor: Arc<DebugSession>,
     root: WorkspaceRoot,
 }
 
 impl DebugTool {
     /// A `debug` tool over `supervisor`, with paths confined to `root`.
-    pub fn new(supervisor: Arc<Supervisor>, root: WorkspaceRoot) -> Self {
+    pub fn new(supervisor: Arc<DebugSession>, root: WorkspaceRoot) -> Self {
         DebugTool { supervisor, root }
     }
 }
 
 /// Kills the run's debug session when the run ends.
 #[derive(Debug, Clone)]
-pub struct DebugShutdown(pub Arc<Supervisor>);
+pub struct DebugShutdown(pub Arc<DebugSession>);
 
 #[async_trait]
 impl Shutdown for DebugShutdown {
@@ -48,7 +48,7 @@ impl Shutdown for DebugShutdown {
 }
 
 /// Registers `debug` and its shutdown hook.
-pub fn register(builder: &mut RegistryBuilder, supervisor: Arc<Supervisor>) {
+pub fn register(builder: &mut RegistryBuilder, supervisor: Arc<DebugSession>) {
     let root = builder.run().root.clone();
     builder.add_tool(Arc::new(DebugTool::new(supervisor.clone(), root)));
     builder.add_shutdown(Arc::new(DebugShutdown(supervisor)));

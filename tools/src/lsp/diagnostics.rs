@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use cc_lsp_client::{CheckOutcome, Diagnostic, FileCheck, Ledger, Supervisor};
+use cc_lsp_client::{CheckOutcome, Diagnostic, FileCheck, Ledger, ServerPool};
 use serde_json::{json, Value};
 
 use super::dependents::{self, Change};
@@ -41,7 +41,7 @@ struct Prepared {
 /// is not new and one that came back is.
 #[derive(Debug)]
 pub struct LspDiagnostics {
-    supervisor: Arc<Supervisor>,
+    supervisor: Arc<ServerPool>,
     root: WorkspaceRoot,
     ledger: Mutex<Ledger>,
     prepared: Mutex<HashMap<PathBuf, Prepared>>,
@@ -51,7 +51,7 @@ pub struct LspDiagnostics {
 
 impl LspDiagnostics {
     /// A hook over `supervisor`, showing paths relative to `root`.
-    pub fn new(supervisor: Arc<Supervisor>, root: WorkspaceRoot) -> Self {
+    pub fn new(supervisor: Arc<ServerPool>, root: WorkspaceRoot) -> Self {
         LspDiagnostics {
             supervisor,
             root,

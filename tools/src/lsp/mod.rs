@@ -1,7 +1,7 @@
 //! Language servers as tools: the diagnostics-on-write hook, the `lsp` tool and
 //! `lsp_rename`.
 //!
-//! [`register`] wires a [`cc_lsp_client::Supervisor`] into a registry: the `lsp` tool (read),
+//! [`register`] wires a [`cc_lsp_client::ServerPool`] into a registry: the `lsp` tool (read),
 //! `lsp_rename` (write), the [`LspDiagnostics`] hook that attaches `{"new", "pending",
 //! "unchecked"}` to every write (including writes made through a kernel's bridge and
 //! `resolve`, since they take the same dispatch path), the [`TransactionApplier`] that
@@ -26,7 +26,7 @@ mod tool;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cc_lsp_client::Supervisor;
+use cc_lsp_client::ServerPool;
 
 pub use apply::TransactionApplier;
 pub use diagnostics::LspDiagnostics;
@@ -46,7 +46,7 @@ const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Stops every language server of the run.
 #[derive(Debug)]
-pub struct StopServers(pub Arc<Supervisor>);
+pub struct StopServers(pub Arc<ServerPool>);
 
 #[async_trait]
 impl Shutdown for StopServers {
@@ -60,11 +60,11 @@ impl Shutdown for StopServers {
 /// its own).
 ///
 /// On a surface that sees no write-tier tool (`plan`, `readonly_subagent`) the servers run no
-/// workspace code ([`Supervisor::read_only`]: no build scripts or proc macros, no project
+/// workspace code ([`ServerPool::read_only`]: no build scripts or proc macros, no project
 /// interpreter or TypeScript, no `cargo check`); they are never the servers of a full run.
 pub fn register(
     builder: &mut RegistryBuilder,
-    supervisor: Arc<Supervisor>,
+    supervisor: Arc<ServerPool>,
     config: Option<LspConfigSource>,
     graph: Option<Arc<crate::graph::GraphIndex>>,
 ) -> Arc<LspDiagnostics> {

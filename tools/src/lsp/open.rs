@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cc_lsp_client::{locate, LanguageServer, Located, LspError, Supervisor};
+use cc_lsp_client::{locate, LanguageServer, Located, LspError, ServerPool};
 use serde_json::json;
 
 use crate::error::{kinds, ToolError};
@@ -20,7 +20,7 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 
 /// Refuses a call while the `[lsp]` section is broken, with the section's words (as every
 /// family refuses its calls), rather than as an unavailable server.
-pub(super) fn refuse_broken(supervisor: &Supervisor) -> Result<(), ToolError> {
+pub(super) fn refuse_broken(supervisor: &ServerPool) -> Result<(), ToolError> {
     match supervisor.config_error() {
         Some(broken) => Err(ToolError::new(kinds::INVALID_CONFIG, broken)),
         None => Ok(()),
@@ -57,7 +57,7 @@ pub(super) struct Opened {
 /// The file's server, with the file synced as it is on disk and indexing finished.
 pub(super) async fn open(
     ctx: &CallContext,
-    supervisor: &Supervisor,
+    supervisor: &ServerPool,
     root: &WorkspaceRoot,
     file: Option<&str>,
 ) -> Result<Opened, ToolError> {

@@ -1,7 +1,7 @@
 //! `lsp diagnostics` with `file: "*"`: the project checkers' findings, in the same shape as a
 //! file's diagnostics.
 
-use cc_lsp_client::{CheckerError, ProjectCheck, ProjectChecker, Severity, Supervisor};
+use cc_lsp_client::{CheckerError, ProjectCheck, ProjectChecker, ServerPool, Severity};
 use serde_json::{json, Value};
 
 use super::diagnostics::diagnostic_json;
@@ -19,7 +19,7 @@ fn checker_error(error: &CheckerError) -> ToolError {
 /// Runs the checker of every project in the workspace (or of `language`'s only).
 pub(crate) async fn check(
     ctx: &CallContext,
-    supervisor: &Supervisor,
+    supervisor: &ServerPool,
     root: &WorkspaceRoot,
     language: Option<&str>,
 ) -> Result<ToolOutput, ToolError> {

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use cc_lsp_client::lsp_types::{FileChangeType, FileEvent, TextDocumentPositionParams};
 use cc_lsp_client::uri::file_uri;
 use cc_lsp_client::workspace_edit::{self, FileChange};
-use cc_lsp_client::{LanguageServer, LspError, Supervisor};
+use cc_lsp_client::{LanguageServer, LspError, ServerPool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -34,13 +34,13 @@ const YOUNG_RETRY: Duration = Duration::from_secs(10);
 /// `lsp_rename`: rename a symbol everywhere the language server finds it.
 #[derive(Debug)]
 pub struct LspRenameTool {
-    supervisor: Arc<Supervisor>,
+    supervisor: Arc<ServerPool>,
     root: WorkspaceRoot,
 }
 
 impl LspRenameTool {
     /// An `lsp_rename` tool over `supervisor`.
-    pub fn new(supervisor: Arc<Supervisor>, root: WorkspaceRoot) -> Self {
+    pub fn new(supervisor: Arc<ServerPool>, root: WorkspaceRoot) -> Self {
         LspRenameTool { supervisor, root }
     }
 }

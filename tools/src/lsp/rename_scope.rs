@@ -20,7 +20,7 @@ use cc_lsp_client::lsp_types::{
 };
 use cc_lsp_client::position::units;
 use cc_lsp_client::uri::{file_uri, uri_path, uri_to_path};
-use cc_lsp_client::{LanguageServer, Supervisor};
+use cc_lsp_client::{LanguageServer, ServerPool};
 use serde_json::{json, Value};
 
 use super::requests::{self, AtPosition};
@@ -50,7 +50,7 @@ pub(super) struct Mentions {
 /// Opens every workspace file of the server's language that mentions `name` in the server
 /// (from disk, unless already open with that text), so that it can rename there too.
 pub(super) async fn make_visible(
-    supervisor: &Supervisor,
+    supervisor: &ServerPool,
     server: &LanguageServer,
     root: &WorkspaceRoot,
     origin: &Path,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use cc_lsp_client::uri::path_to_uri;
-use cc_lsp_client::{CheckOutcome, Diagnostic, Located, Supervisor};
+use cc_lsp_client::{CheckOutcome, Diagnostic, Located, ServerPool};
 use cc_workspace::BrokenSection;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -27,7 +27,7 @@ const FILE_SYMBOLS_CAP: usize = 200;
 
 /// `lsp`: ask the language servers.
 pub struct LspTool {
-    supervisor: Arc<Supervisor>,
+    supervisor: Arc<ServerPool>,
     root: WorkspaceRoot,
     config: Option<LspConfigSource>,
 }
@@ -44,7 +44,7 @@ impl std::fmt::Debug for LspTool {
 
 impl LspTool {
     /// An `lsp` tool over `supervisor`.
-    pub fn new(supervisor: Arc<Supervisor>, root: WorkspaceRoot) -> Self {
+    pub fn new(supervisor: Arc<ServerPool>, root: WorkspaceRoot) -> Self {
         LspTool {
             supervisor,
             root,

@@ -9,7 +9,7 @@ mod process;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cc_dap_client::{DebugConfig, Supervisor};
+use cc_dap_client::{DebugConfig, DebugSession};
 use cc_tools::{Registry, Resources, Run, ToolError};
 use serde_json::Value;
 
@@ -61,7 +61,7 @@ pub fn registry_with_env(
     tag: &str,
     env: &[(&str, &str)],
 ) -> Registry {
-    let mut supervisor = Supervisor::new(root, config).with_env(TAG_VAR, tag);
+    let mut supervisor = DebugSession::new(root, config).with_env(TAG_VAR, tag);
     for (key, value) in env {
         supervisor = supervisor.with_env(*key, *value);
     }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cc_lsp_client::{LspConfig, Supervisor, SupervisorOptions};
+use cc_lsp_client::{LspConfig, ServerPool, ServerPoolOptions};
 pub use cc_process::testing::assert_group_gone;
 use cc_process::testing::missing_peer;
 use cc_tools::{Registry, Resources, Surface, WorkspaceRoot};
@@ -24,7 +24,7 @@ pub struct Setup<'a> {
     /// `.cc/tools.toml` text (its `[lsp]` section is used).
     pub config: &'a str,
     pub surface: Surface,
-    pub options: SupervisorOptions,
+    pub options: ServerPoolOptions,
     /// What else is wired (`host_files` is on by default); `language_servers` is set.
     pub resources: Resources,
 }
@@ -34,7 +34,7 @@ impl Default for Setup<'_> {
         Setup {
             config: LENIENT,
             surface: Surface::Full,
-            options: SupervisorOptions::default(),
+            options: ServerPoolOptions::default(),
             resources: Resources {
                 host_files: true,
                 ..Default::default()
@@ -68,7 +68,7 @@ pub struct Project {
     _keep: Box<dyn std::any::Any + Send + Sync>,
     /// The workspace root (canonical).
     pub ws: PathBuf,
-    pub supervisor: Arc<Supervisor>,
+    pub supervisor: Arc<ServerPool>,
     pub registry: Registry,
 }
 
@@ -105,7 +105,7 @@ impl Setup<'_> {
             .get("lsp")
             .map(|section| <LspConfig as serde::Deserialize>::deserialize(section.clone()).unwrap())
             .unwrap_or_default();
-        let supervisor = Supervisor::new(root.path(), config.table().unwrap(), self.options);
+        let supervisor = ServerPool::new(root.path(), config.table().unwrap(), self.options);
         // The registry of a read-only surface uses the supervisor's read-only twin: hold
         // that one, so that the tests see the servers the tools use.
         let supervisor = if self.surface.allows(cc_tools::Tier::Write) {

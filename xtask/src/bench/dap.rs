@@ -1,8 +1,8 @@
 //! `dap`: what the debug session layer adds to a real adapter's speed. Per adapter (debugpy,
-//! lldb-dap), a bare DAP client and the `Supervisor` drive the same looping program: launch to
+//! lldb-dap), a bare DAP client and the `DebugSession` drive the same looping program: launch to
 //! the first breakpoint stop, then N step-overs, each step being `next` → `stopped` →
 //! `stackTrace` → `scopes` → `variables` (a stop result carries the top frame's locals; the
-//! supervisor also keeps its state, position, output, process tracking and handles).
+//! debug session also keeps its state, position, output, process tracking and handles).
 //!
 //! Runs `cargo run --release -p cc-dap-client --example dap_bench ROUNDS`, which prints one
 //! JSON object per adapter.
@@ -21,7 +21,7 @@ const ROUNDS: &str = "50";
 /// Launch-to-first-local runs per path, and steps per run, for the round-trip table.
 const REPEATS: &str = "3";
 const STEPS: &str = "10";
-/// Goal: a step through the supervisor takes at most this much longer than a bare one (p50).
+/// Goal: a step through the debug session takes at most this much longer than a bare one (p50).
 const GOAL_RATIO: f64 = 1.2;
 
 pub fn run(ctx: &Context) -> Result<String> {
@@ -30,12 +30,12 @@ pub fn run(ctx: &Context) -> Result<String> {
     let _ = writeln!(
         md,
         "## Debugger: session overhead per step\n\n\
-         Per adapter, a bare DAP client and `cc_dap_client::Supervisor` drive the same looping \
+         Per adapter, a bare DAP client and `cc_dap_client::DebugSession` drive the same looping \
          program: launch to a breakpoint, clear it, then {ROUNDS} step-overs, each `next` → \
          `stopped` → `stackTrace` of the top frame → `scopes` → `variables` of its locals (what \
-         a stop result carries; the supervisor's `act(StepOver)` also keeps its state, \
+         a stop result carries; `DebugSession::act(StepOver)` also keeps its state, \
          position, output, process tracking and handles, and reads the source lines around \
-         the stop). Goal: supervisor step p50 ≤ \
+         the stop). Goal: DebugSession step p50 ≤ \
          {GOAL_RATIO}× the bare step. Launch times are one sample each; ours includes the \
          adapter's detection probe (`import debugpy`, `lldb-dap --help`).\n"
     );
@@ -79,7 +79,7 @@ fn round_trips(ctx: &Context, md: &mut String) -> Result<()> {
          checks that the local is in the text it read. Wall time is the tool's alone (median \
          of {REPEATS} runs, and of {REPEATS}×{STEPS} steps); an agent also pays a model turn \
          per call, which is what the call counts measure. Peak RSS is the driver process's \
-         (registry and supervisor; the adapters are processes of their own), after that \
+         (registry and debug session; the adapters are processes of their own), after that \
          adapter's runs. Goal: fewer calls on every row.\n"
     );
     let _ = writeln!(

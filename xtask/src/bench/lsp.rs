@@ -1,6 +1,6 @@
 //! `lsp`: diagnostics on write, per real server: the time from the write to the server's
 //! answer for that version (its `publishDiagnostics` or pull response, or tsserver's own
-//! answer), and how much later the wrapper (`Supervisor::check_files` plus the ledger)
+//! answer), and how much later the wrapper (`ServerPool::check_files` plus the ledger)
 //! returns. The overhead is what this layer adds. Then the cross-file case (a change of
 //! signature and the file that calls it), the cost of the baseline a first write takes, and
 //! the cold-start cost of navigation that waits for the server's first look at the workspace.

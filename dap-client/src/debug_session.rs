@@ -46,8 +46,8 @@ enum Slot {
 /// Runs at most one debug session for one conversation, rooted at one workspace.
 ///
 /// Operations are `async` and may be called from any task; they are serialized internally.
-/// Dropping the supervisor kills the session's processes.
-pub struct Supervisor {
+/// Dropping it kills the session's processes.
+pub struct DebugSession {
     env: Environment,
     config: DebugConfig,
     /// A `[debug]` section that could not be used (the defaults are in place, and `launch`
@@ -60,19 +60,19 @@ pub struct Supervisor {
     killer: Mutex<Option<Killer>>,
 }
 
-impl std::fmt::Debug for Supervisor {
+impl std::fmt::Debug for DebugSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Supervisor")
+        f.debug_struct("DebugSession")
             .field("root", &self.env.root)
             .field("config_error", &self.config_error)
             .finish_non_exhaustive()
     }
 }
 
-impl Supervisor {
+impl DebugSession {
     /// A supervisor for the workspace at `root` with `config`.
     pub fn new(root: impl Into<PathBuf>, config: DebugConfig) -> Self {
-        Supervisor {
+        DebugSession {
             env: Environment::new(root),
             config,
             config_error: None,
@@ -86,9 +86,9 @@ impl Supervisor {
     /// A supervisor whose `[debug]` section could not be used: `adapters` reports `broken`
     /// and `launch`/`attach` refuse with it, so the tool stays and says what to fix.
     pub fn broken(root: impl Into<PathBuf>, broken: BrokenSection) -> Self {
-        Supervisor {
+        DebugSession {
             config_error: Some(broken),
-            ..Supervisor::new(root, DebugConfig::default())
+            ..DebugSession::new(root, DebugConfig::default())
         }
     }
 

@@ -19,9 +19,9 @@ use crate::server::{ApplyEdit, DiagnosticsOutcome, LanguageServer, Via};
 use crate::table::{Family, ServerTable};
 use cc_workspace::BrokenSection;
 
-/// Knobs of a [`Supervisor`].
+/// Knobs of a [`ServerPool`].
 #[derive(Debug, Clone)]
-pub struct SupervisorOptions {
+pub struct ServerPoolOptions {
     /// Stop a server unused this long (default 10 min).
     pub idle_timeout: Duration,
     /// The PATH used to find servers (default: this process's).
@@ -53,9 +53,9 @@ pub enum Trust {
     ReadOnly,
 }
 
-impl Default for SupervisorOptions {
+impl Default for ServerPoolOptions {
     fn default() -> Self {
-        SupervisorOptions {
+        ServerPoolOptions {
             idle_timeout: Duration::from_secs(600),
             path: None,
             restart_limit: 3,
@@ -76,7 +76,7 @@ pub struct Unavailable {
     pub reason: String,
 }
 
-/// The state of one family in [`Supervisor::status`].
+/// The state of one family in [`ServerPool::status`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ServerState {
@@ -90,7 +90,7 @@ pub enum ServerState {
     Off,
 }
 
-/// One row of [`Supervisor::status`].
+/// One row of [`ServerPool::status`].
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LanguageStatus {
     /// The family (`python`).
@@ -163,11 +163,11 @@ struct Instance {
 type Key = (String, PathBuf);
 
 /// Starts, reuses, reaps and restarts language servers for one workspace.
-pub struct Supervisor {
+pub struct ServerPool {
     workspace: PathBuf,
     /// Replaced when `reload` re-reads the configuration.
     table: std::sync::RwLock<Arc<ServerTable>>,
-    options: SupervisorOptions,
+    options: ServerPoolOptions,
     prober: Prober,
     instances: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<Instance>>>>,
     applier: Mutex<Option<Arc<dyn ApplyEdit>>>,
@@ -175,30 +175,30 @@ pub struct Supervisor {
     closed: AtomicBool,
     /// An `[lsp]` section that could not be used: every family reports it.
     config_error: std::sync::RwLock<Option<String>>,
-    me: Weak<Supervisor>,
+    me: Weak<ServerPool>,
 }
 
-impl std::fmt::Debug for Supervisor {
+impl std::fmt::Debug for ServerPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Supervisor")
+        f.debug_struct("ServerPool")
             .field("workspace", &self.workspace)
             .finish_non_exhaustive()
     }
 }
 
-impl Supervisor {
+impl ServerPool {
     /// A supervisor for the workspace at `workspace` (an absolute, canonical path).
-    pub fn new(workspace: &Path, table: ServerTable, options: SupervisorOptions) -> Arc<Self> {
+    pub fn new(workspace: &Path, table: ServerTable, options: ServerPoolOptions) -> Arc<Self> {
         Self::build(workspace, table, options, None)
     }
 
     fn build(
         workspace: &Path,
         table: ServerTable,
-        options: SupervisorOptions,
+        options: ServerPoolOptions,
         config_error: Option<String>,
     ) -> Arc<Self> {
-        Arc::new_cyclic(|me| Supervisor {
+        Arc::new_cyclic(|me| ServerPool {
             workspace: workspace.to_path_buf(),
             table: std::sync::RwLock::new(Arc::new(table)),
             options,
@@ -214,22 +214,22 @@ impl Supervisor {
 
     /// A supervisor whose `[lsp]` section could not be used. It does not fail: every
     /// language then reports `broken` (in `status` and as the reason files are unchecked)
-    /// until [`Supervisor::replace_config`] succeeds, rather than silently using defaults.
+    /// until [`ServerPool::replace_config`] succeeds, rather than silently using defaults.
     pub fn broken(workspace: &Path, broken: BrokenSection) -> Arc<Self> {
         Self::build(
             workspace,
             ServerTable::builtin(),
-            SupervisorOptions::default(),
+            ServerPoolOptions::default(),
             Some(broken.to_string()),
         )
     }
 
     /// A supervisor configured by `config`.
     pub fn from_config(workspace: &Path, config: &LspConfig) -> Result<Arc<Self>, ConfigError> {
-        let options = SupervisorOptions {
+        let options = ServerPoolOptions {
             idle_timeout: config.idle_timeout(),
             dependents_limit: config.dependents_limit(),
-            ..SupervisorOptions::default()
+            ..ServerPoolOptions::default()
         };
         Ok(Self::new(workspace, config.table()?, options))
     }
@@ -256,7 +256,7 @@ impl Supervisor {
         if self.options.trust == Trust::ReadOnly {
             return self.clone();
         }
-        let options = SupervisorOptions {
+        let options = ServerPoolOptions {
             trust: Trust::ReadOnly,
             ..self.options.clone()
         };
@@ -705,7 +705,7 @@ impl Supervisor {
     }
 
     /// Syncs each written file through its server and waits for the diagnostics of that
-    /// version (all files at once). Same as [`Supervisor::check_files`] without dependents.
+    /// version (all files at once). Same as [`ServerPool::check_files`] without dependents.
     pub async fn check_written(&self, paths: &[PathBuf]) -> Vec<FileCheck> {
         self.check_files(paths, &[]).await
     }
@@ -775,7 +775,7 @@ impl Supervisor {
             .collect()
     }
 
-    /// One server's part of [`Supervisor::check_files`]: sync its written files, then wait
+    /// One server's part of [`ServerPool::check_files`]: sync its written files, then wait
     /// for them and its dependents.
     async fn check_group(
         &self,
