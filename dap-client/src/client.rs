@@ -253,10 +253,7 @@ impl Client {
 
     fn lock_pending(&self) -> std::sync::MutexGuard<'_, Pending> {
         // A poisoned lock only means a panic elsewhere; the map itself is still consistent.
-        self.inner
-            .pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        cc_process::lock(&self.inner.pending)
     }
 
     fn finish(&self, reason: String) {

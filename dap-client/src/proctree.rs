@@ -175,9 +175,7 @@ impl Tracker {
     }
 
     fn known(&self) -> std::sync::MutexGuard<'_, BTreeSet<ProcId>> {
-        self.known
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        cc_process::lock(&self.known)
     }
 
     fn adapter_alive(&self) -> Option<ProcId> {
@@ -190,10 +188,7 @@ impl Tracker {
     pub fn refresh_now_and_then(&self) {
         let now = std::time::Instant::now();
         {
-            let mut last = self
-                .last_refresh
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut last = cc_process::lock(&self.last_refresh);
             if last.is_some_and(|at| now.duration_since(at) < std::time::Duration::from_secs(1)) {
                 return;
             }

@@ -227,19 +227,15 @@ pub(crate) async fn pump_events(
             tracker.kill_all();
             killed = true;
         }
-        let polled = child
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .as_mut()
-            .map(|child| {
-                let status = child.try_wait();
-                if let Ok(Some(_)) = status {
-                    // Whatever the adapter left in its group goes with it (the handle knows
-                    // the leader was reaped, so a recycled group id is never signalled).
-                    child.kill_group();
-                }
-                status
-            });
+        let polled = cc_process::lock(&child).as_mut().map(|child| {
+            let status = child.try_wait();
+            if let Ok(Some(_)) = status {
+                // Whatever the adapter left in its group goes with it (the handle knows
+                // the leader was reaped, so a recycled group id is never signalled).
+                child.kill_group();
+            }
+            status
+        });
         match polled {
             Some(Ok(Some(status))) => {
                 exit = Some(describe_status(status));

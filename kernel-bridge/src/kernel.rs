@@ -18,7 +18,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use cc_process::GroupChild;
@@ -586,7 +586,7 @@ impl Default for Activity {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Activity> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        cc_process::lock(&self.state)
     }
 
     fn touch(&self) {

@@ -131,11 +131,7 @@ impl KernelSession {
 
     /// Records whether `language` has a live kernel now.
     fn publish(&self, language: Language, info: Option<KernelInfo>) {
-        let mut running = self
-            .inner
-            .running
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut running = cc_process::lock(&self.inner.running);
         running.retain(|known| known.language != language);
         running.extend(info);
     }
@@ -261,11 +257,7 @@ impl KernelSession {
 
     /// The kernels that are running now (also while a cell runs).
     pub fn running(&self) -> Vec<KernelInfo> {
-        self.inner
-            .running
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        cc_process::lock(&self.inner.running).clone()
     }
 
     /// Stops every kernel: a running cell is killed at once, idle kernels are asked to exit

@@ -1,7 +1,7 @@
 //! The host's view of one output stream of a kernel (stdout or stderr): bytes arrive from a
 //! reader task, barrier markers split them into cells, and the cell waits for its marker.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -50,7 +50,7 @@ impl Stream {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        cc_process::lock(&self.inner)
     }
 
     /// Takes bytes read from the pipe; returns whether any of them were output (not markers).

@@ -178,9 +178,7 @@ impl Prober {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ProbeCache> {
-        self.cache
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        cc_process::lock(&self.cache)
     }
 }
 

@@ -274,10 +274,7 @@ impl ServerPool {
 
     /// The server table in use.
     pub fn table(&self) -> Arc<ServerTable> {
-        self.table
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        cc_process::read(&self.table).clone()
     }
 
     /// Uses `config` for the servers started from now on (`lsp reload` hands over the
@@ -285,23 +282,14 @@ impl ServerPool {
     /// `config` is an error and the table in use stays.
     pub fn replace_config(&self, config: &LspConfig) -> Result<(), ConfigError> {
         let table = config.table()?;
-        *self
-            .table
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(table);
-        *self
-            .config_error
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        *cc_process::write(&self.table) = Arc::new(table);
+        *cc_process::write(&self.config_error) = None;
         Ok(())
     }
 
     /// Why the `[lsp]` section could not be used, if it could not.
     pub fn config_error(&self) -> Option<String> {
-        self.config_error
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        cc_process::read(&self.config_error).clone()
     }
 
     /// Sets what applies edits that servers request (`workspace/applyEdit`) for servers

@@ -44,3 +44,17 @@ pub fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// Reads `rwlock`, going on with the data when a writer panicked (see [`lock`]).
+pub fn read<T>(rwlock: &std::sync::RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    rwlock
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Writes `rwlock`, going on with the data when a writer panicked (see [`lock`]).
+pub fn write<T>(rwlock: &std::sync::RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    rwlock
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

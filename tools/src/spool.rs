@@ -92,9 +92,7 @@ impl JsonSpool {
     fn lock(&self) -> std::sync::MutexGuard<'_, Store> {
         // A poisoned store only means a panic in another writer; what it holds is whole
         // runs, each appended under the lock.
-        self.store
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        cc_process::lock(&self.store)
     }
 
     /// Appends `count` elements (each compact JSON followed by `\n`, see [`push_element`]).

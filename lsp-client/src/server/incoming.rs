@@ -374,10 +374,7 @@ impl State {
             Ok(edit) => edit,
             Err(error) => return (refused(error.to_string()), Vec::new()),
         };
-        let encoding = *self
-            .encoding
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let encoding = *cc_process::lock(&self.encoding);
         let docs = self.docs.clone();
         let outcome = tokio::task::spawn_blocking(move || {
             let versions = |path: &Path| lock_docs(&docs).get(path).map(|doc| doc.version);

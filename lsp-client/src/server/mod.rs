@@ -199,10 +199,7 @@ impl LanguageServer {
         let capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
         let capabilities = ServerCaps::read(&spec.name, capabilities);
         let encoding = capabilities.encoding();
-        *state
-            .encoding
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = encoding;
+        *cc_process::lock(&state.encoding) = encoding;
         conn.notify::<Initialized>(InitializedParams {})?;
         if !spec.settings.is_null() {
             conn.notify::<DidChangeConfiguration>(DidChangeConfigurationParams {
@@ -347,17 +344,11 @@ impl LanguageServer {
 
     /// When it was last used.
     pub fn last_used(&self) -> Instant {
-        *self
-            .last_used
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        *cc_process::lock(&self.last_used)
     }
 
     fn touch(&self) {
-        *self
-            .last_used
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
+        *cc_process::lock(&self.last_used) = Instant::now();
     }
 
     /// Methods registered dynamically (`textDocument/diagnostic`, …).

@@ -16,8 +16,7 @@ use tokio::time::Instant;
 pub(super) type Docs = Arc<Mutex<HashMap<PathBuf, Doc>>>;
 
 pub(super) fn lock_docs(docs: &Docs) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Doc>> {
-    docs.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    cc_process::lock(docs)
 }
 
 #[derive(Debug)]
@@ -108,9 +107,7 @@ pub(super) struct State {
 
 impl State {
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        cc_process::lock(&self.inner)
     }
 
     pub(super) fn bump(&self) {

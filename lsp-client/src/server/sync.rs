@@ -39,9 +39,7 @@ impl LanguageServer {
     }
 
     pub(super) fn docs_lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Doc>> {
-        self.docs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        cc_process::lock(&self.docs)
     }
 
     /// Sends `text` as the new content of `path`: `didOpen` the first time, then a full-text

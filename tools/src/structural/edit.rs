@@ -111,9 +111,7 @@ impl EditStore {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Staged> {
-        self.staged
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        cc_process::lock(&self.staged)
     }
 
     /// Stores `staged` (evicting the oldest edits past the limits); its id and the ids

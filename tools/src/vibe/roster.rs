@@ -149,9 +149,7 @@ impl Roster {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Worker>> {
-        self.workers
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        cc_process::lock(&self.workers)
     }
 
     /// Starts a worker on `brief` and returns at once.
@@ -165,10 +163,7 @@ impl Roster {
             return Err(RosterError::TierUnavailable(tier.as_str()));
         }
         let id = {
-            let mut next = self
-                .next_id
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut next = cc_process::lock(&self.next_id);
             *next += 1;
             format!("w{next}")
         };
