@@ -12,7 +12,7 @@
 //!   version: pulled when the server supports it (declared or registered), else the first
 //!   push carrying that version, else (for servers that publish without versions) the first
 //!   push after the change plus a settle window; a server that republishes only on change is
-//!   "unchanged" after a quiet window; past the cap (longer while the server is indexing)
+//!   "unchanged" after a quiet window once its process has stopped working; past the cap (longer while the server is indexing)
 //!   the file is pending, never an empty "clean".
 //! - [`ServerTable`] and [`LspConfig`]: which server covers which files, overridable by the
 //!   `[lsp]` section of `.cc/tools.toml`, which the host reads and hands over typed.

@@ -32,9 +32,11 @@ mod group;
 mod path;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;
+mod usage;
 
 pub use group::{spawn_group, GroupChild};
 pub use path::{find_all_in, find_all_on_path, find_on_path, is_executable};
+pub use usage::{group_usage, GroupUsage};
 
 /// Locks `mutex`, going on with the data when a thread panicked while holding it: every lock
 /// of this workspace guards state that stays consistent between statements (a map, a slot,

@@ -177,11 +177,15 @@ impl LanguageServer {
             }
         }
         let mut changes = self.state.changed.subscribe();
+        // The quiet rule takes silence for "unchanged"; only a server that has stopped
+        // working is silent in that sense.
+        let mut work = WorkWatch::new(timing.quiet.and(self.pid()));
         loop {
             if self.supports_pull() {
                 return self.pull(ticket, timing).await;
             }
             changes.borrow_and_update();
+            work.sample();
             if self.conn.is_closed() {
                 return DiagnosticsOutcome::Failed(
                     self.exited_error("textDocument/publishDiagnostics"),
@@ -262,14 +266,17 @@ impl LanguageServer {
                 let last = inner.published.get(&ticket.path);
                 if let (Some(quiet), None, Some(last)) = (timing.quiet, ready_at, last) {
                     let quiet_at = ticket.sent_at.max(inner.idle_since) + quiet;
-                    if !busy && now >= quiet_at {
+                    if !busy && now >= quiet_at && work.stopped(now) {
                         return DiagnosticsOutcome::Unchanged {
                             diagnostics: last.diagnostics.clone(),
                         };
                     }
                     if !busy {
-                        wake = wake.min(quiet_at);
+                        wake = wake.min(quiet_at.max(now + WorkWatch::EVERY));
                     }
+                }
+                if work.watching() {
+                    wake = wake.min(now + WorkWatch::EVERY);
                 }
                 if now >= deadline {
                     return DiagnosticsOutcome::Pending {
@@ -494,5 +501,72 @@ pub(super) fn deadline(sent_at: Instant, timing: Timing, inner: &Inner) -> Insta
         longest.min(base.max(inner.idle_since + timing.cap))
     } else {
         base
+    }
+}
+
+/// Whether a server's process group is still working, from its CPU use (see
+/// [`cc_process::group_usage`]): sampled every [`WorkWatch::EVERY`] while a quiet rule waits.
+struct WorkWatch {
+    /// The server's process group; `None`: not watched (no quiet rule, no process of ours,
+    /// or no `/proc`), and the quiet rule alone decides.
+    group: Option<u32>,
+    samples: std::collections::VecDeque<(Instant, u64)>,
+    runnable: bool,
+}
+
+impl WorkWatch {
+    const EVERY: Duration = Duration::from_millis(100);
+    /// The server counts as stopped when it used at most [`WorkWatch::IDLE_TICKS`] of CPU
+    /// over this long and nothing of it is running or waiting to run.
+    const WINDOW: Duration = Duration::from_millis(500);
+    /// 20 ms of CPU in the window (clock ticks of 10 ms).
+    const IDLE_TICKS: u64 = 2;
+
+    fn new(group: Option<u32>) -> Self {
+        WorkWatch {
+            group,
+            samples: std::collections::VecDeque::new(),
+            runnable: false,
+        }
+    }
+
+    fn watching(&self) -> bool {
+        self.group.is_some()
+    }
+
+    fn sample(&mut self) {
+        let Some(group) = self.group else {
+            return;
+        };
+        let Some(usage) = cc_process::group_usage(group) else {
+            self.group = None;
+            return;
+        };
+        let now = Instant::now();
+        self.runnable = usage.runnable;
+        self.samples.push_back((now, usage.ticks));
+        while self
+            .samples
+            .get(1)
+            .is_some_and(|(at, _)| now.duration_since(*at) >= Self::WINDOW)
+        {
+            self.samples.pop_front();
+        }
+    }
+
+    /// Whether the server has stopped working: idle over the last window (true when it is
+    /// not watched).
+    fn stopped(&self, now: Instant) -> bool {
+        if self.group.is_none() {
+            return true;
+        }
+        let (Some((first_at, first)), Some((_, last))) =
+            (self.samples.front(), self.samples.back())
+        else {
+            return false;
+        };
+        now.duration_since(*first_at) >= Self::WINDOW
+            && last.saturating_sub(*first) <= Self::IDLE_TICKS
+            && !self.runnable
     }
 }

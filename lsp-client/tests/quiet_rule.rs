@@ -1,0 +1,94 @@
+//! The quiet rule (servers that republish only when diagnostics change, such as gopls) takes
+//! silence for "unchanged" only once the server has stopped working. A scripted server that
+//! computes for two seconds before it publishes stands for gopls on a loaded machine: a
+//! quiet window alone would report the old list as still standing. Real gopls is covered in
+//! `servers.rs` and `tools/tests/lsp_real_projects.rs`; this is the edge case in addition.
+
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
+mod common;
+
+use cc_lsp_client::CheckOutcome;
+use cc_process::testing::require_peer;
+use common::*;
+
+/// An LSP server over stdio: `didOpen` is answered at once; `didChange` after two seconds
+/// of CPU work, with the new text's first line as the diagnostic's message.
+const SLOW_SERVER: &str = r#"
+import json, sys, time
+
+def read():
+    length = None
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            sys.exit(0)
+        if line in (b"\r\n", b"\n"):
+            break
+        name, _, value = line.decode().partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    return json.loads(sys.stdin.buffer.read(length))
+
+def send(message):
+    body = json.dumps(message).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+
+def publish(uri, version, text):
+    message = text.splitlines()[0] if text else ""
+    send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": {
+        "uri": uri, "version": version, "diagnostics": [{
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+            "severity": 1, "message": message}]}})
+
+while True:
+    message = read()
+    method = message.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
+    elif method == "shutdown":
+        send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+    elif method == "exit":
+        sys.exit(0)
+    elif method == "textDocument/didOpen":
+        doc = message["params"]["textDocument"]
+        publish(doc["uri"], doc["version"], doc["text"])
+    elif method == "textDocument/didChange":
+        params = message["params"]
+        busy_until = time.monotonic() + 2.0
+        while time.monotonic() < busy_until:
+            pass
+        publish(params["textDocument"]["uri"], params["textDocument"]["version"], params["contentChanges"][-1]["text"])
+    elif "id" in message:
+        send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+"#;
+
+#[tokio::test]
+async fn silence_while_the_server_still_works_is_not_unchanged() {
+    if require_peer("python3").is_none() {
+        return;
+    }
+    let config = "[lsp.slow]\ncommand = [\"python3\", \"server.py\"]\nextensions = [\"slow\"]\n\
+                  quiet_ms = 300\ntimeout_ms = 20000\n";
+    let fixture = fixture(&[("server.py", SLOW_SERVER), ("a.slow", "first\n")], config);
+    let path = fixture.ws.join("a.slow");
+    match check(&fixture.sup, &path).await {
+        CheckOutcome::Checked { diagnostics, .. } => {
+            assert_eq!(diagnostics[0].message, "first", "{diagnostics:?}");
+        }
+        other => panic!("expected the first list, got {other:?}"),
+    }
+    // The server is silent for two seconds, far past the 300 ms quiet window, but busy.
+    std::fs::write(&path, "second\n").unwrap();
+    match check(&fixture.sup, &path).await {
+        CheckOutcome::Checked { diagnostics, .. } => {
+            assert_eq!(
+                diagnostics[0].message, "second",
+                "the old list was taken as standing while the server still computed: {diagnostics:?}"
+            );
+        }
+        other => panic!("expected the second list, got {other:?}"),
+    }
+    shutdown_and_check(&fixture.sup).await;
+}
