@@ -11,6 +11,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
+use cc_process::{pids, ProcStat};
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
@@ -23,31 +24,9 @@ pub struct ProcId {
     pub start: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Stat {
-    ppid: u32,
-    pgid: u32,
-    start: u64,
-    state: char,
-}
-
-fn stat(pid: u32) -> Option<Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields start after the last ')'.
-    let rest = &text[text.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // `rest` starts at field 3 (state).
-    Some(Stat {
-        state: fields.first()?.chars().next()?,
-        ppid: fields.get(1)?.parse().ok()?,
-        pgid: fields.get(2)?.parse().ok()?,
-        start: fields.get(19)?.parse().ok()?,
-    })
-}
-
 /// The process `pid` as it is now, if it exists.
 pub fn identify(pid: u32) -> Option<ProcId> {
-    stat(pid).map(|s| ProcId {
+    ProcStat::read(pid).map(|s| ProcId {
         pid,
         start: s.start,
     })
@@ -55,23 +34,14 @@ pub fn identify(pid: u32) -> Option<ProcId> {
 
 /// Whether `id` still runs: the same process (start time) and not a zombie.
 pub fn is_alive(id: ProcId) -> bool {
-    stat(id.pid).is_some_and(|s| s.start == id.start && !matches!(s.state, 'Z' | 'X'))
-}
-
-/// Every pid in `/proc` (empty when it cannot be read).
-fn all_pids() -> impl Iterator<Item = u32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+    ProcStat::read(id.pid).is_some_and(|s| s.start == id.start && s.is_live())
 }
 
 /// Every live descendant of the processes `roots` (not the roots themselves).
 pub fn descendants(roots: &[u32]) -> Vec<ProcId> {
-    let mut children: HashMap<u32, Vec<(u32, Stat)>> = HashMap::new();
-    for pid in all_pids() {
-        if let Some(s) = stat(pid) {
+    let mut children: HashMap<u32, Vec<(u32, ProcStat)>> = HashMap::new();
+    for pid in pids() {
+        if let Some(s) = ProcStat::read(pid) {
             children.entry(s.ppid).or_default().push((pid, s));
         }
     }
@@ -82,7 +52,7 @@ pub fn descendants(roots: &[u32]) -> Vec<ProcId> {
         for (pid, s) in children.get(&parent).into_iter().flatten() {
             if seen.insert(*pid) {
                 queue.push(*pid);
-                if !matches!(s.state, 'Z' | 'X') {
+                if s.is_live() {
                     found.push(ProcId {
                         pid: *pid,
                         start: s.start,
@@ -123,7 +93,7 @@ pub fn listener_owner(port: u16) -> Option<u32> {
     if inodes.is_empty() {
         return None;
     }
-    for pid in all_pids() {
+    for pid in pids() {
         let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
             continue;
         };
@@ -251,7 +221,7 @@ impl Tracker {
             if !is_alive(*p) {
                 continue;
             }
-            let leads_group = stat(p.pid).is_some_and(|s| s.pgid == p.pid);
+            let leads_group = ProcStat::read(p.pid).is_some_and(|s| s.pgrp == p.pid);
             let _ = kill(to_pid(p.pid), Signal::SIGKILL);
             if leads_group {
                 let _ = killpg(to_pid(p.pid), Signal::SIGKILL);

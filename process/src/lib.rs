@@ -30,12 +30,14 @@
 
 mod group;
 mod path;
+mod stat;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;
 mod usage;
 
 pub use group::{spawn_group, GroupChild};
 pub use path::{find_all_in, find_all_on_path, find_on_path, is_executable};
+pub use stat::{pids, ProcStat};
 pub use usage::{group_usage, GroupUsage};
 
 /// Locks `mutex`, going on with the data when a thread panicked while holding it: every lock

@@ -4,7 +4,7 @@
 //! its silence only once it has stopped working; a silence while it still computes, on a
 //! loaded machine, is no answer.
 
-use std::fs;
+use crate::stat::{pids, ProcStat};
 
 /// What the members of one process group are doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub struct GroupUsage {
 pub fn group_usage(pgid: u32) -> Option<GroupUsage> {
     // The leader first: a group whose leader is gone is not watched (its members may be
     // orphans of another owner by now).
-    let leader = read_stat(pgid)?;
+    let leader = ProcStat::read(pgid)?;
     if leader.pgrp != pgid {
         return None;
     }
@@ -29,61 +29,18 @@ pub fn group_usage(pgid: u32) -> Option<GroupUsage> {
         ticks: 0,
         runnable: false,
     };
-    for entry in fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Some(stat) = read_stat(pid) else {
-            continue;
-        };
+    for stat in pids().filter_map(ProcStat::read) {
         if stat.pgrp == pgid {
-            usage.ticks += stat.ticks;
+            usage.ticks += stat.cpu_ticks;
             usage.runnable |= matches!(stat.state, 'R' | 'D');
         }
     }
     Some(usage)
 }
 
-struct Stat {
-    state: char,
-    pgrp: u32,
-    ticks: u64,
-}
-
-fn read_stat(pid: u32) -> Option<Stat> {
-    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse_stat(&text)
-}
-
-/// Reads `/proc/PID/stat`: the command name sits in parentheses and may hold spaces, so the
-/// fields are counted from the last `)`.
-fn parse_stat(text: &str) -> Option<Stat> {
-    let rest = &text[text.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let number = |index: usize| fields.get(index)?.parse::<u64>().ok();
-    // After the name: state(0) ppid(1) pgrp(2) … utime(11) stime(12) cutime(13) cstime(14).
-    Some(Stat {
-        state: fields.first()?.chars().next()?,
-        pgrp: u32::try_from(number(2)?).ok()?,
-        ticks: number(11)? + number(12)? + number(13)? + number(14)?,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_name_with_spaces_and_parentheses_is_skipped() {
-        let stat = parse_stat("42 (a b) c) S 1 42 42 0 -1 0 0 0 0 0 7 3 2 1 20 0 1 0").unwrap();
-        assert_eq!(stat.state, 'S');
-        assert_eq!(stat.pgrp, 42);
-        assert_eq!(stat.ticks, 13);
-    }
 
     #[tokio::test]
     async fn a_busy_group_uses_cpu_and_an_idle_one_does_not() {

@@ -11,6 +11,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::ProcStat;
+
 /// How long the assertions wait for processes to disappear: generous, because the machine
 /// running the tests may be loaded; a passing test waits only as long as the kill takes.
 pub const GONE_WITHIN: Duration = Duration::from_secs(20);
@@ -18,37 +20,16 @@ pub const GONE_WITHIN: Duration = Duration::from_secs(20);
 /// How often the waits look again.
 const POLL: Duration = Duration::from_millis(50);
 
-/// The fields of `/proc/PID/stat` after the command name (state first, then ppid, pgrp, …),
-/// or `None` when the process does not exist.
-fn stat_fields(pid: u32) -> Option<Vec<String>> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may itself hold spaces and parentheses.
-    let (_, rest) = stat.rsplit_once(')')?;
-    Some(rest.split_whitespace().map(str::to_owned).collect())
-}
-
-/// Whether fields read by [`stat_fields`] describe a live process (not a zombie, not dead).
-fn live(fields: &[String]) -> bool {
-    !fields
-        .first()
-        .is_some_and(|state| state.starts_with(['Z', 'X']))
-}
-
 /// Whether `pid` is a live process (a zombie, exited but not reaped, counts as gone).
 pub fn process_alive(pid: u32) -> bool {
-    stat_fields(pid).is_some_and(|fields| live(&fields))
+    ProcStat::read(pid).is_some_and(|stat| stat.is_live())
 }
 
-/// Every live process: the one `/proc` scan, as (pid, stat fields after the name).
-fn live_processes() -> Vec<(u32, Vec<String>)> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| Some((pid, stat_fields(pid)?)))
-        .filter(|(_, fields)| live(fields))
+/// Every live process: the one `/proc` scan, as (pid, its stat).
+fn live_processes() -> Vec<(u32, ProcStat)> {
+    crate::pids()
+        .filter_map(|pid| Some((pid, ProcStat::read(pid)?)))
+        .filter(|(_, stat)| stat.is_live())
         .collect()
 }
 
@@ -68,9 +49,7 @@ pub fn cmdline(pid: u32) -> String {
 pub fn live_group_members(pgid: u32) -> Vec<u32> {
     live_processes()
         .into_iter()
-        .filter(|(_, fields)| {
-            fields.get(2).and_then(|group| group.parse::<u32>().ok()) == Some(pgid)
-        })
+        .filter(|(_, stat)| stat.pgrp == pgid)
         .map(|(pid, _)| pid)
         .collect()
 }
@@ -229,9 +208,7 @@ mod tests {
         let me = std::process::id();
         assert!(process_alive(me));
         assert!(cmdline(me).contains("cc_process"), "{}", cmdline(me));
-        let pgid = stat_fields(me).expect("own stat")[2]
-            .parse::<u32>()
-            .expect("pgrp");
+        let pgid = ProcStat::read(me).expect("own stat").pgrp;
         assert!(live_group_members(pgid).contains(&me));
     }
 
@@ -252,7 +229,10 @@ mod tests {
             wait_until_gone(pid, GONE_WITHIN),
             "the zombie counts as alive"
         );
-        assert!(stat_fields(pid).is_some(), "not a zombie: already reaped");
+        assert!(
+            ProcStat::read(pid).is_some(),
+            "not a zombie: already reaped"
+        );
         child.wait().expect("reap");
     }
 
