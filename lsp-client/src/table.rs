@@ -93,6 +93,11 @@ pub struct ServerSpec {
     /// a compilation database it counts as loading until that index has been built once, so
     /// a cross-file answer is not made from the open files alone.
     pub index_progress: Option<String>,
+    /// The server puts the document's version on every publish about an open file (gopls):
+    /// a publish without one is about the file on disk, from a pass over the workspace
+    /// (gopls's leaves out its analyses, `go vet`'s findings, for files that are not open),
+    /// and is never the answer for an open file's version.
+    pub versions_open_files: bool,
 }
 
 /// The default [`ServerSpec::checker_timeout`]: a cold `cargo check` of a mid-sized project.
@@ -122,6 +127,7 @@ impl ServerSpec {
             reads_log: false,
             ready_when_logged: Vec::new(),
             index_progress: None,
+            versions_open_files: false,
         }
     }
 
@@ -258,6 +264,7 @@ impl ServerTable {
             .checker(&["go", "vet", "-json", "./..."]);
         // gopls publishes only when a file's diagnostics change.
         gopls.timing.quiet = Some(Duration::from_millis(1500));
+        gopls.versions_open_files = true;
 
         // clang-tidy (or clang-tidy-NN) over compile_commands.json or every source file; gcc
         // -fsyntax-only when no clang-tidy is installed.

@@ -12,29 +12,10 @@ use cc_lsp_client::CheckOutcome;
 use cc_process::testing::require_peer;
 use common::*;
 
-/// An LSP server over stdio: `didOpen` is answered at once; `didChange` after two seconds
-/// of CPU work, with the new text's first line as the diagnostic's message.
+/// The loop of a scripted server (after [`PY_LSP_PRELUDE`]): `didOpen` is answered at once;
+/// `didChange` after two seconds of CPU work, with the new text's first line as the
+/// diagnostic's message.
 const SLOW_SERVER: &str = r#"
-import json, sys, time
-
-def read():
-    length = None
-    while True:
-        line = sys.stdin.buffer.readline()
-        if not line:
-            sys.exit(0)
-        if line in (b"\r\n", b"\n"):
-            break
-        name, _, value = line.decode().partition(":")
-        if name.lower() == "content-length":
-            length = int(value)
-    return json.loads(sys.stdin.buffer.read(length))
-
-def send(message):
-    body = json.dumps(message).encode()
-    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    sys.stdout.buffer.flush()
-
 def publish(uri, version, text):
     message = text.splitlines()[0] if text else ""
     send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": {
@@ -71,7 +52,8 @@ async fn silence_while_the_server_still_works_is_not_unchanged() {
     }
     let config = "[lsp.slow]\ncommand = [\"python3\", \"server.py\"]\nextensions = [\"slow\"]\n\
                   quiet_ms = 300\ntimeout_ms = 20000\n";
-    let fixture = fixture(&[("server.py", SLOW_SERVER), ("a.slow", "first\n")], config);
+    let script = format!("{PY_LSP_PRELUDE}{SLOW_SERVER}");
+    let fixture = fixture(&[("server.py", &script), ("a.slow", "first\n")], config);
     let path = fixture.ws.join("a.slow");
     match check(&fixture.sup, &path).await {
         CheckOutcome::Checked { diagnostics, .. } => {

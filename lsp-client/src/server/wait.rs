@@ -234,6 +234,8 @@ impl LanguageServer {
                                     Some((published.at.max(inner.idle_since) + timing.settle, via));
                             }
                         }
+                        // A pass over the workspace, not this version's answer.
+                        None if self.spec.versions_open_files => {}
                         None => {
                             let first = published
                                 .history

@@ -10,6 +10,31 @@ use std::sync::Arc;
 use cc_lsp_client::{CheckOutcome, Diagnostic, Ledger, LspConfig, ServerPool, ServerPoolOptions};
 use cc_process::testing::require_peer;
 
+/// The framing of a scripted Python LSP server: `read()` returns the next message (and
+/// exits when the client closes stdin), `send(message)` writes one. A script is this prelude
+/// followed by its own loop.
+pub const PY_LSP_PRELUDE: &str = r#"
+import json, sys, time
+
+def read():
+    length = None
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            sys.exit(0)
+        if line in (b"\r\n", b"\n"):
+            break
+        name, _, value = line.decode().partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    return json.loads(sys.stdin.buffer.read(length))
+
+def send(message):
+    body = json.dumps(message).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+"#;
+
 pub struct Fixture {
     pub _dir: tempfile::TempDir,
     pub ws: PathBuf,
