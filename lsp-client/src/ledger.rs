@@ -8,7 +8,10 @@ use crate::diagnostic::{Diagnostic, DiagnosticKey};
 /// A per-run record of the diagnostics currently reported for each file, as a multiset of
 /// (severity, code, message) keys — position deliberately excluded, so a diagnostic that moved
 /// four lines down is not new. A diagnostic that disappears leaves the ledger: if it comes
-/// back, it is new again.
+/// back, it is new again, unless the file already had it before the run changed anything
+/// (its [`Ledger::seed`]ed baseline). Servers hide some findings while a file has errors
+/// (gopls drops its vet findings from a package that does not type-check), so a warning
+/// the code always had is not new when a fix brings it back.
 ///
 /// ```
 /// use cc_lsp_client::{Diagnostic, Ledger, Severity};
@@ -27,6 +30,8 @@ use crate::diagnostic::{Diagnostic, DiagnosticKey};
 #[derive(Debug, Default, Clone)]
 pub struct Ledger {
     files: HashMap<PathBuf, HashMap<DiagnosticKey, usize>>,
+    /// What each seeded file reported before the run changed it: never new.
+    baseline: HashMap<PathBuf, HashMap<DiagnosticKey, usize>>,
     /// Files whose diagnostics the ledger knows (with none, too): a file not here has no
     /// baseline yet, so everything it reports would look new.
     known: std::collections::HashSet<PathBuf>,
@@ -34,19 +39,22 @@ pub struct Ledger {
 
 impl Ledger {
     /// Records `current` as what `path` reports now, and returns those of them that are new:
-    /// for each key, the occurrences beyond the count the ledger held (the later ones by
-    /// position).
+    /// for each key, the occurrences beyond both the count the ledger held and the count of
+    /// the file's baseline (the later ones by position).
     pub fn update(&mut self, path: &Path, mut current: Vec<Diagnostic>) -> Vec<Diagnostic> {
         self.known.insert(path.to_path_buf());
         current.sort_by_key(|d| (d.line, d.character));
         let before = self.files.remove(path).unwrap_or_default();
+        let baseline = self.baseline.get(path);
         let mut now: HashMap<DiagnosticKey, usize> = HashMap::new();
         let mut new = Vec::new();
         for diagnostic in current {
             let key = diagnostic.key();
             let seen = now.entry(key.clone()).or_insert(0);
             *seen += 1;
-            if *seen > before.get(&key).copied().unwrap_or(0) {
+            let held = before.get(&key).copied().unwrap_or(0);
+            let had = baseline.and_then(|b| b.get(&key)).copied().unwrap_or(0);
+            if *seen > held.max(had) {
                 new.push(diagnostic);
             }
         }
@@ -60,6 +68,8 @@ impl Ledger {
     /// later [`Ledger::update`]s are compared with. Nothing is returned as new.
     pub fn seed(&mut self, path: &Path, current: Vec<Diagnostic>) {
         let _ = self.update(path, current);
+        let held = self.files.get(path).cloned().unwrap_or_default();
+        self.baseline.insert(path.to_path_buf(), held);
     }
 
     /// Whether the ledger has a baseline for `path` (seeded or updated before).
@@ -75,7 +85,7 @@ impl Ledger {
         if old.is_empty() || old == new {
             return;
         }
-        for keys in self.files.values_mut() {
+        for keys in self.files.values_mut().chain(self.baseline.values_mut()) {
             let renamed: Vec<(DiagnosticKey, usize)> = keys
                 .drain()
                 .map(|((severity, code, message), count)| {
@@ -91,6 +101,7 @@ impl Ledger {
     /// Forgets `path` (deleted files).
     pub fn forget(&mut self, path: &Path) {
         self.files.remove(path);
+        self.baseline.remove(path);
         self.known.remove(path);
     }
 
@@ -189,6 +200,34 @@ mod tests {
         let clean = Path::new("/c");
         ledger.seed(clean, Vec::new());
         assert!(ledger.is_known(clean));
+    }
+
+    #[test]
+    fn a_baseline_finding_hidden_while_broken_is_not_new_when_it_returns() {
+        let mut ledger = Ledger::default();
+        let path = Path::new("/d");
+        ledger.seed(path, vec![diag(9, "vet")]);
+        // Broken: the server hides the vet finding and reports the error.
+        assert_eq!(
+            ledger.update(path, vec![diag(3, "err")]),
+            vec![diag(3, "err")]
+        );
+        // Fixed: the vet finding is back, the code always had it.
+        assert!(ledger.update(path, vec![diag(9, "vet")]).is_empty());
+        // What the run itself added and fixed is new again when it comes back.
+        assert!(ledger.update(path, vec![diag(9, "vet")]).is_empty());
+        assert!(ledger.update(path, vec![]).is_empty());
+        assert_eq!(
+            ledger.update(path, vec![diag(3, "err")]),
+            vec![diag(3, "err")]
+        );
+        // A second copy beyond the baseline's count is new.
+        assert_eq!(
+            ledger.update(path, vec![diag(3, "err"), diag(9, "vet"), diag(10, "vet")]),
+            vec![diag(10, "vet")]
+        );
+        ledger.forget(path);
+        assert_eq!(ledger.update(path, vec![diag(9, "vet")]).len(), 1);
     }
 
     fn arb_diags() -> impl Strategy<Value = Vec<Diagnostic>> {

@@ -99,6 +99,40 @@ async fn go_pflag_signature_change_reports_the_callers_in_other_files() {
     project.shutdown().await;
 }
 
+/// gopls reports `go vet` findings only for packages that type-check: while `Lookup`'s new
+/// parameter breaks flag_test.go, its old finding (`fmt.Println arg list ends with
+/// redundant newline`) is hidden, and the fix brings it back. It was there before the run
+/// changed anything, so it is not new.
+#[tokio::test]
+async fn go_pflag_a_vet_finding_gopls_hides_while_broken_is_not_new_after_the_fix() {
+    if require_peer("gopls").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("pflag", &[]) else {
+        return;
+    };
+    let old = "func (f *FlagSet) Lookup(name string) *Flag {";
+    let new = "func (f *FlagSet) Lookup(name string, extra int) *Flag {";
+    let broken = edit(&project, "flag.go", old, new).await;
+    assert_answered(&broken);
+    assert!(
+        files_with_new(&broken).contains(&"flag_test.go".to_owned()),
+        "{broken:#}"
+    );
+    let fixed = edit(&project, "flag.go", new, old).await;
+    assert_answered(&fixed);
+    assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
+    let scope = &fixed["diagnostics"]["scope"];
+    assert!(
+        scope["dependents"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("flag_test.go")),
+        "{scope}"
+    );
+    project.shutdown().await;
+}
+
 #[tokio::test]
 async fn python_requests_removing_a_default_reports_the_callers() {
     if require_peer("basedpyright-langserver").is_none() {
