@@ -12,37 +12,25 @@ use cc_lsp_client::CheckOutcome;
 use cc_process::testing::require_peer;
 use common::*;
 
-/// The loop of a scripted server (after [`PY_LSP_PRELUDE`]): `didOpen` is answered at once;
-/// `didChange` after two seconds of CPU work, with the new text's first line as the
+/// The handlers of a scripted server (after [`PY_LSP_PRELUDE`]): `didOpen` is answered at
+/// once; `didChange` after two seconds of CPU work, with the new text's first line as the
 /// diagnostic's message.
 const SLOW_SERVER: &str = r#"
-def publish(uri, version, text):
-    message = text.splitlines()[0] if text else ""
-    send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": {
-        "uri": uri, "version": version, "diagnostics": [{
-            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
-            "severity": 1, "message": message}]}})
+def first_line(text):
+    return [text.splitlines()[0] if text else ""]
 
-while True:
-    message = read()
-    method = message.get("method")
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
-    elif method == "shutdown":
-        send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-    elif method == "exit":
-        sys.exit(0)
-    elif method == "textDocument/didOpen":
-        doc = message["params"]["textDocument"]
-        publish(doc["uri"], doc["version"], doc["text"])
-    elif method == "textDocument/didChange":
-        params = message["params"]
-        busy_until = time.monotonic() + 2.0
-        while time.monotonic() < busy_until:
-            pass
-        publish(params["textDocument"]["uri"], params["textDocument"]["version"], params["contentChanges"][-1]["text"])
-    elif "id" in message:
-        send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+def opened(params):
+    doc = params["textDocument"]
+    publish(doc["uri"], doc["version"], first_line(doc["text"]))
+
+def changed(params):
+    busy_until = time.monotonic() + 2.0
+    while time.monotonic() < busy_until:
+        pass
+    doc = params["textDocument"]
+    publish(doc["uri"], doc["version"], first_line(params["contentChanges"][-1]["text"]))
+
+serve({"textDocument/didOpen": opened, "textDocument/didChange": changed})
 "#;
 
 #[tokio::test]

@@ -15,32 +15,15 @@ use cc_lsp_client::CheckOutcome;
 use cc_process::testing::require_peer;
 use common::*;
 
-/// The loop of the scripted server (after [`PY_LSP_PRELUDE`]).
+/// The handlers of the scripted server (after [`PY_LSP_PRELUDE`]).
 const WORKSPACE_PASS_FIRST: &str = r#"
-def publish(uri, version, messages):
-    params = {"uri": uri, "diagnostics": [{
-        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
-        "severity": 2, "message": m} for m in messages]}
-    if version is not None:
-        params["version"] = version
-    send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": params})
+def opened(params):
+    doc = params["textDocument"]
+    publish(doc["uri"], None, [])
+    time.sleep(0.3)
+    publish(doc["uri"], doc["version"], ["vet finding"])
 
-while True:
-    message = read()
-    method = message.get("method")
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
-    elif method == "shutdown":
-        send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-    elif method == "exit":
-        sys.exit(0)
-    elif method == "textDocument/didOpen":
-        doc = message["params"]["textDocument"]
-        publish(doc["uri"], None, [])
-        time.sleep(0.3)
-        publish(doc["uri"], doc["version"], ["vet finding"])
-    elif "id" in message:
-        send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+serve({"textDocument/didOpen": opened})
 "#;
 
 #[tokio::test]

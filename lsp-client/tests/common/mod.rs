@@ -10,9 +10,12 @@ use std::sync::Arc;
 use cc_lsp_client::{CheckOutcome, Diagnostic, Ledger, LspConfig, ServerPool, ServerPoolOptions};
 use cc_process::testing::require_peer;
 
-/// The framing of a scripted Python LSP server: `read()` returns the next message (and
-/// exits when the client closes stdin), `send(message)` writes one. A script is this prelude
-/// followed by its own loop.
+/// What a scripted Python LSP server shares: `read()` returns the next message (and exits
+/// when the client closes stdin), `send(message)` writes one, `publish(uri, version,
+/// messages)` sends one diagnostic per message (no `version` when it is `None`), and
+/// `serve(handlers)` answers `initialize` (full sync), `shutdown`, `exit` and unknown requests,
+/// handing the params of the methods in `handlers` to their function. A script is this
+/// prelude followed by its handlers and `serve(…)`.
 pub const PY_LSP_PRELUDE: &str = r#"
 import json, sys, time
 
@@ -33,6 +36,29 @@ def send(message):
     body = json.dumps(message).encode()
     sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
     sys.stdout.buffer.flush()
+
+def publish(uri, version, messages):
+    params = {"uri": uri, "diagnostics": [{
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+        "severity": 1, "message": m} for m in messages]}
+    if version is not None:
+        params["version"] = version
+    send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": params})
+
+def serve(handlers):
+    while True:
+        message = read()
+        method = message.get("method")
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
+        elif method == "shutdown":
+            send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+        elif method == "exit":
+            sys.exit(0)
+        elif method in handlers:
+            handlers[method](message["params"])
+        elif "id" in message:
+            send({"jsonrpc": "2.0", "id": message["id"], "result": None})
 "#;
 
 pub struct Fixture {
