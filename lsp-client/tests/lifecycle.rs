@@ -189,30 +189,21 @@ async fn idle_servers_are_reaped_and_dropping_the_supervisor_kills_the_rest() {
     }
 }
 
-/// Answers `initialize`, then ignores everything (`shutdown`, `exit`, SIGTERM, its stdin
-/// closing), with a child of its own in its process group.
+/// After [`PY_LSP_PRELUDE`]: answers `initialize`, then ignores everything (`shutdown`,
+/// `exit`, SIGTERM, its stdin closing), with a child of its own in its process group.
 const STUBBORN: &str = r#"
-import json, signal, subprocess, sys, time
+import signal, subprocess
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 child = subprocess.Popen(["sleep", "600"])
-stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-while True:
-    length = None
+
+def on_eof():
     while True:
-        line = stdin.readline()
-        if not line:
-            while True:
-                time.sleep(1)
-        if line in (b"\r\n", b"\n"):
-            break
-        name, _, value = line.decode().partition(":")
-        if name.lower() == "content-length":
-            length = int(value)
-    message = json.loads(stdin.read(length))
+        time.sleep(1)
+
+while True:
+    message = read()
     if message.get("method") == "initialize":
-        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {}}}).encode()
-        stdout.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        stdout.flush()
+        send({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {}}})
 "#;
 
 #[tokio::test]
@@ -222,7 +213,7 @@ async fn a_server_that_ignores_shutdown_is_killed_with_its_whole_group() {
     };
     let scripts = tempfile::tempdir().unwrap();
     let script = scripts.path().join("stubborn.py");
-    std::fs::write(&script, STUBBORN).unwrap();
+    std::fs::write(&script, format!("{PY_LSP_PRELUDE}{STUBBORN}")).unwrap();
     let config = format!(
         "[lsp.stub]\ncommand = [{:?}, {:?}]\nextensions = [\"stub\"]\n",
         python.display().to_string(),

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use cc_lsp_client::{CheckOutcome, Diagnostic, Ledger, LspConfig, ServerPool, ServerPoolOptions};
 use cc_process::testing::require_peer;
 
-/// What a scripted Python LSP server shares: `read()` returns the next message (and exits
-/// when the client closes stdin), `send(message)` writes one, `publish(uri, version,
+/// What a scripted Python LSP server shares: `read()` returns the next message (and calls
+/// `on_eof()`, which exits unless the script redefines it, when the client closes stdin),
+/// `send(message)` writes one, `publish(uri, version,
 /// messages)` sends one diagnostic per message (no `version` when it is `None`), and
 /// `serve(handlers)` answers `initialize` (full sync), `shutdown`, `exit` and unknown requests,
 /// handing the params of the methods in `handlers` to their function. A script is this
@@ -19,12 +20,15 @@ use cc_process::testing::require_peer;
 pub const PY_LSP_PRELUDE: &str = r#"
 import json, sys, time
 
+def on_eof():
+    sys.exit(0)
+
 def read():
     length = None
     while True:
         line = sys.stdin.buffer.readline()
         if not line:
-            sys.exit(0)
+            on_eof()
         if line in (b"\r\n", b"\n"):
             break
         name, _, value = line.decode().partition(":")
