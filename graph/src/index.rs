@@ -472,6 +472,34 @@ impl Graph {
         Ok(stale)
     }
 
+    /// The indexed files in the folder `dir` (relative to the root), at any depth.
+    pub fn files_under(&self, dir: &str) -> Result<Vec<String>> {
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path FROM files WHERE substr(path, 1, length(?1)) = ?1 ORDER BY path")
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([&prefix], |r| r.get::<_, String>(0))
+            .map_err(self.sql())?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.sql())
+    }
+
+    /// Whether a file at `rel` (relative to the root) is one the index reads: a source of a
+    /// language with symbols, or a project configuration file.
+    pub fn indexes(&self, rel: &str) -> bool {
+        project::is_config(rel) || indexed_language(rel).is_some()
+    }
+
+    /// Records that the index was just compared with the disk by someone who knows what
+    /// changed (the run's watcher) and brought up to date: the next results are fresh as of
+    /// now.
+    pub fn note_checked(&mut self) {
+        self.checked_at_ms = now_ms();
+        self.stale = Some(Vec::new());
+    }
+
     fn known_files(&self) -> Result<HashMap<String, Known>> {
         let mut stmt = self
             .conn

@@ -8,15 +8,15 @@ use lsp_types::{
     ClientCapabilities, ClientInfo, CodeActionCapabilityResolveSupport,
     CodeActionClientCapabilities, CodeActionKind, CodeActionKindLiteralSupport,
     CodeActionLiteralSupport, DiagnosticClientCapabilities, DiagnosticTag,
-    DocumentSymbolClientCapabilities, DynamicRegistrationClientCapabilities, FailureHandlingKind,
-    GeneralClientCapabilities, GotoCapability, HoverClientCapabilities, InitializeParams,
-    MarkupKind, OneOf, PositionEncodingKind, PublishDiagnosticsClientCapabilities,
-    ReferenceClientCapabilities, RenameClientCapabilities, ResourceOperationKind, SaveOptions,
-    ServerCapabilities, ShowDocumentClientCapabilities, SymbolKind, SymbolKindCapability,
-    TagSupport, TextDocumentClientCapabilities, TextDocumentSyncCapability,
-    TextDocumentSyncClientCapabilities, TextDocumentSyncSaveOptions, TraceValue,
-    WindowClientCapabilities, WorkspaceClientCapabilities, WorkspaceEditClientCapabilities,
-    WorkspaceFolder, WorkspaceSymbolClientCapabilities,
+    DidChangeWatchedFilesClientCapabilities, DocumentSymbolClientCapabilities,
+    DynamicRegistrationClientCapabilities, FailureHandlingKind, GeneralClientCapabilities,
+    GotoCapability, HoverClientCapabilities, InitializeParams, MarkupKind, OneOf,
+    PositionEncodingKind, PublishDiagnosticsClientCapabilities, ReferenceClientCapabilities,
+    RenameClientCapabilities, ResourceOperationKind, SaveOptions, ServerCapabilities,
+    ShowDocumentClientCapabilities, SymbolKind, SymbolKindCapability, TagSupport,
+    TextDocumentClientCapabilities, TextDocumentSyncCapability, TextDocumentSyncClientCapabilities,
+    TextDocumentSyncSaveOptions, TraceValue, WindowClientCapabilities, WorkspaceClientCapabilities,
+    WorkspaceEditClientCapabilities, WorkspaceFolder, WorkspaceSymbolClientCapabilities,
 };
 use serde_json::{json, Value};
 
@@ -208,6 +208,11 @@ fn client_capabilities() -> ClientCapabilities {
             }),
             did_change_configuration: Some(DynamicRegistrationClientCapabilities {
                 dynamic_registration: Some(true),
+            }),
+            // The run's watcher tells servers what changed on disk (server/watched.rs).
+            did_change_watched_files: Some(DidChangeWatchedFilesClientCapabilities {
+                dynamic_registration: Some(true),
+                relative_pattern_support: Some(true),
             }),
             symbol: Some(WorkspaceSymbolClientCapabilities {
                 symbol_kind: Some(symbol_kinds()),

@@ -72,6 +72,21 @@ impl Ledger {
         self.baseline.insert(path.to_path_buf(), held);
     }
 
+    /// Takes `path`'s baseline again after the file (or one it depends on) changed outside the
+    /// run: `current` is what it reports now; returns what is new in it since the ledger last
+    /// looked (what the outside change brought), and records `current` as a baseline too, so
+    /// none of it is ever new for a later write.
+    pub fn rebase(&mut self, path: &Path, current: Vec<Diagnostic>) -> Vec<Diagnostic> {
+        let added = self.update(path, current);
+        let held = self.files.get(path).cloned().unwrap_or_default();
+        let baseline = self.baseline.entry(path.to_path_buf()).or_default();
+        for (key, count) in held {
+            let kept = baseline.entry(key).or_insert(0);
+            *kept = (*kept).max(count);
+        }
+        added
+    }
+
     /// Whether the ledger has a baseline for `path` (seeded or updated before).
     pub fn is_known(&self, path: &Path) -> bool {
         self.known.contains(path)

@@ -66,11 +66,11 @@ pub use error::{ConfigError, LspError};
 pub use ledger::Ledger;
 pub use pool::{
     CheckOutcome, FileCheck, LanguageStatus, ServerPool, ServerPoolOptions, ServerState, Trust,
-    Unavailable,
+    Unavailable, WatchSource,
 };
 pub use position::{locate, Located, PositionError};
 pub use server::{
-    ApplyEdit, DiagnosticsOutcome, LanguageServer, PositionEncoding, SyncTicket, Via,
+    ApplyEdit, DiagnosticsOutcome, LanguageServer, PositionEncoding, SyncTicket, Via, WatchedChange,
 };
 pub use table::{Family, ServerSpec, ServerTable, Timing};
 pub use workspace_edit::{ApplyError, EditError, FileChange};

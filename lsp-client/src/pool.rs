@@ -15,8 +15,9 @@ use crate::config::LspConfig;
 use crate::detect::{find_root, Prober, Skipped};
 use crate::diagnostic::Diagnostic;
 use crate::error::{fmt_duration, ConfigError};
-use crate::server::{ApplyEdit, DiagnosticsOutcome, LanguageServer, Via};
+use crate::server::{ApplyEdit, DiagnosticsOutcome, LanguageServer, Via, WatchedChange};
 use crate::table::{Family, ServerTable};
+use cc_workspace::watch::{ChangeKind, Changes, Subscription, TreeWatcher};
 use cc_workspace::BrokenSection;
 
 /// Knobs of a [`ServerPool`].
@@ -162,6 +163,23 @@ struct Instance {
 
 type Key = (String, PathBuf);
 
+/// Gives the run's watcher when first needed (`None`: it could not start; servers then hear
+/// only of the run's own writes, as before).
+pub type WatchSource = Arc<dyn Fn() -> Option<Arc<TreeWatcher>> + Send + Sync>;
+
+/// The pool's view of the run's watcher (see [`ServerPool::watch`]).
+struct Watching {
+    watcher: Arc<TreeWatcher>,
+    subscription: Subscription,
+    /// Changes are taken and told to the servers by one task at a time, in order.
+    absorbing: tokio::sync::Mutex<()>,
+    /// Woken by the watcher after each batch.
+    wake: Arc<tokio::sync::Notify>,
+    forwarding: AtomicBool,
+    /// Batches that could not be told exactly (a watcher gap), since the pool began.
+    gaps: std::sync::atomic::AtomicU64,
+}
+
 /// Starts, reuses, reaps and restarts language servers for one workspace.
 pub struct ServerPool {
     workspace: PathBuf,
@@ -175,6 +193,10 @@ pub struct ServerPool {
     closed: AtomicBool,
     /// An `[lsp]` section that could not be used: every family reports it.
     config_error: std::sync::RwLock<Option<String>>,
+    /// Starts (or hands over) the run's watcher, when the host attached one.
+    watch_source: Mutex<Option<WatchSource>>,
+    /// The pool's subscription to it, from the first time it was needed.
+    watching: Mutex<Option<Arc<Watching>>>,
     me: Weak<ServerPool>,
 }
 
@@ -208,6 +230,8 @@ impl ServerPool {
             reaper_started: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             config_error: std::sync::RwLock::new(config_error),
+            watch_source: Mutex::new(None),
+            watching: Mutex::new(None),
             me: me.clone(),
         })
     }
@@ -269,7 +293,109 @@ impl ServerPool {
         if let Some(applier) = lock(&self.applier).clone() {
             twin.set_applier(applier);
         }
+        if let Some(source) = lock(&self.watch_source).clone() {
+            twin.watch(source);
+        }
         twin
+    }
+
+    /// Tells every server of the pool what changes on disk, from the run's watcher (which
+    /// `source` starts, when the pool first needs it): files created, changed or deleted
+    /// behind the run (the shell, git, a formatter) and by the run's own writes reach the
+    /// servers as `workspace/didChangeWatchedFiles` (for the globs each registered, else its
+    /// family's files), and an open document whose bytes changed is synced again from disk
+    /// (closed when gone). A background task does it as changes come;
+    /// [`ServerPool::catch_up`], called before every request and check, makes sure nothing
+    /// made before the call is left out.
+    pub fn watch(&self, source: WatchSource) {
+        *lock(&self.watch_source) = Some(source);
+    }
+
+    /// The pool's view of the watcher, subscribing on first use.
+    fn watching(&self) -> Option<Arc<Watching>> {
+        let mut watching = lock(&self.watching);
+        if let Some(existing) = watching.as_ref() {
+            return Some(existing.clone());
+        }
+        let source = lock(&self.watch_source).clone()?;
+        let watcher = source()?;
+        let subscription = watcher.subscribe();
+        let wake = Arc::new(tokio::sync::Notify::new());
+        let waker = wake.clone();
+        subscription.on_change(move || waker.notify_one());
+        let created = Arc::new(Watching {
+            watcher,
+            subscription,
+            absorbing: tokio::sync::Mutex::new(()),
+            wake,
+            forwarding: AtomicBool::new(false),
+            gaps: std::sync::atomic::AtomicU64::new(0),
+        });
+        *watching = Some(created.clone());
+        Some(created)
+    }
+
+    /// The run's watcher, once the pool has used it.
+    pub fn watcher(&self) -> Option<Arc<TreeWatcher>> {
+        lock(&self.watching).as_ref().map(|w| w.watcher.clone())
+    }
+
+    /// Waits until every change made on disk before this call has been told to the running
+    /// servers (see [`ServerPool::watch`]). Without a watcher, nothing to do.
+    pub async fn catch_up(&self) {
+        let Some(watching) = self.watching() else {
+            return;
+        };
+        self.start_forwarding(&watching);
+        let watcher = watching.watcher.clone();
+        let _ = tokio::task::spawn_blocking(move || watcher.flush()).await;
+        self.absorb(&watching).await;
+    }
+
+    fn start_forwarding(&self, watching: &Arc<Watching>) {
+        if watching.forwarding.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let me = self.me.clone();
+        let watching = watching.clone();
+        tokio::spawn(async move {
+            loop {
+                watching.wake.notified().await;
+                let Some(pool) = me.upgrade() else {
+                    return;
+                };
+                if pool.closed.load(Ordering::SeqCst) {
+                    return;
+                }
+                pool.absorb(&watching).await;
+            }
+        });
+    }
+
+    /// Takes what the watcher saw and tells the running servers.
+    async fn absorb(&self, watching: &Watching) {
+        let _turn = watching.absorbing.lock().await;
+        let changes = watching.subscription.take();
+        if changes.is_empty() {
+            return;
+        }
+        if changes.gap.is_some() {
+            watching
+                .gaps
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        let table = self.table();
+        for server in self.running() {
+            tell_server(&server, &table, &changes);
+        }
+    }
+
+    /// How many batches of changes the watcher could not list exactly (it lost events, or
+    /// does not watch the tree), so servers were only asked to re-read their open documents.
+    pub fn watch_gaps(&self) -> u64 {
+        lock(&self.watching)
+            .as_ref()
+            .map_or(0, |w| w.gaps.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// The server table in use.
@@ -363,10 +489,15 @@ impl ServerPool {
         Ok((family, root))
     }
 
-    /// The running server for `path`, started if needed.
+    /// The running server for `path`, started if needed, told of every change on disk made
+    /// before the call ([`ServerPool::catch_up`]).
     pub async fn server_for(&self, path: &Path) -> Result<Arc<LanguageServer>, Unavailable> {
         let (family, root) = self.route(path)?;
-        self.acquire(&family, &root).await
+        // Subscribed before the server reads the disk, so no change falls in between.
+        let _ = self.watching();
+        let server = self.acquire(&family, &root).await?;
+        self.catch_up().await;
+        Ok(server)
     }
 
     fn slot(&self, key: &Key) -> Arc<tokio::sync::Mutex<Instance>> {
@@ -716,6 +847,9 @@ impl ServerPool {
         let Some(me) = self.me.upgrade() else {
             return Vec::new();
         };
+        // Servers first hear of everything changed on disk, the run's own creations and
+        // deletions included (an import of a module just written must resolve).
+        self.catch_up().await;
         let mut done: HashMap<PathBuf, CheckOutcome> = HashMap::new();
         // Group by server, keeping the order of first appearance.
         let mut groups: Vec<(Key, Vec<(PathBuf, bool)>)> = Vec::new();
@@ -863,6 +997,56 @@ impl ServerPool {
             }
         }
         outcomes
+    }
+}
+
+/// Tells one server about a batch of changes: `didChangeWatchedFiles` for every change (the
+/// run's own included: servers learn of created and deleted files only this way), and open
+/// documents changed or removed outside the run synced again (the run's own writes are synced
+/// by the check that follows them). After a gap every open document is compared with the disk.
+fn tell_server(server: &LanguageServer, table: &ServerTable, changes: &Changes) {
+    let mut told: Vec<(PathBuf, WatchedChange)> = Vec::new();
+    let mut resync: Vec<PathBuf> = Vec::new();
+    let open = server.open_documents();
+    for change in &changes.changes {
+        let kind = match change.kind {
+            ChangeKind::Created => WatchedChange::Created,
+            ChangeKind::Changed => WatchedChange::Changed,
+            ChangeKind::Removed => WatchedChange::Deleted,
+        };
+        told.push((change.path.clone(), kind));
+        if change.outside {
+            if change.is_dir {
+                resync.extend(open.iter().filter(|p| p.starts_with(&change.path)).cloned());
+            } else {
+                resync.push(change.path.clone());
+            }
+        }
+    }
+    if changes.gap.is_some() {
+        resync = open;
+    }
+    let fallback: Vec<String> = table
+        .family(server.family())
+        .map(|family| {
+            family
+                .extensions
+                .iter()
+                .chain(&family.markers)
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Err(error) = server.files_changed(&told, &fallback) {
+        tracing::debug!(server = server.name(), %error, "could not send watched-file changes");
+    }
+    let synced = server.resync_from_disk(&resync);
+    if !synced.is_empty() {
+        tracing::debug!(
+            server = server.name(),
+            files = synced.len(),
+            "open documents synced from disk"
+        );
     }
 }
 

@@ -43,6 +43,7 @@ pub mod eval;
 pub mod fs;
 pub mod graph;
 pub mod lsp;
+mod own_writes;
 pub mod registry;
 pub mod resources;
 pub mod root;

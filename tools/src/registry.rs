@@ -315,6 +315,7 @@ impl Registry {
             }
         });
         futures_join_all(stops).await;
+        self.inner.run.root.stop_watching();
     }
 }
 
@@ -499,22 +500,7 @@ pub fn render_diagnostics(diagnostics: &Value) -> String {
     } else {
         lines.push(format!("{} new diagnostic(s):", new.len()));
         for item in &new {
-            let code = item["code"]
-                .as_str()
-                .map(|code| format!(" [{code}]"))
-                .unwrap_or_default();
-            lines.push(format!(
-                "  {}:{}: {}{code}: {}",
-                item["path"].as_str().unwrap_or("?"),
-                item["line"],
-                item["severity"].as_str().unwrap_or("?"),
-                item["message"]
-                    .as_str()
-                    .unwrap_or("")
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-            ));
+            lines.push(format!("  {}", diagnostic_line(item)));
         }
     }
     for item in &pending {
@@ -544,6 +530,9 @@ pub fn render_diagnostics(diagnostics: &Value) -> String {
              this write",
             files.join(", ")
         ));
+    }
+    if let Some(outside) = diagnostics.get("changed_outside") {
+        lines.extend(render_changed_outside(outside));
     }
     let scope = &diagnostics["scope"];
     if let Some(checked) = scope["files_checked"].as_u64() {
@@ -586,6 +575,71 @@ pub fn render_diagnostics(diagnostics: &Value) -> String {
         lines.push(line);
     }
     lines.join("\n")
+}
+
+/// What changed outside the run (the shell, git, a formatter) since the last write, and what
+/// it brought: never this write's doing.
+fn render_changed_outside(outside: &Value) -> Vec<String> {
+    let mut lines = Vec::new();
+    let files: Vec<&str> = outside["files"]
+        .as_array()
+        .map(|f| f.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let total = outside["files_total"]
+        .as_u64()
+        .unwrap_or(files.len() as u64);
+    let mut line = format!(
+        "changed outside this run since the last write: {total} file(s){}",
+        if files.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({}{})",
+                files
+                    .iter()
+                    .take(10)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if total > 10 { ", …" } else { "" }
+            )
+        }
+    );
+    if let Some(note) = outside["note"].as_str() {
+        line.push_str(&format!("; {note}"));
+    }
+    lines.push(line);
+    let new = outside["new"].as_array().cloned().unwrap_or_default();
+    if !new.is_empty() {
+        lines.push(format!(
+            "  {} diagnostic(s) came with those changes, not with this write:",
+            new.len()
+        ));
+        for item in &new {
+            lines.push(format!("  {}", diagnostic_line(item)));
+        }
+    }
+    lines
+}
+
+/// `path:line: severity [code]: first line of the message`.
+fn diagnostic_line(item: &Value) -> String {
+    let code = item["code"]
+        .as_str()
+        .map(|code| format!(" [{code}]"))
+        .unwrap_or_default();
+    format!(
+        "{}:{}: {}{code}: {}",
+        item["path"].as_str().unwrap_or("?"),
+        item["line"],
+        item["severity"].as_str().unwrap_or("?"),
+        item["message"]
+            .as_str()
+            .unwrap_or("")
+            .lines()
+            .next()
+            .unwrap_or("")
+    )
 }
 
 /// The error of a call cancelled before it started.

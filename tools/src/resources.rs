@@ -130,7 +130,9 @@ impl Resources {
             )));
         }
         if let Some(hook) = after_write {
-            builder = builder.after_write(hook);
+            let root = builder.run().root.clone();
+            builder =
+                builder.after_write(Arc::new(crate::own_writes::ExpectWrites::new(root, hook)));
         }
         builder.build()
     }

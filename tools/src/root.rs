@@ -9,15 +9,34 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use cc_workspace::watch::{TreeWatcher, WatchOptions, WatchStatus};
 use cc_workspace::{ConfineError, Workspace};
 
 use crate::error::{kinds, ToolError};
 
-/// The canonical root of a run's workspace, with its directory handle. Cheap to clone.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The canonical root of a run's workspace, with its directory handle and the run's one
+/// watcher of the tree. Cheap to clone; clones share the watcher.
+#[derive(Debug, Clone)]
 pub struct WorkspaceRoot {
     workspace: Workspace,
+    watch: Arc<WatchSlot>,
+}
+
+impl PartialEq for WorkspaceRoot {
+    fn eq(&self, other: &Self) -> bool {
+        self.workspace == other.workspace
+    }
+}
+
+impl Eq for WorkspaceRoot {}
+
+/// The run's watcher: started by the first mechanism that asks for it.
+#[derive(Debug, Default)]
+struct WatchSlot {
+    options: Mutex<WatchOptions>,
+    started: OnceLock<Result<Arc<TreeWatcher>, String>>,
 }
 
 impl WorkspaceRoot {
@@ -25,7 +44,53 @@ impl WorkspaceRoot {
     pub fn new(path: impl AsRef<Path>) -> io::Result<Self> {
         Ok(WorkspaceRoot {
             workspace: Workspace::new(path)?,
+            watch: Arc::default(),
         })
+    }
+
+    /// Sets how the run's watcher will watch (before anything starts it; tests force a tiny
+    /// queue with it).
+    pub fn set_watch_options(&self, options: WatchOptions) {
+        *cc_process::lock(&self.watch.options) = options;
+    }
+
+    /// The run's one watcher of the tree ([`cc_workspace::watch`]), started on the first
+    /// call; the error says why it could not start (then every mechanism checks the disk
+    /// itself, as without a watcher).
+    pub fn watcher(&self) -> Result<Arc<TreeWatcher>, String> {
+        self.watch
+            .started
+            .get_or_init(|| {
+                let options = cc_process::lock(&self.watch.options).clone();
+                TreeWatcher::start(self.path(), options)
+                    .map(Arc::new)
+                    .map_err(|error| error.to_string())
+            })
+            .clone()
+    }
+
+    /// How the watcher is doing, once something started it (`None` before).
+    pub fn watch_status(&self) -> Option<Result<WatchStatus, String>> {
+        self.watch
+            .started
+            .get()
+            .map(|started| started.as_ref().map(|w| w.status()).map_err(Clone::clone))
+    }
+
+    /// Tells the watcher that the run is about to make `path` hold `content` (`None`: delete
+    /// it): the change that follows is the run's own, not one made outside. Starts the watcher if nothing has yet: whoever checks a write's result (the ledger,
+    /// the graph) asks it what changed next, and must not take this write for an outside one.
+    pub fn expect_write(&self, path: &Path, content: Option<&[u8]>) {
+        if let Ok(watcher) = self.watcher() {
+            watcher.expect(path, content);
+        }
+    }
+
+    /// Stops the watcher, if it runs (the run is ending).
+    pub fn stop_watching(&self) {
+        if let Some(Ok(watcher)) = self.watch.started.get() {
+            watcher.stop();
+        }
     }
 
     /// The canonical root directory.

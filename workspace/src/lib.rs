@@ -49,6 +49,7 @@ mod broken;
 mod resolve;
 pub mod transaction;
 pub mod walk;
+pub mod watch;
 
 pub use beneath::{is_escape, FileKind, StagedWrite, Workspace};
 pub use broken::BrokenSection;

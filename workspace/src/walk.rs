@@ -3,8 +3,9 @@
 //! through [`Walk`], so all of them see the same files:
 //!
 //! - hidden entries (a name starting with `.`) are skipped;
-//! - `.gitignore`, `.ignore`, `.git/info/exclude` and the ignore files of parent folders are
-//!   honoured, whether or not the folder is a git checkout;
+//! - `.ignore` files are honoured everywhere, and `.gitignore` and `.git/info/exclude` inside a
+//!   git repository only, as ripgrep and git read them: a tree unpacked from an archive (a
+//!   kernel source package whose root `.gitignore` says `/*`) is read in full;
 //! - dependencies and generated trees are never entered, even when nothing ignores them: the
 //!   folders named in [`SKIPPED_DIRS`] (`node_modules`, `__pycache__`), and any folder that
 //!   holds one of [`GENERATED_MARKERS`] (a virtualenv's `pyvenv.cfg`, the `CACHEDIR.TAG` of
@@ -125,7 +126,7 @@ impl Walk {
             .git_global(false)
             .git_exclude(true)
             .parents(true)
-            .require_git(false)
+            .require_git(true)
             .max_depth(self.max_depth)
             .sort_by_file_path(|a, b| a.cmp(b))
             .filter_entry(|entry| {
@@ -143,6 +144,7 @@ impl Walk {
     }
 
     fn entries(self) -> impl Iterator<Item = (Entry, bool)> {
+        // (The walk's ignore rules: see `builder`.)
         let limit = self.limit.unwrap_or(usize::MAX);
         self.builder()
             .build()
@@ -172,6 +174,12 @@ impl Walk {
     }
 }
 
+/// Whether `dir` lies in a git repository (a `.git` in it or a folder above it), where
+/// `.gitignore` files apply.
+pub fn in_git_repository(dir: &Path) -> bool {
+    dir.ancestors().any(|folder| folder.join(".git").exists())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,7 +207,27 @@ mod tests {
     }
 
     #[test]
-    fn gitignore_hidden_and_dependency_folders_are_skipped_without_git() {
+    fn gitignore_applies_inside_a_git_repository_only() {
+        let dir = tree(&["a.py", "gen/b.py", "sub/c.py"]);
+        std::fs::write(dir.path().join(".gitignore"), "/*\n").unwrap();
+        std::fs::write(dir.path().join("sub/.ignore"), "c.py\n").unwrap();
+        // An unpacked archive: `.gitignore` is not a rule here, `.ignore` is.
+        let outside_git = relative(
+            dir.path(),
+            Walk::new(dir.path()).extensions(&["py"]).files(),
+        );
+        assert_eq!(outside_git, ["a.py", "gen/b.py"]);
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        assert!(in_git_repository(&dir.path().join("sub")));
+        let inside_git = relative(
+            dir.path(),
+            Walk::new(dir.path()).extensions(&["py"]).files(),
+        );
+        assert!(inside_git.is_empty(), "{inside_git:?}");
+    }
+
+    #[test]
+    fn gitignore_hidden_and_dependency_folders_are_skipped() {
         let dir = tree(&[
             "a.rs",
             "src/b.rs",
@@ -213,6 +241,7 @@ mod tests {
             "env/lib/h.rs",
             "venv/i.rs",
         ]);
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
         std::fs::write(dir.path().join(".gitignore"), "gen/\n").unwrap();
         let files = relative(
             dir.path(),

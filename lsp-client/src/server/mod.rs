@@ -6,16 +6,20 @@
 //! - [`state`]: what the client knows of the server;
 //! - [`incoming`]: the server's requests and notifications;
 //! - [`sync`]: document sync;
-//! - [`wait`]: waiting for the diagnostics of a synced version.
+//! - [`wait`]: waiting for the diagnostics of a synced version;
+//! - [`watched`]: files changed on disk (`workspace/didChangeWatchedFiles`, open documents
+//!   synced again).
 
 mod incoming;
 mod state;
 mod sync;
 mod wait;
+mod watched;
 
 pub use crate::capabilities::PositionEncoding;
 pub use incoming::ApplyEdit;
 pub use wait::{DiagnosticsOutcome, SyncTicket, Via};
+pub use watched::WatchedChange;
 
 use incoming::handle_incoming;
 use state::{Docs, Inner, State};

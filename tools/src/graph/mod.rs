@@ -2,9 +2,10 @@
 //!
 //! The index is opened (or built) lazily, on the first call that needs it, with progress
 //! (files indexed of total); from then on it belongs to the run ([`GraphIndex`]). Every call
-//! first stats the tree and re-reads the files changed behind our back (the stat check), so
-//! an answer is never stale without saying so; our own writes update it before they return
-//! ([`GraphAfterWrite`], wrapped around the run's diagnostics hook).
+//! first re-reads the files the run's watcher saw change behind our back — a cost of what
+//! changed, not of the tree — and falls back to a stat of every file only when the watcher
+//! cannot say (it lost events, or cannot watch this tree), saying so; our own writes update
+//! it before they return ([`GraphAfterWrite`], wrapped around the run's diagnostics hook).
 
 mod position;
 mod render;
@@ -20,6 +21,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use cc_graph::{Graph, GraphConfig, UpdateStats};
+use cc_process::lock;
+use cc_workspace::watch::{ChangeKind, Subscription, TreeWatcher};
 use cc_workspace::BrokenSection;
 use serde_json::{json, Value};
 
@@ -46,6 +49,8 @@ pub(crate) struct Checked {
     /// Files still not reflected (their update failed), with why.
     pub stale: Vec<String>,
     pub error: Option<String>,
+    /// Set when the watcher could not list the changes, so every file was stat'ed: why.
+    pub rescanned: Option<String>,
 }
 
 /// PageRank scores by definition id.
@@ -60,7 +65,13 @@ pub struct GraphIndex {
     /// Bumped by every change the index takes in (PageRank is cached per generation).
     generation: AtomicU64,
     ranks: Mutex<Option<(u64, Ranks)>>,
+    /// What the run's watcher saw change since the graph last looked (taken before the index
+    /// was opened, so nothing falls in between); `None`: no watcher, stat every file.
+    watching: Arc<Mutex<Option<Watching>>>,
 }
+
+/// The run's watcher and the graph's subscription to it.
+type Watching = (Arc<TreeWatcher>, Subscription);
 
 impl std::fmt::Debug for GraphIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -82,6 +93,7 @@ impl GraphIndex {
             open: AtomicBool::new(false),
             generation: AtomicU64::new(0),
             ranks: Mutex::new(None),
+            watching: Arc::new(Mutex::new(None)),
         })
     }
 
@@ -106,6 +118,12 @@ impl GraphIndex {
             let mut guard = this.state.lock().unwrap_or_else(|p| p.into_inner());
             let mut checked = Checked::default();
             if guard.is_none() {
+                // Subscribed before the walk of the open: a change during it is seen next.
+                *lock(&this.watching) = this
+                    .root
+                    .watcher()
+                    .ok()
+                    .map(|watcher| (watcher.clone(), watcher.subscribe()));
                 let sink = progress.clone();
                 let report: Option<cc_graph::ProgressFn> = sink.map(|sink| {
                     let f: cc_graph::ProgressFn = Arc::new(move |done, total| {
@@ -129,20 +147,7 @@ impl GraphIndex {
                 this.open.store(true, Ordering::Release);
                 this.generation.fetch_add(1, Ordering::AcqRel);
             } else if let Some(graph) = guard.as_mut() {
-                match graph.stale_files() {
-                    Ok(stale) if !stale.is_empty() => match graph.update(&stale) {
-                        Ok(_) => {
-                            checked.updated = stale;
-                            this.generation.fetch_add(1, Ordering::AcqRel);
-                        }
-                        Err(e) => {
-                            checked.error = Some(e.to_string());
-                            checked.stale = stale;
-                        }
-                    },
-                    Ok(_) => {}
-                    Err(e) => checked.error = Some(e.to_string()),
-                }
+                this.freshen(graph, &mut checked);
             }
             let Some(graph) = guard.as_mut() else {
                 return Err(ToolError::new(kinds::INTERNAL, "the graph is not open"));
@@ -151,6 +156,90 @@ impl GraphIndex {
         })
         .await
         .map_err(|e| ToolError::new(kinds::INTERNAL, format!("the graph task failed: {e}")))?
+    }
+
+    /// Brings the open graph up to date with the disk: the files the watcher saw change, or
+    /// every file when it cannot say.
+    fn freshen(&self, graph: &mut Graph, checked: &mut Checked) {
+        let watching = lock(&self.watching);
+        let Some((watcher, subscription)) = watching.as_ref() else {
+            drop(watching);
+            self.stat_every_file(graph, checked);
+            return;
+        };
+        watcher.flush();
+        let changes = subscription.take();
+        drop(watching);
+        if let Some(gap) = changes.gap {
+            checked.rescanned = Some(gap.describe());
+            self.stat_every_file(graph, checked);
+            return;
+        }
+        let root = graph.root().to_path_buf();
+        let mut paths: Vec<PathBuf> = Vec::new();
+        let mut outside: Vec<String> = Vec::new();
+        for change in changes.changes {
+            let Some(rel) = change
+                .path
+                .strip_prefix(&root)
+                .ok()
+                .and_then(|r| r.to_str())
+                .map(str::to_owned)
+            else {
+                continue;
+            };
+            if change.is_dir {
+                // A folder gone (or renamed away) takes its indexed files with it; a new
+                // one's files are listed one by one.
+                if change.kind == ChangeKind::Removed {
+                    match graph.files_under(&rel) {
+                        Ok(files) => paths.extend(files.iter().map(|f| root.join(f))),
+                        Err(e) => checked.error = Some(e.to_string()),
+                    }
+                }
+                continue;
+            }
+            if !graph.indexes(&rel) {
+                continue;
+            }
+            if change.outside {
+                outside.push(rel);
+            }
+            paths.push(change.path);
+        }
+        if paths.is_empty() {
+            graph.note_checked();
+            return;
+        }
+        match graph.update(&paths) {
+            Ok(_) => {
+                checked.updated = outside;
+                graph.note_checked();
+                self.generation.fetch_add(1, Ordering::AcqRel);
+            }
+            Err(e) => {
+                checked.error = Some(e.to_string());
+                checked.stale = outside;
+            }
+        }
+    }
+
+    /// The stat check: every file compared with the index (no watcher, or it lost events).
+    fn stat_every_file(&self, graph: &mut Graph, checked: &mut Checked) {
+        match graph.stale_files() {
+            Ok(stale) if !stale.is_empty() => match graph.update(&stale) {
+                Ok(_) => {
+                    checked.updated = stale;
+                    self.generation.fetch_add(1, Ordering::AcqRel);
+                }
+                Err(e) => {
+                    checked.error = Some(e.to_string());
+                    checked.stale = stale;
+                }
+            },
+            Ok(_) => {}
+            Err(e) => checked.error = Some(e.to_string()),
+        }
     }
 
     /// Runs `job` on the graph only if it is open (no stat check, no opening): `None`

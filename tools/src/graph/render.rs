@@ -34,6 +34,9 @@ pub(crate) fn index_json(freshness: &Freshness, checked: &Checked) -> Value {
     if let Some(error) = &checked.error {
         value["error"] = Value::String(error.clone());
     }
+    if let Some(why) = &checked.rescanned {
+        value["rescanned"] = Value::String(why.clone());
+    }
     value
 }
 
@@ -59,6 +62,9 @@ pub(crate) fn index_line(freshness: &Freshness, checked: &Checked) -> String {
             checked.updated.len(),
             first_few(&checked.updated, 5)
         ));
+    }
+    if let Some(why) = &checked.rescanned {
+        line.push_str(&format!(" ({why})"));
     }
     if checked.stale.is_empty() && checked.error.is_none() {
         line.push_str(", fresh");

@@ -103,20 +103,23 @@ impl ApplyEdit for TransactionApplier {
     ) -> Result<Vec<PathBuf>, ApplyError> {
         let changes = workspace_edit::plan(edit, encoding, versions)?;
         check_inside(&self.root, &changes).map_err(ApplyError::Refused)?;
-        transaction(&changes)
-            .commit(self.root.workspace())
-            .map_err(|error| {
-                ApplyError::Refused(
-                    crate::commit::commit_error(
-                        &self.root,
-                        &error,
-                        "the server's edit",
-                        "the server may ask again",
-                    )
-                    .message()
-                    .to_owned(),
+        let tx = transaction(&changes);
+        for write in crate::commit::planned_writes(&tx) {
+            self.root
+                .expect_write(&write.path, write.content.as_deref());
+        }
+        tx.commit(self.root.workspace()).map_err(|error| {
+            ApplyError::Refused(
+                crate::commit::commit_error(
+                    &self.root,
+                    &error,
+                    "the server's edit",
+                    "the server may ask again",
                 )
-            })?;
+                .message()
+                .to_owned(),
+            )
+        })?;
         let written = touched(&changes);
         if let Some(graph) = &self.graph {
             graph.update_blocking(&written);

@@ -8,6 +8,12 @@
 //! diagnostics of the written files and the dependents for that final state, and returns the
 //! ones the ledger did not hold, with how far it looked (`scope`), which servers had not
 //! answered (`pending`, never "clean") and which files no server covers (`unchecked`).
+//!
+//! The tree also changes behind the run (the shell, git, a formatter). Before a write the hook
+//! asks the run's watcher what changed outside since it last looked; if anything did, the
+//! baselines of the files this write checks are taken again (after the servers saw those
+//! changes), and what the outside changes brought is reported apart, under `changed_outside`
+//! (`{files, files_total, new}`), never as what this write broke.
 
 use cc_process::lock;
 use std::collections::{BTreeSet, HashMap};
@@ -16,6 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use cc_lsp_client::{CheckOutcome, Diagnostic, FileCheck, Ledger, ServerPool};
+use cc_workspace::watch::Subscription;
 use serde_json::{json, Value};
 
 use super::dependents::{self, Change};
@@ -47,6 +54,27 @@ pub struct LspDiagnostics {
     prepared: Mutex<HashMap<PathBuf, Prepared>>,
     /// The run's code graph: when it is open, dependents come from its edges.
     graph: Option<Arc<crate::graph::GraphIndex>>,
+    /// What changed outside the run, and which baselines it made stale.
+    outside: Mutex<Outside>,
+}
+
+/// The hook's view of the changes made outside the run.
+#[derive(Debug, Default)]
+struct Outside {
+    /// The run's watcher, subscribed at the first write (before it, no baseline exists that
+    /// a change could make stale).
+    subscription: Option<Subscription>,
+    /// Bumped by every batch of outside changes: a ledger entry taken at an older epoch may
+    /// not hold what the file reports now.
+    epoch: u64,
+    /// The epoch each file's ledger entry was taken at.
+    taken: HashMap<PathBuf, u64>,
+    /// Files changed outside that the next result reports (relative paths).
+    files: BTreeSet<String>,
+    /// Set when the watcher could not list them all: why.
+    gap: Option<String>,
+    /// What the outside changes brought, found by taking baselines again.
+    new: Vec<Value>,
 }
 
 impl LspDiagnostics {
@@ -58,6 +86,7 @@ impl LspDiagnostics {
             ledger: Mutex::new(Ledger::default()),
             prepared: Mutex::new(HashMap::new()),
             graph: None,
+            outside: Mutex::new(Outside::default()),
         }
     }
 
@@ -90,6 +119,7 @@ impl LspDiagnostics {
                 CheckOutcome::Checked { diagnostics, .. } => {
                     let reported = self.reported(&check.path, diagnostics);
                     lock(&self.ledger).seed(&check.path, reported);
+                    self.mark_taken(&check.path);
                 }
                 CheckOutcome::Removed => lock(&self.ledger).forget(&check.path),
                 CheckOutcome::Pending { .. } | CheckOutcome::Unchecked { .. } => {
@@ -98,6 +128,95 @@ impl LspDiagnostics {
             }
         }
         missing
+    }
+
+    /// Takes what the watcher saw changed outside the run since the last look; a batch makes
+    /// every baseline taken before it stale.
+    async fn look_outside(&self) {
+        let watcher = {
+            let mut outside = lock(&self.outside);
+            if outside.subscription.is_none() {
+                let Ok(watcher) = self.root.watcher() else {
+                    return;
+                };
+                outside.subscription = Some(watcher.subscribe());
+                return;
+            }
+            self.root.watcher().ok()
+        };
+        if let Some(watcher) = watcher {
+            let _ = tokio::task::spawn_blocking(move || watcher.flush()).await;
+        }
+        let mut outside = lock(&self.outside);
+        let Some(changes) = outside.subscription.as_ref().map(Subscription::take) else {
+            return;
+        };
+        let mut any = false;
+        for change in changes.outside() {
+            any = true;
+            let shown = self.root.relative(&change.path);
+            outside.files.insert(shown);
+        }
+        if let Some(gap) = changes.gap {
+            any = true;
+            outside.gap = Some(gap.describe());
+        }
+        if any {
+            outside.epoch += 1;
+        }
+    }
+
+    /// Whether `path`'s ledger entry was taken before the last outside change.
+    fn stale_baseline(&self, path: &Path) -> bool {
+        let outside = lock(&self.outside);
+        outside.epoch > 0 && outside.taken.get(path).copied().unwrap_or(0) < outside.epoch
+    }
+
+    fn mark_taken(&self, path: &Path) {
+        let mut outside = lock(&self.outside);
+        let epoch = outside.epoch;
+        outside.taken.insert(path.to_path_buf(), epoch);
+    }
+
+    /// Takes the baselines of `checks` again (files the ledger knew, whose entries an outside
+    /// change made stale): what is new in them now came from outside, and is kept for the
+    /// write's `changed_outside`.
+    fn retake(&self, checks: Vec<FileCheck>) {
+        for check in checks {
+            match check.outcome {
+                CheckOutcome::Checked { diagnostics, .. } => {
+                    let reported = self.reported(&check.path, diagnostics);
+                    let added = lock(&self.ledger).rebase(&check.path, reported);
+                    self.mark_taken(&check.path);
+                    let shown = self.root.relative(&check.path);
+                    let mut outside = lock(&self.outside);
+                    for diagnostic in added {
+                        outside.new.push(diagnostic_json(&shown, &diagnostic));
+                    }
+                }
+                CheckOutcome::Removed => lock(&self.ledger).forget(&check.path),
+                // Not answered: the old entry stays, and so does its staleness.
+                CheckOutcome::Pending { .. } | CheckOutcome::Unchecked { .. } => {}
+            }
+        }
+    }
+
+    /// What the next result says of the changes made outside, and forgets it.
+    fn report_outside(&self) -> Option<Value> {
+        let mut outside = lock(&self.outside);
+        if outside.files.is_empty() && outside.new.is_empty() && outside.gap.is_none() {
+            return None;
+        }
+        let files: Vec<String> = std::mem::take(&mut outside.files).into_iter().collect();
+        let mut value = json!({
+            "files": files.iter().take(20).collect::<Vec<_>>(),
+            "files_total": files.len(),
+            "new": std::mem::take(&mut outside.new),
+        });
+        if let Some(gap) = outside.gap.take() {
+            value["note"] = Value::String(gap);
+        }
+        Some(value)
     }
 
     /// The dependents of one server's share of a write, and where they came from.
@@ -176,6 +295,7 @@ pub(crate) fn diagnostic_json(path: &str, diagnostic: &Diagnostic) -> Value {
 #[async_trait]
 impl AfterWrite for LspDiagnostics {
     async fn before_write(&self, planned: &[PlannedWrite]) {
+        self.look_outside().await;
         let limit = self.supervisor.dependents_limit();
         // Group the written files by server (family and root): dependents are per project.
         let mut groups: Vec<(String, PathBuf, Vec<&PlannedWrite>)> = Vec::new();
@@ -192,6 +312,7 @@ impl AfterWrite for LspDiagnostics {
             }
         }
         let mut to_baseline: Vec<PathBuf> = Vec::new();
+        let mut to_retake: Vec<PathBuf> = Vec::new();
         let mut prepared: Vec<(PathBuf, Prepared)> = Vec::new();
         for (_, _, writes) in &groups {
             let cross_file = match self.supervisor.server_for(&writes[0].path).await {
@@ -204,20 +325,26 @@ impl AfterWrite for LspDiagnostics {
                 (dependents::Found::default(), "none")
             };
             for write in writes {
-                let mut ledger = lock(&self.ledger);
-                if ledger.is_known(&write.path) {
+                let known = lock(&self.ledger).is_known(&write.path);
+                if known {
+                    if write.path.exists() && self.stale_baseline(&write.path) {
+                        to_retake.push(write.path.clone());
+                    }
                     continue;
                 }
                 if write.path.exists() {
                     to_baseline.push(write.path.clone());
                 } else {
                     // A file the write creates had no diagnostics before it.
-                    ledger.seed(&write.path, Vec::new());
+                    lock(&self.ledger).seed(&write.path, Vec::new());
+                    self.mark_taken(&write.path);
                 }
             }
             for dependent in &found.files {
                 if !lock(&self.ledger).is_known(dependent) {
                     to_baseline.push(dependent.clone());
+                } else if self.stale_baseline(dependent) {
+                    to_retake.push(dependent.clone());
                 }
             }
             // The group's dependents go with its first written file.
@@ -234,8 +361,17 @@ impl AfterWrite for LspDiagnostics {
                 prepared.push((write.path.clone(), entry));
             }
         }
-        if !to_baseline.is_empty() {
-            let checks = self.supervisor.check_files(&to_baseline, &[]).await;
+        let checking: Vec<PathBuf> = to_baseline.iter().chain(&to_retake).cloned().collect();
+        if !checking.is_empty() {
+            let mut checks = self.supervisor.check_files(&checking, &[]).await;
+            let retaken: Vec<FileCheck> = {
+                let (retaken, first): (Vec<FileCheck>, Vec<FileCheck>) = checks
+                    .drain(..)
+                    .partition(|check| to_retake.contains(&check.path));
+                checks = first;
+                retaken
+            };
+            self.retake(retaken);
             let missing = self.seed(checks);
             for path in missing {
                 tracing::debug!(path = %path.display(), "no baseline before the write");
@@ -298,6 +434,7 @@ impl AfterWrite for LspDiagnostics {
                     }
                     let reported = self.reported(&check.path, diagnostics);
                     let added = lock(&self.ledger).update(&check.path, reported);
+                    self.mark_taken(&check.path);
                     if unbaselined.contains(&check.path) && !added.is_empty() {
                         no_baseline.push(shown.clone());
                     }
@@ -339,6 +476,9 @@ impl AfterWrite for LspDiagnostics {
         }
         if !no_baseline.is_empty() {
             result["no_baseline"] = json!(no_baseline);
+        }
+        if let Some(outside) = self.report_outside() {
+            result["changed_outside"] = outside;
         }
         result
     }

@@ -74,6 +74,9 @@ pub fn register(
         supervisor.read_only()
     };
     let root = builder.run().root.clone();
+    // Servers hear of every change on disk from the run's one watcher.
+    let watched = root.clone();
+    supervisor.watch(Arc::new(move || watched.watcher().ok()));
     let hook =
         Arc::new(LspDiagnostics::new(supervisor.clone(), root.clone()).with_graph(graph.clone()));
     supervisor.set_applier(Arc::new(

@@ -1,0 +1,1154 @@
+//! One watcher over a workspace: what the shell, git, formatters and generators change behind
+//! the run, seen as it happens and paid for by what changed, never by a walk of the tree.
+//!
+//! [`TreeWatcher::start`] watches every folder the workspace walk ([`crate::walk::Walk`])
+//! would enter — hidden, ignored, dependency and generated folders are never watched — with
+//! one non-recursive inotify watch each (the `notify` crate). Folders created later are
+//! watched when they appear, and what was written into them before the watch took hold is
+//! found by walking the new folder alone.
+//!
+//! Every mechanism that holds a view of the tree takes a [`Subscription`]: its own record of
+//! what changed since it last looked, merged per path (created, changed, removed), so a
+//! mechanism that looks rarely still sees every change once. Events are debounced (a burst
+//! such as `git checkout` becomes one batch) and [`TreeWatcher::flush`] is a barrier: when it
+//! returns, every change made before it was called is in every subscription (it writes a file
+//! in a private folder watched by the same inotify instance, whose queue is ordered).
+//!
+//! A change carries whether it came from outside the run: a writer that goes through the run
+//! first says what it is about to write ([`TreeWatcher::expect`]), and a change whose bytes on
+//! disk are exactly those is the run's own.
+//!
+//! When the watcher cannot say exactly what changed, a subscription carries a [`Gap`] and its
+//! owner must check everything it holds: the kernel's queue (or ours, bounded by
+//! [`WatchOptions::queue`]) overflowed, a subscription grew past [`WatchOptions::max_paths`],
+//! an ignore file changed, or the tree has more folders than inotify may watch
+//! (`fs.inotify.max_user_watches`). The last is permanent ([`Gap::Degraded`]): every look is a
+//! gap, so owners fall back to checking what they hold, and [`TreeWatcher::status`] says why.
+//!
+//! ```
+//! use cc_workspace::watch::{ChangeKind, TreeWatcher, WatchOptions};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let watcher = TreeWatcher::start(dir.path(), WatchOptions::default())?;
+//! let graph = watcher.subscribe();
+//! std::fs::write(dir.path().join("new.py"), "x = 1\n")?;
+//! watcher.flush();
+//! let changes = graph.take();
+//! assert!(changes.gap.is_none());
+//! assert_eq!(changes.changes[0].kind, ChangeKind::Created);
+//! assert!(changes.changes[0].outside);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
+use notify::{RecursiveMode, Watcher as _};
+
+use crate::walk::{Walk, GENERATED_MARKERS, SKIPPED_DIRS};
+
+/// Files larger than this are not hashed to tell the run's own writes from others': a change
+/// to one counts as outside.
+const MAX_HASHED_BYTES: u64 = 16 * 1024 * 1024;
+
+/// How long [`TreeWatcher::flush`] waits for its barrier before it gives up.
+const FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Knobs of a [`TreeWatcher`].
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// Events closer together than this are one batch (default 30 ms).
+    pub debounce: Duration,
+    /// Events buffered between the kernel's reader and the collector; past it the batch is a
+    /// [`Gap::Overflow`] (default 65,536).
+    pub queue: usize,
+    /// Distinct paths one subscription keeps before it becomes a [`Gap::Compacted`] (default
+    /// 200,000).
+    pub max_paths: usize,
+    /// Folders watched at most (default: as many as the kernel allows). A tree with more is
+    /// watched as when `fs.inotify.max_user_watches` is too low: [`Gap::Degraded`].
+    pub max_watches: Option<usize>,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        WatchOptions {
+            debounce: Duration::from_millis(30),
+            queue: 65_536,
+            max_paths: 200_000,
+            max_watches: None,
+        }
+    }
+}
+
+/// What happened to a path, net, since the subscription last looked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChangeKind {
+    /// It did not exist before (or was deleted and created again).
+    Created,
+    /// Its content changed.
+    Changed,
+    /// It is gone.
+    Removed,
+}
+
+impl ChangeKind {
+    /// `created`, `changed` or `removed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Created => "created",
+            ChangeKind::Changed => "changed",
+            ChangeKind::Removed => "removed",
+        }
+    }
+
+    /// The net effect of `self` followed by `later`.
+    fn then(self, later: ChangeKind) -> ChangeKind {
+        match (self, later) {
+            (ChangeKind::Created, ChangeKind::Changed) => ChangeKind::Created,
+            (ChangeKind::Removed, ChangeKind::Changed) => ChangeKind::Created,
+            (_, later) => later,
+        }
+    }
+}
+
+/// One changed path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// Absolute, under the root.
+    pub path: PathBuf,
+    /// What happened to it.
+    pub kind: ChangeKind,
+    /// A folder (created: its files are listed too; removed: everything under it is gone).
+    pub is_dir: bool,
+    /// Not written by the run (its bytes are not what a writer announced with
+    /// [`TreeWatcher::expect`]).
+    pub outside: bool,
+}
+
+/// Why a subscription cannot say exactly what changed: its owner must check all it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gap {
+    /// The kernel's event queue, or the watcher's own, overflowed.
+    Overflow,
+    /// More distinct paths changed than a subscription keeps.
+    Compacted,
+    /// An ignore file (`.gitignore`, `.ignore`) changed: which files belong to the tree did.
+    IgnoreRules,
+    /// The tree cannot be watched (too many folders for inotify, or no watcher at all).
+    Degraded(String),
+}
+
+impl Gap {
+    /// One sentence for the agent.
+    pub fn describe(&self) -> String {
+        match self {
+            Gap::Overflow => {
+                "the file watcher's event queue overflowed, so every file was checked again".into()
+            }
+            Gap::Compacted => {
+                "more files changed than the watcher lists, so every file was checked again".into()
+            }
+            Gap::IgnoreRules => "an ignore file changed, so every file was checked again".into(),
+            Gap::Degraded(why) => {
+                format!("the tree is not watched ({why}), so every file was checked")
+            }
+        }
+    }
+}
+
+/// What a subscription saw since it last looked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Every changed path, sorted.
+    pub changes: Vec<Change>,
+    /// Set when the list cannot be trusted to be complete.
+    pub gap: Option<Gap>,
+}
+
+impl Changes {
+    /// Whether nothing changed and nothing was lost.
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty() && self.gap.is_none()
+    }
+
+    /// The changes made outside the run.
+    pub fn outside(&self) -> impl Iterator<Item = &Change> {
+        self.changes.iter().filter(|c| c.outside)
+    }
+}
+
+/// How the watcher is doing, for `status`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchStatus {
+    /// Folders watched.
+    pub dirs: usize,
+    /// Batches of changes seen.
+    pub batches: u64,
+    /// Paths seen changed (all batches).
+    pub paths_seen: u64,
+    /// Times the event queue overflowed.
+    pub overflows: u64,
+    /// Set when the tree is not (fully) watched, with why.
+    pub degraded: Option<String>,
+    /// The kernel's `fs.inotify.max_user_watches`, when readable.
+    pub max_user_watches: Option<u64>,
+}
+
+/// What one subscriber has not seen yet.
+#[derive(Debug, Default)]
+struct Pending {
+    changes: HashMap<PathBuf, Change>,
+    gap: Option<Gap>,
+}
+
+/// One mechanism's view of the changes: see [`TreeWatcher::subscribe`].
+#[derive(Debug)]
+pub struct Subscription {
+    pending: Arc<Mutex<Pending>>,
+    shared: Arc<Shared>,
+}
+
+impl Subscription {
+    /// Everything that changed since the last `take` (or since subscribing), and clears it.
+    /// While the watcher is degraded every take is a [`Gap::Degraded`].
+    pub fn take(&self) -> Changes {
+        let mut pending = lock(&self.pending);
+        let mut changes: Vec<Change> = pending.changes.drain().map(|(_, c)| c).collect();
+        changes.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut gap = pending.gap.take();
+        drop(pending);
+        if let Some(why) = lock(&self.shared.state).degraded.clone() {
+            gap = Some(Gap::Degraded(why));
+        }
+        Changes { changes, gap }
+    }
+
+    /// Calls `wake` (on the watcher's thread; keep it short) after every batch this
+    /// subscription receives.
+    pub fn on_change(&self, wake: impl Fn() + Send + Sync + 'static) {
+        let mut subscribers = lock(&self.shared.subscribers);
+        for subscriber in subscribers.iter_mut() {
+            if subscriber
+                .pending
+                .upgrade()
+                .is_some_and(|p| Arc::ptr_eq(&p, &self.pending))
+            {
+                subscriber.wake = Some(Arc::new(wake));
+                return;
+            }
+        }
+    }
+}
+
+struct Subscriber {
+    pending: Weak<Mutex<Pending>>,
+    wake: Option<Arc<dyn Fn() + Send + Sync>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    dirs: usize,
+    batches: u64,
+    paths_seen: u64,
+    overflows: u64,
+    degraded: Option<String>,
+    /// The last barrier the collector has passed.
+    barrier_seen: u64,
+    stopped: bool,
+}
+
+/// What the watcher's threads share.
+struct Shared {
+    root: PathBuf,
+    options: WatchOptions,
+    state: Mutex<State>,
+    barrier_passed: Condvar,
+    subscribers: Mutex<Vec<Subscriber>>,
+    /// What writers of the run announced: path → the hash of the bytes it will hold (`None`:
+    /// it will be gone).
+    expected: Mutex<HashMap<PathBuf, Option<u64>>>,
+    /// Set by the kernel reader when the queue to the collector is full.
+    overflowed: AtomicBool,
+    stop: AtomicBool,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+enum Message {
+    Event(notify::Event),
+    Error(notify::Error),
+}
+
+/// Why a watcher could not start at all.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    /// The root is not a folder that can be read.
+    #[error("cannot watch {}: {source}", .path.display())]
+    Root {
+        /// The root.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The platform's watcher (inotify) refused to start.
+    #[error("the file watcher could not start: {0}")]
+    Notify(String),
+}
+
+/// The watcher of one workspace; stops when dropped. See the module docs.
+pub struct TreeWatcher {
+    shared: Arc<Shared>,
+    notify: Arc<Mutex<Option<notify::RecommendedWatcher>>>,
+    collector: Mutex<Option<JoinHandle<()>>>,
+    barrier_dir: tempfile::TempDir,
+    barriers: AtomicU64,
+}
+
+impl std::fmt::Debug for TreeWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TreeWatcher")
+            .field("root", &self.shared.root)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn content_hash(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}
+
+impl TreeWatcher {
+    /// Watches the tree at `root` (canonicalized) with `options`. A tree with more folders
+    /// than may be watched does not fail: the watcher starts degraded and says why.
+    pub fn start(root: &Path, options: WatchOptions) -> Result<TreeWatcher, WatchError> {
+        let root = root.canonicalize().map_err(|source| WatchError::Root {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        let barrier_dir = tempfile::Builder::new()
+            .prefix("cc-watch-")
+            .tempdir()
+            .map_err(|source| WatchError::Root {
+                path: std::env::temp_dir(),
+                source,
+            })?;
+        let shared = Arc::new(Shared {
+            root: root.clone(),
+            options: options.clone(),
+            state: Mutex::new(State::default()),
+            barrier_passed: Condvar::new(),
+            subscribers: Mutex::new(Vec::new()),
+            expected: Mutex::new(HashMap::new()),
+            overflowed: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+        });
+        let (sender, receiver) = std::sync::mpsc::sync_channel(options.queue.max(1));
+        let reader_shared = shared.clone();
+        let handler = move |event: notify::Result<notify::Event>| {
+            reader_handle(&reader_shared, &sender, event);
+        };
+        let watcher = notify::recommended_watcher(handler)
+            .map_err(|error| WatchError::Notify(error.to_string()))?;
+        let notify = Arc::new(Mutex::new(Some(watcher)));
+        let barrier_path = barrier_dir.path().to_path_buf();
+        if let Some(watcher) = lock(&notify).as_mut() {
+            watcher
+                .watch(&barrier_path, RecursiveMode::NonRecursive)
+                .map_err(|error| WatchError::Notify(error.to_string()))?;
+        }
+        let mut collector = Collector {
+            shared: shared.clone(),
+            notify: notify.clone(),
+            barrier_dir: barrier_path,
+            watched: HashSet::new(),
+            rules: IgnoreRules::default(),
+            pending: HashMap::new(),
+            gap: None,
+        };
+        collector.watch_tree(&root, false);
+        let handle = std::thread::Builder::new()
+            .name("cc-watch".into())
+            .spawn(move || collector.run(receiver))
+            .map_err(|error| WatchError::Notify(error.to_string()))?;
+        Ok(TreeWatcher {
+            shared,
+            notify,
+            collector: Mutex::new(Some(handle)),
+            barrier_dir,
+            barriers: AtomicU64::new(0),
+        })
+    }
+
+    /// The root watched.
+    pub fn root(&self) -> &Path {
+        &self.shared.root
+    }
+
+    /// A new view of the changes, empty now; every later batch is added to it.
+    pub fn subscribe(&self) -> Subscription {
+        let pending = Arc::new(Mutex::new(Pending::default()));
+        lock(&self.shared.subscribers).push(Subscriber {
+            pending: Arc::downgrade(&pending),
+            wake: None,
+        });
+        Subscription {
+            pending,
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Says that the run is about to make `path` hold `content` (`None`: delete it), so the
+    /// change it causes is not counted as outside.
+    pub fn expect(&self, path: &Path, content: Option<&[u8]>) {
+        let mut expected = lock(&self.shared.expected);
+        // Bounded: an entry only matters until its change is seen.
+        if expected.len() > 100_000 {
+            expected.clear();
+        }
+        expected.insert(path.to_path_buf(), content.map(content_hash));
+    }
+
+    /// Waits until every change made before this call is in every subscription (at most a
+    /// couple of seconds; `false` when the barrier did not come back in time, or the watcher
+    /// is stopped or degraded, and then nothing is promised).
+    pub fn flush(&self) -> bool {
+        {
+            let state = lock(&self.shared.state);
+            if state.stopped || state.degraded.is_some() {
+                return false;
+            }
+        }
+        let n = self.barriers.fetch_add(1, Ordering::AcqRel) + 1;
+        let file = self.barrier_dir.path().join(format!("b{n}"));
+        if std::fs::write(&file, b"").is_err() {
+            return false;
+        }
+        let deadline = Instant::now() + FLUSH_TIMEOUT;
+        let mut state = lock(&self.shared.state);
+        while state.barrier_seen < n && !state.stopped {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            state = self
+                .shared
+                .barrier_passed
+                .wait_timeout(state, deadline - now)
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+        drop(state);
+        let _ = std::fs::remove_file(&file);
+        true
+    }
+
+    /// How the watcher is doing.
+    pub fn status(&self) -> WatchStatus {
+        let state = lock(&self.shared.state);
+        WatchStatus {
+            dirs: state.dirs,
+            batches: state.batches,
+            paths_seen: state.paths_seen,
+            overflows: state.overflows,
+            degraded: state.degraded.clone(),
+            max_user_watches: max_user_watches(),
+        }
+    }
+
+    /// Stops watching (also done on drop): the kernel watches are removed and the collector
+    /// thread ends.
+    pub fn stop(&self) {
+        self.shared.stop.store(true, Ordering::Release);
+        // Dropping the notify watcher closes the inotify instance and its reader thread; the
+        // collector sees its channel close.
+        lock(&self.notify).take();
+        if let Some(handle) = lock(&self.collector).take() {
+            let _ = handle.join();
+        }
+        let mut state = lock(&self.shared.state);
+        state.stopped = true;
+        self.shared.barrier_passed.notify_all();
+    }
+}
+
+impl Drop for TreeWatcher {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The kernel's per-user watch limit.
+pub fn max_user_watches() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+}
+
+/// Runs on notify's thread: hands the event to the collector, never blocking.
+fn reader_handle(
+    shared: &Shared,
+    sender: &SyncSender<Message>,
+    event: notify::Result<notify::Event>,
+) {
+    let message = match event {
+        Ok(event) => {
+            // Reads (open, close after reading) change nothing.
+            if let EventKind::Access(access) = event.kind {
+                if access != AccessKind::Close(AccessMode::Write) {
+                    return;
+                }
+            }
+            if matches!(event.kind, EventKind::Modify(ModifyKind::Metadata(_))) {
+                return;
+            }
+            Message::Event(event)
+        }
+        Err(error) => Message::Error(error),
+    };
+    match sender.try_send(message) {
+        Ok(()) => {}
+        Err(TrySendError::Full(_)) => shared.overflowed.store(true, Ordering::Release),
+        Err(TrySendError::Disconnected(_)) => {}
+    }
+}
+
+/// What one path did within the current batch.
+#[derive(Debug, Clone, Copy, Default)]
+struct Seen {
+    created: bool,
+}
+
+/// The collector thread: batches events, keeps the watches in step with the folders, and
+/// hands each batch to every subscription.
+struct Collector {
+    shared: Arc<Shared>,
+    notify: Arc<Mutex<Option<notify::RecommendedWatcher>>>,
+    barrier_dir: PathBuf,
+    watched: HashSet<PathBuf>,
+    rules: IgnoreRules,
+    pending: HashMap<PathBuf, Seen>,
+    gap: Option<Gap>,
+}
+
+impl Collector {
+    fn run(mut self, receiver: Receiver<Message>) {
+        let debounce = self.shared.options.debounce;
+        let mut last_event = Instant::now();
+        let mut barrier = 0u64;
+        loop {
+            let wait = if self.pending.is_empty() && self.gap.is_none() {
+                Duration::from_millis(250)
+            } else {
+                debounce.saturating_sub(last_event.elapsed())
+            };
+            match receiver.recv_timeout(wait) {
+                Ok(Message::Event(event)) => {
+                    if event.need_rescan() {
+                        self.note_overflow();
+                    }
+                    for path in &event.paths {
+                        if path.parent() == Some(self.barrier_dir.as_path()) {
+                            let n = path
+                                .file_name()
+                                .and_then(|n| n.to_str())
+                                .and_then(|n| n.strip_prefix('b'))
+                                .and_then(|n| n.parse::<u64>().ok())
+                                .unwrap_or(0);
+                            barrier = barrier.max(n);
+                            continue;
+                        }
+                        if path.starts_with(&self.shared.root) {
+                            let seen = self.pending.entry(path.clone()).or_default();
+                            seen.created |= matches!(
+                                event.kind,
+                                EventKind::Create(_)
+                                    | EventKind::Modify(ModifyKind::Name(
+                                        notify::event::RenameMode::To
+                                    ))
+                            );
+                        }
+                    }
+                    last_event = Instant::now();
+                }
+                Ok(Message::Error(error)) => {
+                    if matches!(error.kind, notify::ErrorKind::MaxFilesWatch) {
+                        self.degrade(format!(
+                            "the kernel refused more inotify watches (fs.inotify.max_user_watches = {})",
+                            max_user_watches().map_or_else(|| "?".into(), |n| n.to_string())
+                        ));
+                    }
+                    // Other errors lose at most the events the next gap check covers.
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if self.shared.stop.load(Ordering::Acquire) {
+                break;
+            }
+            if self.shared.overflowed.swap(false, Ordering::AcqRel) {
+                self.note_overflow();
+            }
+            let quiet = last_event.elapsed() >= debounce;
+            if (quiet || barrier > 0) && (!self.pending.is_empty() || self.gap.is_some()) {
+                self.commit();
+            }
+            if barrier > 0 {
+                let mut state = lock(&self.shared.state);
+                state.barrier_seen = state.barrier_seen.max(barrier);
+                self.shared.barrier_passed.notify_all();
+                barrier = 0;
+            }
+        }
+        let mut state = lock(&self.shared.state);
+        state.stopped = true;
+        self.shared.barrier_passed.notify_all();
+    }
+
+    fn note_overflow(&mut self) {
+        lock(&self.shared.state).overflows += 1;
+        self.gap = Some(Gap::Overflow);
+    }
+
+    fn degrade(&mut self, why: String) {
+        // Watching part of the tree would be silently stale for the rest: watch none of it.
+        lock(&self.notify).take();
+        self.watched.clear();
+        let mut state = lock(&self.shared.state);
+        state.dirs = 0;
+        state.degraded.get_or_insert(why);
+    }
+
+    /// Watches `dir` and every folder under it that the workspace walk enters; returns the
+    /// files found (for a folder that appeared after the watcher started, so what was written
+    /// into it before its watch took hold is not missed).
+    fn watch_tree(&mut self, dir: &Path, collect_files: bool) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        let mut new_dirs = Vec::new();
+        let walk = Walk::new(dir);
+        for entry in walk.builder().build().filter_map(Result::ok) {
+            let Some(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                let path = entry.into_path();
+                // The walk's ignore files apply to what it enters; ours follow them.
+                for name in [".gitignore", ".ignore"] {
+                    let file = path.join(name);
+                    if file.is_file() {
+                        self.rules.load(&file);
+                    }
+                }
+                new_dirs.push(path);
+            } else if kind.is_file() && collect_files {
+                files.push(entry.into_path());
+            }
+        }
+        for path in new_dirs {
+            if self.watched.contains(&path) {
+                continue;
+            }
+            if let Some(max) = self.shared.options.max_watches {
+                if self.watched.len() >= max {
+                    self.degrade(format!(
+                        "the tree has more folders than the {max} this watcher may watch"
+                    ));
+                    return files;
+                }
+            }
+            let result = match lock(&self.notify).as_mut() {
+                Some(watcher) => watcher.watch(&path, RecursiveMode::NonRecursive),
+                None => return files,
+            };
+            match result {
+                Ok(()) => {
+                    self.watched.insert(path);
+                }
+                Err(error) if matches!(error.kind, notify::ErrorKind::MaxFilesWatch) => {
+                    self.degrade(format!(
+                        "the tree has more folders than fs.inotify.max_user_watches ({}) allows; \
+                         raise it (sysctl fs.inotify.max_user_watches=524288)",
+                        max_user_watches().map_or_else(|| "?".into(), |n| n.to_string())
+                    ));
+                    return files;
+                }
+                // Gone again, or unreadable: nothing to watch there.
+                Err(_) => {}
+            }
+        }
+        lock(&self.shared.state).dirs = self.watched.len();
+        files
+    }
+
+    /// Whether the walk would enter `dir` (it is under the root, not hidden, skipped,
+    /// generated or ignored).
+    fn dir_allowed(&self, dir: &Path) -> bool {
+        self.relevant(dir, true)
+            && !GENERATED_MARKERS
+                .iter()
+                .any(|marker| dir.join(marker).exists())
+    }
+
+    /// Whether a change at `path` is part of the tree the walk sees.
+    fn relevant(&self, path: &Path, is_dir: bool) -> bool {
+        let Ok(relative) = path.strip_prefix(&self.shared.root) else {
+            return false;
+        };
+        let mut components = relative.components().peekable();
+        while let Some(component) = components.next() {
+            let name = component.as_os_str().to_string_lossy();
+            if name.starts_with('.') {
+                return false;
+            }
+            let last = components.peek().is_none();
+            if (!last || is_dir) && SKIPPED_DIRS.contains(&name.as_ref()) {
+                return false;
+            }
+        }
+        !self.rules.ignored(&self.shared.root, path, is_dir)
+    }
+
+    /// Hands the batch to every subscription.
+    fn commit(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        let mut gap = self.gap.take();
+        let mut batch: Vec<Change> = Vec::new();
+        let mut paths: Vec<(PathBuf, Seen)> = pending.into_iter().collect();
+        paths.sort_by(|a, b| a.0.cmp(&b.0));
+        let degraded = lock(&self.shared.state).degraded.is_some();
+        for (path, seen) in paths {
+            if is_ignore_file(&path) && !path_hidden_above(&self.shared.root, &path) {
+                self.rules.load(&path);
+                gap = Some(Gap::IgnoreRules);
+                continue;
+            }
+            let metadata = std::fs::symlink_metadata(&path);
+            let is_dir = metadata.as_ref().is_ok_and(|m| m.is_dir());
+            let was_watched = self.watched.contains(&path);
+            if !self.relevant(&path, is_dir || was_watched) {
+                continue;
+            }
+            match metadata {
+                Ok(meta) if meta.is_dir() => {
+                    if degraded || was_watched || !self.dir_allowed(&path) {
+                        continue;
+                    }
+                    batch.push(Change {
+                        path: path.clone(),
+                        kind: ChangeKind::Created,
+                        is_dir: true,
+                        outside: true,
+                    });
+                    for file in self.watch_tree(&path, true) {
+                        let outside = self.outside(&file);
+                        batch.push(Change {
+                            path: file,
+                            kind: ChangeKind::Created,
+                            is_dir: false,
+                            outside,
+                        });
+                    }
+                }
+                Ok(meta) => {
+                    if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+                        if GENERATED_MARKERS.contains(&name) {
+                            // The folder became generated (a build tree): it leaves the tree.
+                            if let Some(parent) = path.parent() {
+                                self.unwatch_under(parent);
+                                batch.push(Change {
+                                    path: parent.to_path_buf(),
+                                    kind: ChangeKind::Removed,
+                                    is_dir: true,
+                                    outside: true,
+                                });
+                            }
+                            continue;
+                        }
+                    }
+                    if !meta.is_file() {
+                        continue;
+                    }
+                    let outside = self.outside(&path);
+                    batch.push(Change {
+                        path,
+                        kind: if seen.created {
+                            ChangeKind::Created
+                        } else {
+                            ChangeKind::Changed
+                        },
+                        is_dir: false,
+                        outside,
+                    });
+                }
+                Err(_) => {
+                    let is_dir = was_watched;
+                    if is_dir {
+                        self.unwatch_under(&path);
+                    }
+                    let outside = is_dir || self.outside(&path);
+                    batch.push(Change {
+                        path,
+                        kind: ChangeKind::Removed,
+                        is_dir,
+                        outside,
+                    });
+                }
+            }
+        }
+        if batch.is_empty() && gap.is_none() {
+            return;
+        }
+        {
+            let mut state = lock(&self.shared.state);
+            state.batches += 1;
+            state.paths_seen += batch.len() as u64;
+            state.dirs = self.watched.len();
+        }
+        let max_paths = self.shared.options.max_paths;
+        let mut wakes = Vec::new();
+        let mut subscribers = lock(&self.shared.subscribers);
+        subscribers.retain(|s| s.pending.strong_count() > 0);
+        for subscriber in subscribers.iter() {
+            let Some(pending) = subscriber.pending.upgrade() else {
+                continue;
+            };
+            let mut pending = lock(&pending);
+            if let Some(gap) = &gap {
+                // A degraded state is reported by `take` itself.
+                pending.gap.get_or_insert(gap.clone());
+            }
+            for change in &batch {
+                match pending.changes.get_mut(&change.path) {
+                    Some(earlier) => {
+                        earlier.kind = earlier.kind.then(change.kind);
+                        earlier.is_dir = change.is_dir;
+                        earlier.outside |= change.outside;
+                    }
+                    None => {
+                        pending.changes.insert(change.path.clone(), change.clone());
+                    }
+                }
+            }
+            if pending.changes.len() > max_paths {
+                pending.changes.clear();
+                pending.gap = Some(Gap::Compacted);
+            }
+            if let Some(wake) = &subscriber.wake {
+                wakes.push(wake.clone());
+            }
+        }
+        drop(subscribers);
+        for wake in wakes {
+            wake();
+        }
+    }
+
+    /// Whether the bytes at `path` are not what a writer of the run announced.
+    fn outside(&self, path: &Path) -> bool {
+        let expected = lock(&self.shared.expected).get(path).copied();
+        let Some(expected) = expected else {
+            return true;
+        };
+        let actual = match std::fs::metadata(path) {
+            Ok(meta) if meta.len() <= MAX_HASHED_BYTES => {
+                std::fs::read(path).ok().map(|bytes| content_hash(&bytes))
+            }
+            Ok(_) => return true,
+            Err(_) => None,
+        };
+        actual != expected
+    }
+
+    fn unwatch_under(&mut self, dir: &Path) {
+        let gone: Vec<PathBuf> = self
+            .watched
+            .iter()
+            .filter(|p| p.starts_with(dir))
+            .cloned()
+            .collect();
+        let mut notify = lock(&self.notify);
+        for path in gone {
+            if let Some(watcher) = notify.as_mut() {
+                let _ = watcher.unwatch(&path);
+            }
+            self.watched.remove(&path);
+        }
+    }
+}
+
+fn is_ignore_file(path: &Path) -> bool {
+    matches!(
+        path.file_name().and_then(|n| n.to_str()),
+        Some(".gitignore" | ".ignore")
+    )
+}
+
+/// Whether a folder above `path` (inside the root) is hidden: its ignore file is not the
+/// tree's.
+fn path_hidden_above(root: &Path, path: &Path) -> bool {
+    path.parent()
+        .and_then(|parent| parent.strip_prefix(root).ok())
+        .is_some_and(|rel| {
+            rel.components()
+                .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+        })
+}
+
+/// The ignore files of the tree, per folder, as the workspace walk reads them (`.gitignore`
+/// inside a git repository only, `.ignore` always).
+#[derive(Default)]
+struct IgnoreRules {
+    by_dir: HashMap<PathBuf, Vec<ignore::gitignore::Gitignore>>,
+}
+
+impl IgnoreRules {
+    fn load(&mut self, file: &Path) {
+        let Some(dir) = file.parent() else {
+            return;
+        };
+        let mut matchers = Vec::new();
+        for name in [".gitignore", ".ignore"] {
+            let path = dir.join(name);
+            if !path.is_file() {
+                continue;
+            }
+            if name == ".gitignore" && !crate::walk::in_git_repository(dir) {
+                continue;
+            }
+            let (matcher, _error) = ignore::gitignore::Gitignore::new(&path);
+            matchers.push(matcher);
+        }
+        if matchers.is_empty() {
+            self.by_dir.remove(dir);
+        } else {
+            self.by_dir.insert(dir.to_path_buf(), matchers);
+        }
+    }
+
+    /// Whether the innermost rule that speaks of `path` ignores it.
+    fn ignored(&self, root: &Path, path: &Path, is_dir: bool) -> bool {
+        if self.by_dir.is_empty() {
+            return false;
+        }
+        let mut dir = path.parent();
+        while let Some(current) = dir {
+            if let Some(matchers) = self.by_dir.get(current) {
+                // `.ignore` (read last) takes precedence over `.gitignore`, as in ripgrep.
+                for matcher in matchers.iter().rev() {
+                    let matched = matcher.matched_path_or_any_parents(path, is_dir);
+                    if matched.is_ignore() {
+                        return true;
+                    }
+                    if matched.is_whitelist() {
+                        return false;
+                    }
+                }
+            }
+            if current == root {
+                break;
+            }
+            dir = current.parent();
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn watcher(dir: &Path) -> TreeWatcher {
+        TreeWatcher::start(dir, WatchOptions::default()).unwrap()
+    }
+
+    fn kinds(changes: &Changes, root: &Path) -> Vec<(String, ChangeKind, bool)> {
+        changes
+            .changes
+            .iter()
+            .map(|c| {
+                (
+                    c.path
+                        .strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                    c.kind,
+                    c.outside,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn created_changed_removed_and_own_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("a.py"), "a").unwrap();
+        std::fs::write(root.join("b.py"), "b").unwrap();
+        let watcher = watcher(&root);
+        let sub = watcher.subscribe();
+        std::fs::write(root.join("a.py"), "a2").unwrap();
+        std::fs::remove_file(root.join("b.py")).unwrap();
+        std::fs::write(root.join("c.py"), "c").unwrap();
+        watcher.expect(&root.join("d.py"), Some(b"mine"));
+        std::fs::write(root.join("d.py"), "mine").unwrap();
+        assert!(watcher.flush());
+        let changes = sub.take();
+        assert_eq!(changes.gap, None);
+        assert_eq!(
+            kinds(&changes, &root),
+            [
+                ("a.py".into(), ChangeKind::Changed, true),
+                ("b.py".into(), ChangeKind::Removed, true),
+                ("c.py".into(), ChangeKind::Created, true),
+                ("d.py".into(), ChangeKind::Created, false),
+            ]
+        );
+        assert!(sub.take().is_empty());
+    }
+
+    #[test]
+    fn new_folders_are_watched_and_their_files_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let watcher = watcher(&root);
+        let sub = watcher.subscribe();
+        std::fs::create_dir_all(root.join("pkg/deep")).unwrap();
+        std::fs::write(root.join("pkg/deep/x.go"), "package deep").unwrap();
+        assert!(watcher.flush());
+        let first = kinds(&sub.take(), &root);
+        assert!(
+            first.contains(&("pkg/deep/x.go".into(), ChangeKind::Created, true)),
+            "{first:?}"
+        );
+        // The new folder is watched now.
+        std::fs::write(root.join("pkg/deep/y.go"), "package deep").unwrap();
+        assert!(watcher.flush());
+        let second = kinds(&sub.take(), &root);
+        assert!(
+            second.contains(&("pkg/deep/y.go".into(), ChangeKind::Created, true)),
+            "{second:?}"
+        );
+        // A removed folder is one change, and its watches go.
+        std::fs::remove_dir_all(root.join("pkg")).unwrap();
+        assert!(watcher.flush());
+        let third = sub.take();
+        assert!(third
+            .changes
+            .iter()
+            .any(|c| c.path == root.join("pkg") && c.kind == ChangeKind::Removed && c.is_dir));
+    }
+
+    #[test]
+    fn hidden_dependency_and_ignored_paths_are_not_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git/info")).unwrap();
+        std::fs::write(root.join(".gitignore"), "gen/\n*.log\n").unwrap();
+        std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
+        std::fs::create_dir_all(root.join("gen")).unwrap();
+        let watcher = watcher(&root);
+        let sub = watcher.subscribe();
+        std::fs::write(root.join("node_modules/x/i.js"), "x").unwrap();
+        std::fs::write(root.join("gen/out.py"), "x").unwrap();
+        std::fs::write(root.join("run.log"), "x").unwrap();
+        std::fs::write(root.join(".hidden.py"), "x").unwrap();
+        std::fs::write(root.join("kept.py"), "x").unwrap();
+        assert!(watcher.flush());
+        assert_eq!(
+            kinds(&sub.take(), &root),
+            [("kept.py".into(), ChangeKind::Created, true)]
+        );
+    }
+
+    #[test]
+    fn a_full_queue_is_a_gap() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let options = WatchOptions {
+            queue: 4,
+            debounce: Duration::from_millis(200),
+            ..WatchOptions::default()
+        };
+        let watcher = TreeWatcher::start(&root, options).unwrap();
+        let sub = watcher.subscribe();
+        for i in 0..200 {
+            std::fs::write(root.join(format!("f{i}.py")), "x").unwrap();
+        }
+        // The barrier itself may be lost in the overflow; wait for the batch instead.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut changes = sub.take();
+        while changes.gap.is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            changes = sub.take();
+        }
+        assert_eq!(changes.gap, Some(Gap::Overflow));
+        assert!(watcher.status().overflows >= 1);
+    }
+
+    #[test]
+    fn too_many_folders_degrade_the_watcher() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for i in 0..5 {
+            std::fs::create_dir_all(root.join(format!("d{i}"))).unwrap();
+        }
+        let options = WatchOptions {
+            max_watches: Some(3),
+            ..WatchOptions::default()
+        };
+        let watcher = TreeWatcher::start(&root, options).unwrap();
+        let sub = watcher.subscribe();
+        let status = watcher.status();
+        assert!(status.degraded.is_some(), "{status:?}");
+        assert!(matches!(sub.take().gap, Some(Gap::Degraded(_))));
+        assert!(!watcher.flush());
+    }
+
+    #[test]
+    fn a_subscription_merges_what_it_has_not_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let watcher = watcher(&root);
+        let sub = watcher.subscribe();
+        std::fs::write(root.join("m.rs"), "1").unwrap();
+        assert!(watcher.flush());
+        std::fs::write(root.join("m.rs"), "2").unwrap();
+        assert!(watcher.flush());
+        // Created, then changed: still created for one that did not look in between.
+        assert_eq!(
+            kinds(&sub.take(), &root),
+            [("m.rs".into(), ChangeKind::Created, true)]
+        );
+        let woken = Arc::new(AtomicU64::new(0));
+        let count = woken.clone();
+        sub.on_change(move || {
+            count.fetch_add(1, Ordering::Relaxed);
+        });
+        std::fs::remove_file(root.join("m.rs")).unwrap();
+        assert!(watcher.flush());
+        assert_eq!(woken.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            kinds(&sub.take(), &root),
+            [("m.rs".into(), ChangeKind::Removed, true)]
+        );
+    }
+}
