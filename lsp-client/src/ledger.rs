@@ -113,7 +113,14 @@ impl Ledger {
         }
     }
 
-    /// Forgets `path` (deleted files).
+    /// Records that `path` is gone: it reports nothing now, and its baseline stays, so a file
+    /// deleted and written back (by the run, by `git checkout`) with the problems it always
+    /// had brings nothing new.
+    pub fn removed(&mut self, path: &Path) {
+        let _ = self.update(path, Vec::new());
+    }
+
+    /// Forgets `path` entirely (its baseline too).
     pub fn forget(&mut self, path: &Path) {
         self.files.remove(path);
         self.baseline.remove(path);

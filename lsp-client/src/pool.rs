@@ -963,6 +963,7 @@ impl ServerPool {
         } else {
             tickets.iter().map(|(t, _)| &t.path).collect()
         };
+        let nothing_saved = saved.is_empty();
         for path in saved {
             let _ = server.save(path);
         }
@@ -978,6 +979,13 @@ impl ServerPool {
                 if let Some(ticket) = ticket {
                     tickets.push((ticket, false));
                 }
+            }
+        }
+        // clangd re-checks its open files (and sees a header gone or back) only on a save: a
+        // batch that wrote nothing it has open (a deleted header) still needs one.
+        if nothing_saved && server.spec().save_reparses_all {
+            if let Some((ticket, _)) = tickets.first() {
+                let _ = server.save(&ticket.path);
             }
         }
         let waits: Vec<_> = tickets
@@ -1024,7 +1032,7 @@ fn tell_server(server: &LanguageServer, table: &ServerTable, changes: &Changes) 
         }
     }
     if changes.gap.is_some() {
-        resync = open;
+        resync = open.clone();
     }
     let fallback: Vec<String> = table
         .family(server.family())
@@ -1041,6 +1049,15 @@ fn tell_server(server: &LanguageServer, table: &ServerTable, changes: &Changes) 
         tracing::debug!(server = server.name(), %error, "could not send watched-file changes");
     }
     let synced = server.resync_from_disk(&resync);
+    // A server that re-checks its open files only on a save (clangd) does not look again at
+    // a header changed, created or deleted on disk: one save makes it.
+    if server.spec().save_reparses_all
+        && (changes.gap.is_some() || told.iter().any(|(path, _)| !open.contains(path)))
+    {
+        if let Some(first) = server.open_documents().first() {
+            let _ = server.save(first);
+        }
+    }
     if !synced.is_empty() {
         tracing::debug!(
             server = server.name(),

@@ -7,7 +7,7 @@
 mod lsp_support;
 
 use cc_process::testing::require_peer;
-use lsp_support::Setup;
+use lsp_support::{cmark_compile_commands, Setup};
 use serde_json::{json, Value};
 
 /// The `(path, message)` of every new diagnostic of a write result.
@@ -220,30 +220,6 @@ async fn typescript_zod_adding_a_parameter_reports_the_callers() {
     assert_answered(&fixed);
     assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
     project.shutdown().await;
-}
-
-/// A compilation database for cmark's sources, as `cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON`
-/// would write it.
-pub fn cmark_compile_commands(root: &std::path::Path) -> String {
-    let mut entries = Vec::new();
-    for dir in ["third_party/cmark/src", "third_party/cmark/extensions"] {
-        let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "c"))
-            .collect();
-        files.sort();
-        for file in files {
-            entries.push(json!({
-                "directory": root,
-                "file": file,
-                "arguments": ["cc", "-std=c99", "-c", "-Ithird_party/cmark/src",
-                    "-Ithird_party/cmark/extensions", "-Igenerated/unix", file],
-            }));
-        }
-    }
-    serde_json::to_string_pretty(&entries).unwrap()
 }
 
 #[tokio::test]

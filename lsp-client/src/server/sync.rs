@@ -99,6 +99,7 @@ impl LanguageServer {
                 sent_at: Instant::now(),
                 seq_before: doc.seq_before,
                 opened: doc.version == 1,
+                recheck: false,
             });
         }
         let version = match docs.get_mut(path) {
@@ -141,6 +142,7 @@ impl LanguageServer {
             sent_at,
             seq_before,
             opened: version == 1,
+            recheck: false,
         })
     }
 
@@ -165,6 +167,7 @@ impl LanguageServer {
             sent_at: Instant::now(),
             seq_before: since,
             opened: false,
+            recheck: true,
         })
     }
 

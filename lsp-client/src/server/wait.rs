@@ -78,7 +78,13 @@ pub struct SyncTicket {
     pub(super) seq_before: u64,
     /// This sync opened the document (`didOpen`): the server builds it from scratch.
     pub(super) opened: bool,
+    /// A dependent checked again with its text unchanged ([`LanguageServer::recheck`]).
+    pub(super) recheck: bool,
 }
+
+/// How long a server that re-checks its open files on a save (clangd) may stay silent about
+/// a recheck of a file the change did not affect before that silence means "unchanged".
+const RECHECK_QUIET: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// One of tsserver's diagnostics as the LSP object typescript-language-server publishes.
 pub(super) fn lsp_from_tsserver(item: &Value) -> Option<Value> {
@@ -177,9 +183,15 @@ impl LanguageServer {
             }
         }
         let mut changes = self.state.changed.subscribe();
+        // clangd republishes only the open files a save changed: for a dependent that the
+        // change left alone (a word-scan guess that does not include the header), silence
+        // once clangd stopped working is the answer.
+        let quiet = timing
+            .quiet
+            .or_else(|| (ticket.recheck && self.spec.save_reparses_all).then_some(RECHECK_QUIET));
         // The quiet rule takes silence for "unchanged"; only a server that has stopped
         // working is silent in that sense.
-        let mut work = WorkWatch::new(timing.quiet.and(self.pid()));
+        let mut work = WorkWatch::new(quiet.and(self.pid()));
         loop {
             if self.supports_pull() {
                 return self.pull(ticket, timing).await;
@@ -266,7 +278,7 @@ impl LanguageServer {
                 // file the server never published for has no answer yet (pending), which
                 // must not read as clean.
                 let last = inner.published.get(&ticket.path);
-                if let (Some(quiet), None, Some(last)) = (timing.quiet, ready_at, last) {
+                if let (Some(quiet), None, Some(last)) = (quiet, ready_at, last) {
                     let quiet_at = ticket.sent_at.max(inner.idle_since) + quiet;
                     if !busy && now >= quiet_at && work.stopped(now) {
                         return DiagnosticsOutcome::Unchanged {
@@ -440,6 +452,7 @@ impl LanguageServer {
             sent_at: Instant::now(),
             seq_before: 0,
             opened: false,
+            recheck: false,
         };
         let timing = Timing {
             settle: Duration::ZERO,

@@ -121,7 +121,7 @@ impl LspDiagnostics {
                     lock(&self.ledger).seed(&check.path, reported);
                     self.mark_taken(&check.path);
                 }
-                CheckOutcome::Removed => lock(&self.ledger).forget(&check.path),
+                CheckOutcome::Removed => lock(&self.ledger).removed(&check.path),
                 CheckOutcome::Pending { .. } | CheckOutcome::Unchecked { .. } => {
                     missing.push(check.path);
                 }
@@ -194,7 +194,7 @@ impl LspDiagnostics {
                         outside.new.push(diagnostic_json(&shown, &diagnostic));
                     }
                 }
-                CheckOutcome::Removed => lock(&self.ledger).forget(&check.path),
+                CheckOutcome::Removed => lock(&self.ledger).removed(&check.path),
                 // Not answered: the old entry stays, and so does its staleness.
                 CheckOutcome::Pending { .. } | CheckOutcome::Unchecked { .. } => {}
             }
@@ -361,9 +361,11 @@ impl AfterWrite for LspDiagnostics {
                 prepared.push((write.path.clone(), entry));
             }
         }
-        let checking: Vec<PathBuf> = to_baseline.iter().chain(&to_retake).cloned().collect();
-        if !checking.is_empty() {
-            let mut checks = self.supervisor.check_files(&checking, &[]).await;
+        if !to_baseline.is_empty() || !to_retake.is_empty() {
+            // Retaken files go as dependents: the answer must be one given after the
+            // servers heard of the outside changes, not the list they already had.
+            to_retake.retain(|path| !to_baseline.contains(path));
+            let mut checks = self.supervisor.check_files(&to_baseline, &to_retake).await;
             let retaken: Vec<FileCheck> = {
                 let (retaken, first): (Vec<FileCheck>, Vec<FileCheck>) = checks
                     .drain(..)
@@ -454,7 +456,7 @@ impl AfterWrite for LspDiagnostics {
                         unchecked.push(json!({"path": shown, "reason": reason}));
                     }
                 }
-                CheckOutcome::Removed => lock(&self.ledger).forget(&check.path),
+                CheckOutcome::Removed => lock(&self.ledger).removed(&check.path),
             }
         }
         let shown_dependents: Vec<String> =

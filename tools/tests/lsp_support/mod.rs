@@ -260,3 +260,27 @@ impl Drop for Locked {
         let _ = std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755));
     }
 }
+
+/// A compilation database for cmark's sources, as `cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON`
+/// would write it.
+pub fn cmark_compile_commands(root: &std::path::Path) -> String {
+    let mut entries = Vec::new();
+    for dir in ["third_party/cmark/src", "third_party/cmark/extensions"] {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "c"))
+            .collect();
+        files.sort();
+        for file in files {
+            entries.push(serde_json::json!({
+                "directory": root,
+                "file": file,
+                "arguments": ["cc", "-std=c99", "-c", "-Ithird_party/cmark/src",
+                    "-Ithird_party/cmark/extensions", "-Igenerated/unix", file],
+            }));
+        }
+    }
+    serde_json::to_string_pretty(&entries).unwrap()
+}
