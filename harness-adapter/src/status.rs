@@ -38,6 +38,7 @@ pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
         .collect::<Vec<_>>();
     let workers = setup.workers_configured();
     let graph = graph_status(setup);
+    let watcher = watcher_status(setup);
 
     let tools: Vec<Value> = registry
         .schemas(Surface::Full)
@@ -61,6 +62,7 @@ pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
     let config = setup.config();
     json!({
         "root": setup.root().path(),
+        "watcher": watcher,
         "tools": tools,
         "families": {
             "host files": {"available": true, "tools": ["read", "write", "edit", "apply_patch"]},
@@ -151,6 +153,35 @@ fn graph_status(setup: &RunSetup) -> Value {
     }
 }
 
+/// The run's watcher of the tree as a run would start it: how many folders it watches, or why
+/// it cannot (then every mechanism checks what it holds on every call).
+fn watcher_status(setup: &RunSetup) -> Value {
+    let limit = cc_workspace::watch::max_user_watches();
+    match cc_workspace::watch::TreeWatcher::start(
+        setup.root().path(),
+        cc_workspace::watch::WatchOptions::default(),
+    ) {
+        Ok(watcher) => {
+            let status = watcher.status();
+            watcher.stop();
+            json!({
+                "watching": status.degraded.is_none(),
+                "dirs": status.dirs,
+                "max_user_watches": limit,
+                "reason": status.degraded.unwrap_or_else(|| {
+                    "changes made behind the run (shell, git, formatters) are seen as they happen".into()
+                }),
+            })
+        }
+        Err(error) => json!({
+            "watching": false,
+            "dirs": 0,
+            "max_user_watches": limit,
+            "reason": format!("{error}; every call checks the files itself"),
+        }),
+    }
+}
+
 /// A family's broken section, said the same way for every family (`null` when it is fine).
 fn broken<T>(section: &Result<T, cc_workspace::BrokenSection>) -> Value {
     section
@@ -189,6 +220,22 @@ pub fn render(status: &Value) -> String {
         "cc-harness status for {}\n",
         status["root"].as_str().unwrap_or("?")
     );
+    let watcher = &status["watcher"];
+    if watcher.is_object() {
+        out.push_str(&if watcher["watching"] == Value::Bool(true) {
+            format!(
+                "\nfile watcher: watching {} folder(s) (fs.inotify.max_user_watches = {}): {}\n",
+                watcher["dirs"],
+                watcher["max_user_watches"],
+                watcher["reason"].as_str().unwrap_or("")
+            )
+        } else {
+            format!(
+                "\nfile watcher: NOT watching: {}\n",
+                watcher["reason"].as_str().unwrap_or("")
+            )
+        });
+    }
     let families = &status["families"];
     let mark = |available: &Value| {
         if available == &Value::Bool(true) {

@@ -981,9 +981,12 @@ impl ServerPool {
                 }
             }
         }
-        // clangd re-checks its open files (and sees a header gone or back) only on a save: a
-        // batch that wrote nothing it has open (a deleted header) still needs one.
-        if nothing_saved && server.spec().save_reparses_all {
+        // clangd re-checks its open files (and sees a header gone or back) only on a save, and
+        // rust-analyzer's `cargo check` (which alone reports a module file gone) runs on one:
+        // a batch that wrote nothing still open (a deleted file) still needs a save.
+        if nothing_saved
+            && (server.spec().save_reparses_all || server.spec().check_progress.is_some())
+        {
             if let Some((ticket, _)) = tickets.first() {
                 let _ = server.save(&ticket.path);
             }

@@ -147,6 +147,43 @@ struct Case {
     importer_comment: (&'static str, &'static str, &'static str),
     /// Set-up of the copy before the run starts (a compilation database).
     prepare: fn(&Path),
+    /// A file the run writes badly formatted, and the shell formats.
+    format: Format,
+    /// A branch that adds 200 files calling a definition, and breaks one existing file.
+    branch: Branch,
+}
+
+/// A formatter run by the shell over a file the servers have open.
+struct Format {
+    file: &'static str,
+    /// What the run writes first: two definitions, the second calling the first, laid out so
+    /// that formatting moves the call to another line.
+    bad: &'static str,
+    /// The shell command (`{}` is the file); `None`: not installed here, skipped.
+    command: &'static str,
+    /// The binary the command needs.
+    needs: &'static str,
+    /// Text on the call's line after formatting, the symbol, and text on the definition's
+    /// line.
+    call: &'static str,
+    symbol: &'static str,
+    definition: &'static str,
+}
+
+/// What a 200-file branch switch changes.
+struct Branch {
+    /// The file the generated files call into, its definition's line text and the symbol.
+    definition: (&'static str, &'static str, &'static str),
+    /// The path of generated file `i` (`{}` is `i`) and its content (`{}` is `i` too).
+    generated: (&'static str, &'static str),
+    /// A file listing the generated ones (`{}` is `i` in each line), when the language needs
+    /// one (Rust's `mod` declarations).
+    index: Option<(&'static str, &'static str)>,
+    /// An existing file the branch breaks, and what it appends to it (an error).
+    broken: (&'static str, &'static str),
+    /// Whether the graph resolves the generated calls to the definition (not yet for C
+    /// through a header).
+    callers: bool,
 }
 
 /// A rename through the run, then `git checkout .` restores the files: the servers drop
@@ -228,6 +265,159 @@ async fn deleted_and_recreated(project: &Project, case: &Case) {
     assert_clean(&after, "an importer after git restored the deleted file");
 }
 
+/// A formatter in the shell over a file the servers have open: the next `lsp` answer is
+/// about the formatted text (its line numbers), and the next write is clean.
+async fn formatted_by_the_shell(project: &Project, case: &Case) {
+    let format = &case.format;
+    if require_peer(format.needs).is_none() {
+        return;
+    }
+    let _ = write(project, format.file, format.bad).await;
+    sh(&project.ws, &format.command.replace("{}", format.file));
+    assert_ne!(
+        project.read(format.file),
+        format.bad,
+        "the formatter changed nothing"
+    );
+    let line = line_of(project, format.file, format.call);
+    let answer = project
+        .lsp(json!({"action": "definition", "file": format.file, "line": line, "symbol": format.symbol}))
+        .await;
+    let expected = line_of(project, format.file, format.definition);
+    let found: Vec<(String, u64)> = answer["locations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer:#}"))
+        .iter()
+        .map(|l| {
+            (
+                l["path"].as_str().unwrap().to_owned(),
+                l["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [(format.file.to_owned(), expected as u64)],
+        "the definition after the shell formatted the file: {answer:#}"
+    );
+    let text = project.read(format.file);
+    let first_line = text.lines().next().unwrap().to_owned();
+    let after = edit(
+        project,
+        format.file,
+        &first_line,
+        &format!("{first_line}\n"),
+    )
+    .await;
+    assert_clean(&after, "a write after the formatter");
+}
+
+/// The number of functions whose name has `ccgen` in it (the generated files' functions).
+async fn generated_definitions(project: &Project) -> u64 {
+    let found = project
+        .call(
+            "graph",
+            json!({"action": "symbols", "query": "ccgen", "kind": "function", "max_results": 1}),
+        )
+        .await;
+    assert!(found.get("error").is_none(), "{found:#}");
+    assert_eq!(found["index"]["fresh"], json!(true), "{found:#}");
+    found["total"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{found:#}"))
+}
+
+async fn callers_total(project: &Project, case: &Case) -> u64 {
+    let (file, needle, symbol) = case.branch.definition;
+    let line = line_of(project, file, needle);
+    let found = project
+        .call(
+            "graph",
+            json!({"action": "callers", "file": file, "line": line, "symbol": symbol, "max_results": 1}),
+        )
+        .await;
+    assert!(found.get("error").is_none(), "{found:#}");
+    found["total"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{found:#}"))
+}
+
+/// Messages of the errors `lsp diagnostics` gives for `file` now.
+async fn errors_of(project: &Project, file: &str) -> Vec<String> {
+    let answer = project
+        .lsp(json!({"action": "diagnostics", "file": file}))
+        .await;
+    answer["diagnostics"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer:#}"))
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| d["message"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+/// `git checkout` of a branch that changes 201 files, and back: the graph's symbols and
+/// callers and the servers' diagnostics agree with the disk on the next call each time.
+async fn branch_switch(project: &Project, case: &Case) {
+    let branch = &case.branch;
+    // The graph is open (and the broken file known) before the switch.
+    let before = generated_definitions(project).await;
+    let callers_before = if branch.callers {
+        callers_total(project, case).await
+    } else {
+        0
+    };
+    let (broken, appended) = branch.broken;
+    let errors_before = errors_of(project, broken).await;
+    sh(
+        &project.ws,
+        "git add -A && git commit -q -m work --no-gpg-sign && git checkout -q -b feature",
+    );
+    for i in 0..200 {
+        let path = project
+            .ws
+            .join(branch.generated.0.replace("{}", &i.to_string()));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, branch.generated.1.replace("{}", &i.to_string())).unwrap();
+    }
+    if let Some((path, line)) = branch.index {
+        let lines: String = (0..200)
+            .map(|i| line.replace("{}", &i.to_string()))
+            .collect();
+        std::fs::write(project.ws.join(path), lines).unwrap();
+    }
+    let mut text = project.read(broken);
+    text.push_str(appended);
+    std::fs::write(project.ws.join(broken), text).unwrap();
+    sh(
+        &project.ws,
+        "git add -A && git commit -q -m feature --no-gpg-sign && git checkout -q main",
+    );
+    assert_eq!(generated_definitions(project).await, before);
+
+    sh(&project.ws, "git checkout -q feature");
+    assert_eq!(generated_definitions(project).await, before + 200);
+    if branch.callers {
+        let callers = callers_total(project, case).await;
+        assert!(
+            callers >= callers_before + 200,
+            "the graph's callers after the branch switch: {callers}, {callers_before} before"
+        );
+    }
+    let errors = errors_of(project, broken).await;
+    assert!(
+        errors.len() > errors_before.len(),
+        "the break on the branch is not seen: {errors:?}"
+    );
+
+    sh(&project.ws, "git checkout -q main");
+    assert_eq!(generated_definitions(project).await, before);
+    if branch.callers {
+        assert_eq!(callers_total(project, case).await, callers_before);
+    }
+    assert_eq!(errors_of(project, broken).await, errors_before);
+}
+
 async fn run_case(case: &Case) {
     if require_peer(case.server).is_none() {
         return;
@@ -235,7 +425,9 @@ async fn run_case(case: &Case) {
     if require_peer("git").is_none() {
         return;
     }
-    let Some(project) = Setup::default().real(case.project, &[]) else {
+    let cache = tempfile::tempdir().unwrap();
+    let setup = Setup::with_graph(cache.path(), cc_tools::Surface::Full);
+    let Some(project) = setup.real(case.project, &[]) else {
         return;
     };
     (case.prepare)(&project.ws);
@@ -243,6 +435,8 @@ async fn run_case(case: &Case) {
     rename_then_git_restores(&project, case).await;
     created_modules_are_importable(&project, case).await;
     deleted_and_recreated(&project, case).await;
+    formatted_by_the_shell(&project, case).await;
+    branch_switch(&project, case).await;
     project.shutdown().await;
 }
 
@@ -284,6 +478,25 @@ async fn python_requests_shell_changes_between_calls() {
             "from ._internal_utils import to_native_string",
             "from ._internal_utils import to_native_string  # used below",
         ),
+        format: Format {
+            file: "src/requests/_fmtcase.py",
+            bad: "def   first( a,\n        b ):\n    return a+b\ndef second(x):\n    return first(x,\n                 x)\n",
+            command: "black -q {}",
+            needs: "black",
+            call: "return first(",
+            symbol: "first",
+            definition: "def first",
+        },
+        branch: Branch {
+            definition: ("src/requests/_internal_utils.py", "def to_native_string", "to_native_string"),
+            generated: (
+                "src/requests/gen_{}.py",
+                "from ._internal_utils import to_native_string\n\n\ndef ccgen_{}() -> str:\n    return to_native_string(\"x\")\n",
+            ),
+            index: None,
+            broken: ("src/requests/auth.py", "\n_broken: int = to_native_string(\"x\")\n"),
+            callers: true,
+        },
         prepare: |_| {},
     })
     .await;
@@ -322,6 +535,25 @@ async fn go_pflag_shell_changes_between_calls() {
             "func (s *ipSliceValue) Set(val string) error {",
             "// Set parses val.\nfunc (s *ipSliceValue) Set(val string) error {",
         ),
+        format: Format {
+            file: "fmtcase.go",
+            bad: "package pflag\nfunc fmtFirst(a, b int) int { return a + b }; func fmtSecond(x int) int { return fmtFirst(x, x) }\n",
+            command: "gofmt -w {}",
+            needs: "gofmt",
+            call: "return fmtFirst(",
+            symbol: "fmtFirst",
+            definition: "func fmtFirst",
+        },
+        branch: Branch {
+            definition: ("string_slice.go", "func readAsCSV(", "readAsCSV"),
+            generated: (
+                "gen_{}.go",
+                "package pflag\n\nfunc ccgen{}() ([]string, error) { return readAsCSV(\"x\") }\n",
+            ),
+            index: None,
+            broken: ("bool_slice.go", "\nvar _broken int = \"x\"\n"),
+            callers: true,
+        },
         prepare: |_| {},
     })
     .await;
@@ -365,6 +597,26 @@ async fn typescript_zod_shell_changes_between_calls() {
             "import { getEnumValues } from",
             "// enum values\nimport { getEnumValues } from",
         ),
+        format: Format {
+            file: "src/v4/core/fmtcase.ts",
+            bad: "export function fmtFirst(a: number, b: number): number { return a + b; } export function fmtSecond(x: number): number { return fmtFirst(x, x); }\n",
+            // No TypeScript formatter is installed: the shell lays the file out itself.
+            command: "sed -i 's/} export/}\\n\\nexport/' {}",
+            needs: "sed",
+            call: "return fmtFirst(",
+            symbol: "fmtFirst",
+            definition: "export function fmtFirst",
+        },
+        branch: Branch {
+            definition: ("src/v4/core/util.ts", "export function getEnumValues(", "getEnumValues"),
+            generated: (
+                "src/v4/core/gen_{}.ts",
+                "import { getEnumValues } from \"./util.js\";\n\nexport function ccgen{}() {\n  return getEnumValues({ a: 1 });\n}\n",
+            ),
+            index: None,
+            broken: ("src/v4/core/to-json-schema.ts", "\nexport const _broken: number = \"x\";\n"),
+            callers: true,
+        },
         prepare: |_| {},
     })
     .await;
@@ -402,6 +654,25 @@ async fn rust_semver_shell_changes_between_calls() {
         ),
         recreated: "src/eval.rs",
         importer_comment: ("src/lib.rs", "mod display;", "// display\nmod display;"),
+        format: Format {
+            file: "src/runmod.rs",
+            bad: "pub(crate) fn twice(x: u32) -> u32 { 2 * x } pub(crate) fn quad(x: u32) -> u32 { twice(twice(x)) }\n",
+            command: "rustfmt --edition 2021 {}",
+            needs: "rustfmt",
+            call: "twice(twice(",
+            symbol: "twice",
+            definition: "fn twice",
+        },
+        branch: Branch {
+            definition: ("src/eval.rs", "pub(crate) fn matches_req(", "matches_req"),
+            generated: (
+                "src/gen/gen_{}.rs",
+                "use crate::eval::matches_req;\n\n#[allow(dead_code)]\npub(crate) fn ccgen_{}(r: &crate::VersionReq, v: &crate::Version) -> bool {\n    matches_req(r, v)\n}\n",
+            ),
+            index: Some(("src/gen/mod.rs", "pub(crate) mod gen_{};\n")),
+            broken: ("src/lib.rs", "\nmod gen;\n#[allow(dead_code)]\nconst BROKEN: u32 = \"x\";\n"),
+            callers: true,
+        },
         prepare: |_| {},
     })
     .await;
@@ -447,6 +718,25 @@ async fn c_cmark_shell_changes_between_calls() {
             "#include \"houdini.h\"",
             "/* escaping */\n#include \"houdini.h\"",
         ),
+        format: Format {
+            file: "third_party/cmark/src/fmtcase.c",
+            bad: "int fmt_first(int a, int b) { return a + b; } int fmt_second(int x) { return fmt_first(x, x); }\n",
+            command: "clang-format-19 -i {}",
+            needs: "clang-format-19",
+            call: "return fmt_first(",
+            symbol: "fmt_first",
+            definition: "int fmt_first",
+        },
+        branch: Branch {
+            definition: ("third_party/cmark/src/buffer.c", "void cmark_strbuf_truncate(", "cmark_strbuf_truncate"),
+            generated: (
+                "third_party/cmark/src/gen_{}.c",
+                "#include \"buffer.h\"\nvoid ccgen_{}(cmark_strbuf *b) { cmark_strbuf_truncate(b, 0); }\n",
+            ),
+            index: None,
+            broken: ("third_party/cmark/src/xml.c", "\nint broken_c = \"x\";\n"),
+            callers: false,
+        },
         prepare: |ws| {
             std::fs::write(
                 ws.join("compile_commands.json"),
@@ -456,4 +746,73 @@ async fn c_cmark_shell_changes_between_calls() {
         },
     })
     .await;
+}
+
+/// The watcher loses events (its queue forced tiny): the graph stats every file and says
+/// so, the servers re-read their open documents, and a write says the tree changed outside
+/// with the watcher's note; no answer is stale.
+#[tokio::test]
+async fn a_lost_event_queue_is_a_rescan_said_in_the_results() {
+    if require_peer("basedpyright-langserver").is_none() || require_peer("git").is_none() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let mut setup = Setup::with_graph(cache.path(), cc_tools::Surface::Full);
+    setup.watch = Some(cc_workspace::watch::WatchOptions {
+        queue: 8,
+        debounce: std::time::Duration::from_millis(300),
+        ..Default::default()
+    });
+    let Some(project) = setup.real("requests", &[]) else {
+        return;
+    };
+    git_init(&project.ws);
+    assert_eq!(generated_definitions(&project).await, 0);
+    let comment = edit(
+        &project,
+        "src/requests/auth.py",
+        "from ._internal_utils import to_native_string",
+        "from ._internal_utils import to_native_string  # used below",
+    )
+    .await;
+    assert_clean(&comment, "a first write");
+    // 300 files at once overflow a queue of 8 events.
+    for i in 0..300 {
+        std::fs::write(
+            project.ws.join(format!("src/requests/gen_{i}.py")),
+            format!("def ccgen_{i}() -> int:\n    return {i}\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        project.ws.join("src/requests/gen_0.py"),
+        "def ccgen_0() -> int:\n    return \"zero\"\n",
+    )
+    .unwrap();
+    // The batch may need its debounce to pass before the overflow shows.
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    let found = project
+        .call(
+            "graph",
+            json!({"action": "symbols", "query": "ccgen", "kind": "function", "max_results": 1}),
+        )
+        .await;
+    assert_eq!(found["total"], 300, "{found:#}");
+    assert!(
+        found["index"]["rescanned"]
+            .as_str()
+            .is_some_and(|why| why.contains("overflowed")),
+        "{found:#}"
+    );
+    let write = edit(
+        &project,
+        "src/requests/auth.py",
+        "  # used below",
+        "  # used here",
+    )
+    .await;
+    assert_clean(&write, "a write after the lost events");
+    let note = write["diagnostics"]["changed_outside"]["note"].as_str();
+    assert!(note.is_some_and(|n| n.contains("overflowed")), "{write:#}");
+    project.shutdown().await;
 }

@@ -19,6 +19,7 @@ fn checked(files: &[(&str, &str)], config: &str, options: ServerPoolOptions) -> 
         surface: Surface::Full,
         options,
         resources: Resources::default(),
+        watch: None,
     }
     .build(files)
 }

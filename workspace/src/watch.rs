@@ -640,26 +640,16 @@ impl Collector {
     /// files found (for a folder that appeared after the watcher started, so what was written
     /// into it before its watch took hold is not missed).
     fn watch_tree(&mut self, dir: &Path, collect_files: bool) -> Vec<PathBuf> {
-        let mut files = Vec::new();
         let mut new_dirs = Vec::new();
-        let walk = Walk::new(dir);
-        for entry in walk.builder().build().filter_map(Result::ok) {
-            let Some(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                let path = entry.into_path();
-                // The walk's ignore files apply to what it enters; ours follow them.
-                for name in [".gitignore", ".ignore"] {
-                    let file = path.join(name);
-                    if file.is_file() {
-                        self.rules.load(&file);
-                    }
+        for entry in Walk::new(dir).dirs() {
+            // The walk's ignore files apply to what it enters; ours follow them.
+            for name in [".gitignore", ".ignore"] {
+                let file = entry.path.join(name);
+                if file.is_file() {
+                    self.rules.load(&file);
                 }
-                new_dirs.push(path);
-            } else if kind.is_file() && collect_files {
-                files.push(entry.into_path());
             }
+            new_dirs.push(entry.path);
         }
         for path in new_dirs {
             if self.watched.contains(&path) {
@@ -670,12 +660,12 @@ impl Collector {
                     self.degrade(format!(
                         "the tree has more folders than the {max} this watcher may watch"
                     ));
-                    return files;
+                    return Vec::new();
                 }
             }
             let result = match lock(&self.notify).as_mut() {
                 Some(watcher) => watcher.watch(&path, RecursiveMode::NonRecursive),
-                None => return files,
+                None => return Vec::new(),
             };
             match result {
                 Ok(()) => {
@@ -687,14 +677,20 @@ impl Collector {
                          raise it (sysctl fs.inotify.max_user_watches=524288)",
                         max_user_watches().map_or_else(|| "?".into(), |n| n.to_string())
                     ));
-                    return files;
+                    return Vec::new();
                 }
                 // Gone again, or unreadable: nothing to watch there.
                 Err(_) => {}
             }
         }
         lock(&self.shared.state).dirs = self.watched.len();
-        files
+        // Listed only once the watches hold: a file written meanwhile is either listed here
+        // or seen by its watch (both is harmless).
+        if collect_files {
+            Walk::new(dir).files().map(|entry| entry.path).collect()
+        } else {
+            Vec::new()
+        }
     }
 
     /// Whether the walk would enter `dir` (it is under the root, not hidden, skipped,

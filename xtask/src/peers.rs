@@ -126,6 +126,8 @@ pub const PEERS: &[Peer] = &[
     // Debian bookworm (LLVM 19 throughout: `lldb-19` conflicts with the older `lldb`).
     peer(Apt, "clangd-19",         "1:19.1.7-3~deb12u1",     "clangd-19",     &["--version"]),
     peer(Apt, "clang-tidy-19",     "1:19.1.7-3~deb12u1",     "clang-tidy-19", &["--version"]),
+    // A formatter run by the shell behind the run (tools/tests/behind_the_run.rs).
+    peer(Apt, "clang-format-19",   "1:19.1.7-3~deb12u1",     "clang-format-19", &["--version"]),
     // Gives `lldb-dap-19`, whose `--version` prints nothing: `--help` shows that it runs.
     peer(Apt, "lldb-19",           "1:19.1.7-3~deb12u1",     "lldb-dap-19",   &["--help"]),
     peer(Apt, "golang-go",         "2:1.19~1",               "go",            &["version"]),

@@ -360,7 +360,12 @@ fn fetch_crate(scratch: &Path, name: &str, version: &str) -> Result<PathBuf> {
     untar_single(&archive, scratch)
 }
 
-fn fetch_debian(scratch: &Path, package: &str, version: &str, keep: &str) -> Result<PathBuf> {
+pub(crate) fn fetch_debian(
+    scratch: &Path,
+    package: &str,
+    version: &str,
+    keep: &str,
+) -> Result<PathBuf> {
     let download = || {
         let mut cmd = Command::new("apt-get");
         cmd.current_dir(scratch)

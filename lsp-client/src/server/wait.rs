@@ -86,6 +86,9 @@ pub struct SyncTicket {
 /// a recheck of a file the change did not affect before that silence means "unchanged".
 const RECHECK_QUIET: std::time::Duration = std::time::Duration::from_millis(1500);
 
+/// How long after a save-started check ends its pushed results may still arrive.
+const CHECK_PUSH_SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// One of tsserver's diagnostics as the LSP object typescript-language-server publishes.
 pub(super) fn lsp_from_tsserver(item: &Value) -> Option<Value> {
     use lsp_types::{DiagnosticSeverity, DiagnosticTag, Position, Range};
@@ -399,6 +402,19 @@ impl LanguageServer {
                 retries += 1;
                 continue;
             }
+            // rust-analyzer ends its check's progress first and pushes the check's results on
+            // its next turn: give them a moment to arrive.
+            if self.check_ran_since(ticket) {
+                let settle_until = self.state.lock().idle_since + CHECK_PUSH_SETTLE;
+                tokio::time::sleep_until(settle_until).await;
+                // It started checking again meanwhile: its results are the ones that count.
+                if self.is_busy() {
+                    if !self.wait_idle(ticket, timing).await {
+                        return self.pending(ticket);
+                    }
+                    continue;
+                }
+            }
             let report = report.unwrap_or_default();
             let unchanged = report.kind.as_deref() == Some("unchanged");
             let mut inner = self.state.lock();
@@ -427,6 +443,14 @@ impl LanguageServer {
                 via,
             };
         }
+    }
+
+    /// Whether a save after `ticket`'s change started the server's check (which has begun).
+    fn check_ran_since(&self, ticket: &SyncTicket) -> bool {
+        let inner = self.state.lock();
+        self.spec.check_progress.is_some()
+            && inner.save_seq > ticket.seq_before
+            && inner.check_begin_seq > inner.save_seq
     }
 
     /// When a save since `ticket`'s change started the server's check

@@ -124,6 +124,43 @@ impl LanguageServer {
         any.then_some(watches)
     }
 
+    /// The glob patterns the server registered for `workspace/didChangeWatchedFiles` (a
+    /// relative pattern as `BASE/PATTERN`); `None` when it registered none, so it is told of
+    /// its family's files.
+    pub fn watched_globs(&self) -> Option<Vec<String>> {
+        let inner = self.state.lock();
+        let mut any = false;
+        let mut globs = Vec::new();
+        for (method, options) in inner.registrations.values() {
+            if method != DidChangeWatchedFiles::METHOD {
+                continue;
+            }
+            any = true;
+            let Ok(options) =
+                serde_json::from_value::<DidChangeWatchedFilesRegistrationOptions>(options.clone())
+            else {
+                continue;
+            };
+            for watcher in options.watchers {
+                globs.push(match watcher.glob_pattern {
+                    GlobPattern::String(pattern) => pattern,
+                    GlobPattern::Relative(relative) => {
+                        let base = match &relative.base_uri {
+                            OneOf::Left(folder) => uri_path(&folder.uri),
+                            OneOf::Right(uri) => uri_path(uri),
+                        };
+                        match base {
+                            Some(base) => format!("{}/{}", base.display(), relative.pattern),
+                            None => relative.pattern,
+                        }
+                    }
+                });
+            }
+        }
+        globs.sort();
+        any.then_some(globs)
+    }
+
     /// Tells the server about `changes` to files it may not have open: the ones its
     /// registered watchers want, or — for a server that registered none — the files of its
     /// family (`fallback`: extensions and file names such as `go.mod`). Paths outside its

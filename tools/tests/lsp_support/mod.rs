@@ -27,6 +27,8 @@ pub struct Setup<'a> {
     pub options: ServerPoolOptions,
     /// What else is wired (`host_files` is on by default); `language_servers` is set.
     pub resources: Resources,
+    /// How the run's watcher watches (default: as a run does).
+    pub watch: Option<cc_workspace::watch::WatchOptions>,
 }
 
 impl Default for Setup<'_> {
@@ -39,6 +41,7 @@ impl Default for Setup<'_> {
                 host_files: true,
                 ..Default::default()
             },
+            watch: None,
         }
     }
 }
@@ -100,6 +103,9 @@ impl Setup<'_> {
 
     fn build_at(self, ws: PathBuf, keep: Box<dyn std::any::Any + Send + Sync>) -> Project {
         let root = WorkspaceRoot::new(&ws).unwrap();
+        if let Some(options) = self.watch {
+            root.set_watch_options(options);
+        }
         let table: toml::Table = self.config.parse().unwrap();
         let config = table
             .get("lsp")

@@ -34,8 +34,10 @@ mod dap;
 mod framing;
 mod graph;
 mod kernel;
+mod linux;
 mod lsp;
 mod structural;
+mod watch;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -77,6 +79,11 @@ pub const FAMILIES: &[Family] = &[
         name: "dap",
         about: "debugger: supervisor step vs bare DAP step, round trips to read a local",
         run: dap::run,
+    },
+    Family {
+        name: "watch",
+        about: "freshness with the run's watcher vs a stat of every file; outside write to graph and server; watcher memory",
+        run: watch::run,
     },
     Family {
         name: "structural",
