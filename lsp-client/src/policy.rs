@@ -181,7 +181,7 @@ pub(crate) fn restrict(
 }
 
 /// Deep-merges `extra` into `target` (objects merge, anything else is replaced).
-fn merge(target: &mut Value, extra: &Value) {
+pub(crate) fn merge(target: &mut Value, extra: &Value) {
     match (target, extra) {
         (Value::Object(target), Value::Object(extra)) => {
             for (key, value) in extra {

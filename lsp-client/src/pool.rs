@@ -552,6 +552,10 @@ impl ServerPool {
         let applier = lock(&self.applier).clone();
         let mut resolved = resolved;
         crate::policy::adapt_to_project(&mut resolved.spec, root);
+        if !resolved.spec.init_options_when_watched.is_null() && self.watching().is_some() {
+            let extra = resolved.spec.init_options_when_watched.clone();
+            crate::policy::merge(&mut resolved.spec.init_options, &extra);
+        }
         if self.options.trust == Trust::ReadOnly {
             crate::policy::restrict(&mut resolved, &self.workspace, &self.path_var())
                 .map_err(unavailable)?;

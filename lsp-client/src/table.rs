@@ -98,6 +98,10 @@ pub struct ServerSpec {
     /// (gopls's leaves out its analyses, `go vet`'s findings, for files that are not open),
     /// and is never the answer for an open file's version.
     pub versions_open_files: bool,
+    /// `initializationOptions` added when the pool is attached to a watcher of the tree
+    /// ([`crate::ServerPool::watch`]): the server may then leave file watching to the client
+    /// (typescript-language-server's `useClientFileWatcher`).
+    pub init_options_when_watched: Value,
 }
 
 /// The default [`ServerSpec::checker_timeout`]: a cold `cargo check` of a mid-sized project.
@@ -128,6 +132,7 @@ impl ServerSpec {
             ready_when_logged: Vec::new(),
             index_progress: None,
             versions_open_files: false,
+            init_options_when_watched: Value::Null,
         }
     }
 
@@ -258,7 +263,14 @@ impl ServerTable {
                 "allowRenameOfImportPath": false,
             },
             "tsserver": {"useSyntaxServer": "never"},
+            // No automatic type acquisition: it runs `npm install` of `@types` packages
+            // behind the agent's back.
+            "disableAutomaticTypingAcquisition": true,
         });
+        // With the run's watcher, tsserver watches no files itself: it is told
+        // (`workspace/didChangeWatchedFiles` for the globs it registers), so a module created
+        // by the shell resolves in files already open (its own watchers do not see that).
+        tsserver.init_options_when_watched = json!({"tsserver": {"useClientFileWatcher": true}});
 
         let mut gopls = ServerSpec::new("gopls", &["gopls"], &["gopls", "version"])
             .checker(&["go", "vet", "-json", "./..."]);

@@ -82,41 +82,41 @@ async fn servers_that_register_watchers_for_their_sources() {
     }
 }
 
-/// typescript-language-server, pylsp, clangd and bash-language-server register no watcher
-/// for their sources: they are told of their family's files (and clangd, which reads headers
-/// only when it re-parses, gets a save). Whatever they register, a created module must be
-/// importable without being opened.
+/// typescript-language-server watches files itself unless the client does
+/// (`useClientFileWatcher`, set when the pool has a watcher): its own watchers miss a module
+/// created next to a file that imports it. With the run's watcher it registers globs, and a
+/// module created on disk (never opened) resolves in the next check of its importer.
+/// (pylsp, clangd and bash-language-server register nothing for their sources: they are told
+/// of their family's files, and clangd, which re-reads headers only when it re-parses, gets a
+/// save.)
 #[tokio::test]
 async fn a_created_module_is_importable_by_typescript_language_server() {
-    let Some(globs) = registered(
-        "typescript-language-server",
-        "typescript",
-        &[
-            ("package.json", "{}"),
-            ("tsconfig.json", "{\"compilerOptions\": {\"strict\": true}}"),
-            ("a.ts", "export const a: number = 1;\n"),
-        ],
-        "",
-        "a.ts",
-    )
-    .await
-    else {
+    if require_peer("typescript-language-server").is_none() {
         return;
-    };
-    // Recorded, so a change in the server's behaviour shows here.
-    eprintln!("typescript-language-server registers: {globs:?}");
+    }
+    // Deep enough: tsserver does not watch for missing modules in folders near `/`.
     let fixture = fixture(
         &[
-            ("package.json", "{}"),
-            ("tsconfig.json", "{\"compilerOptions\": {\"strict\": true}}"),
+            ("project/app/package.json", "{}"),
             (
-                "a.ts",
+                "project/app/tsconfig.json",
+                "{\"compilerOptions\": {\"strict\": true}}",
+            ),
+            (
+                "project/app/a.ts",
                 "import { b } from \"./b\";\nexport const a: number = b;\n",
             ),
         ],
         &lenient(&["typescript"], ""),
     );
-    let a = fixture.ws.join("a.ts");
+    let a = fixture.ws.join("project/app/a.ts");
+    // The run's watcher, as `cc-tools` attaches it: tsserver then leaves watching to it.
+    let watcher = std::sync::Arc::new(
+        cc_workspace::watch::TreeWatcher::start(&fixture.ws, Default::default()).unwrap(),
+    );
+    fixture
+        .sup
+        .watch(std::sync::Arc::new(move || Some(watcher.clone())));
     let before = check(&fixture.sup, &a).await;
     let CheckOutcome::Checked { diagnostics, .. } = &before else {
         panic!("{before:?}");
@@ -125,16 +125,13 @@ async fn a_created_module_is_importable_by_typescript_language_server() {
         diagnostics.iter().any(|d| d.message.contains("./b")),
         "the missing module is not reported: {diagnostics:?}"
     );
-    // Created on disk, never opened: the server hears of it only as a watched file.
-    let b = fixture.ws.join("b.ts");
+    // With the watcher attached, tsserver leaves file watching to the client.
+    let globs = fixture.sup.running()[0].watched_globs();
+    assert_watches(&globs, "*", "typescript-language-server");
+    // Created on disk (as a shell would), never opened: the server hears of it only from
+    // the watcher, before the next check.
+    let b = fixture.ws.join("project/app/b.ts");
     std::fs::write(&b, "export const b: number = 2;\n").unwrap();
-    let server = fixture.sup.running()[0].clone();
-    server
-        .files_changed(
-            &[(b.clone(), cc_lsp_client::WatchedChange::Created)],
-            &["ts".into()],
-        )
-        .unwrap();
     // The same text again: a recheck, after the server heard of the new file.
     let after = fixture.sup.check_files(&[], &[a.clone()]).await;
     let CheckOutcome::Checked { diagnostics, .. } = &after[0].outcome else {
@@ -147,4 +144,47 @@ async fn a_created_module_is_importable_by_typescript_language_server() {
         "the created module is still unresolved: {diagnostics:?}"
     );
     shutdown_and_check(&fixture.sup).await;
+}
+
+/// pylsp, clangd and bash-language-server register no watcher for their sources: the pool
+/// tells them of their family's files (a static registration), and clangd gets a save when a
+/// header changes on disk. Recorded here so a change in a server's behaviour shows.
+#[tokio::test]
+async fn servers_that_register_nothing_for_their_sources() {
+    let cases: &[(&str, &str, &[(&str, &str)], &str, &str, &str)] = &[
+        (
+            "pylsp",
+            "python",
+            &[("setup.py", ""), ("a.py", "x = 1\n")],
+            "command = [\"pylsp\"]\n",
+            "a.py",
+            "py",
+        ),
+        (
+            "clangd-19",
+            "c",
+            &[(".clangd", ""), ("a.c", "int main(void) { return 0; }\n")],
+            "",
+            "a.c",
+            "c",
+        ),
+        (
+            "bash-language-server",
+            "bash",
+            &[("a.sh", "echo hi\n")],
+            "",
+            "a.sh",
+            "sh",
+        ),
+    ];
+    for (peer, family, files, config, file, extension) in cases {
+        let Some(globs) = registered(peer, family, files, config, file).await else {
+            continue;
+        };
+        let sources = globs
+            .as_ref()
+            .is_some_and(|globs| globs.iter().any(|g| g.contains(extension)));
+        assert!(!sources, "{peer} now registers watchers for its sources: {globs:?}");
+        eprintln!("{peer} registers: {globs:?}");
+    }
 }
