@@ -78,6 +78,7 @@ async fn servers_that_register_watchers_for_their_sources() {
         let Some(globs) = registered(peer, family, files, config, file).await else {
             continue;
         };
+        eprintln!("{peer} registers: {globs:?}");
         assert_watches(&globs, extension, peer);
     }
 }
