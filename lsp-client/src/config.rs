@@ -92,6 +92,9 @@ pub struct FamilyOverride {
     /// The least severe diagnostic reported on write: `error`, `warning` (the default),
     /// `information` or `hint`.
     pub min_severity: Option<crate::Severity>,
+    /// The project's Python (relative to the workspace root, or absolute): the language
+    /// servers, the checker and everyone else then use it (see `cc_workspace::python`).
+    pub interpreter: Option<std::path::PathBuf>,
 }
 
 impl LspConfig {
@@ -137,6 +140,7 @@ impl LspConfig {
                     enabled: true,
                     language_ids: Vec::new(),
                     min_severity: crate::Severity::Warning,
+                    interpreter: None,
                 });
             }
             let family = table
@@ -154,6 +158,9 @@ fn apply(family: &mut Family, over: &FamilyOverride) -> Result<(), String> {
     }
     if let Some(min_severity) = over.min_severity {
         family.min_severity = min_severity;
+    }
+    if let Some(interpreter) = &over.interpreter {
+        family.interpreter = Some(interpreter.clone());
     }
     if let Some(extensions) = &over.extensions {
         family.extensions = extensions

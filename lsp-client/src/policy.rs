@@ -42,6 +42,65 @@ pub(crate) fn adapt_to_project(spec: &mut ServerSpec, root: &Path) {
     }
 }
 
+/// Tells a Python server which interpreter is the project's (`cc_workspace::python`: the
+/// configured one, an active or in-project environment, pyright's `venv`, else a `python3` on
+/// PATH that is not the tools' own environment; on a read-only surface one outside the
+/// workspace). Its search paths then come from that interpreter, and pyright's
+/// `autoSearchPaths` stays on, so a `src` layout resolves in its own tests with nothing
+/// installed. Returns the choice (for `status`); `Err` when a read-only surface has no
+/// interpreter it may give (the server is then not started).
+pub(crate) fn use_project_python(
+    spec: &mut ServerSpec,
+    interpreter: Option<&Path>,
+    root: &Path,
+    workspace: &Path,
+    path_var: &OsStr,
+    read_only: bool,
+) -> Result<Option<cc_workspace::python::PythonChoice>, Refusal> {
+    let section = match spec.name.as_str() {
+        "basedpyright" => "basedpyright",
+        "pyright" => "python",
+        "pylsp" => "pylsp",
+        _ => return Ok(None),
+    };
+    let mut query = cc_workspace::python::PythonQuery::new(root, workspace);
+    query.configured = interpreter;
+    query.path_var = Some(path_var.to_os_string());
+    query.outside_workspace_only = read_only;
+    let choice = match cc_workspace::python::project_python(&query) {
+        Ok(choice) => choice,
+        Err(why) if read_only => {
+            return Err(format!(
+                "{} would run the project's own python to read its search paths, and no python3 \
+                 outside the workspace is on PATH to give it instead ({why}); a read-only \
+                 surface runs no workspace code",
+                spec.name
+            ))
+        }
+        // The server finds one itself, as without this.
+        Err(_) => return Ok(None),
+    };
+    let python = choice.path.to_string_lossy().into_owned();
+    if section == "pylsp" {
+        merge(
+            &mut spec.settings,
+            &json!({"pylsp": {"plugins": {"jedi": {"environment": python}}}}),
+        );
+    } else {
+        merge(
+            &mut spec.settings,
+            &json!({"python": {"pythonPath": python}}),
+        );
+        if !has_pyright_configuration(root) {
+            merge(
+                &mut spec.settings,
+                &json!({section: {"analysis": {"autoSearchPaths": true}}}),
+            );
+        }
+    }
+    Ok(Some(choice))
+}
+
 /// Whether pyright will find a configuration of its own for the project at `root`:
 /// `pyrightconfig.json`, or a `[tool.pyright]` / `[tool.basedpyright]` table in
 /// `pyproject.toml`, in `root` or a folder above it (pyright looks upward too).
@@ -108,11 +167,7 @@ pub fn answer_limits(server: &str, root: &Path) -> Option<String> {
 pub(crate) type Refusal = String;
 
 /// Makes `resolved` run no workspace code (see the table above), or says why it cannot.
-pub(crate) fn restrict(
-    resolved: &mut Resolved,
-    workspace: &Path,
-    path_var: &OsStr,
-) -> Result<(), Refusal> {
+pub(crate) fn restrict(resolved: &mut Resolved, workspace: &Path) -> Result<(), Refusal> {
     let name = resolved.spec.name.clone();
     let binary = resolved
         .binary
@@ -136,22 +191,6 @@ pub(crate) fn restrict(
             merge(&mut spec.settings, &json!({"rust-analyzer": safe}));
             // No check on save: nothing to wait for after one.
             spec.check_progress = None;
-        }
-        "basedpyright" | "pyright" | "pylsp" => {
-            let python = trusted_python(workspace, path_var).ok_or_else(|| {
-                format!(
-                    "{name} would run the project's own python to read its search paths, and no                      python3 outside the workspace is on PATH to give it instead; a read-only                      surface runs no workspace code"
-                )
-            })?;
-            let python = python.to_string_lossy().into_owned();
-            if name == "pylsp" {
-                merge(
-                    &mut spec.settings,
-                    &json!({"pylsp": {"plugins": {"jedi": {"environment": python}}}}),
-                );
-            } else {
-                merge(&mut spec.settings, &json!({"python": {"pythonPath": python}}));
-            }
         }
         "typescript-language-server" => {
             let tsserver = bundled_tsserver(&binary).ok_or_else(|| {
@@ -190,19 +229,6 @@ pub(crate) fn merge(target: &mut Value, extra: &Value) {
         }
         (target, extra) => *target = extra.clone(),
     }
-}
-
-/// The first `python3` (or `python`) on `path_var` that lies outside the workspace.
-pub(crate) fn trusted_python(workspace: &Path, path_var: &OsStr) -> Option<PathBuf> {
-    ["python3", "python"]
-        .into_iter()
-        .flat_map(|name| cc_process::find_all_in(name, path_var))
-        .find(|candidate| {
-            !candidate.starts_with(workspace)
-                && !candidate
-                    .canonicalize()
-                    .is_ok_and(|real| real.starts_with(workspace))
-        })
 }
 
 /// The `tsserver.js` of the TypeScript installed beside typescript-language-server (its

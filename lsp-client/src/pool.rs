@@ -197,6 +197,8 @@ pub struct ServerPool {
     watch_source: Mutex<Option<WatchSource>>,
     /// The pool's subscription to it, from the first time it was needed.
     watching: Mutex<Option<Arc<Watching>>>,
+    /// The project interpreter each Python server was given, and why (for `status`).
+    interpreters: Mutex<HashMap<Key, cc_workspace::python::PythonChoice>>,
     me: Weak<ServerPool>,
 }
 
@@ -232,6 +234,7 @@ impl ServerPool {
             config_error: std::sync::RwLock::new(config_error),
             watch_source: Mutex::new(None),
             watching: Mutex::new(None),
+            interpreters: Mutex::new(HashMap::new()),
             me: me.clone(),
         })
     }
@@ -556,9 +559,20 @@ impl ServerPool {
             let extra = resolved.spec.init_options_when_watched.clone();
             crate::policy::merge(&mut resolved.spec.init_options, &extra);
         }
+        let python = crate::policy::use_project_python(
+            &mut resolved.spec,
+            family.interpreter.as_deref(),
+            root,
+            &self.workspace,
+            &self.path_var(),
+            self.options.trust == Trust::ReadOnly,
+        )
+        .map_err(unavailable)?;
         if self.options.trust == Trust::ReadOnly {
-            crate::policy::restrict(&mut resolved, &self.workspace, &self.path_var())
-                .map_err(unavailable)?;
+            crate::policy::restrict(&mut resolved, &self.workspace).map_err(unavailable)?;
+        }
+        if let Some(python) = python {
+            lock(&self.interpreters).insert(key.clone(), python);
         }
         match LanguageServer::start(&family.name, &resolved, root, &self.path_var(), applier).await
         {
@@ -756,6 +770,15 @@ impl ServerPool {
                     }
                     if let Some(limits) = crate::policy::answer_limits(server.name(), &root) {
                         reason.push_str(&format!("; {limits}"));
+                    }
+                    if let Some(python) =
+                        lock(&self.interpreters).get(&(family.name.clone(), root.clone()))
+                    {
+                        reason.push_str(&format!(
+                            "; the project's Python: {} ({})",
+                            python.path.display(),
+                            python.why
+                        ));
                     }
                     known_row.reason = Some(reason);
                 } else if let Some(crash) = instance

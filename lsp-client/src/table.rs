@@ -162,6 +162,9 @@ pub struct Family {
     /// hints and "unnecessary" marks are never reported, see
     /// [`crate::Diagnostic::is_noise`]).
     pub min_severity: crate::Severity,
+    /// The project's interpreter, when the host configured one (`[lsp.python] interpreter`):
+    /// rule 1 of [`cc_workspace::python`].
+    pub interpreter: Option<std::path::PathBuf>,
 }
 
 impl Family {
@@ -333,6 +336,7 @@ impl ServerTable {
                     enabled: true,
                     language_ids: Vec::new(),
                     min_severity: crate::Severity::Warning,
+                    interpreter: None,
                 },
                 Family {
                     name: "typescript".into(),
@@ -348,6 +352,7 @@ impl ServerTable {
                         ("jsx", "javascriptreact"),
                     ]),
                     min_severity: crate::Severity::Warning,
+                    interpreter: None,
                 },
                 Family {
                     name: "go".into(),
@@ -357,6 +362,7 @@ impl ServerTable {
                     enabled: true,
                     language_ids: Vec::new(),
                     min_severity: crate::Severity::Warning,
+                    interpreter: None,
                 },
                 Family {
                     name: "c".into(),
@@ -377,6 +383,7 @@ impl ServerTable {
                         ("h++", "cpp"),
                     ]),
                     min_severity: crate::Severity::Warning,
+                    interpreter: None,
                 },
                 Family {
                     name: "rust".into(),
@@ -386,6 +393,7 @@ impl ServerTable {
                     enabled: true,
                     language_ids: Vec::new(),
                     min_severity: crate::Severity::Warning,
+                    interpreter: None,
                 },
                 Family {
                     name: "bash".into(),
@@ -395,6 +403,7 @@ impl ServerTable {
                     enabled: true,
                     language_ids: ids(&[("sh", "shellscript"), ("bash", "shellscript")]),
                     min_severity: crate::Severity::Warning,
+                    interpreter: None,
                 },
                 Family {
                     name: "dart".into(),
@@ -404,6 +413,7 @@ impl ServerTable {
                     enabled: true,
                     language_ids: Vec::new(),
                     min_severity: crate::Severity::Warning,
+                    interpreter: None,
                 },
             ],
         }

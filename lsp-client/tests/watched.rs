@@ -185,7 +185,10 @@ async fn servers_that_register_nothing_for_their_sources() {
         let sources = globs
             .as_ref()
             .is_some_and(|globs| globs.iter().any(|g| g.contains(extension)));
-        assert!(!sources, "{peer} now registers watchers for its sources: {globs:?}");
+        assert!(
+            !sources,
+            "{peer} now registers watchers for its sources: {globs:?}"
+        );
         eprintln!("{peer} registers: {globs:?}");
     }
 }

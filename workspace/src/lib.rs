@@ -46,6 +46,7 @@
 
 mod beneath;
 mod broken;
+pub mod python;
 mod resolve;
 pub mod transaction;
 pub mod walk;

@@ -432,6 +432,18 @@ fn ensure_local(layout: &Layout, peers: &[Peer], kind: Kind, force: bool) -> Res
         create_venv(layout)?;
         let _ = std::fs::remove_file(&stamp);
     }
+    if kind == Kind::Pip {
+        // The peers' venv is the tools' environment, never a project's: the one resolution
+        // of the project's Python (`cc_workspace::python`) skips it on PATH.
+        let marker = layout.venv().join("cc-tool-environment");
+        if !marker.exists() {
+            std::fs::write(
+                &marker,
+                "The tools' own environment (cargo xtask peers): never a project's Python.\n",
+            )
+            .map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+        }
+    }
     if kind == Kind::Npm {
         write_package_json(layout, peers)?;
     }

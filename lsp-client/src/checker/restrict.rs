@@ -1,19 +1,14 @@
 //! What a read-only surface changes in a checker's plan, so that it runs no workspace code.
 
-use std::ffi::OsStr;
 use std::path::Path;
 
 use super::{CheckerError, Plan};
-use crate::policy::trusted_python;
 
 /// Makes a project checker run no workspace code: `cargo check` is refused (it runs build
 /// scripts and proc macros); pyright-family checkers are given a python outside the
-/// workspace; `go vet` runs with the local toolchain and without cgo.
-pub(crate) fn restrict_checker(
-    plan: &mut Plan,
-    workspace: &Path,
-    path_var: &OsStr,
-) -> Result<(), CheckerError> {
+/// workspace (by `check_project`, through the one resolution of the project's python);
+/// `go vet` runs with the local toolchain and without cgo.
+pub(crate) fn restrict_checker(plan: &mut Plan, workspace: &Path) -> Result<(), CheckerError> {
     let program = plan
         .program
         .file_name()
@@ -36,18 +31,8 @@ pub(crate) fn restrict_checker(
              full surface, or ask for one file's diagnostics (`file: \"src/lib.rs\"`)"
                 .into(),
         )),
-        "basedpyright" | "pyright" => {
-            let python = trusted_python(workspace, path_var).ok_or_else(|| {
-                refuse(format!(
-                    "{program} would run the project's own python; no python3 outside the                      workspace is on PATH to give it instead"
-                ))
-            })?;
-            for invocation in &mut plan.invocations {
-                invocation.push("--pythonpath".into());
-                invocation.push(python.to_string_lossy().into_owned());
-            }
-            Ok(())
-        }
+        // The project's python was chosen outside the workspace (`check_project`).
+        "basedpyright" | "pyright" => Ok(()),
         "go" => {
             plan.env.push(("GOTOOLCHAIN".into(), "local".into()));
             plan.env.push(("CGO_ENABLED".into(), "0".into()));

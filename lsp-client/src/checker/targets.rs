@@ -135,6 +135,52 @@ impl ProjectChecker {
         Ok(targets)
     }
 
+    /// A pyright-family checker is told the project's python (`cc_workspace::python`, as the
+    /// language servers are), so it resolves the project against its own environment, never
+    /// the tools' (`--pythonpath`).
+    fn give_project_python(
+        &self,
+        family: &crate::table::Family,
+        root: &std::path::Path,
+        plan: &mut super::Plan,
+    ) -> Result<(), CheckerError> {
+        let program = plan
+            .program
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !matches!(program.as_str(), "basedpyright" | "pyright")
+            || plan
+                .invocations
+                .iter()
+                .flatten()
+                .any(|a| a == "--pythonpath")
+        {
+            return Ok(());
+        }
+        let mut query = cc_workspace::python::PythonQuery::new(root, &self.workspace);
+        query.configured = family.interpreter.as_deref();
+        query.path_var = Some(self.path_var.clone());
+        query.outside_workspace_only = self.trust == Trust::ReadOnly;
+        match cc_workspace::python::project_python(&query) {
+            Ok(choice) => {
+                for invocation in &mut plan.invocations {
+                    invocation.push("--pythonpath".into());
+                    invocation.push(choice.path.to_string_lossy().into_owned());
+                }
+                Ok(())
+            }
+            Err(why) if self.trust == Trust::ReadOnly => Err(CheckerError::Refused {
+                family: plan.family.clone(),
+                reason: format!(
+                    "{program} would run the project's own python; no python3 outside the \
+                     workspace is on PATH to give it instead ({why})"
+                ),
+            }),
+            Err(_) => Ok(()),
+        }
+    }
+
     /// Runs the project checker of `target` (see [`crate::checker`]).
     pub async fn check_project(
         &self,
@@ -155,8 +201,9 @@ impl ProjectChecker {
             read_only,
         )?;
         if read_only {
-            super::restrict::restrict_checker(&mut plan, &self.workspace, &self.path_var)?;
+            super::restrict::restrict_checker(&mut plan, &self.workspace)?;
         }
+        self.give_project_python(family, &target.root, &mut plan)?;
         run(&plan, &self.path_var).await
     }
 }
