@@ -1,6 +1,7 @@
 //! Finding a pattern's matches in one source text.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::language::Language;
 use crate::matcher::{named_span, run_span, Bound, Env, Matcher};
@@ -26,14 +27,6 @@ impl Position {
         Position {
             line,
             column: char_count(&before[line_start..]) + 1,
-        }
-    }
-
-    fn at(source: &[u8], offset: usize, (row, byte_column): (usize, usize)) -> Position {
-        let line_start = offset.saturating_sub(byte_column);
-        Position {
-            line: row + 1,
-            column: char_count(source.get(line_start..offset).unwrap_or(&[])) + 1,
         }
     }
 }
@@ -123,6 +116,69 @@ impl SourceParser {
         self.parser
             .parse_grammar(language.name(), &language.grammar(), source)
     }
+
+    /// Parses `source` as `language` within `limits`: cancellable, and refused when its tree
+    /// would take more memory than the limit.
+    pub fn parse_bounded(
+        &mut self,
+        language: &dyn Language,
+        source: &[u8],
+        limits: &ParseLimits<'_>,
+    ) -> Result<tree_sitter::Tree, BoundedParseError> {
+        self.parser
+            .parse_bounded(language.name(), &language.grammar(), source, limits)
+    }
+}
+
+pub use cc_languages::{BoundedParseError, ParseLimits};
+
+/// Why matching a tree stopped before its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The tree is nested deeper than allowed.
+    TooDeep,
+    /// The call was cancelled.
+    Cancelled,
+}
+
+/// How often (in nodes walked) matching looks at the cancellation flag.
+const CANCEL_CHECK_NODES: usize = 4096;
+
+/// Columns of positions on one line, computed from the last one asked for rather than from
+/// the line's start: on a minified file (one line of megabytes) counting from the line's
+/// start for every match would be quadratic.
+#[derive(Debug, Default)]
+struct Columns {
+    /// `(row, offset, 1-based column)` of the last position computed.
+    last: Option<(usize, usize, usize)>,
+}
+
+impl Columns {
+    fn at(&mut self, source: &[u8], offset: usize, (row, byte_column): (usize, usize)) -> Position {
+        let line_start = offset.saturating_sub(byte_column);
+        let column = match self.last {
+            Some((last_row, last, column)) if last_row == row && last >= line_start => {
+                if offset >= last {
+                    column + char_count(source.get(last..offset).unwrap_or(&[]))
+                } else {
+                    column.saturating_sub(char_count(source.get(offset..last).unwrap_or(&[])))
+                }
+            }
+            _ => char_count(source.get(line_start..offset).unwrap_or(&[])) + 1,
+        };
+        self.last = Some((row, offset, column));
+        Position {
+            line: row + 1,
+            column,
+        }
+    }
+}
+
+/// The position memos of one walk: starts and ends move independently.
+#[derive(Debug, Default)]
+struct Places {
+    starts: Columns,
+    ends: Columns,
 }
 
 /// Byte ranges of the comments in a tree (extras whose kind names a comment).
@@ -194,6 +250,28 @@ impl Pattern {
         self.find_within(tree, source, max_depth, RunSpans::Named)
     }
 
+    /// As [`Pattern::search_in_tree_within`], stopping when `cancel` is set.
+    pub fn search_bounded(
+        &self,
+        tree: &tree_sitter::Tree,
+        source: &[u8],
+        max_depth: usize,
+        cancel: Option<&AtomicBool>,
+    ) -> Result<FileMatches, Stopped> {
+        self.find_bounded(tree, source, max_depth, cancel, RunSpans::Named)
+    }
+
+    /// As [`Pattern::find_in_tree_within`], stopping when `cancel` is set.
+    pub fn find_in_tree_bounded(
+        &self,
+        tree: &tree_sitter::Tree,
+        source: &[u8],
+        max_depth: usize,
+        cancel: Option<&AtomicBool>,
+    ) -> Result<FileMatches, Stopped> {
+        self.find_bounded(tree, source, max_depth, cancel, RunSpans::WithComments)
+    }
+
     fn find_within(
         &self,
         tree: &tree_sitter::Tree,
@@ -201,23 +279,43 @@ impl Pattern {
         max_depth: usize,
         spans: RunSpans,
     ) -> Option<FileMatches> {
+        self.find_bounded(tree, source, max_depth, None, spans).ok()
+    }
+
+    fn find_bounded(
+        &self,
+        tree: &tree_sitter::Tree,
+        source: &[u8],
+        max_depth: usize,
+        cancel: Option<&AtomicBool>,
+        spans: RunSpans,
+    ) -> Result<FileMatches, Stopped> {
         let mut out = FileMatches::default();
         let mut env = Env::new();
+        let mut places = Places::default();
         let mut walk = Walk::entering(tree.root_node(), self.entry.as_deref());
+        let mut walked = 0usize;
         while let Some(node) = walk.next() {
             if walk.depth() > max_depth {
-                return None;
+                return Err(Stopped::TooDeep);
+            }
+            walked += 1;
+            if walked.is_multiple_of(CANCEL_CHECK_NODES)
+                && cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+            {
+                return Err(Stopped::Cancelled);
             }
             if !self.may_match_kind(&node) {
                 continue;
             }
             if self.match_node(node, source, &mut env) {
-                out.matches.push(self.record(node, source, &env, spans));
+                out.matches
+                    .push(self.record(node, source, &env, spans, &mut places));
             } else if env.exhausted() {
                 out.exhausted += 1;
             }
         }
-        Some(out)
+        Ok(out)
     }
 
     /// The match at `range` of an already parsed tree of `source`: each node whose code
@@ -242,7 +340,13 @@ impl Pattern {
                 return None;
             }
             if self.may_match_kind(&node) && self.match_node(node, source, &mut env) {
-                return Some(self.record(node, source, &env, RunSpans::WithComments));
+                return Some(self.record(
+                    node,
+                    source,
+                    &env,
+                    RunSpans::WithComments,
+                    &mut Places::default(),
+                ));
             }
             node = node
                 .children()
@@ -272,7 +376,14 @@ impl Pattern {
         range
     }
 
-    fn record(&self, node: Node<'_>, source: &[u8], env: &Env<'_>, spans: RunSpans) -> Match {
+    fn record(
+        &self,
+        node: Node<'_>,
+        source: &[u8],
+        env: &Env<'_>,
+        spans: RunSpans,
+        places: &mut Places,
+    ) -> Match {
         let captures = self
             .names
             .iter()
@@ -299,8 +410,8 @@ impl Pattern {
         Match {
             range: node.range(),
             rewrite_range: self.rewrite_range(node, source),
-            start: Position::at(source, node.start(), node.start_point()),
-            end: Position::at(source, node.end(), node.end_point()),
+            start: places.starts.at(source, node.start(), node.start_point()),
+            end: places.ends.at(source, node.end(), node.end_point()),
             captures,
             omitted: merge_parts(env.omitted(), source),
         }

@@ -109,12 +109,12 @@ pub use language::{ContextKind, Language, Scaffold};
 pub use pattern::{Attempt, Pattern, PatternError, MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH};
 pub use rewrite::{
     stage_rewrite, stage_rewrite_with, RewriteError, SkippedMatch, StagedFile, StagedRewrite,
-    Warning, WarningKind,
+    UnparsableRewrite, Warning, WarningKind,
 };
 pub use search::{
     search, CapturedText, FoundMatch, ParseErrors, ProgressFn, SearchError, SearchOptions,
-    SearchResult, Skipped, TooLarge, DEFAULT_MAX_FILE_BYTES, MAX_PARSE_ERRORS_LISTED,
-    MAX_SOURCE_DEPTH,
+    SearchResult, Skipped, TooLarge, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TREE_BYTES,
+    MAX_FILE_BYTES_CEILING, MAX_PARSE_ERRORS_LISTED, MAX_SOURCE_DEPTH,
 };
 pub use template::{Template, TemplateError};
 pub use transaction::{CommitError, FailAt, FaultInjector, FileOp, NoFaults, Transaction};

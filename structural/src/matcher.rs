@@ -544,7 +544,9 @@ fn reach(edge: Node<'_>, before: bool, within: &Range<usize>) -> usize {
             node.next_sibling()
         };
         match beyond {
-            Some(comment) if is_comment(&comment) => {
+            // A comment after code on its line belongs to that code (`def f():  # c`), not
+            // to the run after it: moving it with the run would move it into the body.
+            Some(comment) if is_comment(&comment) && (!before || starts_its_line(comment)) => {
                 reach = outer(&comment);
                 node = comment;
             }
@@ -558,4 +560,19 @@ fn reach(edge: Node<'_>, before: bool, within: &Range<usize>) -> usize {
         }
     }
     reach
+}
+
+/// Whether no code precedes `comment` on its line.
+fn starts_its_line(comment: Node<'_>) -> bool {
+    let row = comment.start_point().0;
+    let mut node = comment;
+    loop {
+        if let Some(previous) = node.prev_sibling() {
+            return previous.end_point().0 < row;
+        }
+        match node.parent() {
+            Some(parent) => node = parent,
+            None => return true,
+        }
+    }
 }

@@ -499,3 +499,49 @@ impl Grammar {
         node.is_error() || self.wrappers.contains(&self.kind(node))
     }
 }
+
+/// An `ERROR` or missing node of a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    /// Its bytes (empty for a missing node).
+    pub(crate) range: Range<usize>,
+    /// 0-based row of its start.
+    pub(crate) row: usize,
+    /// The kind of a missing node (`;`, `}`); `None` for an `ERROR`.
+    pub(crate) missing: Option<String>,
+}
+
+/// The `ERROR` and missing nodes of a tree (an `ERROR` once, whatever it holds), in order, at
+/// most `limit` of them; only subtrees that hold an error are walked.
+pub(crate) fn problems(tree: &tree_sitter::Tree, limit: usize) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    if !cursor.node().has_error() {
+        return out;
+    }
+    loop {
+        let node = cursor.node();
+        let bad = node.is_error() || node.is_missing();
+        if bad {
+            out.push(Problem {
+                range: node.byte_range(),
+                row: node.start_position().row,
+                missing: node.is_missing().then(|| node.kind().to_owned()),
+            });
+            if out.len() >= limit {
+                return out;
+            }
+        }
+        if !bad && node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return out;
+            }
+        }
+    }
+}

@@ -101,13 +101,17 @@ impl Template {
 
     /// The replacement for one match of a file whose bytes are `source`: bytes, since a
     /// capture is copied from the file as it is (a file need not be UTF-8). New lines take
-    /// the file's line ending.
+    /// the file's line ending. `line_comment_ends` are the offsets (sorted) where the file's
+    /// line comments end: code the template puts after a capture that ends with one goes on
+    /// a line of its own (`{ $$$B }` where the body ends with `// note`), or it would become
+    /// part of the comment.
     pub fn expand(
         &self,
         source: &[u8],
         at: usize,
         captures: &[(String, Captured)],
         file_unit: &str,
+        line_comment_ends: &[usize],
     ) -> Vec<u8> {
         let match_indent = line_indent(source, at);
         let newline: &[u8] = if uses_crlf(source) { b"\r\n" } else { b"\n" };
@@ -115,6 +119,10 @@ impl Template {
         let mut out: Vec<u8> = Vec::new();
         // An empty `$$$X` at the start of a list takes the separator after it along.
         let mut drop_leading_separator = false;
+        // The capture just written ends with a line comment.
+        let mut after_line_comment = false;
+        // The indentation of the template line being written, in the file's terms.
+        let mut line_indent_now = match_indent.clone();
         for (index, piece) in self.pieces.iter().enumerate() {
             match piece {
                 Piece::Text(text) => {
@@ -127,17 +135,25 @@ impl Template {
                         if i > 0 {
                             out.extend_from_slice(newline);
                             let (indent, rest) = split_indent(part);
+                            line_indent_now = match_indent.clone();
+                            line_indent_now.extend_from_slice(
+                                convert_indent(indent, &template_unit, file_unit).as_bytes(),
+                            );
                             if !rest.is_empty() || self.var_follows(index, i, text) {
-                                out.extend_from_slice(&match_indent);
-                                out.extend_from_slice(
-                                    convert_indent(indent, &template_unit, file_unit).as_bytes(),
-                                );
+                                out.extend_from_slice(&line_indent_now);
                             }
                             out.extend_from_slice(rest.as_bytes());
+                        } else if std::mem::take(&mut after_line_comment) && !part.trim().is_empty()
+                        {
+                            // `}` after `// note` would be commented out: its own line.
+                            out.extend_from_slice(newline);
+                            out.extend_from_slice(&line_indent_now);
+                            out.extend_from_slice(part.trim_start_matches([' ', '\t']).as_bytes());
                         } else {
                             out.extend_from_slice(part.as_bytes());
                         }
                     }
+                    after_line_comment = false;
                 }
                 Piece::Var { name, .. } => {
                     let captured = captures.iter().find(|(n, _)| n == name).map(|(_, c)| c);
@@ -159,6 +175,7 @@ impl Template {
                         match_indent.clone()
                     };
                     push_reindented(&mut out, text, &from_indent, &to_indent);
+                    after_line_comment = line_comment_ends.binary_search(&range.end).is_ok();
                 }
             }
         }
@@ -385,7 +402,7 @@ mod tests {
             .collect();
         let unit = detect_unit(source.as_bytes());
         // At the end: a match on a line of its own, not indented.
-        String::from_utf8(template.expand(source.as_bytes(), source.len(), &captures, &unit))
+        String::from_utf8(template.expand(source.as_bytes(), source.len(), &captures, &unit, &[]))
             .unwrap()
     }
 
@@ -415,6 +432,28 @@ mod tests {
             "f(x)"
         );
         assert_eq!(expand("f($$$R)", &["R"], "x", &[("R", empty)]), "f()");
+    }
+
+    #[test]
+    fn code_after_a_capture_ending_in_a_line_comment_goes_on_its_own_line() {
+        let source = "\tb() // note\n";
+        let template = Template::new("if !$C { $$$B }", &names(&["C", "B"])).unwrap();
+        let captures = vec![
+            ("C".to_owned(), Captured::Node(1..2)),
+            (
+                "B".to_owned(),
+                Captured::Nodes {
+                    items: std::iter::once(1..4).collect(),
+                    span: Some(1..12),
+                },
+            ),
+        ];
+        let unit = detect_unit(source.as_bytes());
+        let out = template.expand(source.as_bytes(), 1, &captures, &unit, &[12]);
+        assert_eq!(String::from_utf8(out).unwrap(), "if !b { b() // note\n\t}");
+        // Not a line comment there: the template's layout stays.
+        let out = template.expand(source.as_bytes(), 1, &captures, &unit, &[]);
+        assert_eq!(String::from_utf8(out).unwrap(), "if !b { b() // note }");
     }
 
     #[test]

@@ -26,7 +26,9 @@ fn is_blank(b: u8) -> bool {
 }
 
 /// The non-blank bytes of `bytes` outside `holes` (ranges relative to `bytes`), with each
-/// one's index in `bytes`.
+/// one's index in `bytes`. A trailing comma before a closing bracket is left out too: a
+/// template that spells `def $F(self, $$$A):` on one line drops the comma of a parameter
+/// list written one per line, and the code before the return type is still the same.
 fn solid(bytes: &[u8], holes: &[Range<usize>]) -> (Vec<u8>, Vec<usize>) {
     let mut out = Vec::with_capacity(bytes.len());
     let mut at = Vec::with_capacity(bytes.len());
@@ -34,25 +36,46 @@ fn solid(bytes: &[u8], holes: &[Range<usize>]) -> (Vec<u8>, Vec<usize>) {
         if is_blank(b) || holes.iter().any(|h| h.contains(&i)) {
             continue;
         }
+        if matches!(b, b')' | b']' | b'}') && out.last() == Some(&b',') {
+            out.pop();
+            at.pop();
+        }
         out.push(b);
         at.push(i);
     }
     (out, at)
 }
 
+/// An expanded replacement with what was carried over into it, and the comments of the match
+/// that found no place in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Carried {
+    /// The replacement.
+    pub(crate) bytes: Vec<u8>,
+    /// Comments of the match (ranges in the file) that the replacement does not hold.
+    pub(crate) dropped: Vec<Range<usize>>,
+}
+
 /// The expanded replacement of the match `range` of `source`, with each of `parts` put back
-/// at its place; `Err` names the first part that has none. `dropped` are other ranges of the
-/// match that the replacement does not carry (comments outside the substituted captures).
+/// at its place; `Err` names the first part that has none. `comments` are the comments of
+/// the match outside the substituted captures: one at the end of a line of code (`def f():
+/// # type: ignore`) stays after that code when the replacement has the same code before a
+/// line end; one the replacement spells is there already; any other is dropped (and listed,
+/// for a warning).
 pub(crate) fn carry_over(
     source: &[u8],
     range: &Range<usize>,
     expanded: &[u8],
     parts: &[Range<usize>],
-    dropped: &[Range<usize>],
-) -> Result<Vec<u8>, Refusal> {
-    if parts.is_empty() {
-        return Ok(expanded.to_vec());
+    comments: &[Range<usize>],
+) -> Result<Carried, Refusal> {
+    if parts.is_empty() && comments.is_empty() {
+        return Ok(Carried {
+            bytes: expanded.to_vec(),
+            dropped: Vec::new(),
+        });
     }
+    let dropped = comments;
     let matched = source.get(range.clone()).unwrap_or(&[]);
     let local = |r: &Range<usize>| {
         r.start.saturating_sub(range.start)..r.end.saturating_sub(range.start).min(matched.len())
@@ -143,6 +166,43 @@ pub(crate) fn carry_over(
             None => return Err(Refusal { part: part.clone() }),
         }
     }
+    let mut lost = Vec::new();
+    for (index, comment) in comments.iter().enumerate() {
+        let here = local(comment);
+        let text = &matched[here.clone()];
+        if text.is_empty() || contains(expanded, text) {
+            continue;
+        }
+        let holes: Vec<Range<usize>> = parts
+            .iter()
+            .chain(comments.iter().filter(|c| *c != comment))
+            .map(local)
+            .collect();
+        let (before, _) = solid(&matched[..here.start], &holes);
+        let mut start = here.start;
+        while start > 0 && matches!(matched[start - 1], b' ' | b'\t') {
+            start -= 1;
+        }
+        // Code before it on its line: a trailing comment.
+        let trailing = start > 0 && matched[start - 1] != b'\n' && !before.is_empty();
+        let place = (trailing && replacement.starts_with(&before))
+            .then(|| at[before.len() - 1] + 1)
+            .filter(|&p| {
+                // The replacement's line goes on blank to its end there.
+                let rest = &expanded[p..];
+                rest.iter()
+                    .position(|b| *b == b'\n')
+                    .is_some_and(|eol| rest[..eol].iter().all(|b| is_blank(*b)))
+            });
+        match place {
+            Some(position) => insertions.push((
+                position,
+                parts.len() + index,
+                matched[start..here.end].to_vec(),
+            )),
+            None => lost.push(comment.clone()),
+        }
+    }
     insertions.sort_by_key(|(position, order, _)| (*position, *order));
     let mut out = Vec::with_capacity(expanded.len() + 64);
     let mut cursor = 0;
@@ -152,7 +212,14 @@ pub(crate) fn carry_over(
         cursor = position;
     }
     out.extend_from_slice(&expanded[cursor..]);
-    Ok(out)
+    Ok(Carried {
+        bytes: out,
+        dropped: lost,
+    })
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 #[cfg(test)]
@@ -169,7 +236,7 @@ mod tests {
             &parts,
             &[],
         )
-        .map(|v| String::from_utf8(v).expect("utf-8"))
+        .map(|v| String::from_utf8(v.bytes).expect("utf-8"))
     }
 
     #[test]
