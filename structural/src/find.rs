@@ -305,6 +305,14 @@ impl Pattern {
             {
                 return Err(Stopped::Cancelled);
             }
+            if self.sequence {
+                let matches = &mut out.matches;
+                out.exhausted +=
+                    self.match_runs(node, source, &mut env, &mut |first, last, env| {
+                        matches.push(self.record_run(first, last, source, env, spans, &mut places));
+                    });
+                continue;
+            }
             if !self.may_match_kind(&node) {
                 continue;
             }
@@ -314,6 +322,12 @@ impl Pattern {
             } else if env.exhausted() {
                 out.exhausted += 1;
             }
+        }
+        if self.sequence {
+            // A block's runs are found before those of the blocks inside its statements:
+            // document order, outer before inner, as for single nodes.
+            out.matches
+                .sort_by_key(|m| (m.range.start, std::cmp::Reverse(m.range.end)));
         }
         Ok(out)
     }
@@ -331,6 +345,31 @@ impl Pattern {
             .root_node()
             .descendant_for_byte_range(range.start, range.end)?;
         let mut node = Node::new(raw);
+        if self.sequence {
+            // The block holding the run, or one around it.
+            let mut env = Env::new();
+            let mut block = Some(node);
+            while let Some(candidate) = block {
+                let mut found = None;
+                self.match_runs(candidate, source, &mut env, &mut |first, last, env| {
+                    if found.is_none() && first.start() == range.start && last.end() == range.end {
+                        found = Some(self.record_run(
+                            first,
+                            last,
+                            source,
+                            env,
+                            RunSpans::WithComments,
+                            &mut Places::default(),
+                        ));
+                    }
+                });
+                if found.is_some() {
+                    return found;
+                }
+                block = candidate.parent();
+            }
+            return None;
+        }
         while let Some(parent) = node.parent().filter(|p| p.code_span() == range) {
             node = parent;
         }
@@ -356,12 +395,13 @@ impl Pattern {
         }
     }
 
-    /// See [`Match::rewrite_range`].
-    fn rewrite_range(&self, node: Node<'_>, source: &[u8]) -> Range<usize> {
+    /// See [`Match::rewrite_range`]; for a run of statements, from its first to its last,
+    /// with the last one's `;` as for one node.
+    fn rewrite_range(&self, first: Node<'_>, node: Node<'_>, source: &[u8]) -> Range<usize> {
         let is_terminator = |n: &Node<'_>| {
             !n.is_named() && !n.is_missing() && source.get(n.range()) == Some(&b";"[..])
         };
-        let range = node.range();
+        let range = first.start()..node.end();
         let spelled = self.text().ends_with(';');
         if spelled && !source[range.clone()].ends_with(b";") {
             if let Some(after) = node.next_sibling().filter(is_terminator) {
@@ -376,6 +416,19 @@ impl Pattern {
         range
     }
 
+    /// A match of a run of statements, `first` to `last`.
+    fn record_run(
+        &self,
+        first: Node<'_>,
+        last: Node<'_>,
+        source: &[u8],
+        env: &Env<'_>,
+        spans: RunSpans,
+        places: &mut Places,
+    ) -> Match {
+        self.record_span(first, last, source, env, spans, places)
+    }
+
     fn record(
         &self,
         node: Node<'_>,
@@ -384,6 +437,20 @@ impl Pattern {
         spans: RunSpans,
         places: &mut Places,
     ) -> Match {
+        self.record_span(node, node, source, env, spans, places)
+    }
+
+    /// The match from `first` to `node` (the same node, or the ends of a run).
+    fn record_span(
+        &self,
+        first: Node<'_>,
+        node: Node<'_>,
+        source: &[u8],
+        env: &Env<'_>,
+        spans: RunSpans,
+        places: &mut Places,
+    ) -> Match {
+        let range = first.start()..node.end();
         let captures = self
             .names
             .iter()
@@ -399,7 +466,7 @@ impl Pattern {
                             .map(|n| n.range())
                             .collect(),
                         span: match spans {
-                            RunSpans::WithComments => run_span(run, &node.range()),
+                            RunSpans::WithComments => run_span(run, &range),
                             RunSpans::Named => named_span(run),
                         },
                     },
@@ -408,9 +475,9 @@ impl Pattern {
             })
             .collect();
         Match {
-            range: node.range(),
-            rewrite_range: self.rewrite_range(node, source),
-            start: places.starts.at(source, node.start(), node.start_point()),
+            rewrite_range: self.rewrite_range(first, node, source),
+            range,
+            start: places.starts.at(source, first.start(), first.start_point()),
             end: places.ends.at(source, node.end(), node.end_point()),
             captures,
             omitted: merge_parts(env.omitted(), source),

@@ -690,3 +690,40 @@ fn a_trailing_comma_does_not_hide_the_place_of_a_return_type() {
         "class A:\n    def b(self, x) -> None:\n        \"\"\"cc\"\"\"\n        return 1\n"
     );
 }
+
+/// Issue 26, item 6: a pattern of several statements rewrites the run it matched (the
+/// replaced range spans the statements).
+#[test]
+fn several_statements_are_rewritten_as_one_range() {
+    let (staged, new) = stage(
+        "c",
+        "a.c",
+        "void f(struct s *x) {\n  kfree(x->a);\n  x->a = NULL;\n  if (y) {\n    kfree(y);\n    y = NULL;\n  }\n  kfree(z);\n}\n",
+        "kfree($P);\n$P = NULL;",
+        "kfree_and_null(&$P);",
+    );
+    assert_eq!(staged.replacements, 2);
+    assert_eq!(
+        new,
+        "void f(struct s *x) {\n  kfree_and_null(&x->a);\n  if (y) {\n    kfree_and_null(&y);\n  }\n  kfree(z);\n}\n"
+    );
+    let new = rewrite(
+        "c",
+        "a.c",
+        "void f(void) {\n\tspin_lock(&a->lock);\n\tx = 1;\n\tg();\n\tspin_unlock(&a->lock);\n}\n",
+        "spin_lock(&$L);\n$$$B\nspin_unlock(&$L);",
+        "lock(&$L);\n{\n    $$$B\n}\nunlock(&$L);",
+    );
+    assert_eq!(
+        new,
+        "void f(void) {\n\tlock(&a->lock);\n\t{\n\t\tx = 1;\n\t\tg();\n\t}\n\tunlock(&a->lock);\n}\n"
+    );
+    let new = rewrite(
+        "python",
+        "a.py",
+        "def f():\n    x = g(1)\n    return x\n",
+        "x = $A\nreturn x",
+        "return $A",
+    );
+    assert_eq!(new, "def f():\n    return g(1)\n");
+}

@@ -157,9 +157,10 @@ pub(crate) fn pattern_error(error: PatternError) -> ToolError {
             ToolError::new(error_kinds::PATTERN_TOO_LARGE, error.to_string())
                 .with_detail("limit", *limit)
         }
-        PatternError::NoSuchContext { .. } | PatternError::Empty | PatternError::OnlyMulti(_) => {
-            ToolError::invalid_arguments(error.to_string())
-        }
+        PatternError::NoSuchContext { .. }
+        | PatternError::Empty
+        | PatternError::OnlyMulti(_)
+        | PatternError::LooseRun(_) => ToolError::invalid_arguments(error.to_string()),
     }
 }
 
