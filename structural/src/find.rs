@@ -132,6 +132,52 @@ impl SourceParser {
 
 pub use cc_languages::{BoundedParseError, ParseLimits};
 
+/// A file's tree as a search reads it: the tree, and the attribute macros set aside to read
+/// it (C, C++: see [`crate::repair`]), which a match spanning one reports as omitted.
+#[derive(Debug, Clone)]
+pub struct ParsedSource {
+    /// The tree (of the bytes with the macros replaced by spaces, when any were set aside:
+    /// every offset is the file's).
+    pub tree: tree_sitter::Tree,
+    /// The byte ranges set aside, in order.
+    pub set_aside: Vec<Range<usize>>,
+}
+
+impl SourceParser {
+    /// Parses `source` within `limits`; where the language sets aside attribute macros and
+    /// the tree has syntax errors, parses it again with them set aside, and keeps that tree
+    /// when it has fewer errors.
+    pub fn parse_for_search(
+        &mut self,
+        language: &dyn Language,
+        source: &[u8],
+        limits: &ParseLimits<'_>,
+    ) -> Result<ParsedSource, BoundedParseError> {
+        let tree = self.parse_bounded(language, source, limits)?;
+        let plain = |tree| ParsedSource {
+            tree,
+            set_aside: Vec::new(),
+        };
+        if !language.sets_aside_attribute_macros() || !tree.root_node().has_error() {
+            return Ok(plain(tree));
+        }
+        let macros = crate::repair::attribute_macros(Node::new(tree.root_node()), source);
+        if macros.is_empty() {
+            return Ok(plain(tree));
+        }
+        let blanked = crate::repair::blanked(source, &macros);
+        let repaired = self.parse_bounded(language, &blanked, limits)?;
+        if syntax_errors(&repaired).0 < syntax_errors(&tree).0 {
+            Ok(ParsedSource {
+                tree: repaired,
+                set_aside: macros,
+            })
+        } else {
+            Ok(plain(tree))
+        }
+    }
+}
+
 /// Why matching a tree stopped before its end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stopped {
@@ -174,11 +220,13 @@ impl Columns {
     }
 }
 
-/// The position memos of one walk: starts and ends move independently.
+/// The position memos of one walk (starts and ends move independently), and the file's
+/// set-aside macros.
 #[derive(Debug, Default)]
-struct Places {
+struct Places<'a> {
     starts: Columns,
     ends: Columns,
+    set_aside: &'a [Range<usize>],
 }
 
 /// Byte ranges of the comments in a tree (extras whose kind names a comment).
@@ -217,8 +265,18 @@ impl Pattern {
         parser: &mut SourceParser,
         source: &[u8],
     ) -> Result<FileMatches, ParseError> {
-        let tree = parser.parse(self.language().as_ref(), source)?;
-        Ok(self.find_in_tree(&tree, source))
+        let parsed = parser
+            .parse_for_search(self.language().as_ref(), source, &ParseLimits::default())
+            .map_err(|error| match error {
+                BoundedParseError::Failed(error) => error,
+                other => ParseError {
+                    language: self.language().name().to_owned(),
+                    reason: other.to_string(),
+                },
+            })?;
+        Ok(self
+            .find_parsed(&parsed, source, usize::MAX, None)
+            .unwrap_or_default())
     }
 
     /// Every match in an already parsed tree of `source`.
@@ -250,26 +308,28 @@ impl Pattern {
         self.find_within(tree, source, max_depth, RunSpans::Named)
     }
 
-    /// As [`Pattern::search_in_tree_within`], stopping when `cancel` is set.
-    pub fn search_bounded(
+    /// As [`Pattern::search_in_tree_within`] on a [`ParsedSource`], stopping when `cancel`
+    /// is set.
+    pub fn search_parsed(
         &self,
-        tree: &tree_sitter::Tree,
+        parsed: &ParsedSource,
         source: &[u8],
         max_depth: usize,
         cancel: Option<&AtomicBool>,
     ) -> Result<FileMatches, Stopped> {
-        self.find_bounded(tree, source, max_depth, cancel, RunSpans::Named)
+        self.find_bounded(parsed, source, max_depth, cancel, RunSpans::Named)
     }
 
-    /// As [`Pattern::find_in_tree_within`], stopping when `cancel` is set.
-    pub fn find_in_tree_bounded(
+    /// As [`Pattern::find_in_tree_within`] on a [`ParsedSource`], stopping when `cancel` is
+    /// set.
+    pub fn find_parsed(
         &self,
-        tree: &tree_sitter::Tree,
+        parsed: &ParsedSource,
         source: &[u8],
         max_depth: usize,
         cancel: Option<&AtomicBool>,
     ) -> Result<FileMatches, Stopped> {
-        self.find_bounded(tree, source, max_depth, cancel, RunSpans::WithComments)
+        self.find_bounded(parsed, source, max_depth, cancel, RunSpans::WithComments)
     }
 
     fn find_within(
@@ -279,20 +339,29 @@ impl Pattern {
         max_depth: usize,
         spans: RunSpans,
     ) -> Option<FileMatches> {
-        self.find_bounded(tree, source, max_depth, None, spans).ok()
+        let parsed = ParsedSource {
+            tree: tree.clone(),
+            set_aside: Vec::new(),
+        };
+        self.find_bounded(&parsed, source, max_depth, None, spans)
+            .ok()
     }
 
     fn find_bounded(
         &self,
-        tree: &tree_sitter::Tree,
+        parsed: &ParsedSource,
         source: &[u8],
         max_depth: usize,
         cancel: Option<&AtomicBool>,
         spans: RunSpans,
     ) -> Result<FileMatches, Stopped> {
+        let tree = &parsed.tree;
         let mut out = FileMatches::default();
         let mut env = Env::new();
-        let mut places = Places::default();
+        let mut places = Places {
+            set_aside: &parsed.set_aside,
+            ..Places::default()
+        };
         let mut walk = Walk::entering(tree.root_node(), self.entry.as_deref());
         let mut walked = 0usize;
         while let Some(node) = walk.next() {
@@ -424,7 +493,7 @@ impl Pattern {
         source: &[u8],
         env: &Env<'_>,
         spans: RunSpans,
-        places: &mut Places,
+        places: &mut Places<'_>,
     ) -> Match {
         self.record_span(first, last, source, env, spans, places)
     }
@@ -435,7 +504,7 @@ impl Pattern {
         source: &[u8],
         env: &Env<'_>,
         spans: RunSpans,
-        places: &mut Places,
+        places: &mut Places<'_>,
     ) -> Match {
         self.record_span(node, node, source, env, spans, places)
     }
@@ -448,7 +517,7 @@ impl Pattern {
         source: &[u8],
         env: &Env<'_>,
         spans: RunSpans,
-        places: &mut Places,
+        places: &mut Places<'_>,
     ) -> Match {
         let range = first.start()..node.end();
         let captures = self
@@ -474,13 +543,22 @@ impl Pattern {
                 Some((name.clone(), captured))
             })
             .collect();
+        let mut omitted = env.omitted().to_vec();
+        // A macro set aside inside the match is code the pattern did not name.
+        omitted.extend(
+            places
+                .set_aside
+                .iter()
+                .filter(|m| range.start <= m.start && m.end <= range.end)
+                .cloned(),
+        );
         Match {
             rewrite_range: self.rewrite_range(first, node, source),
             range,
             start: places.starts.at(source, first.start(), first.start_point()),
             end: places.ends.at(source, node.end(), node.end_point()),
             captures,
-            omitted: merge_parts(env.omitted(), source),
+            omitted: merge_parts(&omitted, source),
         }
     }
 }

@@ -92,6 +92,7 @@ pub mod matcher;
 pub mod meta;
 pub mod node;
 pub mod pattern;
+pub mod repair;
 pub mod rewrite;
 pub mod search;
 pub mod template;
@@ -104,7 +105,7 @@ pub struct ReadmeDoctests;
 
 pub use builtin::{Languages, UnknownLanguage};
 pub use cache::{TreeCache, TreeCacheStats, DEFAULT_TREE_CACHE_BYTES};
-pub use find::{Captured, FileMatches, Match, ParseError, Position, SourceParser};
+pub use find::{Captured, FileMatches, Match, ParseError, ParsedSource, Position, SourceParser};
 pub use language::{ContextKind, Language, Scaffold};
 pub use pattern::{Attempt, Pattern, PatternError, MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH};
 pub use rewrite::{

@@ -184,11 +184,21 @@ impl<'t> Node<'t> {
 
     /// Appends the token leaves under this node (extras left out) to `out`, as byte ranges.
     pub fn tokens_into(&self, out: &mut Vec<Range<usize>>) {
+        self.leaves_of(out, false);
+    }
+
+    /// Appends the token leaves under this node to `out`, those inside `ERROR` nodes too
+    /// (comments left out), as byte ranges.
+    pub(crate) fn leaves_into(&self, out: &mut Vec<Range<usize>>) {
+        self.leaves_of(out, true);
+    }
+
+    fn leaves_of(&self, out: &mut Vec<Range<usize>>, errors: bool) {
         let mut cursor = self.raw.walk();
         let mut depth = 0usize;
         loop {
             let node = cursor.node();
-            let skip = node.is_extra() && depth > 0;
+            let skip = node.is_extra() && depth > 0 && !(errors && node.is_error());
             if !skip && node.child_count() == 0 {
                 if node.end_byte() > node.start_byte() {
                     out.push(node.byte_range());

@@ -311,24 +311,24 @@ fn rewrite_file(
     if !pattern.may_match(&source) {
         return Ok(None);
     }
-    let tree = match parser.parse_bounded(
+    let parsed = match parser.parse_for_search(
         pattern.language().as_ref(),
         &source,
         &options.parse_limits(),
     ) {
-        Ok(tree) => tree,
+        Ok(parsed) => parsed,
         // The staging says `cancelled` and stages nothing.
         Err(BoundedParseError::Cancelled) => return Ok(None),
         Err(error) => return Err(FileFailure::Skipped(error.to_string())),
     };
-    let found =
-        match pattern.find_in_tree_bounded(&tree, &source, MAX_SOURCE_DEPTH, options.cancel_flag())
-        {
-            Ok(found) => found,
-            Err(Stopped::Cancelled) => return Ok(None),
-            Err(Stopped::TooDeep) => return Err(FileFailure::Skipped(too_deep_reason())),
-        };
-    let (before, first_error) = crate::find::syntax_errors(&tree);
+    let tree = &parsed.tree;
+    let found = match pattern.find_parsed(&parsed, &source, MAX_SOURCE_DEPTH, options.cancel_flag())
+    {
+        Ok(found) => found,
+        Err(Stopped::Cancelled) => return Ok(None),
+        Err(Stopped::TooDeep) => return Err(FileFailure::Skipped(too_deep_reason())),
+    };
+    let (before, first_error) = crate::find::syntax_errors(tree);
     if let Some(line) = first_error {
         push(
             errors,
@@ -342,7 +342,7 @@ fn rewrite_file(
     if found.matches.is_empty() {
         return Ok(None);
     }
-    let comments = crate::find::comment_ranges(&tree);
+    let comments = crate::find::comment_ranges(tree);
     let line_comment_ends = line_comment_ends(&source, &comments);
     let unit = detect_unit(&source);
     let used: Vec<&str> = template.names();
@@ -448,7 +448,7 @@ fn rewrite_file(
             unparsable: None,
         }));
     }
-    let unparsable = match check_rewritten(pattern, parser, options, &tree, &source, &new, &edits) {
+    let unparsable = match check_rewritten(pattern, parser, options, tree, &source, &new, &edits) {
         Ok(None) => None,
         Ok(Some(mut broken)) => {
             broken.path = path.to_path_buf();
@@ -516,8 +516,9 @@ fn check_rewritten(
     edits: &[(Range<usize>, Range<usize>, usize)],
 ) -> Result<Option<UnparsableRewrite>, Stopped> {
     let after =
-        match parser.parse_bounded(pattern.language().as_ref(), new, &options.parse_limits()) {
-            Ok(after) => after,
+        // Read as the original was read (attribute macros set aside where they are).
+        match parser.parse_for_search(pattern.language().as_ref(), new, &options.parse_limits()) {
+            Ok(after) => after.tree,
             Err(BoundedParseError::Cancelled) => return Err(Stopped::Cancelled),
             Err(error) => {
                 // Not checked is not clean: the file is not staged.

@@ -670,27 +670,27 @@ fn search_file(
         .trees
         .as_ref()
         .and_then(|trees| trees.get(path, language.name(), &bytes));
-    let tree = match cached {
-        Some(tree) => tree,
-        None => match parser.parse_bounded(language.as_ref(), &bytes, &options.parse_limits()) {
-            Ok(tree) => {
+    let parsed = match cached {
+        Some(parsed) => parsed,
+        None => match parser.parse_for_search(language.as_ref(), &bytes, &options.parse_limits()) {
+            Ok(parsed) => {
                 if let Some(trees) = &options.trees {
-                    trees.insert(path, language.name(), &bytes, &tree);
+                    trees.insert(path, language.name(), &bytes, &parsed);
                 }
-                tree
+                parsed
             }
             // The result says `cancelled`; the file counts as not looked at.
             Err(BoundedParseError::Cancelled) => return Ok(()),
             Err(error) => return skip(error.to_string()),
         },
     };
-    let found = match pattern.search_bounded(&tree, &bytes, MAX_SOURCE_DEPTH, options.cancel_flag())
-    {
-        Ok(found) => found,
-        Err(Stopped::Cancelled) => return Ok(()),
-        Err(Stopped::TooDeep) => return skip(too_deep_reason()),
-    };
-    let errors = crate::find::syntax_errors(&tree);
+    let found =
+        match pattern.search_parsed(&parsed, &bytes, MAX_SOURCE_DEPTH, options.cancel_flag()) {
+            Ok(found) => found,
+            Err(Stopped::Cancelled) => return Ok(()),
+            Err(Stopped::TooDeep) => return skip(too_deep_reason()),
+        };
+    let errors = crate::find::syntax_errors(&parsed.tree);
     let (wants, max) = {
         let mut c = lock(collector);
         c.files_searched += 1;

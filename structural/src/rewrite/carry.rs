@@ -206,9 +206,18 @@ pub(crate) fn carry_over(
     insertions.sort_by_key(|(position, order, _)| (*position, *order));
     let mut out = Vec::with_capacity(expanded.len() + 64);
     let mut cursor = 0;
+    let word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
     for (position, _, text) in insertions {
         out.extend_from_slice(&expanded[cursor..position]);
+        // Two words must not run together (`* const` before `b`, where the template has
+        // `*b`).
+        if word(out.last()) && word(text.first()) {
+            out.push(b' ');
+        }
         out.extend_from_slice(&text);
+        if word(text.last()) && word(expanded.get(position)) {
+            out.push(b' ');
+        }
         cursor = position;
     }
     out.extend_from_slice(&expanded[cursor..]);
