@@ -237,6 +237,26 @@ pub fn comment_ranges(tree: &tree_sitter::Tree) -> Vec<Range<usize>> {
         .collect()
 }
 
+/// Byte ranges, sorted and not nested, of the strings, heredocs and comments of a tree that
+/// span lines: text whose lines a rewrite must not re-indent.
+pub fn verbatim_ranges(tree: &tree_sitter::Tree) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for node in Walk::new(tree.root_node()) {
+        let kind = node.kind();
+        let textual =
+            kind.contains("string") || kind.contains("heredoc") || kind.contains("comment");
+        if !textual || node.start_point().0 == node.end_point().0 {
+            continue;
+        }
+        // Pre-order: an enclosing range comes first.
+        if out.last().is_some_and(|last| last.end >= node.end()) {
+            continue;
+        }
+        out.push(node.range());
+    }
+    out
+}
+
 /// The parts a match left out, in order, those separated by blanks only merged into one
 /// (`->` and `int` of a return annotation).
 fn merge_parts(parts: &[Range<usize>], source: &[u8]) -> Vec<Range<usize>> {

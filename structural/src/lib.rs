@@ -117,5 +117,5 @@ pub use search::{
     SearchResult, Skipped, TooLarge, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TREE_BYTES,
     MAX_FILE_BYTES_CEILING, MAX_PARSE_ERRORS_LISTED, MAX_SOURCE_DEPTH,
 };
-pub use template::{Template, TemplateError};
+pub use template::{Layout, Template, TemplateError};
 pub use transaction::{CommitError, FailAt, FaultInjector, FileOp, NoFaults, Transaction};

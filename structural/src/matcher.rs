@@ -594,10 +594,18 @@ fn tokens(bound: &Bound<'_>) -> Vec<Range<usize>> {
     out
 }
 
-/// From the first named node of a run to its last.
+/// Whether a node of a run is part of what the run holds (a named node, or a keyword such as
+/// C#'s `params` before a parameter), not a separator around it.
+fn holds(node: &Node<'_>) -> bool {
+    node.is_named()
+        || (node.end() > node.start() && !matches!(node.kind(), "," | ";" | "\n" | "\r\n"))
+}
+
+/// From the first named node of a run to its last (keywords at its ends included).
 pub(crate) fn named_span(run: &[Node<'_>]) -> Option<Range<usize>> {
-    let first = run.iter().find(|n| n.is_named())?;
-    let last = run.iter().rev().find(|n| n.is_named())?;
+    run.iter().find(|n| n.is_named())?;
+    let first = run.iter().find(|n| holds(n))?;
+    let last = run.iter().rev().find(|n| holds(n))?;
     Some(first.start()..last.end())
 }
 
@@ -605,8 +613,9 @@ pub(crate) fn named_span(run: &[Node<'_>]) -> Option<Range<usize>> {
 /// inside `within` (a rewrite that moves `$$$BODY` carries the body's leading and trailing
 /// comments along; Python hangs a block's leading comment on the `if`, not the block).
 pub(crate) fn run_span(run: &[Node<'_>], within: &Range<usize>) -> Option<Range<usize>> {
-    let first = *run.iter().find(|n| n.is_named())?;
-    let last = *run.iter().rev().find(|n| n.is_named())?;
+    run.iter().find(|n| n.is_named())?;
+    let first = *run.iter().find(|n| holds(n))?;
+    let last = *run.iter().rev().find(|n| holds(n))?;
     Some(reach(first, true, within)..reach(last, false, within))
 }
 

@@ -23,7 +23,7 @@ use crate::search::{
     read_capped, too_deep_reason, visit_sources, ParseErrors, SearchError, SearchOptions, Skipped,
     MAX_PARSE_ERRORS_LISTED, MAX_SOURCE_DEPTH,
 };
-use crate::template::{detect_unit, Template, TemplateError};
+use crate::template::{detect_unit, Layout, Template, TemplateError};
 use crate::transaction::Transaction;
 
 mod carry;
@@ -344,6 +344,11 @@ fn rewrite_file(
     }
     let comments = crate::find::comment_ranges(tree);
     let line_comment_ends = line_comment_ends(&source, &comments);
+    let verbatim = crate::find::verbatim_ranges(tree);
+    let layout = Layout {
+        line_comment_ends: &line_comment_ends,
+        verbatim: &verbatim,
+    };
     let unit = detect_unit(&source);
     let used: Vec<&str> = template.names();
     let ranges: Vec<Range<usize>> = found
@@ -400,8 +405,7 @@ fn rewrite_file(
             .filter(|c| range.start <= c.start && c.end <= range.end && !inside(c) && !in_part(c))
             .cloned()
             .collect();
-        let expanded =
-            template.expand(&source, range.start, &m.captures, &unit, &line_comment_ends);
+        let expanded = template.expand(&source, range.start, &m.captures, &unit, &layout);
         let replacement = match carry::carry_over(&source, range, &expanded, &parts, &loose) {
             Ok(replacement) => replacement,
             Err(refusal) => {

@@ -265,7 +265,9 @@ fn a_capture_keeps_its_relative_indentation_on_the_template_first_line() {
     let code = "def f():\n    x = foo(a,\n            b)\n    y = foo(\n        c,\n        d)\n";
     assert_eq!(
         rewrite("python", "a.py", code, "foo($$$A)", "bar($$$A)"),
-        "def f():\n    x = bar(a,\n            b)\n    y = bar(c,\n    d)\n"
+        // `c,` had a line of its own: put after `bar(`, the lines after it stay where they
+        // were rather than move to where `c` now starts.
+        "def f():\n    x = bar(a,\n            b)\n    y = bar(c,\n        d)\n"
     );
 }
 

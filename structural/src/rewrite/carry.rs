@@ -183,23 +183,49 @@ pub(crate) fn carry_over(
         while start > 0 && matches!(matched[start - 1], b' ' | b'\t') {
             start -= 1;
         }
-        // Code before it on its line: a trailing comment.
+        // Code before it on its line: a trailing comment; else one on a line of its own.
         let trailing = start > 0 && matched[start - 1] != b'\n' && !before.is_empty();
-        let place = (trailing && replacement.starts_with(&before))
-            .then(|| at[before.len() - 1] + 1)
-            .filter(|&p| {
-                // The replacement's line goes on blank to its end there.
-                let rest = &expanded[p..];
-                rest.iter()
-                    .position(|b| *b == b'\n')
-                    .is_some_and(|eol| rest[..eol].iter().all(|b| is_blank(*b)))
-            });
-        match place {
-            Some(position) => insertions.push((
-                position,
-                parts.len() + index,
-                matched[start..here.end].to_vec(),
-            )),
+        let place = (!before.is_empty() && replacement.starts_with(&before))
+            .then(|| at[before.len() - 1] + 1);
+        let rest_blank = |p: usize| {
+            let rest = &expanded[p..];
+            rest.iter()
+                .position(|b| *b == b'\n')
+                .is_some_and(|eol| rest[..eol].iter().all(|b| is_blank(*b)))
+        };
+        let newline: &[u8] = if line_end(source, comment.end).ends_with(b"\r\n") {
+            b"\r\n"
+        } else {
+            b"\n"
+        };
+        let insertion = place.and_then(|p| {
+            let mut text = Vec::new();
+            if trailing {
+                text.extend_from_slice(&matched[start..here.end]);
+                if !rest_blank(p) {
+                    // After an opening bracket or a comma a line may break in every grammar
+                    // here (`def get(  # type: ignore` before the parameters): the code goes
+                    // on on the next line, as it did.
+                    if !matches!(before.last(), Some(b'(' | b'[' | b'{' | b',')) {
+                        return None;
+                    }
+                    text.extend_from_slice(newline);
+                    text.extend_from_slice(next_line_indent(source, comment.end));
+                }
+            } else {
+                // On a line of its own, where the replacement has the same code before a
+                // line end (a method whose body is only `// nothing`).
+                if !rest_blank(p) {
+                    return None;
+                }
+                text.extend_from_slice(newline);
+                text.extend_from_slice(line_indent(source, comment.start));
+                text.extend_from_slice(&matched[here.clone()]);
+            }
+            Some((p, text))
+        });
+        match insertion {
+            Some((position, text)) => insertions.push((position, parts.len() + index, text)),
             None => lost.push(comment.clone()),
         }
     }
@@ -225,6 +251,30 @@ pub(crate) fn carry_over(
         bytes: out,
         dropped: lost,
     })
+}
+
+/// The line of `source` holding byte `at`, from `at` to its end (line ending included).
+fn line_end(source: &[u8], at: usize) -> &[u8] {
+    let rest = source.get(at..).unwrap_or(&[]);
+    let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+    &rest[..end]
+}
+
+/// The leading blanks of the line holding byte `at`.
+fn line_indent(source: &[u8], at: usize) -> &[u8] {
+    let at = at.min(source.len());
+    let start = memchr::memrchr(b'\n', &source[..at]).map_or(0, |i| i + 1);
+    let blanks = source[start..]
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t'))
+        .count();
+    &source[start..start + blanks]
+}
+
+/// The leading blanks of the line after the one holding byte `at`.
+fn next_line_indent(source: &[u8], at: usize) -> &[u8] {
+    let next = at + line_end(source, at).len();
+    line_indent(source, next.min(source.len()))
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

@@ -966,3 +966,217 @@ async fn a_fifo_is_refused_and_a_deep_file_named_directly_is_skipped() {
     .await;
     assert_eq!(staged["skipped_files"][0]["path"], "deep.py", "{staged}");
 }
+
+/// The tokens of `source` read with `language`'s grammar: every leaf's text, comments
+/// included, separators left out: a template that writes a parameter list on one line drops
+/// the trailing `,` of one written one per line, and one that writes Ruby's `def f(x); x;
+/// end` on lines drops its `;` (layout, not code: the file is also checked to parse).
+fn token_texts(language: &str, source: &[u8]) -> (Vec<Vec<u8>>, usize) {
+    let spec = cc_languages::lookup(language).unwrap();
+    let tree = cc_languages::Parser::new().parse(spec, source).unwrap();
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    loop {
+        let node = cursor.node();
+        if node.child_count() == 0 || node.is_extra() {
+            let text = source[node.byte_range()].trim_ascii();
+            if !text.is_empty() && text != b"," && text != b";" {
+                out.push(text.to_vec());
+            }
+        } else if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return (out, cc_languages::syntax_errors(&tree).0);
+            }
+        }
+    }
+}
+
+/// The first token of `old` that `new` does not keep in order (`new` must hold `old` as a
+/// subsequence: an insert-only rewrite deletes nothing).
+fn first_deleted(old: &[Vec<u8>], new: &[Vec<u8>]) -> Option<(usize, String)> {
+    let mut at = 0;
+    for (index, token) in old.iter().enumerate() {
+        match new[at..].iter().position(|t| t == token) {
+            Some(found) => at += found + 1,
+            None => return Some((index, String::from_utf8_lossy(token).into_owned())),
+        }
+    }
+    None
+}
+
+/// Issue 26, item 2, on real code in every language with a corpus: header inserts and body
+/// wraps, accepted; afterwards every rewritten file parses (no more syntax errors than it
+/// had) and holds every token it had, in order (nothing the pattern did not name is deleted;
+/// these templates only add code). Nothing is refused as unparsable.
+#[tokio::test]
+async fn rewrites_of_real_projects_parse_and_delete_nothing() {
+    // (project, language, path, pattern, template)
+    let cases: &[(&str, &str, &str, &str, &str)] = &[
+        (
+            "requests",
+            "python",
+            "src",
+            "def $F($$$A):\n    $$$B",
+            "def $F($$$A):\n    \"\"\"cc\"\"\"\n    $$$B",
+        ),
+        (
+            "requests",
+            "python",
+            "src",
+            "if $C:\n    $$$B",
+            "if $C:\n    try:\n        $$$B\n    finally:\n        pass",
+        ),
+        (
+            "zod",
+            "typescript",
+            "src/v4/core",
+            "function $F($$$A) { $$$B }",
+            "function $F($$$A) {\n  // cc\n  $$$B\n}",
+        ),
+        (
+            "zod",
+            "typescript",
+            "src/v4/core",
+            "if ($C) { $$$B }",
+            "if ($C) {\n  {\n    $$$B\n  }\n}",
+        ),
+        (
+            "semver",
+            "rust",
+            "src",
+            "fn $F($$$A) { $$$B }",
+            "fn $F($$$A) {\n    // cc\n    $$$B\n}",
+        ),
+        (
+            "pflag",
+            "go",
+            ".",
+            "func $F($$$A) { $$$B }",
+            "func $F($$$A) {\n\t// cc\n\t$$$B\n}",
+        ),
+        (
+            "pflag",
+            "go",
+            ".",
+            "if $C { $$$B }",
+            "if $C {\n\t{\n\t\t$$$B\n\t}\n}",
+        ),
+        (
+            "cmarkgfm",
+            "c",
+            "third_party",
+            "if ($C) { $$$B }",
+            "if ($C) {\n  {\n    $$$B\n  }\n}",
+        ),
+        (
+            "expo-modules-core",
+            "kotlin",
+            "android",
+            "fun $F($$$A) { $$$B }",
+            "fun $F($$$A) {\n    // cc\n    $$$B\n}",
+        ),
+        (
+            "expo-modules-core",
+            "java",
+            "android",
+            "void $M($$$A) { $$$B }",
+            "void $M($$$A) {\n    // cc\n    $$$B\n}",
+        ),
+        (
+            "rack",
+            "ruby",
+            "lib",
+            "def $F($$$A)\n  $$$B\nend",
+            "def $F($$$A)\n  # cc\n  $$$B\nend",
+        ),
+        (
+            "pythonnet",
+            "c_sharp",
+            "src/runtime",
+            "void $M($$$A) { $$$B }",
+            "void $M($$$A) {\n    // cc\n    $$$B\n}",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (project, language, path, pattern, template) in cases {
+        let Some(copy) = cc_process::testing::copy_project(project) else {
+            return;
+        };
+        let root = copy.path();
+        let registry = registry(root);
+        let staged = call(
+            &registry,
+            "ast_edit",
+            json!({"pattern": pattern, "rewrite": template, "language": language, "path": path}),
+        )
+        .await;
+        let label = format!("{project} {language} `{}`", pattern.lines().next().unwrap());
+        let Some(files) = staged["files"].as_array() else {
+            failures.push(format!("{label}: {staged}"));
+            continue;
+        };
+        let broken: Vec<&Value> = staged["skipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["why"] == "would_not_parse")
+            .collect();
+        if !broken.is_empty() {
+            failures.push(format!("{label}: refused as unparsable: {broken:?}"));
+        }
+        let before: Vec<(String, Vec<u8>)> = files
+            .iter()
+            .map(|f| {
+                let shown = f["path"].as_str().unwrap().to_owned();
+                let bytes = std::fs::read(root.join(&shown)).unwrap();
+                (shown, bytes)
+            })
+            .collect();
+        let replacements = staged["replacements"].as_u64().unwrap_or(0);
+        eprintln!(
+            "{label}: {replacements} replacements in {} files, {} skipped",
+            files.len(),
+            staged["skipped"].as_array().map_or(0, Vec::len)
+        );
+        if replacements < 5 {
+            failures.push(format!("{label}: only {replacements} replacements"));
+            continue;
+        }
+        let accepted = call(
+            &registry,
+            "resolve",
+            json!({"edit_id": staged["edit_id"], "action": "accept"}),
+        )
+        .await;
+        if accepted["status"] != "accepted" {
+            failures.push(format!("{label}: {accepted}"));
+            continue;
+        }
+        for (shown, old) in before {
+            let new = std::fs::read(root.join(&shown)).unwrap();
+            let (old_tokens, old_errors) = token_texts(language, &old);
+            let (new_tokens, new_errors) = token_texts(language, &new);
+            if new_errors > old_errors {
+                failures.push(format!(
+                    "{label}: {shown} has {new_errors} syntax errors, had {old_errors}"
+                ));
+            }
+            if let Some((index, token)) = first_deleted(&old_tokens, &new_tokens) {
+                failures.push(format!(
+                    "{label}: {shown} lost token {index} `{token}` (next: {:?})",
+                    old_tokens.get(index + 1..index + 4).map(|t| t
+                        .iter()
+                        .map(|t| String::from_utf8_lossy(t))
+                        .collect::<Vec<_>>())
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
