@@ -426,16 +426,14 @@ pub enum BoundedParseError {
     Cancelled,
     /// The tree would take more memory than a parse may.
     #[error(
-        "its syntax tree would take about {} MiB ({tokens} tokens), over the {} MiB one file may take; not parsed",
-        .estimated_bytes >> 20,
+        "its syntax tree would take more than the {} MiB one file may take (at least {tokens} \
+         tokens, about {BYTES_PER_TOKEN} bytes each); not parsed",
         .limit >> 20
     )]
     TooLarge {
-        /// Tokens counted before the estimate passed the limit.
+        /// Tokens counted when the estimate passed the limit (counting stops there).
         tokens: usize,
-        /// The estimated tree memory.
-        estimated_bytes: usize,
-        /// The limit.
+        /// The limit, in bytes.
         limit: usize,
     },
     /// The grammar did not load, or the parser gave up.
@@ -482,11 +480,7 @@ fn check_tree_memory(source: &[u8], limit: usize) -> Result<(), BoundedParseErro
     }
     let tokens = estimated_tokens(source, most);
     if tokens > most {
-        return Err(BoundedParseError::TooLarge {
-            tokens,
-            estimated_bytes: tokens.saturating_mul(BYTES_PER_TOKEN),
-            limit,
-        });
+        return Err(BoundedParseError::TooLarge { tokens, limit });
     }
     Ok(())
 }

@@ -79,7 +79,9 @@
 //! replaces [`Match::rewrite_range`]: a statement's `;` is kept once, whether or not the
 //! pattern spells it. A rewrite changes only what the pattern names: what a match left out is
 //! carried over at its place, or that match is skipped and listed
-//! ([`StagedRewrite::skipped_matches`]), never deleted. Files with syntax errors are reported
+//! ([`StagedRewrite::skipped_matches`]), never deleted; a file whose rewrite would not parse
+//! is not staged ([`StagedRewrite::unparsable`]). A pattern of several statements matches
+//! runs of consecutive statements ([`Pattern::is_sequence`]). Files with syntax errors are reported
 //! ([`SearchResult::parse_errors`]); files over a size cap and sources nested too deep are
 //! listed, not searched; patterns nested too deep are refused ([`MAX_PATTERN_DEPTH`]). Captured code is copied as bytes (a file need not be UTF-8) and new
 //! lines take the file's line ending.

@@ -10,8 +10,10 @@
 //!   code at their place (the `carry` module); a match where that cannot be done is not rewritten and
 //!   is listed in [`StagedRewrite::skipped_matches`] with the reason. Nothing the pattern did
 //!   not name is ever deleted.
-//! - Warnings name each place where the rewrite would delete a comment that no substituted
-//!   capture carries, and each file the rewrite leaves with more syntax errors than it had.
+//! - A file whose rewritten text has a syntax error the original did not have is not staged
+//!   ([`StagedRewrite::unparsable`]): a rewrite never writes code that does not parse.
+//! - Comments no substituted capture carries stay at their place where the replacement has
+//!   one for them; warnings name each one the rewrite would delete.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
