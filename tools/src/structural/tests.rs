@@ -854,6 +854,7 @@ async fn one_huge_file_is_bounded_in_memory_and_a_cancel_stops_its_parse() {
         .unwrap();
     let elapsed = started.elapsed();
     assert_eq!(output.value["total"], 0);
+    insta::assert_json_snapshot!("huge_file_skipped", output.value["skipped"]);
     let reason = output.value["skipped"][0]["reason"].as_str().unwrap();
     assert!(
         reason.contains("syntax tree would take more than the 768 MiB one file may take"),
@@ -936,6 +937,7 @@ async fn a_fifo_is_refused_and_a_deep_file_named_directly_is_skipped() {
         ),
     ] {
         let refused = call(&registry, tool, args).await;
+        insta::assert_json_snapshot!(format!("fifo_refused_by_{tool}"), refused);
         assert_eq!(refused["error"]["kind"], "not_a_regular_file", "{refused}");
         assert!(refused["error"]["message"]
             .as_str()
@@ -948,6 +950,7 @@ async fn a_fifo_is_refused_and_a_deep_file_named_directly_is_skipped() {
         .await
         .unwrap();
     assert_eq!(output.value["total"], 0);
+    insta::assert_json_snapshot!("deep_file_skipped", output.value["skipped"]);
     assert_eq!(output.value["skipped"][0]["path"], "deep.py");
     assert!(output.value["skipped"][0]["reason"]
         .as_str()
