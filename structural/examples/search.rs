@@ -5,7 +5,8 @@
 //! cargo run --release -p cc-structural --example search -- python 'warnings.warn($$$A)' /usr/lib/python3.12
 //! ```
 //!
-//! Prints the totals and the time taken, then the first 50 matches as `path:line:column`.
+//! Prints the totals and the time taken, then the first 50 matches as `path:line:column`
+//! (every match with `CC_SEARCH_ALL=1`).
 
 use std::path::Path;
 
@@ -30,7 +31,16 @@ fn main() {
         }
     };
     let started = std::time::Instant::now();
-    let result = match search(&pattern, Path::new(path), &SearchOptions::default()) {
+    // `CC_SEARCH_ALL=1` lists every match instead of the first 50.
+    let options = SearchOptions {
+        max_results: if std::env::var_os("CC_SEARCH_ALL").is_some() {
+            usize::MAX
+        } else {
+            50
+        },
+        ..SearchOptions::default()
+    };
+    let result = match search(&pattern, Path::new(path), &options) {
         Ok(result) => result,
         Err(error) => {
             eprintln!("{error}");

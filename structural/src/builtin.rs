@@ -52,6 +52,7 @@ pub struct BuiltinLanguage {
     omittable_after_token: &'static [(&'static str, &'static str)],
     omittable_children: &'static [(&'static str, &'static str)],
     omittable_containers: &'static [&'static str],
+    sets_aside_attribute_macros: bool,
 }
 
 /// A language with one statement rung, and the common rules.
@@ -74,6 +75,7 @@ fn base(spec: &'static LanguageSpec) -> BuiltinLanguage {
         omittable_after_token: &[],
         omittable_children: &[],
         omittable_containers: &[],
+        sets_aside_attribute_macros: false,
     }
 }
 
@@ -196,6 +198,10 @@ impl Language for BuiltinLanguage {
 
     fn omittable_containers(&self) -> &[&str] {
         self.omittable_containers
+    }
+
+    fn sets_aside_attribute_macros(&self) -> bool {
+        self.sets_aside_attribute_macros
     }
 }
 
@@ -321,11 +327,16 @@ fn c() -> BuiltinLanguage {
             s!(TopLevel, "", ""),
         ],
         omittable_fields: &["alternative"],
+        // Qualifiers (`const`, `restrict`, MSVC's `__restrict`) are modifiers: a declaration
+        // pattern that leaves them out matches `uint8_t* const p = …` too.
         omittable_kinds: &[
             "attribute_specifier",
             "attribute_declaration",
             "storage_class_specifier",
+            "type_qualifier",
+            "ms_pointer_modifier",
         ],
+        sets_aside_attribute_macros: true,
         ..base(&cc_languages::C)
     }
 }
@@ -347,7 +358,10 @@ fn cpp() -> BuiltinLanguage {
             "attribute_specifier",
             "storage_class_specifier",
             "virtual",
+            "type_qualifier",
+            "ms_pointer_modifier",
         ],
+        sets_aside_attribute_macros: true,
         ..base(&cc_languages::CPP)
     }
 }

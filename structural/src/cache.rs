@@ -21,7 +21,7 @@ pub const DEFAULT_TREE_CACHE_BYTES: usize = 256 * 1024 * 1024;
 struct Entry {
     len: usize,
     hash: u64,
-    tree: tree_sitter::Tree,
+    parsed: crate::find::ParsedSource,
     cost: usize,
     tick: u64,
 }
@@ -86,7 +86,12 @@ impl TreeCache {
     }
 
     /// The tree of `path` parsed as `language` from exactly `source`, if cached.
-    pub fn get(&self, path: &Path, language: &str, source: &[u8]) -> Option<tree_sitter::Tree> {
+    pub fn get(
+        &self,
+        path: &Path,
+        language: &str,
+        source: &[u8],
+    ) -> Option<crate::find::ParsedSource> {
         let digest = hash(source);
         let mut inner = self.lock();
         let key = (path.to_path_buf(), language.to_owned());
@@ -96,7 +101,7 @@ impl TreeCache {
             Some(e) if e.len == source.len() && e.hash == digest => {
                 let old = e.tick;
                 e.tick = tick;
-                Some((old, e.tree.clone()))
+                Some((old, e.parsed.clone()))
             }
             _ => None,
         };
@@ -116,8 +121,15 @@ impl TreeCache {
 
     /// Keeps `tree`, parsed from `source`, for `path`; evicts the least recently used trees
     /// past the budget. A tree larger than the whole budget is not kept.
-    pub fn insert(&self, path: &Path, language: &str, source: &[u8], tree: &tree_sitter::Tree) {
-        let cost = tree
+    pub fn insert(
+        &self,
+        path: &Path,
+        language: &str,
+        source: &[u8],
+        parsed: &crate::find::ParsedSource,
+    ) {
+        let cost = parsed
+            .tree
             .root_node()
             .descendant_count()
             .saturating_mul(BYTES_PER_NODE);
@@ -148,7 +160,7 @@ impl TreeCache {
             Entry {
                 len: source.len(),
                 hash: digest,
-                tree: tree.clone(),
+                parsed: parsed.clone(),
                 cost,
                 tick,
             },
@@ -172,18 +184,21 @@ impl TreeCache {
 mod tests {
     use super::*;
 
-    fn parse(source: &str) -> tree_sitter::Tree {
+    fn parse(source: &str) -> crate::find::ParsedSource {
         let spec = cc_languages::by_name("python").unwrap();
         let mut parser = tree_sitter::Parser::new();
         parser.set_language(&spec.grammar()).unwrap();
-        parser.parse(source, None).unwrap()
+        crate::find::ParsedSource {
+            tree: parser.parse(source, None).unwrap(),
+            set_aside: Vec::new(),
+        }
     }
 
     #[test]
     fn hits_only_for_the_same_bytes_and_evicts_the_oldest() {
         let a = "def f():\n    return 1\n";
         let tree = parse(a);
-        let cost = tree.root_node().descendant_count() * BYTES_PER_NODE;
+        let cost = tree.tree.root_node().descendant_count() * BYTES_PER_NODE;
         let cache = TreeCache::new(cost * 2);
         cache.insert(Path::new("a.py"), "python", a.as_bytes(), &tree);
         assert!(cache

@@ -204,4 +204,11 @@ pub trait Language: Send + Sync + fmt::Debug {
     fn omittable_children(&self) -> &[(&str, &str)] {
         &[]
     }
+
+    /// Whether the statements of a file that hold syntax errors are read again with their
+    /// attribute macros set aside (C and C++: `uint32_t* BROTLI_RESTRICT const x = …`; see
+    /// [`crate::repair`]).
+    fn sets_aside_attribute_macros(&self) -> bool {
+        false
+    }
 }

@@ -79,7 +79,9 @@
 //! replaces [`Match::rewrite_range`]: a statement's `;` is kept once, whether or not the
 //! pattern spells it. A rewrite changes only what the pattern names: what a match left out is
 //! carried over at its place, or that match is skipped and listed
-//! ([`StagedRewrite::skipped_matches`]), never deleted. Files with syntax errors are reported
+//! ([`StagedRewrite::skipped_matches`]), never deleted; a file whose rewrite would not parse
+//! is not staged ([`StagedRewrite::unparsable`]). A pattern of several statements matches
+//! runs of consecutive statements ([`Pattern::is_sequence`]). Files with syntax errors are reported
 //! ([`SearchResult::parse_errors`]); files over a size cap and sources nested too deep are
 //! listed, not searched; patterns nested too deep are refused ([`MAX_PATTERN_DEPTH`]). Captured code is copied as bytes (a file need not be UTF-8) and new
 //! lines take the file's line ending.
@@ -92,6 +94,7 @@ pub mod matcher;
 pub mod meta;
 pub mod node;
 pub mod pattern;
+pub mod repair;
 pub mod rewrite;
 pub mod search;
 pub mod template;
@@ -104,17 +107,17 @@ pub struct ReadmeDoctests;
 
 pub use builtin::{Languages, UnknownLanguage};
 pub use cache::{TreeCache, TreeCacheStats, DEFAULT_TREE_CACHE_BYTES};
-pub use find::{Captured, FileMatches, Match, ParseError, Position, SourceParser};
+pub use find::{Captured, FileMatches, Match, ParseError, ParsedSource, Position, SourceParser};
 pub use language::{ContextKind, Language, Scaffold};
 pub use pattern::{Attempt, Pattern, PatternError, MAX_PATTERN_BYTES, MAX_PATTERN_DEPTH};
 pub use rewrite::{
     stage_rewrite, stage_rewrite_with, RewriteError, SkippedMatch, StagedFile, StagedRewrite,
-    Warning, WarningKind,
+    UnparsableRewrite, Warning, WarningKind,
 };
 pub use search::{
     search, CapturedText, FoundMatch, ParseErrors, ProgressFn, SearchError, SearchOptions,
-    SearchResult, Skipped, TooLarge, DEFAULT_MAX_FILE_BYTES, MAX_PARSE_ERRORS_LISTED,
-    MAX_SOURCE_DEPTH,
+    SearchResult, Skipped, TooLarge, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TREE_BYTES,
+    MAX_FILE_BYTES_CEILING, MAX_PARSE_ERRORS_LISTED, MAX_SOURCE_DEPTH,
 };
-pub use template::{Template, TemplateError};
+pub use template::{Layout, Template, TemplateError};
 pub use transaction::{CommitError, FailAt, FaultInjector, FileOp, NoFaults, Transaction};

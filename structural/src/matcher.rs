@@ -49,6 +49,8 @@ pub struct Env<'t> {
     omitted: Vec<Range<usize>>,
     steps: u32,
     exhausted: bool,
+    /// Matching a run of statements: where in the block's children the run ended.
+    run_end: usize,
 }
 
 impl<'t> Env<'t> {
@@ -62,6 +64,7 @@ impl<'t> Env<'t> {
         self.omitted.clear();
         self.steps = 0;
         self.exhausted = false;
+        self.run_end = 0;
     }
 
     fn mark(&self) -> (usize, usize) {
@@ -98,6 +101,9 @@ struct Ctx<'a, 't> {
     grammar: &'a Grammar,
     source: &'a [u8],
     env: &'a mut Env<'t>,
+    /// The sequence being matched is a run of a block's statements: code children may
+    /// follow the last one it names (the run's end is kept in `Env::run_end`).
+    open_end: bool,
 }
 
 impl Matcher for Pattern {
@@ -108,6 +114,7 @@ impl Matcher for Pattern {
                 grammar: &self.grammar,
                 source,
                 env: &mut *env,
+                open_end: false,
             };
             ctx.node(root, node)
         })
@@ -127,6 +134,79 @@ impl Pattern {
     /// The pattern's reading of the fragment, then its alternates.
     fn roots(&self) -> impl Iterator<Item = &PNode> {
         std::iter::once(&self.root).chain(&self.alternates)
+    }
+
+    /// For a pattern of several statements: each run of `block`'s children that it matches,
+    /// first to last, not overlapping, handed to `found` with the run's first and last node
+    /// and the bindings; how many starts ran out of backtracking budget.
+    pub(crate) fn match_runs<'t>(
+        &self,
+        block: Node<'t>,
+        source: &[u8],
+        env: &mut Env<'t>,
+        found: &mut dyn FnMut(Node<'t>, Node<'t>, &Env<'t>),
+    ) -> usize {
+        let PNode::Internal { children, .. } = &self.root else {
+            return 0;
+        };
+        let Some(first) = children.first() else {
+            return 0;
+        };
+        let mut all = Vec::with_capacity(block.child_count());
+        block.children_into(&mut all);
+        let cs: Vec<CChild<'t>> = all
+            .iter()
+            .map(|c| c.node)
+            .filter(|n| !((n.is_extra() && !n.is_error()) || n.is_missing()))
+            .map(|node| CChild {
+                node,
+                named: node.is_named(),
+            })
+            .collect();
+        if cs.iter().filter(|c| c.named).count() < children.len() {
+            return 0;
+        }
+        let mut exhausted = 0;
+        let mut k = 0;
+        while k < cs.len() {
+            if !cs[k].named || !may_start(&self.grammar, &first.node, &cs[k].node) {
+                k += 1;
+                continue;
+            }
+            env.clear();
+            let mut ctx = Ctx {
+                grammar: &self.grammar,
+                source,
+                env: &mut *env,
+                open_end: true,
+            };
+            if ctx.seq(children, 0, &cs, k) {
+                let end = env.run_end.clamp(k + 1, cs.len());
+                let last = cs[k..end]
+                    .iter()
+                    .rev()
+                    .find(|c| c.named)
+                    .map_or(cs[k].node, |c| c.node);
+                found(cs[k].node, last, env);
+                k = end;
+            } else {
+                if env.exhausted {
+                    exhausted += 1;
+                }
+                k += 1;
+            }
+        }
+        exhausted
+    }
+}
+
+/// Whether a code node may be where the pattern `first` matches (a kind check).
+fn may_start(grammar: &Grammar, first: &PNode, node: &Node<'_>) -> bool {
+    match first {
+        PNode::Meta { .. } => !node.is_extra(),
+        PNode::StringMeta { kind, .. }
+        | PNode::Leaf { kind, .. }
+        | PNode::Internal { kind, .. } => grammar.kind_matches(*kind, node),
     }
 }
 
@@ -172,7 +252,10 @@ impl<'t> Ctx<'_, 't> {
                 }
                 let mark = self.env.mark();
                 let code = self.code_children(node, children, fields, kinds);
+                // A node's children are all of it, even inside a run of statements.
+                let open = std::mem::replace(&mut self.open_end, false);
                 let ok = self.seq(children, 0, &code, 0);
+                self.open_end = open;
                 if !ok {
                     self.env.reset(mark);
                 }
@@ -260,6 +343,11 @@ impl<'t> Ctx<'_, 't> {
                 return false;
             }
             let Some(p) = ps.get(i) else {
+                if self.open_end {
+                    // A run ends where its last statement does; the block goes on.
+                    self.env.run_end = j;
+                    return true;
+                }
                 if cs[j..].iter().all(|c| !c.named) {
                     self.skip_tokens(&cs[j..]);
                     return true;
@@ -324,7 +412,8 @@ impl<'t> Ctx<'_, 't> {
         let mark = self.env.mark();
         if i + 1 == ps.len() {
             // Last in the pattern: it must take every named child left, and taking them
-            // is the shortest run that does (saves trying every shorter one).
+            // is the shortest run that does (saves trying every shorter one). Last in a
+            // run of statements, it takes the rest of the block.
             let end = cs[j..]
                 .iter()
                 .rposition(|c| c.named)
@@ -505,10 +594,18 @@ fn tokens(bound: &Bound<'_>) -> Vec<Range<usize>> {
     out
 }
 
-/// From the first named node of a run to its last.
+/// Whether a node of a run is part of what the run holds (a named node, or a keyword such as
+/// C#'s `params` before a parameter), not a separator around it.
+fn holds(node: &Node<'_>) -> bool {
+    node.is_named()
+        || (node.end() > node.start() && !matches!(node.kind(), "," | ";" | "\n" | "\r\n"))
+}
+
+/// From the first named node of a run to its last (keywords at its ends included).
 pub(crate) fn named_span(run: &[Node<'_>]) -> Option<Range<usize>> {
-    let first = run.iter().find(|n| n.is_named())?;
-    let last = run.iter().rev().find(|n| n.is_named())?;
+    run.iter().find(|n| n.is_named())?;
+    let first = run.iter().find(|n| holds(n))?;
+    let last = run.iter().rev().find(|n| holds(n))?;
     Some(first.start()..last.end())
 }
 
@@ -516,8 +613,9 @@ pub(crate) fn named_span(run: &[Node<'_>]) -> Option<Range<usize>> {
 /// inside `within` (a rewrite that moves `$$$BODY` carries the body's leading and trailing
 /// comments along; Python hangs a block's leading comment on the `if`, not the block).
 pub(crate) fn run_span(run: &[Node<'_>], within: &Range<usize>) -> Option<Range<usize>> {
-    let first = *run.iter().find(|n| n.is_named())?;
-    let last = *run.iter().rev().find(|n| n.is_named())?;
+    run.iter().find(|n| n.is_named())?;
+    let first = *run.iter().find(|n| holds(n))?;
+    let last = *run.iter().rev().find(|n| holds(n))?;
     Some(reach(first, true, within)..reach(last, false, within))
 }
 
@@ -544,7 +642,9 @@ fn reach(edge: Node<'_>, before: bool, within: &Range<usize>) -> usize {
             node.next_sibling()
         };
         match beyond {
-            Some(comment) if is_comment(&comment) => {
+            // A comment after code on its line belongs to that code (`def f():  # c`), not
+            // to the run after it: moving it with the run would move it into the body.
+            Some(comment) if is_comment(&comment) && (!before || starts_its_line(comment)) => {
                 reach = outer(&comment);
                 node = comment;
             }
@@ -558,4 +658,19 @@ fn reach(edge: Node<'_>, before: bool, within: &Range<usize>) -> usize {
         }
     }
     reach
+}
+
+/// Whether no code precedes `comment` on its line.
+fn starts_its_line(comment: Node<'_>) -> bool {
+    let row = comment.start_point().0;
+    let mut node = comment;
+    loop {
+        if let Some(previous) = node.prev_sibling() {
+            return previous.end_point().0 < row;
+        }
+        match node.parent() {
+            Some(parent) => node = parent,
+            None => return true,
+        }
+    }
 }

@@ -184,11 +184,21 @@ impl<'t> Node<'t> {
 
     /// Appends the token leaves under this node (extras left out) to `out`, as byte ranges.
     pub fn tokens_into(&self, out: &mut Vec<Range<usize>>) {
+        self.leaves_of(out, false);
+    }
+
+    /// Appends the token leaves under this node to `out`, those inside `ERROR` nodes too
+    /// (comments left out), as byte ranges.
+    pub(crate) fn leaves_into(&self, out: &mut Vec<Range<usize>>) {
+        self.leaves_of(out, true);
+    }
+
+    fn leaves_of(&self, out: &mut Vec<Range<usize>>, errors: bool) {
         let mut cursor = self.raw.walk();
         let mut depth = 0usize;
         loop {
             let node = cursor.node();
-            let skip = node.is_extra() && depth > 0;
+            let skip = node.is_extra() && depth > 0 && !(errors && node.is_error());
             if !skip && node.child_count() == 0 {
                 if node.end_byte() > node.start_byte() {
                     out.push(node.byte_range());
@@ -497,5 +507,51 @@ impl Grammar {
 
     pub(crate) fn is_wrapper(&self, node: &Node<'_>) -> bool {
         node.is_error() || self.wrappers.contains(&self.kind(node))
+    }
+}
+
+/// An `ERROR` or missing node of a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    /// Its bytes (empty for a missing node).
+    pub(crate) range: Range<usize>,
+    /// 0-based row of its start.
+    pub(crate) row: usize,
+    /// The kind of a missing node (`;`, `}`); `None` for an `ERROR`.
+    pub(crate) missing: Option<String>,
+}
+
+/// The `ERROR` and missing nodes of a tree (an `ERROR` once, whatever it holds), in order, at
+/// most `limit` of them; only subtrees that hold an error are walked.
+pub(crate) fn problems(tree: &tree_sitter::Tree, limit: usize) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    if !cursor.node().has_error() {
+        return out;
+    }
+    loop {
+        let node = cursor.node();
+        let bad = node.is_error() || node.is_missing();
+        if bad {
+            out.push(Problem {
+                range: node.byte_range(),
+                row: node.start_position().row,
+                missing: node.is_missing().then(|| node.kind().to_owned()),
+            });
+            if out.len() >= limit {
+                return out;
+            }
+        }
+        if !bad && node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return out;
+            }
+        }
     }
 }

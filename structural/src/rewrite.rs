@@ -10,20 +10,22 @@
 //!   code at their place (the `carry` module); a match where that cannot be done is not rewritten and
 //!   is listed in [`StagedRewrite::skipped_matches`] with the reason. Nothing the pattern did
 //!   not name is ever deleted.
-//! - Warnings name each place where the rewrite would delete a comment that no substituted
-//!   capture carries, and each file the rewrite leaves with more syntax errors than it had.
+//! - A file whose rewritten text has a syntax error the original did not have is not staged
+//!   ([`StagedRewrite::unparsable`]): a rewrite never writes code that does not parse.
+//! - Comments no substituted capture carries stay at their place where the replacement has
+//!   one for them; warnings name each one the rewrite would delete.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::find::{Captured, Position, SourceParser};
+use crate::find::{BoundedParseError, Captured, Position, SourceParser, Stopped};
 use crate::pattern::Pattern;
 use crate::search::{
     read_capped, too_deep_reason, visit_sources, ParseErrors, SearchError, SearchOptions, Skipped,
     MAX_PARSE_ERRORS_LISTED, MAX_SOURCE_DEPTH,
 };
-use crate::template::{detect_unit, Template, TemplateError};
+use crate::template::{detect_unit, Layout, Template, TemplateError};
 use crate::transaction::Transaction;
 
 mod carry;
@@ -31,21 +33,39 @@ mod carry;
 /// What a warning is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WarningKind {
-    /// A comment inside a match that no substituted capture carries would be deleted.
+    /// A comment inside a match that no substituted capture carries and that has no place in
+    /// the replacement would be deleted.
     DeletedComment,
-    /// The rewritten file has more syntax errors than the original (the template does not
-    /// produce valid code there); the line is the first error's.
-    SyntaxErrors,
 }
 
 impl WarningKind {
-    /// `deleted_comment` or `syntax_errors`.
+    /// `deleted_comment`.
     pub fn name(self) -> &'static str {
         match self {
             WarningKind::DeletedComment => "deleted_comment",
-            WarningKind::SyntaxErrors => "syntax_errors",
         }
     }
+}
+
+/// A file whose rewrite would not parse: it is not staged, so accepting the edit cannot
+/// write it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnparsableRewrite {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line, in the file as it is, of the match whose replacement broke it (or of
+    /// the code the first new error lies in).
+    pub line: usize,
+    /// 1-based line of the first new error in the rewritten text.
+    pub rewritten_line: usize,
+    /// What the parser found there: `syntax error at `…``, `a `}` is missing`.
+    pub error: String,
+    /// That line of the rewritten text (trimmed, at most 120 characters).
+    pub text: String,
+    /// How many new `ERROR` or missing nodes the rewrite made.
+    pub new_errors: usize,
+    /// The replacements the file would have had.
+    pub replacements: usize,
 }
 
 /// Something the rewrite would lose.
@@ -103,6 +123,8 @@ pub struct StagedRewrite {
     pub skipped_matches: Vec<SkippedMatch>,
     /// Files that could not be read or parsed, or were over the size cap.
     pub skipped: Vec<Skipped>,
+    /// Files whose rewrite would not parse, by path: not staged.
+    pub unparsable: Vec<UnparsableRewrite>,
     /// The first parsed files with syntax errors (a part of such a file may have matched
     /// nothing), by path.
     pub parse_errors: Vec<ParseErrors>,
@@ -197,6 +219,7 @@ pub fn stage_rewrite_with(
         warnings: Vec::new(),
         skipped_matches: Vec::new(),
         skipped: into_inner(skipped),
+        unparsable: Vec::new(),
         parse_errors,
         parse_errors_total,
         cancelled,
@@ -209,13 +232,18 @@ pub fn stage_rewrite_with(
     }
     staged.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     for file in files {
-        staged.replacements += file.replacements;
         staged.skipped_nested += file.skipped_nested;
         staged.warnings.extend(file.warnings);
         staged.skipped_matches.extend(file.skipped_matches);
+        if let Some(broken) = file.unparsable {
+            // Never staged: `resolve accept` must not be able to write it.
+            staged.unparsable.push(broken);
+            continue;
+        }
         if file.replacements == 0 {
             continue;
         }
+        staged.replacements += file.replacements;
         staged.files.push(StagedFile {
             path: file.path.clone(),
             replacements: file.replacements,
@@ -248,6 +276,7 @@ struct FileRewrite {
     warnings: Vec<Warning>,
     skipped_matches: Vec<SkippedMatch>,
     diff: String,
+    unparsable: Option<UnparsableRewrite>,
 }
 
 enum FileFailure {
@@ -284,13 +313,24 @@ fn rewrite_file(
     if !pattern.may_match(&source) {
         return Ok(None);
     }
-    let tree = parser
-        .parse(pattern.language().as_ref(), &source)
-        .map_err(|e| FileFailure::Skipped(e.to_string()))?;
-    let found = pattern
-        .find_in_tree_within(&tree, &source, MAX_SOURCE_DEPTH)
-        .ok_or_else(|| FileFailure::Skipped(too_deep_reason()))?;
-    let (before, first_error) = crate::find::syntax_errors(&tree);
+    let parsed = match parser.parse_for_search(
+        pattern.language().as_ref(),
+        &source,
+        &options.parse_limits(),
+    ) {
+        Ok(parsed) => parsed,
+        // The staging says `cancelled` and stages nothing.
+        Err(BoundedParseError::Cancelled) => return Ok(None),
+        Err(error) => return Err(FileFailure::Skipped(error.to_string())),
+    };
+    let tree = &parsed.tree;
+    let found = match pattern.find_parsed(&parsed, &source, MAX_SOURCE_DEPTH, options.cancel_flag())
+    {
+        Ok(found) => found,
+        Err(Stopped::Cancelled) => return Ok(None),
+        Err(Stopped::TooDeep) => return Err(FileFailure::Skipped(too_deep_reason())),
+    };
+    let (before, first_error) = crate::find::syntax_errors(tree);
     if let Some(line) = first_error {
         push(
             errors,
@@ -304,7 +344,13 @@ fn rewrite_file(
     if found.matches.is_empty() {
         return Ok(None);
     }
-    let comments = crate::find::comment_ranges(&tree);
+    let comments = crate::find::comment_ranges(tree);
+    let line_comment_ends = line_comment_ends(&source, &comments);
+    let verbatim = crate::find::verbatim_ranges(tree);
+    let layout = Layout {
+        line_comment_ends: &line_comment_ends,
+        verbatim: &verbatim,
+    };
     let unit = detect_unit(&source);
     let used: Vec<&str> = template.names();
     let ranges: Vec<Range<usize>> = found
@@ -332,6 +378,8 @@ fn rewrite_file(
     let mut replaced = 0;
     let mut new = Vec::with_capacity(source.len());
     let mut cursor = 0;
+    // (range in the file, range in the rewritten text, line of the match) per replacement.
+    let mut edits: Vec<(Range<usize>, Range<usize>, usize)> = Vec::new();
     for m in &kept {
         let carried: Vec<Range<usize>> = m
             .captures
@@ -345,11 +393,6 @@ fn rewrite_file(
         let inside =
             |r: &Range<usize>| carried.iter().any(|c| c.start <= r.start && r.end <= c.end);
         let range = &m.rewrite_range;
-        let dropped: Vec<Range<usize>> = comments
-            .iter()
-            .filter(|c| range.start <= c.start && c.end <= range.end && !inside(c))
-            .cloned()
-            .collect();
         // What the pattern left out, unless a substituted capture holds it anyway.
         let parts: Vec<Range<usize>> = m
             .omitted
@@ -357,8 +400,15 @@ fn rewrite_file(
             .filter(|r| range.start <= r.start && r.end <= range.end && !inside(r))
             .cloned()
             .collect();
-        let expanded = template.expand(&source, range.start, &m.captures, &unit);
-        let replacement = match carry::carry_over(&source, range, &expanded, &parts, &dropped) {
+        let in_part = |r: &Range<usize>| parts.iter().any(|p| p.start <= r.start && r.end <= p.end);
+        // Comments no capture carries, nor a part carried over with them.
+        let loose: Vec<Range<usize>> = comments
+            .iter()
+            .filter(|c| range.start <= c.start && c.end <= range.end && !inside(c) && !in_part(c))
+            .cloned()
+            .collect();
+        let expanded = template.expand(&source, range.start, &m.captures, &unit, &layout);
+        let replacement = match carry::carry_over(&source, range, &expanded, &parts, &loose) {
             Ok(replacement) => replacement,
             Err(refusal) => {
                 let (part_line, part) = first_line(&source, &refusal.part);
@@ -377,11 +427,13 @@ fn rewrite_file(
                 continue;
             }
         };
-        for comment in &dropped {
+        for comment in &replacement.dropped {
             warnings.push(warning(WarningKind::DeletedComment, path, &source, comment));
         }
         new.extend_from_slice(&source[cursor..range.start]);
-        new.extend_from_slice(&replacement);
+        let at = new.len();
+        new.extend_from_slice(&replacement.bytes);
+        edits.push((range.clone(), at..new.len(), m.start.line));
         cursor = range.end;
         replaced += 1;
     }
@@ -399,22 +451,19 @@ fn rewrite_file(
             warnings,
             skipped_matches,
             diff: String::new(),
+            unparsable: None,
         }));
     }
-    if let Ok(after_tree) = parser.parse(pattern.language().as_ref(), &new) {
-        let (after, first) = crate::find::syntax_errors(&after_tree);
-        if after > before {
-            warnings.push(Warning {
-                kind: WarningKind::SyntaxErrors,
-                path: path.to_path_buf(),
-                line: first.unwrap_or(1),
-                text: format!(
-                    "the rewritten file has {after} syntax error(s), the original {before}; \
-                     check the template"
-                ),
-            });
+    let unparsable = match check_rewritten(pattern, parser, options, tree, &source, &new, &edits) {
+        Ok(None) => None,
+        Ok(Some(mut broken)) => {
+            broken.path = path.to_path_buf();
+            broken.replacements = replaced;
+            Some(broken)
         }
-    }
+        Err(Stopped::Cancelled) => return Ok(None),
+        Err(Stopped::TooDeep) => return Err(FileFailure::Skipped(too_deep_reason())),
+    };
     let shown = label(path);
     let old_text = String::from_utf8_lossy(&source);
     let new_text = String::from_utf8_lossy(&new);
@@ -432,7 +481,155 @@ fn rewrite_file(
         diff,
         original: source,
         new,
+        unparsable,
     }))
+}
+
+/// The offsets, sorted, where the line comments of a file end: comments with only blanks
+/// after them on their line that are not closed by `*/`.
+fn line_comment_ends(source: &[u8], comments: &[Range<usize>]) -> Vec<usize> {
+    let mut ends: Vec<usize> = comments
+        .iter()
+        .filter(|c| {
+            let text = source.get((*c).clone()).unwrap_or(&[]);
+            let rest = source.get(c.end..).unwrap_or(&[]);
+            let eol = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+            !text.trim_ascii_end().ends_with(b"*/")
+                && rest[..eol]
+                    .iter()
+                    .all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+        })
+        .map(|c| c.end)
+        .collect();
+    ends.sort_unstable();
+    ends
+}
+
+/// How many `ERROR` and missing nodes of a tree are compared at most.
+const MAX_PROBLEMS: usize = 10_000;
+
+/// Parses the rewritten text `new` and compares its syntax errors with those of the file as
+/// it is (`tree` of `source`): an error of the rewritten text is old when, mapped back
+/// through the `edits`, it touches an error of the original; any other is new, and the file
+/// is [`UnparsableRewrite`] (path and replacements left for the caller to fill in).
+fn check_rewritten(
+    pattern: &Pattern,
+    parser: &mut SourceParser,
+    options: &SearchOptions,
+    tree: &tree_sitter::Tree,
+    source: &[u8],
+    new: &[u8],
+    edits: &[(Range<usize>, Range<usize>, usize)],
+) -> Result<Option<UnparsableRewrite>, Stopped> {
+    let after =
+        // Read as the original was read (attribute macros set aside where they are).
+        match parser.parse_for_search(pattern.language().as_ref(), new, &options.parse_limits()) {
+            Ok(after) => after.tree,
+            Err(BoundedParseError::Cancelled) => return Err(Stopped::Cancelled),
+            Err(error) => {
+                // Not checked is not clean: the file is not staged.
+                return Ok(Some(UnparsableRewrite {
+                    path: PathBuf::new(),
+                    line: edits.first().map_or(1, |e| e.2),
+                    rewritten_line: 1,
+                    error: format!("the rewritten text could not be parsed to check it: {error}"),
+                    text: String::new(),
+                    new_errors: 0,
+                    replacements: 0,
+                }));
+            }
+        };
+    if !after.root_node().has_error() {
+        return Ok(None);
+    }
+    let before = crate::node::problems(tree, MAX_PROBLEMS);
+    let mut new_problems = crate::node::problems(&after, MAX_PROBLEMS)
+        .into_iter()
+        .filter_map(|problem| {
+            let (mapped, line) = map_back(&problem.range, edits, source);
+            let old = before.iter().any(|b| touches(&b.range, &mapped));
+            (!old).then_some((problem, line))
+        });
+    let Some((first, line)) = new_problems.next() else {
+        return Ok(None);
+    };
+    let count = 1 + new_problems.count();
+    let error = match first.missing {
+        Some(kind) => format!("a `{kind}` is missing"),
+        None => {
+            let text: String = String::from_utf8_lossy(new.get(first.range.clone()).unwrap_or(&[]))
+                .chars()
+                .take(40)
+                .collect();
+            let text = text.split('\n').next().unwrap_or("").trim().to_owned();
+            if text.is_empty() {
+                "syntax error".to_owned()
+            } else {
+                format!("syntax error at `{text}`")
+            }
+        }
+    };
+    let (rewritten_line, text) = first_line_at(new, first.range.start, first.row);
+    Ok(Some(UnparsableRewrite {
+        path: PathBuf::new(),
+        line,
+        rewritten_line,
+        error,
+        text,
+        new_errors: count,
+        replacements: 0,
+    }))
+}
+
+/// `range` of the rewritten text in the file as it is: an offset outside the replacements
+/// moves by their growth, one inside a replacement maps to the replaced range; with the
+/// line (in the file) of the match it lies in, or of its mapped start.
+fn map_back(
+    range: &Range<usize>,
+    edits: &[(Range<usize>, Range<usize>, usize)],
+    source: &[u8],
+) -> (Range<usize>, usize) {
+    let mut line = None;
+    let mut point = |at: usize, is_start: bool| -> usize {
+        // Past a replacement, the text moved by how much it shrank (edges map alike either
+        // way: the replacement's start to the replaced start, its end to the replaced end).
+        let mut shift: isize = 0;
+        for (old, new, match_line) in edits {
+            if at < new.start {
+                break;
+            }
+            if at < new.end {
+                line.get_or_insert(*match_line);
+                return if is_start { old.start } else { old.end };
+            }
+            shift += isize::try_from(old.len()).unwrap_or(isize::MAX)
+                - isize::try_from(new.len()).unwrap_or(isize::MAX);
+        }
+        at.saturating_add_signed(shift)
+    };
+    let start = point(range.start, true);
+    let end = point(range.end, false).max(start);
+    let line = line.unwrap_or_else(|| Position::of_offset(source, start).line);
+    (start..end, line)
+}
+
+/// Whether two ranges overlap or touch (a missing node is empty).
+fn touches(a: &Range<usize>, b: &Range<usize>) -> bool {
+    a.start <= b.end && b.start <= a.end
+}
+
+/// The 1-based line of byte `at` (on 0-based `row`) of `text` and that line (trimmed, at
+/// most 120 characters).
+fn first_line_at(text: &[u8], at: usize, row: usize) -> (usize, String) {
+    let at = at.min(text.len());
+    let start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
+    let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i);
+    let line: String = String::from_utf8_lossy(&text[start..end])
+        .trim()
+        .chars()
+        .take(120)
+        .collect();
+    (row + 1, line)
 }
 
 /// Of match ranges in document order (outer before inner), the indices of the outermost

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::find::{Captured, Match, Position, SourceParser};
+use crate::find::{BoundedParseError, Captured, Match, Position, SourceParser, Stopped};
 use crate::pattern::Pattern;
 
 /// Told how far a folder search has come: `(files done, files in all)`. Called about 20
@@ -38,7 +38,17 @@ pub struct SearchOptions {
     /// Parsed trees kept between searches of a long-lived run: a file whose bytes did not
     /// change is not parsed again.
     pub trees: Option<Arc<crate::cache::TreeCache>>,
+    /// A file whose syntax tree would take more memory than this (estimated from its tokens,
+    /// [`cc_languages::BYTES_PER_TOKEN`] each) is not parsed; it is listed in
+    /// [`SearchResult::skipped`]. Default [`DEFAULT_MAX_TREE_BYTES`], 768 MiB.
+    pub max_tree_bytes: usize,
 }
+
+pub use cc_languages::DEFAULT_MAX_TREE_BYTES;
+
+/// The largest [`SearchOptions::max_file_bytes`] a caller should allow (64 MiB): with the
+/// tree memory bound, one file of that size searched keeps a process under about 1 GB.
+pub const MAX_FILE_BYTES_CEILING: u64 = 64 << 20;
 
 /// The default [`SearchOptions::max_file_bytes`]: 4 MiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 4 << 20;
@@ -57,6 +67,18 @@ impl SearchOptions {
     fn cancelled(&self) -> bool {
         is_cancelled(self.cancel.as_ref())
     }
+
+    pub(crate) fn cancel_flag(&self) -> Option<&AtomicBool> {
+        self.cancel.as_deref()
+    }
+
+    /// The limits of parsing one file: the call's cancellation, the tree memory bound.
+    pub(crate) fn parse_limits(&self) -> cc_languages::ParseLimits<'_> {
+        cc_languages::ParseLimits {
+            cancel: self.cancel_flag(),
+            max_tree_bytes: self.max_tree_bytes,
+        }
+    }
 }
 
 fn is_cancelled(flag: Option<&Arc<AtomicBool>>) -> bool {
@@ -72,6 +94,7 @@ impl std::fmt::Debug for SearchOptions {
             .field("max_file_bytes", &self.max_file_bytes)
             .field("cancel", &self.cancel.is_some())
             .field("trees", &self.trees.is_some())
+            .field("max_tree_bytes", &self.max_tree_bytes)
             .finish()
     }
 }
@@ -85,6 +108,7 @@ impl Default for SearchOptions {
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             cancel: None,
             trees: None,
+            max_tree_bytes: DEFAULT_MAX_TREE_BYTES,
         }
     }
 }
@@ -260,6 +284,13 @@ pub enum SearchError {
     /// The [`MatchSink`] could not take a file's matches.
     #[error("the matches could not be kept: {0}")]
     Sink(#[source] SinkError),
+    /// The path is neither a regular file nor a folder (a named pipe, a device, a socket):
+    /// reading it could block or never end.
+    #[error(
+        "`{0}` is not a regular file or a folder (a named pipe, a device or a socket); reading it \
+         could block or never end, so it is not searched"
+    )]
+    NotRegular(PathBuf),
 }
 
 /// The text of `range` in `source`, lossily decoded.
@@ -416,6 +447,9 @@ pub(crate) fn visit_sources(
     visit: &(dyn Fn(&Path, u64, &mut SourceParser) + Sync),
 ) -> Result<(), SearchError> {
     let meta = std::fs::metadata(path).map_err(|_| SearchError::NotFound(path.to_path_buf()))?;
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(SearchError::NotRegular(path.to_path_buf()));
+    }
     let files: Vec<(u64, PathBuf)> = if meta.is_file() {
         vec![(meta.len(), path.to_path_buf())]
     } else {
@@ -636,22 +670,27 @@ fn search_file(
         .trees
         .as_ref()
         .and_then(|trees| trees.get(path, language.name(), &bytes));
-    let tree = match cached {
-        Some(tree) => tree,
-        None => match parser.parse(language.as_ref(), &bytes) {
-            Ok(tree) => {
+    let parsed = match cached {
+        Some(parsed) => parsed,
+        None => match parser.parse_for_search(language.as_ref(), &bytes, &options.parse_limits()) {
+            Ok(parsed) => {
                 if let Some(trees) = &options.trees {
-                    trees.insert(path, language.name(), &bytes, &tree);
+                    trees.insert(path, language.name(), &bytes, &parsed);
                 }
-                tree
+                parsed
             }
+            // The result says `cancelled`; the file counts as not looked at.
+            Err(BoundedParseError::Cancelled) => return Ok(()),
             Err(error) => return skip(error.to_string()),
         },
     };
-    let Some(found) = pattern.search_in_tree_within(&tree, &bytes, MAX_SOURCE_DEPTH) else {
-        return skip(too_deep_reason());
-    };
-    let errors = crate::find::syntax_errors(&tree);
+    let found =
+        match pattern.search_parsed(&parsed, &bytes, MAX_SOURCE_DEPTH, options.cancel_flag()) {
+            Ok(found) => found,
+            Err(Stopped::Cancelled) => return Ok(()),
+            Err(Stopped::TooDeep) => return skip(too_deep_reason()),
+        };
+    let errors = crate::find::syntax_errors(&parsed.tree);
     let (wants, max) = {
         let mut c = lock(collector);
         c.files_searched += 1;

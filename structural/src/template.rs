@@ -101,20 +101,30 @@ impl Template {
 
     /// The replacement for one match of a file whose bytes are `source`: bytes, since a
     /// capture is copied from the file as it is (a file need not be UTF-8). New lines take
-    /// the file's line ending.
+    /// the file's line ending. `layout` says where the file's line comments end (code the
+    /// template puts after a capture that ends with one goes on a line of its own: `{ $$$B }`
+    /// where the body ends with `// note`, or it would become part of the comment) and which
+    /// lines are inside a string or a comment (never re-indented: that would change a
+    /// string's value).
     pub fn expand(
         &self,
         source: &[u8],
         at: usize,
         captures: &[(String, Captured)],
         file_unit: &str,
+        layout: &Layout<'_>,
     ) -> Vec<u8> {
+        let line_comment_ends = layout.line_comment_ends;
         let match_indent = line_indent(source, at);
         let newline: &[u8] = if uses_crlf(source) { b"\r\n" } else { b"\n" };
         let template_unit = detect_unit(self.template_text().as_bytes());
         let mut out: Vec<u8> = Vec::new();
         // An empty `$$$X` at the start of a list takes the separator after it along.
         let mut drop_leading_separator = false;
+        // The capture just written ends with a line comment.
+        let mut after_line_comment = false;
+        // The indentation of the template line being written, in the file's terms.
+        let mut line_indent_now = match_indent.clone();
         for (index, piece) in self.pieces.iter().enumerate() {
             match piece {
                 Piece::Text(text) => {
@@ -127,17 +137,25 @@ impl Template {
                         if i > 0 {
                             out.extend_from_slice(newline);
                             let (indent, rest) = split_indent(part);
+                            line_indent_now = match_indent.clone();
+                            line_indent_now.extend_from_slice(
+                                convert_indent(indent, &template_unit, file_unit).as_bytes(),
+                            );
                             if !rest.is_empty() || self.var_follows(index, i, text) {
-                                out.extend_from_slice(&match_indent);
-                                out.extend_from_slice(
-                                    convert_indent(indent, &template_unit, file_unit).as_bytes(),
-                                );
+                                out.extend_from_slice(&line_indent_now);
                             }
                             out.extend_from_slice(rest.as_bytes());
+                        } else if std::mem::take(&mut after_line_comment) && !part.trim().is_empty()
+                        {
+                            // `}` after `// note` would be commented out: its own line.
+                            out.extend_from_slice(newline);
+                            out.extend_from_slice(&line_indent_now);
+                            out.extend_from_slice(part.trim_start_matches([' ', '\t']).as_bytes());
                         } else {
                             out.extend_from_slice(part.as_bytes());
                         }
                     }
+                    after_line_comment = false;
                 }
                 Piece::Var { name, .. } => {
                     let captured = captures.iter().find(|(n, _)| n == name).map(|(_, c)| c);
@@ -145,20 +163,49 @@ impl Template {
                         continue;
                     };
                     if empty_run {
+                        let line_start = current_line_start(&out);
+                        let next_line = matches!(
+                            self.pieces.get(index + 1),
+                            Some(Piece::Text(t)) if t.starts_with('\n')
+                        );
+                        if line_start > 0 && next_line && out[line_start..].iter().all(is_blank) {
+                            // `$$$B` alone on its line and empty: no line of blanks left.
+                            out.truncate(line_start - 1);
+                            if out.ends_with(b"\r") {
+                                out.pop();
+                            }
+                            continue;
+                        }
                         // `f($A, $$$R)` → `f(x)`: the `,` before it goes, or else the one after.
                         drop_leading_separator = !drop_trailing_separator(&mut out);
                         continue;
                     }
                     let text = source.get(range.clone()).unwrap_or(&[]);
-                    let from_indent = line_indent(source, range.start);
+                    let mut from_indent = line_indent(source, range.start);
                     // The line it lands on: the match's own line until the template starts
                     // a new one.
-                    let to_indent = if out.contains(&b'\n') {
+                    let mut to_indent = if out.contains(&b'\n') {
                         current_line_indent(&out)
                     } else {
                         match_indent.clone()
                     };
-                    push_reindented(&mut out, text, &from_indent, &to_indent);
+                    let mid_line = !out[current_line_start(&out)..].iter().all(is_blank);
+                    if mid_line && starts_its_line(source, range.start) {
+                        // A capture that had lines of its own (parameters one per line) put
+                        // after code (`def f(`): its lines stay where they were, relative to
+                        // the match, not shifted to where its first line now starts.
+                        from_indent = match_indent.clone();
+                        to_indent = match_indent.clone();
+                    }
+                    push_reindented(
+                        &mut out,
+                        text,
+                        range.start,
+                        &from_indent,
+                        &to_indent,
+                        layout.verbatim,
+                    );
+                    after_line_comment = line_comment_ends.binary_search(&range.end).is_ok();
                 }
             }
         }
@@ -238,6 +285,17 @@ fn line_indent(source: &[u8], at: usize) -> Vec<u8> {
         .collect()
 }
 
+fn current_line_start(out: &[u8]) -> usize {
+    memchr::memrchr(b'\n', out).map_or(0, |i| i + 1)
+}
+
+/// Whether only blanks precede byte `at` on its line.
+fn starts_its_line(source: &[u8], at: usize) -> bool {
+    let at = at.min(source.len());
+    let start = memchr::memrchr(b'\n', &source[..at]).map_or(0, |i| i + 1);
+    source[start..at].iter().all(is_blank)
+}
+
 fn current_line_indent(out: &[u8]) -> Vec<u8> {
     let start = memchr::memrchr(b'\n', out).map_or(0, |i| i + 1);
     out[start..]
@@ -252,14 +310,51 @@ fn split_indent(line: &str) -> (&str, &str) {
     line.split_at(n)
 }
 
-/// Appends `text`, moving its lines after the first from `from` indentation to `to`.
-fn push_reindented(out: &mut Vec<u8>, text: &[u8], from: &[u8], to: &[u8]) {
+/// What a template needs to know of the file's layout.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Layout<'a> {
+    /// Offsets, sorted, where the file's line comments end.
+    pub line_comment_ends: &'a [usize],
+    /// Byte ranges, sorted, of the file's strings and comments that span lines: a line that
+    /// starts inside one is copied as it is.
+    pub verbatim: &'a [Range<usize>],
+}
+
+/// Appends `text` (which starts at byte `start` of the file), moving its lines after the
+/// first from `from` indentation to `to`, except the lines that start inside one of the
+/// `verbatim` ranges.
+fn push_reindented(
+    out: &mut Vec<u8>,
+    text: &[u8],
+    start: usize,
+    from: &[u8],
+    to: &[u8],
+    verbatim: &[Range<usize>],
+) {
+    let mut line_start = start;
     for (i, line) in text.split(|b| *b == b'\n').enumerate() {
+        let at = line_start;
+        line_start += line.len() + 1;
         if i == 0 {
             out.extend_from_slice(line);
             continue;
         }
         out.push(b'\n');
+        let inside = verbatim
+            .binary_search_by(|r| {
+                if r.end <= at {
+                    std::cmp::Ordering::Less
+                } else if r.start >= at {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .is_ok();
+        if inside {
+            out.extend_from_slice(line);
+            continue;
+        }
         if line.iter().all(|b| is_blank(b) || *b == b'\r') {
             // A blank line stays blank (keeping a `\r\n` ending whole).
             if line.ends_with(b"\r") {
@@ -385,8 +480,14 @@ mod tests {
             .collect();
         let unit = detect_unit(source.as_bytes());
         // At the end: a match on a line of its own, not indented.
-        String::from_utf8(template.expand(source.as_bytes(), source.len(), &captures, &unit))
-            .unwrap()
+        String::from_utf8(template.expand(
+            source.as_bytes(),
+            source.len(),
+            &captures,
+            &unit,
+            &Layout::default(),
+        ))
+        .unwrap()
     }
 
     #[test]
@@ -415,6 +516,33 @@ mod tests {
             "f(x)"
         );
         assert_eq!(expand("f($$$R)", &["R"], "x", &[("R", empty)]), "f()");
+    }
+
+    #[test]
+    fn code_after_a_capture_ending_in_a_line_comment_goes_on_its_own_line() {
+        let source = "\tb() // note\n";
+        let template = Template::new("if !$C { $$$B }", &names(&["C", "B"])).unwrap();
+        let captures = vec![
+            ("C".to_owned(), Captured::Node(1..2)),
+            (
+                "B".to_owned(),
+                Captured::Nodes {
+                    items: std::iter::once(1..4).collect(),
+                    span: Some(1..12),
+                },
+            ),
+        ];
+        let unit = detect_unit(source.as_bytes());
+        let ends = [12];
+        let layout = Layout {
+            line_comment_ends: &ends,
+            verbatim: &[],
+        };
+        let out = template.expand(source.as_bytes(), 1, &captures, &unit, &layout);
+        assert_eq!(String::from_utf8(out).unwrap(), "if !b { b() // note\n\t}");
+        // Not a line comment there: the template's layout stays.
+        let out = template.expand(source.as_bytes(), 1, &captures, &unit, &Layout::default());
+        assert_eq!(String::from_utf8(out).unwrap(), "if !b { b() // note }");
     }
 
     #[test]

@@ -537,22 +537,168 @@ fn omittable_parts_follow_one_rule_in_every_language() {
     assert!(failures.is_empty(), "no match:\n{}", failures.join("\n"));
 }
 
-/// Two statements where a scaffold is the whole file would only match a file holding exactly
-/// them: that is refused as several nodes, not searched and silently found empty.
+/// Two statements where a scaffold is the whole file are a run of statements (issue 26,
+/// item 6), not a pattern of a whole file holding exactly them: they match consecutive
+/// statements of a longer file, and not the same statements apart.
 #[test]
-fn several_statements_are_not_a_pattern_of_the_whole_file() {
-    for (language, pattern) in [
-        ("python", "import os\nimport sys"),
-        ("rust", "fn a() {}\nfn b() {}"),
-        ("bash", "echo a\necho b"),
+fn several_statements_match_a_run_not_the_whole_file() {
+    for (language, pattern, code, expected) in [
+        (
+            "python",
+            "import os\nimport sys",
+            "import re\nimport os\nimport sys\nx = 1\nimport os\ny = 2\nimport sys\n",
+            1,
+        ),
+        (
+            "rust",
+            "fn a() {}\nfn b() {}",
+            "use x;\nfn a() {}\nfn b() {}\nfn c() {}\nmod m {\n    fn a() {}\n    fn b() {}\n}\n",
+            2,
+        ),
+        (
+            "bash",
+            "echo a\necho b",
+            "echo z\necho a\necho b\necho a\n",
+            1,
+        ),
     ] {
-        match common::compile(language, pattern) {
-            Err(PatternError::Unparsable { attempts, .. }) => assert!(
-                attempts.iter().any(|a| a.problem.contains("several nodes")),
-                "{language}: {attempts:?}"
-            ),
-            Ok(p) => panic!("{language}: compiled as {}", p.context()),
-            Err(other) => panic!("{language}: {other}"),
+        let compiled = common::compile(language, pattern).unwrap();
+        assert!(compiled.is_sequence(), "{language}");
+        assert_eq!(count(language, pattern, code), expected, "{language}");
+    }
+}
+
+/// Issue 26, item 6: a pattern of several statements matches consecutive statements of one
+/// block, its metavariables shared across them, in every language with statement blocks:
+/// `(language, pattern, code, expected matches)`. Each code also holds the statements apart
+/// or with another name, which must not match.
+#[test]
+fn several_statements_match_consecutive_statements_of_a_block() {
+    let cases: &[(&str, &str, &str, usize)] = &[
+        (
+            "c",
+            "kfree($P);\n$P = NULL;",
+            "void f(void) {\n  kfree(a);\n  a = NULL;\n  kfree(b);\n  c = NULL;\n  kfree(d);\n  e();\n  d = NULL;\n  if (x) { kfree(x->p); x->p = NULL; }\n}\n",
+            2,
+        ),
+        (
+            "c",
+            "spin_lock(&$L);\n$$$B\nspin_unlock(&$L);",
+            "void f(void) {\n  spin_lock(&l);\n  a();\n  b();\n  spin_unlock(&l);\n  spin_lock(&m);\n  spin_unlock(&n);\n}\n",
+            1,
+        ),
+        (
+            "cpp",
+            "mutex.lock();\n$$$B\nmutex.unlock();",
+            "void f() {\n  mutex.lock();\n  a();\n  mutex.unlock();\n}\n",
+            1,
+        ),
+        (
+            "python",
+            "x = $A\nreturn x",
+            "def f():\n    x = g()\n    return x\n\ndef h():\n    x = g()\n    log(x)\n    return x\n",
+            1,
+        ),
+        (
+            "rust",
+            "let $X = $E;\n$X",
+            "fn f() -> u8 {\n    let a = g();\n    a\n}\nfn h() -> u8 {\n    let a = g();\n    b\n}\n",
+            1,
+        ),
+        (
+            "javascript",
+            "const $X = $E;\nreturn $X;",
+            "function f() {\n  const a = g();\n  return a;\n}\nfunction h() {\n  const a = g();\n  return b;\n}\n",
+            1,
+        ),
+        (
+            "typescript",
+            "const $X = $E;\nreturn $X;",
+            "function f(): number {\n  const a = g();\n  return a;\n}\n",
+            1,
+        ),
+        (
+            "tsx",
+            "const $X = $E;\nreturn $X;",
+            "function f() {\n  const a = <div />;\n  return a;\n}\n",
+            1,
+        ),
+        (
+            "go",
+            "$X, err := $E\nif err != nil {\n\treturn err\n}",
+            "package p\n\nfunc f() error {\n\tx, err := g()\n\tif err != nil {\n\t\treturn err\n\t}\n\ty, err := h()\n\tuse(y)\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn nil\n}\n",
+            1,
+        ),
+        (
+            "java",
+            "lock.lock();\n$$$B\nlock.unlock();",
+            "class A {\n  void f() {\n    lock.lock();\n    a();\n    lock.unlock();\n  }\n}\n",
+            1,
+        ),
+        (
+            "c_sharp",
+            "var $X = $E;\nreturn $X;",
+            "class A {\n  int F() {\n    var a = G();\n    return a;\n  }\n}\n",
+            1,
+        ),
+        (
+            "kotlin",
+            "val $X = $E\nreturn $X",
+            "fun f(): Int {\n    val a = g()\n    return a\n}\n",
+            1,
+        ),
+        (
+            "dart",
+            "var $X = $E;\nreturn $X;",
+            "int f() {\n  var a = g();\n  return a;\n}\n",
+            1,
+        ),
+        (
+            "ruby",
+            "x = $A\nreturn x",
+            "def f\n  x = g\n  return x\nend\n",
+            1,
+        ),
+        (
+            "bash",
+            "cd $D\n$$$B\ncd -",
+            "f() {\n  cd /tmp\n  ls\n  cd -\n}\n",
+            1,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (language, pattern, code, expected) in cases {
+        let compiled = match common::compile(language, pattern) {
+            Ok(compiled) => compiled,
+            Err(error) => {
+                failures.push(format!("{language} `{pattern}`: {error}"));
+                continue;
+            }
+        };
+        let found = common::find(&compiled, code).matches.len();
+        if !compiled.is_sequence() || found != *expected {
+            failures.push(format!(
+                "{language} `{pattern}`: {found} matches, expected {expected} (sequence: {})",
+                compiled.is_sequence()
+            ));
         }
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Shared metavariables bind across the statements.
+    let c = common::compile("c", "kfree($P);\n$P = NULL;").unwrap();
+    let code = "void f(void) {\n  kfree(x->p);\n  x->p = NULL;\n}\n";
+    let found = common::find(&c, code);
+    assert_eq!(
+        &code[found.matches[0].range.clone()],
+        "kfree(x->p);\n  x->p = NULL;"
+    );
+    // A run may not start with `$$$`, nor be only metavariables.
+    assert!(matches!(
+        common::compile("python", "$$$A\nreturn x"),
+        Err(PatternError::LooseRun(_))
+    ));
+    assert!(matches!(
+        common::compile("python", "$A\n$B"),
+        Err(PatternError::LooseRun(_))
+    ));
 }

@@ -118,6 +118,33 @@ impl Builder<'_> {
         }
     }
 
+    /// Several statements (children `run` of `block`, both ends included): a pattern node of
+    /// the block's kind holding their patterns, without the separators between them (a `;`
+    /// or a line end, whichever the code has).
+    pub(super) fn convert_run(&mut self, block: Node<'_>, (first, last): (usize, usize)) -> PNode {
+        let kind = self.grammar.kind(&block);
+        let children = block.children();
+        let mut converted = Vec::new();
+        for child in children.get(first..=last).unwrap_or(&[]) {
+            let node = child.node;
+            if !node.is_named() || node.is_extra() {
+                continue;
+            }
+            let pattern = self.convert(node, false);
+            converted.push(PChild {
+                named: true,
+                nullable: false,
+                node: pattern,
+            });
+        }
+        PNode::Internal {
+            kind,
+            children: converted,
+            fields: Vec::new(),
+            kinds: Vec::new(),
+        }
+    }
+
     /// `"$VAL"`: a string literal whose content between its delimiters is one metavariable.
     fn string_meta(&mut self, node: Node<'_>) -> Option<PNode> {
         if !node.kind().contains("string") || node.child_count() < 2 {

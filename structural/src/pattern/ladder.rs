@@ -2,7 +2,7 @@
 
 use super::{Attempt, Source};
 use crate::language::ContextKind;
-use crate::node::Node;
+use crate::node::{Grammar, Node};
 
 fn rejection(problem: String, position: Option<(usize, usize)>) -> Attempt {
     Attempt {
@@ -13,13 +13,71 @@ fn rejection(problem: String, position: Option<(usize, usize)>) -> Attempt {
     }
 }
 
-/// The innermost node that is exactly the fragment, if the whole scaffold parsed cleanly.
-/// `lenient` also accepts an `ERROR` node whose whole text is one metavariable.
+/// What a scaffold read the fragment as: one node, or a run of its children (several
+/// statements of one block).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Reading<'t> {
+    /// The node, or the block that holds the run.
+    pub(super) node: Node<'t>,
+    /// The run: the indices (among all of `node`'s children) of its first and last child.
+    pub(super) run: Option<(usize, usize)>,
+}
+
+impl Reading<'_> {
+    /// A list container holding several statements (Ruby's `body_statement` is exactly
+    /// `x = 1\nreturn x` in a class body) is a run of them: it holds them directly, as a
+    /// block does, so the run may be part of a longer one in the code.
+    pub(super) fn in_lists(self, grammar: &Grammar) -> Self {
+        let named = self
+            .node
+            .children()
+            .iter()
+            .filter(|c| c.node.is_named() && !c.node.is_extra())
+            .count();
+        if self.run.is_none() && named >= 2 && grammar.is_list_container(&self.node) {
+            let last = self.node.child_count().saturating_sub(1);
+            return Reading {
+                run: Some((0, last)),
+                ..self
+            };
+        }
+        self
+    }
+
+    /// The node's kind, marked for a run (two readings of one kind are one reading).
+    pub(super) fn kind(&self) -> String {
+        match self.run {
+            None => self.node.kind().to_owned(),
+            Some(_) => format!("{} (run)", self.node.kind()),
+        }
+    }
+}
+
+/// The first and last of `node`'s children (indices) that start at `start` and end at
+/// `end`, when there are at least two named ones from one to the other.
+fn run_of(node: Node<'_>, start: usize, end: usize) -> Option<(usize, usize)> {
+    let children = node.children();
+    let first = children
+        .iter()
+        .position(|c| c.node.start() == start && !c.node.is_extra())?;
+    let last = children
+        .iter()
+        .rposition(|c| c.node.end() == end && !c.node.is_extra())?;
+    let named = children[first..=last]
+        .iter()
+        .filter(|c| c.node.is_named() && !c.node.is_extra())
+        .count();
+    (last > first && named >= 2).then_some((first, last))
+}
+
+/// The innermost node that is exactly the fragment, or the run of children of one node that
+/// is (several statements), if the whole scaffold parsed cleanly. `lenient` also accepts an
+/// `ERROR` node whose whole text is one metavariable.
 pub(super) fn accept<'t>(
     source: &Source<'_>,
     root: Node<'t>,
     lenient: bool,
-) -> Result<Node<'t>, Attempt> {
+) -> Result<Reading<'t>, Attempt> {
     if let Some(bad) = first_problem(source, root, lenient) {
         return Err(bad);
     }
@@ -40,12 +98,27 @@ pub(super) fn accept<'t>(
         }
     }
     if exact && node.parent().is_none() && root.named_child_count() > 1 {
-        // The file itself (two statements where the scaffold is the file): it could only
-        // match a whole file holding exactly them.
+        // The file itself (two statements where the scaffold is the file): a run of its
+        // statements, not a pattern of a whole file.
+        if let Some(run) = run_of(node, start, end) {
+            return Ok(Reading {
+                node,
+                run: Some(run),
+            });
+        }
         return Err(rejection(
             "the fragment spans several nodes, not one; search for one of them".to_owned(),
             Some(source.position(start)),
         ));
+    }
+    if !exact && node.start() <= start && node.end() >= end {
+        // Several statements of one block.
+        if let Some(run) = run_of(node, start, end) {
+            return Ok(Reading {
+                node,
+                run: Some(run),
+            });
+        }
     }
     if !exact {
         let (line, column) = source.position(start.max(node.start()));
@@ -59,7 +132,7 @@ pub(super) fn accept<'t>(
         };
         return Err(rejection(what, Some((line, column))));
     }
-    Ok(node)
+    Ok(Reading { node, run: None })
 }
 
 /// `start..end` without the comments at its ends: from the first token inside it that is

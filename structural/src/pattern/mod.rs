@@ -66,6 +66,10 @@ pub enum PatternError {
         /// Each context tried, in order, and where its parse broke.
         attempts: Vec<Attempt>,
     },
+    /// A pattern of several statements that starts with `$$$`, or holds nothing but lone
+    /// metavariables: it would match at every statement.
+    #[error("{0}")]
+    LooseRun(String),
     /// The pattern is a bare `$$$` (or `$$$NAME`), which would match any run of nodes.
     #[error(
         "a pattern that is only `{0}` matches every run of nodes; put code around it, e.g. `f({0})`"
@@ -197,6 +201,9 @@ pub struct Pattern {
     text: String,
     /// Kind id → whether a search enters nodes of that kind (see [`Grammar::entry_table`]).
     pub(crate) entry: Option<Arc<[bool]>>,
+    /// The pattern is several statements: `root` is their block, and a match is a run of
+    /// consecutive children of a block (see [`Pattern::is_sequence`]).
+    pub(crate) sequence: bool,
 }
 
 impl Pattern {
@@ -291,15 +298,23 @@ impl Pattern {
         // `override`) loses to any that does not; then a clean parse beats one that needs an
         // `ERROR` around a metavariable; then the ladder's order decides (the fragment as
         // written before one with `;` supplied after a metavariable).
-        let mut chosen: Option<(usize, bool, (bool, bool))> = None;
+        // A reading as one node beats a reading as several statements (a run), after the
+        // keyword rule.
+        let mut chosen: Option<(usize, bool, (bool, bool, bool))> = None;
         for (index, entry) in parsed.iter().enumerate() {
             let Some(tree) = &entry.2 else {
                 continue;
             };
             let source = source_of(entry, fragment);
             for lenient in [false, true] {
-                if let Ok(node) = accept(&source, Node::new(tree.root_node()), lenient) {
-                    let rank = (misreads_keyword(&source, node, &grammar), lenient);
+                if let Ok(reading) = accept(&source, Node::new(tree.root_node()), lenient)
+                    .map(|r| r.in_lists(&grammar))
+                {
+                    let rank = (
+                        misreads_keyword(&source, reading.node, &grammar),
+                        reading.run.is_some(),
+                        lenient,
+                    );
                     if chosen.is_none_or(|(_, _, best)| rank < best) {
                         chosen = Some((index, lenient, rank));
                     }
@@ -307,7 +322,8 @@ impl Pattern {
                 }
             }
         }
-        let dubious = chosen.is_some_and(|(_, _, (misreads, _))| misreads);
+        let dubious = chosen.is_some_and(|(_, _, (misreads, _, _))| misreads);
+        let sequence = chosen.is_some_and(|(_, _, (_, run, _))| run);
         let chosen = chosen.map(|(index, lenient, _)| (index, lenient));
         let Some((mut index, lenient)) = chosen else {
             let mut attempts: Vec<Attempt> = Vec::new();
@@ -342,11 +358,12 @@ impl Pattern {
                 Node::new(tree.root_node()),
                 lenient,
             )
+            .map(|r| r.in_lists(&grammar))
             .ok()
-            .map(|node| node.kind().to_owned())
+            .map(|reading| reading.kind())
         };
         let preferring = language.member_preferred_kinds();
-        if parsed[index].0.context == ContextKind::Statement {
+        if parsed[index].0.context == ContextKind::Statement && !sequence {
             let statement_kind = accepted_kind(&parsed[index], lenient);
             if statement_kind
                 .as_deref()
@@ -376,7 +393,8 @@ impl Pattern {
             ContextKind::ClassMember,
             ContextKind::TopLevel,
         ];
-        if declarations.contains(&parsed[index].0.context) {
+        // (Several statements have one reading.)
+        if declarations.contains(&parsed[index].0.context) && !sequence {
             let mut kinds: Vec<Option<String>> = also
                 .iter()
                 .map(|&at| accepted_kind(&parsed[at], true))
@@ -394,12 +412,17 @@ impl Pattern {
                         continue;
                     };
                     let source = source_of(entry, fragment);
-                    let Ok(node) = accept(&source, Node::new(tree.root_node()), false) else {
+                    let Ok(reading) = accept(&source, Node::new(tree.root_node()), false)
+                        .map(|r| r.in_lists(&grammar))
+                    else {
                         continue;
                     };
-                    let kind = Some(node.kind().to_owned());
+                    if reading.run.is_some() {
+                        continue;
+                    }
+                    let kind = Some(reading.kind());
                     // No worse a reading than the chosen one.
-                    let misreads = misreads_keyword(&source, node, &grammar);
+                    let misreads = misreads_keyword(&source, reading.node, &grammar);
                     if (!misreads || dubious) && !kinds.contains(&kind) {
                         also.push(at);
                         kinds.push(kind);
@@ -413,23 +436,31 @@ impl Pattern {
             let entry = &parsed[at];
             let source = source_of(entry, fragment);
             let tree = entry.2.as_ref().ok_or(PatternError::Empty)?;
-            let node = accept(&source, Node::new(tree.root_node()), true).map_err(|rejection| {
-                PatternError::Unparsable {
+            let reading = accept(&source, Node::new(tree.root_node()), true)
+                .map(|r| r.in_lists(&grammar))
+                .map_err(|rejection| PatternError::Unparsable {
                     language: language.name().to_owned(),
                     attempts: vec![rejection],
-                }
-            })?;
+                })?;
             let mut builder = Builder {
                 source: &source,
                 grammar: &grammar,
                 // The same metavariables in every root: one slot each.
                 names: std::mem::take(&mut names),
             };
-            let root = builder.convert(node, true);
+            let root = match reading.run {
+                Some(run) => builder.convert_run(reading.node, run),
+                None => builder.convert(reading.node, true),
+            };
             names = builder.names;
             if position == 0 {
                 if let PNode::Meta { multi: true, .. } = root {
                     return Err(PatternError::OnlyMulti(fragment.to_owned()));
+                }
+                if let PNode::Internal { children, .. } = &root {
+                    if reading.run.is_some() {
+                        check_run(fragment, children)?;
+                    }
                 }
             }
             roots.push(root);
@@ -439,6 +470,16 @@ impl Pattern {
         let root_kinds: Option<Vec<u16>> = roots
             .iter()
             .map(|root| match root {
+                // A run is found in its block by its first statement: the walk must reach
+                // the blocks that may hold one.
+                PNode::Internal { children, .. } if sequence => {
+                    children.iter().find_map(|child| match &child.node {
+                        PNode::Meta { .. } => None,
+                        PNode::StringMeta { kind, .. }
+                        | PNode::Leaf { kind, .. }
+                        | PNode::Internal { kind, .. } => Some(*kind),
+                    })
+                }
                 PNode::Meta { .. } => None,
                 PNode::StringMeta { kind, .. }
                 | PNode::Leaf { kind, .. }
@@ -450,6 +491,7 @@ impl Pattern {
             .map(Arc::from);
         let root = roots.remove(0);
         Ok(Pattern {
+            sequence,
             entry,
             context: parsed[index].0.context,
             language,
@@ -461,6 +503,12 @@ impl Pattern {
             finders,
             text: fragment.to_owned(),
         })
+    }
+
+    /// Whether the pattern is several statements (`kfree($P);\n$P = NULL;`): it matches runs
+    /// of consecutive statements of one block, its metavariables shared across them.
+    pub fn is_sequence(&self) -> bool {
+        self.sequence
     }
 
     /// The language it was compiled for.
@@ -493,6 +541,28 @@ impl Pattern {
     pub fn may_match(&self, bytes: &[u8]) -> bool {
         self.finders.iter().all(|finder| finder.occurs_in(bytes))
     }
+}
+
+/// A run of statements must start with one that is not `$$$`, and name some code.
+fn check_run(fragment: &str, children: &[PChild]) -> Result<(), PatternError> {
+    if children.first().is_some_and(|c| c.node.is_multi()) {
+        return Err(PatternError::LooseRun(format!(
+            "the pattern of several statements `{}` starts with `$$$`, which would match at \
+             every statement before the first it names; start it with a statement",
+            fragment.lines().next().unwrap_or(fragment)
+        )));
+    }
+    if children
+        .iter()
+        .all(|c| matches!(c.node, PNode::Meta { .. }))
+    {
+        return Err(PatternError::LooseRun(
+            "a pattern of several statements needs one that is not a lone metavariable, or it \
+             matches any statements"
+                .to_owned(),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether the reading `node` takes an identifier that is spelled like one of the grammar's

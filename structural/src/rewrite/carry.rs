@@ -26,7 +26,9 @@ fn is_blank(b: u8) -> bool {
 }
 
 /// The non-blank bytes of `bytes` outside `holes` (ranges relative to `bytes`), with each
-/// one's index in `bytes`.
+/// one's index in `bytes`. A trailing comma before a closing bracket is left out too: a
+/// template that spells `def $F(self, $$$A):` on one line drops the comma of a parameter
+/// list written one per line, and the code before the return type is still the same.
 fn solid(bytes: &[u8], holes: &[Range<usize>]) -> (Vec<u8>, Vec<usize>) {
     let mut out = Vec::with_capacity(bytes.len());
     let mut at = Vec::with_capacity(bytes.len());
@@ -34,25 +36,46 @@ fn solid(bytes: &[u8], holes: &[Range<usize>]) -> (Vec<u8>, Vec<usize>) {
         if is_blank(b) || holes.iter().any(|h| h.contains(&i)) {
             continue;
         }
+        if matches!(b, b')' | b']' | b'}') && out.last() == Some(&b',') {
+            out.pop();
+            at.pop();
+        }
         out.push(b);
         at.push(i);
     }
     (out, at)
 }
 
+/// An expanded replacement with what was carried over into it, and the comments of the match
+/// that found no place in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Carried {
+    /// The replacement.
+    pub(crate) bytes: Vec<u8>,
+    /// Comments of the match (ranges in the file) that the replacement does not hold.
+    pub(crate) dropped: Vec<Range<usize>>,
+}
+
 /// The expanded replacement of the match `range` of `source`, with each of `parts` put back
-/// at its place; `Err` names the first part that has none. `dropped` are other ranges of the
-/// match that the replacement does not carry (comments outside the substituted captures).
+/// at its place; `Err` names the first part that has none. `comments` are the comments of
+/// the match outside the substituted captures: one at the end of a line of code (`def f():
+/// # type: ignore`) stays after that code when the replacement has the same code before a
+/// line end; one the replacement spells is there already; any other is dropped (and listed,
+/// for a warning).
 pub(crate) fn carry_over(
     source: &[u8],
     range: &Range<usize>,
     expanded: &[u8],
     parts: &[Range<usize>],
-    dropped: &[Range<usize>],
-) -> Result<Vec<u8>, Refusal> {
-    if parts.is_empty() {
-        return Ok(expanded.to_vec());
+    comments: &[Range<usize>],
+) -> Result<Carried, Refusal> {
+    if parts.is_empty() && comments.is_empty() {
+        return Ok(Carried {
+            bytes: expanded.to_vec(),
+            dropped: Vec::new(),
+        });
     }
+    let dropped = comments;
     let matched = source.get(range.clone()).unwrap_or(&[]);
     let local = |r: &Range<usize>| {
         r.start.saturating_sub(range.start)..r.end.saturating_sub(range.start).min(matched.len())
@@ -143,16 +166,119 @@ pub(crate) fn carry_over(
             None => return Err(Refusal { part: part.clone() }),
         }
     }
+    let mut lost = Vec::new();
+    for (index, comment) in comments.iter().enumerate() {
+        let here = local(comment);
+        let text = &matched[here.clone()];
+        if text.is_empty() || contains(expanded, text) {
+            continue;
+        }
+        let holes: Vec<Range<usize>> = parts
+            .iter()
+            .chain(comments.iter().filter(|c| *c != comment))
+            .map(local)
+            .collect();
+        let (before, _) = solid(&matched[..here.start], &holes);
+        let mut start = here.start;
+        while start > 0 && matches!(matched[start - 1], b' ' | b'\t') {
+            start -= 1;
+        }
+        // Code before it on its line: a trailing comment; else one on a line of its own.
+        let trailing = start > 0 && matched[start - 1] != b'\n' && !before.is_empty();
+        let place = (!before.is_empty() && replacement.starts_with(&before))
+            .then(|| at[before.len() - 1] + 1);
+        let rest_blank = |p: usize| {
+            let rest = &expanded[p..];
+            rest.iter()
+                .position(|b| *b == b'\n')
+                .is_some_and(|eol| rest[..eol].iter().all(|b| is_blank(*b)))
+        };
+        let newline: &[u8] = if line_end(source, comment.end).ends_with(b"\r\n") {
+            b"\r\n"
+        } else {
+            b"\n"
+        };
+        let insertion = place.and_then(|p| {
+            let mut text = Vec::new();
+            if trailing {
+                text.extend_from_slice(&matched[start..here.end]);
+                if !rest_blank(p) {
+                    // After an opening bracket or a comma a line may break in every grammar
+                    // here (`def get(  # type: ignore` before the parameters): the code goes
+                    // on on the next line, as it did.
+                    if !matches!(before.last(), Some(b'(' | b'[' | b'{' | b',')) {
+                        return None;
+                    }
+                    text.extend_from_slice(newline);
+                    text.extend_from_slice(next_line_indent(source, comment.end));
+                }
+            } else {
+                // On a line of its own, where the replacement has the same code before a
+                // line end (a method whose body is only `// nothing`).
+                if !rest_blank(p) {
+                    return None;
+                }
+                text.extend_from_slice(newline);
+                text.extend_from_slice(line_indent(source, comment.start));
+                text.extend_from_slice(&matched[here.clone()]);
+            }
+            Some((p, text))
+        });
+        match insertion {
+            Some((position, text)) => insertions.push((position, parts.len() + index, text)),
+            None => lost.push(comment.clone()),
+        }
+    }
     insertions.sort_by_key(|(position, order, _)| (*position, *order));
     let mut out = Vec::with_capacity(expanded.len() + 64);
     let mut cursor = 0;
+    let word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
     for (position, _, text) in insertions {
         out.extend_from_slice(&expanded[cursor..position]);
+        // Two words must not run together (`* const` before `b`, where the template has
+        // `*b`).
+        if word(out.last()) && word(text.first()) {
+            out.push(b' ');
+        }
         out.extend_from_slice(&text);
+        if word(text.last()) && word(expanded.get(position)) {
+            out.push(b' ');
+        }
         cursor = position;
     }
     out.extend_from_slice(&expanded[cursor..]);
-    Ok(out)
+    Ok(Carried {
+        bytes: out,
+        dropped: lost,
+    })
+}
+
+/// The line of `source` holding byte `at`, from `at` to its end (line ending included).
+fn line_end(source: &[u8], at: usize) -> &[u8] {
+    let rest = source.get(at..).unwrap_or(&[]);
+    let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+    &rest[..end]
+}
+
+/// The leading blanks of the line holding byte `at`.
+fn line_indent(source: &[u8], at: usize) -> &[u8] {
+    let at = at.min(source.len());
+    let start = memchr::memrchr(b'\n', &source[..at]).map_or(0, |i| i + 1);
+    let blanks = source[start..]
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t'))
+        .count();
+    &source[start..start + blanks]
+}
+
+/// The leading blanks of the line after the one holding byte `at`.
+fn next_line_indent(source: &[u8], at: usize) -> &[u8] {
+    let next = at + line_end(source, at).len();
+    line_indent(source, next.min(source.len()))
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 #[cfg(test)]
@@ -169,7 +295,7 @@ mod tests {
             &parts,
             &[],
         )
-        .map(|v| String::from_utf8(v).expect("utf-8"))
+        .map(|v| String::from_utf8(v.bytes).expect("utf-8"))
     }
 
     #[test]

@@ -8,13 +8,15 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use cc_structural::{
     stage_rewrite_with, Languages, Pattern, RewriteError, SearchOptions, StagedRewrite,
-    DEFAULT_MAX_FILE_BYTES,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{blocking, choose_language, parse_context, pattern_error, resolve_target, shown};
+use super::{
+    blocking, choose_language, max_file_bytes, parse_context, pattern_error, resolve_target,
+    search_error, shown,
+};
 use crate::error::{kinds, ToolError};
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
@@ -211,8 +213,8 @@ struct AstEditArgs {
     /// `top_level`).
     #[serde(default)]
     context: Option<String>,
-    /// Files larger than this many bytes are not searched (default 4194304, 4 MiB); they are
-    /// listed under `skipped_files`.
+    /// Files larger than this many bytes are not searched (default 4194304, 4 MiB; at most
+    /// 67108864, 64 MiB); they are listed under `skipped_files`.
     #[serde(default)]
     max_file_bytes: Option<u64>,
 }
@@ -234,7 +236,8 @@ impl Tool for AstEditTool {
          only what the pattern names: parts a match left out (an else branch, annotations, \
          type parameters, a return type, async) are carried over into the new code; a match \
          where that cannot be done is not rewritten and is listed under `skipped` with the \
-         reason. Warnings name comments the rewrite would drop. Call `resolve` with the \
+         reason; so is a file whose rewritten code would not parse (it is not staged). \
+         Warnings name comments the rewrite would drop. Call `resolve` with the \
          edit_id to accept (all files or none; refused if any file changed since) or discard \
          it."
     }
@@ -245,6 +248,7 @@ impl Tool for AstEditTool {
 
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: AstEditArgs = parse_args(args)?;
+        let max_file_bytes = max_file_bytes(args.max_file_bytes)?;
         let target = resolve_target(&self.root, args.path.as_deref())?;
         let language =
             choose_language(&self.parsers, &self.root, args.language.as_deref(), &target)?;
@@ -254,13 +258,14 @@ impl Tool for AstEditTool {
         let path = target.path;
         let template = args.rewrite;
         let options = SearchOptions {
-            max_file_bytes: args.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
+            max_file_bytes,
             cancel: Some(ctx.cancellation().flag()),
             ..SearchOptions::default()
         };
         let staged = blocking(move || {
             let label = |p: &std::path::Path| root.relative(p);
-            stage_rewrite_with(&pattern, &template, &path, &label, &options).map_err(rewrite_error)
+            stage_rewrite_with(&pattern, &template, &path, &label, &options)
+                .map_err(|e| rewrite_error(&root, e))
         })
         .await?;
         if staged.cancelled {
@@ -287,11 +292,12 @@ impl Tool for AstEditTool {
                 })
             })
             .collect();
-        let skipped: Vec<Value> = staged
+        let mut skipped: Vec<Value> = staged
             .skipped_matches
             .iter()
             .map(|s| {
                 json!({
+                    "why": "would_delete",
                     "path": shown(root, &s.path),
                     "line": s.line,
                     "part": s.part,
@@ -300,6 +306,19 @@ impl Tool for AstEditTool {
                 })
             })
             .collect();
+        skipped.extend(staged.unparsable.iter().map(|u| {
+            json!({
+                "why": "would_not_parse",
+                "path": shown(root, &u.path),
+                "line": u.line,
+                "rewritten_line": u.rewritten_line,
+                "error": u.error,
+                "text": u.text,
+                "new_errors": u.new_errors,
+                "replacements": u.replacements,
+                "reason": unparsable_reason(u),
+            })
+        }));
         let skipped_files: Vec<Value> = staged
             .skipped
             .iter()
@@ -329,6 +348,37 @@ impl Tool for AstEditTool {
                 "  name such parts in the pattern and the rewrite (a metavariable), or narrow \
                  the pattern\n",
             );
+        }
+        if !staged.unparsable.is_empty() {
+            facts.push_str(&format!(
+                "{} file{} not staged, because the rewritten code would not parse (resolve \
+                 accept cannot write {}):\n",
+                staged.unparsable.len(),
+                if staged.unparsable.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                if staged.unparsable.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                },
+            ));
+            for u in &staged.unparsable {
+                facts.push_str(&format!(
+                    "  not staged {}:{}: line {} of the rewritten file: {}: `{}` ({} new \
+                     error{})\n",
+                    shown(root, &u.path),
+                    u.line,
+                    u.rewritten_line,
+                    u.error,
+                    u.text,
+                    u.new_errors,
+                    if u.new_errors == 1 { "" } else { "s" },
+                ));
+            }
+            facts.push_str("  check the template against those matches, or narrow the pattern\n");
         }
         for s in &staged.skipped {
             facts.push_str(&format!(
@@ -361,15 +411,22 @@ impl Tool for AstEditTool {
         };
         let (replacements, skipped_nested) = (staged.replacements, staged.skipped_nested);
         if staged.transaction.is_empty() {
+            let nothing_matched = staged.unparsable.is_empty() && staged.skipped_matches.is_empty();
             let mut value = json!({
-                "status": "no_matches",
+                // Matches that were not staged are not "no matches".
+                "status": if nothing_matched { "no_matches" } else { "not_staged" },
                 "replacements": 0,
                 "files": [],
                 "warnings": [],
                 "skipped_nested": skipped_nested,
             });
             extras(&mut value);
-            let head = if staged.skipped_matches.is_empty() {
+            let head = if !staged.unparsable.is_empty() && staged.skipped_matches.is_empty() {
+                "nothing staged: no rewritten file would parse\n"
+            } else if !staged.unparsable.is_empty() {
+                "nothing staged: each rewritten file would not parse, or its matches were \
+                 skipped\n"
+            } else if staged.skipped_matches.is_empty() {
                 "no match: nothing staged; check the pattern with ast_grep\n"
             } else {
                 "nothing staged: every match was skipped\n"
@@ -452,7 +509,17 @@ fn render_proposal(
     out
 }
 
-fn rewrite_error(error: RewriteError) -> ToolError {
+/// Why a file whose rewrite would not parse is not staged, and what to do.
+fn unparsable_reason(u: &cc_structural::UnparsableRewrite) -> String {
+    format!(
+        "the rewritten file would not parse: {} at line {} of the rewritten text (`{}`); the \
+         file is not staged, so resolve accept cannot write it; check the template against \
+         this match, or narrow the pattern",
+        u.error, u.rewritten_line, u.text
+    )
+}
+
+fn rewrite_error(root: &WorkspaceRoot, error: RewriteError) -> ToolError {
     match &error {
         RewriteError::Template(cc_structural::TemplateError::Unbound { name, .. }) => {
             ToolError::new(error_kinds::UNBOUND_METAVARIABLE, error.to_string())
@@ -462,7 +529,10 @@ fn rewrite_error(error: RewriteError) -> ToolError {
         RewriteError::Overlap { .. } => {
             ToolError::new(error_kinds::OVERLAPPING_MATCHES, error.to_string())
         }
-        RewriteError::Search(_) => ToolError::new(kinds::NOT_FOUND, error.to_string()),
+        RewriteError::Search(_) => match error {
+            RewriteError::Search(inner) => search_error(root, inner),
+            other => ToolError::new(kinds::INTERNAL, other.to_string()),
+        },
     }
 }
 
@@ -568,6 +638,11 @@ impl Tool for ResolveTool {
             );
         }
         let replacements = staged.replacements;
+        let not_staged: Vec<String> = staged
+            .unparsable
+            .iter()
+            .map(|u| shown(&self.root, &u.path))
+            .collect();
         let transaction = staged.transaction;
         let committed = crate::commit::commit_checked(
             ctx,
@@ -580,7 +655,7 @@ impl Tool for ResolveTool {
         match committed {
             Ok(written) => {
                 let files: Vec<String> = written.iter().map(|p| shown(&self.root, p)).collect();
-                let text = format!(
+                let mut text = format!(
                     "wrote {} ({replacements} replacement{} in {} file{}): {}",
                     args.edit_id,
                     if replacements == 1 { "" } else { "s" },
@@ -588,14 +663,20 @@ impl Tool for ResolveTool {
                     if files.len() == 1 { "" } else { "s" },
                     files.join(", ")
                 );
-                Ok(ToolOutput::new(json!({
+                let mut value = json!({
                     "status": "accepted",
                     "edit_id": args.edit_id,
                     "replacements": replacements,
                     "files": files,
-                }))
-                .with_text(text)
-                .with_written(written))
+                });
+                if !not_staged.is_empty() {
+                    text.push_str(&format!(
+                        "\nnot written (never staged: their rewrite would not parse): {}",
+                        not_staged.join(", ")
+                    ));
+                    value["not_written"] = json!(not_staged);
+                }
+                Ok(ToolOutput::new(value).with_text(text).with_written(written))
             }
             Err(error) => Err(error.with_detail("edit_id", args.edit_id)),
         }

@@ -436,3 +436,54 @@ async fn an_edit_larger_than_the_run_may_stage_is_refused() {
         .contains("narrow `path`"));
     assert_eq!(read(dir.path(), "a.py"), "log(1)\n".repeat(100));
 }
+
+/// Issue 26, item 2: a file whose rewrite would not parse is not staged; it is listed under
+/// `skipped` with the line and the parse error, the text says so, and `resolve accept`
+/// writes only the files that were staged (and says which were not).
+#[tokio::test]
+async fn a_rewrite_that_would_not_parse_is_listed_and_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ok.py", "log(1)\n");
+    write(dir.path(), "bad.py", "x = 1\nlog(2)\n");
+    let registry = registry(dir.path());
+    // `log($A)` → `log($A` closes nothing where the call stands alone on its line; in `ok.py`
+    // a rewrite to a call is fine.
+    let output = registry
+        .call(
+            "ast_edit",
+            json!({"pattern": "log($A)", "rewrite": "log($A", "path": "bad.py"}),
+        )
+        .await
+        .unwrap();
+    insta::assert_json_snapshot!(output.value);
+    let text = output.render_text();
+    insta::assert_snapshot!(text);
+    assert!(text.contains("resolve accept cannot write it"), "{text}");
+
+    // Two files, one broken: the other is staged and written, the broken one never (a
+    // comprehension is code inside `[…]`, not as a statement).
+    write(dir.path(), "ok.py", "y = [log(1)]\n");
+    let staged = call(
+        &registry,
+        "ast_edit",
+        json!({"pattern": "log($A)", "rewrite": "log($A) for _ in ()", "language": "python"}),
+    )
+    .await;
+    assert_eq!(staged["status"], "proposed", "{staged}");
+    assert_eq!(staged["files"].as_array().unwrap().len(), 1, "{staged}");
+    assert_eq!(staged["skipped"][0]["why"], "would_not_parse", "{staged}");
+    assert_eq!(staged["skipped"][0]["path"], "bad.py");
+    let accepted = registry
+        .call(
+            "resolve",
+            json!({"edit_id": staged["edit_id"], "action": "accept"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(accepted.value["not_written"], json!(["bad.py"]));
+    assert!(accepted
+        .render_text()
+        .contains("not written (never staged: their rewrite would not parse): bad.py"));
+    assert_eq!(read(dir.path(), "ok.py"), "y = [log(1) for _ in ()]\n");
+    assert_eq!(read(dir.path(), "bad.py"), "x = 1\nlog(2)\n");
+}

@@ -8,15 +8,15 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use cc_structural::search::{search_with, MatchSink, SearchReport, SinkError};
-use cc_structural::{
-    Captured, Languages, Match, Pattern, Position, SearchError, SearchOptions, TreeCache,
-    DEFAULT_MAX_FILE_BYTES,
-};
+use cc_structural::{Captured, Languages, Match, Pattern, Position, SearchOptions, TreeCache};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::{blocking, choose_language, parse_context, pattern_error, resolve_target, shown};
+use super::{
+    blocking, choose_language, max_file_bytes, parse_context, pattern_error, resolve_target,
+    search_error, shown,
+};
 use crate::error::{kinds, ToolError};
 use crate::root::WorkspaceRoot;
 use crate::spool::{push_element, JsonSpool, SpoolRun, SpooledArray};
@@ -78,7 +78,8 @@ struct AstGrepArgs {
     #[serde(default)]
     context: Option<String>,
     /// Files larger than this many bytes are not searched and are listed under `too_large`
-    /// (default 4194304, 4 MiB).
+    /// (default 4194304, 4 MiB; at most 67108864, 64 MiB). A file whose syntax tree would
+    /// take more than 768 MiB (about 4 million tokens) is listed under `skipped`.
     #[serde(default)]
     max_file_bytes: Option<u64>,
 }
@@ -112,6 +113,7 @@ impl Tool for AstGrepTool {
 
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: AstGrepArgs = parse_args(args)?;
+        let max_file_bytes = max_file_bytes(args.max_file_bytes)?;
         let target = resolve_target(&self.root, args.path.as_deref())?;
         let language =
             choose_language(&self.parsers, &self.root, args.language.as_deref(), &target)?;
@@ -130,9 +132,10 @@ impl Tool for AstGrepTool {
             max_results,
             threads: 0,
             progress,
-            max_file_bytes: args.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
+            max_file_bytes,
             cancel: Some(ctx.cancellation().flag()),
             trees: Some(self.trees.clone()),
+            ..SearchOptions::default()
         };
         let root = self.root.clone();
         let searched = pattern;
@@ -142,10 +145,8 @@ impl Tool for AstGrepTool {
                 spool: Arc::new(JsonSpool::new()),
                 files: Mutex::new(HashMap::new()),
             };
-            let report = search_with(&searched, &path, &options, &sink).map_err(|e| match e {
-                SearchError::NotFound(_) => ToolError::new(kinds::NOT_FOUND, e.to_string()),
-                SearchError::Sink(_) => ToolError::new(kinds::INTERNAL, e.to_string()),
-            })?;
+            let report = search_with(&searched, &path, &options, &sink)
+                .map_err(|e| search_error(&root, e))?;
             let matches = sink.in_order(&report.kept).map_err(spool_error)?;
             render_result(&root, &searched, report, matches)
         })

@@ -14,7 +14,11 @@ pub use grep::AstGrepTool;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cc_structural::{ContextKind, Language, Languages, PatternError};
+use cc_structural::search::MAX_FILE_BYTES_CEILING;
+use cc_structural::{
+    ContextKind, Language, Languages, PatternError, SearchError, DEFAULT_MAX_FILE_BYTES,
+};
+use cc_workspace::FileKind;
 use serde_json::{json, Value};
 
 use crate::error::{kinds, ToolError};
@@ -36,13 +40,58 @@ pub(crate) struct Target {
     pub(crate) is_dir: bool,
 }
 
+/// A named pipe, a device or a socket named as `path` is refused as `read` refuses it
+/// (`not_a_regular_file`): reading it could block or never end.
 pub(crate) fn resolve_target(
     root: &WorkspaceRoot,
     path: Option<&str>,
 ) -> Result<Target, ToolError> {
     let path = root.resolve_existing(path.unwrap_or("."))?;
-    let is_dir = path.is_dir();
-    Ok(Target { path, is_dir })
+    let kind = root
+        .workspace()
+        .kind(&path)
+        .map_err(|error| root.io_error("search", &shown(root, &path), &error))?;
+    match kind {
+        FileKind::Directory => Ok(Target { path, is_dir: true }),
+        FileKind::Regular => Ok(Target {
+            path,
+            is_dir: false,
+        }),
+        other => Err(crate::fs::not_regular(&shown(root, &path), other)),
+    }
+}
+
+/// `max_file_bytes` as given, or the default; over [`MAX_FILE_BYTES_CEILING`] (64 MiB) it is
+/// an `invalid_arguments` error that says the ceiling.
+pub(crate) fn max_file_bytes(given: Option<u64>) -> Result<u64, ToolError> {
+    match given {
+        None => Ok(DEFAULT_MAX_FILE_BYTES),
+        Some(bytes) if bytes <= MAX_FILE_BYTES_CEILING => Ok(bytes),
+        Some(bytes) => Err(ToolError::invalid_arguments(format!(
+            "max_file_bytes is {bytes}, over the ceiling of {MAX_FILE_BYTES_CEILING} bytes \
+             (64 MiB); one file's syntax tree must fit in memory, so give at most \
+             {MAX_FILE_BYTES_CEILING}"
+        ))
+        .with_detail("max_file_bytes", bytes)
+        .with_detail("ceiling", MAX_FILE_BYTES_CEILING)),
+    }
+}
+
+/// A search error as a tool error.
+pub(crate) fn search_error(root: &WorkspaceRoot, error: SearchError) -> ToolError {
+    match &error {
+        SearchError::NotFound(_) => ToolError::new(kinds::NOT_FOUND, error.to_string()),
+        SearchError::NotRegular(path) => ToolError::new(
+            crate::fs::NOT_A_REGULAR_FILE,
+            format!(
+                "`{}` is not a regular file or a folder; reading it could block or never end, \
+                 so it is refused",
+                shown(root, path)
+            ),
+        )
+        .with_detail("path", shown(root, path)),
+        SearchError::Sink(_) => ToolError::new(kinds::INTERNAL, error.to_string()),
+    }
 }
 
 /// The language named, or inferred from a file's extension.
@@ -108,9 +157,10 @@ pub(crate) fn pattern_error(error: PatternError) -> ToolError {
             ToolError::new(error_kinds::PATTERN_TOO_LARGE, error.to_string())
                 .with_detail("limit", *limit)
         }
-        PatternError::NoSuchContext { .. } | PatternError::Empty | PatternError::OnlyMulti(_) => {
-            ToolError::invalid_arguments(error.to_string())
-        }
+        PatternError::NoSuchContext { .. }
+        | PatternError::Empty
+        | PatternError::OnlyMulti(_)
+        | PatternError::LooseRun(_) => ToolError::invalid_arguments(error.to_string()),
     }
 }
 
