@@ -101,6 +101,43 @@ pub(crate) fn use_project_python(
     Ok(Some(choice))
 }
 
+/// Keeps clangd's background index out of the workspace: clangd writes it beside the
+/// compilation database (`.cache/clangd/index`), so it is given a copy of the project's
+/// `compile_commands.json` in the run's cache (`$XDG_CACHE_HOME/cc/clangd/<root hash>`,
+/// `--compile-commands-dir`), whose entries name the project's own files and folders. A
+/// change of the project's database takes effect when the server next starts.
+pub(crate) fn keep_clangd_index_outside(spec: &mut ServerSpec, root: &Path) {
+    if !(spec.name == "clangd" || spec.name.starts_with("clangd-")) {
+        return;
+    }
+    if spec
+        .command
+        .iter()
+        .any(|a| a.starts_with("--compile-commands-dir"))
+    {
+        return;
+    }
+    let Some(database) = ["compile_commands.json", "build/compile_commands.json"]
+        .iter()
+        .map(|name| root.join(name))
+        .find(|path| path.is_file())
+    else {
+        return;
+    };
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let hash = xxhash_rust::xxh3::xxh3_64(root.as_os_str().as_encoded_bytes());
+    let dir = base.join("cc").join("clangd").join(format!("{hash:016x}"));
+    let copied = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::copy(&database, dir.join("compile_commands.json")));
+    if copied.is_ok() {
+        spec.command
+            .push(format!("--compile-commands-dir={}", dir.display()));
+    }
+}
+
 /// Whether pyright will find a configuration of its own for the project at `root`:
 /// `pyrightconfig.json`, or a `[tool.pyright]` / `[tool.basedpyright]` table in
 /// `pyproject.toml`, in `root` or a folder above it (pyright looks upward too).

@@ -555,6 +555,7 @@ impl ServerPool {
         let applier = lock(&self.applier).clone();
         let mut resolved = resolved;
         crate::policy::adapt_to_project(&mut resolved.spec, root);
+        crate::policy::keep_clangd_index_outside(&mut resolved.spec, root);
         if !resolved.spec.init_options_when_watched.is_null() && self.watching().is_some() {
             let extra = resolved.spec.init_options_when_watched.clone();
             crate::policy::merge(&mut resolved.spec.init_options, &extra);
@@ -1117,8 +1118,44 @@ fn sync_from_disk(
         .map_err(|error| format!("{error}; it restarts on the next call"))
 }
 
+/// One diagnostic per (line, code, message): rust-analyzer pushes `cargo check`'s finding once
+/// per target that compiles the file (a bench shared by eleven targets), and reports some of
+/// them itself too.
+fn dedup(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut seen = std::collections::HashSet::new();
+    diagnostics
+        .into_iter()
+        .filter(|d| seen.insert((d.line, d.code.clone(), d.message.clone())))
+        .collect()
+}
+
 /// Waits for the diagnostics of `ticket` and says what came of it.
 async fn outcome_of(server: &LanguageServer, ticket: &crate::server::SyncTicket) -> CheckOutcome {
+    let outcome = raw_outcome_of(server, ticket).await;
+    match outcome {
+        CheckOutcome::Checked {
+            server,
+            diagnostics,
+            unchanged,
+            via,
+            synced_at,
+            answered_at,
+        } => CheckOutcome::Checked {
+            server,
+            diagnostics: dedup(diagnostics),
+            unchanged,
+            via,
+            synced_at,
+            answered_at,
+        },
+        other => other,
+    }
+}
+
+async fn raw_outcome_of(
+    server: &LanguageServer,
+    ticket: &crate::server::SyncTicket,
+) -> CheckOutcome {
     match server.diagnostics(ticket).await {
         DiagnosticsOutcome::Fresh {
             diagnostics,

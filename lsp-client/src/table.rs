@@ -314,6 +314,12 @@ impl ServerTable {
         // this token; its results are pushed and merged with the pulled ones.
         rust_analyzer.reports_status = true;
         rust_analyzer.check_progress = Some("rust-analyzer/flycheck".into());
+        // As `cargo check` sees the crate: rust-analyzer's default cfgs add `miri`, which
+        // makes `#![cfg(not(miri))]` tests inactive for it. A project's own
+        // `rust-analyzer.toml` still decides.
+        let cfgs = json!({"cargo": {"cfgs": ["debug_assertions"]}});
+        rust_analyzer.init_options = cfgs.clone();
+        rust_analyzer.settings = json!({"rust-analyzer": cfgs});
 
         let mut bash = ServerSpec::new(
             "bash-language-server",

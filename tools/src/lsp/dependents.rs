@@ -7,8 +7,10 @@
 //! comments are left out, since callers do not see them) are looked for as whole words in the
 //! files of the same project (a parallel-free walk with `ignore`, so `.gitignore` is honoured,
 //! and `memchr` for the scan). A file that also names the written module (its import) ranks
-//! higher; so does, in Go, a file of the same package. The list is bounded; what was left out
-//! is counted, so a result can say how far it looked.
+//! higher; so does, in Go, a file of the same package. A file whose imports resolve to a
+//! changed module ([`super::importers`]) is a dependent even when it names nothing that
+//! changed; minified, bundled and generated files never are. The list is bounded; what was
+//! left out is counted, so a result can say how far it looked.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -16,6 +18,7 @@ use std::path::{Path, PathBuf};
 use cc_structural::Languages;
 use memchr::memmem;
 
+use super::importers;
 use super::scan::{self, has_word};
 
 /// One file of a write: where, and its text before and after (`None`: absent).
@@ -80,8 +83,17 @@ pub(crate) fn find(
         .map(|m| memmem::Finder::new(m.as_bytes()))
         .collect();
     let mut scored: Vec<(usize, PathBuf)> = Vec::new();
+    let out_dirs = importers::typescript_out_dirs(root);
+    let changed_modules: Vec<&Path> = changes
+        .iter()
+        .filter(|c| !changed_names(&languages, c).is_empty())
+        .map(|c| c.path)
+        .collect();
     scan::walk_files(root, extensions, |path, bytes| {
-        if written.contains(path) || !scan::can_refer(path, written.iter().copied()) {
+        if written.contains(path)
+            || !scan::can_refer(path, written.iter().copied())
+            || importers::never_dependent(path, bytes, &out_dirs)
+        {
             return true;
         }
         let hits = finders
@@ -89,6 +101,15 @@ pub(crate) fn find(
             .filter(|(name, finder)| has_word(bytes, name.as_bytes(), finder))
             .count();
         if hits == 0 {
+            // An importer of a changed module is a dependent even when it names nothing that
+            // changed: a type it uses through the module may have.
+            let text = String::from_utf8_lossy(bytes);
+            if changed_modules
+                .iter()
+                .any(|module| importers::imports(path, &text, module, root))
+            {
+                scored.push((1, path.to_path_buf()));
+            }
             return true;
         }
         let mut score = hits * 2;
@@ -135,6 +156,7 @@ pub(crate) fn from_graph(
     let mut names: BTreeSet<String> = BTreeSet::new();
     let mut scores: BTreeMap<PathBuf, usize> = BTreeMap::new();
     let written: BTreeSet<&Path> = changes.iter().map(|c| c.path).collect();
+    let out_dirs = importers::typescript_out_dirs(root);
     let note = |rel: &str, weight: usize, scores: &mut BTreeMap<PathBuf, usize>| {
         let path = base.join(rel);
         let covered = path.starts_with(root)
@@ -142,7 +164,11 @@ pub(crate) fn from_graph(
                 .extension()
                 .and_then(|e| e.to_str())
                 .is_some_and(|e| extensions.iter().any(|x| x == e));
-        if covered && !written.contains(path.as_path()) {
+        let head = read_head(&path);
+        if covered
+            && !written.contains(path.as_path())
+            && !importers::never_dependent(&path, &head, &out_dirs)
+        {
             *scores.entry(path).or_default() += weight;
         }
     };
@@ -182,6 +208,17 @@ pub(crate) fn from_graph(
     };
     found.rank(scores.into_iter().map(|(p, n)| (n, p)).collect(), limit);
     found
+}
+
+/// The first kilobyte of a file (for a "generated" header).
+fn read_head(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let mut head = vec![0; 1024];
+    let read = std::fs::File::open(path)
+        .and_then(|mut file| file.read(&mut head))
+        .unwrap_or(0);
+    head.truncate(read);
+    head
 }
 
 /// How other files name the module of `path` in their imports: its file stem, or its

@@ -13,6 +13,7 @@ pub(crate) mod apply;
 mod dependents;
 mod diagnostics;
 mod enclosing;
+mod importers;
 mod inactive;
 mod nav;
 mod open;
