@@ -53,4 +53,7 @@ pub mod walk;
 pub use beneath::{is_escape, FileKind, StagedWrite, Workspace};
 pub use broken::BrokenSection;
 pub use resolve::ConfineError;
-pub use transaction::{CommitError, FailAt, FaultInjector, FileOp, NoFaults, Transaction};
+pub use transaction::{
+    CommitError, CrashAt, CrashPoint, Direction, FailAt, FaultInjector, FileOp, NoFaults, Outcome,
+    Phase, RecordCrashPoints, RecoveredFile, Recovery, RecoveryReport, Transaction,
+};
