@@ -43,6 +43,7 @@ pub mod eval;
 pub mod fs;
 pub mod graph;
 pub mod lsp;
+pub mod notices;
 pub mod registry;
 pub mod resources;
 pub mod root;
@@ -57,6 +58,7 @@ pub mod vibe;
 pub use approve::{AllowAll, Approval, ApprovalRequest, Approver, DenyAll};
 pub use cancel::Cancellation;
 pub use error::{kinds, ToolError};
+pub use notices::{Notice, Notices};
 pub use registry::{
     AfterWrite, CallOptions, PlannedWrite, Registry, RegistryBuilder, Run, Shutdown, ToolSchema,
 };

@@ -28,6 +28,14 @@ impl WorkspaceRoot {
         })
     }
 
+    /// The same root with its commit journals under `dir` (see
+    /// [`Workspace::with_state_dir`]).
+    pub fn with_state_dir(self, dir: impl Into<PathBuf>) -> Self {
+        WorkspaceRoot {
+            workspace: self.workspace.with_state_dir(dir),
+        }
+    }
+
     /// The canonical root directory.
     pub fn path(&self) -> &Path {
         self.workspace.path()
