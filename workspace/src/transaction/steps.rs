@@ -464,7 +464,6 @@ impl<'a> Engine<'a> {
                 dir.remove_dir_all(&name)
             }
         });
-        self.touch(aside);
         if removed.is_ok() {
             self.removed.borrow_mut().push(aside.clone());
         }
@@ -760,7 +759,8 @@ impl<'a> Engine<'a> {
         self.point("remove the temporary file", temp)?;
         match self.remove_file(temp) {
             Ok(()) => {
-                self.touch(temp);
+                // Not made durable: a temporary file back after a power cut is removed again
+                // by the next recovery (its journal is then still there too).
                 self.removed.borrow_mut().push(temp.to_path_buf());
                 Ok(Some(temp.to_path_buf()))
             }

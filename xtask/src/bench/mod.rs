@@ -36,6 +36,7 @@ mod graph;
 mod kernel;
 mod lsp;
 mod structural;
+mod transaction;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -87,6 +88,11 @@ pub const FAMILIES: &[Family] = &[
         name: "graph",
         about: "code graph index over the CPython and Go stdlibs vs ast-grep and ctags",
         run: graph::run,
+    },
+    Family {
+        name: "transaction",
+        about: "commit journal: 100-file commit vs the pre-journal protocol, recovery after kill -9 of 1,000 files",
+        run: transaction::run,
     },
 ];
 
