@@ -1,12 +1,14 @@
 //! Measures the commit journal for `cargo xtask bench transaction`; prints one JSON object
 //! per line.
 //!
-//! - `journal_bench commit journaled|legacy DIR FILES RUNS`: RUNS commits of FILES replaced
+//! - `journal_bench commit journaled|bare|legacy DIR FILES RUNS`: RUNS commits of FILES replaced
 //!   files (about 4 KiB each, in ten folders). `journaled` is `Transaction::commit`;
 //!   `legacy` is the protocol before the journal, rebuilt from the public API: the stale
 //!   check, every temporary written and fsynced, a last look and a rename (with its folder
-//!   fsync) per file, every parent fsynced. Prints the median milliseconds and this
-//!   process's peak RSS.
+//!   fsync) per file, every parent fsynced; `bare` is today's protocol without its journal
+//!   (the stale check, fsynced temporaries, a last look and a rename per file, each folder
+//!   fsynced once), so `journaled / bare` is what the journal costs. Prints the median
+//!   milliseconds and this process's peak RSS.
 //! - `journal_bench kill DIR FILES TIMES`: TIMES times, a child commits FILES files and is
 //!   killed with SIGKILL, half the times halfway through writing its temporary files, half
 //!   halfway through its renames; a fresh process then recovers (`recover`), and its time,
@@ -95,6 +97,51 @@ fn legacy_commit(ws: &Workspace, tx: &Transaction) -> Result<()> {
     Ok(())
 }
 
+/// Today's protocol without the journal: what the journal is added to. Plain `std::fs`
+/// (no confinement beneath the root handle, so a little cheaper than the real thing: the
+/// journal's share comes out no smaller than it is).
+fn bare_commit(tx: &Transaction) -> Result<()> {
+    use std::io::Write as _;
+    let mut ops = Vec::new();
+    for op in tx.ops() {
+        if let cc_workspace::FileOp::Replace {
+            path,
+            original,
+            new,
+        } = op
+        {
+            ops.push((path.as_path(), original.as_slice(), new.as_slice()));
+        }
+    }
+    for (path, original, _) in &ops {
+        if std::fs::read(path)? != *original {
+            return Err("stale".into());
+        }
+    }
+    let mut temps = Vec::with_capacity(ops.len());
+    for (i, (path, _, new)) in ops.iter().enumerate() {
+        let temp = path.with_file_name(format!(".bench-temp-{i}"));
+        let mut file = std::fs::File::create(&temp)?;
+        file.write_all(new)?;
+        file.sync_all()?;
+        temps.push(temp);
+    }
+    let mut folders: Vec<&Path> = Vec::new();
+    for ((path, original, _), temp) in ops.iter().zip(&temps) {
+        if std::fs::read(path)? != *original {
+            return Err("changed".into());
+        }
+        std::fs::rename(temp, path)?;
+        if let Some(parent) = path.parent().filter(|p| !folders.contains(p)) {
+            folders.push(parent);
+        }
+    }
+    for folder in folders {
+        std::fs::File::open(folder)?.sync_all()?;
+    }
+    Ok(())
+}
+
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -122,6 +169,7 @@ fn commit_rows(variant: &str, dir: &Path, files: usize, runs: usize) -> Result<(
                 tx.commit(&ws)?;
             }
             "legacy" => legacy_commit(&ws, &tx)?,
+            "bare" => bare_commit(&tx)?,
             other => return Err(format!("unknown variant {other}").into()),
         }
         times.push(started.elapsed().as_secs_f64() * 1e3);

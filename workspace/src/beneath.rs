@@ -126,10 +126,18 @@ pub(crate) fn confined(error: io::Error) -> io::Error {
     }
 }
 
-/// Names of temporary files: unique within the process, and across processes by the pid.
+/// Names of temporary files: unique within the process, and across processes by the pid. The
+/// count starts from the clock, so a name left by an earlier process that had the same pid
+/// is not taken again (a journaled name is chosen before the file exists).
 pub(crate) fn temp_name(prefix: &str, name: &OsStr) -> OsString {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    static START: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let start = *START.get_or_init(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() % 1_000_000 * 1_000_000)
+    });
+    let count = start + COUNTER.fetch_add(1, Ordering::Relaxed);
     let mut temp = OsString::from(format!("{prefix}{}-{count}-", std::process::id()));
     // Keep the name short enough for NAME_MAX whatever the target's length.
     let shown: String = name.to_string_lossy().chars().take(64).collect();
@@ -479,19 +487,23 @@ impl Workspace {
 }
 
 /// Writes `content` to the temporary file `temp` in `dir`, a name the caller chose (and
-/// recorded in a journal), fsynced. Anything already there (a partial write of an
-/// interrupted commit) is removed first, never written through. It gets the mode and owner
-/// of `like` (in the same folder) when that is a regular file, else `0666 & !umask`.
+/// recorded in a journal), fsynced. Unless `fresh` (a name nothing can hold yet), anything
+/// already there (a partial write of an interrupted commit) is removed first, never written
+/// through. It gets the mode and owner of `like` (in the same folder) when that is a regular
+/// file, else `0666 & !umask`.
 pub(crate) fn write_temp_in(
     dir: &Dir,
     temp: &OsStr,
     content: &[u8],
     like: Option<&OsStr>,
+    fresh: bool,
 ) -> io::Result<()> {
-    match dir.remove_file(temp) {
-        Ok(()) => {}
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
-        Err(error) => return Err(confined(error)),
+    if !fresh {
+        match dir.remove_file(temp) {
+            Ok(()) => {}
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(confined(error)),
+        }
     }
     let like = like
         .and_then(|like| dir.symlink_metadata(like).ok())
@@ -501,11 +513,18 @@ pub(crate) fn write_temp_in(
     let mut file = dir.open_with(temp, &options).map_err(confined)?.into_std();
     file.write_all(content)?;
     if let Some(meta) = like {
-        // Owner first: changing it may clear set-id bits, which the mode then restores.
-        let _ = std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid()));
-        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
-            meta.mode() & 0o7777,
-        ))?;
+        // Only what differs (the usual case is nothing: the same owner, the same mode).
+        let made = file.metadata()?;
+        use std::os::unix::fs::MetadataExt as _;
+        if (made.uid(), made.gid()) != (meta.uid(), meta.gid()) {
+            // Owner first: changing it may clear set-id bits, which the mode then restores.
+            let _ = std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid()));
+        }
+        if made.mode() & 0o7777 != meta.mode() & 0o7777 || meta.mode() & 0o6000 != 0 {
+            file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
+                meta.mode() & 0o7777,
+            ))?;
+        }
     }
     file.sync_all()
 }

@@ -446,7 +446,7 @@ impl Transaction {
         let mut entries = Vec::with_capacity(self.ops.len());
         for op in &self.ops {
             let beside = |path: &Path, prefix: &str| {
-                temp_beside(ws, path, prefix).map_err(|error| CommitError::Io {
+                temp_beside(path, prefix).map_err(|error| CommitError::Io {
                     path: path.to_path_buf(),
                     message: error.to_string(),
                     restored: Vec::new(),
@@ -558,26 +558,17 @@ impl Transaction {
     }
 }
 
-/// A name for a temporary file beside `path` (`.cc-edit-<pid>-<n>-<name>`) that is free now.
-fn temp_beside(ws: &Workspace, path: &Path, prefix: &str) -> std::io::Result<PathBuf> {
+/// A name for a temporary file beside `path` (`.cc-edit-<pid>-<n>-<name>`): the pid and a
+/// count that starts from the clock make it one nothing holds (staging creates it with
+/// `O_EXCL`, so a clash fails the commit before any target is touched).
+fn temp_beside(path: &Path, prefix: &str) -> std::io::Result<PathBuf> {
     let parent = path
         .parent()
         .ok_or_else(|| std::io::Error::other("a path without a parent folder"))?;
     let name = path
         .file_name()
         .ok_or_else(|| std::io::Error::other("a path without a file name"))?;
-    // Names count up within the process; one left by an old process of the same pid is
-    // skipped. Bounded, though every try takes a new number.
-    for _ in 0..1_000 {
-        let candidate = parent.join(crate::beneath::temp_name(prefix, name));
-        if !ws.exists(&candidate) {
-            return Ok(candidate);
-        }
-    }
-    Err(std::io::Error::other(format!(
-        "no free temporary name beside {}",
-        path.display()
-    )))
+    Ok(parent.join(crate::beneath::temp_name(prefix, name)))
 }
 
 /// Whether the file still holds the staged bytes.

@@ -436,9 +436,7 @@ fn recover_one(
             }
         }
     }
-    for entry in entries {
-        engine.remove_temp(entry)?;
-    }
+    engine.remove_temps(entries)?;
     let temps_removed = engine.take_removed();
     engine.sync_touched();
     engine.point("remove the journal", &path)?;

@@ -146,18 +146,30 @@ impl<'a> Engine<'a> {
         Some(FileKind::of(metadata.file_type()))
     }
 
-    /// [`write_temp_in`] in `temp`'s folder; `like` must be in the same folder.
+    /// [`write_temp_in`] in `temp`'s folder (removing what is there first); `like` must be in
+    /// the same folder.
     fn write_temp(&self, temp: &Path, content: &[u8], like: Option<&Path>) -> io::Result<()> {
+        self.write_temp_as(temp, content, like, false)
+    }
+
+    fn write_temp_as(
+        &self,
+        temp: &Path,
+        content: &[u8],
+        like: Option<&Path>,
+        fresh: bool,
+    ) -> io::Result<()> {
         let (dir, name) = self.folder(temp)?;
         let like = like
             .filter(|like| like.parent() == temp.parent())
             .and_then(Path::file_name);
-        write_temp_in(&dir, &name, content, like)
+        write_temp_in(&dir, &name, content, like, fresh)
     }
 
     /// Writes a replacement's new content to its temporary file beside `target`.
+    /// The name is new (chosen for this commit): it is created, never replaced.
     pub(crate) fn stage(&self, temp: &Path, content: &[u8], target: &Path) -> io::Result<()> {
-        self.write_temp(temp, content, Some(target))
+        self.write_temp_as(temp, content, Some(target), true)
     }
 
     /// Renames within one folder through its handle; across folders beneath the root.
@@ -473,7 +485,11 @@ impl<'a> Engine<'a> {
     /// Undoes `entry` (or what was done of it). Its temporary file goes first, so that a
     /// folder the step made is empty when the undo removes it.
     pub(crate) fn backward(&self, entry: &Entry<'_>) -> Result<Outcome, Crash> {
-        self.remove_temp(entry)?;
+        // A replacement's own undo writes over its temporary file (or leaves it for the
+        // batch in `remove_temps`): no folder of its is removed.
+        if !matches!(entry, Entry::Replace { .. }) {
+            self.remove_temp(entry)?;
+        }
         match entry {
             Entry::Replace {
                 path,
@@ -746,6 +762,49 @@ impl<'a> Engine<'a> {
                 self.forget_folders();
             }
         }
+        Ok(())
+    }
+
+    /// Removes the temporary files of `entries` that are there, several threads at a time:
+    /// right after a crash, unlinking files the dead process had just written waits on the
+    /// file system's journal, and parallel unlinks share those waits. One crash point before
+    /// the batch (a crash inside it leaves a subset, which the next recovery removes).
+    pub(crate) fn remove_temps(&self, entries: &[Entry<'_>]) -> Result<(), Crash> {
+        let temps: Vec<&Path> = entries
+            .iter()
+            .map(Entry::temp)
+            .filter(|temp| {
+                matches!(
+                    self.kind_here(temp),
+                    Some(FileKind::Regular | FileKind::Symlink)
+                )
+            })
+            .collect();
+        let Some(first) = temps.first() else {
+            return Ok(());
+        };
+        self.point("remove the temporary files", first)?;
+        let threads = (temps.len() / 64).clamp(1, 8);
+        let chunk = temps.len().div_ceil(threads);
+        let ws = self.ws;
+        let removed: Vec<PathBuf> = std::thread::scope(|scope| {
+            let workers: Vec<_> = temps
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .filter(|temp| ws.remove_file(temp).is_ok())
+                            .map(|temp| temp.to_path_buf())
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|worker| worker.join().unwrap_or_default())
+                .collect()
+        });
+        self.removed.borrow_mut().extend(removed);
         Ok(())
     }
 

