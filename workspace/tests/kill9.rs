@@ -78,8 +78,58 @@ fn kill9_child() {
     let ws = Workspace::new(root).unwrap().with_state_dir(state);
     let tx = transaction(ws.path());
     println!("ready");
-    tx.commit(&ws).unwrap();
+    if std::env::var_os(PAUSE).is_some() {
+        tx.commit_with(&ws, &Pause).unwrap();
+    } else {
+        tx.commit(&ws).unwrap();
+    }
     println!("done");
+}
+
+/// Set in the child: pause a while in the middle of the commit, saying so.
+const PAUSE: &str = "CC_KILL9_PAUSE";
+
+/// Pauses the commit at its 160th crash point (its renames have begun) for two seconds.
+struct Pause;
+
+impl cc_workspace::FaultInjector for Pause {
+    fn crash_here(&self, point: cc_workspace::CrashPoint<'_>) -> bool {
+        if point.index == 160 {
+            println!("paused");
+            std::thread::sleep(Duration::from_secs(2));
+        }
+        false
+    }
+}
+
+/// Another live process's commit in progress is never recovered: its journal is locked.
+#[test]
+fn a_commit_in_progress_in_another_process_is_left_alone() {
+    let base = tempfile::tempdir().unwrap();
+    let (root, state) = (base.path().join("root"), base.path().join("state"));
+    lay_out(&root);
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "kill9_child", "--nocapture", "--test-threads=1"])
+        .env(CHILD, format!("{}\n{}", root.display(), state.display()))
+        .env(PAUSE, "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(lines
+        .by_ref()
+        .any(|line| line.is_ok_and(|l| l.trim_end().ends_with("paused"))));
+    let during = snapshot(&root);
+    let ws = Workspace::new(&root).unwrap().with_state_dir(&state);
+    let report = ws.recover();
+    assert_eq!(report.in_progress, 1, "{report:?}");
+    assert!(report.recovered.is_empty());
+    assert!(snapshot(&root) == during, "the live commit was touched");
+    assert!(lines.any(|line| line.is_ok_and(|l| l.trim_end().ends_with("done"))));
+    assert!(child.wait().unwrap().success());
+    assert!(ws.recover().is_empty());
 }
 
 type Snapshot = Vec<(PathBuf, Option<Vec<u8>>)>;
@@ -162,22 +212,36 @@ fn kill_9_at_random_moments_of_a_150_file_commit() {
 
     // The two trees a recovery may leave, and how long a whole commit takes here (the
     // quickest of three: the first runs on a cold cache).
-    let (mut old, mut new, mut took) = (Vec::new(), Vec::new(), Duration::MAX);
+    // And how long its renames take (from its journal's committing record to its end).
+    let (mut old, mut new) = (Vec::new(), Vec::new());
+    let (mut took, mut renames) = (Duration::MAX, Duration::MAX);
     for run in 0..3 {
         let root = base.path().join(format!("calibrate{run}"));
         let state = base.path().join(format!("calibrate-state{run}"));
         lay_out(&root);
         old = snapshot(&root);
-        let (mut child, mut rest) = start(&root, &state);
+        let (mut child, _rest) = start(&root, &state);
         let started = Instant::now();
-        assert!(rest.any(|line| line.is_ok_and(|l| l.trim_end().ends_with("done"))));
+        let mut committing_at = None;
+        let status = loop {
+            if committing_at.is_none() && committing(&state) {
+                committing_at = Some(Instant::now());
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        };
+        assert!(status.success());
         took = took.min(started.elapsed());
-        assert!(child.wait().unwrap().success());
+        if let Some(at) = committing_at {
+            renames = renames.min(at.elapsed());
+        }
         new = snapshot(&root);
         std::fs::remove_dir_all(&root).unwrap();
     }
     assert_ne!(old, new);
-    eprintln!("a whole commit takes {took:?}");
+    eprintln!("a whole commit takes {took:?}, its renames {renames:?}");
 
     let (mut forward, mut back, mut nothing, mut finished, mut untouched) = (0, 0, 0, 0, 0);
     for point in 0..points {
@@ -185,8 +249,20 @@ fn kill_9_at_random_moments_of_a_150_file_commit() {
         let state = base.path().join(format!("s{point}"));
         lay_out(&root);
         let (mut child, _rest) = start(&root, &state);
-        // Up to 10% past the commit's usual length, so that the end is covered too.
-        let window = took.as_micros() as u64 * 11 / 10 + 1;
+        // Up to 10% past the usual length, so that the end is covered too: half the kills
+        // from the start of the commit (most land while it writes its temporaries), half
+        // from its committing record (while it renames).
+        let window = if point % 2 == 0 {
+            took
+        } else {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !committing(&state) && child.try_wait().unwrap().is_none() {
+                assert!(Instant::now() < deadline);
+                std::thread::sleep(Duration::from_micros(50));
+            }
+            renames
+        };
+        let window = window.as_micros() as u64 * 11 / 10 + 1;
         std::thread::sleep(Duration::from_micros(rng.next() % window));
         kill_and_reap(&mut child);
 
@@ -246,6 +322,20 @@ fn kill_9_at_random_moments_of_a_150_file_commit() {
         "only {} of {points} kills landed inside a commit",
         forward + back + nothing
     );
+}
+
+/// Whether a journal under `state` has reached its committing phase (its last record).
+fn committing(state: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    walk(state).into_iter().any(|path| {
+        let mut tail = [0u8; 8];
+        path.extension().is_some_and(|e| e == "journal")
+            && std::fs::File::open(&path).is_ok_and(|mut file| {
+                file.seek(SeekFrom::End(-8)).is_ok()
+                    && file.read_exact(&mut tail).is_ok()
+                    && &tail == b"PHASE:C\n"
+            })
+    })
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
