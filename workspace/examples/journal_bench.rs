@@ -9,6 +9,9 @@
 //!   (the stale check, fsynced temporaries, a last look and a rename per file, each folder
 //!   fsynced once), so `journaled / bare` is what the journal costs. Prints the median
 //!   milliseconds and this process's peak RSS.
+//! - `journal_bench interleaved DIR FILES ROUNDS`: the three variants one commit each in
+//!   turn (the order rotating), ROUNDS times in one process, so each round's three share
+//!   the machine's weather: the median of the per-round ratios, and each variant's median.
 //! - `journal_bench kill DIR FILES TIMES`: TIMES times, a child commits FILES files and is
 //!   killed with SIGKILL, half the times halfway through writing its temporary files, half
 //!   halfway through its renames; a fresh process then recovers (`recover`), and its time,
@@ -189,6 +192,60 @@ fn commit_rows(variant: &str, dir: &Path, files: usize, runs: usize) -> Result<(
     Ok(())
 }
 
+fn one_commit(variant: &str, root: &Path, state: &Path, files: usize) -> Result<f64> {
+    lay_out(root, files)?;
+    let ws = Workspace::new(root)?.with_state_dir(state);
+    let tx = transaction(ws.path(), files);
+    let started = Instant::now();
+    match variant {
+        "journaled" => {
+            tx.commit(&ws)?;
+        }
+        "legacy" => legacy_commit(&ws, &tx)?,
+        "bare" => bare_commit(&tx)?,
+        other => return Err(format!("unknown variant {other}").into()),
+    }
+    Ok(started.elapsed().as_secs_f64() * 1e3)
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn interleaved_rows(dir: &Path, files: usize, rounds: usize) -> Result<()> {
+    const VARIANTS: [&str; 3] = ["journaled", "bare", "legacy"];
+    let mut times: [Vec<f64>; 3] = Default::default();
+    let (mut over_bare, mut over_legacy) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let mut this = [0.0; 3];
+        for k in 0..3 {
+            let v = (round + k) % 3;
+            let root = dir.join(format!("interleaved-{}", VARIANTS[v]));
+            let state = dir.join(format!("interleaved-{}-state", VARIANTS[v]));
+            this[v] = one_commit(VARIANTS[v], &root, &state, files)?;
+            times[v].push(this[v]);
+        }
+        over_bare.push(this[0] / this[1]);
+        over_legacy.push(this[0] / this[2]);
+    }
+    let [journaled, bare, legacy] = times;
+    println!(
+        "{}",
+        serde_json_line(&[
+            ("row", "\"interleaved\"".into()),
+            ("files", files.to_string()),
+            ("rounds", rounds.to_string()),
+            ("journaled_ms", format!("{:.3}", median(journaled))),
+            ("bare_ms", format!("{:.3}", median(bare))),
+            ("legacy_ms", format!("{:.3}", median(legacy))),
+            ("over_bare", format!("{:.4}", median(over_bare))),
+            ("over_legacy", format!("{:.4}", median(over_legacy))),
+        ])
+    );
+    Ok(())
+}
+
 /// A JSON object from already-encoded values (the example has no serde).
 fn serde_json_line(fields: &[(&str, String)]) -> String {
     let inner: Vec<String> = fields
@@ -312,6 +369,7 @@ fn main() -> Result<()> {
             number(4)?,
         ),
         Some("kill") => kill_rows(&path(1)?, number(2)?, number(3)?),
+        Some("interleaved") => interleaved_rows(&path(1)?, number(2)?, number(3)?),
         Some("child") => child(&path(1)?, &path(2)?, number(3)?),
         Some("recover") => recover(&path(1)?, &path(2)?),
         _ => Err("usage: journal_bench commit|kill|child|recover …".into()),
