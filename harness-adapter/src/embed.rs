@@ -5,7 +5,9 @@
 //! its own tools — and gets back the [`Registry`] plus the diagnostics hook for the writes it
 //! performs itself. The host's tools are registered in the same registry, so `tool(...)`
 //! inside an `eval` cell reaches them through the same surface check, approver and wrappers
-//! as a model call.
+//! as a model call. Like every `cc-harness` command, setting the run up first finishes or
+//! undoes any multi-file commit a crash interrupted on this root, and the first result of the
+//! run says so (`notices`; see `cc_tools::notices`).
 //!
 //! ```
 //! use std::sync::Arc;

@@ -1,7 +1,15 @@
 //! Building the run a `cc-harness` command serves.
+//!
+//! Setting a run up on a root first recovers what a crash left there
+//! ([`cc_workspace::Workspace::recover`]: interrupted multi-file commits are finished or
+//! undone, their temporary files removed), before any tool can write. What it did is kept for
+//! `status` ([`RunSetup::recovery`]) and goes, once, to the first result of the first run
+//! built from this setup (as `recovered` notices, see `cc_tools::notices`).
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use cc_workspace::RecoveryReport;
 
 use cc_tools::ask_user::QuestionPort;
 use cc_tools::{Approver, Registry, Resources, Run, Surface, WorkspaceRoot};
@@ -55,6 +63,10 @@ pub struct RunSetup {
     config: ToolsConfig,
     workers: Option<CommandBackend>,
     question_timeout: Option<std::time::Duration>,
+    /// What the recovery at setup did.
+    recovery: RecoveryReport,
+    /// The same, until the first run takes it for its first result.
+    unreported: Arc<Mutex<Option<RecoveryReport>>>,
 }
 
 impl RunSetup {
@@ -70,12 +82,22 @@ impl RunSetup {
             .clone()
             .and_then(|section| CommandBackend::new(root.path().to_path_buf(), section));
         let question_timeout = config.question_timeout;
+        // Before any tool can write: finish or undo what a crash left.
+        let recovery = root.workspace().recover();
+        let unreported = (!recovery.is_empty()).then(|| recovery.clone());
         Ok(RunSetup {
             root,
             config,
             workers,
             question_timeout,
+            recovery,
+            unreported: Arc::new(Mutex::new(unreported)),
         })
+    }
+
+    /// What the recovery at setup did (interrupted commits finished or undone).
+    pub fn recovery(&self) -> &RecoveryReport {
+        &self.recovery
     }
 
     /// The checked root.
@@ -129,12 +151,20 @@ impl RunSetup {
         if resources.question_timeout.is_none() {
             resources.question_timeout = self.question_timeout;
         }
-        resources.build(Run {
+        let registry = resources.build(Run {
             conversation_id: options.conversation_id,
             root: self.root.clone(),
             surface: options.surface,
             approver: options.approver,
-        })
+        });
+        let unreported = match self.unreported.lock() {
+            Ok(mut unreported) => unreported.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(report) = unreported {
+            cc_tools::notices::push_recovery_report(registry.notices(), &self.root, &report);
+        }
+        registry
     }
 }
 

@@ -2,6 +2,8 @@
 //!
 //! The facts come from the tools themselves (`lsp status`, `debug adapters`) and from the
 //! same resolution the kernels and workers use, so status never disagrees with a call.
+//! `recovery` says what the run's setup found of interrupted multi-file commits (and did
+//! with them), and what the last recovery on this root did, by whichever process.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,6 +65,7 @@ pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
     json!({
         "root": setup.root().path(),
         "watcher": watcher,
+        "recovery": recovery_status(setup),
         "tools": tools,
         "families": {
             "host files": {"available": true, "tools": ["read", "write", "edit", "apply_patch"]},
@@ -112,6 +115,30 @@ pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
                 },
             },
         },
+    })
+}
+
+/// The commit journal: what this setup recovered, what the last recovery did.
+fn recovery_status(setup: &RunSetup) -> Value {
+    let root = setup.root();
+    let report = setup.recovery();
+    let entry = |recovery: &cc_workspace::Recovery| {
+        let mut value = cc_tools::notices::recovery_json(root, recovery);
+        value["message"] = Value::String(cc_tools::notices::recovery_message(root, recovery));
+        value
+    };
+    let last: Vec<Value> = root
+        .workspace()
+        .last_recoveries()
+        .iter()
+        .map(entry)
+        .collect();
+    json!({
+        "journal_dir": report.journal_dir,
+        "recovered_now": report.recovered.iter().map(entry).collect::<Vec<_>>(),
+        "in_progress": report.in_progress,
+        "problems": report.problems,
+        "last": last,
     })
 }
 
@@ -244,6 +271,7 @@ pub fn render(status: &Value) -> String {
             "not available"
         }
     };
+    render_recovery(&mut out, &status["recovery"]);
     out.push_str(&format!(
         "\nhost files (read, write, edit, apply_patch): available\n\nstructural search (ast_grep, ast_edit, resolve): available for {}\n",
         families["structural"]["languages"]
@@ -355,6 +383,43 @@ pub fn render(status: &Value) -> String {
         ));
     }
     out
+}
+
+/// The commit journal's lines: what was recovered now, or the last recovery.
+fn render_recovery(out: &mut String, recovery: &Value) {
+    let messages = |key: &str| -> Vec<String> {
+        recovery[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| entry["message"].as_str().map(str::to_owned))
+            .collect()
+    };
+    out.push_str(&format!(
+        "\ncommit journal: {}\n",
+        recovery["journal_dir"]
+            .as_str()
+            .unwrap_or("none (no state folder: set XDG_STATE_HOME or HOME)")
+    ));
+    let now = messages("recovered_now");
+    for message in &now {
+        out.push_str(&format!("  recovered now: {message}\n"));
+    }
+    if now.is_empty() {
+        out.push_str("  no interrupted commit to recover\n");
+        let when = recovery["last"][0]["recovered_at"].as_str().unwrap_or("?");
+        for message in messages("last") {
+            out.push_str(&format!("  last recovery ({when}): {message}\n"));
+        }
+    }
+    if let Some(busy) = recovery["in_progress"].as_u64().filter(|n| *n > 0) {
+        out.push_str(&format!(
+            "  {busy} commit(s) in progress in other processes (left alone)\n"
+        ));
+    }
+    for problem in recovery["problems"].as_array().into_iter().flatten() {
+        out.push_str(&format!("  problem: {}\n", problem.as_str().unwrap_or("?")));
+    }
 }
 
 /// The line that says a family's section is broken (the same words as its calls' errors).

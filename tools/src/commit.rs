@@ -143,5 +143,13 @@ pub(crate) fn commit_error(
             .with_detail("restored", restored)
             .with_detail("unrestored", unrestored)
         }
+        CommitError::Journal { .. } => ToolError::new(
+            kinds::IO,
+            format!("{what} was not applied: {error}; {again}"),
+        ),
+        // Only a test's fault injector stops a commit this way.
+        CommitError::Interrupted { .. } => {
+            ToolError::internal(format!("{what} was interrupted: {error}"))
+        }
     }
 }

@@ -75,6 +75,13 @@ impl ToolError {
         ToolError::new(kinds::INTERNAL, message)
     }
 
+    /// Appends a `note: …` line to the message (a run-level notice, say).
+    pub fn with_note(mut self, note: &str) -> Self {
+        self.message.push_str("\nnote: ");
+        self.message.push_str(note);
+        self
+    }
+
     /// The machine-readable kind.
     pub fn kind(&self) -> &str {
         &self.kind

@@ -43,6 +43,7 @@ pub mod eval;
 pub mod fs;
 pub mod graph;
 pub mod lsp;
+pub mod notices;
 mod own_writes;
 pub mod registry;
 pub mod resources;
@@ -58,6 +59,7 @@ pub mod vibe;
 pub use approve::{AllowAll, Approval, ApprovalRequest, Approver, DenyAll};
 pub use cancel::Cancellation;
 pub use error::{kinds, ToolError};
+pub use notices::{Notice, Notices};
 pub use registry::{
     AfterWrite, CallOptions, PlannedWrite, Registry, RegistryBuilder, Run, Shutdown, ToolSchema,
 };

@@ -3,7 +3,8 @@
 //! Dispatch, in order: look the tool up; refuse it when its tier is hidden on the run's
 //! surface; ask the run's approver for write- and exec-tier calls (model and bridge alike);
 //! serialize calls of tools that are not parallel-safe; run it; hand the paths it wrote to the
-//! run's diagnostics hook and attach what comes back.
+//! run's diagnostics hook and attach what comes back; for a call the model made, hand over the
+//! run's queued notices ([`crate::notices`]: recoveries of interrupted commits among them).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,6 +17,7 @@ use serde_json::Value;
 
 use crate::approve::{Approval, ApprovalRequest, Approver};
 use crate::error::{kinds, ToolError};
+use crate::notices::{self, Notices};
 use crate::root::WorkspaceRoot;
 use crate::tier::{Surface, Tier};
 use crate::tool::{CallContext, Origin, ProgressSink, Reenter, Tool, ToolOutput};
@@ -109,6 +111,7 @@ struct Inner {
     tools: HashMap<String, Entry>,
     after_write: Option<Arc<dyn AfterWrite>>,
     shutdown: Vec<Arc<dyn Shutdown>>,
+    notices: Notices,
 }
 
 /// The tools of one run. Cheap to clone.
@@ -133,6 +136,7 @@ pub struct RegistryBuilder {
     tools: HashMap<String, Entry>,
     after_write: Option<Arc<dyn AfterWrite>>,
     shutdown: Vec<Arc<dyn Shutdown>>,
+    notices: Notices,
 }
 
 impl std::fmt::Debug for RegistryBuilder {
@@ -153,12 +157,18 @@ impl RegistryBuilder {
             tools: HashMap::new(),
             after_write: None,
             shutdown: Vec::new(),
+            notices: Notices::new(),
         }
     }
 
     /// The run being wired.
     pub fn run(&self) -> &Run {
         &self.run
+    }
+
+    /// The run's notices: what is pushed now goes out with the first result.
+    pub fn notices(&self) -> &Notices {
+        &self.notices
     }
 
     /// Registers a tool. A later tool with the same name replaces the earlier one (a host
@@ -207,6 +217,7 @@ impl RegistryBuilder {
                 tools: self.tools,
                 after_write: self.after_write,
                 shutdown: self.shutdown,
+                notices: self.notices,
             }),
         }
     }
@@ -234,6 +245,12 @@ impl Registry {
     /// The run this registry serves.
     pub fn run(&self) -> &Run {
         &self.inner.run
+    }
+
+    /// The run's notices ([`crate::notices`]): pushed ones go out with the next result of a
+    /// call the model makes.
+    pub fn notices(&self) -> &Notices {
+        &self.inner.notices
     }
 
     /// The hook that checks written files, for a host that writes files itself: call it
@@ -380,7 +397,36 @@ fn materialized(output: Result<ToolOutput, ToolError>) -> Result<ToolOutput, Too
     Ok(output)
 }
 
+/// One call, then the run's notices for a call the model made (a bridge call's result goes
+/// to the code that made it, which may never show it).
 async fn dispatch(
+    inner: &Arc<Inner>,
+    name: &str,
+    args: Value,
+    origin: Origin,
+    progress: Option<Arc<dyn ProgressSink>>,
+    held: Arc<Vec<String>>,
+    cancel: crate::Cancellation,
+) -> Result<ToolOutput, ToolError> {
+    let model = matches!(origin, Origin::Model);
+    let result = dispatch_call(inner, name, args, origin, progress, held, cancel).await;
+    if !model {
+        return result;
+    }
+    // Recoveries that commits did before committing (a process that died meanwhile).
+    let root = &inner.run.root;
+    notices::push_recoveries(&inner.notices, root, &root.workspace().take_recoveries());
+    let queued = inner.notices.drain();
+    match result {
+        Ok(mut output) => {
+            notices::attach(&mut output, &queued);
+            Ok(output)
+        }
+        Err(error) => Err(notices::attach_to_error(error, &queued)),
+    }
+}
+
+async fn dispatch_call(
     inner: &Arc<Inner>,
     name: &str,
     args: Value,
@@ -468,6 +514,7 @@ async fn dispatch(
         held,
         cancel,
         after_write: inner.after_write.clone(),
+        notices: inner.notices.clone(),
     };
     let mut output = entry.tool.call(&ctx, args).await?;
     if !output.written.is_empty() {

@@ -93,6 +93,15 @@ impl WorkspaceRoot {
         }
     }
 
+    /// The same root with its commit journals under `dir` (see
+    /// [`Workspace::with_state_dir`]).
+    pub fn with_state_dir(self, dir: impl Into<PathBuf>) -> Self {
+        WorkspaceRoot {
+            workspace: self.workspace.with_state_dir(dir),
+            watch: self.watch,
+        }
+    }
+
     /// The canonical root directory.
     pub fn path(&self) -> &Path {
         self.workspace.path()

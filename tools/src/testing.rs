@@ -71,6 +71,12 @@ impl RunBuilder {
         self
     }
 
+    /// Where the run's commit journals go (instead of the user's state folder).
+    pub fn state_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.run.root = self.run.root.clone().with_state_dir(dir);
+        self
+    }
+
     /// The approver of write- and exec-tier calls.
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.run.approver = approver;

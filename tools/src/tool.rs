@@ -201,6 +201,8 @@ pub struct CallContext {
     pub(crate) cancel: crate::Cancellation,
     /// The run's diagnostics hook, told before a write what it will change.
     pub(crate) after_write: Option<Arc<dyn crate::AfterWrite>>,
+    /// The run's notices, for the next result ([`crate::notices`]).
+    pub(crate) notices: crate::Notices,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -217,6 +219,12 @@ impl CallContext {
     /// Who made this call.
     pub fn origin(&self) -> &Origin {
         &self.origin
+    }
+
+    /// The run's notices: what is pushed here goes out with the next result the model gets
+    /// ([`crate::notices`]).
+    pub fn notices(&self) -> &crate::Notices {
+        &self.notices
     }
 
     /// Reports progress if the caller asked for it; a no-op otherwise.

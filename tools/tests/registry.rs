@@ -403,3 +403,92 @@ async fn a_call_cancelled_while_it_waits_its_turn_never_starts() {
     first.await.unwrap().unwrap();
     assert_eq!(probe.max_running.load(Ordering::SeqCst), 1);
 }
+
+/// Run-level notices go out once, with the next result of a model call (an error too),
+/// never with a bridge call's result; a commit that first recovers a crashed one reports
+/// the recovery in its own result.
+#[tokio::test]
+async fn notices_go_out_once_with_the_next_model_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, state) = (dir.path().join("root"), dir.path().join("state"));
+    std::fs::create_dir_all(&root).unwrap();
+    for name in ["a.txt", "b.txt"] {
+        std::fs::write(root.join(name), "old\n").unwrap();
+    }
+    let registry = Resources {
+        host_files: true,
+        host_tools: vec![Arc::new(SerialProbe::default())],
+        ..Default::default()
+    }
+    .build(Run::builder(&root).state_dir(&state).build());
+
+    registry.notices().push(
+        "tree_changed",
+        "a.txt changed behind the run",
+        json!({"paths": ["a.txt"]}),
+    );
+    // A bridge call's result does not take it.
+    let output = registry
+        .call("probe", json!({"inner": "read", "args": {"path": "a.txt"}}))
+        .await
+        .unwrap();
+    assert!(
+        output.value["inner"].get("notices").is_none(),
+        "{}",
+        output.value
+    );
+    // The probe's own (model) result does.
+    assert_eq!(output.value["notices"][0]["kind"], "tree_changed");
+    assert_eq!(output.value["notices"][0]["paths"], json!(["a.txt"]));
+    let again = registry
+        .call("read", json!({"path": "a.txt"}))
+        .await
+        .unwrap();
+    assert!(again.value.get("notices").is_none(), "delivered once");
+
+    // An error carries a notice too.
+    registry
+        .notices()
+        .push("tree_changed", "b.txt changed", Value::Null);
+    let error = registry
+        .call("read", json!({"path": "missing.txt"}))
+        .await
+        .unwrap_err();
+    assert!(
+        error.message().ends_with("\nnote: b.txt changed"),
+        "{error}"
+    );
+    assert_eq!(error.to_json()["notices"][0]["message"], "b.txt changed");
+
+    // A commit killed midway (here: stopped at a crash point), then an apply_patch: it puts
+    // the crashed commit right first and says so in its result, text and JSON.
+    let ws = registry.run().root.workspace().clone();
+    let mut tx = cc_workspace::Transaction::new();
+    for name in ["a.txt", "b.txt"] {
+        tx.replace(root.join(name), b"old\n".to_vec(), b"crashed\n".to_vec());
+    }
+    // Points: the journal, two temporary files, the committing phase, then the renames.
+    let error = tx.commit_with(&ws, &cc_workspace::CrashAt(4)).unwrap_err();
+    assert!(matches!(
+        error,
+        cc_workspace::CommitError::Interrupted { .. }
+    ));
+    let patch = "--- /dev/null\n+++ c.txt\n@@ -0,0 +1 @@\n+new\n";
+    let output = registry
+        .call("apply_patch", json!({"patch": patch}))
+        .await
+        .unwrap();
+    let notice = &output.value["notices"][0];
+    assert_eq!(notice["kind"], "recovered", "{}", output.value);
+    assert_eq!(notice["direction"], "forward");
+    assert_eq!(notice["files_total"], 2);
+    let text = output.text.unwrap();
+    assert!(
+        text.contains("note: an interrupted multi-file commit")
+            && text.contains("all 2 file(s) of it hold their new content"),
+        "{text}"
+    );
+    for name in ["a.txt", "b.txt"] {
+        assert_eq!(std::fs::read(root.join(name)).unwrap(), b"crashed\n");
+    }
+}

@@ -10,23 +10,32 @@ use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cap_std::fs::{Dir, FileTypeExt, MetadataExt, OpenOptions, OpenOptionsExt};
 
 use crate::resolve::{self, ConfineError};
+use crate::transaction::recover::Recovery;
 
-/// The workspace root: its canonical path and an open handle on it. Cheap to clone.
+/// The workspace root: its canonical path and an open handle on it, and where its commit
+/// journals go (the state folder). Cheap to clone; clones share what recoveries they did.
 #[derive(Clone)]
 pub struct Workspace {
     root: PathBuf,
     dir: Arc<Dir>,
+    /// The state folder (`$XDG_STATE_HOME/cc`, else `~/.local/state/cc`); `None` when
+    /// neither can be found, and then a commit refuses to start (it could not journal).
+    state_dir: Option<PathBuf>,
+    /// Recoveries that commits did on their way in, for the host to report
+    /// ([`Workspace::take_recoveries`]).
+    recoveries: Arc<Mutex<Vec<Recovery>>>,
 }
 
 impl std::fmt::Debug for Workspace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Workspace")
             .field("root", &self.root)
+            .field("state_dir", &self.state_dir)
             .finish_non_exhaustive()
     }
 }
@@ -59,7 +68,7 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    fn of(file_type: cap_std::fs::FileType) -> FileKind {
+    pub(crate) fn of(file_type: cap_std::fs::FileType) -> FileKind {
         if file_type.is_dir() {
             FileKind::Directory
         } else if file_type.is_symlink() {
@@ -106,7 +115,7 @@ fn escape() -> io::Error {
 }
 
 /// cap-std reports an escape as `PermissionDenied` with this text; it becomes [`Escape`].
-fn confined(error: io::Error) -> io::Error {
+pub(crate) fn confined(error: io::Error) -> io::Error {
     if error.kind() == io::ErrorKind::PermissionDenied
         && error.get_ref().is_some()
         && error.to_string().contains("outside of the filesystem")
@@ -117,10 +126,18 @@ fn confined(error: io::Error) -> io::Error {
     }
 }
 
-/// Names of temporary files: unique within the process, and across processes by the pid.
-fn temp_name(prefix: &str, name: &OsStr) -> OsString {
+/// Names of temporary files: unique within the process, and across processes by the pid. The
+/// count starts from the clock, so a name left by an earlier process that had the same pid
+/// is not taken again (a journaled name is chosen before the file exists).
+pub(crate) fn temp_name(prefix: &str, name: &OsStr) -> OsString {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    static START: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let start = *START.get_or_init(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() % 1_000_000 * 1_000_000)
+    });
+    let count = start + COUNTER.fetch_add(1, Ordering::Relaxed);
     let mut temp = OsString::from(format!("{prefix}{}-{count}-", std::process::id()));
     // Keep the name short enough for NAME_MAX whatever the target's length.
     let shown: String = name.to_string_lossy().chars().take(64).collect();
@@ -165,7 +182,7 @@ impl Drop for StagedWrite {
 }
 
 /// Makes renames in `dir` durable; best effort (some file systems refuse to fsync one).
-fn sync_dir(dir: &Dir) {
+pub(crate) fn sync_dir(dir: &Dir) {
     if let Ok(handle) = dir.open(".") {
         let _ = handle.sync_all();
     }
@@ -185,7 +202,48 @@ impl Workspace {
         Ok(Workspace {
             root,
             dir: Arc::new(dir),
+            state_dir: default_state_dir(),
+            recoveries: Arc::default(),
         })
+    }
+
+    /// The same workspace with its state folder at `dir` (commit journals go to
+    /// `dir/journal/<hash of the root>/`), for hosts and tests that choose where.
+    pub fn with_state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// The state folder, when one is known.
+    pub fn state_dir(&self) -> Option<&Path> {
+        self.state_dir.as_deref()
+    }
+
+    /// Where this root's commit journals go: `<state>/journal/<xxh3 of the canonical root>`.
+    pub fn journal_dir(&self) -> Option<PathBuf> {
+        let state = self.state_dir.as_ref()?;
+        let hash = xxhash_rust::xxh3::xxh3_64(self.root.as_os_str().as_encoded_bytes());
+        Some(state.join("journal").join(format!("{hash:016x}")))
+    }
+
+    /// Recoveries that commits did before committing (journals of processes that died
+    /// since this run began), oldest first; each is handed out once.
+    pub fn take_recoveries(&self) -> Vec<Recovery> {
+        match self.recoveries.lock() {
+            Ok(mut list) => std::mem::take(&mut *list),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        }
+    }
+
+    /// Keeps `recoveries` for [`Workspace::take_recoveries`].
+    pub(crate) fn log_recoveries(&self, recoveries: Vec<Recovery>) {
+        if recoveries.is_empty() {
+            return;
+        }
+        match self.recoveries.lock() {
+            Ok(mut list) => list.extend(recoveries),
+            Err(poisoned) => poisoned.into_inner().extend(recoveries),
+        }
     }
 
     /// The canonical root directory.
@@ -419,6 +477,68 @@ impl Workspace {
             sync_dir(&parent);
         }
     }
+
+    /// The folder holding `path`, opened beneath the root, and the final name (for steps
+    /// that work inside one folder through one handle, whatever happens to its path).
+    pub(crate) fn folder(&self, path: &Path) -> io::Result<(Dir, OsString)> {
+        let (dir, name) = self.parent_of(path)?;
+        Ok((dir, name.to_os_string()))
+    }
+}
+
+/// Writes `content` to the temporary file `temp` in `dir`, a name the caller chose (and
+/// recorded in a journal), fsynced. Unless `fresh` (a name nothing can hold yet), anything
+/// already there (a partial write of an interrupted commit) is removed first, never written
+/// through. It gets the mode and owner of `like` (in the same folder) when that is a regular
+/// file, else `0666 & !umask`.
+pub(crate) fn write_temp_in(
+    dir: &Dir,
+    temp: &OsStr,
+    content: &[u8],
+    like: Option<&OsStr>,
+    fresh: bool,
+) -> io::Result<()> {
+    if !fresh {
+        match dir.remove_file(temp) {
+            Ok(()) => {}
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(confined(error)),
+        }
+    }
+    let like = like
+        .and_then(|like| dir.symlink_metadata(like).ok())
+        .filter(|meta| meta.is_file());
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true).mode(0o666);
+    let mut file = dir.open_with(temp, &options).map_err(confined)?.into_std();
+    file.write_all(content)?;
+    if let Some(meta) = like {
+        // Only what differs (the usual case is nothing: the same owner, the same mode).
+        let made = file.metadata()?;
+        use std::os::unix::fs::MetadataExt as _;
+        if (made.uid(), made.gid()) != (meta.uid(), meta.gid()) {
+            // Owner first: changing it may clear set-id bits, which the mode then restores.
+            let _ = std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid()));
+        }
+        if made.mode() & 0o7777 != meta.mode() & 0o7777 || meta.mode() & 0o6000 != 0 {
+            file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
+                meta.mode() & 0o7777,
+            ))?;
+        }
+    }
+    file.sync_all()
+}
+
+/// `$XDG_STATE_HOME/cc` when that is an absolute path, else `$HOME/.local/state/cc`.
+fn default_state_dir() -> Option<PathBuf> {
+    let absolute = |var: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute())
+    };
+    absolute("XDG_STATE_HOME")
+        .or_else(|| absolute("HOME").map(|home| home.join(".local").join("state")))
+        .map(|state| state.join("cc"))
 }
 
 /// Creates a fresh file in `dir` for writing, mode `0666 & !umask` (the umask is applied by

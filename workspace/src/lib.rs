@@ -18,6 +18,13 @@
 //!    in a way that could leave the root. Temporary files for atomic writes are created in
 //!    the target's directory through the handle of that directory, and renamed there.
 //!
+//! Multi-file changes go through one [`Transaction`], all or nothing — across a crash too:
+//! its commit journals every step outside the tree before touching it
+//! ([`Workspace::journal_dir`]), and [`Workspace::recover`] (run by every commit first, and
+//! by the host when a run starts) finishes or undoes a commit a dead process left, so the
+//! tree ends all-old or all-new with no temporary file left, and says what it did
+//! ([`Recovery`]). See the [`transaction`] module.
+//!
 //! Hard links are what this layer cannot see: a hard link is a second name for the same
 //! file, with no path to resolve, so a file inside the root that is hard-linked to a file
 //! outside reads as a regular file inside the root and its content is returned. Writes
@@ -55,4 +62,7 @@ pub mod watch;
 pub use beneath::{is_escape, FileKind, StagedWrite, Workspace};
 pub use broken::BrokenSection;
 pub use resolve::ConfineError;
-pub use transaction::{CommitError, FailAt, FaultInjector, FileOp, NoFaults, Transaction};
+pub use transaction::{
+    CommitError, CrashAt, CrashPoint, Direction, FailAt, FaultInjector, FileOp, NoFaults, Outcome,
+    Phase, RecordCrashPoints, RecoveredFile, Recovery, RecoveryReport, Transaction,
+};

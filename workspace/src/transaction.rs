@@ -1,18 +1,42 @@
-//! An all-or-nothing change to several files, staged now and committed later.
+//! An all-or-nothing change to several files, staged now and committed later, that stays
+//! all or nothing across a crash.
 //!
 //! A [`Transaction`] holds, per file, the bytes captured when the change was staged and the
 //! bytes to write. [`Transaction::commit`]:
 //!
+//! 0. first recovers what a crash left on this root ([`Workspace::recover`]: commits of dead
+//!    processes are finished or undone; [`Workspace::take_recoveries`] hands the reports
+//!    out), so no new commit starts over a half-done one;
 //! 1. re-reads every file and compares it with the captured bytes: any difference (or a file
 //!    that vanished) rejects the whole change with [`CommitError::Stale`], naming every
 //!    changed path, and nothing is written;
-//! 2. writes each new content to a temporary file in the target's own directory, fsynced and
-//!    given the original's permissions (a failure here removes the temporaries: nothing was
-//!    touched);
-//! 3. renames the temporaries over the targets one by one, checking each target once more
-//!    right before its rename; if a rename (or that check) fails, every file already renamed
-//!    is restored from the captured bytes the same way, so the tree ends all-old or all-new,
-//!    and [`CommitError::Io`] says what failed and what was restored.
+//! 2. writes the **journal** outside the tree, in the run's state folder
+//!    ([`Workspace::journal_dir`]: `$XDG_STATE_HOME/cc/journal/<hash of the root>/`, else
+//!    `~/.local/state/cc/…`, or [`Workspace::with_state_dir`]): every target, the name of its
+//!    temporary file (chosen now, before any exists), the folders it creates, digests of its
+//!    old and new contents, and the backups (the old bytes of every file it replaces, deletes
+//!    or renames) — fsynced, with its folder entry, and locked (`flock`) while the commit
+//!    runs. See `journal.rs` for the format;
+//! 3. writes each replacement's new content to its temporary file in the target's own
+//!    directory, fsynced and given the original's permissions (a failure here removes them:
+//!    no target was touched);
+//! 4. journals the committing phase (fsynced), then applies the steps one by one: renames
+//!    the temporaries over the targets, creates, moves aside what is deleted, renames,
+//!    checking each target once more right before its step. If a step (or that check) fails,
+//!    the journal says so and every step already done is undone from the backups, so the tree
+//!    ends all-old, and [`CommitError::Io`] says what failed and what was restored;
+//! 5. fsyncs the folders it changed, removes what deletions moved aside, and removes the
+//!    journal.
+//!
+//! **A crash at any point** (a `kill -9`, a power cut once the journal is on disk) leaves a
+//! journal whose lock the kernel has released. The next run's recovery (at its start, and
+//! inside every commit before it commits) takes each such journal and, from what the disk
+//! holds, rolls it forward when every remaining step can be completed exactly (the
+//! remaining temporaries are there with the journaled digest), otherwise back from the
+//! backups: the tree ends all-old or all-new, with every temporary file the journal names
+//! removed. A target that holds neither its old nor its new content by then was changed by
+//! someone else after the crash: it is left as it is and the report says so. A commit in
+//! progress in another live process holds its lock and is never touched. See `recover.rs`.
 //!
 //! Every file operation goes through the [`Workspace`] handle (beneath its root): a path
 //! outside the root, or a symlink swapped in during the commit that leads out, fails that
@@ -21,7 +45,7 @@
 //! Creating, deleting and renaming files ([`FileOp::Create`], [`FileOp::Delete`],
 //! [`FileOp::Rename`]; an LSP rename's `WorkspaceEdit` has all four) follow the same
 //! protocol: a precondition captured at staging, checked first and again right before the
-//! step, and an undo for the rollback (see [`Transaction::create`] and its siblings).
+//! step, and an undo (see [`Transaction::create`] and its siblings, and `steps.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +53,19 @@ use crate::Workspace;
 
 // Create, delete and rename (for LSP workspace edits): see that module.
 mod file_ops;
+// The journal's format, its lock, its phases.
+mod journal;
+// Finishing or undoing interrupted commits.
+pub mod recover;
+// Each step forward and backward, inferred from the disk.
+mod steps;
+
+pub use journal::Phase;
+pub use recover::{utc, Direction, RecoveredFile, Recovery, RecoveryReport};
+pub use steps::Outcome;
+
+use journal::{Digest, Entry, Journal, Plan};
+use steps::{Crash, Engine};
 
 /// One file operation of a transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,6 +144,29 @@ pub enum CommitError {
         /// Files that could not be put back, with why (empty unless the disk is failing).
         unrestored: Vec<(PathBuf, String)>,
     },
+    /// The commit journal could not be written (no state folder, a full disk, a folder
+    /// without write permission); nothing was written in the tree.
+    #[error("could not write the commit journal{}: {message}; nothing was written", .dir.as_ref().map(|d| format!(" in {}", d.display())).unwrap_or_default())]
+    Journal {
+        /// The journal folder, when one is known.
+        dir: Option<PathBuf>,
+        /// What went wrong.
+        message: String,
+    },
+    /// A fault injector stopped the commit (or a recovery) at a crash point, as a crash
+    /// would: nothing was cleaned up and the journal is left for the next recovery. Only
+    /// tests inject these.
+    #[error("stopped at crash point {point} ({step}) as a crash would; the journal is left for recovery")]
+    Interrupted {
+        /// The crash point's index.
+        point: usize,
+        /// Where it was.
+        step: String,
+    },
+}
+
+fn interrupted(Crash(point, step): Crash) -> CommitError {
+    CommitError::Interrupted { point, step }
 }
 
 fn list(paths: &[PathBuf]) -> String {
@@ -132,10 +192,34 @@ fn unrestored_note(unrestored: &[(PathBuf, String)]) -> String {
     }
 }
 
-/// Lets tests fail a commit at a chosen step (a full disk, a directory turned read-only).
+/// A place in the commit protocol (or a recovery) where a crash can happen: before each
+/// change to the disk, numbered in the order they are reached.
+#[derive(Debug, Clone, Copy)]
+pub struct CrashPoint<'a> {
+    /// 0 for the first point of this commit or recovery, then 1, 2, …
+    pub index: usize,
+    /// What is about to happen (`rename the temporary file over`, …).
+    pub step: &'static str,
+    /// The path it happens to.
+    pub path: &'a Path,
+}
+
+/// Lets tests fail a commit at a chosen step (a full disk, a directory turned read-only),
+/// or stop it there as a crash would.
 pub trait FaultInjector {
-    /// Called before the `index`-th rename, onto `path`; an error aborts the commit there.
-    fn before_rename(&self, index: usize, path: &Path) -> std::io::Result<()>;
+    /// Called before the `index`-th step is applied, onto `path`; an error fails the commit
+    /// there, and it rolls back what it did.
+    fn before_rename(&self, _index: usize, _path: &Path) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    /// Called at every crash point; `true` stops the commit (or recovery) right there, as if
+    /// the process had died: nothing is cleaned up, temporary files and the journal stay
+    /// (its lock released, as the kernel would), and it returns
+    /// [`CommitError::Interrupted`].
+    fn crash_here(&self, _point: CrashPoint<'_>) -> bool {
+        false
+    }
 }
 
 /// Fails the commit right before its step `.0` (0-based), as a full disk would there.
@@ -154,20 +238,60 @@ impl FaultInjector for FailAt {
     }
 }
 
+/// Stops the commit (or recovery) at crash point `.0`, as a `kill -9` there would.
+#[derive(Debug, Clone, Copy)]
+pub struct CrashAt(pub usize);
+
+impl FaultInjector for CrashAt {
+    fn crash_here(&self, point: CrashPoint<'_>) -> bool {
+        point.index == self.0
+    }
+}
+
+/// Crashes nowhere, and records every crash point passed (`step path`), to learn how many
+/// a commit has.
+#[derive(Debug, Default)]
+pub struct RecordCrashPoints {
+    seen: std::sync::Mutex<Vec<String>>,
+}
+
+impl RecordCrashPoints {
+    /// The points passed so far, in order.
+    pub fn seen(&self) -> Vec<String> {
+        self.seen
+            .lock()
+            .map(|seen| seen.clone())
+            .unwrap_or_default()
+    }
+}
+
+impl FaultInjector for RecordCrashPoints {
+    fn crash_here(&self, point: CrashPoint<'_>) -> bool {
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.push(format!("{} {}", point.step, point.path.display()));
+        }
+        false
+    }
+}
+
 /// Injects nothing.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoFaults;
 
-impl FaultInjector for NoFaults {
-    fn before_rename(&self, _index: usize, _path: &Path) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+impl FaultInjector for NoFaults {}
 
 /// A set of file operations committed all together or not at all.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Transaction {
     ops: Vec<FileOp>,
+}
+
+/// Why a commit rolls back.
+enum Abort {
+    /// The step's target changed since staging: its last look failed.
+    Stale,
+    /// The step failed, with this message.
+    Io(String),
 }
 
 impl Transaction {
@@ -209,110 +333,242 @@ impl Transaction {
         self.commit_with(ws, &NoFaults)
     }
 
-    /// [`commit`](Self::commit) with a fault injector (for tests of the rollback).
+    /// [`commit`](Self::commit) with a fault injector (for tests of the rollback, and of
+    /// crashes at every step).
     pub fn commit_with(
         &self,
         ws: &Workspace,
         faults: &dyn FaultInjector,
     ) -> Result<Vec<PathBuf>, CommitError> {
+        // Whatever a crash left is put right first (NoFaults: this recovery never stops).
+        if let Ok(report) = recover::recover(ws, &NoFaults) {
+            ws.log_recoveries(report.recovered);
+        }
         let stale = self.stale_paths(ws);
         if !stale.is_empty() {
             return Err(CommitError::Stale { paths: stale });
         }
-        // Prepare every temporary first: a failure here has touched nothing.
-        let mut prepared = Vec::with_capacity(self.ops.len());
-        for op in &self.ops {
-            match op {
-                FileOp::Replace { path, new, .. } => match ws.stage_write(path, new) {
-                    Ok(temp) => prepared.push(Some(temp)),
-                    Err(error) => {
-                        return Err(CommitError::Io {
-                            path: path.clone(),
-                            message: error.to_string(),
-                            restored: Vec::new(),
-                            unrestored: Vec::new(),
-                        })
-                    }
-                },
-                // Creates, deletes and renames have nothing to prepare.
-                _ => prepared.push(None),
-            }
+        if self.ops.is_empty() {
+            return Ok(Vec::new());
         }
-        let mut done: Vec<usize> = Vec::with_capacity(self.ops.len());
-        for (index, (op, temp)) in self.ops.iter().zip(prepared).enumerate() {
-            let path = op.path();
-            // Last look: a write that slipped in after the stale check is not overwritten.
-            if !matches_disk(ws, op) {
-                let (restored, unrestored) = self.restore(ws, &done);
-                if unrestored.is_empty() {
-                    return Err(CommitError::Stale {
-                        paths: vec![path.to_path_buf()],
-                    });
-                }
-                return Err(CommitError::Io {
-                    path: path.to_path_buf(),
-                    message: "the file changed while the edit was being committed".to_owned(),
-                    restored,
-                    unrestored,
-                });
-            }
-            let step = faults.before_rename(index, path).and_then(|()| match temp {
-                Some(temp) => temp.persist(),
-                None => file_ops::apply(ws, op, index),
+        let Some(dir) = ws.journal_dir() else {
+            return Err(CommitError::Journal {
+                dir: None,
+                message: "no state folder is known (neither XDG_STATE_HOME nor HOME is set); \
+                          set one, or give the workspace one with Workspace::with_state_dir"
+                    .to_owned(),
             });
-            if let Err(error) = step {
-                let (restored, unrestored) = self.restore(ws, &done);
+        };
+        let plan = self.plan(ws)?;
+        let engine = Engine::new(ws, faults);
+        let mut journal = Journal::create(&dir, &plan).map_err(|error| CommitError::Journal {
+            dir: Some(dir.clone()),
+            message: error.to_string(),
+        })?;
+        engine
+            .point("write the temporary files", journal.path())
+            .map_err(interrupted)?;
+        // The new contents of replacements, each beside its target: no target is touched.
+        for (op, entry) in self.ops.iter().zip(&plan.entries) {
+            let (FileOp::Replace { path, new, .. }, Entry::Replace { temp, .. }) = (op, entry)
+            else {
+                continue;
+            };
+            engine
+                .point("write the temporary file", temp)
+                .map_err(interrupted)?;
+            if let Err(error) = engine.stage(temp, new, path) {
+                for entry in &plan.entries {
+                    engine.remove_temp(entry).map_err(interrupted)?;
+                }
+                let _ = journal.remove();
                 return Err(CommitError::Io {
-                    path: path.to_path_buf(),
+                    path: path.clone(),
                     message: error.to_string(),
-                    restored,
-                    unrestored,
+                    restored: Vec::new(),
+                    unrestored: Vec::new(),
                 });
             }
-            done.push(index);
         }
-        for op in &self.ops {
-            ws.sync_parent(op.path());
+        engine
+            .point("journal the committing phase", journal.path())
+            .map_err(interrupted)?;
+        if let Err(error) = journal.mark(Phase::Committing) {
+            for entry in &plan.entries {
+                engine.remove_temp(entry).map_err(interrupted)?;
+            }
+            let _ = journal.remove();
+            return Err(CommitError::Journal {
+                dir: Some(dir),
+                message: error.to_string(),
+            });
         }
-        file_ops::finish(ws, &self.ops);
+        for (index, (op, entry)) in self.ops.iter().zip(&plan.entries).enumerate() {
+            // Last look (a replacement's is its step's own): a write that slipped in after
+            // the stale check is not overwritten.
+            if !matches!(op, FileOp::Replace { .. }) && !file_ops::holds(ws, op) {
+                return self.roll_back(&engine, journal, &plan, index, Abort::Stale);
+            }
+            if let Err(error) = faults.before_rename(index, op.path()) {
+                return self.roll_back(
+                    &engine,
+                    journal,
+                    &plan,
+                    index,
+                    Abort::Io(error.to_string()),
+                );
+            }
+            match engine.forward(entry, false).map_err(interrupted)? {
+                Outcome::LeftAlone { .. } => {
+                    return self.roll_back(&engine, journal, &plan, index, Abort::Stale)
+                }
+                Outcome::Failed { reason } => {
+                    return self.roll_back(&engine, journal, &plan, index, Abort::Io(reason))
+                }
+                _ => {}
+            }
+        }
+        engine.sync_touched();
+        for entry in &plan.entries {
+            engine.finish(entry).map_err(interrupted)?;
+        }
+        engine
+            .point("remove the journal", journal.path())
+            .map_err(interrupted)?;
+        // A journal left behind (the state folder failing) only costs the next recovery a
+        // look: every step is done, so it finds nothing to do.
+        let _ = journal.remove();
         Ok(self.ops.iter().map(|op| op.path().to_path_buf()).collect())
     }
 
-    /// Puts back the staged bytes of the operations at `indices`.
-    fn restore(&self, ws: &Workspace, indices: &[usize]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
+    /// The journal's plan: every step with the temporary names it will use, each free now.
+    fn plan<'a>(&'a self, ws: &Workspace) -> Result<Plan<'a>, CommitError> {
+        let mut entries = Vec::with_capacity(self.ops.len());
+        for op in &self.ops {
+            let beside = |path: &Path, prefix: &str| {
+                temp_beside(path, prefix).map_err(|error| CommitError::Io {
+                    path: path.to_path_buf(),
+                    message: error.to_string(),
+                    restored: Vec::new(),
+                    unrestored: Vec::new(),
+                })
+            };
+            entries.push(match op {
+                FileOp::Replace {
+                    path,
+                    original,
+                    new,
+                } => Entry::Replace {
+                    path: path.clone(),
+                    temp: beside(path, ".cc-edit-")?,
+                    original,
+                    new: Digest::of(new),
+                },
+                FileOp::Create { path, new, dirs } => Entry::Create {
+                    path: path.clone(),
+                    dirs: dirs.clone(),
+                    temp: beside(path, ".cc-create-")?,
+                    new,
+                },
+                FileOp::Delete { path, original } => Entry::Delete {
+                    path: path.clone(),
+                    aside: beside(path, ".cc-deleted-")?,
+                    temp: beside(path, ".cc-edit-")?,
+                    original: original.as_deref(),
+                },
+                FileOp::Rename {
+                    from,
+                    to,
+                    original,
+                    new,
+                    dirs,
+                } => Entry::Rename {
+                    from: from.clone(),
+                    to: to.clone(),
+                    dirs: dirs.clone(),
+                    temp: beside(to, ".cc-edit-")?,
+                    original: original.as_deref(),
+                    new: new.as_deref(),
+                },
+            });
+        }
+        let started_ms = std::time::SystemTime::now()
+            .duration_since(std::time::SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        Ok(Plan {
+            root: ws.path().to_path_buf(),
+            pid: std::process::id(),
+            started_ms,
+            entries,
+        })
+    }
+
+    /// Undoes steps `0..=index` (the failed one may be half done; a stale one was not
+    /// touched), removes every temporary file, and says what was restored.
+    fn roll_back(
+        &self,
+        engine: &Engine<'_>,
+        mut journal: Journal,
+        plan: &Plan<'_>,
+        index: usize,
+        why: Abort,
+    ) -> Result<Vec<PathBuf>, CommitError> {
+        // If this process dies now, the recovery rolls back too.
+        let _ = journal.mark(Phase::RollingBack);
         let mut restored = Vec::new();
         let mut unrestored = Vec::new();
-        for &index in indices.iter().rev() {
-            let FileOp::Replace {
-                path,
-                original,
-                new,
-            } = &self.ops[index]
-            else {
-                let op = &self.ops[index];
-                match file_ops::undo(ws, op, index) {
-                    Ok(()) => restored.push(op.path().to_path_buf()),
-                    Err(why) => unrestored.push((op.path().to_path_buf(), why)),
-                }
-                continue;
-            };
-            if ws.read(path).is_ok_and(|current| &current != new) {
-                // Another writer got there after our rename: its bytes are not ours to undo.
-                unrestored.push((
-                    path.clone(),
-                    "changed by another writer during the commit; left as it is".to_owned(),
-                ));
+        for (at, entry) in plan.entries.iter().enumerate().take(index + 1).rev() {
+            if at == index && matches!(why, Abort::Stale) {
                 continue;
             }
-            let result = replace_whole(ws, path, original);
-            match result {
-                Ok(()) => restored.push(path.clone()),
-                Err(error) => unrestored.push((path.clone(), error.to_string())),
+            match engine.backward(entry).map_err(interrupted)? {
+                Outcome::Restored => restored.push(entry.target().to_path_buf()),
+                Outcome::LeftAlone { reason } | Outcome::Failed { reason } => {
+                    unrestored.push((entry.target().to_path_buf(), reason));
+                }
+                _ => {}
             }
         }
+        for entry in &plan.entries {
+            engine.remove_temp(entry).map_err(interrupted)?;
+        }
+        engine.sync_touched();
+        engine
+            .point("remove the journal", journal.path())
+            .map_err(interrupted)?;
+        let _ = journal.remove();
         restored.reverse();
-        (restored, unrestored)
+        unrestored.reverse();
+        let path = self.ops[index].path().to_path_buf();
+        Err(match why {
+            Abort::Stale if unrestored.is_empty() => CommitError::Stale { paths: vec![path] },
+            Abort::Stale => CommitError::Io {
+                path,
+                message: "the file changed while the edit was being committed".to_owned(),
+                restored,
+                unrestored,
+            },
+            Abort::Io(message) => CommitError::Io {
+                path,
+                message,
+                restored,
+                unrestored,
+            },
+        })
     }
+}
+
+/// A name for a temporary file beside `path` (`.cc-edit-<pid>-<n>-<name>`): the pid and a
+/// count that starts from the clock make it one nothing holds (staging creates it with
+/// `O_EXCL`, so a clash fails the commit before any target is touched).
+fn temp_beside(path: &Path, prefix: &str) -> std::io::Result<PathBuf> {
+    let parent = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("a path without a parent folder"))?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("a path without a file name"))?;
+    Ok(parent.join(crate::beneath::temp_name(prefix, name)))
 }
 
 /// Whether the file still holds the staged bytes.
@@ -323,11 +579,6 @@ fn matches_disk(ws: &Workspace, op: &FileOp) -> bool {
         }
         other => file_ops::holds(ws, other),
     }
-}
-
-/// Replaces `path` whole with `content`, through a fsynced temporary file and a rename.
-fn replace_whole(ws: &Workspace, path: &Path, content: &[u8]) -> std::io::Result<()> {
-    ws.stage_write(path, content)?.persist()
 }
 
 #[cfg(test)]

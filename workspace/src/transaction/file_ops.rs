@@ -1,18 +1,20 @@
 //! Creating, deleting and renaming files inside a [`Transaction`] (an LSP `WorkspaceEdit`
 //! carries all three beside its text edits), under the same protocol as a replacement: a
 //! precondition captured at staging, checked before anything is written and again right
-//! before the step, and an undo for the rollback.
+//! before the step, and an undo for the rollback and the recovery (the steps themselves are
+//! in `steps.rs`, journaled like every other).
 //!
 //! - **create**: the file must not exist. Folders above it that were missing at staging are
 //!   created (and must still be missing at commit); an undo removes the file and them. The
 //!   content goes to a temporary file, fsynced, then hard-linked into place, so an existing
-//!   file is never overwritten.
+//!   file is never overwritten. The journal holds the new bytes, so a recovery can finish it.
 //! - **delete**: a file must hold its staged bytes, a folder must still be a folder. It is
-//!   first moved aside to a hidden name in its own folder, and removed only once the whole
-//!   commit has succeeded; an undo moves it back.
+//!   first moved aside to a hidden name in its own folder (`.cc-deleted-*`), and removed
+//!   only once the whole commit has succeeded; an undo moves it back (or, for a file whose
+//!   aside is gone, writes the journal's backup).
 //! - **rename**: the source must be as staged (bytes for a file) and the target must not
-//!   exist; a file may get new bytes at its new place in the same step. An undo puts the
-//!   old bytes back and moves it back.
+//!   exist; a file may get new bytes at its new place in the same step (through a
+//!   temporary file). An undo puts the old bytes back and moves it back.
 //!
 //! Stage the net effect of a sequence, not its steps: a file created and then edited is one
 //! create with the final bytes; a file edited and renamed is one rename with new bytes.
@@ -116,204 +118,6 @@ pub(super) fn holds(ws: &Workspace, op: &FileOp) -> bool {
                 && !dirs.iter().any(|d| ws.exists(d))
         }
         FileOp::Replace { .. } => true,
-    }
-}
-
-/// Where a deleted path waits until the commit is over.
-fn aside(path: &Path, index: usize) -> std::io::Result<PathBuf> {
-    let parent = path
-        .parent()
-        .ok_or_else(|| std::io::Error::other("cannot delete a path without a parent folder"))?;
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("cannot delete a path without a file name"))?;
-    Ok(parent.join(format!(
-        ".cc-deleted-{}-{index}-{}",
-        std::process::id(),
-        name.to_string_lossy()
-    )))
-}
-
-fn make_dirs(ws: &Workspace, dirs: &[PathBuf]) -> std::io::Result<()> {
-    for (made, dir) in dirs.iter().enumerate() {
-        if let Err(error) = ws.create_dir(dir) {
-            remove_dirs(ws, &dirs[..made]);
-            return Err(error);
-        }
-    }
-    Ok(())
-}
-
-/// Removes folders this transaction created, innermost first; a folder someone else filled
-/// meanwhile stays.
-fn remove_dirs(ws: &Workspace, dirs: &[PathBuf]) -> Vec<(PathBuf, String)> {
-    dirs.iter()
-        .rev()
-        .filter_map(|dir| match ws.remove_dir(dir) {
-            Ok(()) => None,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-            Err(error) => Some((dir.clone(), error.to_string())),
-        })
-        .collect()
-}
-
-/// Puts the file `from` at `to` without ever replacing an existing `to`: a hard link (which
-/// refuses an existing target) and removing `from`; where links are not possible, a check
-/// and a rename.
-fn link_or_move(ws: &Workspace, from: &Path, to: &Path) -> std::io::Result<()> {
-    match ws.hard_link(from, to) {
-        Ok(()) => ws.remove_file(from),
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Err(error),
-        Err(error) if crate::is_escape(&error) => Err(error),
-        Err(_) => {
-            if ws.exists(to) {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::AlreadyExists,
-                    format!("{} already exists", to.display()),
-                ));
-            }
-            ws.rename(from, to)
-        }
-    }
-}
-
-fn already_exists(path: &Path) -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::AlreadyExists,
-        format!("{} already exists", path.display()),
-    )
-}
-
-/// Carries out the create, delete or rename at `index`.
-pub(super) fn apply(ws: &Workspace, op: &FileOp, index: usize) -> std::io::Result<()> {
-    match op {
-        FileOp::Create { path, new, dirs } => {
-            make_dirs(ws, dirs)?;
-            ws.write_new(path, new).inspect_err(|_| {
-                remove_dirs(ws, dirs);
-            })
-        }
-        FileOp::Delete { path, .. } => {
-            let aside = aside(path, index)?;
-            if ws.exists(&aside) {
-                return Err(std::io::Error::other(format!(
-                    "{} is in the way of the deletion",
-                    aside.display()
-                )));
-            }
-            ws.rename(path, &aside)
-        }
-        FileOp::Rename {
-            from,
-            to,
-            original,
-            new,
-            dirs,
-        } => {
-            make_dirs(ws, dirs)?;
-            let moved = if original.is_some() {
-                link_or_move(ws, from, to)
-            } else if ws.exists(to) {
-                Err(already_exists(to))
-            } else {
-                ws.rename(from, to)
-            };
-            if let Err(error) = moved {
-                remove_dirs(ws, dirs);
-                return Err(error);
-            }
-            let Some(new) = new else {
-                return Ok(());
-            };
-            // The new bytes replace the moved file whole, as a replacement would.
-            if let Err(error) = super::replace_whole(ws, to, new) {
-                let _ = ws.rename(to, from);
-                remove_dirs(ws, dirs);
-                return Err(error);
-            }
-            Ok(())
-        }
-        FileOp::Replace { .. } => Err(std::io::Error::other(
-            "a replacement is written through its prepared temporary file",
-        )),
-    }
-}
-
-/// Undoes the create, delete or rename at `index` (which was applied).
-pub(super) fn undo(ws: &Workspace, op: &FileOp, index: usize) -> Result<(), String> {
-    let leftover = |left: Vec<(PathBuf, String)>| {
-        if left.is_empty() {
-            Ok(())
-        } else {
-            Err(left
-                .iter()
-                .map(|(dir, why)| format!("folder {} stays ({why})", dir.display()))
-                .collect::<Vec<_>>()
-                .join("; "))
-        }
-    };
-    match op {
-        FileOp::Create { path, new, dirs } => {
-            if ws.read(path).is_ok_and(|current| &current != new) {
-                return Err("changed by another writer during the commit; left as it is".into());
-            }
-            match ws.remove_file(path) {
-                Ok(()) => {}
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-                Err(error) => return Err(error.to_string()),
-            }
-            leftover(remove_dirs(ws, dirs))
-        }
-        FileOp::Delete { path, .. } => {
-            let aside = aside(path, index).map_err(|e| e.to_string())?;
-            if ws.exists(path) {
-                return Err(format!(
-                    "recreated by another writer during the commit; the deleted copy is kept at {}",
-                    aside.display()
-                ));
-            }
-            ws.rename(&aside, path).map_err(|e| e.to_string())
-        }
-        FileOp::Rename {
-            from,
-            to,
-            original,
-            new,
-            dirs,
-        } => {
-            if let (Some(original), Some(new)) = (original, new) {
-                if ws.read(to).is_ok_and(|current| &current != new) {
-                    return Err("changed by another writer during the commit; left as it is".into());
-                }
-                super::replace_whole(ws, to, original).map_err(|e| e.to_string())?;
-            }
-            if ws.exists(from) {
-                return Err(format!(
-                    "{} was recreated during the commit; the moved one stays at {}",
-                    from.display(),
-                    to.display()
-                ));
-            }
-            ws.rename(to, from).map_err(|e| e.to_string())?;
-            leftover(remove_dirs(ws, dirs))
-        }
-        FileOp::Replace { .. } => Ok(()),
-    }
-}
-
-/// After a successful commit: what deletions moved aside goes for good (best effort: a
-/// leftover is a hidden `.cc-deleted-*` entry, never lost data).
-pub(super) fn finish(ws: &Workspace, ops: &[FileOp]) {
-    for (index, op) in ops.iter().enumerate() {
-        if let FileOp::Delete { path, original } = op {
-            if let Ok(aside) = aside(path, index) {
-                let _ = if original.is_some() {
-                    ws.remove_file(&aside)
-                } else {
-                    ws.remove_dir_all(&aside)
-                };
-            }
-        }
     }
 }
 

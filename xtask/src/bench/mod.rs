@@ -37,6 +37,7 @@ mod kernel;
 mod linux;
 mod lsp;
 mod structural;
+mod transaction;
 mod watch;
 
 use std::ffi::OsString;
@@ -94,6 +95,11 @@ pub const FAMILIES: &[Family] = &[
         name: "graph",
         about: "code graph index over the CPython and Go stdlibs vs ast-grep and ctags",
         run: graph::run,
+    },
+    Family {
+        name: "transaction",
+        about: "commit journal: 100-file commit vs the pre-journal protocol, recovery after kill -9 of 1,000 files",
+        run: transaction::run,
     },
 ];
 
