@@ -10,6 +10,17 @@ use cc_lsp_client::CheckOutcome;
 use cc_process::testing::require_peer;
 use common::*;
 
+/// A server's case: its peer, family, files, configuration lines, the file checked to start
+/// it, and the extension of its sources.
+type Case = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+    &'static str,
+    &'static str,
+);
+
 /// Starts the server of `family` on `files` by checking `file`, and returns the globs it
 /// registered (`None`: it registered none).
 async fn registered(
@@ -45,7 +56,7 @@ fn assert_watches(globs: &Option<Vec<String>>, extension: &str, peer: &str) {
 async fn servers_that_register_watchers_for_their_sources() {
     const CARGO_TOML: &str =
         "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
-    let cases: &[(&str, &str, &[(&str, &str)], &str, &str, &str)] = &[
+    let cases: &[Case] = &[
         (
             "basedpyright-langserver",
             "python",
@@ -134,7 +145,7 @@ async fn a_created_module_is_importable_by_typescript_language_server() {
     let b = fixture.ws.join("project/app/b.ts");
     std::fs::write(&b, "export const b: number = 2;\n").unwrap();
     // The same text again: a recheck, after the server heard of the new file.
-    let after = fixture.sup.check_files(&[], &[a.clone()]).await;
+    let after = fixture.sup.check_files(&[], std::slice::from_ref(&a)).await;
     let CheckOutcome::Checked { diagnostics, .. } = &after[0].outcome else {
         panic!("{after:?}");
     };
@@ -152,7 +163,7 @@ async fn a_created_module_is_importable_by_typescript_language_server() {
 /// header changes on disk. Recorded here so a change in a server's behaviour shows.
 #[tokio::test]
 async fn servers_that_register_nothing_for_their_sources() {
-    let cases: &[(&str, &str, &[(&str, &str)], &str, &str, &str)] = &[
+    let cases: &[Case] = &[
         (
             "pylsp",
             "python",

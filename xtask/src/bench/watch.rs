@@ -74,12 +74,9 @@ pub fn run(ctx: &Context) -> Result<String> {
     Ok(render(&rows, &load_before, &load_after))
 }
 
+/// The `.c` and `.h` files under `dir` (hidden folders left out).
 fn count_c_files(dir: &Path) -> usize {
-    cc_count(dir, &["c", "h"])
-}
-
-/// Files with one of `extensions` under `dir` (the workspace walk's rules).
-fn cc_count(dir: &Path, extensions: &[&str]) -> usize {
+    let extensions = ["c", "h"];
     let mut count = 0;
     let mut stack = vec![dir.to_path_buf()];
     while let Some(folder) = stack.pop() {
@@ -96,13 +93,13 @@ fn cc_count(dir: &Path, extensions: &[&str]) -> usize {
             }
             match entry.file_type() {
                 Ok(t) if t.is_dir() => stack.push(path),
-                Ok(t) if t.is_file() => {
-                    if path
-                        .extension()
-                        .is_some_and(|e| extensions.iter().any(|x| e == *x))
-                    {
-                        count += 1;
-                    }
+                Ok(t)
+                    if t.is_file()
+                        && path
+                            .extension()
+                            .is_some_and(|e| extensions.iter().any(|x| e == *x)) =>
+                {
+                    count += 1;
                 }
                 _ => {}
             }
