@@ -91,12 +91,13 @@ pub(crate) fn use_project_python(
             &mut spec.settings,
             &json!({"python": {"pythonPath": python}}),
         );
-        if !has_pyright_configuration(root) {
-            merge(
-                &mut spec.settings,
-                &json!({section: {"analysis": {"autoSearchPaths": true}}}),
-            );
-        }
+        // Settings sent replace pyright's defaults for what they leave out (an `analysis`
+        // section without `autoSearchPaths` turns it off, and `src` is not searched): keep it
+        // on, as pyright's CLI does.
+        merge(
+            &mut spec.settings,
+            &json!({(section): {"analysis": {"autoSearchPaths": true}}}),
+        );
     }
     Ok(Some(choice))
 }

@@ -99,6 +99,14 @@ pub const PROJECTS: &[Project] = &[
         package: "ruby-rack",
         keep: "/usr/share/rubygems-integration/all/gems/rack-2.2.22",
     }, "2.2.22-0+deb12u2"),
+    // A src layout with its tests beside it, installed nowhere (issue 31): the peers' venv
+    // holds another click (8.5), which must never be taken for this one.
+    project("click", "python", PyPi("click"), "8.1.8"),
+    // TypeScript sources (src/) with their compiled bundles (dist/) beside them.
+    project("rxjs", "typescript", Npm("rxjs"), "7.8.2"),
+    // Tests gated `#![cfg(not(miri))]`, macro-generated impls; no Cargo.lock is published, so
+    // one is generated when it is installed.
+    project("itertools", "rust", Crate { name: "itertools", fetch: true }, "0.14.0"),
     // Dart: the cargokit build tool and app template the crate ships (assets/).
     project("flutter_rust_bridge_codegen", "dart", Crate {
         name: "flutter_rust_bridge_codegen",
@@ -197,6 +205,16 @@ fn fetch(dir: &Path, project: &Project, target: &Path) -> Result<()> {
     if let Source::Crate { fetch: true, .. } = project.source {
         // The locked dependencies, into the cargo cache, so that offline checks resolve.
         let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        if !target.join("Cargo.lock").exists() {
+            // A library crate publishes no lock file: resolve one now (then it is fixed for
+            // this install).
+            let mut generate =
+                Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+            generate
+                .current_dir(target)
+                .args(["generate-lockfile", "--quiet"]);
+            util::run_to_stderr(&mut generate)?;
+        }
         cmd.current_dir(target)
             .args(["fetch", "--locked", "--quiet"]);
         util::run_to_stderr(&mut cmd)?;

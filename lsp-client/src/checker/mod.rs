@@ -19,6 +19,7 @@
 mod parse;
 mod plan;
 mod restrict;
+mod scope;
 mod targets;
 
 pub use targets::ProjectChecker;
@@ -80,6 +81,11 @@ pub struct ProjectCheck {
     pub exit_code: Option<i32>,
     /// Something the agent should know about how it ran (a fallback, files left out).
     pub note: Option<String>,
+    /// Files of the project its own configuration leaves out and that were not checked (a
+    /// tsconfig's `include` leaving out tests), and why.
+    pub left_out: Vec<PathBuf>,
+    /// Why they were left out.
+    pub left_out_reason: Option<String>,
     /// How long it took.
     pub elapsed: Duration,
 }
@@ -241,6 +247,12 @@ pub(crate) async fn run(
         diagnostics,
         exit_code,
         note: plan.note.clone(),
+        left_out: plan
+            .left_out
+            .as_ref()
+            .map(|l| l.files.clone())
+            .unwrap_or_default(),
+        left_out_reason: plan.left_out.as_ref().map(|l| l.reason.clone()),
         elapsed: started.elapsed(),
     })
 }

@@ -13,6 +13,8 @@ use crate::table::Family;
 
 /// At most this many files are given to a checker that needs a file list.
 const MAX_FILES: usize = 500;
+/// Files a configuration leaves out that a pyright-family checker checks anyway, at most.
+const MAX_EXTRA_FILES: usize = 300;
 const C_SOURCES: &[&str] = &["c", "cc", "cpp", "cxx", "c++"];
 const TS_SOURCES: &[&str] = &["ts", "tsx", "mts", "cts"];
 
@@ -29,6 +31,8 @@ pub(crate) struct Plan {
     pub timeout: Duration,
     pub shown: String,
     pub note: Option<String>,
+    /// Files of the project its configuration leaves out and that were not checked anyway.
+    pub left_out: Option<super::scope::LeftOut>,
 }
 
 /// What to run for `family` at `root` (inside `workspace`). With `read_only`, the project's own tool folders (`node_modules/.bin`, `.venv/bin`) are
@@ -97,6 +101,31 @@ pub(crate) fn plan(
         .collect::<Vec<_>>()
         .join(" ");
 
+    let mut outside_scope = None;
+    if format == Format::PyrightJson {
+        // What `include`/`exclude` leave out (tests, usually) is checked too: files named on
+        // the command line are checked whatever `include` says.
+        let (files, _) = sources(root, &["py", "pyi"]);
+        if let Some(left) = super::scope::pyright_left_out(root, &files) {
+            let checked: Vec<PathBuf> = left.files.iter().take(MAX_EXTRA_FILES).cloned().collect();
+            note = Some(format!(
+                "{} file(s) {} were checked too",
+                checked.len(),
+                left.reason
+            ));
+            invocations.push(base.iter().cloned().chain(strings(&checked)).collect());
+            if left.files.len() > checked.len() {
+                outside_scope = Some(super::scope::LeftOut {
+                    files: left.files[checked.len()..].to_vec(),
+                    reason: format!("{} (beyond the {MAX_EXTRA_FILES} checked too)", left.reason),
+                });
+            }
+        }
+    }
+    if format == Format::Tsc && root.join("tsconfig.json").exists() {
+        let (files, _) = sources(root, TS_SOURCES);
+        outside_scope = super::scope::tsconfig_left_out(root, &files);
+    }
     if format == Format::Tsc && !root.join("tsconfig.json").exists() {
         let (files, total) = sources(root, TS_SOURCES);
         if files.is_empty() {
@@ -176,6 +205,7 @@ pub(crate) fn plan(
         timeout: spec.checker_timeout,
         shown,
         note,
+        left_out: outside_scope,
     })
 }
 

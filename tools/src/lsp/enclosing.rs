@@ -72,16 +72,28 @@ impl Enclosings {
         let mut node = tree.root_node().descendant_for_point_range(point, point)?;
         // Up through the ancestors (bounded by the tree's depth).
         loop {
-            if DEFINITION_KINDS.contains(&node.kind()) && node.start_position().row < row + 1 {
+            // A C declaration the grammar misread (a macro such as `BROTLI_COMMON_API` before
+            // it) names the wrong thing: no label rather than a wrong one.
+            let misread =
+                matches!(node.kind(), "declaration" | "field_declaration") && node.has_error();
+            if !misread
+                && DEFINITION_KINDS.contains(&node.kind())
+                && node.start_position().row < row + 1
+            {
                 if let Some(name) = definition_name(node, bytes) {
                     let inside_type =
                         std::iter::successors(node.parent(), |n| n.parent()).any(|n| {
                             let k = n.kind();
                             k.contains("class") || k == "impl_item" || k.contains("interface")
                         });
+                    let kind = if declares_function(node) {
+                        "function"
+                    } else {
+                        kind_of(node.kind(), inside_type)
+                    };
                     return Some(json!({
                         "name": name,
-                        "kind": kind_of(node.kind(), inside_type),
+                        "kind": kind,
                         "line": node.start_position().row + 1,
                     }));
                 }
@@ -89,6 +101,25 @@ impl Enclosings {
             node = node.parent()?;
         }
     }
+}
+
+/// Whether a C/C++ `declaration` declares a function (a prototype), not a variable.
+fn declares_function(node: tree_sitter::Node<'_>) -> bool {
+    if node.kind() != "declaration" {
+        return false;
+    }
+    let mut declarator = node.child_by_field_name("declarator");
+    // `T *f(void)`: through pointer declarators (bounded by the declaration's own depth).
+    while let Some(current) = declarator {
+        match current.kind() {
+            "function_declarator" => return true,
+            "pointer_declarator" | "reference_declarator" => {
+                declarator = current.child_by_field_name("declarator");
+            }
+            _ => return false,
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -124,5 +155,19 @@ mod tests {
             enclosing.at(&rust, 4),
             Some(json!({"name": "go", "kind": "method", "line": 3}))
         );
+        // A prototype is a function; one behind a macro the grammar misreads gets no label.
+        let c = dir.path().join("a.h");
+        std::fs::write(
+            &c,
+            "const T* GetT(void);
+BROTLI_COMMON_API const BrotliTransforms* BrotliGetTransforms(void);
+",
+        )
+        .unwrap();
+        assert_eq!(
+            enclosing.at(&c, 1),
+            Some(json!({"name": "GetT", "kind": "function", "line": 1}))
+        );
+        assert_eq!(enclosing.at(&c, 2), None);
     }
 }

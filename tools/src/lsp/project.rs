@@ -104,12 +104,41 @@ pub(crate) async fn check(
             row
         })
         .collect();
-    let unchecked: Vec<Value> = failures
+    let mut unchecked: Vec<Value> = failures
         .iter()
         .map(|(family, root, error)| {
             json!({"language": family, "root": root, "kind": error.kind(), "reason": error.to_string()})
         })
         .collect();
+    // Files the project's own configuration leaves out of its checker: never silently.
+    let mut left_out_lines = Vec::new();
+    for check in &checks {
+        let Some(reason) = &check.left_out_reason else {
+            continue;
+        };
+        let files: Vec<String> = check.left_out.iter().map(|p| root.relative(p)).collect();
+        left_out_lines.push(format!(
+            "{} [{}]: {} file(s) not checked, {reason}: {}{}",
+            check.family,
+            root.relative(&check.root),
+            files.len(),
+            files
+                .iter()
+                .take(10)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if files.len() > 10 { ", …" } else { "" }
+        ));
+        unchecked.push(json!({
+            "language": check.family,
+            "root": root.relative(&check.root),
+            "kind": "left_out_by_configuration",
+            "reason": reason,
+            "files": files.iter().take(50).collect::<Vec<_>>(),
+            "files_total": files.len(),
+        }));
+    }
 
     let mut text: Vec<String> = summary
         .iter()
@@ -145,6 +174,16 @@ pub(crate) async fn check(
             .iter()
             .map(|(family, root, error)| format!("{family} [{root}]: not checked: {error}")),
     );
+    text.extend(left_out_lines);
+    for row in &summary {
+        if let Some(note) = row["note"].as_str() {
+            text.push(format!(
+                "note ({} [{}]): {note}",
+                row["language"].as_str().unwrap_or(""),
+                row["root"].as_str().unwrap_or("")
+            ));
+        }
+    }
     let value = json!({
         "action": "diagnostics",
         "file": "*",

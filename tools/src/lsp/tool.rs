@@ -374,6 +374,10 @@ impl LspTool {
                 }
             }
         }
+        // The text carries every fact the JSON has: which occurrence on the line was used.
+        if let Some(note) = value.get("note").and_then(Value::as_str) {
+            text.push_str(&format!("\nnote: {note}"));
+        }
         if let Some(incomplete) = &opened.incomplete {
             text.push_str(&format!("\nINCOMPLETE: {incomplete}"));
             value["incomplete"] = json!(incomplete);
