@@ -62,6 +62,8 @@ fn a_folder_search_reports_progress_up_to_every_file() {
 fn walk_honours_gitignore_hidden_binary_and_the_language_extensions() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
+    // `.gitignore` is a rule inside a git repository.
+    std::fs::create_dir(root.join(".git")).unwrap();
     write(root, ".gitignore", b"ignored/\n");
     write(root, "a.py", b"print(1)\n");
     write(root, "stubs/b.pyi", b"print(2)\n");

@@ -816,3 +816,54 @@ async fn a_lost_event_queue_is_a_rescan_said_in_the_results() {
     assert!(note.is_some_and(|n| n.contains("overflowed")), "{write:#}");
     project.shutdown().await;
 }
+
+/// An `ast_edit` proposal whose file the shell changes says so in the next result, before
+/// anyone calls `resolve`; `resolve accept` then refuses it and writes nothing.
+#[tokio::test]
+async fn a_staged_edit_says_it_went_stale_before_resolve() {
+    let cache = tempfile::tempdir().unwrap();
+    let setup = Setup::with_graph(cache.path(), cc_tools::Surface::Full);
+    let Some(project) = setup.real("requests", &[]) else {
+        return;
+    };
+    let staged = project
+        .call(
+            "ast_edit",
+            json!({"pattern": "to_native_string($A)", "rewrite": "str($A)", "path": "src/requests", "language": "python"}),
+        )
+        .await;
+    let edit_id = staged["edit_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{staged:#}"))
+        .to_owned();
+    let changed = "src/requests/auth.py";
+    let mut text = project.read(changed);
+    text.push_str("\n# touched by the shell\n");
+    std::fs::write(project.ws.join(changed), text).unwrap();
+    // The next result of any call says so (after the watcher's batch).
+    let mut said = None;
+    for _ in 0..20 {
+        let answer = project
+            .call("read", json!({"path": "README.md", "limit": 1}))
+            .await;
+        if let Some(notices) = answer["notices"].as_array() {
+            said = notices
+                .iter()
+                .find(|n| n["kind"] == "stale_edit" && n["edit_id"] == json!(edit_id))
+                .cloned();
+            if said.is_some() {
+                break;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let said = said.unwrap_or_else(|| panic!("no stale_edit notice for {edit_id}"));
+    assert_eq!(said["paths"], json!([changed]), "{said:#}");
+    let before = project.read("src/requests/sessions.py");
+    let resolved = project
+        .call("resolve", json!({"edit_id": edit_id, "action": "accept"}))
+        .await;
+    assert_eq!(resolved["error"]["kind"], "stale", "{resolved:#}");
+    assert_eq!(project.read("src/requests/sessions.py"), before);
+    project.shutdown().await;
+}

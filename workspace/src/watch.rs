@@ -51,7 +51,7 @@ use std::time::{Duration, Instant};
 use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
 use notify::{RecursiveMode, Watcher as _};
 
-use crate::walk::{Walk, GENERATED_MARKERS, SKIPPED_DIRS};
+use crate::walk::{IgnoreRules, Walk, GENERATED_MARKERS, SKIPPED_DIRS};
 
 /// Files larger than this are not hashed to tell the run's own writes from others': a change
 /// to one counts as outside.
@@ -905,65 +905,6 @@ fn path_hidden_above(root: &Path, path: &Path) -> bool {
             rel.components()
                 .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
         })
-}
-
-/// The ignore files of the tree, per folder, as the workspace walk reads them (`.gitignore`
-/// inside a git repository only, `.ignore` always).
-#[derive(Default)]
-struct IgnoreRules {
-    by_dir: HashMap<PathBuf, Vec<ignore::gitignore::Gitignore>>,
-}
-
-impl IgnoreRules {
-    fn load(&mut self, file: &Path) {
-        let Some(dir) = file.parent() else {
-            return;
-        };
-        let mut matchers = Vec::new();
-        for name in [".gitignore", ".ignore"] {
-            let path = dir.join(name);
-            if !path.is_file() {
-                continue;
-            }
-            if name == ".gitignore" && !crate::walk::in_git_repository(dir) {
-                continue;
-            }
-            let (matcher, _error) = ignore::gitignore::Gitignore::new(&path);
-            matchers.push(matcher);
-        }
-        if matchers.is_empty() {
-            self.by_dir.remove(dir);
-        } else {
-            self.by_dir.insert(dir.to_path_buf(), matchers);
-        }
-    }
-
-    /// Whether the innermost rule that speaks of `path` ignores it.
-    fn ignored(&self, root: &Path, path: &Path, is_dir: bool) -> bool {
-        if self.by_dir.is_empty() {
-            return false;
-        }
-        let mut dir = path.parent();
-        while let Some(current) = dir {
-            if let Some(matchers) = self.by_dir.get(current) {
-                // `.ignore` (read last) takes precedence over `.gitignore`, as in ripgrep.
-                for matcher in matchers.iter().rev() {
-                    let matched = matcher.matched_path_or_any_parents(path, is_dir);
-                    if matched.is_ignore() {
-                        return true;
-                    }
-                    if matched.is_whitelist() {
-                        return false;
-                    }
-                }
-            }
-            if current == root {
-                break;
-            }
-            dir = current.parent();
-        }
-        false
-    }
 }
 
 #[cfg(test)]

@@ -561,8 +561,17 @@ mod tests {
         let found = find(root, &extensions, &[change], 1);
         assert_eq!(found.names, ["Helper"]);
         assert_eq!(found.files, [root.join("use1.go")]);
-        assert_eq!(found.skipped, 1);
+        assert_eq!(found.skipped, 2);
+        // A file of the same package is a dependent even when it names nothing that
+        // changed; after the ones that do.
         let all = find(root, &extensions, &[change], 30);
-        assert_eq!(all.files, [root.join("use1.go"), root.join("use2.go")]);
+        assert_eq!(
+            all.files,
+            [
+                root.join("use1.go"),
+                root.join("use2.go"),
+                root.join("other.go")
+            ]
+        );
     }
 }

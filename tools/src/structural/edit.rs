@@ -58,16 +58,32 @@ struct Staged {
     edits: BTreeMap<u64, (StagedRewrite, usize)>,
     bytes: usize,
     evicted: std::collections::VecDeque<u64>,
+    /// Edits already said to be stale (once each).
+    said_stale: std::collections::BTreeSet<u64>,
 }
 
 /// The run's staged edits, shared by its `ast_edit` and `resolve`: at most
 /// [`MAX_STAGED_EDITS`] edits and [`MAX_STAGED_BYTES`] bytes, the oldest evicted first.
-#[derive(Debug)]
+///
+/// With [`EditStore::follow`], the run's watcher tells it when a file of a staged edit
+/// changes (the shell, git, a formatter, another write): the edit is said to be stale in the
+/// next result (a `stale_edit` notice), before anyone calls `resolve` on it.
 pub struct EditStore {
     next: AtomicU64,
     max_edits: usize,
     max_bytes: usize,
     staged: Mutex<Staged>,
+    /// The run's root and notices, when it follows the watcher.
+    follow: Option<(WorkspaceRoot, crate::Notices)>,
+    subscription: Mutex<Option<cc_workspace::watch::Subscription>>,
+}
+
+impl std::fmt::Debug for EditStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EditStore")
+            .field("usage", &self.usage())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for EditStore {
@@ -109,6 +125,87 @@ impl EditStore {
             max_edits: max_edits.max(1),
             max_bytes,
             staged: Mutex::default(),
+            follow: None,
+            subscription: Mutex::new(None),
+        }
+    }
+
+    /// Follows the run's watcher (started when the first edit is staged) and says in
+    /// `notices` when a staged edit goes stale.
+    pub fn follow(mut self, root: WorkspaceRoot, notices: crate::Notices) -> Self {
+        self.follow = Some((root, notices));
+        self
+    }
+
+    /// Subscribes to the watcher once, when the first edit is staged.
+    fn watch(self: &Arc<Self>) {
+        let Some((root, _)) = &self.follow else {
+            return;
+        };
+        let mut subscription = cc_process::lock(&self.subscription);
+        if subscription.is_some() {
+            return;
+        }
+        let Ok(watcher) = root.watcher() else {
+            return;
+        };
+        let sub = watcher.subscribe();
+        let me = Arc::downgrade(self);
+        sub.on_change(move || {
+            if let Some(store) = me.upgrade() {
+                store.say_stale();
+            }
+        });
+        *subscription = Some(sub);
+    }
+
+    /// Says, once per edit, which staged edits a change on disk made stale.
+    fn say_stale(&self) {
+        let Some((root, notices)) = &self.follow else {
+            return;
+        };
+        let changes = match cc_process::lock(&self.subscription).as_ref() {
+            Some(sub) => sub.take(),
+            None => return,
+        };
+        if changes.is_empty() {
+            return;
+        }
+        let changed: std::collections::HashSet<&std::path::Path> =
+            changes.changes.iter().map(|c| c.path.as_path()).collect();
+        let mut store = self.lock();
+        let mut stale = Vec::new();
+        for (number, (staged, _)) in &store.edits {
+            if store.said_stale.contains(number) {
+                continue;
+            }
+            let touched = changes.gap.is_some()
+                || staged
+                    .transaction
+                    .ops()
+                    .iter()
+                    .any(|op| changed.contains(op.path()));
+            if !touched {
+                continue;
+            }
+            let paths = staged.transaction.stale_paths(root.workspace());
+            if !paths.is_empty() {
+                stale.push((*number, paths));
+            }
+        }
+        for (number, paths) in stale {
+            store.said_stale.insert(number);
+            let shown: Vec<String> = paths.iter().map(|p| root.relative(p)).collect();
+            notices.push(
+                "stale_edit",
+                format!(
+                    "edit_{number} is stale: {} changed since it was staged ({}); `resolve` \
+                     accept would refuse it: stage it again with ast_edit",
+                    if shown.len() == 1 { "a file" } else { "files" },
+                    shown.join(", ")
+                ),
+                serde_json::json!({"edit_id": format!("edit_{number}"), "paths": shown}),
+            );
         }
     }
 
@@ -118,7 +215,8 @@ impl EditStore {
 
     /// Stores `staged` (evicting the oldest edits past the limits); its id and the ids
     /// evicted.
-    fn insert(&self, staged: StagedRewrite) -> (String, Vec<String>) {
+    fn insert(self: &Arc<Self>, staged: StagedRewrite) -> (String, Vec<String>) {
+        self.watch();
         let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let size = staged_bytes(&staged);
         let mut store = self.lock();
@@ -165,7 +263,10 @@ impl EditStore {
     }
 
     #[cfg(test)]
-    pub(super) fn insert_for_test(&self, staged: StagedRewrite) -> (String, Vec<String>) {
+    pub(super) fn insert_for_test(
+        self: &Arc<Self>,
+        staged: StagedRewrite,
+    ) -> (String, Vec<String>) {
         self.insert(staged)
     }
 

@@ -394,11 +394,11 @@ fn the_store_evicts_the_oldest_past_its_byte_budget() {
         .unwrap()
     };
     // One edit holds the old and new file (700 + 900 bytes) and its diff; room for two.
-    let one = super::EditStore::default();
+    let one = Arc::new(super::EditStore::default());
     one.insert_for_test(stage());
     let size = one.usage().1;
     assert!(size > 1_600, "{size}");
-    let store = super::EditStore::with_limits(10, size * 5 / 2);
+    let store = Arc::new(super::EditStore::with_limits(10, size * 5 / 2));
     let (first, _) = store.insert_for_test(stage());
     let (_, evicted) = store.insert_for_test(stage());
     assert!(evicted.is_empty());

@@ -148,7 +148,17 @@ impl Tool for AstGrepTool {
             let report = search_with(&searched, &path, &options, &sink)
                 .map_err(|e| search_error(&root, e))?;
             let matches = sink.in_order(&report.kept).map_err(spool_error)?;
-            render_result(&root, &searched, report, matches)
+            // What ignore rules left out of a folder's search is said, never a silent zero.
+            let left_out = path.is_dir().then(|| {
+                cc_workspace::walk::Walk::new(&path)
+                    .extensions(searched.language().extensions())
+                    .left_out()
+            });
+            let mut output = render_result(&root, &searched, report, matches)?;
+            if let Some(left_out) = left_out.filter(|l| l.files > 0) {
+                add_left_out(&root, &mut output, &left_out);
+            }
+            Ok(output)
         })
         .await
     }
@@ -378,6 +388,41 @@ fn render_result(
     Ok(ToolOutput::new(value)
         .with_spooled("matches", matches)
         .with_text(text))
+}
+
+/// `left_out_by_ignore: {files, capped, rules: [{file, files}]}`, and a line of text.
+fn add_left_out(
+    root: &WorkspaceRoot,
+    output: &mut ToolOutput,
+    left_out: &cc_workspace::walk::LeftOut,
+) {
+    let rules: Vec<Value> = left_out
+        .by_rule
+        .iter()
+        .map(|(file, files)| json!({"file": root.relative(file), "files": files}))
+        .collect();
+    if let Value::Object(object) = &mut output.value {
+        object.insert(
+            "left_out_by_ignore".into(),
+            json!({"files": left_out.files, "capped": left_out.capped, "rules": rules}),
+        );
+    }
+    let by: Vec<String> = left_out
+        .by_rule
+        .iter()
+        .take(5)
+        .map(|(file, files)| format!("{files} by {}", root.relative(file)))
+        .collect();
+    let line = format!(
+        "{}{} file(s) of the language were not searched, left out by ignore rules: {}\n",
+        if left_out.capped { "at least " } else { "" },
+        left_out.files,
+        by.join(", ")
+    );
+    match &mut output.text {
+        Some(text) => text.push_str(&line),
+        None => output.text = Some(line),
+    }
 }
 
 /// `N file(s) did not parse cleanly …` with the listed ones, for the text rendering.

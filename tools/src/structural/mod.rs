@@ -188,7 +188,7 @@ pub fn register(
     trees: Arc<cc_structural::TreeCache>,
 ) {
     let root = builder.run().root.clone();
-    let store = Arc::new(EditStore::default());
+    let store = Arc::new(EditStore::default().follow(root.clone(), builder.notices().clone()));
     builder.add_tool(Arc::new(AstGrepTool::with_trees(
         root.clone(),
         parsers.clone(),

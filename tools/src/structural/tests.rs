@@ -476,6 +476,34 @@ async fn ast_grep_reports_files_it_could_not_read_or_did_not_search() {
     assert_eq!(refused["error"]["kind"], "pattern_too_large", "{refused}");
 }
 
+/// Issue 26: a folder whose ignore rules leave every file out answers 0 with the count and
+/// the rule file that did it, never a silent zero; outside git `.gitignore` is not read.
+#[tokio::test]
+async fn ast_grep_says_what_ignore_rules_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.c", "void f(void) { kfree(p); }\n");
+    write(dir.path(), "sub/b.c", "void g(void) { kfree(q); }\n");
+    write(dir.path(), ".gitignore", "/*\n");
+    let args = json!({"pattern": "kfree($X)", "language": "c"});
+    // Not a git repository: `.gitignore` is nobody's rule here, both files are searched.
+    let outside = call(&registry(dir.path()), "ast_grep", args.clone()).await;
+    assert_eq!(outside["total"], 2, "{outside}");
+    assert!(outside.get("left_out_by_ignore").is_none(), "{outside}");
+    // Inside one, the rule holds and the answer says what it left out.
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let output = registry(dir.path()).call("ast_grep", args).await.unwrap();
+    assert_eq!(output.value["total"], 0, "{}", output.value);
+    assert_eq!(
+        output.value["left_out_by_ignore"],
+        json!({"files": 2, "capped": false, "rules": [{"file": ".gitignore", "files": 2}]})
+    );
+    let text = output.render_text();
+    assert!(
+        text.contains("2 file(s) of the language were not searched, left out by ignore rules: 2 by .gitignore"),
+        "{text}"
+    );
+}
+
 /// The total of an `ast_grep` call.
 async fn total(registry: &crate::Registry, args: Value) -> u64 {
     let value = call(registry, "ast_grep", args).await;
