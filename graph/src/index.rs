@@ -15,8 +15,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
@@ -56,6 +56,13 @@ pub enum GraphError {
     },
     #[error("no symbol `{0}` in the index")]
     UnknownSymbol(String),
+    /// The first build was cancelled: what was extracted is kept, and the next open goes on
+    /// from there (it resolves every reference again).
+    #[error(
+        "indexing was cancelled after {done} of {total} files; what was read is kept and the \
+         next call goes on from there"
+    )]
+    Cancelled { done: usize, total: usize },
 }
 
 pub(crate) type Result<T> = std::result::Result<T, GraphError>;
@@ -77,6 +84,10 @@ pub struct UpdateStats {
     pub too_large: usize,
     /// The whole index was rebuilt (new, another schema version, or another root).
     pub rebuilt: bool,
+    /// The files of indexed languages that ignore rules (`.gitignore` inside a git
+    /// repository, `.ignore`) kept out of the index, by rule file: counted when an open
+    /// builds the index or finds it empty, so that "0 files" is never a silent zero.
+    pub left_out_by_ignore: Option<cc_workspace::walk::LeftOut>,
 }
 
 /// How current the index is: every query result carries it.
@@ -134,6 +145,9 @@ pub struct Graph {
     pub(crate) names: std::cell::RefCell<Option<NameList>>,
     /// Told how many files were extracted of how many, while a refresh or update runs.
     pub(crate) progress: Option<ProgressHook>,
+    /// Set while [`Graph::open_cancellable`] builds: raised, the build stops at the next file
+    /// or chunk of references and keeps what it has (writers' updates are never cancelled).
+    pub(crate) cancel: Option<Arc<AtomicBool>>,
 }
 
 /// Receives `(files extracted, files to extract)` while the index is brought up to date
@@ -283,6 +297,18 @@ impl Graph {
         config: GraphConfig,
         progress: Option<ProgressFn>,
     ) -> Result<(Graph, UpdateStats)> {
+        Graph::open_cancellable(root, config, progress, None)
+    }
+
+    /// [`open_with_progress`](Self::open_with_progress) that stops when `cancel` is raised:
+    /// the files extracted so far are committed and [`GraphError::Cancelled`] returned; the
+    /// next open extracts only the rest (then resolves every reference, as a clean build does).
+    pub fn open_cancellable(
+        root: &Path,
+        config: GraphConfig,
+        progress: Option<ProgressFn>,
+        cancel: Option<Arc<AtomicBool>>,
+    ) -> Result<(Graph, UpdateStats)> {
         let root = root.canonicalize().map_err(|source| GraphError::Root {
             path: root.to_path_buf(),
             source,
@@ -328,9 +354,23 @@ impl Graph {
             lines: std::cell::RefCell::new(HashMap::new()),
             names: std::cell::RefCell::new(None),
             progress: progress.map(ProgressHook),
+            cancel,
         };
-        let mut stats = graph.refresh()?;
+        let refreshed = graph.refresh();
+        graph.cancel = None;
+        let mut stats = refreshed?;
         stats.rebuilt = rebuilt;
+        if rebuilt || stats.files_seen == 0 {
+            let extensions: Vec<&str> = cc_languages::TABLE
+                .iter()
+                .filter(|language| extract::query_source(language).is_some())
+                .flat_map(|language| language.extensions.iter().copied())
+                .collect();
+            let left_out = cc_workspace::walk::Walk::new(&graph.root)
+                .extensions(&extensions)
+                .left_out();
+            stats.left_out_by_ignore = (left_out.files > 0).then_some(left_out);
+        }
         Ok((graph, stats))
     }
 
@@ -775,15 +815,22 @@ impl Graph {
         // files' facts at a time, not the tree's.
         let mut failure: Option<GraphError> = None;
         let progress = self.progress.clone();
+        let cancel = self.cancel.clone();
+        let cancelled = || cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
         let next = AtomicUsize::new(0);
+        let mut written = 0;
         std::thread::scope(|scope| {
             let (sender, receiver) = mpsc::sync_channel::<(usize, Option<Fresh>)>(threads * 16);
             for _ in 0..threads.min(changed.len()) {
                 let sender = sender.clone();
                 let (next, changed, known, root) = (&next, &changed, &known, &root);
+                let cancel = cancel.as_deref();
                 scope.spawn(move || {
                     let mut parser = cc_languages::Parser::new();
                     loop {
+                        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                            break;
+                        }
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(s) = changed.get(i) else { break };
                         let fresh = read_and_extract(&mut parser, root, s, known.get(&s.rel));
@@ -816,6 +863,7 @@ impl Graph {
                     }
                 }
             }
+            written = want;
         });
         if let Some(e) = failure {
             return Err(e);
@@ -826,8 +874,23 @@ impl Graph {
         // Which files to resolve again.
         let all_files: Vec<FileInfo> = load_files(&tx).map_err(sql)?;
         let extracted_ids: BTreeSet<FileId> = extracted.iter().map(|e| e.0).collect();
-        let resolve_all = configs_changed || stats.rebuilt_hint(&known);
-        let targets: BTreeSet<FileId> = if resolve_all {
+        // Stopped before every file was read: what was read is kept with its references
+        // unresolved, and a mark makes the next refresh resolve everything.
+        let mut interrupted = written < changed.len();
+        let pending = tx
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'resolve_pending'",
+                [],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()
+            .map_err(sql)?
+            .is_some();
+        let resolve_all =
+            !interrupted && (configs_changed || pending || stats.rebuilt_hint(&known));
+        let targets: BTreeSet<FileId> = if interrupted {
+            extracted_ids.clone()
+        } else if resolve_all {
             all_files.iter().map(|f| f.id).collect()
         } else {
             let mut t = extracted_ids.clone();
@@ -928,7 +991,12 @@ impl Graph {
                     if chunk.is_empty() {
                         break;
                     }
-                    let results = resolve_chunk(&chunk);
+                    interrupted = interrupted || cancelled();
+                    let results = if interrupted {
+                        unresolved_chunk(&chunk)
+                    } else {
+                        resolve_chunk(&chunk)
+                    };
                     // `results` is in the order of `chunk`.
                     for ((file, outcomes, deps), (_, ords, refs)) in results.iter().zip(&chunk) {
                         let split = |o: &Outcome| match *o {
@@ -1001,6 +1069,16 @@ impl Graph {
             lap("resolved and written");
         }
         // Extracted files that were not re-resolved cannot exist (they are always targets).
+        if interrupted {
+            tx.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('resolve_pending', '1')",
+                [],
+            )
+            .map_err(sql)?;
+        } else if resolve_all && pending {
+            tx.execute("DELETE FROM meta WHERE key = 'resolve_pending'", [])
+                .map_err(sql)?;
+        }
         tx.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('updated_at', ?1)",
             [now_ms().to_string()],
@@ -1016,6 +1094,12 @@ impl Graph {
             self.stale = Some(Vec::new());
             self.lines.borrow_mut().clear();
             self.names.borrow_mut().take();
+        }
+        if interrupted {
+            return Err(GraphError::Cancelled {
+                done: written,
+                total: changed.len(),
+            });
         }
         Ok(stats)
     }
@@ -1630,6 +1714,18 @@ const RESOLVE_CHUNK: usize = 512;
 /// One file to resolve: its references, and their `ord`s when they are already stored
 /// (`None`: just extracted, to be inserted).
 type Work = (FileId, Option<Vec<i64>>, Vec<RefIn>);
+
+/// A chunk's references left unresolved (a cancelled build writes them so; the next refresh
+/// resolves everything).
+fn unresolved_chunk(chunk: &[Work]) -> Vec<(FileId, Vec<Outcome>, Deps)> {
+    chunk
+        .iter()
+        .map(|(file, _, refs)| {
+            let outcomes = vec![Outcome::Unresolved { candidates: 0 }; refs.len()];
+            (*file, outcomes, Deps::default())
+        })
+        .collect()
+}
 
 /// References of `files` as stored: each file's `ord`s and references.
 type StoredRefs = (FileId, Vec<i64>, Vec<RefIn>);

@@ -394,6 +394,21 @@ struct Tally {
     via_status: usize,
 }
 
+impl Tally {
+    /// The kills that landed inside a commit (a recovery had work, or saw the commit).
+    fn inside(&self) -> usize {
+        self.forward + self.back + self.nothing + self.via_status
+    }
+
+    fn add(&mut self, other: Tally) {
+        self.forward += other.forward;
+        self.back += other.back;
+        self.nothing += other.nothing;
+        self.none_needed += other.none_needed;
+        self.via_status += other.via_status;
+    }
+}
+
 /// Kills `writer`'s call `points` times on `root` and checks every recovery.
 fn crash_points(
     writer: &dyn Writer,
@@ -612,19 +627,32 @@ fn kill_9_during_multi_file_writes_then_the_next_run_recovers() {
     };
     let plain = env(std::env::join_paths(plain).unwrap());
     let started = Instant::now();
-    let tally = crash_points(&Resolve, zod.path(), &plain, resolve, &mut rng);
+    // The kills are timed from measured phases; on a loaded machine more of them land
+    // before or after the commit, so rounds are added (at most two) until half of the
+    // planned number landed inside one.
+    let kills = |writer: &dyn Writer, points: usize, rng: &mut Rng| {
+        let mut tally = crash_points(writer, zod.path(), &plain, points, rng);
+        for _ in 0..2 {
+            if points < 8 || tally.inside() * 2 >= points {
+                break;
+            }
+            tally.add(crash_points(writer, zod.path(), &plain, points, rng));
+        }
+        tally
+    };
+    let tally = kills(&Resolve, resolve, &mut rng);
     eprintln!("resolve: {tally:?} ({:?})", started.elapsed());
     let patch_writer = Patch::over(zod.path());
-    let tally_patch = crash_points(&patch_writer, zod.path(), &plain, patch, &mut rng);
+    let tally_patch = kills(&patch_writer, patch, &mut rng);
     eprintln!("apply_patch: {tally_patch:?} ({:?})", started.elapsed());
     for (name, tally, points) in [
         ("resolve", &tally, resolve),
         ("apply_patch", &tally_patch, patch),
     ] {
-        let inside = tally.forward + tally.back + tally.nothing + tally.via_status;
+        let inside = tally.inside();
         assert!(
             points < 8 || inside * 2 >= points,
-            "{name}: only {inside} of {points} kills landed inside a commit: {tally:?}"
+            "{name}: only {inside} of {points} planned kills landed inside a commit: {tally:?}"
         );
     }
 

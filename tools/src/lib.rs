@@ -42,6 +42,7 @@ pub mod error;
 pub mod eval;
 pub mod fs;
 pub mod graph;
+mod left_out;
 pub mod lsp;
 pub mod notices;
 mod own_writes;

@@ -37,6 +37,31 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// An iterator that ends, with `interrupted` raised, where its inner one panics (the
+/// `ignore` walker does when the tree changes under it), so no walk takes its thread down.
+struct Unwinding<I> {
+    inner: Option<I>,
+    interrupted: Arc<AtomicBool>,
+}
+
+impl<I: Iterator> Iterator for Unwinding<I> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        let inner = self.inner.as_mut()?;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.next())) {
+            Ok(item) => item,
+            Err(_) => {
+                self.inner = None;
+                self.interrupted.store(true, Ordering::Release);
+                None
+            }
+        }
+    }
+}
 
 /// Folders never entered by name: they only ever hold dependencies or bytecode.
 pub const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__"];
@@ -63,6 +88,7 @@ pub struct Walk {
     max_depth: Option<usize>,
     extensions: Vec<String>,
     limit: Option<usize>,
+    interrupted: Arc<AtomicBool>,
 }
 
 impl Walk {
@@ -72,7 +98,16 @@ impl Walk {
             max_depth: None,
             extensions: Vec::new(),
             limit: None,
+            interrupted: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// Raised when the walk stopped early because the tree changed under it in a way the
+    /// `ignore` walker cannot follow (it panics when a folder it is in turns into a symlink
+    /// or vanishes): the entries listed are then a part of the tree. Take it before
+    /// consuming the walk.
+    pub fn interrupted(&self) -> Arc<AtomicBool> {
+        self.interrupted.clone()
     }
 
     /// Descends at most `depth` levels below the root.
@@ -147,31 +182,33 @@ impl Walk {
     fn entries(self) -> impl Iterator<Item = (Entry, bool)> {
         // (The walk's ignore rules: see `builder`.)
         let limit = self.limit.unwrap_or(usize::MAX);
-        self.builder()
-            .build()
-            .take(limit)
-            .filter_map(Result::ok)
-            .filter_map(|entry| {
-                let kind = entry.file_type()?;
-                let is_dir = kind.is_dir();
-                if !is_dir && !kind.is_file() {
-                    return None;
-                }
-                let size = if is_dir {
-                    None
-                } else {
-                    entry.metadata().ok().map(|m| m.len())
-                };
-                let depth = entry.depth();
-                Some((
-                    Entry {
-                        path: entry.into_path(),
-                        depth,
-                        size,
-                    },
-                    is_dir,
-                ))
-            })
+        Unwinding {
+            inner: Some(self.builder().build()),
+            interrupted: self.interrupted.clone(),
+        }
+        .take(limit)
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let kind = entry.file_type()?;
+            let is_dir = kind.is_dir();
+            if !is_dir && !kind.is_file() {
+                return None;
+            }
+            let size = if is_dir {
+                None
+            } else {
+                entry.metadata().ok().map(|m| m.len())
+            };
+            let depth = entry.depth();
+            Some((
+                Entry {
+                    path: entry.into_path(),
+                    depth,
+                    size,
+                },
+                is_dir,
+            ))
+        })
     }
 }
 

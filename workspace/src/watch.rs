@@ -141,6 +141,9 @@ pub enum Gap {
     Compacted,
     /// An ignore file (`.gitignore`, `.ignore`) changed: which files belong to the tree did.
     IgnoreRules,
+    /// A new folder changed again while it was being listed (a folder flipped into a
+    /// symlink, a tree removed as it was created): what it holds was not all seen.
+    Interrupted,
     /// The tree cannot be watched (too many folders for inotify, or no watcher at all).
     Degraded(String),
 }
@@ -156,6 +159,9 @@ impl Gap {
                 "more files changed than the watcher lists, so every file was checked again".into()
             }
             Gap::IgnoreRules => "an ignore file changed, so every file was checked again".into(),
+            Gap::Interrupted => "a new folder changed while it was being listed, so every file \
+                                 was checked again"
+                .into(),
             Gap::Degraded(why) => {
                 format!("the tree is not watched ({why}), so every file was checked")
             }
@@ -386,7 +392,20 @@ impl TreeWatcher {
         collector.watch_tree(&root, false);
         let handle = std::thread::Builder::new()
             .name("cc-watch".into())
-            .spawn(move || collector.run(receiver))
+            .spawn(move || {
+                let shared = collector.shared.clone();
+                let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+                    collector.run(receiver)
+                }));
+                if ran.is_err() {
+                    // Never a silent stop: every later look is a full check, said as such,
+                    // and no flush waits for a collector that is gone.
+                    let mut state = lock(&shared.state);
+                    state.degraded = Some("the file watcher stopped on an internal error".into());
+                    state.stopped = true;
+                    shared.barrier_passed.notify_all();
+                }
+            })
             .map_err(|error| WatchError::Notify(error.to_string()))?;
         Ok(TreeWatcher {
             shared,
@@ -641,7 +660,9 @@ impl Collector {
     /// into it before its watch took hold is not missed).
     fn watch_tree(&mut self, dir: &Path, collect_files: bool) -> Vec<PathBuf> {
         let mut new_dirs = Vec::new();
-        for entry in Walk::new(dir).dirs() {
+        let walk = Walk::new(dir);
+        let interrupted = walk.interrupted();
+        for entry in walk.dirs() {
             // The walk's ignore files apply to what it enters; ours follow them.
             for name in [".gitignore", ".ignore"] {
                 let file = entry.path.join(name);
@@ -686,11 +707,21 @@ impl Collector {
         lock(&self.shared.state).dirs = self.watched.len();
         // Listed only once the watches hold: a file written meanwhile is either listed here
         // or seen by its watch (both is harmless).
-        if collect_files {
-            Walk::new(dir).files().map(|entry| entry.path).collect()
+        let files = if collect_files {
+            let walk = Walk::new(dir);
+            let files_interrupted = walk.interrupted();
+            let files = walk.files().map(|entry| entry.path).collect();
+            if files_interrupted.load(Ordering::Acquire) {
+                interrupted.store(true, Ordering::Release);
+            }
+            files
         } else {
             Vec::new()
+        };
+        if interrupted.load(Ordering::Acquire) && self.gap.is_none() {
+            self.gap = Some(Gap::Interrupted);
         }
+        files
     }
 
     /// Whether the walk would enter `dir` (it is under the root, not hidden, skipped,
@@ -932,6 +963,64 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// A storm of folder renames (a shell loop flipping a folder, a tool rewriting a tree)
+    /// never stalls a flush: each returns well inside its timeout.
+    #[test]
+    fn a_storm_of_folder_renames_does_not_stall_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.join("race/deep/er")).unwrap();
+        std::fs::write(root.join("race/secret.txt"), "inside").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("race_link")).unwrap();
+        let watcher = watcher(&root);
+        let stop = Arc::new(AtomicBool::new(false));
+        // As the MCP adversarial client does: `race` is a folder, then a symlink out, and
+        // back, while the watcher lists what it finds there.
+        let flipper = {
+            let (stop, root) = (stop.clone(), root.clone());
+            std::thread::spawn(move || {
+                let (race, real, link) = (
+                    root.join("race"),
+                    root.join("race_dir"),
+                    root.join("race_link"),
+                );
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = std::fs::rename(&race, &real);
+                    let _ = std::fs::rename(&link, &race);
+                    let _ = std::fs::rename(&race, &link);
+                    let _ = std::fs::rename(&real, &race);
+                }
+            })
+        };
+        let mut slowest = Duration::ZERO;
+        let started = Instant::now();
+        for _ in 0..1000 {
+            let one = Instant::now();
+            watcher.flush();
+            slowest = slowest.max(one.elapsed());
+        }
+        stop.store(true, Ordering::Relaxed);
+        flipper.join().unwrap();
+        eprintln!(
+            "1000 flushes in {:?}, slowest {slowest:?}",
+            started.elapsed()
+        );
+        assert!(
+            slowest < Duration::from_millis(500),
+            "a flush took {slowest:?}"
+        );
+        // The watcher is still there: a quiet tree flushes, and a change is seen.
+        let sub = watcher.subscribe();
+        std::fs::write(root.join("after.py"), "x").unwrap();
+        assert!(watcher.flush(), "{:?}", watcher.status());
+        assert!(sub
+            .take()
+            .changes
+            .iter()
+            .any(|c| c.path.ends_with("after.py")));
     }
 
     #[test]

@@ -150,10 +150,19 @@ impl State {
                 inner.seq += 1;
                 let seq = inner.seq;
                 if let Some(published) = inner.published.get_mut(&path) {
-                    if state.contains("parsing includes") {
+                    if state.contains("running Update") {
+                        // A save's update of an unchanged file: it publishes again only if
+                        // it had to build a new preamble (the log says so).
+                        published.updating = true;
+                        published.idle_after_update = None;
+                    } else if state.contains("parsing includes") {
                         published.rebuilding = true;
                     } else if state == "idle" && !published.rebuilding {
-                        published.settled = true;
+                        if published.updating {
+                            published.idle_after_update = Some(Instant::now());
+                        } else {
+                            published.settled = true;
+                        }
                     }
                 }
                 inner.file_status.insert(path, (state, seq, Instant::now()));
@@ -211,10 +220,14 @@ impl State {
             history: VecDeque::new(),
             settled: false,
             rebuilding: false,
+            updating: false,
+            idle_after_update: None,
         });
         entry.version = version;
         entry.settled = false;
         entry.rebuilding = false;
+        entry.updating = false;
+        entry.idle_after_update = None;
         entry.diagnostics = diagnostics;
         entry.raw = raw;
         entry.seq = seq;

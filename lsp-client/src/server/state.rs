@@ -35,6 +35,12 @@ pub(super) struct Published {
     /// clangd: preamble work ("parsing includes", or a "Built preamble" line) came after
     /// this publish, so another publish follows.
     pub(super) rebuilding: bool,
+    /// clangd: a save's "running Update" came after this publish.
+    pub(super) updating: bool,
+    /// clangd: when the file went idle after that update without publishing again. If no
+    /// preamble was built by a moment later (its log line may trail the status), the update
+    /// reused the preamble and changed nothing: the list stands.
+    pub(super) idle_after_update: Option<Instant>,
 }
 
 #[derive(Debug)]

@@ -86,6 +86,10 @@ pub struct SyncTicket {
 /// a recheck of a file the change did not affect before that silence means "unchanged".
 const RECHECK_QUIET: std::time::Duration = std::time::Duration::from_millis(1500);
 
+/// How long clangd's "Built preamble" log line (stderr) may trail the status that follows it
+/// (stdout), so that an idle file without one means no preamble was built.
+const PREAMBLE_LOG_LAG: std::time::Duration = std::time::Duration::from_millis(400);
+
 /// How long after a save-started check ends its pushed results may still arrive.
 const CHECK_PUSH_SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
 
@@ -234,13 +238,23 @@ impl LanguageServer {
                                 None => true,
                                 Some(_) if ticket.opened => true,
                                 Some(_) => {
-                                    let after_build = inner
-                                        .preamble_builds
-                                        .get(&ticket.path)
-                                        .is_none_or(|built| {
-                                            *built <= ticket.seq_before || published.seq > *built
-                                        });
-                                    published.settled && after_build
+                                    let built = inner.preamble_builds.get(&ticket.path).copied();
+                                    let after_build = built.is_none_or(|built| {
+                                        built <= ticket.seq_before || published.seq > built
+                                    });
+                                    // Idle after an update that built no preamble: the list stands
+                                    // once the build's log line could no longer be on its way.
+                                    let nothing_rebuilt = match published.idle_after_update {
+                                        Some(idle) if now >= idle + PREAMBLE_LOG_LAG => {
+                                            built.is_none_or(|built| built < published.seq)
+                                        }
+                                        Some(idle) => {
+                                            wake = wake.min(idle + PREAMBLE_LOG_LAG);
+                                            false
+                                        }
+                                        None => false,
+                                    };
+                                    (published.settled || nothing_rebuilt) && after_build
                                 }
                             };
                             let via = Via::VersionedPush;

@@ -51,6 +51,8 @@ pub(crate) struct Checked {
     pub error: Option<String>,
     /// Set when the watcher could not list the changes, so every file was stat'ed: why.
     pub rescanned: Option<String>,
+    /// What ignore rules kept out of the index when this call built it: JSON and text.
+    pub left_out: Option<(Value, String)>,
 }
 
 /// PageRank scores by definition id.
@@ -107,6 +109,7 @@ impl GraphIndex {
     pub(crate) async fn with<T: Send + 'static>(
         self: &Arc<Self>,
         progress: Option<Arc<dyn ProgressSink>>,
+        cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
         job: impl FnOnce(&mut Graph, &Checked) -> Result<T, ToolError> + Send + 'static,
     ) -> Result<T, ToolError> {
         let config = self
@@ -135,13 +138,29 @@ impl GraphIndex {
                     });
                     f
                 });
-                let (graph, stats) = Graph::open_with_progress(this.root.path(), config, report)
-                    .map_err(|e| {
-                        ToolError::new(
-                            error_kinds::INDEX,
-                            format!("the code graph could not be opened: {e}"),
-                        )
-                    })?;
+                let (graph, stats) =
+                    Graph::open_cancellable(this.root.path(), config, report, cancel).map_err(
+                        |e| match e {
+                            // The first build keeps what it read: the next call goes on.
+                            cc_graph::GraphError::Cancelled { .. } => {
+                                ToolError::new("cancelled", e.to_string())
+                            }
+                            other => ToolError::new(
+                                error_kinds::INDEX,
+                                format!("the code graph could not be opened: {other}"),
+                            ),
+                        },
+                    )?;
+                checked.left_out = stats.left_out_by_ignore.as_ref().map(|left_out| {
+                    (
+                        crate::left_out::value(graph.root(), left_out),
+                        crate::left_out::line(
+                            graph.root(),
+                            left_out,
+                            "of indexed languages are not in the index",
+                        ),
+                    )
+                });
                 checked.opened = Some(stats);
                 *guard = Some(graph);
                 this.open.store(true, Ordering::Release);

@@ -37,6 +37,9 @@ pub(crate) fn index_json(freshness: &Freshness, checked: &Checked) -> Value {
     if let Some(why) = &checked.rescanned {
         value["rescanned"] = Value::String(why.clone());
     }
+    if let Some((left_out, _)) = &checked.left_out {
+        value["left_out_by_ignore"] = left_out.clone();
+    }
     value
 }
 
@@ -79,6 +82,9 @@ pub(crate) fn index_line(freshness: &Freshness, checked: &Checked) -> String {
                 .map(|e| format!(": {e}"))
                 .unwrap_or_default()
         ));
+    }
+    if let Some((_, left_out)) = &checked.left_out {
+        line.push_str(&format!("; {left_out}"));
     }
     line
 }

@@ -352,3 +352,40 @@ async fn verify_without_a_language_server_is_unverifiable() {
         .unwrap_err();
     assert_eq!(error.kind(), "invalid_arguments");
 }
+
+/// Issue 26: an index that ignore rules keep empty says so, with the rule file, in JSON and
+/// in the text; outside a git repository `.gitignore` is nobody's rule.
+#[tokio::test]
+async fn an_index_kept_empty_by_ignore_rules_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::write(root.join("a.c"), "void f(void) { g(); }\n").unwrap();
+    std::fs::write(root.join("sub/b.c"), "void g(void) {}\n").unwrap();
+    std::fs::write(root.join(".gitignore"), "/*\n").unwrap();
+    let args = json!({"action": "status"});
+    let outside_cache = tempfile::tempdir().unwrap();
+    let (outside, _) = call(
+        &registry(root, outside_cache.path(), Surface::Full),
+        args.clone(),
+    )
+    .await;
+    assert_eq!(outside["index"]["files"], 2, "{outside:#}");
+    assert!(outside["index"].get("left_out_by_ignore").is_none());
+
+    std::fs::create_dir(root.join(".git")).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let (value, text) = call(&registry(root, cache.path(), Surface::Full), args).await;
+    assert_eq!(value["index"]["files"], 0, "{value:#}");
+    assert_eq!(
+        value["index"]["left_out_by_ignore"],
+        json!({"files": 2, "capped": false, "rules": [{"file": ".gitignore", "files": 2}]})
+    );
+    assert!(
+        text.contains(
+            "2 file(s) of indexed languages are not in the index, left out by ignore rules: \
+             2 by .gitignore"
+        ),
+        "{text}"
+    );
+}

@@ -168,13 +168,17 @@ impl Tool for GraphTool {
         let index = self.index.clone();
         let (mut value, mut text) = self
             .index
-            .with(ctx.progress_sink(), move |graph, checked| {
-                let (mut value, text) = answer(&index, graph, &args)?;
-                let freshness = graph.freshness();
-                value["index"] = index_json(&freshness, checked);
-                let text = format!("{text}\n{}", index_line(&freshness, checked));
-                Ok((value, text))
-            })
+            .with(
+                ctx.progress_sink(),
+                Some(ctx.cancellation().flag()),
+                move |graph, checked| {
+                    let (mut value, text) = answer(&index, graph, &args)?;
+                    let freshness = graph.freshness();
+                    value["index"] = index_json(&freshness, checked);
+                    let text = format!("{text}\n{}", index_line(&freshness, checked));
+                    Ok((value, text))
+                },
+            )
             .await?;
         // The graph is released: the server is asked now.
         match (verify, action) {

@@ -390,35 +390,20 @@ fn render_result(
         .with_text(text))
 }
 
-/// `left_out_by_ignore: {files, capped, rules: [{file, files}]}`, and a line of text.
+/// `left_out_by_ignore` and its line of text.
 fn add_left_out(
     root: &WorkspaceRoot,
     output: &mut ToolOutput,
     left_out: &cc_workspace::walk::LeftOut,
 ) {
-    let rules: Vec<Value> = left_out
-        .by_rule
-        .iter()
-        .map(|(file, files)| json!({"file": root.relative(file), "files": files}))
-        .collect();
     if let Value::Object(object) = &mut output.value {
         object.insert(
             "left_out_by_ignore".into(),
-            json!({"files": left_out.files, "capped": left_out.capped, "rules": rules}),
+            crate::left_out::value(root.path(), left_out),
         );
     }
-    let by: Vec<String> = left_out
-        .by_rule
-        .iter()
-        .take(5)
-        .map(|(file, files)| format!("{files} by {}", root.relative(file)))
-        .collect();
-    let line = format!(
-        "{}{} file(s) of the language were not searched, left out by ignore rules: {}\n",
-        if left_out.capped { "at least " } else { "" },
-        left_out.files,
-        by.join(", ")
-    );
+    let line =
+        crate::left_out::line(root.path(), left_out, "of the language were not searched") + "\n";
     match &mut output.text {
         Some(text) => text.push_str(&line),
         None => output.text = Some(line),
