@@ -254,12 +254,33 @@ impl IgnoreRules {
         if self.by_dir.is_empty() {
             return None;
         }
-        let mut dir = path.parent();
+        // As the walk decides: it never tests the root or what is above it, and it does not
+        // enter an ignored folder, so a path is left out when it, or one of its folders
+        // below the root, is ignored (outermost first: nothing re-includes a file of an
+        // ignored folder). Rule files above the root apply, as `parents(true)` reads them.
+        let Ok(relative) = path.strip_prefix(root) else {
+            return None;
+        };
+        let components: Vec<_> = relative.components().collect();
+        let mut candidate = root.to_path_buf();
+        for (index, component) in components.iter().enumerate() {
+            candidate.push(component);
+            let last = index + 1 == components.len();
+            if let Some(rule) = self.decide(&candidate, if last { is_dir } else { true }) {
+                return Some(rule);
+            }
+        }
+        None
+    }
+
+    /// The rule file whose innermost matching rule ignores `candidate` itself.
+    fn decide(&self, candidate: &Path, is_dir: bool) -> Option<PathBuf> {
+        let mut dir = candidate.parent();
         while let Some(current) = dir {
             if let Some(matchers) = self.by_dir.get(current) {
                 // `.ignore` (read last) takes precedence over `.gitignore`, as in ripgrep.
                 for matcher in matchers.iter().rev() {
-                    let matched = matcher.matched_path_or_any_parents(path, is_dir);
+                    let matched = matcher.matched(candidate, is_dir);
                     if matched.is_ignore() {
                         return Some(
                             matched
@@ -275,7 +296,6 @@ impl IgnoreRules {
             }
             dir = current.parent();
         }
-        let _ = root;
         None
     }
 }
@@ -449,6 +469,22 @@ mod tests {
             ]
         );
         assert!(!left.capped);
+    }
+
+    /// A walk rooted inside a folder that the enclosing repository ignores (a checkout's
+    /// `.peers/` holding a tree) searches that tree, so none of it is counted as left out;
+    /// the rules above the root still leave out what they name below it.
+    #[test]
+    fn rules_above_the_root_count_only_below_it() {
+        let dir = tree(&["peers/tree/a.c", "peers/tree/gen/b.c", "peers/tree/sub/c.c"]);
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "peers/\ngen/\n").unwrap();
+        let root = dir.path().join("peers/tree");
+        let walked = relative(&root, Walk::new(&root).extensions(&["c"]).files());
+        assert_eq!(walked, ["a.c", "sub/c.c"]);
+        let left = Walk::new(&root).extensions(&["c"]).left_out();
+        assert_eq!(left.files, 1, "{left:?}");
+        assert_eq!(left.by_rule, [(dir.path().join(".gitignore"), 1)]);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The Linux 6.1 source tree, a bench-only corpus (never installed by CI's default steps):
 //! Debian's `linux-source-6.1` package, whose tarball is unpacked into
-//! `.peers/bench/linux-6.1` once (a stamp records the version). Its root `.gitignore` (`/*`)
-//! is part of the corpus: outside a git repository it is no rule.
+//! `.peers/bench/linux-6.1` once (a stamp records the version). That folder is inside this
+//! checkout's git repository, where the tree's root `.gitignore` (`/*`) would hide it all: it
+//! is moved aside.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,6 +19,7 @@ pub(super) fn tree(root: &Path) -> Result<PathBuf> {
     let target = bench.join("linux-6.1");
     let stamp = bench.join("linux-6.1.stamp");
     if target.is_dir() && std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == VERSION) {
+        move_root_gitignore_aside(&target)?;
         return Ok(target);
     }
     eprintln!("bench: fetching {PACKAGE} {VERSION} (Debian) for the Linux tree");
@@ -52,5 +54,18 @@ pub(super) fn tree(root: &Path) -> Result<PathBuf> {
         .map_err(|e| format!("cannot move the Linux tree into place: {e}"))?;
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::write(&stamp, VERSION).map_err(|e| format!("cannot write the stamp: {e}"))?;
+    move_root_gitignore_aside(&target)?;
     Ok(target)
+}
+
+/// The tree sits inside this repository's checkout, so git's rules apply to it, and its root
+/// `.gitignore` (`/*`) would leave the whole tree out: moved aside, as a kernel developer's
+/// checkout has no such rule (the silent-zero case itself is tested in CI on a small tree).
+fn move_root_gitignore_aside(tree: &Path) -> Result<()> {
+    let rule = tree.join(".gitignore");
+    if rule.is_file() {
+        std::fs::rename(&rule, tree.join(".gitignore.moved-aside-by-bench"))
+            .map_err(|e| format!("cannot move {} aside: {e}", rule.display()))?;
+    }
+    Ok(())
 }
