@@ -40,6 +40,20 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// Whether a walk enters `entry`: the root, any file, and a folder that is neither a
+/// dependency/bytecode folder by name nor generated (it holds a marker).
+fn entered(entry: &ignore::DirEntry) -> bool {
+    entry.depth() == 0
+        || !entry.file_type().is_some_and(|t| t.is_dir())
+        || !(entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| SKIPPED_DIRS.contains(&name))
+            || GENERATED_MARKERS
+                .iter()
+                .any(|marker| entry.path().join(marker).exists()))
+}
+
 /// An iterator that ends, with `interrupted` raised, where its inner one panics (the
 /// `ignore` walker does when the tree changes under it), so no walk takes its thread down.
 struct Unwinding<I> {
@@ -165,17 +179,7 @@ impl Walk {
             .require_git(true)
             .max_depth(self.max_depth)
             .sort_by_file_path(|a, b| a.cmp(b))
-            .filter_entry(|entry| {
-                entry.depth() == 0
-                    || !entry.file_type().is_some_and(|t| t.is_dir())
-                    || !(entry
-                        .file_name()
-                        .to_str()
-                        .is_some_and(|name| SKIPPED_DIRS.contains(&name))
-                        || GENERATED_MARKERS
-                            .iter()
-                            .any(|marker| entry.path().join(marker).exists()))
-            });
+            .filter_entry(entered);
         builder
     }
 
@@ -329,17 +333,7 @@ impl Walk {
             .parents(false)
             .max_depth(self.max_depth)
             .sort_by_file_path(|a, b| a.cmp(b))
-            .filter_entry(|entry| {
-                entry.depth() == 0
-                    || !entry.file_type().is_some_and(|t| t.is_dir())
-                    || !(entry
-                        .file_name()
-                        .to_str()
-                        .is_some_and(|name| SKIPPED_DIRS.contains(&name))
-                        || GENERATED_MARKERS
-                            .iter()
-                            .any(|marker| entry.path().join(marker).exists()))
-            });
+            .filter_entry(entered);
         let mut rules = IgnoreRules::default();
         // The ignore files of the folders above the root apply too, as in the walk.
         let mut above: Vec<&Path> = self.root.ancestors().skip(1).collect();

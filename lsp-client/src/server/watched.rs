@@ -84,11 +84,11 @@ fn glob(pattern: &str) -> Option<GlobMatcher> {
 }
 
 impl LanguageServer {
-    /// The watchers the server registered for `workspace/didChangeWatchedFiles`; `None` when
-    /// it registered none.
-    fn registered_watches(&self) -> Option<Vec<Watch>> {
+    /// Each watcher the server registered for `workspace/didChangeWatchedFiles`, as (glob,
+    /// base folder of a relative pattern, kinds); `None` when it registered none.
+    fn registered_watchers(&self) -> Option<Vec<(String, Option<PathBuf>, WatchKind)>> {
         let inner = self.state.lock();
-        let mut watches = Vec::new();
+        let mut watchers = Vec::new();
         let mut any = false;
         for (method, options) in inner.registrations.values() {
             if method != DidChangeWatchedFiles::METHOD {
@@ -112,53 +112,43 @@ impl LanguageServer {
                         (relative.pattern, base)
                     }
                 };
-                if let Some(matcher) = glob(&pattern) {
-                    watches.push(Watch {
+                watchers.push((pattern, base, kind));
+            }
+        }
+        any.then_some(watchers)
+    }
+
+    /// The registered watchers with their globs compiled; `None` when it registered none.
+    fn registered_watches(&self) -> Option<Vec<Watch>> {
+        let watchers = self.registered_watchers()?;
+        Some(
+            watchers
+                .into_iter()
+                .filter_map(|(pattern, base, kind)| {
+                    glob(&pattern).map(|matcher| Watch {
                         matcher,
                         base,
                         kind,
-                    });
-                }
-            }
-        }
-        any.then_some(watches)
+                    })
+                })
+                .collect(),
+        )
     }
 
     /// The glob patterns the server registered for `workspace/didChangeWatchedFiles` (a
     /// relative pattern as `BASE/PATTERN`); `None` when it registered none, so it is told of
     /// its family's files.
     pub fn watched_globs(&self) -> Option<Vec<String>> {
-        let inner = self.state.lock();
-        let mut any = false;
-        let mut globs = Vec::new();
-        for (method, options) in inner.registrations.values() {
-            if method != DidChangeWatchedFiles::METHOD {
-                continue;
-            }
-            any = true;
-            let Ok(options) =
-                serde_json::from_value::<DidChangeWatchedFilesRegistrationOptions>(options.clone())
-            else {
-                continue;
-            };
-            for watcher in options.watchers {
-                globs.push(match watcher.glob_pattern {
-                    GlobPattern::String(pattern) => pattern,
-                    GlobPattern::Relative(relative) => {
-                        let base = match &relative.base_uri {
-                            OneOf::Left(folder) => uri_path(&folder.uri),
-                            OneOf::Right(uri) => uri_path(uri),
-                        };
-                        match base {
-                            Some(base) => format!("{}/{}", base.display(), relative.pattern),
-                            None => relative.pattern,
-                        }
-                    }
-                });
-            }
-        }
+        let mut globs: Vec<String> = self
+            .registered_watchers()?
+            .into_iter()
+            .map(|(pattern, base, _)| match base {
+                Some(base) => format!("{}/{pattern}", base.display()),
+                None => pattern,
+            })
+            .collect();
         globs.sort();
-        any.then_some(globs)
+        Some(globs)
     }
 
     /// Tells the server about `changes` to files it may not have open: the ones its
