@@ -168,11 +168,22 @@ impl Pattern {
         }
         let mut exhausted = 0;
         let mut k = 0;
+        let mut relabeled: Vec<CChild<'t>> = Vec::new();
         while k < cs.len() {
-            if !cs[k].named || !may_start(&self.grammar, &first.node, &cs[k].node) {
+            // A run may begin at a labeled statement (`error: kfree(p); p = NULL;`): it
+            // starts at the statement under the label, which stays outside the match.
+            let start = unlabeled(cs[k].node);
+            if !cs[k].named || !may_start(&self.grammar, &first.node, &start) {
                 k += 1;
                 continue;
             }
+            let run: &[CChild<'t>] = if start == cs[k].node {
+                &cs
+            } else {
+                relabeled.clone_from(&cs);
+                relabeled[k].node = start;
+                &relabeled
+            };
             env.clear();
             let mut ctx = Ctx {
                 grammar: &self.grammar,
@@ -180,14 +191,14 @@ impl Pattern {
                 env: &mut *env,
                 open_end: true,
             };
-            if ctx.seq(children, 0, &cs, k) {
-                let end = env.run_end.clamp(k + 1, cs.len());
-                let last = cs[k..end]
+            if ctx.seq(children, 0, run, k) {
+                let end = env.run_end.clamp(k + 1, run.len());
+                let last = run[k..end]
                     .iter()
                     .rev()
                     .find(|c| c.named)
-                    .map_or(cs[k].node, |c| c.node);
-                found(cs[k].node, last, env);
+                    .map_or(start, |c| c.node);
+                found(start, last, env);
                 k = end;
             } else {
                 if env.exhausted {
@@ -198,6 +209,25 @@ impl Pattern {
         }
         exhausted
     }
+}
+
+/// The statement under a statement's labels (`out: err: kfree(p);` → `kfree(p);`), or the
+/// statement itself. Every grammar with labels names that node `labeled_statement`, with the
+/// statement as its last named child (Go's may have none).
+fn unlabeled(mut node: Node<'_>) -> Node<'_> {
+    while node.kind() == "labeled_statement" {
+        let code: Vec<Node<'_>> = node
+            .children()
+            .into_iter()
+            .map(|c| c.node)
+            .filter(|n| n.is_named() && !n.is_extra())
+            .collect();
+        match code.as_slice() {
+            [_label, .., statement] => node = *statement,
+            _ => break,
+        }
+    }
+    node
 }
 
 /// Whether a code node may be where the pattern `first` matches (a kind check).

@@ -729,3 +729,19 @@ fn several_statements_are_rewritten_as_one_range() {
     );
     assert_eq!(new, "def f():\n    return g(1)\n");
 }
+
+/// Issue 26: a run under a label is rewritten and the label kept (Linux's error paths).
+#[test]
+fn a_run_under_a_label_keeps_the_label() {
+    let new = rewrite(
+        "c",
+        "a.c",
+        "int f(void) {\n\tif (x)\n\t\tgoto error;\n\treturn 0;\nerror:\n\tkfree(ep->filter_str);\n\tep->filter_str = NULL;\n\treturn -1;\n}\n",
+        "kfree($P);\n$P = NULL;",
+        "kfree_and_null(&$P);",
+    );
+    assert_eq!(
+        new,
+        "int f(void) {\n\tif (x)\n\t\tgoto error;\n\treturn 0;\nerror:\n\tkfree_and_null(&ep->filter_str);\n\treturn -1;\n}\n"
+    );
+}

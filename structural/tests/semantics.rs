@@ -702,3 +702,78 @@ fn several_statements_match_consecutive_statements_of_a_block() {
         Err(PatternError::LooseRun(_))
     ));
 }
+
+/// Issue 26: a run may begin at a labeled statement (Linux's `error:\n kfree(p);\n p = NULL;`,
+/// kernel/trace/trace_eprobe.c); the label stays outside the match. A label inside `$$$B`
+/// is part of the body; a run never ends at a labeled statement (a jump lands there, so the
+/// statements before it are not a run).
+#[test]
+fn a_run_may_begin_at_a_labeled_statement() {
+    let cases: &[(&str, &str, &str, usize, &str)] = &[
+        (
+            "c",
+            "kfree($P);\n$P = NULL;",
+            "int f(void) {\n  if (x)\n    goto error;\n  return 0;\nerror:\n  kfree(ep->filter_str);\n  ep->filter_str = NULL;\n  return -1;\n}\n",
+            1,
+            "kfree(ep->filter_str);\n  ep->filter_str = NULL;",
+        ),
+        (
+            "c",
+            "kfree($P);\n$P = NULL;",
+            "void f(void) {\nfree: err:\n  kfree(a);\n  a = NULL;\n}\n",
+            1,
+            "kfree(a);\n  a = NULL;",
+        ),
+        (
+            "c",
+            "kfree($P);\n$P = NULL;",
+            "void f(void) {\n  kfree(a);\nout:\n  a = NULL;\n}\n",
+            0,
+            "",
+        ),
+        (
+            "c",
+            "spin_lock(&$L);\n$$$B\nspin_unlock(&$L);",
+            "void f(void) {\n  spin_lock(&l);\n  if (x)\n    goto out;\n  a();\nout:\n  b();\n  spin_unlock(&l);\n}\n",
+            1,
+            "spin_lock(&l);\n  if (x)\n    goto out;\n  a();\nout:\n  b();\n  spin_unlock(&l);",
+        ),
+        (
+            "javascript",
+            "const $X = $E;\nreturn $X;",
+            "function f() {\n  outer: const a = g();\n  return a;\n}\n",
+            1,
+            "const a = g();\n  return a;",
+        ),
+        (
+            "go",
+            "$X, err := $E\nif err != nil {\n\treturn err\n}",
+            "package p\n\nfunc f() error {\nretry:\n\tx, err := g()\n\tif err != nil {\n\t\treturn err\n\t}\n\tuse(x)\n\tgoto retry\n}\n",
+            1,
+            "x, err := g()\n\tif err != nil {\n\t\treturn err\n\t}",
+        ),
+        (
+            "java",
+            "lock.lock();\n$$$B\nlock.unlock();",
+            "class A {\n  void f() {\n    l: lock.lock();\n    a();\n    lock.unlock();\n  }\n}\n",
+            1,
+            "lock.lock();\n    a();\n    lock.unlock();",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (language, pattern, code, expected, text) in cases {
+        let compiled = common::compile(language, pattern).unwrap();
+        let found = common::find(&compiled, code);
+        if found.matches.len() != *expected {
+            failures.push(format!(
+                "{language} `{pattern}` on {code:?}: {} matches, expected {expected}",
+                found.matches.len()
+            ));
+        } else if let Some(m) = found.matches.first() {
+            if &code[m.range.clone()] != *text {
+                failures.push(format!("{language}: matched {:?}", &code[m.range.clone()]));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

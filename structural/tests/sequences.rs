@@ -1,7 +1,7 @@
 //! Issue 26, item 6 on real code: patterns of several statements over cmark (cmarkgfm's
 //! C sources) find what an independent count finds: one computed here from the parsed
 //! trees, with tree-sitter's own API (consecutive named children of any node), and one from
-//! the text's lines.
+//! the text's lines. A run may begin at a labeled statement (under its label).
 
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
@@ -81,7 +81,7 @@ fn count_pairs(
             .collect();
         let mut i = 0;
         while i + 1 < named.len() {
-            if pair(named[i], named[i + 1], source) {
+            if pair(unlabeled(named[i]), named[i + 1], source) {
                 count += 1;
                 i += 2;
             } else {
@@ -91,6 +91,18 @@ fn count_pairs(
         stack.extend(children);
     }
     count
+}
+
+/// The statement under a run's first labels (`err: x = 1;`): a run may begin there.
+fn unlabeled(mut node: tree_sitter::Node<'_>) -> tree_sitter::Node<'_> {
+    while node.kind() == "labeled_statement" {
+        let count = u32::try_from(node.named_child_count()).unwrap();
+        match node.named_child(count.saturating_sub(1)) {
+            Some(inner) if count >= 2 => node = inner,
+            _ => break,
+        }
+    }
+    node
 }
 
 /// `x = e;` (a plain assignment) followed by `break;`.
