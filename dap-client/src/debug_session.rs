@@ -92,6 +92,15 @@ impl DebugSession {
         }
     }
 
+    /// The project's Python as the host configured it (`[lsp.python] interpreter`, relative
+    /// to the root or absolute): programs, modules and pytest run with it. Without it the
+    /// resolution of `cc_workspace::python` chooses (see [`crate::detect::project_python`]).
+    #[must_use]
+    pub fn with_python(mut self, python: Option<PathBuf>) -> Self {
+        self.env.python = python;
+        self
+    }
+
     /// Uses `path` instead of the process's `PATH` to find adapters (and starts them with it).
     #[must_use]
     pub fn with_search_path(mut self, path: impl Into<OsString>) -> Self {

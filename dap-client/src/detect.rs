@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use cc_process::is_executable;
+use cc_workspace::python::{PythonChoice, PythonQuery};
 use serde::Serialize;
 
 use crate::adapters::AdapterKind;
@@ -24,6 +25,9 @@ pub struct Environment {
     pub root: PathBuf,
     /// The `PATH` used to find binaries; adapters are started with it too.
     pub search_path: OsString,
+    /// The project's Python as the host configured it (`[lsp.python] interpreter`, relative
+    /// to the root or absolute); else [`project_python`] resolves it.
+    pub python: Option<PathBuf>,
 }
 
 impl Environment {
@@ -32,6 +36,7 @@ impl Environment {
         Environment {
             root: root.into(),
             search_path: std::env::var_os("PATH").unwrap_or_default(),
+            python: None,
         }
     }
 
@@ -163,16 +168,7 @@ pub async fn resolve(
     }
     match kind {
         AdapterKind::Debugpy => {
-            let python = pick_python(env)?;
-            let shown = python.display().to_string();
-            probe(env, &shown, &["-c", "import debugpy"])
-                .await
-                .map_err(|why| {
-                    format!(
-                        "`{shown}` cannot import debugpy ({why}); install it with `{shown} -m pip \
-                         install debugpy`"
-                    )
-                })?;
+            let shown = adapter_python(env).await?.display().to_string();
             Ok(ResolvedAdapter {
                 kind,
                 command: vec![shown, "-m".into(), "debugpy.adapter".into()],
@@ -253,23 +249,57 @@ async fn resolve_override(
     Ok(ResolvedAdapter { kind, command })
 }
 
-/// The checkout's `.venv/bin/python`, else `venv/bin/python`, else `python3` (or `python`)
-/// on PATH: the first that exists, whether or not it has debugpy (a different interpreter
-/// would not see the checkout's packages).
+/// The project's Python, which runs the program, the module or pytest: the one resolution
+/// the language servers and kernels share (`cc_workspace::python`: the configured
+/// interpreter, an active or in-project environment, pyright's `venv`, else a `python3` on
+/// PATH that is not the tools' own environment), with why it was chosen.
+pub fn project_python(env: &Environment) -> Result<PythonChoice, String> {
+    let mut query = PythonQuery::new(&env.root, &env.root);
+    query.configured = env.python.as_deref();
+    query.path_var = Some(env.search_path.clone());
+    cc_workspace::python::project_python(&query)
+}
+
+/// [`project_python`]'s interpreter.
 pub fn pick_python(env: &Environment) -> Result<PathBuf, String> {
-    for venv in [".venv", "venv"] {
-        let python = env.root.join(venv).join("bin").join("python");
-        if is_executable(&python) {
-            return Ok(python);
+    project_python(env).map(|choice| choice.path)
+}
+
+/// The Python that runs debugpy's adapter: the project's when it can import debugpy, else
+/// the first `python3`/`python` on PATH that can (the tools' own environment included: the
+/// adapter is a tool, and the program still runs with the project's Python, which debugpy's
+/// launcher needs no install in).
+async fn adapter_python(env: &Environment) -> Result<PathBuf, String> {
+    let project = project_python(env).ok().map(|choice| choice.path);
+    let mut candidates: Vec<PathBuf> = project.iter().cloned().collect();
+    for name in ["python3", "python"] {
+        for found in env.find_all(name) {
+            if !candidates.contains(&found) {
+                candidates.push(found);
+            }
         }
     }
-    env.find("python3")
-        .or_else(|| env.find("python"))
-        .ok_or_else(|| {
-            "no Python found: looked for .venv/bin/python and venv/bin/python in the workspace and \
-             python3 on PATH"
-                .to_owned()
-        })
+    let mut tried = Vec::new();
+    for python in &candidates {
+        let shown = python.display().to_string();
+        match probe(env, &shown, &["-c", "import debugpy"]).await {
+            Ok(()) => return Ok(python.clone()),
+            Err(why) => tried.push(format!("`{shown}` ({why})")),
+        }
+    }
+    let install = project
+        .as_ref()
+        .or(candidates.first())
+        .map_or("python3".to_owned(), |p| p.display().to_string());
+    Err(format!(
+        "no Python here can import debugpy: tried {}; install it with `{install} -m pip install \
+         debugpy`",
+        if tried.is_empty() {
+            "nothing (no python3 or python on PATH)".to_owned()
+        } else {
+            tried.join(", ")
+        }
+    ))
 }
 
 /// Runs `program args` and succeeds when it exits 0 within [`PROBE_TIMEOUT`].

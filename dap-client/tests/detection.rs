@@ -169,30 +169,43 @@ async fn an_invalid_debug_section_is_reported_and_refuses_launch() {
     assert_eq!(refused.kind(), "invalid_config", "{refused}");
 }
 
-/// A checkout's `.venv/bin/python` that lacks debugpy is reported as such, with the fix;
-/// PATH's python is not silently used instead (it would not see the checkout's packages).
+/// No Python here can import debugpy (the checkout's `.venv/bin/python` lacks it, and so
+/// does every python on PATH): each is named, with the fix for the project's.
 #[tokio::test]
-async fn a_venv_without_debugpy_is_named_not_bypassed() {
+async fn no_python_with_debugpy_names_each_and_the_fix() {
     let (_dir, root) = root();
     std::fs::write(root.join("requirements.txt"), "").unwrap();
     script(
         &root.join(".venv/bin/python"),
         "[ \"$1\" = -c ] && exit 1; exit 0",
     );
-    let debug = DebugSession::new(&root, DebugConfig::default());
+    std::fs::write(root.join(".venv/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    script(
+        &root.join("bin/python3"),
+        "[ \"$1\" = -c ] && exit 1; exit 0",
+    );
+    let debug = DebugSession::new(&root, DebugConfig::default())
+        .with_search_path(root.join("bin").into_os_string());
     let debugpy = status_of(&debug, "debugpy").await;
     assert!(!debugpy.available);
     let reason = debugpy.reason.unwrap();
     let venv_python = root.join(".venv/bin/python").display().to_string();
+    let path_python = root.join("bin/python3").display().to_string();
     assert!(
-        reason.contains(&format!("`{venv_python}` cannot import debugpy")),
+        reason.contains(&format!("`{venv_python}` ("))
+            && reason.contains(&format!("`{path_python}` (")),
         "{reason}"
     );
-    assert!(reason.contains("-m pip install debugpy"), "{reason}");
+    assert!(
+        reason.contains(&format!(
+            "install it with `{venv_python} -m pip install debugpy`"
+        )),
+        "{reason}"
+    );
 }
 
-/// debugpy's interpreter: the checkout's `.venv/bin/python`, else `venv/bin/python`, else
-/// `python3` on PATH.
+/// The program's interpreter: the checkout's `.venv/bin/python`, else `venv/bin/python`
+/// (environments: folders with `pyvenv.cfg`), else `python3` on PATH.
 #[test]
 fn debugpy_prefers_the_checkouts_venvs_to_path() {
     let cases: [(&[&str], &str); 3] = [
@@ -207,10 +220,17 @@ fn debugpy_prefers_the_checkouts_venvs_to_path() {
         let (_dir, root) = root();
         for python in present {
             script(&root.join(python), "exit 0");
+            if let Some(venv) = python.strip_suffix("/bin/python") {
+                std::fs::write(root.join(venv).join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+            }
         }
         let mut env = Environment::new(&root);
         env.search_path = root.join("bin").into_os_string();
         assert_eq!(pick_python(&env), Ok(root.join(chosen)), "{present:?}");
+        // The host's `[lsp.python] interpreter` comes first.
+        script(&root.join("envs/p/bin/python"), "exit 0");
+        env.python = Some("envs/p/bin/python".into());
+        assert_eq!(pick_python(&env), Ok(root.join("envs/p/bin/python")));
     }
 }
 
@@ -265,10 +285,12 @@ async fn debugpy_runs_on_the_checkouts_venv() {
     // Without the venv, PATH's python is chosen and it has no debugpy.
     let before = status_of(&debug(), "debugpy").await;
     assert!(!before.available);
-    assert!(before
-        .reason
-        .unwrap()
-        .contains("/usr/bin/python3` cannot import debugpy"));
+    let reason = before.reason.unwrap();
+    assert!(
+        reason.contains("no Python here can import debugpy")
+            && reason.contains("`/usr/bin/python3` ("),
+        "{reason}"
+    );
 
     // A real venv (on the peers' interpreter) that sees debugpy through a .pth file.
     let made = std::process::Command::new(&peer_python)
@@ -309,4 +331,97 @@ async fn debugpy_runs_on_the_checkouts_venv() {
     assert_eq!(prefix.result, format!("'{}'", root.join(".venv").display()));
     debug.terminate().await;
     support::assert_no_tagged(&tag).await;
+}
+
+/// The project's Python runs the program, whatever runs the adapter: with the tools' own
+/// environment (which has debugpy) first on PATH, as the README's configuration puts it, a
+/// project `.venv` without debugpy runs the program, and without a `.venv` the `python3` on
+/// PATH after the tools' environment does; the launch says which and why.
+#[tokio::test]
+async fn the_program_runs_on_the_projects_python_and_the_adapter_on_the_tools() {
+    let Some(tools_python) = support::debugpy_python() else {
+        return;
+    };
+    if !cc_workspace::python::is_tool_environment(&tools_python) {
+        cc_process::testing::missing_peer(
+            "the peers' venv marked as the tools' environment",
+            &format!(
+                "{} has no {} beside its pyvenv.cfg (cargo xtask peers writes it)",
+                tools_python.display(),
+                cc_workspace::python::TOOL_ENVIRONMENT_MARKER
+            ),
+        );
+        return;
+    }
+    let Some(system) = ["/usr/bin/python3", "/bin/python3"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+    else {
+        cc_process::testing::missing_peer("python3", "no /usr/bin/python3 outside the tools' venv");
+        return;
+    };
+    let tools_bin = tools_python.parent().unwrap().to_path_buf();
+    let search = std::env::join_paths([tools_bin.as_path(), system.parent().unwrap()]).unwrap();
+    let system_prefix = std::process::Command::new(&system)
+        .args(["-c", "import sys; print(sys.prefix)"])
+        .output()
+        .unwrap();
+    let system_prefix = String::from_utf8(system_prefix.stdout)
+        .unwrap()
+        .trim()
+        .to_owned();
+
+    for with_venv in [true, false] {
+        let (_dir, root) = root();
+        std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"app\"\n").unwrap();
+        std::fs::write(
+            root.join("app.py"),
+            "import sys\nprefix = sys.prefix\nprint('prefix', prefix)\n",
+        )
+        .unwrap();
+        if with_venv {
+            let made = std::process::Command::new(&system)
+                .args(["-m", "venv", "--without-pip"])
+                .arg(root.join(".venv"))
+                .status()
+                .unwrap();
+            assert!(made.success());
+        }
+        let tag = support::unique_tag("project-python");
+        let debug = DebugSession::new(&root, DebugConfig::default())
+            .with_search_path(search.clone())
+            .with_env(support::TAG_VAR, tag.clone());
+        let status = status_of(&debug, "debugpy").await;
+        assert!(status.launchable, "{status:?}");
+        assert_eq!(
+            status.command.as_ref().unwrap()[0],
+            tools_python.display().to_string(),
+            "the adapter runs where debugpy is"
+        );
+        debug
+            .set_breakpoints(&root.join("app.py"), &[3])
+            .await
+            .unwrap();
+        let started = debug.launch(&root.join("app.py"), &[], None).await.unwrap();
+        assert_eq!(started.position.state, ProgramState::Stopped, "{started:?}");
+        let prefix = debug.evaluate("prefix", None).await.unwrap();
+        let note = started.note.clone().unwrap_or_default();
+        if with_venv {
+            assert_eq!(prefix.result, format!("'{}'", root.join(".venv").display()));
+            assert!(
+                note.contains("python: .venv/bin/python (the project's .venv)"),
+                "{note}"
+            );
+        } else {
+            assert_eq!(prefix.result, format!("'{system_prefix}'"));
+            assert!(
+                note.contains(&format!("python: {}", system.display()))
+                    && note.contains("after the tools' own environment"),
+                "{note}"
+            );
+        }
+        debug.terminate().await;
+        support::assert_no_tagged(&tag).await;
+    }
 }

@@ -54,10 +54,17 @@ fn debug_supervisor(
     config: &ToolsConfig,
 ) -> Arc<cc_dap_client::DebugSession> {
     use cc_dap_client::DebugSession;
-    Arc::new(match &config.debug {
+    let session = match &config.debug {
         Ok(debug) => DebugSession::new(root.path(), debug.clone()),
         Err(broken) => DebugSession::broken(root.path(), broken.clone()),
-    })
+    };
+    Arc::new(session.with_python(configured_python(root, config)))
+}
+
+/// `[lsp.python] interpreter`, the project's Python for every mechanism (absolute).
+fn configured_python(root: &WorkspaceRoot, config: &ToolsConfig) -> Option<std::path::PathBuf> {
+    let lsp = config.lsp.as_ref().ok()?;
+    lsp.python_interpreter().map(|path| root.path().join(path))
 }
 
 /// The run's kernel factory, configured by `[kernel]` (a host's `enclosure` prefix replaces
@@ -75,6 +82,13 @@ pub fn kernel_factory(
         }
         overrides
             .apply(KernelConfig::default(), root.path())
+            .map(|mut kernel| {
+                // `[kernel] python` is the kernels' own choice; else the project's Python.
+                if kernel.python.is_none() {
+                    kernel.python = configured_python(root, config);
+                }
+                kernel
+            })
             .map_err(|message| BrokenSection::new("kernel", message))
     });
     Arc::new(match configured {

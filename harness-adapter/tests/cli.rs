@@ -286,3 +286,37 @@ fn a_broken_section_of_each_family_is_reported_the_same_way() {
         assert_eq!(value["error"]["kind"], kind, "{tool}: {value}");
     }
 }
+
+/// Issue 31: `[lsp.python] interpreter` is the project's Python for every mechanism; the
+/// kernels run it (status says so) unless `[kernel] python` names another.
+#[test]
+fn the_configured_project_python_is_the_kernels_too() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = fixture();
+    let python = dir.path().join("envs/project/bin/python");
+    std::fs::create_dir_all(python.parent().unwrap()).unwrap();
+    std::fs::write(&python, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir_all(dir.path().join(".cc")).unwrap();
+    let config = dir.path().join(".cc/tools.toml");
+    std::fs::write(
+        &config,
+        "[lsp.python]\ninterpreter = \"envs/project/bin/python\"\n",
+    )
+    .unwrap();
+    let interpreter = |status: &Value| status["families"]["kernels"]["kernels"][0].clone();
+    let kernel = interpreter(&status_json(dir.path()));
+    assert_eq!(kernel["available"], true, "{kernel}");
+    assert_eq!(
+        kernel["interpreter"].as_str(),
+        Some(python.to_str().unwrap()),
+        "{kernel}"
+    );
+    std::fs::write(
+        &config,
+        "[lsp.python]\ninterpreter = \"envs/project/bin/python\"\n[kernel]\npython = \"/bin/sh\"\n",
+    )
+    .unwrap();
+    let kernel = interpreter(&status_json(dir.path()));
+    assert_eq!(kernel["interpreter"], "/bin/sh", "{kernel}");
+}

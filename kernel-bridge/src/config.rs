@@ -12,8 +12,9 @@ use crate::language::Language;
 /// Settings shared by every kernel a factory starts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelConfig {
-    /// The Python interpreter; by default the checkout's `.venv/bin/python`, then
-    /// `venv/bin/python`, then `python3` on PATH.
+    /// The Python interpreter; by default the project's (`cc_workspace::python`: an active
+    /// or in-project environment, pyright's `venv`, else a `python3` on PATH that is not the
+    /// tools' own environment).
     pub python: Option<PathBuf>,
     /// The Node.js binary; by default `node` on PATH.
     pub node: Option<PathBuf>,
@@ -152,6 +153,18 @@ pub(crate) fn interpreter(
         });
     }
     let mut tried = Vec::new();
+    if language == Language::Python && !enclosed {
+        // The project's Python, as the language servers and the debugger choose it (never
+        // the tools' own environment), so a cell imports the project's packages.
+        let query = cc_workspace::python::PythonQuery::new(workdir, workdir);
+        return cc_workspace::python::project_python(&query)
+            .map(|choice| choice.path)
+            .map_err(|why| KernelError::InterpreterNotFound {
+                language,
+                tried: why,
+                setting,
+            });
+    }
     if language == Language::Python {
         for venv in [".venv", "venv"] {
             let candidate = workdir.join(venv).join("bin").join("python");
@@ -215,6 +228,7 @@ mod tests {
         std::fs::create_dir_all(&bin).unwrap();
         let python = bin.join("python");
         std::fs::write(&python, "#!/bin/sh\n").unwrap();
+        std::fs::write(dir.path().join("venv/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
         std::fs::set_permissions(
             &python,
             <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),

@@ -786,3 +786,47 @@ async fn kernels_and_their_children_die_with_a_killed_host() {
     let _ = tokio::time::timeout(Duration::from_secs(10), host.wait()).await;
     common::assert_no_tagged_processes(&tag).await;
 }
+
+/// Issue 31: with no interpreter configured, a kernel runs the project's Python, never the
+/// tools' own environment that the README's configuration puts first on PATH: the project's
+/// `.venv` when it has one, else the `python3` on PATH after the tools' environment.
+#[tokio::test]
+async fn a_kernel_runs_the_projects_python_never_the_tools() {
+    let Some(system) = ["/usr/bin/python3", "/bin/python3"]
+        .into_iter()
+        .map(std::path::PathBuf::from)
+        .find(|p| p.exists())
+    else {
+        cc_process::testing::missing_peer("python3", "no /usr/bin/python3 to make a .venv with");
+        return;
+    };
+    let with_venv = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new(&system)
+        .args(["-m", "venv", "--without-pip"])
+        .arg(with_venv.path().join(".venv"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let venv = with_venv.path().canonicalize().unwrap().join(".venv");
+    let kernels = Kernels::in_root(config(None), with_venv);
+    let prefix = kernels.py("import sys\nsys.prefix").await;
+    assert_eq!(
+        prefix.result.as_deref(),
+        Some(format!("'{}'", venv.display()).as_str()),
+        "{prefix:?}"
+    );
+    kernels.finish().await;
+
+    let kernels = Kernels::new(config(None));
+    let executable = kernels
+        .py("import sys, os\nos.path.join(sys.prefix, 'bin', 'python')")
+        .await;
+    let executable = executable.result.unwrap();
+    let executable = std::path::PathBuf::from(executable.trim_matches('\''));
+    assert!(
+        !cc_workspace::python::is_tool_environment(&executable),
+        "the kernel ran the tools' environment {}",
+        executable.display()
+    );
+    kernels.finish().await;
+}

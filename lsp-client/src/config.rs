@@ -110,6 +110,16 @@ impl LspConfig {
         self.dependents_limit.unwrap_or(DEFAULT_DEPENDENTS_LIMIT)
     }
 
+    /// The project's Python as `[lsp.python] interpreter` names it (relative to the
+    /// workspace root, or absolute): the host hands it to the debugger and the kernels too,
+    /// so every mechanism runs the same interpreter.
+    pub fn python_interpreter(&self) -> Option<&std::path::Path> {
+        self.families
+            .iter()
+            .filter(|(name, _)| crate::table::canonical_family(name) == "python")
+            .find_map(|(_, over)| over.interpreter.as_deref())
+    }
+
     /// How long an unused server lives.
     pub fn idle_timeout(&self) -> Duration {
         Duration::from_secs(self.idle_timeout_secs.unwrap_or(600))

@@ -130,7 +130,12 @@ async fn a_failing_pytest_of_requests_is_debugged_to_the_wrong_value() {
         "{launched}"
     );
     assert!(
-        launched.contains("note: src layout: src is first on PYTHONPATH"),
+        launched.contains("src layout: src is first on PYTHONPATH"),
+        "{launched}"
+    );
+    // Which Python ran the tests, and why: the project's.
+    assert!(
+        launched.contains("note: python: .venv/bin/python (the project's .venv)"),
         "{launched}"
     );
 
@@ -166,6 +171,12 @@ fn requests_with_a_venv_inside() -> Option<Project> {
     std::fs::create_dir_all(&bin).unwrap();
     let shared = shared_venv().join("bin");
     std::fs::copy(shared.join("pytest"), bin.join("pytest")).unwrap();
+    // What makes the folder an environment (`python -m venv` writes it).
+    std::fs::copy(
+        shared_venv().join("pyvenv.cfg"),
+        project.root().join(".venv/pyvenv.cfg"),
+    )
+    .unwrap();
     let python = bin.join("python");
     std::fs::write(
         &python,

@@ -3,7 +3,7 @@
 //!
 //! A test is named the way its runner names it, in one string:
 //! - pytest (debugpy): `tests/test_x.py::TestY::test_z`, a file, a folder, `-k expr`: run as
-//!   `python -m pytest` with the checkout's python; a failure stops where the exception is
+//!   `python -m pytest` with the project's python (`detect::project_python`); a failure stops where the exception is
 //!   raised in the checkout's code (debugpy's `userUnhandled` filter: pytest catches it, so
 //!   it is never "uncaught"), and pytest's own `SystemExit` at the end is never a stop;
 //! - go test (delve): `./pkg -run TestName` (`go test` flags; `-run` becomes `-test.run`),
@@ -26,6 +26,7 @@ use crate::config::{DebugConfig, Settings};
 use crate::detect::{self, Environment};
 use crate::error::DebugError;
 use crate::interrupt::Interrupt;
+use cc_workspace::python::PythonChoice;
 
 pub use spec::{CargoTest, GoTest};
 
@@ -197,9 +198,14 @@ fn program_plan(
     let mut arguments = launch_arguments(kind, program, args, ctx.root(), None);
     let mut plan = plain(kind, Value::Null, ctx.shown(program));
     if kind == AdapterKind::Debugpy {
-        // A console script (`.venv/bin/pytest`) runs with the interpreter it names.
+        // A console script (`.venv/bin/pytest`) runs with the interpreter it names; any
+        // other program with the project's (never the adapter's own environment).
         if let Some(python) = spec::shebang_python(program) {
             arguments["python"] = json!(python.display().to_string());
+        } else {
+            let python = checkout_python(ctx)?;
+            arguments["python"] = json!(python.path.display().to_string());
+            plan.notes.push(python_note(ctx, &python));
         }
         if spec::is_pytest_script(program) {
             pytest_treatment(ctx, &mut arguments, &mut plan);
@@ -228,12 +234,13 @@ fn module_plan(
         )));
     }
     let python = checkout_python(ctx)?;
-    let mut arguments = python_request(ctx, &python, module, args);
+    let mut arguments = python_request(ctx, &python.path, module, args);
     let mut plan = plain(
         AdapterKind::Debugpy,
         Value::Null,
         format!("python -m {module}"),
     );
+    plan.notes.push(python_note(ctx, &python));
     if module == "pytest" {
         pytest_treatment(ctx, &mut arguments, &mut plan);
     }
@@ -285,17 +292,23 @@ fn pytest_treatment(ctx: &Context<'_>, arguments: &mut Value, plan: &mut Plan) {
     }
 }
 
-/// The checkout's python (`.venv`, `venv`, else PATH's), which runs a module or pytest.
-fn checkout_python(ctx: &Context<'_>) -> Result<PathBuf, DebugError> {
-    detect::pick_python(ctx.env).map_err(|reason| DebugError::AdapterUnavailable {
+/// The project's Python ([`detect::project_python`]), which runs a program, a module or
+/// pytest.
+fn checkout_python(ctx: &Context<'_>) -> Result<PythonChoice, DebugError> {
+    detect::project_python(ctx.env).map_err(|reason| DebugError::AdapterUnavailable {
         adapter: "debugpy".into(),
         reason,
     })
 }
 
+/// Which Python runs the program, and why (the agent sees whose packages it imports).
+fn python_note(ctx: &Context<'_>, python: &PythonChoice) -> String {
+    format!("python: {} ({})", ctx.shown(&python.path), python.why)
+}
+
 async fn pytest_plan(ctx: &Context<'_>, tokens: Vec<String>) -> Result<Plan, DebugError> {
     let python = checkout_python(ctx)?;
-    let shown_python = python.display().to_string();
+    let shown_python = python.path.display().to_string();
     detect::probe(ctx.env, &shown_python, &["-c", "import pytest"])
         .await
         .map_err(|why| DebugError::LaunchFailed {
@@ -307,8 +320,9 @@ async fn pytest_plan(ctx: &Context<'_>, tokens: Vec<String>) -> Result<Plan, Deb
             output_tail: String::new(),
         })?;
     let target = format!("pytest {}", shlex_join(&tokens));
-    let mut arguments = python_request(ctx, &python, "pytest", &tokens);
+    let mut arguments = python_request(ctx, &python.path, "pytest", &tokens);
     let mut plan = plain(AdapterKind::Debugpy, Value::Null, target);
+    plan.notes.push(python_note(ctx, &python));
     pytest_treatment(ctx, &mut arguments, &mut plan);
     plan.arguments = arguments;
     Ok(plan)
