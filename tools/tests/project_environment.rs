@@ -194,6 +194,68 @@ async fn rust_tests_gated_on_miri_are_checked() {
     project.shutdown().await;
 }
 
+/// semver 1.0 (a published crate): `cargo check --all-targets` never compiles `src/serde.rs`
+/// (`#[cfg(feature = "serde")] mod serde;`, an optional dependency that is off) nor
+/// `tests/node/mod.rs` (`#![cfg(test_node_semver)]`, which nothing sets). `diagnostics "*"`
+/// lists both under `unchecked` with the reason, in the text too.
+#[tokio::test]
+async fn rust_files_cargo_leaves_off_are_listed() {
+    if require_peer("cargo").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("semver", &[]) else {
+        return;
+    };
+    let output = project
+        .registry
+        .call(
+            "lsp",
+            json!({"action": "diagnostics", "file": "*", "language": "rust"}),
+        )
+        .await
+        .unwrap();
+    let checked = output.value;
+    let unchecked = checked["unchecked"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{checked:#}"));
+    let reason_of = |file: &str| {
+        unchecked
+            .iter()
+            .find(|u| {
+                u["kind"] == "left_out_by_configuration"
+                    && u["files"]
+                        .as_array()
+                        .is_some_and(|f| f.iter().any(|f| f == file))
+            })
+            .and_then(|u| u["reason"].as_str())
+            .unwrap_or_else(|| panic!("{file} is not listed: {checked:#}"))
+            .to_owned()
+    };
+    let serde = reason_of("src/serde.rs");
+    assert!(
+        serde.contains("`#[cfg(feature = \"serde\")] mod serde;` in src/lib.rs:")
+            && serde.contains("features on: std"),
+        "{serde}"
+    );
+    let node = reason_of("tests/node/mod.rs");
+    assert!(node.contains("`#![cfg(test_node_semver)]`"), "{node}");
+    // Nothing the check compiles is listed.
+    for compiled in ["src/lib.rs", "src/parse.rs", "tests/test_version_req.rs"] {
+        assert!(
+            !unchecked.iter().any(|u| u["files"]
+                .as_array()
+                .is_some_and(|f| f.iter().any(|f| f == compiled))),
+            "{compiled} listed: {checked:#}"
+        );
+    }
+    let text = output.text.unwrap_or_default();
+    assert!(
+        text.contains("src/serde.rs") && text.contains("tests/node/mod.rs"),
+        "{text}"
+    );
+    project.shutdown().await;
+}
+
 /// rxjs 7.8.2 (sources in src/, bundles in dist/), no code graph: renaming an exported
 /// interface reports the errors in files that import its module without naming it, and no
 /// bundle is ever a dependent.

@@ -16,12 +16,14 @@
 //! before PATH. How its output is read follows the program's name ([`Format::for_program`]);
 //! a configured checker of another name is read as `file:line:col: severity: message` lines.
 
+mod cargo_scope;
 mod parse;
 mod plan;
 mod restrict;
 mod scope;
 mod targets;
 
+pub use scope::LeftOut;
 pub use targets::ProjectChecker;
 
 use std::path::PathBuf;
@@ -82,10 +84,8 @@ pub struct ProjectCheck {
     /// Something the agent should know about how it ran (a fallback, files left out).
     pub note: Option<String>,
     /// Files of the project its own configuration leaves out and that were not checked (a
-    /// tsconfig's `include` leaving out tests), and why.
-    pub left_out: Vec<PathBuf>,
-    /// Why they were left out.
-    pub left_out_reason: Option<String>,
+    /// tsconfig's `include` leaving out tests, a cargo feature or cfg that is off), by reason.
+    pub left_out: Vec<LeftOut>,
     /// How long it took.
     pub elapsed: Duration,
 }
@@ -247,12 +247,7 @@ pub(crate) async fn run(
         diagnostics,
         exit_code,
         note: plan.note.clone(),
-        left_out: plan
-            .left_out
-            .as_ref()
-            .map(|l| l.files.clone())
-            .unwrap_or_default(),
-        left_out_reason: plan.left_out.as_ref().map(|l| l.reason.clone()),
+        left_out: plan.left_out.clone(),
         elapsed: started.elapsed(),
     })
 }

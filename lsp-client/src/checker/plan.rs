@@ -32,7 +32,7 @@ pub(crate) struct Plan {
     pub shown: String,
     pub note: Option<String>,
     /// Files of the project its configuration leaves out and that were not checked anyway.
-    pub left_out: Option<super::scope::LeftOut>,
+    pub left_out: Vec<super::scope::LeftOut>,
 }
 
 /// What to run for `family` at `root` (inside `workspace`). With `read_only`, the project's own tool folders (`node_modules/.bin`, `.venv/bin`) are
@@ -91,8 +91,26 @@ pub(crate) fn plan(
     };
     let format = Format::for_program(&command[0]);
     let mut base: Vec<String> = command[1..].to_vec();
+    let mut outside_scope = Vec::new();
     if format == Format::CargoJson {
         base.extend(cargo_feature_args(&spec.settings));
+        // What the features and cfgs leave uncompiled: listed, since cargo says nothing.
+        let choice = super::cargo_scope::FeatureChoice {
+            all: base.iter().any(|a| a == "--all-features"),
+            no_default: base.iter().any(|a| a == "--no-default-features"),
+            named: base
+                .iter()
+                .skip_while(|a| *a != "--features")
+                .nth(1)
+                .map(|list| {
+                    list.split([',', ' '])
+                        .filter(|f| !f.is_empty())
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+        outside_scope = super::cargo_scope::cargo_left_out(root, &choice);
     }
     let name = file_name(&program);
     let mut invocations = vec![base.clone()];
@@ -101,7 +119,6 @@ pub(crate) fn plan(
         .collect::<Vec<_>>()
         .join(" ");
 
-    let mut outside_scope = None;
     if format == Format::PyrightJson {
         // What `include`/`exclude` leave out (tests, usually) is checked too: files named on
         // the command line are checked whatever `include` says.
@@ -115,7 +132,7 @@ pub(crate) fn plan(
             ));
             invocations.push(base.iter().cloned().chain(strings(&checked)).collect());
             if left.files.len() > checked.len() {
-                outside_scope = Some(super::scope::LeftOut {
+                outside_scope.push(super::scope::LeftOut {
                     files: left.files[checked.len()..].to_vec(),
                     reason: format!("{} (beyond the {MAX_EXTRA_FILES} checked too)", left.reason),
                 });
@@ -124,7 +141,7 @@ pub(crate) fn plan(
     }
     if format == Format::Tsc && root.join("tsconfig.json").exists() {
         let (files, _) = sources(root, TS_SOURCES);
-        outside_scope = super::scope::tsconfig_left_out(root, &files);
+        outside_scope.extend(super::scope::tsconfig_left_out(root, &files));
     }
     if format == Format::Tsc && !root.join("tsconfig.json").exists() {
         let (files, total) = sources(root, TS_SOURCES);

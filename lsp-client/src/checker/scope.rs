@@ -10,9 +10,11 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// Files the configuration leaves out, and which configuration says so.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct LeftOut {
+pub struct LeftOut {
+    /// The files, absolute.
     pub files: Vec<PathBuf>,
-    /// "left out by `[tool.pyright] include` in pyproject.toml", ….
+    /// "left out by `[tool.pyright] include` in pyproject.toml", "`#[cfg(feature =
+    /// \"serde\")] mod serde;` in src/lib.rs:101 is off for `cargo check`", ….
     pub reason: String,
 }
 

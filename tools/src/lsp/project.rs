@@ -112,11 +112,12 @@ pub(crate) async fn check(
         .collect();
     // Files the project's own configuration leaves out of its checker: never silently.
     let mut left_out_lines = Vec::new();
-    for check in &checks {
-        let Some(reason) = &check.left_out_reason else {
-            continue;
-        };
-        let files: Vec<String> = check.left_out.iter().map(|p| root.relative(p)).collect();
+    for (check, left_out) in checks
+        .iter()
+        .flat_map(|check| check.left_out.iter().map(move |l| (check, l)))
+    {
+        let reason = &left_out.reason;
+        let files: Vec<String> = left_out.files.iter().map(|p| root.relative(p)).collect();
         left_out_lines.push(format!(
             "{} [{}]: {} file(s) not checked, {reason}: {}{}",
             check.family,
