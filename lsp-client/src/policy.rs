@@ -106,7 +106,8 @@ pub(crate) fn use_project_python(
 /// compilation database (`.cache/clangd/index`), so it is given a copy of the project's
 /// `compile_commands.json` in the run's cache (`$XDG_CACHE_HOME/cc/clangd/<root hash>`,
 /// `--compile-commands-dir`), whose entries name the project's own files and folders. A
-/// change of the project's database takes effect when the server next starts.
+/// change of the project's database takes effect when the server next starts; the folders
+/// of roots that no longer exist are removed then too.
 pub(crate) fn keep_clangd_index_outside(spec: &mut ServerSpec, root: &Path) {
     if !(spec.name == "clangd" || spec.name.starts_with("clangd-")) {
         return;
@@ -129,13 +130,62 @@ pub(crate) fn keep_clangd_index_outside(spec: &mut ServerSpec, root: &Path) {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
-    let hash = xxhash_rust::xxh3::xxh3_64(root.as_os_str().as_encoded_bytes());
-    let dir = base.join("cc").join("clangd").join(format!("{hash:016x}"));
-    let copied = std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::copy(&database, dir.join("compile_commands.json")));
-    if copied.is_ok() {
+    let cache = base.join("cc").join("clangd");
+    sweep_clangd_caches(&cache);
+    if let Some(dir) = clangd_cache_for(&cache, root, &database) {
         spec.command
             .push(format!("--compile-commands-dir={}", dir.display()));
+    }
+}
+
+/// The file in a root's clangd cache folder that names the root it belongs to.
+const CLANGD_CACHE_ROOT: &str = "root";
+/// A cache folder that names no root (made before roots were recorded) is removed when it
+/// has not been used for this long.
+const CLANGD_CACHE_UNNAMED_AGE: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+/// Cache folders one sweep looks at, at most (a start stays cheap).
+const CLANGD_CACHE_SWEEP: usize = 1000;
+
+/// `cache/<root hash>` with a copy of `database` and the root's path recorded.
+fn clangd_cache_for(cache: &Path, root: &Path, database: &Path) -> Option<PathBuf> {
+    let hash = xxhash_rust::xxh3::xxh3_64(root.as_os_str().as_encoded_bytes());
+    let dir = cache.join(format!("{hash:016x}"));
+    std::fs::create_dir_all(&dir).ok()?;
+    std::fs::copy(database, dir.join("compile_commands.json")).ok()?;
+    std::fs::write(
+        dir.join(CLANGD_CACHE_ROOT),
+        root.as_os_str().as_encoded_bytes(),
+    )
+    .ok()?;
+    Some(dir)
+}
+
+/// Removes the cache folders (database copy and clangd's index) of roots that no longer
+/// exist: every temporary checkout would otherwise leave one behind for good.
+fn sweep_clangd_caches(cache: &Path) {
+    let Ok(entries) = std::fs::read_dir(cache) else {
+        return;
+    };
+    for entry in entries.flatten().take(CLANGD_CACHE_SWEEP) {
+        let dir = entry.path();
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let orphan = match std::fs::read(dir.join(CLANGD_CACHE_ROOT)) {
+            Ok(bytes) => {
+                let root = PathBuf::from(String::from_utf8_lossy(&bytes).into_owned());
+                !root.exists()
+            }
+            Err(_) => std::fs::metadata(dir.join("compile_commands.json"))
+                .or_else(|_| std::fs::metadata(&dir))
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|modified| modified.elapsed().ok())
+                .is_some_and(|age| age > CLANGD_CACHE_UNNAMED_AGE),
+        };
+        if orphan {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
     }
 }
 
@@ -282,6 +332,45 @@ fn bundled_tsserver(binary: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 31: every temporary root left a clangd cache folder behind for good; a start
+    /// now removes those of roots that are gone, and keeps the others.
+    #[test]
+    fn clangd_caches_of_vanished_roots_are_removed() {
+        let cache = tempfile::tempdir().unwrap();
+        let live = tempfile::tempdir().unwrap();
+        let gone = tempfile::tempdir().unwrap();
+        for root in [live.path(), gone.path()] {
+            std::fs::write(root.join("compile_commands.json"), "[]").unwrap();
+        }
+        let live_dir = clangd_cache_for(
+            cache.path(),
+            live.path(),
+            &live.path().join("compile_commands.json"),
+        )
+        .unwrap();
+        let gone_dir = clangd_cache_for(
+            cache.path(),
+            gone.path(),
+            &gone.path().join("compile_commands.json"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(gone_dir.join(".cache/clangd/index")).unwrap();
+        let unnamed_recent = cache.path().join("0000000000000001");
+        std::fs::create_dir_all(&unnamed_recent).unwrap();
+        drop(gone);
+        sweep_clangd_caches(cache.path());
+        assert!(live_dir.join("compile_commands.json").is_file());
+        assert!(!gone_dir.exists());
+        assert!(
+            unnamed_recent.exists(),
+            "a recent folder without a root is kept"
+        );
+        assert_eq!(
+            std::fs::read(live_dir.join(CLANGD_CACHE_ROOT)).unwrap(),
+            live.path().as_os_str().as_encoded_bytes()
+        );
+    }
 
     #[test]
     fn standard_mode_only_without_project_configuration() {
