@@ -7,7 +7,9 @@ use std::path::Path;
 
 mod common;
 
-fn workspace(dir: &Path) {
+/// `python` is the kernels' interpreter (`[kernel] python`): the project's own Python would
+/// be chosen otherwise, and this one has the matplotlib the figure needs.
+fn workspace(dir: &Path, python: &Path) {
     std::fs::write(
         dir.join("pyproject.toml"),
         "[project]\nname = \"s\"\nversion = \"0\"\n\n[tool.basedpyright]\ntypeCheckingMode = \"standard\"\n",
@@ -29,7 +31,10 @@ fn workspace(dir: &Path) {
     std::fs::create_dir_all(dir.join(".cc")).unwrap();
     std::fs::write(
         dir.join(".cc/tools.toml"),
-        "[workers.fast]\ncommand = [\"sh\", \"-c\", \"cat; echo ' done'\"]\n",
+        format!(
+            "[workers.fast]\ncommand = [\"sh\", \"-c\", \"cat; echo ' done'\"]\n\n[kernel]\npython = \"{}\"\n",
+            python.display()
+        ),
     )
     .unwrap();
 }
@@ -43,7 +48,7 @@ fn every_family_on_every_surface() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    workspace(dir.path());
+    workspace(dir.path(), &python);
     let report = common::run_client_script(&python, "mcp_session.py", &[dir.path().as_os_str()]);
 
     let full = &report["full"];

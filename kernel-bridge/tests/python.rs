@@ -789,7 +789,8 @@ async fn kernels_and_their_children_die_with_a_killed_host() {
 
 /// Issue 31: with no interpreter configured, a kernel runs the project's Python, never the
 /// tools' own environment that the README's configuration puts first on PATH: the project's
-/// `.venv` when it has one, else the `python3` on PATH after the tools' environment.
+/// `.venv` when it has one, else the `python3` on PATH after the tools' environment; a src
+/// layout's package is importable.
 #[tokio::test]
 async fn a_kernel_runs_the_projects_python_never_the_tools() {
     let Some(system) = ["/usr/bin/python3", "/bin/python3"]
@@ -827,6 +828,30 @@ async fn a_kernel_runs_the_projects_python_never_the_tools() {
         !cc_workspace::python::is_tool_environment(&executable),
         "the kernel ran the tools' environment {}",
         executable.display()
+    );
+    kernels.finish().await;
+
+    // A src layout's package imports from the checkout, installed nowhere.
+    let src_layout = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(src_layout.path().join("src/mypkg")).unwrap();
+    std::fs::write(
+        src_layout.path().join("src/mypkg/__init__.py"),
+        "NAME = 'mine'\n",
+    )
+    .unwrap();
+    let package = src_layout
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("src/mypkg/__init__.py");
+    let kernels = Kernels::in_root(config(None), src_layout);
+    let imported = kernels
+        .py("import mypkg\n(mypkg.NAME, mypkg.__file__)")
+        .await;
+    assert_eq!(
+        imported.result.as_deref(),
+        Some(format!("('mine', '{}')", package.display()).as_str()),
+        "{imported:?}"
     );
     kernels.finish().await;
 }

@@ -346,6 +346,27 @@ fn shown(path: &Path, workspace: &Path) -> String {
     }
 }
 
+/// `src/` when the project keeps its package there (`src/<name>/__init__.py`): nothing
+/// imports it from the root unless it is installed, so code run for the project (pytest under
+/// the debugger, a kernel's cells) gets it first on `PYTHONPATH`.
+pub fn src_layout(root: &Path) -> Option<PathBuf> {
+    let src = root.join("src");
+    let holds_package = std::fs::read_dir(&src)
+        .ok()?
+        .flatten()
+        .any(|entry| entry.path().join("__init__.py").is_file());
+    holds_package.then_some(src)
+}
+
+/// `PYTHONPATH` with `dir` first, before what `inherited` held (empty parts dropped).
+pub fn python_path_with(dir: &Path, inherited: Option<&OsStr>) -> OsString {
+    let mut dirs = vec![dir.to_path_buf()];
+    if let Some(inherited) = inherited {
+        dirs.extend(std::env::split_paths(inherited).filter(|p| !p.as_os_str().is_empty()));
+    }
+    std::env::join_paths(dirs).unwrap_or_else(|_| dir.as_os_str().to_os_string())
+}
+
 /// `PATH` with `dir` in front (for children that should find the chosen interpreter first).
 pub fn path_with(dir: &Path, path_var: &OsStr) -> OsString {
     let mut dirs = vec![dir.to_path_buf()];

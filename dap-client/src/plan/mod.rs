@@ -272,18 +272,19 @@ fn pytest_treatment(ctx: &Context<'_>, arguments: &mut Value, plan: &mut Plan) {
     arguments["breakOnSystemExit"] = json!([]);
     plan.extra_filters.push("userUnhandled".into());
     if let Some(src) = spec::src_layout(ctx.root()) {
-        let mut path = src.display().to_string();
         let inherited = ctx
             .extra_env
             .iter()
             .rev()
             .find(|(key, _)| key == "PYTHONPATH")
             .map(|(_, value)| value.clone())
-            .or_else(|| std::env::var("PYTHONPATH").ok())
-            .filter(|value| !value.is_empty());
-        if let Some(inherited) = inherited {
-            path = format!("{path}:{inherited}");
-        }
+            .or_else(|| std::env::var("PYTHONPATH").ok());
+        let path = cc_workspace::python::python_path_with(
+            &src,
+            inherited.as_deref().map(std::ffi::OsStr::new),
+        )
+        .to_string_lossy()
+        .into_owned();
         arguments["env"] = json!({ "PYTHONPATH": path });
         plan.notes.push(format!(
             "src layout: {} is first on PYTHONPATH, so the tests import the checkout's code",

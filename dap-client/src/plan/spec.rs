@@ -118,15 +118,9 @@ pub(crate) fn is_pytest_script(path: &Path) -> bool {
     ) && is_python_script(path)
 }
 
-/// `src/` when the checkout keeps its package there (`src/<name>/__init__.py`): pytest's
-/// rootdir-based import path does not reach it unless the package is installed.
+/// `src/` when the checkout keeps its package there (see [`cc_workspace::python::src_layout`]).
 pub(crate) fn src_layout(root: &Path) -> Option<PathBuf> {
-    let src = root.join("src");
-    let holds_package = std::fs::read_dir(&src).ok()?.flatten().any(|entry| {
-        let path = entry.path();
-        path.join("__init__.py").is_file()
-    });
-    holds_package.then_some(src)
+    cc_workspace::python::src_layout(root)
 }
 
 /// A `go test` invocation read from a `test` string.
