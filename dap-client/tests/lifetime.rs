@@ -61,7 +61,8 @@ async fn dropping_the_supervisor_kills_the_session() {
         return;
     }
     let tag = support::unique_tag("drop");
-    let (_dir, debug, program) = busy(&tag, 1.0);
+    // Long enough for a pause to land on a loaded machine.
+    let (_dir, debug, program) = busy(&tag, 5.0);
     let started = debug.launch(&program, &[], None).await.unwrap();
     assert!(started.note.unwrap().contains("still running"));
     let paused = debug.act(Action::Pause, None).await.unwrap();

@@ -68,6 +68,14 @@ fn a_src_layout_session_with_the_readme_configuration_agrees_with_the_checker() 
         return;
     };
     let root = copy.path().canonicalize().unwrap();
+    // The project's own setting, as a user on a slow machine writes it: the write waits for
+    // the server (CI runs this beside hundreds of tests on two cores).
+    std::fs::create_dir_all(root.join(".cc")).unwrap();
+    std::fs::write(
+        root.join(".cc/tools.toml"),
+        "[lsp.python]\ntimeout_ms = 180000\nindexing_timeout_ms = 180000\n",
+    )
+    .unwrap();
     let peers = cc_process::testing::real_project("click")
         .unwrap()
         .parent()
