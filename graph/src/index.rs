@@ -754,6 +754,7 @@ impl Graph {
         // The references of the files extracted, enclosing definitions as ids (the rest of
         // their facts is in the index: a clean build holds only these).
         let mut extracted: Vec<(FileId, Vec<RefIn>)> = Vec::new();
+        let mut names = crate::resolve::Names::default();
         // Removed files.
         for rel in &removed {
             if let Some(k) = known.get(rel) {
@@ -795,18 +796,22 @@ impl Graph {
                     (id, ids)
                 }
             };
-            let refs = fresh
+            let refs: Vec<RefIn> = fresh
                 .facts
                 .references
                 .into_iter()
                 .map(|r| RefIn {
                     kind: r.kind,
-                    name: r.name,
-                    receiver: r.receiver,
+                    name: names.intern(&r.name),
+                    receiver: r.receiver.as_deref().map(|s| names.intern(s)),
                     enclosing: r.enclosing.and_then(|e| def_ids.get(e).copied()),
                     pos: r.pos,
                 })
                 .collect();
+            // The vector may be the extraction's own (collected in place), with its growth
+            // slack: held until resolution, for every file of the tree.
+            let mut refs = refs;
+            refs.shrink_to_fit();
             extracted.push((file_id, refs));
             Ok(())
         };
@@ -1748,7 +1753,10 @@ fn load_refs(tx: &Connection, files: &[FileId], all: bool) -> rusqlite::Result<V
             },
         ))
     };
-    let mut push = |(f, ord, rin): (FileId, i64, RefIn)| {
+    let mut names = crate::resolve::Names::default();
+    let mut push = |(f, ord, mut rin): (FileId, i64, RefIn)| {
+        rin.name = names.intern(&rin.name);
+        rin.receiver = rin.receiver.as_deref().map(|r| names.intern(r));
         let entry = out.entry(f).or_default();
         entry.0.push(ord);
         entry.1.push(rin);

@@ -89,10 +89,27 @@ pub enum Outcome {
 #[derive(Debug, Clone)]
 pub struct RefIn {
     pub kind: RefKind,
-    pub name: String,
-    pub receiver: Option<String>,
+    /// Shared with every other use of the name in the build ([`Names`]): a clean build of a
+    /// kernel-size tree holds tens of millions of references, and few distinct names.
+    pub name: Arc<str>,
+    pub receiver: Option<Arc<str>>,
     pub enclosing: Option<DefId>,
     pub pos: crate::model::Pos,
+}
+
+/// One copy of each name the references of a build use.
+#[derive(Debug, Default)]
+pub(crate) struct Names(std::collections::HashSet<Arc<str>>);
+
+impl Names {
+    pub(crate) fn intern(&mut self, name: &str) -> Arc<str> {
+        if let Some(known) = self.0.get(name) {
+            return known.clone();
+        }
+        let shared: Arc<str> = Arc::from(name);
+        self.0.insert(shared.clone());
+        shared
+    }
 }
 
 /// What a name or expression was found to be.
