@@ -1008,9 +1008,11 @@ mod tests {
             "1000 flushes in {:?}, slowest {slowest:?}",
             started.elapsed()
         );
+        // A stalled flush waits out its whole timeout; a loaded machine makes a healthy one
+        // slow, never that slow (this is a hang check, not a speed measurement).
         assert!(
-            slowest < Duration::from_millis(500),
-            "a flush took {slowest:?}"
+            slowest < FLUSH_TIMEOUT,
+            "a flush took {slowest:?}, its whole timeout"
         );
         // The watcher is still there: a quiet tree flushes, and a change is seen.
         let sub = watcher.subscribe();
