@@ -217,6 +217,54 @@ async fn pytest_runs_as_a_module_and_as_the_venvs_console_script() {
     }
 }
 
+/// Issue 28, item 1: a pytest id exactly as pytest prints it, blanks inside its parameters
+/// (click 8.1.8: `test_make_default_short_help[no-wrap mark-truncate]`), runs that one test:
+/// it stops in it with that case's values, and it passes.
+#[tokio::test]
+async fn a_pytest_id_with_blanks_runs_that_test() {
+    if debugpy_ready().is_none() {
+        return;
+    }
+    let signature = "def make_default_short_help(help: str, max_length: int = 45) -> str:";
+    let Some(project) = Project::new("click", ("src/click/utils.py", signature, signature), &[])
+    else {
+        return;
+    };
+    std::os::unix::fs::symlink(shared_venv(), project.root().join(".venv")).unwrap();
+    let debug = &project.debug;
+    let file = "tests/test_utils.py";
+    let line = project.line_of(
+        file,
+        "out = click.utils.make_default_short_help(value, max_length)",
+    );
+    text(
+        debug,
+        json!({"op": "breakpoints", "file": file, "lines": [line]}),
+    )
+    .await;
+    let test = "tests/test_utils.py::test_make_default_short_help[no-wrap mark-truncate]";
+    let launched = text(debug, json!({"op": "launch", "test": test})).await;
+    assert!(
+        stop_line(&launched).starts_with(&format!(
+            "stopped at {file}:{line} in test_make_default_short_help"
+        )),
+        "{launched}"
+    );
+    assert!(
+        local(&launched, "max_length").contains("= 10"),
+        "{launched}"
+    );
+    assert!(
+        local(&launched, "expect").contains("'123 567...'"),
+        "{launched}"
+    );
+    let exited = text(debug, json!({"op": "continue"})).await;
+    assert!(exited.starts_with("exited with code 0"), "{exited}");
+    let output = text(debug, json!({"op": "output"})).await;
+    assert!(output.contains("1 passed"), "{output}");
+    project.finish().await;
+}
+
 /// Go builds offline, with their caches in cargo's temporary folder for tests (shared by
 /// the Go tests and kept between runs: a debug build recompiles the standard library with
 /// `-N -l`, which is what makes a first run slow).

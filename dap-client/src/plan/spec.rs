@@ -10,13 +10,67 @@ fn invalid(message: impl Into<String>) -> DebugError {
     DebugError::InvalidArguments(message.into())
 }
 
-/// Splits like a shell (quotes group words); an unbalanced quote is an error.
+/// Characters a test id's parameters may hold that a shell would split or unquote.
+const SHELL_SPECIAL: [char; 7] = [' ', '\t', '\n', '\'', '"', '\\', '#'];
+/// Where [`protect_test_ids`] put them: private-use characters no test id holds.
+const PROTECTED: [char; 7] = [
+    '\u{F8F0}', '\u{F8F1}', '\u{F8F2}', '\u{F8F3}', '\u{F8F4}', '\u{F8F5}', '\u{F8F6}',
+];
+
+/// A pytest node id as pytest prints it (`tests/t.py::test_x[no-wrap mark-truncate]`) is one
+/// word: inside the `[…]` of a word holding `::`, blanks and quotes are the id's own.
+fn protect_test_ids(spec: &str) -> String {
+    let mut out = String::with_capacity(spec.len());
+    let mut word = String::new();
+    let mut depth = 0usize;
+    for c in spec.chars() {
+        if depth > 0 {
+            match c {
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                _ => {}
+            }
+            match SHELL_SPECIAL.iter().position(|s| *s == c) {
+                Some(i) => out.push(PROTECTED[i]),
+                None => out.push(c),
+            }
+            continue;
+        }
+        if c == '[' && word.contains("::") {
+            depth = 1;
+        }
+        if c.is_whitespace() {
+            word.clear();
+        } else {
+            word.push(c);
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn unprotect(word: String) -> String {
+    if !word.chars().any(|c| PROTECTED.contains(&c)) {
+        return word;
+    }
+    word.chars()
+        .map(|c| match PROTECTED.iter().position(|p| *p == c) {
+            Some(i) => SHELL_SPECIAL[i],
+            None => c,
+        })
+        .collect()
+}
+
+/// Splits like a shell (quotes group words), a pytest node id with parameters staying one
+/// word; an unbalanced quote is an error.
 pub(crate) fn split(spec: &str) -> Result<Vec<String>, DebugError> {
-    let tokens = shlex::split(spec).ok_or_else(|| {
-        invalid(format!(
-            "`test` has an unbalanced quote: {spec:?}; quote a `-k` expression as in a shell"
-        ))
-    })?;
+    let tokens = shlex::split(&protect_test_ids(spec))
+        .map(|t| t.into_iter().map(unprotect).collect::<Vec<_>>())
+        .ok_or_else(|| {
+            invalid(format!(
+                "`test` has an unbalanced quote: {spec:?}; quote a `-k` expression as in a shell"
+            ))
+        })?;
     if tokens.is_empty() {
         return Err(invalid(
             "`test` is empty; name a test: `tests/test_x.py::test_y` (pytest), `./pkg -run \
@@ -423,6 +477,20 @@ mod tests {
         );
         assert_eq!(split("-k 'open").unwrap_err().kind(), "invalid_arguments");
         assert_eq!(split("  ").unwrap_err().kind(), "invalid_arguments");
+    }
+
+    /// Issue 28, item 1: a pytest id exactly as pytest prints it is one argument, its
+    /// parameters' blanks, quotes and nested brackets included.
+    #[test]
+    fn a_pytest_id_as_printed_is_one_word() {
+        let id = "tests/test_utils.py::test_make_default_short_help[no-wrap mark-truncate]";
+        assert_eq!(words(id), [id]);
+        assert_eq!(words(&format!("{id} -x")), [id, "-x"]);
+        let quoted = "tests/t.py::TestA::test_b[it's \"x\" [1, 2]\tend]";
+        assert_eq!(words(quoted), [quoted]);
+        // Brackets outside an id, and quoting around it, keep the shell's meaning.
+        assert_eq!(words("-k 'x[1] or y'"), ["-k", "x[1] or y"]);
+        assert_eq!(words("'tests/t.py::t[a b]'"), ["tests/t.py::t[a b]"]);
     }
 
     #[test]
