@@ -25,6 +25,18 @@ fn script(path: &Path, body: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// A Python project whose `app.py` keeps `sys.prefix` in `prefix` (line 3 prints it).
+fn prefix_app() -> (tempfile::TempDir, PathBuf) {
+    let (dir, root) = root();
+    std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"app\"\n").unwrap();
+    std::fs::write(
+        root.join("app.py"),
+        "import sys\nprefix = sys.prefix\nprint('prefix', prefix)\n",
+    )
+    .unwrap();
+    (dir, root)
+}
+
 async fn status_of(debug: &DebugSession, name: &str) -> AdapterStatus {
     debug
         .adapters()
@@ -268,13 +280,7 @@ async fn debugpy_runs_on_the_checkouts_venv() {
         return;
     }
 
-    let (_dir, root) = root();
-    std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"app\"\n").unwrap();
-    std::fs::write(
-        root.join("app.py"),
-        "import sys\nprefix = sys.prefix\nprint('prefix', prefix)\n",
-    )
-    .unwrap();
+    let (_dir, root) = prefix_app();
     let tag = support::unique_tag("venv");
     let debug = || {
         DebugSession::new(&root, DebugConfig::default())
@@ -373,13 +379,7 @@ async fn the_program_runs_on_the_projects_python_and_the_adapter_on_the_tools() 
         .to_owned();
 
     for with_venv in [true, false] {
-        let (_dir, root) = root();
-        std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"app\"\n").unwrap();
-        std::fs::write(
-            root.join("app.py"),
-            "import sys\nprefix = sys.prefix\nprint('prefix', prefix)\n",
-        )
-        .unwrap();
+        let (_dir, root) = prefix_app();
         if with_venv {
             let made = std::process::Command::new(&system)
                 .args(["-m", "venv", "--without-pip"])

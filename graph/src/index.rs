@@ -796,7 +796,7 @@ impl Graph {
                     (id, ids)
                 }
             };
-            let refs: Vec<RefIn> = fresh
+            let mut refs: Vec<RefIn> = fresh
                 .facts
                 .references
                 .into_iter()
@@ -810,7 +810,6 @@ impl Graph {
                 .collect();
             // The vector may be the extraction's own (collected in place), with its growth
             // slack: held until resolution, for every file of the tree.
-            let mut refs = refs;
             refs.shrink_to_fit();
             extracted.push((file_id, refs));
             Ok(())

@@ -240,18 +240,12 @@ impl KernelSession {
         let program = interpreter(language, config, &self.inner.workdir)?;
         let mut env = self.inner.env.clone();
         // A src layout's package is the project's code: cells import it without an install.
-        if let Some(src) = (language == Language::Python)
-            .then(|| cc_workspace::python::src_layout(&self.inner.workdir))
-            .flatten()
-        {
-            let inherited = env
-                .iter()
-                .rev()
-                .find(|(key, _)| key == "PYTHONPATH")
-                .map(|(_, value)| std::ffi::OsString::from(value))
-                .or_else(|| std::env::var_os("PYTHONPATH"));
-            let path = cc_workspace::python::python_path_with(&src, inherited.as_deref());
-            env.push(("PYTHONPATH".into(), path.to_string_lossy().into_owned()));
+        if language == Language::Python {
+            if let Some((_, path)) =
+                cc_workspace::python::src_layout_python_path(&self.inner.workdir, &env)
+            {
+                env.push(("PYTHONPATH".into(), path.to_string_lossy().into_owned()));
+            }
         }
         Kernel::start(Launch {
             language,

@@ -358,20 +358,34 @@ pub fn src_layout(root: &Path) -> Option<PathBuf> {
     holds_package.then_some(src)
 }
 
-/// `PYTHONPATH` with `dir` first, before what `inherited` held (empty parts dropped).
-pub fn python_path_with(dir: &Path, inherited: Option<&OsStr>) -> OsString {
-    let mut dirs = vec![dir.to_path_buf()];
-    if let Some(inherited) = inherited {
-        dirs.extend(std::env::split_paths(inherited).filter(|p| !p.as_os_str().is_empty()));
-    }
-    std::env::join_paths(dirs).unwrap_or_else(|_| dir.as_os_str().to_os_string())
+/// `PYTHONPATH` for code run for the project at `root` (pytest under the debugger, a
+/// kernel): its src layout's `src` first, then what the child would inherit (the last
+/// `PYTHONPATH` of `env`, its extra variables, else this process's); with the `src` folder.
+/// `None` without a src layout.
+pub fn src_layout_python_path(
+    root: &Path,
+    env: &[(String, String)],
+) -> Option<(PathBuf, OsString)> {
+    let src = src_layout(root)?;
+    let inherited = env
+        .iter()
+        .rev()
+        .find(|(key, _)| key == "PYTHONPATH")
+        .map(|(_, value)| OsString::from(value))
+        .or_else(|| std::env::var_os("PYTHONPATH"))
+        .unwrap_or_default();
+    let path = path_with(&src, &inherited);
+    Some((src, path))
 }
 
-/// `PATH` with `dir` in front (for children that should find the chosen interpreter first).
+/// A search path (`PATH`, `PYTHONPATH`) with `dir` in front; an empty `path_var` adds nothing
+/// (an empty entry would mean the current folder).
 pub fn path_with(dir: &Path, path_var: &OsStr) -> OsString {
     let mut dirs = vec![dir.to_path_buf()];
-    dirs.extend(std::env::split_paths(path_var));
-    std::env::join_paths(dirs).unwrap_or_else(|_| path_var.to_os_string())
+    if !path_var.is_empty() {
+        dirs.extend(std::env::split_paths(path_var));
+    }
+    std::env::join_paths(dirs).unwrap_or_else(|_| dir.as_os_str().to_os_string())
 }
 
 #[cfg(test)]

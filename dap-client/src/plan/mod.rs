@@ -271,20 +271,10 @@ fn python_request(ctx: &Context<'_>, python: &Path, module: &str, args: &[String
 fn pytest_treatment(ctx: &Context<'_>, arguments: &mut Value, plan: &mut Plan) {
     arguments["breakOnSystemExit"] = json!([]);
     plan.extra_filters.push("userUnhandled".into());
-    if let Some(src) = spec::src_layout(ctx.root()) {
-        let inherited = ctx
-            .extra_env
-            .iter()
-            .rev()
-            .find(|(key, _)| key == "PYTHONPATH")
-            .map(|(_, value)| value.clone())
-            .or_else(|| std::env::var("PYTHONPATH").ok());
-        let path = cc_workspace::python::python_path_with(
-            &src,
-            inherited.as_deref().map(std::ffi::OsStr::new),
-        )
-        .to_string_lossy()
-        .into_owned();
+    if let Some((src, path)) =
+        cc_workspace::python::src_layout_python_path(ctx.root(), ctx.extra_env)
+    {
+        let path = path.to_string_lossy().into_owned();
         arguments["env"] = json!({ "PYTHONPATH": path });
         plan.notes.push(format!(
             "src layout: {} is first on PYTHONPATH, so the tests import the checkout's code",

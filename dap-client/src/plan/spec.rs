@@ -172,11 +172,6 @@ pub(crate) fn is_pytest_script(path: &Path) -> bool {
     ) && is_python_script(path)
 }
 
-/// `src/` when the checkout keeps its package there (see [`cc_workspace::python::src_layout`]).
-pub(crate) fn src_layout(root: &Path) -> Option<PathBuf> {
-    cc_workspace::python::src_layout(root)
-}
-
 /// A `go test` invocation read from a `test` string.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GoTest {
@@ -592,10 +587,13 @@ mod tests {
         assert_eq!(shebang_python(&script), None);
         std::fs::write(&script, "#!/usr/bin/env python3\nimport sys\n").unwrap();
         assert!(is_pytest_script(&script));
-        assert!(src_layout(root).is_none());
+        assert!(cc_workspace::python::src_layout(root).is_none());
         std::fs::create_dir_all(root.join("src/pkg")).unwrap();
         std::fs::write(root.join("src/pkg/__init__.py"), "").unwrap();
-        assert_eq!(src_layout(root), Some(root.join("src")));
+        assert_eq!(
+            cc_workspace::python::src_layout(root),
+            Some(root.join("src"))
+        );
         assert!(is_identifier("pytest") && !is_identifier("1x") && !is_identifier(""));
     }
 }

@@ -28,6 +28,34 @@ pub(crate) struct FeatureChoice {
     pub named: Vec<String>,
 }
 
+impl FeatureChoice {
+    /// The choice a `cargo check` command line makes (`--all-features`,
+    /// `--no-default-features`, `--features a,b`, `--features=a`, `-F a`).
+    pub(crate) fn from_args(args: &[String]) -> Self {
+        let mut choice = FeatureChoice::default();
+        let mut words = args.iter();
+        while let Some(word) = words.next() {
+            let list = match word.as_str() {
+                "--all-features" => {
+                    choice.all = true;
+                    continue;
+                }
+                "--no-default-features" => {
+                    choice.no_default = true;
+                    continue;
+                }
+                "--features" | "-F" => words.next().map(String::as_str),
+                other => other.strip_prefix("--features="),
+            };
+            let names = list.into_iter().flat_map(|l| l.split([',', ' ']));
+            choice
+                .named
+                .extend(names.filter(|f| !f.is_empty()).map(str::to_owned));
+        }
+        choice
+    }
+}
+
 /// What cargo leaves out under `root` (a package, or a workspace and its members).
 pub(crate) fn cargo_left_out(root: &Path, choice: &FeatureChoice) -> Vec<LeftOut> {
     let mut out = Vec::new();
@@ -263,14 +291,14 @@ fn targets(dir: &Path, manifest: &toml::Table) -> Vec<Target> {
             _ => Vec::new(),
         }
     };
-    let kinds: [(&str, &str, &str, bool); 5] = [
-        ("lib", "src", "lib", true),
-        ("bin", "src/bin", "main", auto("autobins")),
-        ("test", "tests", "main", auto("autotests")),
-        ("bench", "benches", "main", auto("autobenches")),
-        ("example", "examples", "main", auto("autoexamples")),
+    let kinds: [(&str, &str, bool); 5] = [
+        ("lib", "src", true),
+        ("bin", "src/bin", auto("autobins")),
+        ("test", "tests", auto("autotests")),
+        ("bench", "benches", auto("autobenches")),
+        ("example", "examples", auto("autoexamples")),
     ];
-    for (key, folder, _, automatic) in kinds {
+    for (key, folder, automatic) in kinds {
         for table in declared(key) {
             let name = table
                 .get("name")
@@ -378,7 +406,6 @@ impl<'a> Facts<'a> {
                     set_elsewhere.push(name);
                 }
             }
-            any_set_elsewhere |= text.contains("rustc-cfg={") || text.contains("rustc-cfg={}");
         }
         for folder in dir.ancestors().take_while(|d| d.starts_with(workspace)) {
             for name in [".cargo/config.toml", ".cargo/config"] {
@@ -642,8 +669,8 @@ fn module_files(root: &Path, facts: &Facts<'_>) -> ModuleWalk {
         let Some(dir) = module_folder(&file, owner) else {
             continue;
         };
+        let base = file.parent().unwrap_or(Path::new("."));
         for declaration in modules.declarations {
-            let base = file.parent().unwrap_or(Path::new("."));
             let child = match &declaration.path {
                 Some(path) => base.join(path),
                 None => {
@@ -877,6 +904,17 @@ mod tests {
         ] {
             assert_eq!(certainly_off(predicate, &facts), off, "{predicate}");
         }
+    }
+
+    #[test]
+    fn the_command_line_says_which_features() {
+        let args = |text: &str| text.split(' ').map(str::to_owned).collect::<Vec<_>>();
+        let choice = FeatureChoice::from_args(&args(
+            "check --all-targets --features a,b -F c --features=d --no-default-features",
+        ));
+        assert_eq!(choice.named, ["a", "b", "c", "d"]);
+        assert!(choice.no_default && !choice.all);
+        assert!(FeatureChoice::from_args(&args("check --all-features")).all);
     }
 
     #[test]

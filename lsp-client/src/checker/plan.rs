@@ -95,21 +95,7 @@ pub(crate) fn plan(
     if format == Format::CargoJson {
         base.extend(cargo_feature_args(&spec.settings));
         // What the features and cfgs leave uncompiled: listed, since cargo says nothing.
-        let choice = super::cargo_scope::FeatureChoice {
-            all: base.iter().any(|a| a == "--all-features"),
-            no_default: base.iter().any(|a| a == "--no-default-features"),
-            named: base
-                .iter()
-                .skip_while(|a| *a != "--features")
-                .nth(1)
-                .map(|list| {
-                    list.split([',', ' '])
-                        .filter(|f| !f.is_empty())
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default(),
-        };
+        let choice = super::cargo_scope::FeatureChoice::from_args(&base);
         outside_scope = super::cargo_scope::cargo_left_out(root, &choice);
     }
     let name = file_name(&program);
