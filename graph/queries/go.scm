@@ -34,6 +34,13 @@
     name: (type_identifier) @name
     type: (interface_type)) @definition.interface)
 
+; Embedded interfaces (a method set's other half).
+(type_declaration
+  (type_spec
+    name: (type_identifier) @name
+    type: (interface_type
+      (type_elem . [(type_identifier) (qualified_type)] @base .))) @definition.interface)
+
 (type_declaration
   (type_spec
     name: (type_identifier) @name

@@ -194,6 +194,8 @@ impl<'a> Extractor<'a> {
         let mut owner_scopes: Vec<((usize, usize), String)> = Vec::new();
         let mut refs: Vec<(usize, Reference)> = Vec::new();
         let mut locals: Vec<(usize, Local)> = Vec::new();
+        // Where each import statement starts, beside `facts.imports`.
+        let mut import_bytes: Vec<usize> = Vec::new();
         let mut seen_refs: HashMap<(usize, u8), usize> = HashMap::new();
 
         let mut cursor = QueryCursor::new();
@@ -314,12 +316,14 @@ impl<'a> Extractor<'a> {
                 let Some(module) = cap_text("import.module") else {
                     continue;
                 };
+                import_bytes.push(node.start_byte());
                 facts.imports.push(Import {
                     module: module.trim_matches(['"', '\'', '<', '>', '`']).to_owned(),
                     name: cap_text("import.name"),
                     alias: cap_text("import.alias"),
                     wildcard: cap("import.wildcard").is_some(),
                     line: Pos::of(node.start_position()).line,
+                    scope_lines: None,
                 });
             } else if role == "local" {
                 let Some(name) = cap_text("name") else {
@@ -456,6 +460,20 @@ impl<'a> Extractor<'a> {
         for (byte, mut r) in refs {
             r.enclosing = innermost(&spans, &parents, last_before(byte), byte, None);
             facts.references.push(r);
+        }
+        // An import inside a function binds its name there only (the preprocessor's
+        // `#include` is textual: it binds from there on, wherever it is).
+        if !matches!(self.language.name, "c" | "cpp") {
+            for (import, byte) in facts.imports.iter_mut().zip(import_bytes) {
+                let mut at = innermost(&spans, &parents, last_before(byte), byte, None);
+                while let Some(def) = at.and_then(|i| facts.definitions.get(i)) {
+                    if def.kind.is_callable() {
+                        import.scope_lines = Some((def.start.line, def.end_line));
+                        break;
+                    }
+                    at = def.parent;
+                }
+            }
         }
         locals.sort_by_key(|(b, _)| *b);
         for (byte, mut l) in locals {

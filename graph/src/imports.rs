@@ -569,6 +569,7 @@ mod tests {
             alias: None,
             wildcard: false,
             line: 1,
+            scope_lines: None,
         }
     }
 

@@ -31,7 +31,7 @@ use crate::table::{Backing, DefId, DefInfo, Deps, FileId, FileInfo, NoBacking, T
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Why the index could not be opened or updated.
 #[derive(Debug, thiserror::Error)]
@@ -205,8 +205,12 @@ CREATE TABLE refs(
   outcome INTEGER NOT NULL, target_id INTEGER, rung INTEGER, candidates INTEGER,
   PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
 CREATE INDEX refs_target ON refs(target_id) WHERE target_id IS NOT NULL;
+CREATE TABLE fanout(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, target_id INTEGER NOT NULL,
+  PRIMARY KEY(file_id, ord, target_id)) WITHOUT ROWID;
+CREATE INDEX fanout_target ON fanout(target_id);
 CREATE TABLE imports(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, module TEXT NOT NULL,
-  name TEXT, alias TEXT, wildcard INTEGER NOT NULL, line INTEGER NOT NULL,
+  name TEXT, alias TEXT, wildcard INTEGER NOT NULL, line INTEGER NOT NULL, scope_first INTEGER,
+  scope_last INTEGER,
   PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
 CREATE TABLE locals(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, name TEXT NOT NULL,
   scope_id INTEGER, type_text TEXT, value TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL,
@@ -227,6 +231,7 @@ pub(crate) fn rung_code(r: Rung) -> i64 {
         Rung::Import => 1,
         Rung::Package => 2,
         Rung::Name => 3,
+        Rung::Dispatch => 4,
     }
 }
 
@@ -235,6 +240,7 @@ pub(crate) fn rung_of(code: i64) -> Rung {
         0 => Rung::Exact,
         1 => Rung::Import,
         2 => Rung::Package,
+        4 => Rung::Dispatch,
         _ => Rung::Name,
     }
 }
@@ -936,14 +942,15 @@ impl Graph {
                 let table = Table::new(project, all_files, Some(SqlBacking { conn: &tx }));
                 (None, Some(table))
             };
-            let resolve_chunk = |chunk: &[Work]| -> Vec<(FileId, Vec<Outcome>, Deps)> {
+            let resolve_chunk = |chunk: &[Work]| -> Vec<ResolvedFile> {
                 if let Some(table) = &whole {
                     pool.install(|| {
                         chunk
                             .par_iter()
                             .map(|(file, _, refs)| {
-                                let (outcomes, deps) = resolve::resolve_file(table, *file, refs);
-                                (*file, outcomes, deps)
+                                let (outcomes, dispatch, deps) =
+                                    resolve::resolve_file(table, *file, refs);
+                                (*file, outcomes, dispatch, deps)
                             })
                             .collect()
                     })
@@ -951,8 +958,9 @@ impl Graph {
                     chunk
                         .iter()
                         .map(|(file, _, refs)| {
-                            let (outcomes, deps) = resolve::resolve_file(table, *file, refs);
-                            (*file, outcomes, deps)
+                            let (outcomes, dispatch, deps) =
+                                resolve::resolve_file(table, *file, refs);
+                            (*file, outcomes, dispatch, deps)
                         })
                         .collect()
                 } else {
@@ -980,6 +988,14 @@ impl Graph {
                 let mut delete_deps = tx
                     .prepare_cached("DELETE FROM deps WHERE file_id = ?1")
                     .map_err(sql)?;
+                let mut delete_fanout = tx
+                    .prepare_cached("DELETE FROM fanout WHERE file_id = ?1")
+                    .map_err(sql)?;
+                let mut insert_fanout = tx
+                    .prepare_cached(
+                        "INSERT OR IGNORE INTO fanout(file_id, ord, target_id) VALUES (?1, ?2, ?3)",
+                    )
+                    .map_err(sql)?;
                 let mut insert_dep = tx
                     .prepare_cached("INSERT OR IGNORE INTO deps(key_id, file_id) VALUES (?1, ?2)")
                     .map_err(sql)?;
@@ -1002,7 +1018,9 @@ impl Graph {
                         resolve_chunk(&chunk)
                     };
                     // `results` is in the order of `chunk`.
-                    for ((file, outcomes, deps), (_, ords, refs)) in results.iter().zip(&chunk) {
+                    for ((file, outcomes, dispatch, deps), (_, ords, refs)) in
+                        results.iter().zip(&chunk)
+                    {
                         let split = |o: &Outcome| match *o {
                             Outcome::Resolved { target, rung } => {
                                 (OUTCOME_RESOLVED, Some(target), Some(rung_code(rung)), None)
@@ -1043,6 +1061,20 @@ impl Graph {
                                         ])
                                         .map_err(sql)?;
                                 }
+                            }
+                        }
+                        if ords.is_some() {
+                            delete_fanout.execute([file]).map_err(sql)?;
+                        }
+                        for (i, target) in dispatch {
+                            let ord = match ords {
+                                Some(ords) => ords.get(*i).copied(),
+                                None => i64::try_from(*i).ok(),
+                            };
+                            if let Some(ord) = ord {
+                                insert_fanout
+                                    .execute(params![file, ord, target])
+                                    .map_err(sql)?;
                             }
                         }
                         delete_deps.execute([file]).map_err(sql)?;
@@ -1168,10 +1200,17 @@ impl Graph {
             def_key.replace("{}", "r.target_id")
         );
         out.extend(self.rows_as_text("ref", &q)?);
+        let q = format!(
+            "SELECT f.path, r.line, r.col, r.name, {}
+             FROM fanout x JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
+             JOIN files f ON f.id = x.file_id",
+            def_key.replace("{}", "x.target_id")
+        );
+        out.extend(self.rows_as_text("dispatch", &q)?);
         out.extend(self.rows_as_text(
             "imports",
             "SELECT f.path, i.ord, i.module, IFNULL(i.name, ''), IFNULL(i.alias, ''), i.wildcard,
-               i.line
+               i.line, IFNULL(i.scope_first, ''), IFNULL(i.scope_last, '')
              FROM imports i JOIN files f ON f.id = i.file_id",
         )?);
         let q = format!(
@@ -1357,8 +1396,9 @@ fn insert_facts(
         ids.push(tx.last_insert_rowid());
     }
     let mut insert_import = tx.prepare_cached(
-        "INSERT INTO imports(file_id, ord, module, name, alias, wildcard, line)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO imports(file_id, ord, module, name, alias, wildcard, line, scope_first,
+           scope_last)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
     for (i, imp) in facts.imports.iter().enumerate() {
         insert_import.execute(params![
@@ -1368,7 +1408,9 @@ fn insert_facts(
             imp.name,
             imp.alias,
             imp.wildcard,
-            imp.line
+            imp.line,
+            imp.scope_lines.map(|s| s.0),
+            imp.scope_lines.map(|s| s.1)
         ])?;
     }
     let mut insert_local = tx.prepare_cached(
@@ -1474,6 +1516,7 @@ fn rewrite_file(
     }
     tx.execute("DELETE FROM defs WHERE file_id = ?1", [file])?;
     tx.execute("DELETE FROM refs WHERE file_id = ?1", [file])?;
+    tx.execute("DELETE FROM fanout WHERE file_id = ?1", [file])?;
     tx.execute("DELETE FROM imports WHERE file_id = ?1", [file])?;
     tx.execute("DELETE FROM locals WHERE file_id = ?1", [file])?;
     tx.execute(
@@ -1531,7 +1574,7 @@ fn note_file_keys(
 }
 
 fn delete_file(tx: &Connection, file: FileId) -> rusqlite::Result<()> {
-    for table in ["defs", "refs", "imports", "locals", "deps"] {
+    for table in ["defs", "refs", "fanout", "imports", "locals", "deps"] {
         tx.execute(&format!("DELETE FROM {table} WHERE file_id = ?1"), [file])?;
     }
     tx.execute("DELETE FROM files WHERE id = ?1", [file])?;
@@ -1600,19 +1643,26 @@ fn def_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DefInfo> {
 const DEF_COLUMNS: &str =
     "id, file_id, name, kind, parent_id, owner, type_text, returns, bases, self_name";
 
+/// An import from `module, name, alias, wildcard, line, scope_first, scope_last` at `at`.
+fn import_from_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Import> {
+    let first: Option<u32> = r.get(at + 5)?;
+    let last: Option<u32> = r.get(at + 6)?;
+    Ok(Import {
+        module: r.get(at)?,
+        name: r.get(at + 1)?,
+        alias: r.get(at + 2)?,
+        wildcard: r.get(at + 3)?,
+        line: r.get(at + 4)?,
+        scope_lines: first.zip(last),
+    })
+}
+
 fn load_imports(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<Import>> {
     let mut stmt = tx.prepare_cached(
-        "SELECT module, name, alias, wildcard, line FROM imports WHERE file_id = ?1 ORDER BY ord",
+        "SELECT module, name, alias, wildcard, line, scope_first, scope_last FROM imports
+         WHERE file_id = ?1 ORDER BY ord",
     )?;
-    let rows = stmt.query_map([file], |r| {
-        Ok(Import {
-            module: r.get(0)?,
-            name: r.get(1)?,
-            alias: r.get(2)?,
-            wildcard: r.get(3)?,
-            line: r.get(4)?,
-        })
-    })?;
+    let rows = stmt.query_map([file], |r| import_from_row(r, 0))?;
     rows.collect()
 }
 
@@ -1654,20 +1704,10 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
     let mut imports: BTreeMap<FileId, Vec<Import>> = BTreeMap::new();
     {
         let mut stmt = tx.prepare(
-            "SELECT file_id, module, name, alias, wildcard, line FROM imports ORDER BY file_id, ord",
+            "SELECT file_id, module, name, alias, wildcard, line, scope_first, scope_last
+             FROM imports ORDER BY file_id, ord",
         )?;
-        let rows = stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                Import {
-                    module: r.get(1)?,
-                    name: r.get(2)?,
-                    alias: r.get(3)?,
-                    wildcard: r.get(4)?,
-                    line: r.get(5)?,
-                },
-            ))
-        })?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, import_from_row(r, 1)?)))?;
         for row in rows {
             let (f, i) = row?;
             imports.entry(f).or_default().push(i);
@@ -1721,12 +1761,15 @@ type Work = (FileId, Option<Vec<i64>>, Vec<RefIn>);
 
 /// A chunk's references left unresolved (a cancelled build writes them so; the next refresh
 /// resolves everything).
-fn unresolved_chunk(chunk: &[Work]) -> Vec<(FileId, Vec<Outcome>, Deps)> {
+/// One file's resolution: its outcomes in reference order, dispatch edges, keys read.
+type ResolvedFile = (FileId, Vec<Outcome>, resolve::DispatchEdges, Deps);
+
+fn unresolved_chunk(chunk: &[Work]) -> Vec<ResolvedFile> {
     chunk
         .iter()
         .map(|(file, _, refs)| {
             let outcomes = vec![Outcome::Unresolved { candidates: 0 }; refs.len()];
-            (*file, outcomes, Deps::default())
+            (*file, outcomes, Vec::new(), Deps::default())
         })
         .collect()
 }
@@ -1815,6 +1858,17 @@ impl Backing for SqlBacking<'_> {
             .prepare_cached(&format!("SELECT {DEF_COLUMNS} FROM defs WHERE id = ?1"))
             .ok()?;
         stmt.query_row([id], def_from_row).optional().ok().flatten()
+    }
+
+    fn interface_members(&self, iface: &DefInfo) -> Vec<DefInfo> {
+        let Ok(mut stmt) = self.conn.prepare_cached(&format!(
+            "SELECT {DEF_COLUMNS} FROM defs WHERE file_id = ?1 AND parent_id = ?2"
+        )) else {
+            return Vec::new();
+        };
+        stmt.query_map(params![iface.file, iface.id], def_from_row)
+            .map(|rows| rows.filter_map(|r| r.ok()).collect())
+            .unwrap_or_default()
     }
 
     fn imports_of(&self, file: FileId) -> Vec<Import> {

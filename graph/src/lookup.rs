@@ -23,7 +23,7 @@ impl Graph {
             .conn
             .prepare_cached(&format!(
                 "SELECT r.line, r.col, r.name, r.receiver, r.outcome, r.target_id, r.rung,
-                   r.candidates
+                   r.candidates, r.file_id, r.ord
                  FROM refs r JOIN files f ON f.id = r.file_id {filter}"
             ))
             .map_err(self.q_err())?;
@@ -38,13 +38,17 @@ impl Graph {
                     r.get::<_, Option<i64>>(5)?,
                     r.get::<_, Option<i64>>(6)?,
                     r.get::<_, Option<i64>>(7)?,
+                    r.get::<_, i64>(8)?,
+                    r.get::<_, i64>(9)?,
                 ))
             })
             .map_err(self.q_err())?;
+        let rows: Vec<_> = rows
+            .collect::<rusqlite::Result<_>>()
+            .map_err(self.q_err())?;
+        let dispatch_listed = Rung::Dispatch.confidence() >= min_confidence;
         let mut out = Vec::new();
-        for row in rows {
-            let (line, column, name, receiver, outcome, target, rung, candidates) =
-                row.map_err(self.q_err())?;
+        for (line, column, name, receiver, outcome, target, rung, candidates, file, ord) in rows {
             let rung = rung.map(rung_of);
             let confidence = rung.map(Rung::confidence);
             let mut callee = Callee {
@@ -55,11 +59,15 @@ impl Graph {
                 target: None,
                 rung,
                 confidence,
+                dispatch: Vec::new(),
                 unresolved: None,
             };
             match (outcome, target) {
                 (0, Some(t)) if confidence.unwrap_or(0.0) >= min_confidence => {
                     callee.target = self.symbol(t)?;
+                    if dispatch_listed {
+                        callee.dispatch = self.dispatch_targets(file, ord)?;
+                    }
                 }
                 (0, Some(_)) => callee.unresolved = Some("below the confidence floor".into()),
                 (2, _) => callee.unresolved = Some("external".into()),
@@ -72,6 +80,25 @@ impl Graph {
             }
             out.push(callee);
         }
+        Ok(out)
+    }
+
+    /// The dispatch targets of one reference, by place.
+    fn dispatch_targets(&self, file: i64, ord: i64) -> Result<Vec<crate::query::Symbol>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT target_id FROM fanout WHERE file_id = ?1 AND ord = ?2")
+            .map_err(self.q_err())?;
+        let ids = stmt
+            .query_map(params![file, ord], |r| r.get::<_, i64>(0))
+            .map_err(self.q_err())?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.q_err())?;
+        let mut out = Vec::new();
+        for id in ids {
+            out.extend(self.symbol(id)?);
+        }
+        out.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
         Ok(out)
     }
 

@@ -188,9 +188,19 @@ pub struct Import {
     pub wildcard: bool,
     /// Line of the statement.
     pub line: u32,
+    /// The first and last line of the function the statement is in, when it is in one (a
+    /// Python import inside a function binds the name there only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_lines: Option<(u32, u32)>,
 }
 
 impl Import {
+    /// Whether the import binds its name at `line` of its file.
+    pub fn visible_at(&self, line: u32) -> bool {
+        self.scope_lines
+            .is_none_or(|(first, last)| first <= line && line <= last)
+    }
+
     /// The name the import binds in the file (`None` for a wildcard or a side-effect import).
     pub fn bound_name(&self) -> Option<&str> {
         if self.wildcard {

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 
-use crate::index::{ref_kind_of, rung_of, Freshness, Graph, GraphError, Result};
+use crate::index::{ref_kind_of, rung_code, rung_of, Freshness, Graph, GraphError, Result};
 use crate::model::{DefKind, RefKind};
 use crate::resolve::Rung;
 use crate::table::DefId;
@@ -73,6 +73,9 @@ pub struct Callee {
     pub target: Option<Symbol>,
     pub rung: Option<Rung>,
     pub confidence: Option<f64>,
+    /// The definitions that may run in place of `target` (rung `dispatch`: a Go interface's
+    /// implementations, a C function's build alternatives), when the floor admits them.
+    pub dispatch: Vec<Symbol>,
     /// Why there is no target: `external`, `ambiguous (N candidates)`, `unknown`,
     /// `below the confidence floor`.
     pub unresolved: Option<String>,
@@ -119,6 +122,8 @@ pub struct Stats {
     pub import: usize,
     pub package: usize,
     pub name: usize,
+    /// Dispatch edges (a reference may have several, beside its own edge).
+    pub dispatch: usize,
     /// References with no edge: several candidates.
     pub ambiguous: usize,
     /// References with no edge: no definition of that name in the workspace.
@@ -292,7 +297,8 @@ impl Graph {
             .conn
             .prepare_cached(&format!(
                 "SELECT {SYMBOL_COLUMNS},
-                   (SELECT COUNT(*) FROM refs r WHERE r.target_id = d.id) AS uses
+                   (SELECT COUNT(*) FROM refs r WHERE r.target_id = d.id)
+                   + (SELECT COUNT(*) FROM fanout x WHERE x.target_id = d.id) AS uses
                  FROM defs d JOIN files f ON f.id = d.file_id
                  WHERE d.name = ?1"
             ))
@@ -411,11 +417,17 @@ impl Graph {
             .prepare_cached(
                 "SELECT f.path, r.line, r.col, r.kind, r.receiver, r.rung, r.enclosing_id
                  FROM refs r JOIN files f ON f.id = r.file_id
-                 WHERE r.target_id = ?1 ORDER BY f.path, r.line, r.col",
+                 WHERE r.target_id = ?1
+                 UNION ALL
+                 SELECT f.path, r.line, r.col, r.kind, r.receiver, ?2, r.enclosing_id
+                 FROM fanout x JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
+                 JOIN files f ON f.id = r.file_id
+                 WHERE x.target_id = ?1
+                 ORDER BY 1, 2, 3",
             )
             .map_err(self.q_err())?;
         let rows = stmt
-            .query_map([target], |r| {
+            .query_map(params![target, rung_code(Rung::Dispatch)], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, u32>(1)?,
@@ -485,12 +497,16 @@ impl Graph {
             .conn
             .prepare_cached(
                 "SELECT r.enclosing_id, r.rung, f.path, r.line FROM refs r
-                 JOIN files f ON f.id = r.file_id WHERE r.target_id = ?1",
+                 JOIN files f ON f.id = r.file_id WHERE r.target_id = ?1
+                 UNION ALL
+                 SELECT r.enclosing_id, ?2, f.path, r.line
+                 FROM fanout x JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
+                 JOIN files f ON f.id = r.file_id WHERE x.target_id = ?1",
             )
             .map_err(self.q_err())?;
         while let Some((def, depth, conf)) = queue.pop_front() {
             let rows = stmt
-                .query_map([def], |r| {
+                .query_map(params![def, rung_code(Rung::Dispatch)], |r| {
                     Ok((
                         r.get::<_, Option<i64>>(0)?,
                         r.get::<_, i64>(1)?,
@@ -603,11 +619,15 @@ impl Graph {
                 .conn
                 .prepare_cached(
                     "SELECT enclosing_id, target_id, rung FROM refs
-                     WHERE outcome = 0 AND enclosing_id IS NOT NULL",
+                     WHERE outcome = 0 AND enclosing_id IS NOT NULL
+                     UNION ALL
+                     SELECT r.enclosing_id, x.target_id, ?1
+                     FROM fanout x JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
+                     WHERE r.enclosing_id IS NOT NULL",
                 )
                 .map_err(self.q_err())?;
             let rows = stmt
-                .query_map([], |r| {
+                .query_map([rung_code(Rung::Dispatch)], |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
                         r.get::<_, i64>(1)?,
@@ -716,8 +736,10 @@ impl Graph {
                 Rung::Import => stats.import = n,
                 Rung::Package => stats.package = n,
                 Rung::Name => stats.name = n,
+                Rung::Dispatch => {}
             }
         }
+        stats.dispatch = count("SELECT COUNT(*) FROM fanout")?;
         Ok(stats)
     }
 }

@@ -15,6 +15,11 @@
 //! 4. **name** — the only definition of that name in the workspace (kept, excluded by
 //!    default). Several candidates make no edge: the reference is unresolved and counts them.
 //!
+//! A resolved reference may also get **dispatch** edges, to the definitions that can run in
+//! place of its target: the workspace methods that implement a Go interface method it calls,
+//! and each definition of a C or C++ function declared in a header when there are several
+//! (build alternatives, as the kernel's `kfree` has).
+//!
 //! A name reached through an import of something outside the workspace (the standard
 //! library, a dependency) is `external`: no edge, and not counted as unresolved.
 
@@ -31,17 +36,26 @@ pub enum Rung {
     Exact,
     Import,
     Package,
+    /// One of the definitions that can run in place of the call's static target.
+    Dispatch,
     Name,
 }
 
 impl Rung {
-    pub const ALL: [Rung; 4] = [Rung::Exact, Rung::Import, Rung::Package, Rung::Name];
+    pub const ALL: [Rung; 5] = [
+        Rung::Exact,
+        Rung::Import,
+        Rung::Package,
+        Rung::Dispatch,
+        Rung::Name,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Rung::Exact => "exact",
             Rung::Import => "import",
             Rung::Package => "package",
+            Rung::Dispatch => "dispatch",
             Rung::Name => "name",
         }
     }
@@ -56,6 +70,7 @@ impl Rung {
             Rung::Exact => 1.0,
             Rung::Import => 0.9,
             Rung::Package => 0.8,
+            Rung::Dispatch => 0.6,
             Rung::Name => 0.3,
         }
     }
@@ -66,7 +81,8 @@ impl Rung {
     }
 }
 
-/// The confidence floor queries use unless told otherwise: every rung but `name`.
+/// The confidence floor queries use unless told otherwise: every rung but `name`
+/// (`dispatch` included).
 pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
 
 /// What became of one reference.
@@ -151,16 +167,20 @@ fn implicit_this(language: &str) -> bool {
     )
 }
 
+/// The dispatch edges of one file's references: (index of the reference, target).
+pub type DispatchEdges = Vec<(usize, DefId)>;
+
 /// Resolves the references of one file.
 pub fn resolve_file<B: Backing>(
     table: &Table<B>,
     file: FileId,
     refs: &[RefIn],
-) -> (Vec<Outcome>, Deps) {
+) -> (Vec<Outcome>, DispatchEdges, Deps) {
     let mut deps = Deps::default();
     let Some(info) = table.file(file).cloned() else {
         return (
             vec![Outcome::Unresolved { candidates: 0 }; refs.len()],
+            Vec::new(),
             deps,
         );
     };
@@ -178,9 +198,19 @@ pub fn resolve_file<B: Backing>(
         locals_by_name: std::collections::HashMap::new(),
         module_memo: std::collections::HashMap::new(),
         exported_memo: std::collections::HashMap::new(),
+        dispatched: Vec::new(),
     };
-    let outcomes = refs.iter().map(|r| cx.resolve(r)).collect();
-    (outcomes, cx.deps)
+    let mut dispatch = Vec::new();
+    let outcomes = refs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let outcome = cx.resolve(r);
+            dispatch.extend(cx.dispatched.drain(..).map(|d| (i, d)));
+            outcome
+        })
+        .collect();
+    (outcomes, dispatch, cx.deps)
 }
 
 struct Cx<'t, B: Backing> {
@@ -203,6 +233,8 @@ struct Cx<'t, B: Backing> {
     /// Steps left for the current reference: a budget, so that no input makes one
     /// reference expensive.
     budget: usize,
+    /// The dispatch targets of the reference just resolved.
+    dispatched: Vec<DefId>,
 }
 
 /// Deepest nesting of resolution steps for one reference.
@@ -270,20 +302,35 @@ impl<B: Backing> Cx<'_, B> {
                 // A declaration and its definition are one candidate (C, C++); a call of a
                 // class is a call of its constructor when it declares one.
                 let called = r.kind == RefKind::Call;
-                let mut targets: Vec<DefId> = defs
+                let mut targets: Vec<(DefId, Vec<DefId>)> = defs
                     .iter()
                     .map(|d| {
                         let d = match called.then(|| self.constructor_of(d)).flatten() {
                             Some(c) => c,
                             None => d.clone(),
                         };
-                        self.definition_of_declaration(&d).unwrap_or(d.id)
+                        match self.definitions_of_declaration(&d).as_slice() {
+                            [] => (d.id, Vec::new()),
+                            [body] => (*body, Vec::new()),
+                            // Build alternatives: the call lands on the declaration and
+                            // may run any of them.
+                            bodies => (d.id, bodies.to_vec()),
+                        }
                     })
                     .collect();
                 targets.sort_unstable();
-                targets.dedup();
-                match targets.as_slice() {
-                    [one] => Outcome::Resolved { target: *one, rung },
+                targets.dedup_by_key(|t| t.0);
+                match targets.as_mut_slice() {
+                    [(one, bodies)] => {
+                        let one = *one;
+                        let mut dispatched = std::mem::take(bodies);
+                        if called && dispatched.is_empty() {
+                            dispatched = self.implementations(one);
+                        }
+                        dispatched.retain(|d| *d != one);
+                        self.dispatched = dispatched;
+                        Outcome::Resolved { target: one, rung }
+                    }
                     _ => Outcome::Unresolved {
                         candidates: u32::try_from(targets.len()).unwrap_or(u32::MAX),
                     },
@@ -317,13 +364,15 @@ impl<B: Backing> Cx<'_, B> {
         collapse(own).into_iter().next()
     }
 
-    /// C and C++: a function declared in a header is paired with its one definition in a
-    /// source file (the call lands where the body is).
-    fn definition_of_declaration(&mut self, decl: &DefInfo) -> Option<DefId> {
+    /// C and C++: the definitions in source files of a function declared in a header
+    /// (one, or several for build alternatives); empty for anything else.
+    fn definitions_of_declaration(&mut self, decl: &DefInfo) -> Vec<DefId> {
         if !matches!(self.lang(), "c" | "cpp") || !decl.kind.is_callable() {
-            return None;
+            return Vec::new();
         }
-        let header = self.table.file(decl.file)?;
+        let Some(header) = self.table.file(decl.file) else {
+            return Vec::new();
+        };
         let is_header = |path: &str| {
             matches!(
                 path.rsplit('.').next(),
@@ -331,7 +380,7 @@ impl<B: Backing> Cx<'_, B> {
             )
         };
         if !is_header(&header.path) {
-            return None;
+            return Vec::new();
         }
         // The type a member declaration belongs to, by name (`int area();` in `class Shape`
         // is defined as `int Shape::area() {…}`).
@@ -342,8 +391,7 @@ impl<B: Backing> Cx<'_, B> {
                 .map(|p| p.name.clone())
         });
         let defs = self.table.defs_named(&decl.name, &mut self.deps);
-        let bodies: Vec<&Def> = defs
-            .iter()
+        defs.iter()
             .filter(|d| {
                 d.id != decl.id
                     && d.kind.is_callable()
@@ -353,11 +401,124 @@ impl<B: Backing> Cx<'_, B> {
                         !is_header(&f.path) && crate::table::family(f.language) == "c"
                     })
             })
-            .collect();
-        match bodies.as_slice() {
-            [one] => Some(one.id),
-            _ => None,
+            .map(|d| d.id)
+            .collect()
+    }
+
+    /// The workspace definitions a call of `target` may run instead of it: for a Go
+    /// interface method, the methods of the same name of every workspace type whose method
+    /// set has all of the interface's methods (embedding included).
+    fn implementations(&mut self, target: DefId) -> Vec<DefId> {
+        let Some(method) = self.table.def(target) else {
+            return Vec::new();
+        };
+        let Some(iface) = method.parent.and_then(|p| self.table.def(p)) else {
+            return Vec::new();
+        };
+        let is_go = |cx: &Self, d: &DefInfo| {
+            cx.table
+                .file(d.file)
+                .is_some_and(|f| f.language.name == "go")
+        };
+        if iface.kind != DefKind::Interface || !is_go(self, &iface) {
+            return Vec::new();
         }
+        let Some(required) = self.interface_methods(&iface) else {
+            return Vec::new();
+        };
+        let defs = self.table.defs_named(&method.name, &mut self.deps);
+        let mut owners: Vec<(String, String)> = defs
+            .iter()
+            .filter(|d| d.kind == DefKind::Method && d.parent.is_none() && is_go(self, d))
+            .filter_map(|d| {
+                let dir = self.table.file(d.file)?.dir().to_owned();
+                Some((dir, d.owner.clone()?))
+            })
+            .collect();
+        owners.sort();
+        owners.dedup();
+        let mut out = Vec::new();
+        for (dir, owner) in owners {
+            let types = self.table.defs_named(&owner, &mut self.deps);
+            let Some(ty) = types
+                .iter()
+                .find(|t| {
+                    t.kind.is_type()
+                        && t.kind != DefKind::Interface
+                        && self.table.file(t.file).is_some_and(|f| f.dir() == dir)
+                })
+                .cloned()
+            else {
+                continue;
+            };
+            let mut provider = None;
+            let mut satisfied = true;
+            for name in &required {
+                match self.member(&ty, name, Want::Call, 1) {
+                    Found::Defs(d, _) if !d.is_empty() => {
+                        if *name == method.name {
+                            provider = d.first().map(|d| d.id);
+                        }
+                    }
+                    _ => {
+                        satisfied = false;
+                        break;
+                    }
+                }
+            }
+            if let (true, Some(p)) = (satisfied, provider) {
+                out.push(p);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The method names a Go interface requires, its embedded workspace interfaces'
+    /// included; `None` when the budget ran out before all were known.
+    fn interface_methods(&mut self, iface: &DefInfo) -> Option<Vec<String>> {
+        let mut names = Vec::new();
+        let mut seen = vec![iface.id];
+        let mut queue = vec![iface.clone()];
+        while let Some(ty) = queue.pop() {
+            if self.budget == 0 {
+                return None;
+            }
+            self.budget -= 1;
+            names.extend(
+                self.table
+                    .interface_members(&ty)
+                    .iter()
+                    .filter(|d| d.kind == DefKind::Method)
+                    .map(|d| d.name.clone()),
+            );
+            let Some(file) = self.table.file(ty.file).cloned() else {
+                continue;
+            };
+            for base in &ty.bases {
+                let saved = std::mem::replace(&mut self.file, file.clone());
+                let saved_imports = std::mem::replace(
+                    &mut self.imports,
+                    self.table.imports_of(self.file.id, &mut self.deps),
+                );
+                let found = self.type_named(base, None, 1);
+                self.file = saved;
+                self.imports = saved_imports;
+                // An embedded interface from outside the workspace adds methods no
+                // workspace type is checked for: the check is looser, never wrong the
+                // other way.
+                if let Some((base, _)) = found {
+                    if base.kind == DefKind::Interface && !seen.contains(&base.id) {
+                        seen.push(base.id);
+                        queue.push((*base).clone());
+                    }
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        Some(names)
     }
 
     fn scope_chain(&self, enclosing: Option<DefId>) -> Vec<Def> {
@@ -419,6 +580,11 @@ impl<B: Backing> Cx<'_, B> {
             if is_type && !implicit_this(self.lang()) {
                 continue;
             }
+            // The members of an object literal (`const p = { setTimeout() {…} }`) are no
+            // names in scope: a bare `setTimeout(…)` inside one is the global.
+            if !is_type && !scope.kind.is_callable() && scope.kind != DefKind::Module {
+                continue;
+            }
             let hits: Vec<Def> = defs
                 .iter()
                 .filter(|d| d.parent == Some(scope.id) && want.accepts(d.kind))
@@ -451,8 +617,9 @@ impl<B: Backing> Cx<'_, B> {
         }
         // 3. Imports binding the name.
         let imports = self.imports.clone();
+        let line = self.at.line;
         let mut external = false;
-        for import in imports.iter() {
+        for import in imports.iter().filter(|i| i.visible_at(line)) {
             if imports::binding(import, self.file.language).as_deref() != Some(name) {
                 continue;
             }
@@ -488,7 +655,7 @@ impl<B: Backing> Cx<'_, B> {
             return Found::Defs(collapse(hits), Rung::Package);
         }
         // 5. Wildcard imports (and languages whose imports bring every name).
-        for import in imports.iter() {
+        for import in imports.iter().filter(|i| i.visible_at(line)) {
             if !(import.wildcard || imports::imports_everything(self.file.language)) {
                 continue;
             }
@@ -578,7 +745,8 @@ impl<B: Backing> Cx<'_, B> {
             return Vec::new();
         };
         let imports = self.table.imports_of(file, &mut self.deps);
-        for import in imports.iter() {
+        // An import inside a function exports nothing.
+        for import in imports.iter().filter(|i| i.scope_lines.is_none()) {
             let binds = imports::binding(import, info.language);
             if binds.as_deref() == Some(name) {
                 if let Found::Defs(d, _) = self.import_target_from(&info, import, depth + 1) {
@@ -589,7 +757,7 @@ impl<B: Backing> Cx<'_, B> {
                 }
             }
         }
-        for import in imports.iter() {
+        for import in imports.iter().filter(|i| i.scope_lines.is_none()) {
             if import.wildcard && imports::reexports_wildcards(info.language) {
                 if let Found::Module(files, _) = self.import_module_from(&info, import) {
                     for f in files {
@@ -1203,6 +1371,7 @@ impl<B: Backing> Cx<'_, B> {
             alias: None,
             wildcard: false,
             line: 0,
+            scope_lines: None,
         };
         match imports::submodule_of_file(self.table, &file, name, &import, &mut self.deps) {
             ImportTarget::Files(f) => Some(f),

@@ -57,6 +57,8 @@ impl FileInfo {
 pub trait Backing {
     fn defs_named(&self, name: &str) -> Vec<DefInfo>;
     fn def(&self, id: DefId) -> Option<DefInfo>;
+    /// The definitions directly inside interface `iface` (in its file).
+    fn interface_members(&self, iface: &DefInfo) -> Vec<DefInfo>;
     fn imports_of(&self, file: FileId) -> Vec<Import>;
     fn locals_of(&self, file: FileId) -> Vec<(Local, Option<DefId>)>;
 }
@@ -107,6 +109,9 @@ impl Backing for NoBacking {
     fn def(&self, _: DefId) -> Option<DefInfo> {
         None
     }
+    fn interface_members(&self, _: &DefInfo) -> Vec<DefInfo> {
+        Vec::new()
+    }
     fn imports_of(&self, _: FileId) -> Vec<Import> {
         Vec::new()
     }
@@ -124,11 +129,14 @@ pub struct Table<B = NoBacking> {
     by_package: HashMap<(&'static str, String), Vec<FileId>>,
     names: HashMap<String, Arc<Vec<Def>>>,
     defs: HashMap<DefId, Def>,
+    /// The members of each interface of the loaded files (few: kept for Go's dispatch).
+    interface_members: HashMap<DefId, Arc<Vec<Def>>>,
     imports: HashMap<FileId, Arc<Vec<Import>>>,
     locals: HashMap<FileId, Arc<Vec<ScopedLocal>>>,
     backing: Option<B>,
     lazy_names: Lazy<String, Vec<Def>>,
     lazy_defs: Mutex<HashMap<DefId, Option<Def>>>,
+    lazy_members: Lazy<DefId, Vec<Def>>,
     lazy_imports: Lazy<FileId, Vec<Import>>,
     lazy_locals: Lazy<FileId, Vec<(Local, Option<DefId>)>>,
 }
@@ -153,11 +161,13 @@ impl<B: Backing> Table<B> {
             by_package: HashMap::new(),
             names: HashMap::new(),
             defs: HashMap::new(),
+            interface_members: HashMap::new(),
             imports: HashMap::new(),
             locals: HashMap::new(),
             backing,
             lazy_names: Mutex::default(),
             lazy_defs: Mutex::default(),
+            lazy_members: Mutex::default(),
             lazy_imports: Mutex::default(),
             lazy_locals: Mutex::default(),
         };
@@ -195,8 +205,17 @@ impl<B: Backing> Table<B> {
         imports: Vec<Import>,
         locals: Vec<(Local, Option<DefId>)>,
     ) {
+        let interfaces: Vec<DefId> = defs
+            .iter()
+            .filter(|d| d.kind == crate::model::DefKind::Interface)
+            .map(|d| d.id)
+            .collect();
         for def in defs {
             let def = Arc::new(def);
+            if let Some(parent) = def.parent.filter(|p| interfaces.contains(p)) {
+                let members = self.interface_members.entry(parent).or_default();
+                Arc::make_mut(members).push(def.clone());
+            }
             let list = self.names.entry(def.name.clone()).or_default();
             Arc::make_mut(list).push(def.clone());
             self.defs.insert(def.id, def);
@@ -277,6 +296,33 @@ impl<B: Backing> Table<B> {
         let mut lazy = self.lazy_defs.lock().unwrap_or_else(|p| p.into_inner());
         lazy.entry(id)
             .or_insert_with(|| backing.def(id).map(Arc::new))
+            .clone()
+    }
+
+    /// The definitions directly inside interface `iface`.
+    pub fn interface_members(&self, iface: &DefInfo) -> Arc<Vec<Def>> {
+        if self.imports.contains_key(&iface.file) {
+            // Its file's facts are loaded here.
+            return self
+                .interface_members
+                .get(&iface.id)
+                .cloned()
+                .unwrap_or_default();
+        }
+        let Some(backing) = &self.backing else {
+            return Arc::default();
+        };
+        let mut lazy = self.lazy_members.lock().unwrap_or_else(|p| p.into_inner());
+        lazy.entry(iface.id)
+            .or_insert_with(|| {
+                Arc::new(
+                    backing
+                        .interface_members(iface)
+                        .into_iter()
+                        .map(Arc::new)
+                        .collect(),
+                )
+            })
             .clone()
     }
 

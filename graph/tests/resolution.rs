@@ -49,6 +49,117 @@ fn go_receivers_locals_constructors_and_package_scope() {
 }
 
 #[test]
+fn a_python_import_inside_a_function_binds_its_name_there_only() {
+    // click's termui.py: `from ._termui_impl import getchar as f` inside one function.
+    let g = index(&[
+        ("pyproject.toml", "[project]\nname = 'pkg'\n"),
+        ("src/pkg/__init__.py", ""),
+        ("src/pkg/impl.py", "def getchar(echo):\n    return echo\n"),
+        (
+            "src/pkg/termui.py",
+            "def read(echo):\n    from .impl import getchar as f\n    return f(echo)\n\n\ndef style(text):\n    return f(text)\n",
+        ),
+        // Nothing re-exports a function's own import.
+        (
+            "src/pkg/user.py",
+            "from .termui import f\n\n\ndef run():\n    return f(1)\n",
+        ),
+    ]);
+    assert_eq!(g.callers("getchar"), ["src/pkg/termui.py:3 import"]);
+}
+
+#[test]
+fn go_interface_calls_dispatch_to_the_workspace_types_that_implement_them() {
+    let g = index(&[
+        ("go.mod", "module example.com/m\n"),
+        (
+            "value.go",
+            "package m\n\ntype Value interface {\n\tString() string\n\tSet(string) error\n}\n\ntype Getter interface {\n\tValue\n\tGet() any\n}\n",
+        ),
+        (
+            "bool.go",
+            "package m\n\ntype boolValue bool\n\nfunc (b *boolValue) Set(s string) error { return nil }\nfunc (b *boolValue) String() string { return \"\" }\nfunc (b *boolValue) Get() any { return nil }\n",
+        ),
+        (
+            "int.go",
+            "package m\n\ntype intValue int\n\nfunc (i *intValue) Set(s string) error { return nil }\nfunc (i *intValue) String() string { return \"\" }\n",
+        ),
+        // Set without String: not a Value.
+        (
+            "half.go",
+            "package m\n\ntype halfValue struct{}\n\nfunc (h halfValue) Set(s string) error { return nil }\n",
+        ),
+        // String promoted from an embedded struct.
+        (
+            "wrapped.go",
+            "package m\n\ntype named struct{}\n\nfunc (n named) String() string { return \"\" }\n\ntype wrapped struct {\n\tnamed\n}\n\nfunc (w *wrapped) Set(s string) error { return nil }\n",
+        ),
+        (
+            "flag.go",
+            "package m\n\ntype Flag struct {\n\tValue Value\n}\n\nfunc (f *Flag) apply(s string) { f.Value.Set(s) }\n\nfunc use(g Getter) { g.Set(\"x\"); g.Get() }\n",
+        ),
+    ]);
+    // The interface method keeps its own edge (the field's type is found in the package);
+    // each implementation gets a dispatch edge.
+    assert_eq!(
+        g.callers_in("Value.Set", Some("value.go")),
+        ["flag.go:7 package", "flag.go:9 exact"]
+    );
+    assert_eq!(
+        g.callers_in("boolValue.Set", Some("bool.go")),
+        ["flag.go:7 dispatch", "flag.go:9 dispatch"]
+    );
+    assert_eq!(
+        g.callers_in("intValue.Set", Some("int.go")),
+        ["flag.go:7 dispatch", "flag.go:9 dispatch"]
+    );
+    assert_eq!(
+        g.callers_in("wrapped.Set", Some("wrapped.go")),
+        ["flag.go:7 dispatch", "flag.go:9 dispatch"]
+    );
+    assert!(g.callers_in("halfValue.Set", Some("half.go")).is_empty());
+    assert_eq!(
+        g.callers_in("Getter.Get", Some("value.go")),
+        ["flag.go:9 exact"]
+    );
+    assert_eq!(
+        g.callers_in("boolValue.Get", Some("bool.go")),
+        ["flag.go:9 dispatch"]
+    );
+    // `callees` names what may run.
+    let apply = g.graph.find("Flag.apply", None).unwrap();
+    let calls = g
+        .graph
+        .callees(apply[0].id, DEFAULT_MIN_CONFIDENCE)
+        .unwrap()
+        .value;
+    let set = calls.iter().find(|c| c.name == "Set").unwrap();
+    let may_run: Vec<&str> = set
+        .dispatch
+        .iter()
+        .map(|s| s.qualified_name.as_str())
+        .collect();
+    assert_eq!(may_run, ["boolValue.Set", "intValue.Set", "wrapped.Set"]);
+    // Below the dispatch floor only the static target is listed.
+    let calls = g
+        .graph
+        .callees(apply[0].id, cc_graph::Rung::Package.confidence())
+        .unwrap()
+        .value;
+    assert!(calls.iter().all(|c| c.dispatch.is_empty()));
+    assert!(g
+        .graph
+        .callers(
+            g.graph.find("boolValue.Set", Some("bool.go")).unwrap()[0].id,
+            cc_graph::Rung::Package.confidence()
+        )
+        .unwrap()
+        .value
+        .sites
+        .is_empty());
+}
+
+#[test]
 fn python_packages_relative_imports_reexports_and_receivers() {
     let g = index(&[
         ("pyproject.toml", "[project]\nname = 'pkg'\n"),
@@ -198,6 +309,35 @@ fn c_includes_pair_header_declarations_with_definitions() {
 }
 
 #[test]
+fn c_build_alternatives_of_a_header_function_are_dispatch_edges() {
+    let g = index(&[
+        (
+            "compile_commands.json",
+            "[{\"directory\": \".\", \"file\": \"src/main.c\", \"arguments\": [\"cc\", \"-Iinclude\", \"-c\", \"src/main.c\"]}]",
+        ),
+        ("include/mem.h", "void release(void *p);\n"),
+        ("mm/slab.c", "#include \"mem.h\"\nvoid release(void *p) { }\n"),
+        ("mm/slob.c", "#include \"mem.h\"\nvoid release(void *p) { }\n"),
+        (
+            "src/main.c",
+            "#include \"mem.h\"\nint main(void) {\n  release(0);\n  return 0;\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        g.callers_in("release", Some("include/mem.h")),
+        ["src/main.c:3 import"]
+    );
+    assert_eq!(
+        g.callers_in("release", Some("mm/slab.c")),
+        ["src/main.c:3 dispatch"]
+    );
+    assert_eq!(
+        g.callers_in("release", Some("mm/slob.c")),
+        ["src/main.c:3 dispatch"]
+    );
+}
+
+#[test]
 fn cpp_methods_defined_outside_their_class() {
     let g = index(&[
         (
@@ -303,6 +443,25 @@ fn dart_package_imports() {
     ]);
     assert_eq!(g.callers("Cart.total"), ["bin/main.dart:5 exact"]);
     assert_eq!(g.callers("Cart.sumItems"), ["lib/cart.dart:2 exact"]);
+}
+
+#[test]
+fn an_object_literal_method_is_not_in_scope_by_its_bare_name() {
+    // rxjs's scheduler/timeoutProvider.ts: the global `setTimeout` inside a method of that name.
+    let g = index(&[
+        ("package.json", "{\"name\": \"p\"}"),
+        (
+            "src/timeoutProvider.ts",
+            "export const timeoutProvider = {\n  setTimeout(handler: () => void, timeout?: number) {\n    const { delegate } = timeoutProvider;\n    if (delegate) {\n      return delegate.setTimeout(handler, timeout);\n    }\n    return setTimeout(handler, timeout);\n  },\n  delegate: undefined as any,\n};\n\nexport function later(f: () => void) {\n  return timeoutProvider.setTimeout(f, 1);\n}\n",
+        ),
+    ]);
+    let callers = g.callers("timeoutProvider.setTimeout");
+    assert!(
+        !callers
+            .iter()
+            .any(|c| c.starts_with("src/timeoutProvider.ts:7 ")),
+        "{callers:?}"
+    );
 }
 
 #[test]

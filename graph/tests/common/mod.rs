@@ -40,7 +40,12 @@ pub fn index(files: &[(&str, &str)]) -> Indexed {
 impl Indexed {
     /// `path:line rung` of each caller of the one definition called `name`.
     pub fn callers(&self, name: &str) -> Vec<String> {
-        let found = self.graph.find(name, None).unwrap();
+        self.callers_in(name, None)
+    }
+
+    /// As [`Indexed::callers`], of the definition called `name` in `path`.
+    pub fn callers_in(&self, name: &str, path: Option<&str>) -> Vec<String> {
+        let found = self.graph.find(name, path).unwrap();
         assert_eq!(found.len(), 1, "{name}: {found:?}");
         let callers = self
             .graph

@@ -19,10 +19,11 @@ use crate::tier::Tier;
 use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
 
 const DESCRIPTION: &str = "The code graph of the workspace (tree-sitter definitions, calls and \
-type uses; every edge records how it was resolved: exact scope, import, same package, or a \
-unique-name guess that is left out by default). Ask what is here and what depends on it before \
+type uses; every edge records how it was resolved: exact scope, import, same package, dispatch \
+(a Go interface's implementations, a C function's build alternatives), or a unique-name guess \
+that is left out by default). Ask what is here and what depends on it before \
 you edit. Actions: `status`; `symbols` {query, kind?, language?, max_results? (100)}; \
-`outline` {file, max_results? (200)}; `callers` {file, line, symbol, min_confidence? (package), max_results? (50), \
+`outline` {file, max_results? (200)}; `callers` {file, line, symbol, min_confidence? (dispatch), max_results? (50), \
 verify?}; `callees` {file, line, symbol, max_results? (100)}; `impact` {file, line, symbol, depth? (3), \
 min_confidence?, max_results? (100), verify?}; `map` {budget_tokens? (1024), focus? [files]}. \
 Positions are a line and the symbol as written on it, as in `lsp`. The index is built on the \
@@ -61,8 +62,11 @@ enum Floor {
     Exact,
     /// Through an import resolved to a file.
     Import,
-    /// Same package, module or namespace (the default).
+    /// Same package, module or namespace.
     Package,
+    /// A definition that may run in place of the call's target: an implementation of a Go
+    /// interface method, one of several definitions of a C function (the default).
+    Dispatch,
     /// The only definition of that name in the workspace: a guess.
     Name,
 }
@@ -73,6 +77,7 @@ impl Floor {
             Floor::Exact => Rung::Exact,
             Floor::Import => Rung::Import,
             Floor::Package => Rung::Package,
+            Floor::Dispatch => Rung::Dispatch,
             Floor::Name => Rung::Name,
         }
     }
@@ -106,7 +111,7 @@ struct GraphArgs {
     /// The symbol as it appears on that line (its definition, or a use the graph resolved).
     #[serde(default)]
     symbol: Option<String>,
-    /// `callers`, `callees`, `impact`: the weakest edge kept (default `package`; `name`
+    /// `callers`, `callees`, `impact`: the weakest edge kept (default `dispatch`; `name`
     /// adds unique-name guesses).
     #[serde(default)]
     min_confidence: Option<Floor>,
@@ -194,7 +199,7 @@ impl Tool for GraphTool {
 }
 
 fn floor(args: &GraphArgs) -> (Floor, f64) {
-    let floor = args.min_confidence.unwrap_or(Floor::Package);
+    let floor = args.min_confidence.unwrap_or(Floor::Dispatch);
     (floor, floor.rung().confidence())
 }
 
@@ -275,7 +280,7 @@ fn status(graph: &Graph) -> Result<(Value, String), ToolError> {
         "files_with_syntax_errors": stats.files_with_syntax_errors,
         "definitions": stats.definitions,
         "references": stats.references,
-        "edges": {"exact": stats.exact, "import": stats.import, "package": stats.package, "name": stats.name},
+        "edges": {"exact": stats.exact, "import": stats.import, "package": stats.package, "dispatch": stats.dispatch, "name": stats.name},
         "unresolved": {"ambiguous": stats.ambiguous, "unknown": stats.unknown, "external": stats.external},
         "unresolved_share": (share * 1000.0).round() / 1000.0,
         "index_path": graph.index_path().display().to_string(),
@@ -285,7 +290,7 @@ fn status(graph: &Graph) -> Result<(Value, String), ToolError> {
     let langs: Vec<String> = languages.iter().map(|(l, n)| format!("{l} {n}")).collect();
     let text = format!(
         "code graph: {} files ({}), {} definitions, {} references\n\
-         edges: {} exact, {} import, {} package, {} name-guessed (left out by default)\n\
+         edges: {} exact, {} import, {} package, {} dispatch, {} name-guessed (left out by default)\n\
          unresolved: {} ambiguous, {} unknown ({:.1}% of references); {} external\n\
          index: {} ({} bytes), compared with the disk at {} ms since the epoch",
         stats.files,
@@ -299,6 +304,7 @@ fn status(graph: &Graph) -> Result<(Value, String), ToolError> {
         stats.exact,
         stats.import,
         stats.package,
+        stats.dispatch,
         stats.name,
         stats.ambiguous,
         stats.unknown,
@@ -568,6 +574,13 @@ fn callees(
                     symbol_text(t),
                     confidence_tag(rung)
                 ));
+                for d in &c.dispatch {
+                    text_resolved.push(format!(
+                        "      may run {} {}",
+                        symbol_text(d),
+                        confidence_tag(Rung::Dispatch)
+                    ));
+                }
                 resolved.push(json!({
                     "line": c.line,
                     "name": c.name,
@@ -576,6 +589,7 @@ fn callees(
                     "rung": rung.as_str(),
                     "confidence": rung.confidence(),
                     "name_guessed": rung == Rung::Name,
+                    "dispatch": c.dispatch.iter().map(symbol_json).collect::<Vec<_>>(),
                 }));
             }
             _ => {
@@ -669,8 +683,10 @@ fn impact(
             "  {}{}{}",
             symbol_text(&d.symbol),
             if test { " [test]" } else { "" },
-            if d.confidence < Rung::Package.confidence() {
+            if d.confidence < Rung::Dispatch.confidence() {
                 " [NAME-GUESSED]"
+            } else if d.confidence < Rung::Package.confidence() {
+                " [via dispatch]"
             } else {
                 ""
             }
