@@ -497,14 +497,7 @@ impl<B: Backing> Cx<'_, B> {
                 continue;
             };
             for base in &ty.bases {
-                let saved = std::mem::replace(&mut self.file, file.clone());
-                let saved_imports = std::mem::replace(
-                    &mut self.imports,
-                    self.table.imports_of(self.file.id, &mut self.deps),
-                );
-                let found = self.type_named(base, None, 1);
-                self.file = saved;
-                self.imports = saved_imports;
+                let found = self.in_file(file.clone(), |cx| cx.type_named(base, None, 1));
                 // An embedded interface from outside the workspace adds methods no
                 // workspace type is checked for: the check is looser, never wrong the
                 // other way.
@@ -519,6 +512,19 @@ impl<B: Backing> Cx<'_, B> {
         names.sort();
         names.dedup();
         Some(names)
+    }
+
+    /// Runs `f` as if resolving in `file` (its imports), then comes back.
+    fn in_file<T>(&mut self, file: FileInfo, f: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = std::mem::replace(&mut self.file, file);
+        let saved_imports = std::mem::replace(
+            &mut self.imports,
+            self.table.imports_of(self.file.id, &mut self.deps),
+        );
+        let out = f(self);
+        self.file = saved;
+        self.imports = saved_imports;
+        out
     }
 
     fn scope_chain(&self, enclosing: Option<DefId>) -> Vec<Def> {
@@ -867,14 +873,7 @@ impl<B: Backing> Cx<'_, B> {
         }
         let owner = method.owner.clone()?;
         let file = self.table.file(method.file)?.clone();
-        let saved = std::mem::replace(&mut self.file, file);
-        let saved_imports = std::mem::replace(
-            &mut self.imports,
-            self.table.imports_of(self.file.id, &mut self.deps),
-        );
-        let found = self.bare(&owner, None, Want::Type, depth + 1);
-        self.file = saved;
-        self.imports = saved_imports;
+        let found = self.in_file(file, |cx| cx.bare(&owner, None, Want::Type, depth + 1));
         match found {
             Found::Defs(defs, rung) if defs.len() == 1 => {
                 // The receiver's type is the method's own: as sure as the file it is in.
@@ -931,14 +930,7 @@ impl<B: Backing> Cx<'_, B> {
             return Found::Missing(0);
         };
         for base in &ty.bases {
-            let saved = std::mem::replace(&mut self.file, file.clone());
-            let saved_imports = std::mem::replace(
-                &mut self.imports,
-                self.table.imports_of(self.file.id, &mut self.deps),
-            );
-            let base_found = self.type_named(base, None, depth + 1);
-            self.file = saved;
-            self.imports = saved_imports;
+            let base_found = self.in_file(file.clone(), |cx| cx.type_named(base, None, depth + 1));
             if let Some((base_ty, rung)) = base_found {
                 if base_ty.id == ty.id {
                     continue;
@@ -1043,14 +1035,7 @@ impl<B: Backing> Cx<'_, B> {
                 .iter()
                 .find(|(l, scope)| *scope == def.parent && l.name == def.name && l.value.is_some())
                 .and_then(|(l, _)| l.value.clone())?;
-            let saved = std::mem::replace(&mut self.file, file);
-            let saved_imports = std::mem::replace(
-                &mut self.imports,
-                self.table.imports_of(self.file.id, &mut self.deps),
-            );
-            let found = self.type_of_call(&value, def.parent, depth + 1);
-            self.file = saved;
-            self.imports = saved_imports;
+            let found = self.in_file(file, |cx| cx.type_of_call(&value, def.parent, depth + 1));
             return found;
         };
         let saved = std::mem::replace(&mut self.file, file);
@@ -1470,14 +1455,7 @@ impl<B: Backing> Cx<'_, B> {
         let Some(file) = self.table.file(ty.file).cloned() else {
             return Target::Unknown;
         };
-        let saved = std::mem::replace(&mut self.file, file);
-        let saved_imports = std::mem::replace(
-            &mut self.imports,
-            self.table.imports_of(self.file.id, &mut self.deps),
-        );
-        let found = self.type_named(&base, None, 1);
-        self.file = saved;
-        self.imports = saved_imports;
+        let found = self.in_file(file, |cx| cx.type_named(&base, None, 1));
         match found {
             Some((t, r)) => Target::Type(t, rung.weaker(r)),
             None => Target::Unknown,
