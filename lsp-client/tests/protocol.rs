@@ -399,3 +399,68 @@ async fn answers_reach_their_requests_out_of_order_and_a_misshapen_one_is_an_err
         "{error}"
     );
 }
+
+/// clangd logs "Built preamble" on stderr, and publishes and reports status on stdout: the log
+/// line may be read after the publish that came from the new preamble. A file that went idle
+/// after that publish has its answer; the late line must not make the wait for another.
+#[tokio::test]
+async fn a_preamble_log_read_after_the_publish_it_preceded_does_not_stall_the_wait() {
+    let (server, mut peer) = pushing(timing(0, None, 3_000, 3_000)).await;
+    let uri = "file:///w/a.c";
+    let path = Path::new("/w/a.c");
+    let opened = server.sync(path, "int f(void);\n", "c").unwrap();
+    peer.expect("textDocument/didOpen").await;
+    peer.publish(uri, Some(1), &[]);
+    peer.file_status(uri, "idle");
+    assert!(matches!(
+        server.diagnostics(&opened).await,
+        DiagnosticsOutcome::Fresh { .. }
+    ));
+
+    // The legitimate order: a list against the old preamble, the build, the real list.
+    let changed = server.sync(path, "int f(int);\n", "c").unwrap();
+    peer.expect("textDocument/didChange").await;
+    peer.file_status(uri, "parsing includes, parsing main file");
+    peer.publish(uri, Some(2), &["against the old preamble"]);
+    let drive = async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        peer.log(
+            "I[12:00:00.000] Built preamble of size 1 for file /w/a.c version 2 in 0.10 seconds",
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        peer.file_status(uri, "parsing main file");
+        peer.publish(uri, Some(2), &["against the new preamble"]);
+        peer.file_status(uri, "idle");
+    };
+    let (outcome, ()) = tokio::join!(server.diagnostics(&changed), drive);
+    match outcome {
+        DiagnosticsOutcome::Fresh { diagnostics, .. } => {
+            assert_eq!(diagnostics[0].message, "against the new preamble");
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // The log line trails: the real list and the idle status are read first.
+    let changed = server.sync(path, "int f(long);\n", "c").unwrap();
+    peer.expect("textDocument/didChange").await;
+    peer.file_status(uri, "parsing includes");
+    peer.file_status(uri, "parsing main file");
+    peer.publish(uri, Some(3), &["after the build"]);
+    peer.file_status(uri, "idle");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    peer.log("I[12:00:01.000] Built preamble of size 1 for file /w/a.c version 3 in 0.10 seconds");
+    // The line is read before the wait begins.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = std::time::Instant::now();
+    match server.diagnostics(&changed).await {
+        DiagnosticsOutcome::Fresh { diagnostics, .. } => {
+            assert_eq!(diagnostics[0].message, "after the build");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -341,6 +341,14 @@ impl State {
         inner.seq += 1;
         let seq = inner.seq;
         if let Some(published) = inner.published.get_mut(&file) {
+            // The line comes on stderr, publishes and statuses on stdout: it can be read after
+            // the publish it preceded. clangd is idle only when no preamble is building, and a
+            // build begun later says "parsing includes" first, so a file that went idle after
+            // its last publish built this preamble before that publish.
+            if published.settled {
+                tracing::debug!(server = %self.server, path = %file.display(), "preamble log trailed the publish");
+                return;
+            }
             published.rebuilding = true;
         }
         inner.preamble_builds.insert(file, seq);

@@ -15,6 +15,8 @@ use tokio::sync::mpsc;
 /// The server side of an in-memory connection.
 pub struct Peer {
     out: mpsc::UnboundedSender<Value>,
+    /// Where the client hears the server's stderr lines (its log).
+    logs: mpsc::UnboundedSender<Incoming>,
     received: mpsc::UnboundedReceiver<Value>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -32,6 +34,19 @@ impl Peer {
     /// Sends a message to the client.
     pub fn send(&self, message: Value) {
         self.out.send(message).expect("peer writer alive");
+    }
+
+    /// Prints `line` on the server's stderr. It reaches the client on its own path, not in
+    /// order with the messages.
+    pub fn log(&self, line: &str) {
+        self.logs
+            .send(Incoming::Log { line: line.into() })
+            .expect("client alive");
+    }
+
+    /// clangd's status of `uri` (`idle`, `parsing includes`, …).
+    pub fn file_status(&self, uri: &str, state: &str) {
+        self.send(json!({"jsonrpc": "2.0", "method": "textDocument/clangd.fileStatus", "params": {"uri": uri, "state": state}}));
     }
 
     /// Publishes diagnostics for `uri`.
@@ -95,7 +110,18 @@ pub fn pipe(
     let (client_io, server_io) = tokio::io::duplex(buffer);
     let (client_read, client_write) = tokio::io::split(client_io);
     let (server_read, server_write) = tokio::io::split(server_io);
-    let (conn, incoming) = Connection::from_io("fake", client_read, client_write);
+    let (conn, mut from_conn) = Connection::from_io("fake", client_read, client_write);
+    // The connection's messages and the injected log lines meet in one channel, as a real
+    // server's stdout and stderr do.
+    let (logs, incoming) = mpsc::unbounded_channel::<Incoming>();
+    let forward = logs.clone();
+    let forward_task = tokio::spawn(async move {
+        while let Some(message) = from_conn.recv().await {
+            if forward.send(message).is_err() {
+                return;
+            }
+        }
+    });
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
     let (in_tx, in_rx) = mpsc::unbounded_channel::<Value>();
     let writer_task = tokio::spawn(async move {
@@ -125,8 +151,9 @@ pub fn pipe(
         incoming,
         Peer {
             out: out_tx,
+            logs,
             received: in_rx,
-            tasks: vec![writer_task, reader_task],
+            tasks: vec![writer_task, reader_task, forward_task],
         },
     )
 }
