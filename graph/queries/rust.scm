@@ -14,7 +14,7 @@
 (mod_item name: (identifier) @name) @definition.module
 (const_item name: (identifier) @name type: (_) @type) @definition.constant
 (static_item name: (identifier) @name type: (_) @type) @definition.variable
-(macro_definition name: (identifier) @name) @definition.function
+(macro_definition name: (identifier) @name) @definition.macro
 (field_declaration name: (field_identifier) @name type: (_) @type) @definition.field
 
 (impl_item type: (_) @owner) @scope.owner
@@ -43,7 +43,7 @@
       value: (_) @receiver
       field: (field_identifier) @name))) @reference.call
 (macro_invocation
-  macro: (identifier) @name) @reference.call
+  macro: (identifier) @name) @reference.macro
 
 (type_identifier) @name @reference.type
 (scoped_type_identifier
@@ -63,9 +63,13 @@
       name: (_) @import.name)
     alias: (identifier) @import.alias)) @import
 (use_declaration
+  argument: (use_as_clause
+    path: (identifier) @import.module
+    alias: (identifier) @import.alias)) @import
+(use_declaration
   argument: (scoped_use_list
     path: (_) @import.module
-    list: (use_list [(identifier) (scoped_identifier)] @import.name))) @import
+    list: (use_list [(identifier) (scoped_identifier) (self)] @import.name))) @import
 (use_declaration
   argument: (scoped_use_list
     path: (_) @import.module

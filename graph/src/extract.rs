@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | `@definition.KIND` and `@name` | a definition (`KIND` is a [`DefKind`] name) | `@type`, `@returns`, `@owner`, `@self`, `@base` (any number) |
 //! | `@reference.call` and `@name` | a call site | `@receiver` |
+//! | `@reference.macro` and `@name` | a macro invocation (named `NAME!`) | |
 //! | `@reference.type` and `@name` | a type use | `@receiver` (a qualifier: `pkg.Type`) |
 //! | `@import` and `@import.module` | an import | `@import.name`, `@import.alias`, `@import.wildcard` |
 //! | `@local` and `@name` | a local binding | `@type`, `@value` (the callee of the call assigned) |
@@ -98,7 +99,89 @@ pub fn extract(
     let (errors, _) = cc_languages::syntax_errors(&tree);
     let mut facts = Extractor::new(language, source, &query).run(&tree);
     facts.syntax_errors = u32::try_from(errors).unwrap_or(u32::MAX);
+    if let Some((shadow, replaced)) = crate::macro_bodies::shadow(language, &tree, source) {
+        // The bodies' own syntax errors are the macro's business, not the file's.
+        if let Ok(shadow_tree) = parser.parse(language, &shadow) {
+            let generated = Extractor::new(language, &shadow, &query).run(&shadow_tree);
+            merge_generated(&mut facts, generated, source, &replaced);
+        }
+    }
     Ok(facts)
+}
+
+/// Adds what the macro bodies define and call (see [`crate::macro_bodies`]) to the file's
+/// facts: a definition named by a `$name` of the macro is left out (its name is the
+/// caller's), a reference outside any generated definition belongs to the definition around
+/// it in the file (the macro), and one the file's own pass has is not repeated.
+fn merge_generated(
+    facts: &mut FileFacts,
+    generated: FileFacts,
+    source: &[u8],
+    replaced: &std::collections::HashSet<usize>,
+) {
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(
+            source
+                .iter()
+                .enumerate()
+                .filter(|(_, &b)| b == b'\n')
+                .map(|(i, _)| i + 1),
+        )
+        .collect();
+    let byte_of = |pos: Pos| -> usize {
+        let line = (pos.line as usize).saturating_sub(1);
+        line_starts.get(line).copied().unwrap_or(source.len()) + pos.column as usize
+    };
+    let around = |byte: usize, defs: &[Definition]| -> Option<usize> {
+        defs.iter()
+            .enumerate()
+            .filter(|(_, d)| d.bytes.0 <= byte && byte < d.bytes.1)
+            .min_by_key(|(_, d)| d.bytes.1 - d.bytes.0)
+            .map(|(i, _)| i)
+    };
+    let own = facts.definitions.len();
+    let mut index_of: Vec<Option<usize>> = Vec::with_capacity(generated.definitions.len());
+    for mut def in generated.definitions {
+        if replaced.contains(&byte_of(def.name_pos)) {
+            index_of.push(None);
+            continue;
+        }
+        def.parent = def.parent.and_then(|p| index_of.get(p).copied().flatten());
+        def.signature = first_line(source, def.bytes.0, def.bytes.1);
+        index_of.push(Some(facts.definitions.len()));
+        facts.definitions.push(def);
+    }
+    let seen: std::collections::HashSet<(Pos, RefKind)> =
+        facts.references.iter().map(|r| (r.pos, r.kind)).collect();
+    for mut r in generated.references {
+        if seen.contains(&(r.pos, r.kind)) {
+            continue;
+        }
+        r.enclosing = match r.enclosing.and_then(|e| index_of.get(e).copied().flatten()) {
+            Some(e) => Some(e),
+            None => around(byte_of(r.pos), &facts.definitions[..own]),
+        };
+        facts.references.push(r);
+    }
+    for mut local in generated.locals {
+        local.scope = local.scope.and_then(|s| index_of.get(s).copied().flatten());
+        if local.scope.is_some() {
+            facts.locals.push(local);
+        }
+    }
+}
+
+/// The first line of `source[start..end]`, trimmed and at most 200 characters.
+fn first_line(source: &[u8], start: usize, end: usize) -> String {
+    let rest = source.get(start..end).unwrap_or_default();
+    let line_end = memchr_newline(rest);
+    let line = String::from_utf8_lossy(&rest[..line_end]);
+    let line = line.trim();
+    if line.chars().count() > 200 {
+        line.chars().take(200).collect()
+    } else {
+        line.to_owned()
+    }
 }
 
 #[derive(Default)]
@@ -174,16 +257,7 @@ impl<'a> Extractor<'a> {
     }
 
     fn signature(&self, node: Node<'_>) -> String {
-        let start = node.start_byte();
-        let rest = self.source.get(start..node.end_byte()).unwrap_or_default();
-        let line_end = memchr_newline(rest);
-        let line = String::from_utf8_lossy(&rest[..line_end]);
-        let line = line.trim();
-        if line.chars().count() > 200 {
-            line.chars().take(200).collect()
-        } else {
-            line.to_owned()
-        }
+        first_line(self.source, node.start_byte(), node.end_byte())
     }
 
     fn run(&self, tree: &tree_sitter::Tree) -> FileFacts {
@@ -276,9 +350,11 @@ impl<'a> Extractor<'a> {
                     }
                 }
             } else if let Some(kind) = role.strip_prefix("reference.") {
-                let kind = match kind {
-                    "call" => RefKind::Call,
-                    "type" => RefKind::Type,
+                // A macro is called in its own namespace: its name is kept with the `!`.
+                let (kind, bang) = match kind {
+                    "call" => (RefKind::Call, ""),
+                    "macro" => (RefKind::Call, "!"),
+                    "type" => (RefKind::Type, ""),
                     _ => continue,
                 };
                 let Some(name_node) = cap("name") else {
@@ -306,7 +382,7 @@ impl<'a> Extractor<'a> {
                     name_node.start_byte(),
                     Reference {
                         kind,
-                        name: name.to_owned(),
+                        name: format!("{name}{bang}"),
                         receiver,
                         pos: Pos::of(name_node.start_position()),
                         enclosing: None,
@@ -317,9 +393,22 @@ impl<'a> Extractor<'a> {
                     continue;
                 };
                 import_bytes.push(node.start_byte());
+                let mut module = module.trim_matches(['"', '\'', '<', '>', '`']).to_owned();
+                let mut name = cap_text("import.name");
+                // Rust `use a::b::{self}` imports `b` from `a`, as `use a::b;` does.
+                if name.as_deref() == Some("self") {
+                    name = match module.rsplit_once("::") {
+                        Some((parent, last)) => {
+                            let last = last.trim().to_owned();
+                            module = parent.trim().to_owned();
+                            Some(last)
+                        }
+                        None => None,
+                    };
+                }
                 facts.imports.push(Import {
-                    module: module.trim_matches(['"', '\'', '<', '>', '`']).to_owned(),
-                    name: cap_text("import.name"),
+                    module,
+                    name,
                     alias: cap_text("import.alias"),
                     wildcard: cap("import.wildcard").is_some(),
                     line: Pos::of(node.start_position()).line,
@@ -336,7 +425,13 @@ impl<'a> Extractor<'a> {
                         scope: None,
                         type_text: cap_text("type"),
                         value: cap_text("value"),
-                        pos: Pos::of(node.start_position()),
+                        // A Rust binding is in scope after its statement only (`let it =
+                        // it::f()` calls the module `it`).
+                        pos: Pos::of(if self.language.name == "rust" {
+                            node.end_position()
+                        } else {
+                            node.start_position()
+                        }),
                     },
                 ));
             } else if role == "scope.owner" {

@@ -455,6 +455,23 @@ fn rust_module<B: Backing>(
         .collect();
     let (first, rest) = segs.split_first()?;
     let here = rust_module_of(table, from);
+    if first == "crate" && here.is_none() {
+        // A test, bench or example is a crate root of its own: `crate::it::f` goes through
+        // its `use itertools as it;`.
+        let Some((alias, tail)) = rest.split_first() else {
+            return Some(vec![from.id]);
+        };
+        let imports = table.imports_of(from.id, deps);
+        let import = imports.iter().find(|i| {
+            i.name.is_none() && i.alias.as_deref() == Some(alias) && !i.module.starts_with("crate")
+        })?;
+        let mut module = import.module.clone();
+        for seg in tail {
+            module.push_str("::");
+            module.push_str(seg);
+        }
+        return rust_module(table, from, &module, deps);
+    }
     let (crate_dir, mut path) = match first.as_str() {
         "crate" => (here?.0, Vec::new()),
         "self" => here?,

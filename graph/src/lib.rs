@@ -40,6 +40,7 @@ pub mod extract;
 pub mod imports;
 pub mod index;
 pub mod lookup;
+mod macro_bodies;
 pub mod model;
 pub mod project;
 pub mod query;

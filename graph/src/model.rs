@@ -19,11 +19,13 @@ pub enum DefKind {
     Constant,
     Variable,
     Field,
+    /// A Rust `macro_rules!`: only a macro invocation (`name!(…)`) reaches it.
+    Macro,
 }
 
 impl DefKind {
     /// Every kind.
-    pub const ALL: [DefKind; 12] = [
+    pub const ALL: [DefKind; 13] = [
         DefKind::Function,
         DefKind::Method,
         DefKind::Class,
@@ -36,6 +38,7 @@ impl DefKind {
         DefKind::Constant,
         DefKind::Variable,
         DefKind::Field,
+        DefKind::Macro,
     ];
 
     /// The name used in queries, the index and results.
@@ -53,6 +56,7 @@ impl DefKind {
             DefKind::Constant => "constant",
             DefKind::Variable => "variable",
             DefKind::Field => "field",
+            DefKind::Macro => "macro",
         }
     }
 

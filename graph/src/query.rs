@@ -162,7 +162,7 @@ fn kind_weight(kind: DefKind) -> f64 {
         DefKind::Class | DefKind::Struct | DefKind::Interface | DefKind::Trait | DefKind::Enum => {
             3.0
         }
-        DefKind::Function | DefKind::Method | DefKind::TypeAlias => 2.0,
+        DefKind::Function | DefKind::Method | DefKind::TypeAlias | DefKind::Macro => 2.0,
         DefKind::Module | DefKind::Constant => 1.5,
         DefKind::Variable | DefKind::Field => 1.0,
     }

@@ -145,6 +145,8 @@ enum Want {
     Type,
     /// Anything (a receiver's first segment).
     Any,
+    /// A macro (`name!(…)`): nothing else is in its namespace.
+    Macro,
 }
 
 impl Want {
@@ -153,6 +155,7 @@ impl Want {
             Want::Call => kind.is_callable() || kind.is_type() || kind == DefKind::Field,
             Want::Type => kind.is_type(),
             Want::Any => true,
+            Want::Macro => kind == DefKind::Macro,
         }
     }
 }
@@ -289,13 +292,16 @@ impl<B: Backing> Cx<'_, B> {
         self.budget = STEP_BUDGET;
         self.nesting = 0;
         self.at = r.pos;
-        let want = match r.kind {
-            RefKind::Call => Want::Call,
-            RefKind::Type => Want::Type,
+        let (want, name) = match r.kind {
+            RefKind::Call => match r.name.strip_suffix('!') {
+                Some(name) => (Want::Macro, name),
+                None => (Want::Call, &*r.name),
+            },
+            RefKind::Type => (Want::Type, &*r.name),
         };
         let found = match &r.receiver {
-            None => self.bare(&r.name, r.enclosing, want, 0),
-            Some(receiver) => self.through_receiver(receiver, &r.name, r.enclosing, want),
+            None => self.bare(name, r.enclosing, want, 0),
+            Some(receiver) => self.through_receiver(receiver, name, r.enclosing, want),
         };
         match found {
             Found::Defs(defs, rung) => {
@@ -591,9 +597,13 @@ impl<B: Backing> Cx<'_, B> {
             if !is_type && !scope.kind.is_callable() && scope.kind != DefKind::Module {
                 continue;
             }
+            // A Rust method is never in scope by its bare name (`drop(x)` beside a local
+            // `impl Drop … fn drop` is the prelude's).
+            let methods_hidden = self.lang() == "rust";
             let hits: Vec<Def> = defs
                 .iter()
                 .filter(|d| d.parent == Some(scope.id) && want.accepts(d.kind))
+                .filter(|d| !(methods_hidden && d.owner.is_some()))
                 .cloned()
                 .collect();
             if !hits.is_empty() {
@@ -1127,7 +1137,10 @@ impl<B: Backing> Cx<'_, B> {
             }
         }
         before.reverse();
-        before.extend(after);
+        // Rust's scopes are lexical: a binding made later is no binding here.
+        if self.lang() != "rust" {
+            before.extend(after);
+        }
         before
     }
 
@@ -1435,6 +1448,21 @@ impl<B: Backing> Cx<'_, B> {
             Found::External => Target::External,
             Found::Defs(defs, rung) if defs.len() == 1 => {
                 let def = &defs[0];
+                // `use crate::version;` then `version::Version`: the module's file.
+                if def.kind == DefKind::Module && self.lang() == "rust" {
+                    let Some(home) = self.table.file(def.file).cloned() else {
+                        return Target::Unknown;
+                    };
+                    return match imports::rust_path_root(
+                        self.table,
+                        &home,
+                        &def.name,
+                        &mut self.deps,
+                    ) {
+                        Some(files) => Target::Module(files, rung),
+                        None => Target::Unknown,
+                    };
+                }
                 match self.type_of_def(def, false, 1) {
                     Some((t, r)) => Target::Type(t, rung.weaker(r)),
                     None => Target::Unknown,

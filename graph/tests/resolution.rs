@@ -281,6 +281,43 @@ fn rust_mod_tree_use_paths_reexports_and_impl_receivers() {
 }
 
 #[test]
+fn rust_macro_bodies_macro_namespace_crate_aliases_and_lexical_lets() {
+    let g = index(&[
+        ("Cargo.toml", "[package]\nname = \"my-crate\"\nversion = \"0.1.0\"\n"),
+        (
+            "src/lib.rs",
+            "pub mod version;\n\npub struct Fmt;\n\nimpl Fmt {\n    fn helper(&self) -> u8 {\n        1\n    }\n}\n\npub trait Show {\n    fn show(&self) -> u8;\n}\n\nmacro_rules! impl_show {\n    ($($t:ident)*) => {\n        $(\n            impl $t for Fmt {\n                fn show(&self) -> u8 {\n                    self.helper()\n                }\n            }\n        )*\n    };\n}\n\nimpl_show!(Show);\n\npub fn run() -> String {\n    format!(\"{}\", 1)\n}\n\npub fn format() {}\n",
+        ),
+        (
+            "src/version.rs",
+            "pub struct Version;\n\nimpl Version {\n    pub fn parse() -> Version {\n        struct Guard;\n        impl Drop for Guard {\n            fn drop(&mut self) {}\n        }\n        drop(Guard);\n        Version\n    }\n}\n",
+        ),
+        (
+            "src/user.rs",
+            "use crate::version::{self};\n\npub fn user() {\n    version::Version::parse();\n}\n",
+        ),
+        (
+            "tests/it.rs",
+            "use crate::mc::run;\nuse my_crate as mc;\n\n#[test]\nfn t() {\n    let mc = mc::run();\n    run();\n    drop(mc);\n}\n",
+        ),
+    ]);
+    // What a local macro generates is addressable, and the calls in it are sites.
+    assert_eq!(g.callers("Fmt::helper"), ["src/lib.rs:20 exact"]);
+    assert_eq!(g.graph.find("Fmt::show", None).unwrap().len(), 1);
+    assert_eq!(g.callers("impl_show"), ["src/lib.rs:27 exact"]);
+    // `format!` is the macro, not the function of that name; `drop(x)` is the prelude's.
+    assert_eq!(g.callers("format"), Vec::<String>::new());
+    assert_eq!(g.callers("Version::parse::drop"), Vec::<String>::new());
+    // `use x::{self}`, the crate's own name under an alias, `crate::alias::f` in a test
+    // crate, and a `let` that shadows the alias only after its statement.
+    assert_eq!(g.callers("Version::parse"), ["src/user.rs:4 import"]);
+    assert_eq!(
+        g.callers("run"),
+        ["tests/it.rs:6 import", "tests/it.rs:7 import"]
+    );
+}
+
+#[test]
 fn c_includes_pair_header_declarations_with_definitions() {
     let g = index(&[
         (

@@ -92,7 +92,7 @@ struct GraphArgs {
     #[serde(default)]
     query: Option<String>,
     /// `symbols`: only this kind (function, method, class, struct, enum, interface, trait,
-    /// type_alias, module, constant, variable, field).
+    /// type_alias, module, constant, variable, field, macro).
     #[serde(default)]
     kind: Option<String>,
     /// `symbols`: only this language (`python`, `go`, `typescript`, …).

@@ -1,0 +1,143 @@
+//! Rust `macro_rules!` transcribers read as code. tree-sitter keeps a macro's body as a token
+//! tree, so the functions and impls a local macro generates (`impl fmt::Display for Format`
+//! inside `impl_format!`) would have no definition, and the calls in it no site. The bodies
+//! are copied into a text of the file's length, everything else blanked (line breaks kept, so
+//! every position stays the file's own), with the macro syntax made plain Rust: `$x` becomes
+//! `_x`, `$crate` becomes ` crate`, and a repetition `$( … ),*` loses its wrapper. That text is
+//! parsed and extracted like a file.
+
+use std::collections::HashSet;
+
+use cc_languages::{LanguageSpec, QueryCache};
+use streaming_iterator::StreamingIterator;
+use tree_sitter::QueryCursor;
+
+/// The shadow text of `source` (its macro bodies as code), or `None` when it has no
+/// `macro_rules!` with a body. The set holds the offsets where a `$` was replaced: a
+/// definition named there is named by the macro's caller, not by the source.
+pub(crate) fn shadow(
+    language: &'static LanguageSpec,
+    tree: &tree_sitter::Tree,
+    source: &[u8],
+) -> Option<(Vec<u8>, HashSet<usize>)> {
+    if language.name != "rust" || !contains(source, b"macro_rules!") {
+        return None;
+    }
+    let query = QueryCache::global()
+        .get(
+            language,
+            "graph.macro_bodies",
+            "(macro_rule right: (token_tree) @body)",
+        )
+        .ok()?;
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(&query, tree.root_node(), source);
+    let mut bodies: Vec<(usize, usize)> = Vec::new();
+    while let Some(m) = matches.next() {
+        for capture in m.captures() {
+            let range = capture.node.byte_range();
+            // Inside the delimiters.
+            if range.end >= range.start + 2 {
+                bodies.push((range.start + 1, range.end - 1));
+            }
+        }
+    }
+    if bodies.is_empty() {
+        return None;
+    }
+    let mut text: Vec<u8> = source
+        .iter()
+        .map(|&b| if b == b'\n' || b == b'\r' { b } else { b' ' })
+        .collect();
+    let mut replaced = HashSet::new();
+    for (start, end) in bodies {
+        if let (Some(from), Some(to)) = (source.get(start..end), text.get_mut(start..end)) {
+            to.copy_from_slice(from);
+            plain(to, start, &mut replaced);
+        }
+    }
+    Some((text, replaced))
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Rewrites macro syntax in `body` (which starts at `offset` in the file) into plain Rust of
+/// the same length.
+fn plain(body: &mut [u8], offset: usize, replaced: &mut HashSet<usize>) {
+    // For each open parenthesis: does it open a repetition?
+    let mut open: Vec<bool> = Vec::new();
+    let mut i = 0;
+    while i < body.len() {
+        match body[i] {
+            b'"' => {
+                // A string's parentheses are not the macro's.
+                i += 1;
+                while i < body.len() && body[i] != b'"' {
+                    i += if body[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            // A character literal's parenthesis (`'('`) is not the macro's either.
+            b'\'' if body.get(i + 2) == Some(&b'\'') => i += 2,
+            b'$' => match body.get(i + 1) {
+                Some(b'(') => {
+                    body[i] = b' ';
+                    body[i + 1] = b' ';
+                    open.push(true);
+                    i += 1;
+                }
+                Some(_) if body[i + 1..].starts_with(b"crate") => body[i] = b' ',
+                Some(&next) if is_ident(next) => {
+                    body[i] = b'_';
+                    replaced.insert(offset + i);
+                }
+                _ => body[i] = b' ',
+            },
+            b'(' => open.push(false),
+            // The pop happens whether or not it closes a repetition.
+            b')' if open.pop() == Some(true) => {
+                body[i] = b' ';
+                // `)*`, `)+`, `)?`, or a one-character separator before one of them.
+                let op = |b: Option<&u8>| matches!(b, Some(b'*' | b'+' | b'?'));
+                if op(body.get(i + 1)) {
+                    body[i + 1] = b' ';
+                    i += 1;
+                } else if op(body.get(i + 2)) {
+                    body[i + 1] = b' ';
+                    body[i + 2] = b' ';
+                    i += 2;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain_text(body: &str) -> String {
+        let mut bytes = body.as_bytes().to_vec();
+        let mut replaced = HashSet::new();
+        plain(&mut bytes, 0, &mut replaced);
+        String::from_utf8(bytes).unwrap_or_default()
+    }
+
+    #[test]
+    fn macro_syntax_becomes_rust_of_the_same_length() {
+        let body = "impl<$($B),*, X> F<(($($B,)*), X)> for $t { fn $name() { $crate::f(\"$(\") } }";
+        let out = plain_text(body);
+        assert_eq!(out.len(), body.len());
+        assert_eq!(
+            out,
+            "impl<  _B   , X> F<((  _B,  ), X)> for _t { fn _name() {  crate::f(\"$(\") } }"
+        );
+    }
+}
