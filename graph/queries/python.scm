@@ -8,6 +8,12 @@
   name: (identifier) @name
   parameters: (parameters . [(identifier) @self (typed_parameter (identifier) @self)])) @definition.function
 
+; A static method has no receiver: its first parameter is an argument.
+(decorated_definition
+  (decorator (identifier) @no_self (#eq? @no_self "staticmethod"))
+  definition: (function_definition
+    name: (identifier) @name) @definition.function)
+
 (class_definition
   name: (identifier) @name) @definition.class
 

@@ -17,7 +17,7 @@
 (macro_definition name: (identifier) @name) @definition.macro
 (field_declaration name: (field_identifier) @name type: (_) @type) @definition.field
 
-(impl_item type: (_) @owner) @scope.owner
+(impl_item trait: (_)? @trait type: (_) @owner) @scope.owner
 
 (call_expression
   function: (identifier) @name) @reference.call

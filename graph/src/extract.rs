@@ -5,13 +5,13 @@
 //!
 //! | match holds | meaning | optional captures |
 //! |---|---|---|
-//! | `@definition.KIND` and `@name` | a definition (`KIND` is a [`DefKind`] name) | `@type`, `@returns`, `@owner`, `@self`, `@base` (any number) |
+//! | `@definition.KIND` and `@name` | a definition (`KIND` is a [`DefKind`] name) | `@type`, `@returns`, `@owner`, `@self`, `@no_self` (a static method: no receiver), `@base` (any number) |
 //! | `@reference.call` and `@name` | a call site | `@receiver` |
 //! | `@reference.macro` and `@name` | a macro invocation (named `NAME!`) | |
 //! | `@reference.type` and `@name` | a type use | `@receiver` (a qualifier: `pkg.Type`) |
 //! | `@import` and `@import.module` | an import | `@import.name`, `@import.alias`, `@import.wildcard` |
 //! | `@local` and `@name` | a local binding | `@type`, `@value` (the callee of the call assigned) |
-//! | `@scope.owner` and `@owner` | definitions inside belong to `@owner` (Rust `impl`) | |
+//! | `@scope.owner` and `@owner` | definitions inside belong to `@owner` (Rust `impl`) | `@trait` (the trait implemented: a base of the methods inside) |
 //! | `@package` and `@name` | the file's package or namespace | |
 //!
 //! Several matches on the same definition node are merged (one may add `@self`, another a
@@ -197,6 +197,8 @@ struct PendingDef {
     self_name: Option<String>,
     bases: Vec<String>,
     signature: String,
+    /// A method without a receiver (Python `@staticmethod`).
+    no_self: bool,
 }
 
 struct Extractor<'a> {
@@ -264,8 +266,8 @@ impl<'a> Extractor<'a> {
         let mut facts = FileFacts::default();
         let mut defs: Vec<PendingDef> = Vec::new();
         let mut def_at: HashMap<(usize, usize), usize> = HashMap::new();
-        // (byte range, owner) of owner scopes.
-        let mut owner_scopes: Vec<((usize, usize), String)> = Vec::new();
+        // (byte range, owner, the trait it implements) of owner scopes.
+        let mut owner_scopes: Vec<((usize, usize), String, Option<String>)> = Vec::new();
         let mut refs: Vec<(usize, Reference)> = Vec::new();
         let mut locals: Vec<(usize, Local)> = Vec::new();
         // Where each import statement starts, beside `facts.imports`.
@@ -341,6 +343,9 @@ impl<'a> Extractor<'a> {
                 }
                 if def.self_name.is_none() {
                     def.self_name = cap_text("self");
+                }
+                if cap("no_self").is_some() {
+                    def.no_self = true;
                 }
                 for (n, base) in caps.iter().filter(|(n, _)| *n == "base") {
                     let _ = n;
@@ -436,7 +441,14 @@ impl<'a> Extractor<'a> {
                 ));
             } else if role == "scope.owner" {
                 if let Some(owner) = cap_text("owner") {
-                    owner_scopes.push(((node.start_byte(), node.end_byte()), type_name(&owner)));
+                    let implemented = cap_text("trait")
+                        .map(|t| type_name(&t))
+                        .filter(|t| !t.is_empty());
+                    owner_scopes.push((
+                        (node.start_byte(), node.end_byte()),
+                        type_name(&owner),
+                        implemented,
+                    ));
                 }
             } else if role == "package" && facts.package.is_none() {
                 facts.package = cap_text("name");
@@ -481,13 +493,20 @@ impl<'a> Extractor<'a> {
             let (name, name_pos) = def.name.unwrap_or_default();
             let mut kind = def.kind.unwrap_or(DefKind::Variable);
             let parent = parents[i];
-            let owner = def.owner.or_else(|| {
-                owner_scopes
-                    .iter()
-                    .filter(|(span, _)| span.0 <= def.node.0 && def.node.1 <= span.1)
-                    .min_by_key(|(span, _)| span.1 - span.0)
-                    .map(|(_, o)| o.clone())
-            });
+            let scope = owner_scopes
+                .iter()
+                .filter(|(span, _, _)| span.0 <= def.node.0 && def.node.1 <= span.1)
+                .min_by_key(|(span, _, _)| span.1 - span.0);
+            let from_scope = def.owner.is_none();
+            let owner = def.owner.or_else(|| scope.map(|(_, o, _)| o.clone()));
+            // A method of `impl Trait for T` names the trait among its bases: a call of the
+            // trait's method may run it (a dispatch edge).
+            let mut bases = def.bases;
+            if from_scope && bases.is_empty() {
+                if let Some((_, _, Some(implemented))) = scope {
+                    bases.push(implemented.clone());
+                }
+            }
             let parent_kind = parent
                 .and_then(|p| facts.definitions.get(p))
                 .map(|p: &Definition| p.kind);
@@ -511,20 +530,18 @@ impl<'a> Extractor<'a> {
                 (None, Some(o)) => format!("{o}{sep}{name}"),
                 (None, None) => name.clone(),
             };
-            let self_name = def
-                .self_name
-                .filter(|_| kind == DefKind::Method)
-                .or_else(|| {
-                    (kind == DefKind::Method)
-                        .then_some(match self.language.name {
-                            "rust" | "python" => Some("self"),
-                            "go" | "c" | "bash" => None,
-                            "ruby" => Some("self"),
-                            _ => Some("this"),
-                        })
-                        .flatten()
-                        .map(str::to_owned)
-                });
+            let has_self = kind == DefKind::Method && !def.no_self;
+            let self_name = def.self_name.filter(|_| has_self).or_else(|| {
+                has_self
+                    .then_some(match self.language.name {
+                        "rust" | "python" => Some("self"),
+                        "go" | "c" | "bash" => None,
+                        "ruby" => Some("self"),
+                        _ => Some("this"),
+                    })
+                    .flatten()
+                    .map(str::to_owned)
+            });
             facts.definitions.push(Definition {
                 name,
                 kind,
@@ -537,7 +554,7 @@ impl<'a> Extractor<'a> {
                 owner,
                 type_text: def.type_text,
                 returns: def.returns,
-                bases: def.bases,
+                bases,
                 self_name,
                 bytes: def.node,
             });

@@ -162,6 +162,12 @@ impl Want {
 
 const MAX_DEPTH: usize = 6;
 
+/// Rust's primitive and prelude types: a binding declared with one has no workspace type.
+const RUST_STD_TYPES: &[&str] = &[
+    "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
+    "i128", "isize", "f32", "f64", "String", "Vec", "Option", "Result", "Box",
+];
+
 /// Languages where a bare name inside a method finds the class's members.
 fn implicit_this(language: &str) -> bool {
     matches!(
@@ -413,7 +419,8 @@ impl<B: Backing> Cx<'_, B> {
 
     /// The workspace definitions a call of `target` may run instead of it: for a Go
     /// interface method, the methods of the same name of every workspace type whose method
-    /// set has all of the interface's methods (embedding included).
+    /// set has all of the interface's methods (embedding included); for a Rust trait method,
+    /// that method of each workspace impl of the trait.
     fn implementations(&mut self, target: DefId) -> Vec<DefId> {
         let Some(method) = self.table.def(target) else {
             return Vec::new();
@@ -421,11 +428,26 @@ impl<B: Backing> Cx<'_, B> {
         let Some(iface) = method.parent.and_then(|p| self.table.def(p)) else {
             return Vec::new();
         };
-        let is_go = |cx: &Self, d: &DefInfo| {
+        let in_language = |cx: &Self, d: &DefInfo, language: &str| {
             cx.table
                 .file(d.file)
-                .is_some_and(|f| f.language.name == "go")
+                .is_some_and(|f| f.language.name == language)
         };
+        if iface.kind == DefKind::Trait && in_language(self, &iface, "rust") {
+            // Rust: each workspace `impl Trait for T` that defines the method.
+            let defs = self.table.defs_named(&method.name, &mut self.deps);
+            let mut out: Vec<DefId> = defs
+                .iter()
+                .filter(|d| d.kind == DefKind::Method && d.owner.is_some())
+                .filter(|d| d.bases.iter().any(|b| *b == iface.name))
+                .filter(|d| in_language(self, d, "rust"))
+                .map(|d| d.id)
+                .collect();
+            out.sort_unstable();
+            out.dedup();
+            return out;
+        }
+        let is_go = |cx: &Self, d: &DefInfo| in_language(cx, d, "go");
         if iface.kind != DefKind::Interface || !is_go(self, &iface) {
             return Vec::new();
         }
@@ -974,7 +996,7 @@ impl<B: Backing> Cx<'_, B> {
         enclosing: Option<DefId>,
         depth: usize,
     ) -> Option<(Def, Rung)> {
-        let name = crate::extract::type_name(written);
+        let name = crate::extract::type_name(&optional_core(written));
         if name.is_empty() || depth > MAX_DEPTH {
             return None;
         }
@@ -1167,7 +1189,16 @@ impl<B: Backing> Cx<'_, B> {
                 };
                 let (first, _) = strip_call(first);
                 let first = first.to_owned();
-                return matches!(self.bare(&first, scope, Want::Any, 1), Found::External);
+                return match self.bare(&first, scope, Want::Any, 1) {
+                    Found::External => true,
+                    // `input: &str`: a language type, whatever the workspace implements for it.
+                    Found::Missing(_) => {
+                        self.lang() == "rust"
+                            && local.type_text.is_some()
+                            && RUST_STD_TYPES.contains(&first.as_str())
+                    }
+                    Found::Defs(..) | Found::Module(..) => false,
+                };
             }
         }
         false
@@ -1513,11 +1544,103 @@ impl<B: Backing> Cx<'_, B> {
             }
             Target::Type(ty, rung) => match self.member(&ty, name, want, 1) {
                 Found::Defs(d, r) => Found::Defs(d, rung.weaker(r)),
-                _ => self.method_by_name(name, want),
+                _ => self
+                    .trait_in_scope(name, want)
+                    .unwrap_or_else(|| self.method_by_name(name, want)),
             },
+            // Another crate's type may have an inherent method of that name, which wins over
+            // any trait (semver's `str::strip_prefix` beside its backport trait).
             Target::External => Found::External,
-            Target::Unknown => self.method_by_name(name, want),
+            // A variable of a type we could not follow (`let text = text.trim()`) is as
+            // likely another crate's type with a method of its own: only a call's result
+            // (`a.iter().interleave(b)`) is taken to be a trait's receiver.
+            Target::Unknown if self.is_local_variable(receiver, enclosing) => {
+                self.method_by_name(name, want)
+            }
+            Target::Unknown => self
+                .trait_in_scope(name, want)
+                .unwrap_or_else(|| self.method_by_name(name, want)),
         }
+    }
+
+    /// Whether `receiver` is a single name bound by a local binding around here.
+    fn is_local_variable(&mut self, receiver: &str, enclosing: Option<DefId>) -> bool {
+        let segs = segments(receiver);
+        let [only] = segs.as_slice() else {
+            return false;
+        };
+        let mut scopes: Vec<Option<DefId>> = self
+            .scope_chain(enclosing)
+            .into_iter()
+            .map(|d| Some(d.id))
+            .collect();
+        scopes.push(None);
+        scopes
+            .into_iter()
+            .any(|scope| !self.bindings(only, scope).is_empty())
+    }
+
+    /// Rust: a method called on a value whose type we do not know (`iter.interleave(…)` at
+    /// the end of a chain of std calls), or that a workspace type lacks, is the method of a
+    /// workspace trait in scope here — defined in this file or imported into it — when
+    /// exactly one such trait has it.
+    fn trait_in_scope(&mut self, name: &str, want: Want) -> Option<Found> {
+        if self.lang() != "rust" {
+            return None;
+        }
+        let defs = self.table.defs_named(name, &mut self.deps);
+        let mut hits: Vec<Def> = Vec::new();
+        let mut rung = Rung::Exact;
+        for def in defs
+            .iter()
+            .filter(|d| d.kind.is_callable() && want.accepts(d.kind))
+        {
+            let Some(parent) = def.parent.and_then(|p| self.table.def(p)) else {
+                continue;
+            };
+            if parent.kind != DefKind::Trait {
+                continue;
+            }
+            if parent.file == self.file.id && parent.parent.is_none() {
+                hits.push(def.clone());
+            } else if self.imported_here(&parent) {
+                hits.push(def.clone());
+                rung = Rung::Import;
+            }
+        }
+        let hits = collapse(hits);
+        (hits.len() == 1).then_some(Found::Defs(hits, rung))
+    }
+
+    /// Whether an import of this file visible here brings `def` (by its name, or a wildcard
+    /// of the module that exports it).
+    fn imported_here(&mut self, def: &DefInfo) -> bool {
+        let imports = self.imports.clone();
+        let line = self.at.line;
+        for import in imports.iter().filter(|i| i.visible_at(line)) {
+            if import.wildcard {
+                if let Found::Module(files, _) = self.import_module(import, 1) {
+                    for file in files {
+                        if self
+                            .exported(file, &def.name, Want::Any, 2)
+                            .iter()
+                            .any(|d| d.id == def.id)
+                        {
+                            return true;
+                        }
+                    }
+                }
+            } else if imports::binding(import, self.file.language).as_deref() == Some(&def.name)
+                || import.name.as_deref() == Some(&def.name)
+            {
+                if let Found::Defs(found, _) = self.import_target(import, 1) {
+                    if found.iter().any(|d| d.id == def.id) {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
     }
 
     /// The `name` rung for a member: the only member of that name in the language family.
@@ -1535,6 +1658,68 @@ enum Target {
     Type(Def, Rung),
     External,
     Unknown,
+}
+
+/// The one type an optional annotation holds — `Optional[X]`, `t.Optional[X]`, `X | None`,
+/// `Union[X, None]`, TypeScript's `X | undefined` — with a forward reference's quotes
+/// (`"Context"`) removed; anything else as written.
+fn optional_core(written: &str) -> String {
+    let mut s = written.trim().to_owned();
+    // A few layers (`t.Optional["Context"]`), never more: the text is the input's.
+    for _ in 0..4 {
+        let before = s.clone();
+        s = s.trim().trim_matches(['"', '\'']).trim().to_owned();
+        let unioned = top_level_split(&s, '|');
+        if unioned.len() > 1 {
+            if let [one] = without_none(&unioned).as_slice() {
+                s = one.clone();
+            }
+        }
+        for wrapper in ["Optional", "Union"] {
+            let inner = ["", "t.", "typing."].iter().find_map(|prefix| {
+                s.strip_prefix(&format!("{prefix}{wrapper}["))
+                    .and_then(|rest| rest.strip_suffix(']'))
+            });
+            if let Some(inner) = inner {
+                if let [one] = without_none(&top_level_split(inner, ',')).as_slice() {
+                    s = one.clone();
+                }
+            }
+        }
+        if s == before {
+            break;
+        }
+    }
+    s
+}
+
+fn without_none(parts: &[String]) -> Vec<String> {
+    parts
+        .iter()
+        .map(|p| p.trim().to_owned())
+        .filter(|p| !matches!(p.as_str(), "None" | "null" | "undefined"))
+        .collect()
+}
+
+/// `text` split at `sep` outside brackets.
+fn top_level_split(text: &str, sep: char) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut current = String::new();
+    for c in text.chars() {
+        match c {
+            '[' | '(' | '<' | '{' => depth += 1,
+            ']' | ')' | '>' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if c == sep && depth == 0 {
+            parts.push(std::mem::take(&mut current));
+        } else {
+            current.push(c);
+        }
+    }
+    parts.push(current);
+    parts
 }
 
 fn strip_call(seg: &str) -> (&str, bool) {
@@ -1570,6 +1755,25 @@ fn collapse(mut defs: Vec<Def>) -> Vec<Def> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn optional_annotations_hold_their_type() {
+        for (written, core) in [
+            ("Context", "Context"),
+            ("\"Context\"", "Context"),
+            ("t.Optional[Context]", "Context"),
+            ("t.Optional[\"Context\"]", "Context"),
+            ("Optional[Dict[str, int]]", "Dict[str, int]"),
+            ("Context | None", "Context"),
+            ("None | Context", "Context"),
+            ("typing.Union[Context, None]", "Context"),
+            ("Union[A, B]", "Union[A, B]"),
+            ("A | B", "A | B"),
+            ("Session | undefined", "Session"),
+        ] {
+            assert_eq!(optional_core(written), core, "{written}");
+        }
+    }
 
     #[test]
     fn receivers_split_into_segments() {

@@ -197,6 +197,27 @@ fn python_packages_relative_imports_reexports_and_receivers() {
 }
 
 #[test]
+fn python_static_methods_and_optional_or_quoted_annotations() {
+    let g = index(&[
+        (
+            "core.py",
+            "import typing as t\n\nclass Context:\n    def get_help(self):\n        pass\n\nclass Command:\n    def get_help(self, ctx):\n        pass\n\nclass Option:\n    def get_help(self, ctx):\n        pass\n\nclass HelpOption(Option):\n    @staticmethod\n    def show_help(ctx: Context, value: bool) -> None:\n        ctx.get_help()\n\n    def quoted(self, ctx: \"Context\") -> None:\n        ctx.get_help()\n\n    def optional(self, ctx: t.Optional[\"Context\"] = None) -> None:\n        ctx.get_help()\n\n    def union(self, ctx: Context | None) -> None:\n        ctx.get_help()\n",
+        ),
+    ]);
+    // A static method's first parameter is no `self`; the annotation's type is the type.
+    assert_eq!(
+        g.callers("Context.get_help"),
+        [
+            "core.py:18 exact",
+            "core.py:21 exact",
+            "core.py:24 exact",
+            "core.py:27 exact"
+        ]
+    );
+    assert_eq!(g.callers("Option.get_help"), Vec::<String>::new());
+}
+
+#[test]
 fn the_name_rung_is_kept_but_excluded_by_default() {
     let g = index(&[
         ("a.py", "def only_here():\n    pass\n"),
@@ -315,6 +336,21 @@ fn rust_macro_bodies_macro_namespace_crate_aliases_and_lexical_lets() {
         g.callers("run"),
         ["tests/it.rs:6 import", "tests/it.rs:7 import"]
     );
+}
+
+#[test]
+fn rust_trait_calls_dispatch_to_impls_and_extension_traits_in_scope() {
+    let g = index(&[
+        ("Cargo.toml", "[package]\nname = \"my-crate\"\nversion = \"0.1.0\"\n"),
+        ("src/lib.rs", "pub trait Ext: Iterator {\n    fn pairs(self) -> u8\n    where\n        Self: Sized,\n    {\n        0\n    }\n}\n\nimpl<I: Iterator> Ext for I {}\n\npub trait Shape {\n    fn area(&self) -> u8;\n}\n\npub struct Sq;\npub struct Ci;\n\nimpl Shape for Sq {\n    fn area(&self) -> u8 {\n        1\n    }\n}\n\nimpl Shape for Ci {\n    fn area(&self) -> u8 {\n        2\n    }\n}\n\npub fn total(s: &dyn Shape) -> u8 {\n    s.area()\n}\n"),
+        ("tests/t.rs", "use my_crate::Ext;\n\n#[test]\nfn t() {\n    let v = vec![1, 2];\n    v.into_iter().pairs();\n}\n"),
+    ]);
+    // A method of a workspace trait called on another crate's type, the trait imported.
+    assert_eq!(g.callers("Ext::pairs"), ["tests/t.rs:6 import"]);
+    // A call of a trait method may run each workspace impl of it.
+    assert_eq!(g.callers("Shape::area"), ["src/lib.rs:32 exact"]);
+    assert_eq!(g.callers("Sq::area"), ["src/lib.rs:32 dispatch"]);
+    assert_eq!(g.callers("Ci::area"), ["src/lib.rs:32 dispatch"]);
 }
 
 #[test]
