@@ -67,6 +67,9 @@
   "*" @import.wildcard
   source: (string) @import.module) @import
 (export_statement
+  (namespace_export (identifier) @import.alias)
+  source: (string) @import.module) @import
+(export_statement
   (export_clause
     (export_specifier
       name: (_) @import.name

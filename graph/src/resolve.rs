@@ -208,6 +208,7 @@ pub fn resolve_file<B: Backing>(
         module_memo: std::collections::HashMap::new(),
         exported_memo: std::collections::HashMap::new(),
         dispatched: Vec::new(),
+        overrides_memo: std::collections::HashMap::new(),
     };
     let mut dispatch = Vec::new();
     let outcomes = refs
@@ -244,6 +245,9 @@ struct Cx<'t, B: Backing> {
     budget: usize,
     /// The dispatch targets of the reference just resolved.
     dispatched: Vec<DefId>,
+    /// A class method → the overrides found in its workspace subclasses (the keys they
+    /// read stay recorded for the file).
+    overrides_memo: std::collections::HashMap<DefId, Vec<DefId>>,
 }
 
 /// Deepest nesting of resolution steps for one reference.
@@ -338,6 +342,8 @@ impl<B: Backing> Cx<'_, B> {
                         let mut dispatched = std::mem::take(bodies);
                         if called && dispatched.is_empty() {
                             dispatched = self.implementations(one);
+                            dispatched.extend(self.overrides(one));
+                            dispatched.extend(self.inherited_constructor(one));
                         }
                         dispatched.retain(|d| *d != one);
                         self.dispatched = dispatched;
@@ -479,13 +485,16 @@ impl<B: Backing> Cx<'_, B> {
             else {
                 continue;
             };
-            let mut provider = None;
+            // Every method of that name the type has (a package may define it twice, one
+            // per build alternative): which one comes first depends on the order files
+            // were read in.
+            let mut provider = Vec::new();
             let mut satisfied = true;
             for name in &required {
                 match self.member(&ty, name, Want::Call, 1) {
                     Found::Defs(d, _) if !d.is_empty() => {
                         if *name == method.name {
-                            provider = d.first().map(|d| d.id);
+                            provider = d.iter().map(|d| d.id).collect();
                         }
                     }
                     _ => {
@@ -494,13 +503,126 @@ impl<B: Backing> Cx<'_, B> {
                     }
                 }
             }
-            if let (true, Some(p)) = (satisfied, provider) {
-                out.push(p);
+            if satisfied {
+                out.extend(provider);
             }
         }
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// The overrides of a class or interface method in the workspace's subclasses and
+    /// implementing classes (JavaScript, TypeScript, Python): a call of the method may run
+    /// any of them (`this._parse(…)` in a base class runs each subclass's `_parse`).
+    fn overrides(&mut self, target: DefId) -> Vec<DefId> {
+        if let Some(known) = self.overrides_memo.get(&target) {
+            return known.clone();
+        }
+        let out = self.overrides_uncached(target);
+        self.overrides_memo.insert(target, out.clone());
+        out
+    }
+
+    fn overrides_uncached(&mut self, target: DefId) -> Vec<DefId> {
+        let Some(method) = self.table.def(target) else {
+            return Vec::new();
+        };
+        if method.kind != DefKind::Method || matches!(&*method.name, "constructor" | "__init__") {
+            return Vec::new();
+        }
+        let Some(class) = method
+            .parent
+            .and_then(|p| self.table.def(p))
+            .filter(|c| matches!(c.kind, DefKind::Class | DefKind::Interface))
+        else {
+            return Vec::new();
+        };
+        let Some(family) = self.overriding_family(&class) else {
+            return Vec::new();
+        };
+        let defs = self.table.defs_named(&method.name, &mut self.deps);
+        let mut out = Vec::new();
+        for d in defs.iter() {
+            if d.id == target || d.kind != DefKind::Method {
+                continue;
+            }
+            let Some(sub) = d
+                .parent
+                .and_then(|p| self.table.def(p))
+                .filter(|s| s.kind == DefKind::Class && s.id != class.id)
+            else {
+                continue;
+            };
+            if self.overriding_family(&sub) == Some(family) && self.descends_from(&sub, class.id) {
+                out.push(d.id);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The language family of a class whose methods are overridden by name in subclasses.
+    fn overriding_family(&self, class: &DefInfo) -> Option<&'static str> {
+        let family = crate::table::family(self.table.file(class.file)?.language);
+        matches!(family, "js" | "python").then_some(family)
+    }
+
+    /// Whether `ancestor` is among the bases of `ty`, at any depth (each base resolved in
+    /// the file of the type that names it).
+    fn descends_from(&mut self, ty: &Def, ancestor: DefId) -> bool {
+        let mut seen = vec![ty.id];
+        let mut level = vec![ty.clone()];
+        for _ in 0..MAX_DEPTH {
+            let mut next = Vec::new();
+            for t in &level {
+                let Some(file) = self.table.file(t.file).cloned() else {
+                    continue;
+                };
+                for base in &t.bases {
+                    let found = self.in_file(file.clone(), |cx| cx.type_named(base, None, 1));
+                    let Some((b, _)) = found else {
+                        continue;
+                    };
+                    if b.id == ancestor {
+                        return true;
+                    }
+                    if !seen.contains(&b.id) {
+                        seen.push(b.id);
+                        next.push(b);
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            level = next;
+        }
+        false
+    }
+
+    /// The constructor a call of a class runs when the class declares none but a base
+    /// does (`new ZodEffects(…)` runs `ZodType`'s constructor): a dispatch edge beside
+    /// the class itself.
+    fn inherited_constructor(&mut self, target: DefId) -> Option<DefId> {
+        let ty = self.table.def(target)?;
+        if ty.kind != DefKind::Class {
+            return None;
+        }
+        // (Python's `__init__` is left out: a raise of a subclass is not where one looks
+        // for the base's constructor, and pyright does not count it.)
+        if self.overriding_family(&ty)? != "js" {
+            return None;
+        }
+        let name = "constructor";
+        match self.member(&ty, name, Want::Call, 1) {
+            Found::Defs(defs, _) => defs
+                .iter()
+                .find(|d| d.kind.is_callable() && d.parent != Some(ty.id))
+                .map(|d| d.id),
+            _ => None,
+        }
     }
 
     /// The method names a Go interface requires, its embedded workspace interfaces'
@@ -881,10 +1003,45 @@ impl<B: Backing> Cx<'_, B> {
                 {
                     return Found::Module(sub, rung);
                 }
-                Found::Missing(0)
+                match self.namespace_reexport(&files, &name) {
+                    Some(sub) => Found::Module(sub, rung),
+                    None => Found::Missing(0),
+                }
             }
             other => other,
         }
+    }
+
+    /// JavaScript and TypeScript: the module a module file re-exports as a namespace under
+    /// `name` (`export * as util from "./util.js"`), directly or through its `export *`.
+    fn namespace_reexport(&mut self, files: &[FileId], name: &str) -> Option<Vec<FileId>> {
+        let mut queue: Vec<FileId> = files.to_vec();
+        let mut seen: Vec<FileId> = Vec::new();
+        while let Some(file) = queue.pop() {
+            if seen.contains(&file) || seen.len() > MAX_DEPTH * 4 || !self.enter() {
+                continue;
+            }
+            self.nesting -= 1;
+            seen.push(file);
+            let info = self.table.file(file)?.clone();
+            if crate::table::family(info.language) != "js" {
+                return None;
+            }
+            let imports = self.table.imports_of(file, &mut self.deps);
+            for import in imports.iter().filter(|i| i.scope_lines.is_none()) {
+                let namespace = import.name.is_none() && !import.wildcard;
+                if namespace && import.alias.as_deref() == Some(name) {
+                    if let Found::Module(sub, _) = self.import_module_from(&info, import) {
+                        return Some(sub);
+                    }
+                } else if import.wildcard {
+                    if let Found::Module(sub, _) = self.import_module_from(&info, import) {
+                        queue.extend(sub);
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// The type a method's `self` stands for, with the rung that found it.
@@ -1493,6 +1650,10 @@ impl<B: Backing> Cx<'_, B> {
                         Some(files) => Target::Module(files, rung),
                         None => Target::Unknown,
                     };
+                }
+                // A TypeScript namespace (C++ too): its members are its children.
+                if def.kind == DefKind::Module {
+                    return Target::Type(def.clone(), rung);
                 }
                 match self.type_of_def(def, false, 1) {
                     Some((t, r)) => Target::Type(t, rung.weaker(r)),

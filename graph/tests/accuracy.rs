@@ -1,8 +1,8 @@
 //! The graph's callers against answer keys built from real language servers
 //! (`cargo xtask graph-keys` writes `tests/keys/PROJECT.json`): for every function and method
 //! the server lists, the call sites its find-references gives, compared with the graph's
-//! callers at the default confidence. Goals: precision ≥ 0.95 and recall ≥ 0.80 for Python
-//! (requests) and Go (cobra); TypeScript (zod) and Rust (semver) are reported.
+//! callers at the default confidence. Every key is held to precision ≥ 0.97 and to the recall
+//! it measures now (see the floors below).
 
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
@@ -146,28 +146,35 @@ fn score(project: &str) -> Option<Score> {
     Some(s)
 }
 
+// Precision is held to issue 32's goal (0.97) everywhere; recall to what each key measures
+// now (the goal, 0.80–0.90 without a precise tier, is met for Python and Go), so that a
+// change that loses edges fails here.
+
 #[test]
 fn python_requests_meets_the_goals() {
     let Some(s) = score("requests") else { return };
-    assert!(s.precision() >= 0.95, "precision {:.3}", s.precision());
-    assert!(s.recall() >= 0.80, "recall {:.3}", s.recall());
+    assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
+    assert!(s.recall() >= 0.95, "recall {:.3}", s.recall());
 }
 
 #[test]
 fn go_cobra_meets_the_goals() {
     let Some(s) = score("cobra") else { return };
-    assert!(s.precision() >= 0.95, "precision {:.3}", s.precision());
-    assert!(s.recall() >= 0.80, "recall {:.3}", s.recall());
+    assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
+    assert!(s.recall() >= 0.90, "recall {:.3}", s.recall());
 }
 
 #[test]
-fn typescript_zod_is_reported() {
+fn typescript_zod_holds_its_floor() {
     let Some(s) = score("zod") else { return };
-    assert!(s.key_edges > 0);
+    assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
+    // 0.620 before overrides, inherited constructors and namespaces were followed.
+    assert!(s.recall() >= 0.70, "recall {:.3}", s.recall());
 }
 
 #[test]
-fn rust_semver_is_reported() {
+fn rust_semver_holds_its_floor() {
     let Some(s) = score("semver") else { return };
-    assert!(s.key_edges > 0);
+    assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
+    assert!(s.recall() >= 0.95, "recall {:.3}", s.recall());
 }

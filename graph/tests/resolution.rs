@@ -554,3 +554,31 @@ fn javascript_relative_imports_and_bash_sources() {
     assert_eq!(g.callers("add"), ["main.js:2 import"]);
     assert_eq!(g.callers("greet"), ["run.sh:2 import"]);
 }
+
+#[test]
+fn overrides_inherited_constructors_and_namespaces_in_typescript_and_python() {
+    let g = index(&[
+        ("src/base.ts", "export abstract class Schema {\n  constructor(def: object) {}\n  abstract _parse(x: number): number;\n  parse(x: number): number {\n    return this._parse(x);\n  }\n}\n"),
+        ("src/kinds.ts", "import { Schema } from \"./base.js\";\n\nexport class Str extends Schema {\n  _parse(x: number): number {\n    return x;\n  }\n}\n\nexport class Num extends Str {\n  _parse(x: number): number {\n    return x + 1;\n  }\n}\n\nexport function make(): Str {\n  return new Num({});\n}\n"),
+        ("src/helpers/util.ts", "export namespace util {\n  export function never(x: never): never {\n    throw new Error();\n  }\n}\n"),
+        ("src/core/fmt.ts", "export function normalize(p: string): string {\n  return p;\n}\n"),
+        ("src/core/index.ts", "export * as fmt from \"./fmt.js\";\n"),
+        ("src/use.ts", "import { util } from \"./helpers/util.js\";\nimport { fmt } from \"./core/index.js\";\n\nexport function check(x: never): string {\n  util.never(x);\n  return fmt.normalize(\"a\");\n}\n"),
+        ("py/shapes.py", "class Shape:\n    def area(self):\n        return 0\n\n    def report(self):\n        return self.area()\n\n\nclass Square(Shape):\n    def area(self):\n        return 1\n"),
+    ]);
+    // `this._parse` in the base may run each subclass's override, at any depth.
+    assert_eq!(g.callers("Schema._parse"), ["src/base.ts:5 exact"]);
+    assert_eq!(g.callers("Str._parse"), ["src/base.ts:5 dispatch"]);
+    assert_eq!(g.callers("Num._parse"), ["src/base.ts:5 dispatch"]);
+    assert_eq!(g.callers("Square.area"), ["py/shapes.py:6 dispatch"]);
+    // A class without a constructor runs its base's: the class is called, the
+    // constructor dispatched to.
+    assert_eq!(g.callers("Num"), ["src/kinds.ts:16 exact"]);
+    assert_eq!(
+        g.callers("Schema.constructor"),
+        ["src/kinds.ts:16 dispatch"]
+    );
+    // A namespace's members, and a module re-exported as a namespace.
+    assert_eq!(g.callers("util.never"), ["src/use.ts:5 import"]);
+    assert_eq!(g.callers("normalize"), ["src/use.ts:6 import"]);
+}
