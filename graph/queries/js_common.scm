@@ -82,6 +82,9 @@
 (variable_declarator
   name: (identifier) @name
   value: (call_expression function: (_) @value)) @local
+(variable_declarator
+  name: (identifier) @name
+  value: (member_expression) @read) @local
 (assignment_expression
   left: (member_expression object: (this) property: (property_identifier)) @name
   right: (new_expression constructor: (_) @value)) @local

@@ -10,7 +10,7 @@
 //! | `@reference.macro` and `@name` | a macro invocation (named `NAME!`) | |
 //! | `@reference.type` and `@name` | a type use | `@receiver` (a qualifier: `pkg.Type`) |
 //! | `@import` and `@import.module` | an import | `@import.name`, `@import.alias`, `@import.wildcard` |
-//! | `@local` and `@name` | a local binding | `@type`, `@value` (the callee of the call assigned) |
+//! | `@local` and `@name` | a local binding | `@type`, `@value` (the callee of the call assigned), `@read` (the member read assigned) |
 //! | `@scope.owner` and `@owner` | definitions inside belong to `@owner` (Rust `impl`) | `@trait` (the trait implemented: a base of the methods inside) |
 //! | `@package` and `@name` | the file's package or namespace | |
 //!
@@ -199,6 +199,7 @@ struct PendingDef {
     signature: String,
     /// A method without a receiver (Python `@staticmethod`).
     no_self: bool,
+    type_params: Vec<String>,
 }
 
 struct Extractor<'a> {
@@ -312,6 +313,7 @@ impl<'a> Extractor<'a> {
                         start: Pos::of(node.start_position()),
                         end_line: Pos::of(node.end_position()).line,
                         signature: self.signature(node),
+                        type_params: type_params_of(node, self.source),
                         ..PendingDef::default()
                     });
                     defs.len() - 1
@@ -349,7 +351,17 @@ impl<'a> Extractor<'a> {
                 }
                 for (n, base) in caps.iter().filter(|(n, _)| *n == "base") {
                     let _ = n;
-                    let b = type_name(&collapse(text(*base, self.source)));
+                    let mut b = type_name(&collapse(text(*base, self.source)));
+                    // TypeScript's `extends Base<A, B>`: the arguments are the value's
+                    // sibling; a base's type parameters are bound by them.
+                    if let Some(args) = base
+                        .next_named_sibling()
+                        .filter(|s| s.kind() == "type_arguments")
+                    {
+                        if !b.is_empty() {
+                            b.push_str(&collapse(text(args, self.source)));
+                        }
+                    }
                     if !b.is_empty() && !def.bases.contains(&b) {
                         def.bases.push(b);
                     }
@@ -430,6 +442,7 @@ impl<'a> Extractor<'a> {
                         scope: None,
                         type_text: cap_text("type"),
                         value: cap_text("value"),
+                        read: cap_text("read"),
                         // A Rust binding is in scope after its statement only (`let it =
                         // it::f()` calls the module `it`).
                         pos: Pos::of(if self.language.name == "rust" {
@@ -556,6 +569,7 @@ impl<'a> Extractor<'a> {
                 returns: def.returns,
                 bases,
                 self_name,
+                type_params: def.type_params,
                 bytes: def.node,
             });
         }
@@ -636,6 +650,36 @@ fn memchr_newline(bytes: &[u8]) -> usize {
         .iter()
         .position(|&b| b == b'\n')
         .unwrap_or(bytes.len())
+}
+
+/// A definition's type parameters (`<T extends X = Y, U>`): `T=X` (the constraint, else the
+/// default) or a bare name, in order.
+fn type_params_of(node: tree_sitter::Node<'_>, source: &[u8]) -> Vec<String> {
+    let Some(list) = node.child_by_field_name("type_parameters") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut cursor = list.walk();
+    for param in list.named_children(&mut cursor) {
+        if param.kind() != "type_parameter" {
+            continue;
+        }
+        let Some(name) = param.child_by_field_name("name") else {
+            continue;
+        };
+        let name = collapse(text(name, source));
+        // `constraint` (`extends X`) and `value` (`= Y`) wrap the type in a node of their own.
+        let fallback = ["constraint", "value"].into_iter().find_map(|field| {
+            let wrapper = param.child_by_field_name(field)?;
+            let ty = wrapper.named_child(0).unwrap_or(wrapper);
+            Some(collapse(text(ty, source)))
+        });
+        out.push(match fallback {
+            Some(f) if !f.is_empty() => format!("{name}={f}"),
+            _ => name,
+        });
+    }
+    out
 }
 
 #[cfg(test)]

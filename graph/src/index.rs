@@ -31,7 +31,7 @@ use crate::table::{Backing, DefId, DefInfo, Deps, FileId, FileInfo, NoBacking, T
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Why the index could not be opened or updated.
 #[derive(Debug, thiserror::Error)]
@@ -195,7 +195,7 @@ CREATE TABLE config_files(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns
 CREATE TABLE defs(
   id INTEGER PRIMARY KEY AUTOINCREMENT, file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
   qname TEXT NOT NULL, parent_id INTEGER, owner TEXT, type_text TEXT, returns TEXT, bases TEXT,
-  self_name TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL, end_line INTEGER NOT NULL,
+  self_name TEXT, type_params TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL, end_line INTEGER NOT NULL,
   name_line INTEGER NOT NULL, name_col INTEGER NOT NULL);
 CREATE INDEX defs_name ON defs(name);
 CREATE INDEX defs_file ON defs(file_id);
@@ -213,7 +213,8 @@ CREATE TABLE imports(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, module TEXT
   scope_last INTEGER,
   PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
 CREATE TABLE locals(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, name TEXT NOT NULL,
-  scope_id INTEGER, type_text TEXT, value TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL,
+  scope_id INTEGER, type_text TEXT, value TEXT, read TEXT, line INTEGER NOT NULL,
+  col INTEGER NOT NULL,
   PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
 CREATE TABLE keys(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
 CREATE TABLE deps(key_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
@@ -1186,7 +1187,7 @@ impl Graph {
             "SELECT f.path, d.name, d.kind, d.qname, IFNULL({}, ''), IFNULL(d.owner, ''),
                IFNULL(d.type_text, ''), IFNULL(d.returns, ''), IFNULL(d.bases, ''),
                IFNULL(d.self_name, ''), d.line, d.col, d.end_line, d.name_line, d.name_col,
-               ''
+               IFNULL(d.type_params, '')
              FROM defs d JOIN files f ON f.id = d.file_id",
             def_key.replace("{}", "d.parent_id")
         );
@@ -1215,7 +1216,7 @@ impl Graph {
         )?);
         let q = format!(
             "SELECT f.path, l.ord, l.name, IFNULL({}, ''), IFNULL(l.type_text, ''), IFNULL(l.value, ''),
-               l.line, l.col
+               IFNULL(l.read, ''), l.line, l.col
              FROM locals l JOIN files f ON f.id = l.file_id",
             def_key.replace("{}", "l.scope_id")
         );
@@ -1326,6 +1327,7 @@ type DefShape = (
     Option<String>,
     String,
     Option<String>,
+    String,
 );
 
 /// Inserts a file's facts; definitions whose (qualified name, kind, occurrence) is in
@@ -1341,12 +1343,13 @@ fn insert_facts(
     let mut nth: HashMap<(String, String), usize> = HashMap::new();
     let mut insert = tx.prepare_cached(
         "INSERT INTO defs(id, file_id, name, kind, qname, parent_id, owner, type_text, returns,
-           bases, self_name, line, col, end_line, name_line, name_col)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+           bases, self_name, line, col, end_line, name_line, name_col, type_params)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
     )?;
     for def in &facts.definitions {
         let parent = def.parent.and_then(|p| ids.get(p).copied());
         let bases = (!def.bases.is_empty()).then(|| def.bases.join("\n"));
+        let type_params = (!def.type_params.is_empty()).then(|| def.type_params.join("\n"));
         let kind = def.kind.as_str().to_owned();
         let n = nth
             .entry((def.qualified_name.clone(), kind.clone()))
@@ -1362,6 +1365,7 @@ fn insert_facts(
             def.returns.clone(),
             bases.clone().unwrap_or_default(),
             def.self_name.clone(),
+            type_params.clone().unwrap_or_default(),
         );
         let id = match reuse.get(&key) {
             Some((id, old_shape)) => {
@@ -1391,7 +1395,8 @@ fn insert_facts(
             def.start.column,
             def.end_line,
             def.name_pos.line,
-            def.name_pos.column
+            def.name_pos.column,
+            type_params
         ])?;
         ids.push(tx.last_insert_rowid());
     }
@@ -1414,8 +1419,8 @@ fn insert_facts(
         ])?;
     }
     let mut insert_local = tx.prepare_cached(
-        "INSERT INTO locals(file_id, ord, name, scope_id, type_text, value, line, col)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO locals(file_id, ord, name, scope_id, type_text, value, line, col, read)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
     for (i, local) in facts.locals.iter().enumerate() {
         insert_local.execute(params![
@@ -1426,7 +1431,8 @@ fn insert_facts(
             local.type_text,
             local.value,
             local.pos.line,
-            local.pos.column
+            local.pos.column,
+            local.read
         ])?;
     }
     Ok(ids)
@@ -1445,7 +1451,7 @@ fn rewrite_file(
     {
         let mut stmt = tx.prepare_cached(
             "SELECT id, name, kind, qname, parent_id, owner, type_text, returns, IFNULL(bases, ''),
-               self_name FROM defs WHERE file_id = ?1 ORDER BY id",
+               self_name, IFNULL(type_params, '') FROM defs WHERE file_id = ?1 ORDER BY id",
         )?;
         let rows = stmt.query_map([file], |r| {
             Ok((
@@ -1459,11 +1465,13 @@ fn rewrite_file(
                 r.get::<_, Option<String>>(7)?,
                 r.get::<_, String>(8)?,
                 r.get::<_, Option<String>>(9)?,
+                r.get::<_, String>(10)?,
             ))
         })?;
         let mut nth: HashMap<(String, String), usize> = HashMap::new();
         for row in rows {
-            let (id, name, kind, qname, parent, owner, type_text, returns, bases, self_name) = row?;
+            let (id, name, kind, qname, parent, owner, type_text, returns, bases, self_name, tps) =
+                row?;
             let n = nth.entry((qname.clone(), kind.clone())).or_insert(0);
             reuse.insert(
                 (qname, kind.clone(), *n),
@@ -1478,6 +1486,7 @@ fn rewrite_file(
                         returns,
                         bases,
                         self_name,
+                        tps,
                     ),
                 ),
             );
@@ -1494,15 +1503,23 @@ fn rewrite_file(
         .optional()?
         .flatten();
     // Positions of locals matter only within their own file: compare the rest.
-    let old_locals: Vec<(String, Option<String>, Option<String>)> = load_locals(tx, file)?
+    type LocalShape = (String, Option<String>, Option<String>, Option<String>);
+    let old_locals: Vec<LocalShape> = load_locals(tx, file)?
         .into_iter()
-        .map(|(l, _)| (l.name, l.type_text, l.value))
+        .map(|(l, _)| (l.name, l.type_text, l.value, l.read))
         .collect();
-    let new_locals: Vec<(String, Option<String>, Option<String>)> = fresh
+    let new_locals: Vec<LocalShape> = fresh
         .facts
         .locals
         .iter()
-        .map(|l| (l.name.clone(), l.type_text.clone(), l.value.clone()))
+        .map(|l| {
+            (
+                l.name.clone(),
+                l.type_text.clone(),
+                l.value.clone(),
+                l.read.clone(),
+            )
+        })
         .collect();
     if old_imports != fresh.facts.imports || old_locals != new_locals {
         changed.insert(format!("p:{}", fresh.rel));
@@ -1637,11 +1654,15 @@ fn def_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DefInfo> {
             .map(|b| b.split('\n').map(str::to_owned).collect())
             .unwrap_or_default(),
         self_name: r.get(9)?,
+        type_params: r
+            .get::<_, Option<String>>(10)?
+            .map(|t| t.split('\n').map(str::to_owned).collect())
+            .unwrap_or_default(),
     })
 }
 
 const DEF_COLUMNS: &str =
-    "id, file_id, name, kind, parent_id, owner, type_text, returns, bases, self_name";
+    "id, file_id, name, kind, parent_id, owner, type_text, returns, bases, self_name, type_params";
 
 /// An import from `module, name, alias, wildcard, line, scope_first, scope_last` at `at`.
 fn import_from_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Import> {
@@ -1668,7 +1689,7 @@ fn load_imports(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<Import>> 
 
 fn load_locals(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(Local, Option<DefId>)>> {
     let mut stmt = tx.prepare_cached(
-        "SELECT name, scope_id, type_text, value, line, col FROM locals WHERE file_id = ?1
+        "SELECT name, scope_id, type_text, value, line, col, read FROM locals WHERE file_id = ?1
          ORDER BY ord",
     )?;
     let rows = stmt.query_map([file], |r| {
@@ -1679,6 +1700,7 @@ fn load_locals(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(Local, Op
                 scope: None,
                 type_text: r.get(2)?,
                 value: r.get(3)?,
+                read: r.get(6)?,
                 pos: crate::model::Pos {
                     line: r.get(4)?,
                     column: r.get(5)?,
@@ -1716,7 +1738,7 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
     let mut locals: BTreeMap<FileId, Vec<(Local, Option<DefId>)>> = BTreeMap::new();
     {
         let mut stmt = tx.prepare(
-            "SELECT file_id, name, scope_id, type_text, value, line, col FROM locals
+            "SELECT file_id, name, scope_id, type_text, value, line, col, read FROM locals
              ORDER BY file_id, ord",
         )?;
         let rows = stmt.query_map([], |r| {
@@ -1727,6 +1749,7 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
                     scope: None,
                     type_text: r.get(3)?,
                     value: r.get(4)?,
+                    read: r.get(7)?,
                     pos: crate::model::Pos {
                         line: r.get(5)?,
                         column: r.get(6)?,

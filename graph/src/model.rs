@@ -127,8 +127,14 @@ pub struct Definition {
     pub type_text: Option<String>,
     /// The declared return type of a function, as written.
     pub returns: Option<String>,
-    /// For a class: the classes and interfaces it extends, implements or embeds, as written.
+    /// For a class: the classes and interfaces it extends, implements or embeds, as written
+    /// (TypeScript keeps an `extends` clause's type arguments: `Base<A, B>`).
     pub bases: Vec<String>,
+    /// The type parameters of a generic class, interface, type alias or function, in order:
+    /// `Name`, or `Name=Fallback` where the parameter has a constraint or a default (the
+    /// constraint, else the default): `T extends ZodTypeAny` is `T=ZodTypeAny`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub type_params: Vec<String>,
     /// The name a method's receiver goes by (a Go receiver, Python's first parameter).
     pub self_name: Option<String>,
     /// Byte range of the whole definition (used to find the innermost one around a place).
@@ -226,6 +232,10 @@ pub struct Local {
     pub type_text: Option<String>,
     /// The callee of the call it was assigned, as written (`Session`, `pflag.NewFlagSet`).
     pub value: Option<String>,
+    /// The member read it was assigned when that is not a call, as written
+    /// (`const keyType = this._def.keyType`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<String>,
     /// Where the binding is (a use takes the last binding before it).
     pub pos: Pos,
 }

@@ -1283,6 +1283,13 @@ impl<B: Backing> Cx<'_, B> {
             if let Some(callee) = &local.value {
                 return self.type_of_call(callee, scope, depth + 1);
             }
+            // `const keyType = this._def.keyType`: the member's type.
+            if let Some(read) = &local.read {
+                return match self.receiver_target(read, scope) {
+                    Target::Type(t, r) => Some((t, r)),
+                    _ => None,
+                };
+            }
             return None;
         }
         None
@@ -1456,7 +1463,11 @@ impl<B: Backing> Cx<'_, B> {
                     match self.member(&ty, name, Want::Any, 1) {
                         Found::Defs(d, r) if d.len() == 1 => {
                             let field = &d[0];
-                            match self.type_of_def(field, called, 1) {
+                            let typed = match self.generic_member_type(&ty, field, called) {
+                                Some(found) => Some(found),
+                                None => self.type_of_def(field, called, 1),
+                            };
+                            match typed {
                                 Some((t, r2)) => Target::Type(t, rung.weaker(r).weaker(r2)),
                                 None => {
                                     // `self.x` assigned in a method of the type.
@@ -1475,6 +1486,72 @@ impl<B: Backing> Cx<'_, B> {
             };
         }
         current
+    }
+
+    /// The type of a member declared with a type parameter of the type declaring it
+    /// (`_def: Def` in `class ZodType<Output, Def, Input>`): the argument the receiver's type
+    /// binds it to through its bases (`extends ZodType<…, ZodOptionalDef<T>, …>`), else the
+    /// parameter's constraint or default.
+    fn generic_member_type(&mut self, ty: &Def, member: &Def, called: bool) -> Option<(Def, Rung)> {
+        let written = if called {
+            member.returns.clone()
+        } else {
+            member.type_text.clone()
+        }?;
+        let written = written.trim();
+        let declaring = member
+            .parent
+            .and_then(|p| self.table.def(p))
+            .filter(|d| d.kind.is_type())?;
+        let index = declaring
+            .type_params
+            .iter()
+            .position(|p| param_name(p) == written)?;
+        if let Some(found) = self.bound_argument(ty, &declaring, index) {
+            return Some(found);
+        }
+        let fallback = param_fallback(&declaring.type_params[index])?.to_owned();
+        let file = self.table.file(declaring.file)?.clone();
+        self.in_file(file, |cx| cx.type_named(&fallback, None, 1))
+    }
+
+    /// The type argument at `index` that `ty` (or a type between) gives `declaring` in its
+    /// bases; an argument that is a type parameter of the type writing it stands for that
+    /// parameter's constraint or default.
+    fn bound_argument(&mut self, ty: &Def, declaring: &Def, index: usize) -> Option<(Def, Rung)> {
+        let mut seen = vec![ty.id];
+        let mut level = vec![ty.clone()];
+        for _ in 0..MAX_DEPTH {
+            let mut next = Vec::new();
+            for t in &level {
+                let Some(file) = self.table.file(t.file).cloned() else {
+                    continue;
+                };
+                for base in &t.bases {
+                    let found = self.in_file(file.clone(), |cx| cx.type_named(base, None, 1));
+                    let Some((b, _)) = found else {
+                        continue;
+                    };
+                    if b.id == declaring.id {
+                        let arg = type_arguments(base).into_iter().nth(index)?;
+                        let written = match t.type_params.iter().find(|p| param_name(p) == arg) {
+                            Some(p) => param_fallback(p)?.to_owned(),
+                            None => arg,
+                        };
+                        return self.in_file(file, |cx| cx.type_named(&written, None, 1));
+                    }
+                    if !seen.contains(&b.id) {
+                        seen.push(b.id);
+                        next.push(b);
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            level = next;
+        }
+        None
     }
 
     /// `self.NAME = Ctor()` (or annotated) in a method of `ty`, in `ty`'s file.
@@ -1913,9 +1990,46 @@ fn collapse(mut defs: Vec<Def>) -> Vec<Def> {
     defs
 }
 
+/// A type parameter's name (`T` of `T=ZodTypeAny`).
+fn param_name(param: &str) -> &str {
+    param.split_once('=').map_or(param, |(name, _)| name)
+}
+
+/// A type parameter's constraint or default (`ZodTypeAny` of `T=ZodTypeAny`).
+fn param_fallback(param: &str) -> Option<&str> {
+    param.split_once('=').map(|(_, fallback)| fallback)
+}
+
+/// The type arguments written after a type's name (`Base<A, B<C>>` → `A`, `B<C>`).
+fn type_arguments(written: &str) -> Vec<String> {
+    let Some(open) = written.find('<') else {
+        return Vec::new();
+    };
+    let Some(close) = written.rfind('>').filter(|c| *c > open) else {
+        return Vec::new();
+    };
+    top_level_split(&written[open + 1..close], ',')
+        .into_iter()
+        .map(|a| a.trim().to_owned())
+        .filter(|a| !a.is_empty())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn type_arguments_split_at_the_top_level() {
+        assert_eq!(
+            type_arguments("Base<A, B<C, D>, { k: E }>"),
+            ["A", "B<C, D>", "{ k: E }"]
+        );
+        assert!(type_arguments("Base").is_empty());
+        assert_eq!(param_name("T=ZodTypeAny"), "T");
+        assert_eq!(param_fallback("T=ZodTypeAny"), Some("ZodTypeAny"));
+        assert_eq!(param_fallback("U"), None);
+    }
 
     #[test]
     fn optional_annotations_hold_their_type() {

@@ -31,6 +31,8 @@ pub struct DefInfo {
     pub returns: Option<String>,
     pub bases: Vec<String>,
     pub self_name: Option<String>,
+    /// As in [`crate::model::Definition::type_params`].
+    pub type_params: Vec<String>,
 }
 
 /// A shared definition (resolution passes them around a lot).

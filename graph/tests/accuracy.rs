@@ -168,8 +168,9 @@ fn go_cobra_meets_the_goals() {
 fn typescript_zod_holds_its_floor() {
     let Some(s) = score("zod") else { return };
     assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
-    // 0.620 before overrides, inherited constructors and namespaces were followed.
-    assert!(s.recall() >= 0.70, "recall {:.3}", s.recall());
+    // 0.620 before overrides, inherited constructors, namespaces, members typed by a type
+    // parameter and locals read from members were followed; 0.861 after.
+    assert!(s.recall() >= 0.85, "recall {:.3}", s.recall());
 }
 
 #[test]

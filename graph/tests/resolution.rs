@@ -582,3 +582,21 @@ fn overrides_inherited_constructors_and_namespaces_in_typescript_and_python() {
     assert_eq!(g.callers("util.never"), ["src/use.ts:5 import"]);
     assert_eq!(g.callers("normalize"), ["src/use.ts:6 import"]);
 }
+
+#[test]
+fn typescript_members_typed_by_type_parameters_and_locals_read_from_members() {
+    let g = index(&[
+        ("src/base.ts", "export abstract class Schema<Out = unknown, Def extends BaseDef = BaseDef> {\n  readonly _def!: Def;\n  abstract _parse(x: number): number;\n}\n\nexport interface BaseDef {\n  description?: string;\n}\n\nexport type AnySchema = Schema<any, any>;\n"),
+        ("src/opt.ts", "import { Schema, BaseDef, AnySchema } from \"./base.js\";\n\nexport interface OptDef<T extends AnySchema = AnySchema> extends BaseDef {\n  inner: T;\n}\n\nexport class Opt<T extends AnySchema> extends Schema<\n  number,\n  OptDef<T>\n> {\n  _parse(x: number): number {\n    const inner = this._def.inner;\n    return this._def.inner._parse(x) + inner._parse(x);\n  }\n}\n"),
+    ]);
+    // `this._def` is `OptDef<T>` (Opt binds Schema's `Def`); its `inner` is a `T`, which
+    // stands for its constraint, `AnySchema`, an alias of `Schema`.
+    assert_eq!(
+        g.callers("Schema._parse"),
+        ["src/opt.ts:13 import", "src/opt.ts:13 exact"]
+    );
+    assert_eq!(
+        g.callers("Opt._parse"),
+        ["src/opt.ts:13 dispatch", "src/opt.ts:13 dispatch"]
+    );
+}
