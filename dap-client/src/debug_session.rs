@@ -344,11 +344,19 @@ impl DebugSession {
         })
     }
 
-    /// Refuses a start while a session lives; clears a dead or expired one.
-    async fn make_room(&self, slot: &mut Slot) -> Result<(), DebugError> {
+    /// Refuses a start while a session's program runs or is stopped; ends one whose
+    /// program exited (the next `launch` needs no `terminate`: the note says which one was
+    /// ended) and clears a dead or expired one.
+    async fn make_room(&self, slot: &mut Slot) -> Result<Option<String>, DebugError> {
         self.settle_expiry(slot).await;
+        let mut ended = None;
         if let Slot::Live(session) = slot {
-            if !session.adapter_lost() {
+            if session.program_ended() {
+                ended = Some(format!(
+                    "the previous session ({}) was ended first",
+                    session.describe()
+                ));
+            } else if !session.adapter_lost() {
                 return Err(DebugError::SessionActive {
                     describe: session.describe(),
                 });
@@ -362,7 +370,7 @@ impl DebugSession {
         if let Some(broken) = &self.config_error {
             return Err(DebugError::Config(broken.to_string()));
         }
-        Ok(())
+        Ok(ended)
     }
 
     /// `launch`: starts `program` (absolute) with `args` under the adapter it needs (or
@@ -390,7 +398,7 @@ impl DebugSession {
         mut interrupt: Interrupt,
     ) -> Result<StartReport, DebugError> {
         let mut slot = self.slot.lock().await;
-        self.make_room(&mut slot).await?;
+        let ended = self.make_room(&mut slot).await?;
         let context = plan::Context {
             env: &self.env,
             extra_env: &self.extra_env,
@@ -414,7 +422,8 @@ impl DebugSession {
                 return Err(self.failed(&mut slot, &plan.target, error, String::new()));
             }
         };
-        let notes = plan.notes.clone();
+        let mut notes = plan.notes.clone();
+        notes.extend(ended);
         self.start(
             &mut slot,
             Start {
@@ -477,7 +486,7 @@ impl DebugSession {
         adapter: Option<&str>,
     ) -> Result<StartReport, DebugError> {
         let mut slot = self.slot.lock().await;
-        self.make_room(&mut slot).await?;
+        let ended = self.make_room(&mut slot).await?;
         let kind = match adapter {
             Some(name) => {
                 AdapterKind::from_name(name).ok_or_else(|| DebugError::UnknownAdapter {
@@ -504,7 +513,7 @@ impl DebugSession {
                 target: format!("127.0.0.1:{port}"),
                 extra_filters: Vec::new(),
                 function_breakpoints: Vec::new(),
-                notes: Vec::new(),
+                notes: ended.into_iter().collect(),
             },
             &mut Interrupt::never(),
         )

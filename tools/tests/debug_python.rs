@@ -370,9 +370,23 @@ async fn a_program_that_ends_at_once_reports_its_exit() {
         debug_support::output_after(debug, 24).await["output"],
         "['two words', '--flag']\n"
     );
+    // A program that exited holds nothing up: the next launch ends its session itself.
+    let relaunched = call(
+        debug,
+        json!({"op": "launch", "program": "quick.py", "args": ["one"]}),
+    )
+    .await;
+    assert_eq!(relaunched["state"], "exited", "{relaunched:#}");
+    assert_eq!(relaunched["exited"], json!({"code": 2}));
+    let note = relaunched["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("the previous session (debugpy debugging quick.py")
+            && note.contains("program exited with code 3) was ended first"),
+        "{relaunched:#}"
+    );
     let terminated = call(debug, json!({"op": "terminate"})).await;
     assert_eq!(terminated["terminated"], true);
-    assert_eq!(terminated["exited"], json!({"code": 3}));
+    assert_eq!(terminated["exited"], json!({"code": 2}));
     fixture.assert_no_leftovers().await;
 }
 
