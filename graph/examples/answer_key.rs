@@ -1,7 +1,8 @@
 //! Builds an answer key for the graph's accuracy tests from a real language server: every
 //! function and method the server's `documentSymbol` lists in the project's files, and its
 //! `references` restricted to call sites (the reference is followed by `(`, after optional
-//! type arguments). Run through `cargo xtask graph-keys`, which writes
+//! type arguments); for Go, a method also gets the call sites of the workspace interface
+//! methods it implements (`textDocument/implementation`). Run through `cargo xtask graph-keys`, which writes
 //! `graph/tests/keys/<project>.json`.
 //!
 //! ```text
@@ -153,6 +154,46 @@ async fn references(
         .unwrap_or_default()
 }
 
+/// The workspace places `textDocument/implementation` gives for a method (gopls: the
+/// interface methods a concrete method implements), as (path, 1-based line).
+async fn implementations(
+    server: &cc_lsp_client::LanguageServer,
+    uri: &str,
+    line: u32,
+    character: u32,
+    root: &std::path::Path,
+) -> Vec<(String, u64)> {
+    use cc_lsp_client::lsp_types;
+    let Ok(uri) = uri.parse::<lsp_types::Uri>() else {
+        return Vec::new();
+    };
+    let params = lsp_types::request::GotoImplementationParams {
+        text_document_position_params: lsp_types::TextDocumentPositionParams::new(
+            lsp_types::TextDocumentIdentifier::new(uri),
+            lsp_types::Position::new(line, character),
+        ),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    };
+    let found = server
+        .request_json::<lsp_types::request::GotoImplementation>(params, TIMEOUT)
+        .await
+        .ok()
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default();
+    found
+        .iter()
+        .filter_map(|l| {
+            let path = l["uri"]
+                .as_str()
+                .and_then(cc_lsp_client::uri::uri_to_path)?;
+            let inside = path.strip_prefix(root).ok()?;
+            let line = l["range"]["start"]["line"].as_u64()? + 1;
+            Some((inside.to_string_lossy().replace('\\', "/"), line))
+        })
+        .collect()
+}
+
 fn byte_of(line: &str, character: u32, encoding: PositionEncoding) -> usize {
     cc_lsp_client::position::byte_offset(line, character, encoding)
 }
@@ -227,6 +268,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         texts.insert(rel(file), text);
     }
     let mut keyed = Vec::new();
+    // Per definition: the workspace interface methods it implements, (path, 1-based line).
+    let mut dispatch_from: Vec<Vec<(String, u64)>> = Vec::new();
     for def in &defs {
         let file = root.join(&def.path);
         let server = supervisor.server_for(&file).await.map_err(|u| u.reason)?;
@@ -297,12 +340,41 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         callers.sort_by_key(|c| c.to_string());
+        // Go: a call of an interface method may run this method (issue 32 counts the
+        // interface's call sites for each workspace method implementing it).
+        let implemented = if language == "go" {
+            implementations(&server, &uri, def.line, def.character, &root).await
+        } else {
+            Vec::new()
+        };
+        dispatch_from.push(implemented);
         keyed.push(json!({
             "name": def.name,
             "path": def.path,
             "line": def.line + 1,
             "callers": callers,
         }));
+    }
+    let by_place: std::collections::HashMap<(String, u64), Vec<Value>> = keyed
+        .iter()
+        .map(|k| {
+            (
+                (
+                    k["path"].as_str().unwrap_or("").to_owned(),
+                    k["line"].as_u64().unwrap_or(0),
+                ),
+                k["callers"].as_array().cloned().unwrap_or_default(),
+            )
+        })
+        .collect();
+    for (entry, interfaces) in keyed.iter_mut().zip(&dispatch_from) {
+        let mut callers = entry["callers"].as_array().cloned().unwrap_or_default();
+        for place in interfaces {
+            callers.extend(by_place.get(place).cloned().unwrap_or_default());
+        }
+        callers.sort_by_key(|c| c.to_string());
+        callers.dedup();
+        entry["callers"] = Value::from(callers);
     }
     let key = json!({
         "language": language,

@@ -105,6 +105,10 @@
   left: (expression_list . (identifier) @name)
   right: (expression_list . [(composite_literal type: (_) @type)
                              (unary_expression operand: (composite_literal type: (_) @type))])) @local
+; A type assertion binds its type (`val, ok := f.Value.(SliceValue)`).
+(short_var_declaration
+  left: (expression_list . (identifier) @name)
+  right: (expression_list . (type_assertion_expression type: (_) @type))) @local
 (var_spec
   name: (identifier) @name
   value: (expression_list . (call_expression function: (_) @value))) @local

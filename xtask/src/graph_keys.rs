@@ -1,14 +1,14 @@
 //! `cargo xtask graph-keys [PROJECT...]`: builds the code graph's answer keys from real
 //! language servers (`graph/tests/keys/PROJECT.json`, read by `graph/tests/accuracy.rs`).
 //!
-//! Each project is copied from `.peers/projects/` to `target/graph-keys/` and handed to the
+//! Each project is copied from `.peers/projects/` to `$TMPDIR/cc-graph-keys/` and handed to the
 //! `cc-graph` example `answer_key`, which lists every function and method through the
 //! server's `documentSymbol` and keeps the call sites of its `references` (a constructor's
 //! include its class's). The key then records the project's version, so the test can tell a
 //! key built for another version. Servers: basedpyright (requests, with `src` on its extra
 //! paths), gopls (cobra, in GOPATH mode with pflag beside it: cobra's other dependencies are
-//! not installed, and only its `doc` package needs them), typescript-language-server (zod),
-//! rust-analyzer (semver, offline).
+//! not installed, and only its `doc` package needs them), typescript-language-server (zod,
+//! rxjs), rust-analyzer (semver, offline); click as requests, pflag as cobra.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,6 +27,17 @@ const KEYS: &[(&str, &str, &str)] = &[
     ("cobra", "go", ""),
     ("zod", "typescript", ""),
     ("semver", "rust", ""),
+    // The larger project per language with the type-dependent shapes (issue 32): classes and
+    // interfaces; a src layout with tests; interfaces implemented across files.
+    // (itertools is not here: the peers' rust-analyzer's references on it miss most calls of
+    // the extension trait's methods on std iterators, "could not say what it refers to".)
+    ("rxjs", "typescript", ""),
+    (
+        "click",
+        "python",
+        "[python]\nsettings = { basedpyright = { analysis = { extraPaths = [\"src\"] } }, python = { analysis = { extraPaths = [\"src\"] } } }\n",
+    ),
+    ("pflag", "go", ""),
 ];
 
 fn copy_tree(from: &Path, to: &Path) -> Result<()> {
@@ -40,7 +51,9 @@ pub fn run(root: &Path, names: &[String]) -> Result<()> {
     let layout = Layout::new(root);
     crate::peers::install(&layout)?;
     let path = util::prepend_path(&layout.path_entries())?;
-    let work = root.join("target").join("graph-keys");
+    // Outside the checkout: under it, cargo would take a copied crate for a member of this
+    // workspace and rust-analyzer would find no references (itertools' key came out empty).
+    let work = std::env::temp_dir().join("cc-graph-keys");
     let mut built = Vec::new();
     for (name, language, section) in KEYS {
         if !names.is_empty() && !names.iter().any(|n| n == name) {
@@ -59,18 +72,21 @@ pub fn run(root: &Path, names: &[String]) -> Result<()> {
         std::fs::create_dir_all(&scratch)
             .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
         let mut section = section.to_string();
-        let project_root: PathBuf = if *name == "cobra" {
-            // GOPATH mode: src/github.com/spf13/{cobra,pflag}.
+        let project_root: PathBuf = if *language == "go" {
+            // GOPATH mode: src/github.com/spf13/{cobra,pflag} (gopls in module mode crashed
+            // on pflag alone).
             let spf13 = scratch.join("src/github.com/spf13");
             std::fs::create_dir_all(&spf13)
                 .map_err(|e| format!("cannot create {}: {e}", spf13.display()))?;
-            copy_tree(&source, &spf13.join("cobra"))?;
-            copy_tree(&layout.projects_dir().join("pflag"), &spf13.join("pflag"))?;
+            copy_tree(&source, &spf13.join(name))?;
+            if *name != "pflag" {
+                copy_tree(&layout.projects_dir().join("pflag"), &spf13.join("pflag"))?;
+            }
             section = format!(
                 "[go]\nenv = {{ GO111MODULE = \"off\", GOPATH = \"{}\", GOFLAGS = \"\" }}\n",
                 scratch.display()
             );
-            spf13.join("cobra")
+            spf13.join(name)
         } else {
             copy_tree(&source, &scratch.join(name))?;
             scratch.join(name)
