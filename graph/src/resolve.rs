@@ -516,6 +516,10 @@ impl<B: Backing> Cx<'_, B> {
     /// implementing classes (JavaScript, TypeScript): a call of the method may run
     /// any of them (`this._parse(…)` in a base class runs each subclass's `_parse`).
     fn overrides(&mut self, target: DefId) -> Vec<DefId> {
+        // Every call of every language passes here: the others look nothing up.
+        if !self.overrides_reach(&self.file) {
+            return Vec::new();
+        }
         if let Some(known) = self.overrides_memo.get(&target) {
             return known.clone();
         }
@@ -528,7 +532,7 @@ impl<B: Backing> Cx<'_, B> {
         let Some(method) = self.table.def(target) else {
             return Vec::new();
         };
-        if method.kind != DefKind::Method || matches!(&*method.name, "constructor" | "__init__") {
+        if method.kind != DefKind::Method || method.name == "constructor" {
             return Vec::new();
         }
         let Some(class) = method
@@ -538,9 +542,9 @@ impl<B: Backing> Cx<'_, B> {
         else {
             return Vec::new();
         };
-        let Some(family) = self.overriding_family(&class) else {
+        if !self.defined_where_overrides_reach(&class) {
             return Vec::new();
-        };
+        }
         let defs = self.table.defs_named(&method.name, &mut self.deps);
         let mut out = Vec::new();
         for d in defs.iter() {
@@ -554,7 +558,8 @@ impl<B: Backing> Cx<'_, B> {
             else {
                 continue;
             };
-            if self.overriding_family(&sub) == Some(family) && self.descends_from(&sub, class.id) {
+            if self.defined_where_overrides_reach(&sub) && self.base_path(&sub, class.id).is_some()
+            {
                 out.push(d.id);
             }
         }
@@ -563,18 +568,24 @@ impl<B: Backing> Cx<'_, B> {
         out
     }
 
-    /// The language family of a class whose methods' calls reach their overrides: JavaScript
-    /// and TypeScript, as tsserver counts them. (Python's checkers do not, and a base
-    /// method there is overridden by many test-local subclasses: click's `to_info_dict`
-    /// would fan out to nine.)
-    fn overriding_family(&self, class: &DefInfo) -> Option<&'static str> {
-        let family = crate::table::family(self.table.file(class.file)?.language);
-        (family == "js").then_some(family)
+    /// Whether calls in `file`'s language reach the overrides of the method called:
+    /// JavaScript and TypeScript, as tsserver counts them. (Python's checkers do not, and a
+    /// base method there is overridden by many test-local subclasses: click's
+    /// `to_info_dict` would fan out to nine.)
+    fn overrides_reach(&self, file: &FileInfo) -> bool {
+        crate::table::family(file.language) == "js"
     }
 
-    /// Whether `ancestor` is among the bases of `ty`, at any depth (each base resolved in
-    /// the file of the type that names it).
-    fn descends_from(&mut self, ty: &Def, ancestor: DefId) -> bool {
+    fn defined_where_overrides_reach(&self, def: &DefInfo) -> bool {
+        self.table
+            .file(def.file)
+            .is_some_and(|f| self.overrides_reach(f))
+    }
+
+    /// How `ty` reaches `ancestor` through its bases, at any depth (each base resolved in
+    /// the file of the type that names it): the type whose base it is, and that base as
+    /// written (`ZodType<…, ZodOptionalDef<T>, …>`).
+    fn base_path(&mut self, ty: &Def, ancestor: DefId) -> Option<(Def, String)> {
         let mut seen = vec![ty.id];
         let mut level = vec![ty.clone()];
         for _ in 0..MAX_DEPTH {
@@ -589,7 +600,7 @@ impl<B: Backing> Cx<'_, B> {
                         continue;
                     };
                     if b.id == ancestor {
-                        return true;
+                        return Some((t.clone(), base.clone()));
                     }
                     if !seen.contains(&b.id) {
                         seen.push(b.id);
@@ -602,20 +613,21 @@ impl<B: Backing> Cx<'_, B> {
             }
             level = next;
         }
-        false
+        None
     }
 
     /// The constructor a call of a class runs when the class declares none but a base
     /// does (`new ZodEffects(…)` runs `ZodType`'s constructor): a dispatch edge beside
     /// the class itself.
     fn inherited_constructor(&mut self, target: DefId) -> Option<DefId> {
-        let ty = self.table.def(target)?;
-        if ty.kind != DefKind::Class {
+        if !self.overrides_reach(&self.file) {
             return None;
         }
-        self.overriding_family(&ty)?;
-        let name = "constructor";
-        match self.member(&ty, name, Want::Call, 1) {
+        let ty = self.table.def(target)?;
+        if ty.kind != DefKind::Class || !self.defined_where_overrides_reach(&ty) {
+            return None;
+        }
+        match self.member(&ty, "constructor", Want::Call, 1) {
             Found::Defs(defs, _) => defs
                 .iter()
                 .find(|d| d.kind.is_callable() && d.parent != Some(ty.id))
@@ -1017,10 +1029,13 @@ impl<B: Backing> Cx<'_, B> {
         let mut queue: Vec<FileId> = files.to_vec();
         let mut seen: Vec<FileId> = Vec::new();
         while let Some(file) = queue.pop() {
-            if seen.contains(&file) || seen.len() > MAX_DEPTH * 4 || !self.enter() {
+            if seen.contains(&file) {
                 continue;
             }
-            self.nesting -= 1;
+            if seen.len() > MAX_DEPTH * 4 || self.budget == 0 {
+                return None;
+            }
+            self.budget -= 1;
             seen.push(file);
             let info = self.table.file(file)?.clone();
             if crate::table::family(info.language) != "js" {
@@ -1518,39 +1533,14 @@ impl<B: Backing> Cx<'_, B> {
     /// bases; an argument that is a type parameter of the type writing it stands for that
     /// parameter's constraint or default.
     fn bound_argument(&mut self, ty: &Def, declaring: &Def, index: usize) -> Option<(Def, Rung)> {
-        let mut seen = vec![ty.id];
-        let mut level = vec![ty.clone()];
-        for _ in 0..MAX_DEPTH {
-            let mut next = Vec::new();
-            for t in &level {
-                let Some(file) = self.table.file(t.file).cloned() else {
-                    continue;
-                };
-                for base in &t.bases {
-                    let found = self.in_file(file.clone(), |cx| cx.type_named(base, None, 1));
-                    let Some((b, _)) = found else {
-                        continue;
-                    };
-                    if b.id == declaring.id {
-                        let arg = type_arguments(base).into_iter().nth(index)?;
-                        let written = match t.type_params.iter().find(|p| param_name(p) == arg) {
-                            Some(p) => param_fallback(p)?.to_owned(),
-                            None => arg,
-                        };
-                        return self.in_file(file, |cx| cx.type_named(&written, None, 1));
-                    }
-                    if !seen.contains(&b.id) {
-                        seen.push(b.id);
-                        next.push(b);
-                    }
-                }
-            }
-            if next.is_empty() {
-                break;
-            }
-            level = next;
-        }
-        None
+        let (writer, base) = self.base_path(ty, declaring.id)?;
+        let arg = type_arguments(&base).into_iter().nth(index)?;
+        let written = match writer.type_params.iter().find(|p| param_name(p) == arg) {
+            Some(p) => param_fallback(p)?.to_owned(),
+            None => arg,
+        };
+        let file = self.table.file(writer.file)?.clone();
+        self.in_file(file, |cx| cx.type_named(&written, None, 1))
     }
 
     /// `self.NAME = Ctor()` (or annotated) in a method of `ty`, in `ty`'s file.
