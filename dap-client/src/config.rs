@@ -10,7 +10,9 @@
 //! stop_source_before = 2          # source lines shown before the stop line
 //! stop_source_after = 2           # and after it
 //! stop_locals = 20                # locals shown in a stop result (0: none)
-//! stop_value_chars = 80           # each of their values cut to this many characters
+//! stop_locals_chars = 1600        # their values' characters together: short ones whole,
+//!                                 # long ones share the rest (each up to 400)
+//! stop_value_chars = 80           # and no value cut below this many
 //!
 //! [debug.debugpy]
 //! command = ["/opt/py/bin/python", "-m", "debugpy.adapter"]
@@ -49,8 +51,11 @@ pub struct DebugConfig {
     pub stop_source_after: Option<usize>,
     /// Locals shown in a stop result (default 20; 0 fetches none).
     pub stop_locals: Option<usize>,
-    /// Characters of each local's value in a stop result (default 80).
+    /// Characters of each local's value in a stop result when the budget is tight
+    /// (default 80).
     pub stop_value_chars: Option<usize>,
+    /// Characters of all the locals' values of a stop result together (default 1600).
+    pub stop_locals_chars: Option<usize>,
     /// Overrides by adapter.
     pub adapters: BTreeMap<AdapterKind, AdapterOverride>,
 }
@@ -69,7 +74,7 @@ pub struct AdapterOverride {
     pub launch: Option<Map<String, Value>>,
 }
 
-const SCALARS: [&str; 9] = [
+const SCALARS: [&str; 10] = [
     "ttl_seconds",
     "wait_seconds",
     "launch_timeout_seconds",
@@ -79,7 +84,11 @@ const SCALARS: [&str; 9] = [
     "stop_source_after",
     "stop_locals",
     "stop_value_chars",
+    "stop_locals_chars",
 ];
+
+/// The range of `stop_locals_chars`.
+const STOP_LOCALS_CHARS: std::ops::RangeInclusive<i64> = 100..=20_000;
 
 /// The largest count a `stop_*` key accepts: a stop result stays a summary.
 const MAX_STOP_COUNT: i64 = 1000;
@@ -111,6 +120,20 @@ impl TryFrom<Map<String, Value>> for DebugConfig {
                             "`output_buffer_bytes` must be a positive integer".to_owned()
                         })?;
                     config.output_buffer_bytes = Some(bytes);
+                }
+                "stop_locals_chars" => {
+                    let chars = value
+                        .as_i64()
+                        .filter(|n| STOP_LOCALS_CHARS.contains(n))
+                        .and_then(|n| usize::try_from(n).ok())
+                        .ok_or_else(|| {
+                            format!(
+                                "`stop_locals_chars` must be an integer from {} to {}",
+                                STOP_LOCALS_CHARS.start(),
+                                STOP_LOCALS_CHARS.end()
+                            )
+                        })?;
+                    config.stop_locals_chars = Some(chars);
                 }
                 "stop_source_before" | "stop_source_after" | "stop_locals" | "stop_value_chars" => {
                     let minimum = i64::from(key == "stop_value_chars");
@@ -178,6 +201,7 @@ impl DebugConfig {
                 source_after: self.stop_source_after.unwrap_or(2),
                 locals: self.stop_locals.unwrap_or(20),
                 value_chars: self.stop_value_chars.unwrap_or(80),
+                locals_chars: self.stop_locals_chars.unwrap_or(1600),
             },
         }
     }
@@ -215,8 +239,37 @@ pub struct StopDetail {
     pub source_after: usize,
     /// How many locals (0: none are fetched).
     pub locals: usize,
-    /// Characters kept of each local's value.
+    /// Characters kept of each local's value at least, when the budget is tight.
     pub value_chars: usize,
+    /// Characters of all the values together ([`value_shares`]).
+    pub locals_chars: usize,
+}
+
+/// How many characters each of values this long keeps: every value whole while they fit in
+/// `budget`; else the short ones whole and the long ones an equal share of what is left
+/// (never below `floor`, never above `cap`). So one long value (an assertion's operands)
+/// is shown far enough to read it, and many values do not each take the most.
+pub fn value_shares(lengths: &[usize], budget: usize, floor: usize, cap: usize) -> Vec<usize> {
+    let within = |level: usize| -> usize { lengths.iter().map(|l| (*l).min(level)).sum() };
+    let fits = |level: usize| within(level) <= budget;
+    let level = if fits(cap) {
+        cap
+    } else if !fits(floor) {
+        floor
+    } else {
+        // The highest level that fits: `fits(lo)` holds, `fits(hi)` does not.
+        let (mut lo, mut hi) = (floor, cap);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
+    lengths.iter().map(|l| (*l).min(level)).collect()
 }
 
 #[cfg(test)]
@@ -286,6 +339,28 @@ mod tests {
     }
 
     #[test]
+    fn value_shares_keep_short_values_whole_and_split_the_rest() {
+        assert_eq!(value_shares(&[5, 10, 20], 100, 8, 400), [5, 10, 20]);
+        // One long value gets what the short ones leave.
+        assert_eq!(value_shares(&[5, 10, 900], 100, 8, 400), [5, 10, 85]);
+        assert_eq!(value_shares(&[900, 900], 100, 8, 400), [50, 50]);
+        // Never below the floor, never above the cap.
+        assert_eq!(value_shares(&[900, 900, 900], 30, 20, 400), [20, 20, 20]);
+        assert_eq!(value_shares(&[900], 10_000, 8, 400), [400]);
+        assert_eq!(value_shares(&[], 100, 8, 400), Vec::<usize>::new());
+        let error = parse("[debug]\nstop_locals_chars = 5\n").unwrap_err();
+        assert!(error.message.contains("from 100 to 20000"), "{error}");
+        assert_eq!(
+            parse("[debug]\nstop_locals_chars = 3000\n")
+                .unwrap()
+                .settings()
+                .stop
+                .locals_chars,
+            3000
+        );
+    }
+
+    #[test]
     fn stop_detail_defaults_and_overrides() {
         let defaults = DebugConfig::default().settings().stop;
         assert_eq!(
@@ -294,7 +369,8 @@ mod tests {
                 source_before: 2,
                 source_after: 2,
                 locals: 20,
-                value_chars: 80
+                value_chars: 80,
+                locals_chars: 1600,
             }
         );
         let config = parse("[debug]\nstop_locals = 0\nstop_source_after = 5\n").unwrap();

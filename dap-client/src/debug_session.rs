@@ -17,8 +17,8 @@ use crate::interrupt::Interrupt;
 use crate::plan::{self, LaunchRequest};
 use crate::report::{
     AdaptersReport, BreakpointView, BreakpointsReport, EvaluateReport, FileBreakpoints,
-    LocalsReport, OutputReport, Position, ProgramState, ScopesReport, StackReport, StartReport,
-    StatusReport, StepReport, TerminateReport, ThreadsReport, VariablesReport,
+    LocalsReport, OutputReport, Position, ProgramEnd, ProgramState, ScopesReport, StackReport,
+    StartReport, StatusReport, StepReport, TerminateReport, ThreadsReport, VariablesReport,
 };
 use crate::ring::OutputRing;
 use crate::session::{
@@ -434,7 +434,9 @@ impl DebugSession {
                 target: plan.target,
                 extra_filters: plan.extra_filters,
                 function_breakpoints: plan.function_breakpoints,
+                chosen_filters: request.exceptions.clone(),
                 notes,
+                wait: request.wait.unwrap_or(self.settings().wait),
             },
             &mut interrupt,
         )
@@ -513,7 +515,9 @@ impl DebugSession {
                 target: format!("127.0.0.1:{port}"),
                 extra_filters: Vec::new(),
                 function_breakpoints: Vec::new(),
+                chosen_filters: None,
                 notes: ended.into_iter().collect(),
+                wait: self.settings().wait,
             },
             &mut Interrupt::never(),
         )
@@ -534,7 +538,9 @@ impl DebugSession {
             target,
             extra_filters,
             function_breakpoints,
+            chosen_filters,
             notes,
+            wait,
         } = start;
         let breakpoints: BTreeMap<PathBuf, Vec<i64>> = lock(&self.breakpoints)
             .iter()
@@ -551,6 +557,7 @@ impl DebugSession {
             settings: self.settings(),
             breakpoints: &breakpoints,
             extra_filters,
+            chosen_filters,
             function_breakpoints,
             killer: &self.killer,
         };
@@ -571,7 +578,9 @@ impl DebugSession {
                 }
             }
         }
-        let settled = session.settle(start == StartKind::Launch, interrupt).await;
+        let settled = session
+            .settle(start == StartKind::Launch, wait, interrupt)
+            .await;
         if let Err(error) = session.check_usable() {
             // The adapter died before the program first stopped or ended.
             let output = session.failure_output();
@@ -592,6 +601,9 @@ impl DebugSession {
                  `terminate` ends it"
             )));
         };
+        let (exceptions, filter_note) = session.exception_stops();
+        let mut notes = notes;
+        notes.extend(filter_note);
         let note = join_notes(notes, note);
         let report = StartReport {
             adapter: adapter.name().into(),
@@ -599,6 +611,7 @@ impl DebugSession {
             adapter_pid: session.adapter_pid(),
             debuggee_pid: session.debuggee_pid(),
             breakpoints: self.breakpoint_list(),
+            exceptions,
             position,
             output,
             note,
@@ -622,11 +635,24 @@ impl DebugSession {
         &self,
         action: Action,
         thread: Option<i64>,
+        interrupt: Interrupt,
+    ) -> Result<StepReport, DebugError> {
+        self.act_waiting(action, thread, None, interrupt).await
+    }
+
+    /// [`act_with`](Self::act_with) with this call's own wait limit (`None`: the
+    /// configured one).
+    pub async fn act_waiting(
+        &self,
+        action: Action,
+        thread: Option<i64>,
+        wait: Option<Duration>,
         mut interrupt: Interrupt,
     ) -> Result<StepReport, DebugError> {
+        let wait = wait.unwrap_or(self.settings().wait);
         let mut slot = self.slot.lock().await;
         let session = self.live(&mut slot).await?;
-        session.act(action, thread, &mut interrupt).await
+        session.act(action, thread, wait, &mut interrupt).await
     }
 
     /// `locals`: one scope of a frame (default: the stopped thread's top frame, its locals;
@@ -739,6 +765,7 @@ impl DebugSession {
             adapter_exit: None,
             killed_leftovers: 0,
             exited: None,
+            program: None,
             state: ProgramState::None,
             note: Some(note),
         };
@@ -752,7 +779,27 @@ impl DebugSession {
             )),
             Slot::Live(session) => {
                 let adapter = session.kind().name().to_owned();
+                // The program's own end, read before this call ends it: once `disconnect`
+                // has killed it, adapters report their own exit (debugpy "code 0", lldb-dap
+                // SIGABRT), which says nothing about the program.
+                let before = session.position().await;
                 let ended = session.terminate().await;
+                let program = match before.state {
+                    ProgramState::Exited => ProgramEnd::Exited {
+                        code: before.exited.and_then(|e| e.code),
+                    },
+                    ProgramState::Stopped => ProgramEnd::KilledWhileStopped {
+                        at: before.stopped.map(|s| {
+                            format!(
+                                "{}:{}",
+                                s.file.as_deref().unwrap_or("?"),
+                                s.line.map_or_else(|| "?".to_owned(), |l| l.to_string())
+                            )
+                        }),
+                    },
+                    ProgramState::Running => ProgramEnd::KilledWhileRunning,
+                    _ => ProgramEnd::Unknown,
+                };
                 TerminateReport {
                     terminated: true,
                     adapter: Some(adapter),
@@ -761,6 +808,7 @@ impl DebugSession {
                     exited: ended.program_ended.then_some(crate::report::Exited {
                         code: ended.exit_code,
                     }),
+                    program: Some(program),
                     state: ProgramState::None,
                     note: None,
                 }
@@ -793,7 +841,10 @@ struct Start {
     target: String,
     extra_filters: Vec<String>,
     function_breakpoints: Vec<String>,
+    chosen_filters: Option<Vec<String>>,
     notes: Vec<String>,
+    /// How long to wait for the first stop.
+    wait: Duration,
 }
 
 fn failed_note(target: &str, error: &str) -> String {

@@ -166,6 +166,9 @@ pub enum DebugError {
     /// Bad arguments for an operation (no thread to pick, an unknown frame, …).
     #[error("{0}")]
     InvalidArguments(String),
+    /// The test named matches no test of its runner; the message lists the nearest names.
+    #[error("{0}")]
+    TestNotFound(String),
     /// The `[debug]` section of `.cc/tools.toml` is invalid.
     #[error("{0}")]
     Config(String),
@@ -203,6 +206,7 @@ impl DebugError {
             DebugError::Request(_) => "request_failed",
             DebugError::NotStopped(_) => "not_stopped",
             DebugError::InvalidArguments(_) => "invalid_arguments",
+            DebugError::TestNotFound(_) => "test_not_found",
             DebugError::Config(_) => "invalid_config",
             DebugError::Io(_) => "io",
         }

@@ -54,6 +54,7 @@ mod debug_session;
 pub mod detect;
 mod error;
 mod interrupt;
+pub mod origin;
 pub mod plan;
 pub mod proctree;
 pub mod protocol;

@@ -125,6 +125,14 @@ pub struct LocalsSummary {
     pub total: usize,
     /// Whether some were left out.
     pub truncated: bool,
+    /// Values the debugger could not read, left out (lldb's `void` type parameters of a
+    /// generic function).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unreadable: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// How the program ended.
@@ -180,6 +188,8 @@ pub struct StartReport {
     pub debuggee_pid: Option<u32>,
     /// Breakpoints as placed at startup.
     pub breakpoints: Vec<FileBreakpoints>,
+    /// Which exceptions stop the program.
+    pub exceptions: ExceptionStops,
     /// Where the program is.
     #[serde(flatten)]
     pub position: Position,
@@ -189,6 +199,19 @@ pub struct StartReport {
     /// Anything the caller should know (a wait that ran out, say).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// Which exceptions stop the program: the filters set and those the adapter offers
+/// (`launch {exceptions}` picks among them), and the functions stopped in (`rust_panic`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ExceptionStops {
+    /// The exception filters set (`uncaught`, `userUnhandled`, …).
+    pub filters: Vec<String>,
+    /// Every filter the adapter offers.
+    pub offered: Vec<String>,
+    /// Functions a breakpoint stops in (a Rust panic's `rust_panic`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<String>,
 }
 
 /// Result of `continue`, `pause` and the steps.
@@ -289,6 +312,10 @@ pub struct FrameView {
     pub file: Option<String>,
     /// The line.
     pub line: i64,
+    /// The library the frame's code belongs to (`std`, `libtest`, `_pytest`, `runtime`, …);
+    /// absent for the project's own code ([`crate::origin::library_origin`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
 }
 
 /// Result of `stack`.
@@ -451,11 +478,34 @@ pub struct TerminateReport {
     /// How the program ended, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exited: Option<Exited>,
+    /// What became of the program: its own exit before this call, or killed by it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<ProgramEnd>,
     /// Where the program is now (`none`).
     pub state: ProgramState,
     /// Anything the caller should know.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// How the debuggee ended, as `terminate` found it (never the adapter's own exit status).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum ProgramEnd {
+    /// It had exited by itself, with this code when the adapter reported one.
+    Exited {
+        /// The exit code.
+        code: Option<i64>,
+    },
+    /// It was stopped (at `file:line`) and `terminate` killed it.
+    KilledWhileStopped {
+        /// Where it was stopped.
+        at: Option<String>,
+    },
+    /// It was running and `terminate` killed it.
+    KilledWhileRunning,
+    /// The session could not say (the adapter was gone).
+    Unknown,
 }
 
 /// Result of `adapters`.
@@ -470,6 +520,33 @@ pub struct AdaptersReport {
 
 /// A function name without a Rust symbol hash (`parse::h9cb46aa1cbdc470f` → `parse`).
 pub fn function_name(name: &str) -> String {
+    // debugpy marks the frame an exception stop is paused in; the stop says that already.
+    let name = name.strip_suffix(" (Current frame)").unwrap_or(name);
+    // What legacy Rust symbol mangling leaves in a name lldb could not demangle fully.
+    let name = if name.contains('$') {
+        let mut readable = name.to_owned();
+        for (code, text) in [
+            ("_$u7b$", "{"),
+            ("$u7b$", "{"),
+            ("$u7d$", "}"),
+            ("$LT$", "<"),
+            ("$GT$", ">"),
+            ("$u20$", " "),
+            ("$RF$", "&"),
+            ("$BP$", "*"),
+            ("$C$", ","),
+            ("$u27$", "'"),
+            ("$u5b$", "["),
+            ("$u5d$", "]"),
+            ("$u7e$", "~"),
+        ] {
+            readable = readable.replace(code, text);
+        }
+        std::borrow::Cow::Owned(readable)
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    };
+    let name = name.as_ref();
     if let Some(at) = name.rfind("::h") {
         let hash = &name[at + 3..];
         if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) {

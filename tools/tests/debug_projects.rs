@@ -466,3 +466,269 @@ async fn a_cargo_build_failure_comes_back_with_the_compilers_text() {
     );
     project.finish().await;
 }
+
+/// The texts of one debugging session, for its budget: what the agent read, in characters.
+#[derive(Default)]
+struct Transcript {
+    texts: Vec<String>,
+}
+
+impl Transcript {
+    async fn read(&mut self, debug: &Registry, args: serde_json::Value) -> String {
+        let text = text(debug, args).await;
+        self.texts.push(text.clone());
+        text
+    }
+
+    fn calls(&self) -> usize {
+        self.texts.len()
+    }
+
+    fn chars(&self) -> usize {
+        self.texts.iter().map(|t| t.chars().count()).sum()
+    }
+
+    /// Shown with `--no-capture`: what an agent would have read.
+    fn show(&self, name: &str) {
+        println!(
+            "== {name}: {} calls, {} characters\n{}",
+            self.calls(),
+            self.chars(),
+            self.texts.join("\n---\n")
+        );
+    }
+}
+
+/// The frame lines of a `stack` text (folded runs included).
+fn frame_lines(stack: &str) -> Vec<&str> {
+    stack
+        .lines()
+        .filter(|l| l.starts_with("  frame ") || l.starts_with("  … "))
+        .collect()
+}
+
+/// Issue 28: from the id pytest prints for a failing test to the wrong value in one call,
+/// acting on text only: the stop is where the assertion fails, its message carries both
+/// sides and `stack` does not repeat it (debugpy lists the checkout's frames only, so there
+/// is nothing to fold); `terminate` says the program was ended while stopped (not debugpy's
+/// own exit code).
+#[tokio::test]
+async fn a_failing_pytest_id_reaches_the_wrong_value_in_one_call() {
+    let Some(project) = requests() else {
+        return;
+    };
+    let debug = &project.debug;
+    let mut agent = Transcript::default();
+    let test = "tests/test_utils.py::TestToKeyValList::test_valid[value2-expected2]";
+    let launched = agent
+        .read(debug, json!({"op": "launch", "test": test}))
+        .await;
+    let stop = stop_line(&launched);
+    assert!(
+        stop.starts_with("stopped at tests/test_utils.py:195 in test_valid (exception, "),
+        "{launched}"
+    );
+    assert!(
+        stop.contains("[('key', 'key')] == [('key', 'val')]"),
+        "the wrong value is in the stop: {launched}"
+    );
+    assert!(
+        launched.contains("stops on exceptions: uncaught, userUnhandled (offered: "),
+        "{launched}"
+    );
+    let stack = agent.read(debug, json!({"op": "stack"})).await;
+    let frames = frame_lines(&stack);
+    assert!(
+        frames[0].contains("test_valid at tests/test_utils.py:195"),
+        "{stack}"
+    );
+    assert!(frames.len() <= 3, "{stack}");
+    assert!(
+        !stack.contains("Full diff"),
+        "the assertion's explanation is not repeated: {stack}"
+    );
+    assert!(
+        !launched.contains("@py_format"),
+        "pytest's copies of the message are left out of the locals: {launched}"
+    );
+    agent.show("pytest");
+    assert!(
+        agent.calls() <= 3 && agent.chars() <= 3000,
+        "{} calls, {} characters:\n{}",
+        agent.calls(),
+        agent.chars(),
+        agent.texts.join("\n---\n")
+    );
+    let ended = text(debug, json!({"op": "terminate"})).await;
+    assert_eq!(
+        ended,
+        "terminated the debugpy session: the program, stopped at tests/test_utils.py:195, was \
+         ended",
+        "not debugpy's own exit code"
+    );
+    project.finish().await;
+}
+
+/// Issue 28, items 2 and 3, on click: a bare test name that one test function has runs that
+/// test (the note says which); a name that matches none is an error listing the nearest;
+/// click's own `Exit(0)` for `--help`, which click catches, is not a stop.
+#[tokio::test]
+async fn pytest_names_as_agents_give_them() {
+    if debugpy_ready().is_none() {
+        return;
+    }
+    let signature = "def make_default_short_help(help: str, max_length: int = 45) -> str:";
+    let Some(project) = Project::new("click", ("src/click/utils.py", signature, signature), &[])
+    else {
+        return;
+    };
+    std::os::unix::fs::symlink(shared_venv(), project.root().join(".venv")).unwrap();
+    let debug = &project.debug;
+    let launched = text(
+        debug,
+        json!({"op": "launch", "test": "test_auto_shorthelp"}),
+    )
+    .await;
+    assert!(
+        launched.starts_with("debugpy: pytest tests/test_commands.py::test_auto_shorthelp\n"),
+        "{launched}"
+    );
+    assert!(
+        launched.contains("exited with code 0"),
+        "no stop at click's own Exit: {launched}"
+    );
+    assert!(
+        launched.contains(
+            "`test_auto_shorthelp` is the test tests/test_commands.py::test_auto_shorthelp"
+        ),
+        "{launched}"
+    );
+
+    for (test, says) in [
+        ("test_auto_shorthlp", "pytest names a test by its file"),
+        (
+            "tests/test_commands.py::test_auto_shorthlp",
+            "defines no `test_auto_shorthlp`",
+        ),
+    ] {
+        let error = text_err(debug, json!({"op": "launch", "test": test})).await;
+        assert!(error.contains(r#""kind":"test_not_found""#), "{error}");
+        assert!(error.contains(says), "{error}");
+        assert!(
+            error.contains("tests/test_commands.py::test_auto_shorthelp"),
+            "the nearest name is listed: {error}"
+        );
+    }
+    project.finish().await;
+}
+
+/// Issue 28, item 2 for go test: `-run` matching no test of the package is an error naming
+/// the nearest; and item 7: the stack of a stop folds the testing and runtime frames.
+#[tokio::test]
+async fn go_test_names_and_a_folded_stack() {
+    let Some(project) = pflag((
+        "count.go",
+        "*i = countValue(*i + 1)",
+        "*i = countValue(*i + 2)",
+    )) else {
+        return;
+    };
+    let debug = &project.debug;
+    let error = text_err(debug, json!({"op": "launch", "test": "./ -run TestCuont"})).await;
+    assert!(error.contains(r#""kind":"test_not_found""#), "{error}");
+    assert!(error.contains("TestCount"), "{error}");
+
+    let mut agent = Transcript::default();
+    let line = project.line_of("count.go", "*i + 2");
+    agent
+        .read(
+            debug,
+            json!({"op": "breakpoints", "file": "count.go", "lines": [line]}),
+        )
+        .await;
+    let launched = agent
+        .read(debug, json!({"op": "launch", "test": "TestCount"}))
+        .await;
+    assert!(local(&launched, "i").contains("= *0"), "{launched}");
+    assert!(
+        launched.contains("stops on unrecovered panics (delve's own"),
+        "{launched}"
+    );
+    let stepped = agent.read(debug, json!({"op": "step_over"})).await;
+    assert!(local(&stepped, "i").contains("= *2"), "{stepped}");
+    let stack = agent.read(debug, json!({"op": "stack"})).await;
+    assert!(
+        frame_lines(&stack)
+            .iter()
+            .any(|l| l.starts_with("  … ") && l.contains("testing")),
+        "{stack}"
+    );
+    agent.show("go test");
+    assert!(
+        agent.chars() <= 3000,
+        "{} characters:\n{}",
+        agent.chars(),
+        agent.texts.join("\n---\n")
+    );
+    project.finish().await;
+}
+
+/// Issue 28, items 4, 5 and 7 for cargo test: launched by its name, the failing test stops
+/// at its panic, called a panic, with the message (both sides of the comparison) in the
+/// stop; `stack` folds std and libtest; after the exit, `terminate` tells the test's exit
+/// code, not lldb's SIGABRT. A name that matches no test lists the nearest.
+#[tokio::test]
+async fn a_failing_cargo_test_stops_at_its_panic_with_the_message() {
+    let Some(project) = semver((
+        "src/parse.rs",
+        "            Some(sum) => value = sum,",
+        "            Some(sum) => value = sum * 2,",
+    )) else {
+        return;
+    };
+    let debug = &project.debug;
+    let error = text_err(debug, json!({"op": "launch", "test": "test_dispaly"})).await;
+    assert!(error.contains(r#""kind":"test_not_found""#), "{error}");
+    assert!(error.contains("test_display"), "{error}");
+
+    let mut agent = Transcript::default();
+    let launched = agent
+        .read(debug, json!({"op": "launch", "test": "test_display"}))
+        .await;
+    let stop = stop_line(&launched);
+    assert!(stop.contains("(panic, thread "), "{launched}");
+    assert!(
+        stop.contains("panicked at tests/test_version.rs:"),
+        "{launched}"
+    );
+    assert!(launched.contains("left: \"2.4.6\""), "{launched}");
+    assert!(launched.contains("right: \"1.2.3\""), "{launched}");
+    assert!(
+        !launched.contains("<error: Unable to determine byte size.>"),
+        "{launched}"
+    );
+    let stack = agent.read(debug, json!({"op": "stack"})).await;
+    let frames = frame_lines(&stack);
+    assert!(
+        frames
+            .iter()
+            .any(|l| l.starts_with("  … ") && l.contains("libtest")),
+        "{stack}"
+    );
+    assert!(frames.len() <= 8, "{stack}");
+    agent.show("cargo test");
+    assert!(
+        agent.chars() <= 3000,
+        "{} characters:\n{}",
+        agent.chars(),
+        agent.texts.join("\n---\n")
+    );
+    let exited = text(debug, json!({"op": "continue"})).await;
+    assert!(exited.starts_with("exited with code 101"), "{exited}");
+    let ended = text(debug, json!({"op": "terminate"})).await;
+    assert_eq!(
+        ended,
+        "terminated the lldb session: the program had exited with code 101"
+    );
+    project.finish().await;
+}

@@ -9,7 +9,7 @@ mod debug_support;
 
 use std::time::Duration;
 
-use debug_support::{at, call, call_err, config, session_pids, stopped, Fixture};
+use debug_support::{at, call, call_err, config, session_pids, stopped, text, Fixture};
 use serde_json::json;
 
 const LOOP: &str = r#"import sys
@@ -549,11 +549,18 @@ async fn a_cancelled_wait_returns_at_once_and_the_session_stays_usable() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     cancel.cancel();
+    let cancelled_at = std::time::Instant::now();
     let error = tokio::time::timeout(Duration::from_secs(10), launch)
         .await
         .expect("a cancelled launch returns at once")
         .unwrap()
         .unwrap_err();
+    // Issue 28, item 8: not after a grace period (3 s before).
+    assert!(
+        cancelled_at.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        cancelled_at.elapsed()
+    );
     assert_eq!(error.kind(), "cancelled", "{error}");
     assert!(error.message().contains("the session lives on"), "{error}");
     assert_eq!(
@@ -561,6 +568,14 @@ async fn a_cancelled_wait_returns_at_once_and_the_session_stays_usable() {
         "running"
     );
 
+    let paused = call(debug, json!({"op": "pause"})).await;
+    assert_eq!(stopped(&paused)["reason"], "pause");
+    // Issue 28, item 8: a wait limit of this call's own, said in the result.
+    let waited = text(debug, json!({"op": "continue", "wait_s": 0.5})).await;
+    assert!(
+        waited.contains("the program is still running after 0.5s (the wait limit; `wait_s`"),
+        "{waited}"
+    );
     let paused = call(debug, json!({"op": "pause"})).await;
     assert_eq!(stopped(&paused)["reason"], "pause");
     // Cancelled before it reaches the serialized tool, a call never starts (and says so);
@@ -589,6 +604,49 @@ async fn a_cancelled_wait_returns_at_once_and_the_session_stays_usable() {
     assert_eq!(
         call(debug, json!({"op": "evaluate", "expression": "n > 0"})).await["result"],
         "True"
+    );
+    call(debug, json!({"op": "terminate"})).await;
+    fixture.assert_no_leftovers().await;
+}
+
+/// Issue 28, item 3: which exceptions stop the program is named in the launch and set by
+/// `exceptions`: by default an exception the program catches is no stop; with `raised` it
+/// stops where it is raised; a filter the adapter does not offer is said in the note.
+#[tokio::test]
+async fn exception_stops_are_named_and_set_in_launch() {
+    if debug_support::debugpy_python().is_none() {
+        return;
+    }
+    let program = "def risky():\n    raise KeyError('missing')\n\n\ntry:\n    risky()\nexcept KeyError:\n    print('handled')\n";
+    let fixture = Fixture::new(
+        "python-exceptions",
+        &[("caught.py", program)],
+        config(60.0, 1800.0),
+    );
+    let debug = &fixture.debug;
+    let plain = text(debug, json!({"op": "launch", "program": "caught.py"})).await;
+    assert!(
+        plain.contains("stops on exceptions: uncaught (offered: raised, uncaught, userUnhandled"),
+        "{plain}"
+    );
+    assert!(plain.contains("exited with code 0"), "{plain}");
+
+    let raised = text(
+        debug,
+        json!({"op": "launch", "program": "caught.py", "exceptions": ["raised", "bogus"]}),
+    )
+    .await;
+    assert!(
+        raised.contains("stops on exceptions: raised (offered: "),
+        "{raised}"
+    );
+    assert!(
+        raised.contains("stopped at caught.py:2 in risky (exception, "),
+        "{raised}"
+    );
+    assert!(
+        raised.contains("`exceptions`: debugpy does not offer bogus; it offers: raised, uncaught, userUnhandled"),
+        "{raised}"
     );
     call(debug, json!({"op": "terminate"})).await;
     fixture.assert_no_leftovers().await;

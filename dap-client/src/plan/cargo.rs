@@ -19,10 +19,10 @@ const LIST_TIMEOUT: Duration = Duration::from_secs(60);
 const MAX_BUILD_OUTPUT: usize = 8000;
 
 /// What a finished command printed.
-struct Captured {
-    status: std::process::ExitStatus,
-    stdout: String,
-    stderr: String,
+pub(super) struct Captured {
+    pub(super) status: std::process::ExitStatus,
+    pub(super) stdout: String,
+    pub(super) stderr: String,
 }
 
 /// Runs `program args` in `cwd` with the session's environment, up to `timeout`, unless
@@ -35,13 +35,27 @@ async fn run_captured(
     timeout: Duration,
     interrupt: &mut Interrupt,
 ) -> Result<Captured, DebugError> {
+    run_captured_with(ctx, program, args, cwd, &[], timeout, interrupt).await
+}
+
+/// [`run_captured`] with variables set on top of the session's environment.
+pub(super) async fn run_captured_with(
+    ctx: &Context<'_>,
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    envs: &[(String, std::ffi::OsString)],
+    timeout: Duration,
+    interrupt: &mut Interrupt,
+) -> Result<Captured, DebugError> {
     let shown = format!("{} {}", program.display(), shlex_join(args));
     let mut command = tokio::process::Command::new(program);
     command
         .args(args)
         .current_dir(cwd)
         .env("PATH", &ctx.env.search_path)
-        .envs(ctx.extra_env.iter().map(|(k, v)| (k, v)));
+        .envs(ctx.extra_env.iter().map(|(k, v)| (k, v)))
+        .envs(envs.iter().map(|(k, v)| (k, v)));
     match capture(command, timeout, interrupt).await {
         Ok(done) => Ok(Captured {
             status: done.status,
@@ -215,8 +229,35 @@ pub(super) async fn plan(
     let (binary, names) = match holding.as_slice() {
         [] => {
             let searched: Vec<String> = binaries.iter().map(TestBinary::describe).collect();
-            return Err(DebugError::InvalidArguments(format!(
-                "no test matches {filter} in {}; `cargo test -- --list` lists them",
+            // Every test of every binary, to say which names come closest.
+            let mut every = Vec::new();
+            let list_all = ["--list".to_owned(), "--format".into(), "terse".into()];
+            for binary in &binaries {
+                let listed = run_captured(
+                    ctx,
+                    &binary.executable,
+                    &list_all,
+                    &binary.manifest_dir,
+                    LIST_TIMEOUT,
+                    interrupt,
+                )
+                .await?;
+                every.extend(listed_tests(&listed.stdout));
+            }
+            let wanted = test.filters.join(" ");
+            let closest = super::names::nearest(&wanted, &every, super::names::SUGGESTED);
+            let nearest = if closest.is_empty() {
+                "they hold no tests".to_owned()
+            } else {
+                format!(
+                    "the nearest of their {} tests: {}",
+                    every.len(),
+                    closest.join(", ")
+                )
+            };
+            return Err(DebugError::TestNotFound(format!(
+                "no test matches {filter} in {} (cargo test takes a substring of a test's path, \
+                 `module::test_name`); {nearest}",
                 searched.join(", ")
             )));
         }
@@ -260,8 +301,8 @@ pub(super) async fn plan(
         String::new()
     };
     plan.notes.push(format!(
-        "built with `{command}`; runs {} with --test-threads=1: {}{more}; a panic stops \
-         where it is raised",
+        "built with `{command}`; runs {} with --test-threads=1 --nocapture: {}{more}; a panic \
+         stops where it is raised, with its message",
         binary.describe(),
         sample.join(", ")
     ));

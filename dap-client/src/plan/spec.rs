@@ -90,7 +90,7 @@ const PYTHON_MARKERS: [&str; 7] = [
     "requirements.txt",
 ];
 
-fn has_files_with(dir: &Path, extension: &str) -> bool {
+pub(crate) fn has_files_with(dir: &Path, extension: &str) -> bool {
     std::fs::read_dir(dir).is_ok_and(|entries| {
         entries
             .flatten()
@@ -451,6 +451,11 @@ impl CargoTest {
         }
         if !args.iter().any(|a| a.starts_with("--color")) {
             args.push("--color=never".into());
+        }
+        // The panic hook then prints the message as the panic happens (libtest would keep
+        // it until the test ends), so the stop at `rust_panic` can say it.
+        if !args.iter().any(|a| a == "--nocapture") {
+            args.push("--nocapture".into());
         }
         args
     }

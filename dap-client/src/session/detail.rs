@@ -136,11 +136,30 @@ impl Session {
                 return None;
             }
         };
-        let total = variables.len();
-        let shown: Vec<VariableView> = variables
+        // lldb lists a generic function's type parameters as unreadable `void` values.
+        let (variables, unreadable): (Vec<Variable>, Vec<Variable>) =
+            variables.into_iter().partition(|v| {
+                !(v.value.starts_with("<error:") && v.type_name.as_deref() == Some("void"))
+            });
+        // pytest's rewritten assertion keeps its message in `@py_format…` temporaries: the
+        // exception stop shows that message already (its operands, `@py_assert…`, stay).
+        let variables: Vec<Variable> = variables
             .into_iter()
-            .take(stop.locals)
-            .map(|v| self.variable_view(v, stop.value_chars))
+            .filter(|v| !v.name.starts_with("@py_format"))
+            .collect();
+        let total = variables.len();
+        let first: Vec<Variable> = variables.into_iter().take(stop.locals).collect();
+        let lengths: Vec<usize> = first.iter().map(|v| v.value.chars().count()).collect();
+        let shares = crate::config::value_shares(
+            &lengths,
+            stop.locals_chars,
+            stop.value_chars,
+            crate::report::MAX_VALUE_CHARS,
+        );
+        let shown: Vec<VariableView> = first
+            .into_iter()
+            .zip(shares)
+            .map(|(v, share)| self.variable_view(v, share))
             .collect();
         let reference = self
             .handles()
@@ -151,6 +170,7 @@ impl Session {
             truncated: total > shown.len(),
             variables: shown,
             total,
+            unreadable: unreadable.len(),
         })
     }
 }

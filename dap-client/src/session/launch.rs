@@ -14,7 +14,7 @@ use crate::protocol::{
     SetBreakpointsArguments, SetExceptionBreakpoints, SetExceptionBreakpointsArguments,
     SetFunctionBreakpoints, SetFunctionBreakpointsArguments, Source, SourceBreakpoint,
 };
-use crate::report::{BreakpointView, FileBreakpoints};
+use crate::report::{BreakpointView, ExceptionStops, FileBreakpoints};
 use crate::state::store_launch_response;
 
 impl Session {
@@ -101,24 +101,64 @@ impl Session {
                 tracing::debug!(%error, "setFunctionBreakpoints failed; continuing without");
             }
         }
-        let mut filters: Vec<String> = self
+        let offered: Vec<String> = self
             .caps
             .exception_breakpoint_filters
             .iter()
-            .filter(|f| f.default)
             .map(|f| f.filter.clone())
             .collect();
-        // Extra filters only when the adapter offers them.
-        for extra in &self.extra_filters {
-            let offered = self
-                .caps
-                .exception_breakpoint_filters
-                .iter()
-                .any(|f| &f.filter == extra);
-            if offered && !filters.contains(extra) {
-                filters.push(extra.clone());
+        let filters: Vec<String> = match &self.chosen_filters {
+            // The caller's choice, exactly (what the adapter does not offer is said).
+            Some(chosen) => {
+                let unknown: Vec<&str> = chosen
+                    .iter()
+                    .filter(|c| !offered.contains(c))
+                    .map(String::as_str)
+                    .collect();
+                if !unknown.is_empty() {
+                    self.filter_note = Some(format!(
+                        "`exceptions`: {} does not offer {}; it offers: {}",
+                        self.kind.name(),
+                        unknown.join(", "),
+                        if offered.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            offered.join(", ")
+                        }
+                    ));
+                }
+                chosen
+                    .iter()
+                    .filter(|c| offered.contains(c))
+                    .cloned()
+                    .collect()
             }
-        }
+            None => {
+                let mut filters: Vec<String> = self
+                    .caps
+                    .exception_breakpoint_filters
+                    .iter()
+                    .filter(|f| f.default)
+                    .map(|f| f.filter.clone())
+                    .collect();
+                // Extra filters only when the adapter offers them.
+                for extra in &self.extra_filters {
+                    if offered.contains(extra) && !filters.contains(extra) {
+                        filters.push(extra.clone());
+                    }
+                }
+                filters
+            }
+        };
+        self.exception_stops = ExceptionStops {
+            filters: filters.clone(),
+            offered,
+            functions: if self.caps.supports_function_breakpoints {
+                self.function_breakpoints.clone()
+            } else {
+                Vec::new()
+            },
+        };
         if let Err(error) = self
             .client
             .request::<SetExceptionBreakpoints>(

@@ -25,8 +25,8 @@ use crate::protocol::{
     StackTraceArguments,
 };
 use crate::report::{
-    function_name, Exited, FileBreakpoints, FrameView, OutputPiece, Position, ProgramState,
-    SessionInfo, Stopped, OUTPUT_TAIL_BYTES,
+    function_name, ExceptionStops, Exited, FileBreakpoints, FrameView, OutputPiece, Position,
+    ProgramState, SessionInfo, Stopped, OUTPUT_TAIL_BYTES,
 };
 use crate::state::{pump_events, State};
 
@@ -86,6 +86,8 @@ pub(crate) struct StartParams<'a> {
     pub breakpoints: &'a BTreeMap<PathBuf, Vec<i64>>,
     /// Exception filters enabled on top of the adapter's defaults.
     pub extra_filters: Vec<String>,
+    /// The caller's exception filters, instead of the defaults and `extra_filters`.
+    pub chosen_filters: Option<Vec<String>>,
     /// Functions to stop in.
     pub function_breakpoints: Vec<String>,
     /// Receives a way to kill the session's processes as soon as they exist, so a shutdown
@@ -177,6 +179,11 @@ pub(crate) struct Session {
     /// The frame ids and references given out, valid until the program resumes.
     handles: Mutex<Handles>,
     extra_filters: Vec<String>,
+    chosen_filters: Option<Vec<String>>,
+    /// What the launch sequence set: exception filters and functions stopped in.
+    exception_stops: ExceptionStops,
+    /// Filters asked for that the adapter does not offer.
+    filter_note: Option<String>,
     function_breakpoints: Vec<String>,
     scratch: Option<PathBuf>,
 }
@@ -205,8 +212,22 @@ pub(crate) fn display_path(root: &Path, path: &str) -> String {
     match Path::new(path).strip_prefix(root) {
         Ok(rest) if rest.as_os_str().is_empty() => ".".to_owned(),
         Ok(rest) => rest.display().to_string(),
-        Err(_) => path.to_owned(),
+        Err(_) => shortened_toolchain_path(path),
     }
+}
+
+/// A Rust toolchain source path without its 40-digit commit (`/rustc/<hash>/library/…` →
+/// `/rustc/…/library/…`): the file is not on disk either way, and the hash is 40 characters
+/// an agent reads in every frame of std.
+fn shortened_toolchain_path(path: &str) -> String {
+    if let Some(rest) = path.strip_prefix("/rustc/") {
+        if let Some((hash, tail)) = rest.split_once('/') {
+            if hash.len() == 40 && hash.chars().all(|c| c.is_ascii_hexdigit()) {
+                return format!("/rustc/…/{tail}");
+            }
+        }
+    }
+    path.to_owned()
 }
 
 impl Session {
@@ -289,6 +310,9 @@ impl Session {
             top_frame: Mutex::new(None),
             handles: Mutex::new(Handles::default()),
             extra_filters: std::mem::take(&mut params.extra_filters),
+            chosen_filters: params.chosen_filters.take(),
+            exception_stops: ExceptionStops::default(),
+            filter_note: None,
             function_breakpoints: std::mem::take(&mut params.function_breakpoints),
             scratch,
         };
@@ -606,13 +630,24 @@ impl Session {
                     function: frame.as_ref().map(|f| function_name(&f.name)),
                     frame_id,
                     description: stop.description,
-                    text: stop.text,
+                    text: stop.text.map(|text| stop_text(&text)),
                     source: None,
                     locals: None,
                     shown_frame: None,
                 }),
                 exited: None,
             };
+            let mut position = position;
+            if let (Some(stopped), Some(frame)) = (position.stopped.as_mut(), frame.as_ref()) {
+                // The `rust_panic` breakpoint is a panic: so it is called, with the message
+                // the panic hook printed (a test runs with `--nocapture`, so the hook writes
+                // to stderr, which the adapter forwards).
+                if frame.name.contains("rust_panic") {
+                    stopped.reason = "panic".into();
+                    stopped.description = None;
+                    stopped.text = panic_message(&self.state.borrow().output.text());
+                }
+            }
             return (position, frame);
         }
         if ended {
@@ -630,6 +665,11 @@ impl Session {
     /// locals (what results that report a stop carry).
     pub(crate) async fn stop_position(&self) -> Position {
         let (mut position, frame) = self.position_and_frame().await;
+        if let Some(stopped) = position.stopped.as_mut() {
+            if stopped.reason == "panic" && stopped.text.is_none() {
+                self.await_panic_message(stopped).await;
+            }
+        }
         if let (Some(stopped), Some(mut frame)) = (position.stopped.as_mut(), frame) {
             // Stopped outside the workspace by something other than the caller's own
             // breakpoint or step (a panic, an exception, a pause in a library; a breakpoint
@@ -657,25 +697,43 @@ impl Session {
         position
     }
 
-    /// Whether the frame's source file is inside the workspace.
+    /// A panic's stop whose message has not arrived yet: the hook printed it just before
+    /// the stop, and the adapter's output event may trail the stop event.
+    async fn await_panic_message(&self, stopped: &mut crate::report::Stopped) {
+        let deadline = tokio::time::Instant::now() + PANIC_MESSAGE_WAIT;
+        loop {
+            let message = panic_message(&self.state.borrow().output.text());
+            if message.is_some() || tokio::time::Instant::now() >= deadline {
+                stopped.text = Some(message.unwrap_or_else(|| {
+                    "the panic's message was not printed (a custom panic hook?); `output` has \
+                     what the program printed"
+                        .to_owned()
+                }));
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Whether the frame's code is the project's own: its source file is inside the
+    /// workspace and outside any folder of installed code (a `.venv` in the checkout).
     fn in_workspace(&self, frame: &StackFrame) -> bool {
-        frame
-            .source
-            .as_ref()
-            .and_then(|s| s.path.as_ref())
-            .is_some_and(|path| Path::new(path).starts_with(&self.root))
+        let path = frame.source.as_ref().and_then(|s| s.path.as_deref());
+        path.is_some_and(|path| Path::new(path).starts_with(&self.root))
+            && crate::origin::library_origin(&frame.name, path, &self.root).is_none()
     }
 
     /// A frame as shown, its id `id` (ours).
     pub(crate) fn frame_view(&self, id: i64, frame: &StackFrame) -> FrameView {
+        let on_disk = frame.source.as_ref().and_then(|s| s.path.clone());
+        let function = function_name(&frame.name);
+        let library = crate::origin::library_origin(&function, on_disk.as_deref(), &self.root);
+        let shown = on_disk.or_else(|| frame.source.as_ref().and_then(|s| s.name.clone()));
         FrameView {
             id,
-            function: function_name(&frame.name),
-            file: frame
-                .source
-                .as_ref()
-                .and_then(|s| s.path.clone().or_else(|| s.name.clone()))
-                .map(|p| display_path(&self.root, &p)),
+            library,
+            function,
+            file: shown.map(|p| display_path(&self.root, &p)),
             line: frame.line,
         }
     }
@@ -795,10 +853,11 @@ impl Session {
     pub(crate) async fn settle(
         &self,
         block: bool,
+        wait: Duration,
         interrupt: &mut Interrupt,
     ) -> Option<(Position, Option<OutputPiece>, Option<String>)> {
         let waited = if block {
-            self.wait_for_stop(0, self.settings.wait, interrupt).await
+            self.wait_for_stop(0, wait, interrupt).await
         } else {
             Waited::Reached
         };
@@ -806,16 +865,14 @@ impl Session {
             return None;
         }
         self.learn_exit_code().await;
-        let note = (waited == Waited::TimedOut).then(|| self.still_running_note());
+        let note = (waited == Waited::TimedOut).then(|| still_running_note(wait));
         Some((self.stop_position().await, self.output_since(0), note))
     }
 
-    fn still_running_note(&self) -> String {
-        format!(
-            "the program is still running after {}s (the wait limit); call `pause` to stop it, \
-             `continue` to wait again, or `status`",
-            self.settings.wait.as_secs_f64()
-        )
+    /// The exception filters and function breakpoints the launch set, and the note on
+    /// asked-for filters the adapter does not offer.
+    pub(crate) fn exception_stops(&self) -> (ExceptionStops, Option<String>) {
+        (self.exception_stops.clone(), self.filter_note.clone())
     }
 
     /// Starts the hard time-to-live, once the session is up (the launch sequence has its
@@ -912,6 +969,41 @@ pub(crate) struct Ended {
     pub(crate) program_ended: bool,
 }
 
+/// An exception stop's text without debugpy's trailer ("(note: full exception trace is
+/// shown but execution is paused at: f)"): the stop line says where it is paused.
+fn stop_text(text: &str) -> String {
+    let text = text.trim_end();
+    match text.rfind("(note: full exception trace is shown") {
+        Some(at) if text.ends_with(')') => text[..at].trim_end().to_owned(),
+        _ => text.to_owned(),
+    }
+}
+
+/// How long a panic's stop waits for the hook's message to arrive as output.
+const PANIC_MESSAGE_WAIT: Duration = Duration::from_millis(500);
+
+/// The last panic message in `output`: from `thread '…' panicked at …` to the end of the
+/// message (before the backtrace note), at most a few lines.
+fn panic_message(output: &str) -> Option<String> {
+    let start = output.rfind("panicked at ")?;
+    let line_start = output[..start].rfind('\n').map_or(0, |at| at + 1);
+    let message: Vec<&str> = output[line_start..]
+        .lines()
+        .take_while(|line| !line.starts_with("note: run with `RUST_BACKTRACE"))
+        .take(12)
+        .collect();
+    Some(message.join("\n").trim_end().to_owned())
+}
+
+/// What a result says when its wait ran out with the program still running.
+pub(crate) fn still_running_note(wait: Duration) -> String {
+    format!(
+        "the program is still running after {}s (the wait limit; `wait_s` sets it per call); \
+         call `pause` to stop it, `continue` to wait again, or `status`",
+        wait.as_secs_f64()
+    )
+}
+
 /// Whether the frame's source file exists here (a toolchain's `/rustc/<hash>/…` does not).
 fn source_on_disk(frame: &StackFrame) -> bool {
     frame
@@ -942,5 +1034,50 @@ impl Drop for Session {
         if let Some(dir) = &self.scratch {
             let _ = std::fs::remove_dir_all(dir);
         }
+    }
+}
+
+#[cfg(test)]
+mod panic_tests {
+    #[test]
+    fn toolchain_paths_lose_their_hash() {
+        let root = std::path::Path::new("/w");
+        assert_eq!(
+            super::display_path(
+                root,
+                "/rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/std/src/panicking.rs"
+            ),
+            "/rustc/…/library/std/src/panicking.rs"
+        );
+        assert_eq!(super::display_path(root, "/w/src/a.rs"), "src/a.rs");
+        assert_eq!(
+            super::display_path(root, "/rustc/short/x.rs"),
+            "/rustc/short/x.rs"
+        );
+        assert_eq!(
+            crate::report::function_name(
+                "test_version::test_display::_$u7b$$u7b$closure$u7d$$u7d$::h0123456789abcdef"
+            ),
+            "test_version::test_display::{{closure}}"
+        );
+        assert_eq!(
+            crate::report::function_name("test_valid (Current frame)"),
+            "test_valid"
+        );
+    }
+
+    #[test]
+    fn the_last_panic_message_without_the_backtrace_note() {
+        let output = "running 1 test\nthread 'a' panicked at src/a.rs:1:1:\nold\n\
+                      thread 'test_display' panicked at tests/util/mod.rs:12:5:\n\
+                      assertion `left == right` failed\n  left: \"2.4.6\"\n right: \"1.2.3\"\n\
+                      note: run with `RUST_BACKTRACE=1` environment variable to display a \
+                      backtrace\n";
+        assert_eq!(
+            super::panic_message(output).unwrap(),
+            "thread 'test_display' panicked at tests/util/mod.rs:12:5:\nassertion `left == \
+             right` failed\n  left: \"2.4.6\"\n right: \"1.2.3\""
+        );
+        assert_eq!(super::panic_message("no panic here\n"), None);
     }
 }

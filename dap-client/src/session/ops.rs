@@ -2,6 +2,8 @@
 //! variables reference handed out is this session's own (see `handles`), checked on the way
 //! back in.
 
+use std::time::Duration;
+
 use serde_json::Value;
 
 use super::detail::{locals_scope, named_scope};
@@ -39,6 +41,7 @@ impl Session {
         &self,
         action: Action,
         thread: Option<i64>,
+        wait: Duration,
         interrupt: &mut Interrupt,
     ) -> Result<StepReport, DebugError> {
         self.check_usable()?;
@@ -113,9 +116,7 @@ impl Session {
         } else if let Some(thread) = thread {
             self.handles().check_thread(thread)?;
         }
-        let waited = self
-            .wait_for_stop(generation, self.settings.wait, interrupt)
-            .await;
+        let waited = self.wait_for_stop(generation, wait, interrupt).await;
         self.tracker.refresh_now_and_then();
         if waited == Waited::Interrupted {
             return Err(DebugError::Cancelled(format!(
@@ -127,7 +128,7 @@ impl Session {
         self.learn_exit_code().await;
         self.check_usable()?;
         if waited == Waited::TimedOut {
-            let still = self.still_running_note();
+            let still = super::still_running_note(wait);
             note = Some(match note {
                 Some(first) => format!("{first}; {still}"),
                 None => still,

@@ -33,7 +33,8 @@ pub enum Op {
     StepOut,
     /// List the program's threads.
     Threads,
-    /// The stack of a thread (default: the stopped one), at most 30 frames.
+    /// The stack of a thread (default: the stopped one), at most 30 frames; runs of library
+    /// frames are folded unless `all_frames`.
     Stack,
     /// The scopes (locals, globals, …) of a frame.
     Scopes,
@@ -80,16 +81,39 @@ impl Op {
         match self {
             Op::Adapters | Op::Status | Op::Threads | Op::Output | Op::Terminate => (&[], &[]),
             Op::Breakpoints => (&["file", "lines"], &[]),
-            Op::Launch => (&[], &["program", "module", "test", "args", "adapter"]),
+            Op::Launch => (
+                &[],
+                &[
+                    "program",
+                    "module",
+                    "test",
+                    "args",
+                    "adapter",
+                    "wait_s",
+                    "exceptions",
+                ],
+            ),
             Op::Attach => (&["port"], &["adapter"]),
-            Op::Continue | Op::Pause | Op::StepOver | Op::StepIn | Op::StepOut | Op::Stack => {
-                (&[], &["thread_id"])
+            Op::Continue | Op::StepOver | Op::StepIn | Op::StepOut => {
+                (&[], &["thread_id", "wait_s"])
             }
+            Op::Pause => (&[], &["thread_id"]),
+            Op::Stack => (&[], &["thread_id", "all_frames"]),
             Op::Scopes => (&["frame_id"], &[]),
             Op::Variables => (&["reference"], &[]),
             Op::Evaluate => (&["expression"], &["frame_id"]),
             Op::Locals => (&[], &["frame_id", "scope"]),
         }
+    }
+}
+
+/// The longest wait one call may ask for (a session lives 30 minutes by default).
+const MAX_WAIT_S: f64 = 1800.0;
+
+impl DebugArgs {
+    /// `wait_s` as a duration (validated by [`DebugArgs::validate`]).
+    pub fn wait(&self) -> Option<std::time::Duration> {
+        self.wait_s.map(std::time::Duration::from_secs_f64)
     }
 }
 
@@ -149,12 +173,27 @@ pub struct DebugArgs {
     /// `evaluate`: the expression, in the program's language.
     #[serde(default)]
     pub expression: Option<String>,
+    /// `launch`, `continue`, steps: how many seconds this call waits for the program to
+    /// stop or exit before it returns with the program still running (default: the
+    /// configured `wait_seconds`, 30).
+    #[serde(default)]
+    pub wait_s: Option<f64>,
+    /// `launch`: the adapter's exception filters to stop on, instead of the defaults
+    /// (debugpy: `uncaught`, and `userUnhandled` for pytest: where the checkout's code
+    /// raises what it does not handle; `raised` stops at every raise; `[]` at none). The
+    /// launch result lists the filters set and those the adapter offers.
+    #[serde(default)]
+    pub exceptions: Option<Vec<String>>,
+    /// `stack`: list every frame; by default runs of library frames (std, libtest, pytest,
+    /// the Go runtime, installed packages) are folded into one line each.
+    #[serde(default)]
+    pub all_frames: Option<bool>,
 }
 
 impl DebugArgs {
     fn present(&self) -> Vec<&'static str> {
         let mut present = Vec::new();
-        let fields: [(&'static str, bool); 13] = [
+        let fields: [(&'static str, bool); 16] = [
             ("file", self.file.is_some()),
             ("lines", self.lines.is_some()),
             ("program", self.program.is_some()),
@@ -168,6 +207,9 @@ impl DebugArgs {
             ("frame_id", self.frame_id.is_some()),
             ("reference", self.reference.is_some()),
             ("expression", self.expression.is_some()),
+            ("wait_s", self.wait_s.is_some()),
+            ("all_frames", self.all_frames.is_some()),
+            ("exceptions", self.exceptions.is_some()),
         ];
         for (name, is_set) in fields {
             if is_set {
@@ -205,6 +247,14 @@ impl DebugArgs {
                 "`op: {op}` does not take `{extra}`; {}",
                 accepted()
             )));
+        }
+        if let Some(wait) = self.wait_s {
+            if !(wait.is_finite() && wait > 0.0 && wait <= MAX_WAIT_S) {
+                return Err(ToolError::invalid_arguments(format!(
+                    "`wait_s` must be a number of seconds above 0 and at most {MAX_WAIT_S}; got \
+                     {wait}"
+                )));
+            }
         }
         if self.op == Op::Launch {
             let targets: Vec<&str> = ["program", "module", "test"]

@@ -95,8 +95,9 @@ impl Tool for DebugTool {
          `stale_reference`). `attach` {port} connects to a Python process listening with \
          debugpy. `adapters` says which debuggers work here and why not; `status` where the \
          session is. launch, continue and the steps block until the program stops or exits, \
-         up to a wait limit the result reports. A second launch while a session lives is \
-         refused; sessions are killed after 30 minutes."
+         up to `wait_s` seconds (default 30), and a cancelled call returns at once. A launch \
+         after the program exited ends that session itself; while it runs or is stopped, a \
+         second launch is refused; sessions are killed after 30 minutes."
     }
 
     fn input_schema(&self) -> Value {
@@ -130,18 +131,21 @@ impl Tool for DebugTool {
                 to_json(&sup.set_breakpoints(&file, &lines).await.map_err(fail)?)?
             }
             Op::Launch => {
-                let program_args = args.args.unwrap_or_default();
-                let mut request = match (args.program, args.module, args.test) {
-                    (Some(program), _, _) => {
-                        let program = self.root.resolve_existing(&program)?;
-                        LaunchRequest::program(program, &program_args)
-                    }
-                    (None, Some(module), _) => LaunchRequest::module(module, &program_args),
-                    (None, None, test) => {
-                        LaunchRequest::test(test.unwrap_or_default()).with_args(&program_args)
-                    }
-                };
-                request.adapter = args.adapter;
+                let program_args = args.args.clone().unwrap_or_default();
+                let mut request =
+                    match (args.program.clone(), args.module.clone(), args.test.clone()) {
+                        (Some(program), _, _) => {
+                            let program = self.root.resolve_existing(&program)?;
+                            LaunchRequest::program(program, &program_args)
+                        }
+                        (None, Some(module), _) => LaunchRequest::module(module, &program_args),
+                        (None, None, test) => {
+                            LaunchRequest::test(test.unwrap_or_default()).with_args(&program_args)
+                        }
+                    };
+                request.adapter = args.adapter.clone();
+                request.wait = args.wait();
+                request.exceptions = args.exceptions.clone();
                 to_json(
                     &sup.launch_with(&request, interrupt(ctx))
                         .await
@@ -165,7 +169,7 @@ impl Tool for DebugTool {
                     _ => Action::StepOut,
                 };
                 to_json(
-                    &sup.act_with(action, args.thread_id, interrupt(ctx))
+                    &sup.act_waiting(action, args.thread_id, args.wait(), interrupt(ctx))
                         .await
                         .map_err(fail)?,
                 )?
@@ -198,7 +202,10 @@ impl Tool for DebugTool {
             Op::Output => to_json(&sup.output().await.map_err(fail)?)?,
             Op::Terminate => to_json(&sup.terminate().await)?,
         };
-        let text = render::render(op, &value);
+        let options = render::Options {
+            all_frames: args.all_frames.unwrap_or(false),
+        };
+        let text = render::render(op, &value, options);
         Ok(ToolOutput::new(value).with_text(text))
     }
 }

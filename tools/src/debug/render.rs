@@ -25,8 +25,14 @@ fn reference(value: &Value, key: &str) -> Option<i64> {
     value.get(key).and_then(Value::as_i64).filter(|r| *r > 0)
 }
 
+/// A stop's exception text beyond the result that reports the stop: its first line, cut.
+const REPEATED_STOP_TEXT_CHARS: usize = 120;
+
 /// "stopped at app.py:4 in main (breakpoint, thread 1, frame 3)", "exited with code 0", …
-pub fn position(value: &Value) -> String {
+/// The exception text of a stop in full (`report_stop`: the result of the call that
+/// stopped), else shortened: an assertion's explanation can be a thousand characters, and
+/// `stack` or `status` need not repeat it.
+fn position_of(value: &Value, report_stop: bool) -> String {
     match str_of(value, "state") {
         Some("stopped") => {
             let stop = &value["stopped"];
@@ -48,14 +54,17 @@ pub fn position(value: &Value) -> String {
                 let _ = write!(line, ", frame {frame}");
             }
             line.push(')');
-            match (str_of(stop, "description"), str_of(stop, "text")) {
+            let said = match (str_of(stop, "description"), str_of(stop, "text")) {
                 (Some(description), Some(text)) if description != text => {
-                    let _ = write!(line, ": {description}: {text}");
+                    format!(": {description}: {text}")
                 }
-                (Some(text), _) | (None, Some(text)) => {
-                    let _ = write!(line, ": {text}");
-                }
-                (None, None) => {}
+                (Some(text), _) | (None, Some(text)) => format!(": {text}"),
+                (None, None) => String::new(),
+            };
+            if report_stop {
+                line.push_str(&said);
+            } else {
+                line.push_str(&shortened(&said));
             }
             line
         }
@@ -70,6 +79,22 @@ pub fn position(value: &Value) -> String {
         Some("none") => "no session".into(),
         _ => String::new(),
     }
+}
+
+/// The first line of `text`, at most [`REPEATED_STOP_TEXT_CHARS`] characters, marked `…`
+/// when anything was left out.
+fn shortened(text: &str) -> String {
+    let first = text.lines().next().unwrap_or("");
+    let mut short: String = first.chars().take(REPEATED_STOP_TEXT_CHARS).collect();
+    if short.len() < text.trim_end().len() {
+        short.push_str(" …");
+    }
+    short
+}
+
+/// Where the program is, as a result other than the stop's own shows it.
+pub fn position(value: &Value) -> String {
+    position_of(value, false)
 }
 
 /// `frame N: function at file:line`.
@@ -148,6 +173,9 @@ fn push_stop_detail(lines: &mut Vec<String>, value: &Value) {
         if locals["truncated"] == true {
             let _ = write!(header, "; first {shown} of {}", num(locals, "total"));
         }
+        if let Some(unreadable) = locals["unreadable"].as_u64() {
+            let _ = write!(header, "; {unreadable} the debugger cannot read left out");
+        }
         header.push_str("):");
         if shown == 0 {
             header.push_str(" none");
@@ -157,6 +185,9 @@ fn push_stop_detail(lines: &mut Vec<String>, value: &Value) {
     }
 }
 
+/// Stop texts at least this long are not repeated in the output attached to the result.
+const REPEATED_TEXT_MIN_CHARS: usize = 40;
+
 fn push_output_and_note(text: &mut String, value: &Value) {
     if let Some(output) = value
         .get("output")
@@ -164,7 +195,16 @@ fn push_output_and_note(text: &mut String, value: &Value) {
         .and_then(Value::as_str)
     {
         text.push_str("\noutput:\n");
-        text.push_str(output.trim_end());
+        // A panic's message is the stop's text and what the program printed: once is enough.
+        let said = str_of(&value["stopped"], "text").filter(|t| t.len() >= REPEATED_TEXT_MIN_CHARS);
+        match said.filter(|said| output.contains(*said)) {
+            Some(said) => text.push_str(
+                output
+                    .replacen(said, "[the stop's message, above]", 1)
+                    .trim_end(),
+            ),
+            None => text.push_str(output.trim_end()),
+        }
     }
     if let Some(note) = str_of(value, "note") {
         text.push_str("\nnote: ");
@@ -198,6 +238,44 @@ fn breakpoint_lines(breakpoints: &Value) -> Option<String> {
     (!lines.is_empty()).then(|| lines.join(", "))
 }
 
+/// "stops on exceptions: uncaught, userUnhandled (offered: …; `exceptions` sets them)".
+fn exception_stops(stops: &Value, adapter: Option<&str>) -> Option<String> {
+    if !stops.is_object() {
+        return None;
+    }
+    let names = |key: &str| -> Vec<&str> {
+        stops[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect()
+    };
+    let (filters, offered, functions) = (names("filters"), names("offered"), names("functions"));
+    let mut line = if offered.is_empty() {
+        match adapter {
+            Some("delve") => {
+                "stops on unrecovered panics (delve's own; no exception filters)".to_owned()
+            }
+            _ => "stops on no exception filters (the adapter offers none)".to_owned(),
+        }
+    } else {
+        format!(
+            "stops on exceptions: {} (offered: {}; `exceptions` sets them)",
+            if filters.is_empty() {
+                "none".to_owned()
+            } else {
+                filters.join(", ")
+            },
+            offered.join(", ")
+        )
+    };
+    if !functions.is_empty() {
+        let _ = write!(line, "; and in {}", functions.join(", "));
+    }
+    Some(line)
+}
+
 /// "breakpoints: a.py 3, 7; b.py 9", or `None` without any.
 fn all_breakpoints(files: &Value) -> Option<String> {
     let parts: Vec<String> = files
@@ -220,8 +298,52 @@ fn count_header(what: &str, value: &Value, shown: usize, total_key: &str) -> Str
     }
 }
 
+/// What the caller asked about the rendering itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// `stack`: every frame, no run of library frames folded.
+    pub all_frames: bool,
+}
+
+/// The frame lines of `stack`: runs of two or more library frames after the top one fold
+/// into a line that says whose they are and which ids they hold (`all_frames` lists them).
+fn push_frames(lines: &mut Vec<String>, frames: &[Value], all: bool) {
+    let library = |frame: &Value| str_of(frame, "library").map(str::to_owned);
+    let mut at = 0;
+    while at < frames.len() {
+        let run_end = if at == 0 || all || library(&frames[at]).is_none() {
+            at + 1
+        } else {
+            (at..frames.len())
+                .find(|&i| library(&frames[i]).is_none())
+                .unwrap_or(frames.len())
+        };
+        if run_end - at < 2 {
+            lines.push(format!("  {}", frame_line(&frames[at])));
+            at += 1;
+            continue;
+        }
+        let mut owners: Vec<String> = Vec::new();
+        for frame in &frames[at..run_end] {
+            if let Some(owner) = library(frame) {
+                if !owners.contains(&owner) {
+                    owners.push(owner);
+                }
+            }
+        }
+        lines.push(format!(
+            "  … {} frames of {} (frame {} to {}; `all_frames: true` lists them)",
+            run_end - at,
+            owners.join("/"),
+            num(&frames[at], "id"),
+            num(&frames[run_end - 1], "id")
+        ));
+        at = run_end;
+    }
+}
+
 /// The whole rendering of `op`'s result.
-pub fn render(op: Op, value: &Value) -> String {
+pub fn render(op: Op, value: &Value, options: Options) -> String {
     let mut text = match op {
         Op::Adapters => {
             let mut lines = Vec::new();
@@ -249,12 +371,16 @@ pub fn render(op: Op, value: &Value) -> String {
                 str_of(value, "target").unwrap_or("?")
             )];
             lines.extend(all_breakpoints(&value["breakpoints"]));
-            lines.push(position(value));
+            lines.extend(exception_stops(
+                &value["exceptions"],
+                str_of(value, "adapter"),
+            ));
+            lines.push(position_of(value, true));
             push_stop_detail(&mut lines, value);
             lines.join("\n")
         }
         Op::Continue | Op::Pause | Op::StepOver | Op::StepIn | Op::StepOut => {
-            let mut lines = vec![position(value)];
+            let mut lines = vec![position_of(value, true)];
             push_stop_detail(&mut lines, value);
             lines.join("\n")
         }
@@ -285,9 +411,11 @@ pub fn render(op: Op, value: &Value) -> String {
                     "total_frames",
                 ),
             ];
-            for frame in frames.into_iter().flatten() {
-                lines.push(format!("  {}", frame_line(frame)));
-            }
+            push_frames(
+                &mut lines,
+                frames.map_or(&[][..], Vec::as_slice),
+                options.all_frames,
+            );
             lines.join("\n")
         }
         Op::Scopes => {
@@ -428,10 +556,24 @@ pub fn render(op: Op, value: &Value) -> String {
         }
         Op::Terminate => {
             if value["terminated"] == true {
+                let program = &value["program"];
+                let how = match str_of(program, "how") {
+                    Some("exited") => match program["code"].as_i64() {
+                        Some(code) => format!("the program had exited with code {code}"),
+                        None => "the program had exited".to_owned(),
+                    },
+                    Some("killed_while_stopped") => match str_of(program, "at") {
+                        Some(at) => format!("the program, stopped at {at}, was ended"),
+                        None => "the program was stopped and was ended".to_owned(),
+                    },
+                    Some("killed_while_running") => {
+                        "the program was running and was ended".to_owned()
+                    }
+                    _ => "how the program ended is not known".to_owned(),
+                };
                 format!(
-                    "terminated ({} exited: {})",
-                    str_of(value, "adapter").unwrap_or("adapter"),
-                    str_of(value, "adapter_exit").unwrap_or("?")
+                    "terminated the {} session: {how}",
+                    str_of(value, "adapter").unwrap_or("debug")
                 )
             } else {
                 "nothing to terminate".into()

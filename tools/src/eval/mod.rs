@@ -211,7 +211,7 @@ impl Tool for EvalTool {
         let images: Vec<Image> = outcome
             .display
             .iter()
-            .filter(|item| item.mime.starts_with("image/") && item.mime != "image/svg+xml")
+            .filter(|item| render::is_attached_image(item))
             .map(|item| Image {
                 mime: item.mime.clone(),
                 data_base64: item.data.clone(),

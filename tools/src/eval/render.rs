@@ -1,16 +1,38 @@
 //! The JSON result of `eval` and its text rendering.
 
-use cc_kernel_bridge::CellOutcome;
+use cc_kernel_bridge::{CellOutcome, DisplayItem};
 use serde_json::{json, Map, Value};
 
+/// Whether a rich output goes to the result as image content (and so nowhere else).
+pub(crate) fn is_attached_image(item: &DisplayItem) -> bool {
+    item.mime.starts_with("image/") && item.mime != "image/svg+xml"
+}
+
+/// The decoded size of base64 `data`.
+fn decoded_bytes(data: &str) -> usize {
+    data.len() / 4 * 3
+}
+
 /// `{"stdout", "stderr", "result", "display", "error"?, "truncated"?, "state",
-/// "timed_out"?, "cancelled"?, "notices"?}`.
+/// "timed_out"?, "cancelled"?, "notices"?}`. An image of `display` is there by its type and
+/// size only (`"attached": "image"`): its data is the result's image content, once.
 pub(crate) fn json(outcome: &CellOutcome) -> Value {
     let mut object = Map::new();
     object.insert("stdout".into(), json!(outcome.stdout));
     object.insert("stderr".into(), json!(outcome.stderr));
     object.insert("result".into(), json!(outcome.result));
-    object.insert("display".into(), json!(outcome.display));
+    let display: Vec<Value> = outcome
+        .display
+        .iter()
+        .map(|item| {
+            if is_attached_image(item) {
+                json!({"mime": item.mime, "bytes": decoded_bytes(&item.data), "attached": "image"})
+            } else {
+                json!({"mime": item.mime, "data": item.data})
+            }
+        })
+        .collect();
+    object.insert("display".into(), json!(display));
     if let Some(error) = &outcome.error {
         object.insert("error".into(), json!(error));
     }
@@ -43,13 +65,18 @@ pub(crate) fn text(outcome: &CellOutcome) -> String {
             outcome.stderr.trim_end_matches('\n')
         ));
     }
+    // Each rich output says where it went: only text is in this text.
     for item in &outcome.display {
         parts.push(match item.mime.as_str() {
             "text/plain" => item.data.clone(),
-            mime if mime.starts_with("image/") => {
-                format!("[{mime} image, {} bytes]", item.data.len() / 4 * 3)
-            }
-            mime => format!("[{mime} shown, {} characters]", item.data.chars().count()),
+            mime if is_attached_image(item) => format!(
+                "[{mime} image, {} bytes: attached to this result as an image]",
+                decoded_bytes(&item.data)
+            ),
+            mime => format!(
+                "[{mime}, {} characters: in the structured result's `display`, not in this text]",
+                item.data.chars().count()
+            ),
         });
     }
     if let Some(result) = &outcome.result {

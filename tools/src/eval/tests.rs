@@ -295,11 +295,19 @@ async fn figures_become_images_and_javascript_awaits_tools() {
         assert_eq!(output.images.len(), 1);
         assert_eq!(output.images[0].mime, "image/png");
         assert_eq!(output.value["display"][0]["mime"], "image/png");
-        assert_eq!(
-            output.value["display"][0]["data"],
-            output.images[0].data_base64
+        // Issue 28, item 9: the image once, as image content; the JSON names it.
+        assert_eq!(output.value["display"][0]["attached"], "image");
+        assert!(output.value["display"][0].get("data").is_none());
+        assert!(!output
+            .value
+            .to_string()
+            .contains(&output.images[0].data_base64));
+        let text = output.text.unwrap();
+        assert!(
+            text.contains("[image/png image, ")
+                && text.contains("attached to this result as an image"),
+            "{text}"
         );
-        assert!(output.text.unwrap().contains("[image/png image"));
     } else {
         cc_process::testing::missing_peer("matplotlib", "python3 cannot import it");
     }
