@@ -6,7 +6,7 @@
 //! | javascript, typescript | relative paths with the extensions `.ts .tsx .d.ts .js .jsx .mjs .cjs` and `index.*`, `.js` written for a `.ts` file; `tsconfig.json` `baseUrl` and `paths` |
 //! | go | the module path from `go.mod` to a package folder |
 //! | rust | `crate::`, `super::`, `self::`, the crate's own name (from `Cargo.toml`) through the `mod` tree (`a.rs` or `a/mod.rs`); `pub use` re-exports |
-//! | c, cpp | `#include "…"` beside the file, in `compile_commands.json` include folders, from the root |
+//! | c, cpp | `#include "…"` beside the file, in `compile_commands.json` include folders, from the root, else the workspace file whose path ends with it (the nearest of several) |
 //! | java, kotlin | `import a.b.C` in the files declaring `package a.b` |
 //! | c_sharp | `using A.B` in the files declaring `namespace A.B` |
 //! | ruby | `require_relative` beside the file; `require` under `lib/` |
@@ -101,6 +101,12 @@ pub fn reexports_wildcards(language: &LanguageSpec) -> bool {
         language.name,
         "python" | "javascript" | "typescript" | "tsx" | "rust"
     )
+}
+
+/// Languages whose includes bring what the included file includes too (a C header's
+/// `#include "buffer.h"` makes `buffer.h`'s declarations visible to whoever includes it).
+pub fn includes_are_transitive(language: &LanguageSpec) -> bool {
+    matches!(language.name, "c" | "cpp")
 }
 
 fn first_existing<B: Backing>(
@@ -519,7 +525,48 @@ fn c_include<B: Backing>(
         candidates.push(join(dir, header));
     }
     candidates.push(normalize(header));
-    first_existing(table, &candidates, deps)
+    first_existing(table, &candidates, deps).or_else(|| header_by_suffix(table, from, header, deps))
+}
+
+/// Without the build's include folders (no `compile_commands.json`, or a folder it does not
+/// list), the workspace file whose path ends with the included one (`<html.h>` →
+/// `third_party/cmark/src/html.h`, `<linux/slab.h>` → `include/linux/slab.h`): the only one,
+/// else the one sharing the longest folder prefix with the including file; a tie is no
+/// answer (two headers could be meant).
+fn header_by_suffix<B: Backing>(
+    table: &Table<B>,
+    from: &FileInfo,
+    header: &str,
+    deps: &mut Deps,
+) -> Option<FileId> {
+    let wanted = normalize(header);
+    if wanted.starts_with("..") || wanted.is_empty() {
+        return None;
+    }
+    let name = crate::table::file_name(&wanted);
+    let suffix = format!("/{wanted}");
+    let matching: Vec<(FileId, &str)> = table
+        .files_named(name, deps)
+        .iter()
+        .filter_map(|id| table.file(*id).map(|f| (*id, f.path.as_str())))
+        .filter(|(_, path)| *path == wanted || path.ends_with(&suffix))
+        .collect();
+    let shared = |path: &str| -> usize {
+        path.split('/')
+            .zip(from.path.split('/'))
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    match matching.as_slice() {
+        [] => None,
+        [(one, _)] => Some(*one),
+        many => {
+            let best = many.iter().map(|(_, p)| shared(p)).max()?;
+            let mut nearest = many.iter().filter(|(_, p)| shared(p) == best);
+            let first = nearest.next()?;
+            nearest.next().is_none().then_some(first.0)
+        }
+    }
 }
 
 fn ruby_require<B: Backing>(

@@ -796,6 +796,7 @@ impl Graph {
                             .map_err(sql)?;
                     changed_keys.insert(format!("p:{}", fresh.rel));
                     changed_keys.insert(format!("d:{}", crate::table::parent_dir(&fresh.rel)));
+                    changed_keys.insert(format!("b:{}", crate::table::file_name(&fresh.rel)));
                     if let Some(p) = &fresh.facts.package {
                         changed_keys
                             .insert(format!("k:{}:{p}", crate::table::family(fresh.language)));
@@ -1574,6 +1575,7 @@ fn note_file_keys(
 ) -> rusqlite::Result<()> {
     changed.insert(format!("p:{rel}"));
     changed.insert(format!("d:{}", crate::table::parent_dir(rel)));
+    changed.insert(format!("b:{}", crate::table::file_name(rel)));
     let (language, package): (String, Option<String>) = tx.query_row(
         "SELECT language, package FROM files WHERE id = ?1",
         [file],

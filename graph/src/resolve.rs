@@ -929,7 +929,9 @@ impl<B: Backing> Cx<'_, B> {
             }
         }
         for import in imports.iter().filter(|i| i.scope_lines.is_none()) {
-            if import.wildcard && imports::reexports_wildcards(info.language) {
+            let reexports = (import.wildcard && imports::reexports_wildcards(info.language))
+                || imports::includes_are_transitive(info.language);
+            if reexports {
                 if let Found::Module(files, _) = self.import_module_from(&info, import) {
                     for f in files {
                         let d = self.exported(f, name, want, depth + 1);

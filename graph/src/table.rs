@@ -85,6 +85,11 @@ impl Deps {
     }
 }
 
+/// A path's last segment (`src/html.h` → `html.h`).
+pub fn file_name(path: &str) -> &str {
+    path.rsplit_once('/').map_or(path, |(_, name)| name)
+}
+
 /// The language family a package key belongs to: Java and Kotlin share packages.
 pub fn family(language: &LanguageSpec) -> &'static str {
     match language.name {
@@ -128,6 +133,8 @@ pub struct Table<B = NoBacking> {
     files: HashMap<FileId, FileInfo>,
     by_path: HashMap<String, FileId>,
     by_dir: HashMap<String, Vec<FileId>>,
+    /// Files by their name without the folder (`html.h`), for C includes found by suffix.
+    by_file_name: HashMap<String, Vec<FileId>>,
     by_package: HashMap<(&'static str, String), Vec<FileId>>,
     names: HashMap<String, Arc<Vec<Def>>>,
     defs: HashMap<DefId, Def>,
@@ -160,6 +167,7 @@ impl<B: Backing> Table<B> {
             files: HashMap::new(),
             by_path: HashMap::new(),
             by_dir: HashMap::new(),
+            by_file_name: HashMap::new(),
             by_package: HashMap::new(),
             names: HashMap::new(),
             defs: HashMap::new(),
@@ -180,6 +188,11 @@ impl<B: Backing> Table<B> {
                 .entry(file.dir().to_owned())
                 .or_default()
                 .push(file.id);
+            table
+                .by_file_name
+                .entry(file_name(&file.path).to_owned())
+                .or_default()
+                .push(file.id);
             if let Some(package) = &file.package {
                 table
                     .by_package
@@ -192,6 +205,7 @@ impl<B: Backing> Table<B> {
         for list in table
             .by_dir
             .values_mut()
+            .chain(table.by_file_name.values_mut())
             .chain(table.by_package.values_mut())
         {
             list.sort_unstable();
@@ -246,6 +260,12 @@ impl<B: Backing> Table<B> {
     pub fn file_at(&self, path: &str, deps: &mut Deps) -> Option<FileId> {
         deps.note("p:", path);
         self.by_path.get(path).copied()
+    }
+
+    /// The files named `name` (without their folder), in any folder.
+    pub fn files_named(&self, name: &str, deps: &mut Deps) -> &[FileId] {
+        deps.note("b:", name);
+        self.by_file_name.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// The files of a folder.

@@ -499,6 +499,31 @@ impl Transcript {
     }
 }
 
+/// The stop of a result's text (from `stopped at` to the output or the notes), with what
+/// differs per run replaced, for a snapshot.
+fn stop_snapshot(text: &str) -> String {
+    let stop: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("stopped at "))
+        .take_while(|l| *l != "output:" && !l.starts_with("note: "))
+        .collect();
+    let redacted = debug_support::redact_threads(&stop.join("\n"));
+    // The panicking thread's id in the hook's message: `thread 'name' (1234)`.
+    let mut out = String::new();
+    let mut rest = redacted.as_str();
+    while let Some(at) = rest.find("' (") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        let digits = tail.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 {
+            out.push_str("[id]");
+        }
+        rest = &tail[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The frame lines of a `stack` text (folded runs included).
 fn frame_lines(stack: &str) -> Vec<&str> {
     stack
@@ -536,6 +561,7 @@ async fn a_failing_pytest_id_reaches_the_wrong_value_in_one_call() {
         launched.contains("stops on exceptions: uncaught, userUnhandled (offered: "),
         "{launched}"
     );
+    insta::assert_snapshot!("pytest_failing_id_stop", stop_snapshot(&launched));
     let stack = agent.read(debug, json!({"op": "stack"})).await;
     let frames = frame_lines(&stack);
     assert!(
@@ -656,6 +682,7 @@ async fn go_test_names_and_a_folded_stack() {
     );
     let stepped = agent.read(debug, json!({"op": "step_over"})).await;
     assert!(local(&stepped, "i").contains("= *2"), "{stepped}");
+    insta::assert_snapshot!("go_test_step_stop", stop_snapshot(&stepped));
     let stack = agent.read(debug, json!({"op": "stack"})).await;
     assert!(
         frame_lines(&stack)
@@ -707,6 +734,7 @@ async fn a_failing_cargo_test_stops_at_its_panic_with_the_message() {
         !launched.contains("<error: Unable to determine byte size.>"),
         "{launched}"
     );
+    insta::assert_snapshot!("cargo_test_panic_stop", stop_snapshot(&launched));
     let stack = agent.read(debug, json!({"op": "stack"})).await;
     let frames = frame_lines(&stack);
     assert!(

@@ -139,10 +139,12 @@ pub struct DebugArgs {
     /// checkout's `.venv`/`venv` python.
     #[serde(default)]
     pub module: Option<String>,
-    /// `launch`: a test, named as its runner names it: `tests/test_x.py::TestY::test_z`, a
-    /// file or `-k expr` (pytest under debugpy; a failure stops where the checkout's code
-    /// raises), `./pkg -run TestName` (go test under delve), `test_name` or `--test target
-    /// test_name` (cargo test: built, then run under lldb with `--test-threads=1`).
+    /// `launch`: a test, named as its runner prints it, in one string:
+    /// `tests/test_x.py::TestY::test_z[a b]`, a file or `-k expr` (pytest under debugpy; a
+    /// failure stops where the checkout's code raises), `./pkg -run TestName` (go test under
+    /// delve), `test_name` or `--test target test_name` (cargo test: built, then run under
+    /// lldb; a panic stops with its message). A bare pytest or go test name finds its file
+    /// or package; a name that matches no test is `test_not_found`, listing the nearest.
     #[serde(default)]
     pub test: Option<String>,
     /// `launch`: command-line arguments for the program (appended to the test runner's for

@@ -60,7 +60,63 @@ pub fn run(ctx: &Context) -> Result<String> {
     }
     eprintln!("dap: {} adapters measured", rows.len());
     round_trips(ctx, &mut md)?;
+    failing_tests(ctx, &mut md)?;
     Ok(md)
+}
+
+/// Goals of the failing-test table: calls from `launch` to the wrong value, characters read.
+const GOAL_CALLS: u64 = 3;
+const GOAL_CHARS: u64 = 3000;
+
+/// The failing-test table: from the id the runner printed to the wrong value, per language.
+fn failing_tests(ctx: &Context, md: &mut String) -> Result<()> {
+    let rows = ctx.example_rows("cc-tools", "debug_failing_tests", &[])?;
+    let _ = writeln!(
+        md,
+        "\n### A failing test, from its printed id to the wrong value\n\n\
+         Per language, a copy of a real project with a bug planted (requests: \
+         `to_key_val_list` pairs each key with itself; pflag: a count adds 2; semver: a \
+         number is doubled), an agent that reads only the text from the id the runner \
+         printed: pytest `launch` of the failing parametrized id (the stop shows both sides of \
+         the assertion); go test `breakpoints`, `launch` of `TestCount`, `step_over` (the \
+         local shows the doubled count); cargo test `launch` of `test_display` (the panic's \
+         stop shows `left`/`right`). Each path checks that the wrong value is in the last text \
+         it read. Wall time is the calls' (the builds warmed by a first run, as an agent's own \
+         failing run would have). mcp-debugger publishes no such figure; measured by hand on a \
+         click pytest it took 5 calls (issue 28). Goal: ≤ {GOAL_CALLS} calls from `launch` and \
+         ≤ {GOAL_CHARS} characters.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| language | project | calls | from launch | characters read | wall (ms) | goal |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    for row in &rows {
+        let language = row["language"].as_str().unwrap_or("?");
+        if let Some(error) = row["error"].as_str() {
+            return Err(format!("debug_failing_tests: {language}: {error}"));
+        }
+        if let Some(missing) = row["missing"].as_str() {
+            let _ = writeln!(
+                md,
+                "| {language} | — | — | — | — | — | missing: {missing} |"
+            );
+            continue;
+        }
+        let int = |key: &str| row[key].as_u64().unwrap_or(u64::MAX);
+        let pass = int("launch_to_value_calls") <= GOAL_CALLS && int("chars") <= GOAL_CHARS;
+        let _ = writeln!(
+            md,
+            "| {language} | {} | {} | **{}** | {} | {:.0} | {} |",
+            row["project"].as_str().unwrap_or("?"),
+            int("calls"),
+            int("launch_to_value_calls"),
+            int("chars"),
+            row["ms"].as_f64().unwrap_or(f64::NAN),
+            if pass { "PASS" } else { "MISS" },
+        );
+    }
+    Ok(())
 }
 
 /// The round-trip table: calls and wall time to read a local, before and after stop results

@@ -1,0 +1,94 @@
+//! Issue 32 on a real C project (cmark-gfm, from the cmarkgfm sdist, built without a
+//! `compile_commands.json`): a function declared in a header is reached from the files that
+//! include it by the folder the build would pass with `-I` (`#include <buffer.h>` in
+//! `extensions/` means `src/buffer.h`), so its callers span the tree.
+
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
+use cc_graph::{Graph, DEFAULT_MIN_CONFIDENCE};
+
+mod common;
+
+/// The call sites (`path:line`) of the function `name` defined in `path`.
+fn callers(graph: &Graph, name: &str, path: &str) -> Vec<String> {
+    let defs = graph.find(name, Some(path)).unwrap();
+    let def = defs
+        .iter()
+        .find(|d| d.kind.is_callable())
+        .unwrap_or_else(|| panic!("{name} not found in {path}: {defs:?}"));
+    let found = graph.callers(def.id, DEFAULT_MIN_CONFIDENCE).unwrap();
+    let mut sites: Vec<String> = found
+        .value
+        .sites
+        .iter()
+        .map(|s| format!("{}:{}", s.path, s.line))
+        .collect();
+    sites.sort();
+    sites.dedup();
+    sites
+}
+
+/// Every `name(` call in the workspace's `.c` files, as `path:line` (a line once), by text.
+fn calls_by_text(root: &std::path::Path, name: &str) -> Vec<String> {
+    let mut sites = Vec::new();
+    for entry in cc_workspace::walk::Walk::new(root)
+        .extensions(&["c"])
+        .files()
+    {
+        let text = std::fs::read_to_string(&entry.path).unwrap();
+        let rel = entry.path.strip_prefix(root).unwrap().display().to_string();
+        for (i, line) in text.lines().enumerate() {
+            let called = line.match_indices(name).any(|(at, _)| {
+                let before = line[..at].chars().next_back();
+                let after = &line[at + name.len()..];
+                after.trim_start().starts_with('(')
+                    && !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            });
+            let definition = line.starts_with(|c: char| c.is_alphabetic()) && !line.contains(';');
+            if called && !definition {
+                sites.push(format!("{rel}:{}", i + 1));
+            }
+        }
+    }
+    sites.sort();
+    sites
+}
+
+#[test]
+fn c_callers_of_a_header_declared_function_span_the_tree() {
+    let Some(project) = cc_process::testing::copy_project("cmarkgfm") else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let (graph, _) = Graph::open_with(project.path(), common::config(cache.path())).unwrap();
+    let src = "third_party/cmark/src";
+
+    // `#include <buffer.h>` from extensions/: declared in src/buffer.h, defined in buffer.c.
+    let puts = callers(&graph, "cmark_strbuf_puts", &format!("{src}/buffer.c"));
+    assert!(
+        puts.contains(&"third_party/cmark/extensions/table.c:731".to_owned()),
+        "{puts:?}"
+    );
+    let by_text = calls_by_text(project.path(), "cmark_strbuf_puts");
+    let reached = by_text.iter().filter(|s| puts.contains(s)).count();
+    let recall = reached as f64 / by_text.len() as f64;
+    let files: std::collections::BTreeSet<&str> =
+        puts.iter().filter_map(|s| s.split(':').next()).collect();
+    assert!(
+        recall >= 0.95 && files.len() >= 5,
+        "{reached} of {} call lines reached ({recall:.3}) in {} files; missed: {:?}",
+        by_text.len(),
+        files.len(),
+        by_text
+            .iter()
+            .filter(|s| !puts.contains(s))
+            .collect::<Vec<_>>()
+    );
+
+    // Through the public header (`#include <cmark-gfm.h>` → src/cmark-gfm.h).
+    let set_type = callers(&graph, "cmark_node_set_type", &format!("{src}/node.c"));
+    assert!(
+        set_type.contains(&"third_party/cmark/extensions/table.c:363".to_owned()),
+        "{set_type:?}"
+    );
+}
