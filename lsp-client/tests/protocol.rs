@@ -464,3 +464,43 @@ async fn a_preamble_log_read_after_the_publish_it_preceded_does_not_stall_the_wa
         started.elapsed()
     );
 }
+
+/// The same race one step earlier: the "Built preamble" line is read after the publish it
+/// preceded but before the idle status that follows that publish. Idle with no publish since
+/// the line means the build came first (clangd publishes again before idling after a build).
+#[tokio::test]
+async fn a_preamble_log_read_between_its_publish_and_idle_does_not_stall_the_wait() {
+    let (server, mut peer) = pushing(timing(0, None, 3_000, 3_000)).await;
+    let uri = "file:///w/a.c";
+    let path = Path::new("/w/a.c");
+    let opened = server.sync(path, "int f(void);\n", "c").unwrap();
+    peer.expect("textDocument/didOpen").await;
+    peer.publish(uri, Some(1), &[]);
+    peer.file_status(uri, "idle");
+    assert!(matches!(
+        server.diagnostics(&opened).await,
+        DiagnosticsOutcome::Fresh { .. }
+    ));
+
+    let changed = server.sync(path, "int f(long);\n", "c").unwrap();
+    peer.expect("textDocument/didChange").await;
+    peer.file_status(uri, "parsing includes");
+    peer.file_status(uri, "parsing main file");
+    peer.publish(uri, Some(2), &["after the build"]);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    peer.log("I[12:00:01.000] Built preamble of size 1 for file /w/a.c version 2 in 0.10 seconds");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    peer.file_status(uri, "idle");
+    let started = std::time::Instant::now();
+    match server.diagnostics(&changed).await {
+        DiagnosticsOutcome::Fresh { diagnostics, .. } => {
+            assert_eq!(diagnostics[0].message, "after the build");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -284,6 +284,9 @@ pub(super) async fn plan(
     arguments["env"] = json!([
         format!("CARGO_MANIFEST_DIR={}", binary.manifest_dir.display()),
         format!("CARGO={}", cargo.display()),
+        // The debugger has the stack (`stack`); a panic hook's backtrace printed as output
+        // would be the same frames again, as text the agent pays for.
+        "RUST_BACKTRACE=0".to_owned(),
     ]);
     if let Some(commands) = rust_formatters(ctx, interrupt).await {
         arguments["initCommands"] = json!(commands);
@@ -301,8 +304,8 @@ pub(super) async fn plan(
         String::new()
     };
     plan.notes.push(format!(
-        "built with `{command}`; runs {} with --test-threads=1 --nocapture: {}{more}; a panic \
-         stops where it is raised, with its message",
+        "built with `{command}`; runs {} with --test-threads=1 --nocapture and \
+         RUST_BACKTRACE=0: {}{more}; a panic stops where it is raised, with its message",
         binary.describe(),
         sample.join(", ")
     ));

@@ -983,13 +983,16 @@ fn stop_text(text: &str) -> String {
 const PANIC_MESSAGE_WAIT: Duration = Duration::from_millis(500);
 
 /// The last panic message in `output`: from `thread '…' panicked at …` to the end of the
-/// message (before the backtrace note), at most a few lines.
+/// message (before the backtrace, or the note on how to get one), at most a few lines.
 fn panic_message(output: &str) -> Option<String> {
     let start = output.rfind("panicked at ")?;
     let line_start = output[..start].rfind('\n').map_or(0, |at| at + 1);
     let message: Vec<&str> = output[line_start..]
         .lines()
-        .take_while(|line| !line.starts_with("note: run with `RUST_BACKTRACE"))
+        .take_while(|line| {
+            !line.starts_with("note: run with `RUST_BACKTRACE")
+                && !line.starts_with("stack backtrace:")
+        })
         .take(12)
         .collect();
     Some(message.join("\n").trim_end().to_owned())
@@ -1079,5 +1082,11 @@ mod panic_tests {
              right` failed\n  left: \"2.4.6\"\n right: \"1.2.3\""
         );
         assert_eq!(super::panic_message("no panic here\n"), None);
+        // With RUST_BACKTRACE set in the program's environment.
+        let traced = "thread 't' panicked at src/a.rs:1:1:\nboom\nstack backtrace:\n   0: x\n";
+        assert_eq!(
+            super::panic_message(traced).unwrap(),
+            "thread 't' panicked at src/a.rs:1:1:\nboom"
+        );
     }
 }

@@ -35,6 +35,9 @@ pub(super) struct Published {
     /// clangd: preamble work ("parsing includes", or a "Built preamble" line) came after
     /// this publish, so another publish follows.
     pub(super) rebuilding: bool,
+    /// clangd: `rebuilding` was set by a "Built preamble" log line alone, which may have been
+    /// read after the publish it preceded (stderr and stdout are read apart).
+    pub(super) rebuilding_from_log: bool,
     /// clangd: a save's "running Update" came after this publish.
     pub(super) updating: bool,
     /// clangd: when the file went idle after that update without publishing again. If no
