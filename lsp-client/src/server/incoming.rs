@@ -158,21 +158,6 @@ impl State {
                     } else if state.contains("parsing includes") {
                         published.rebuilding = true;
                         published.rebuilding_from_log = false;
-                    } else if state == "idle"
-                        && published.rebuilding
-                        && published.rebuilding_from_log
-                        && !published.updating
-                    {
-                        // Idle with no publish since a "Built preamble" line: clangd
-                        // publishes again before it goes idle after a build, so that build
-                        // preceded this publish and its line was read late (it came on
-                        // stderr while the publish and this status came on stdout).
-                        published.rebuilding = false;
-                        published.rebuilding_from_log = false;
-                        published.settled = true;
-                        let before_publish = published.seq.saturating_sub(1);
-                        tracing::debug!(server = %self.server, path = %path.display(), "preamble log read between its publish and the idle status");
-                        inner.preamble_builds.insert(path.clone(), before_publish);
                     } else if state == "idle" && !published.rebuilding {
                         if published.updating {
                             published.idle_after_update = Some(Instant::now());
@@ -367,8 +352,10 @@ impl State {
                 tracing::debug!(server = %self.server, path = %file.display(), "preamble log trailed the publish");
                 return;
             }
+            if !published.rebuilding {
+                published.rebuilding_from_log = true;
+            }
             published.rebuilding = true;
-            published.rebuilding_from_log = true;
         }
         inner.preamble_builds.insert(file, seq);
         drop(inner);

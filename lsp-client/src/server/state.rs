@@ -35,8 +35,9 @@ pub(super) struct Published {
     /// clangd: preamble work ("parsing includes", or a "Built preamble" line) came after
     /// this publish, so another publish follows.
     pub(super) rebuilding: bool,
-    /// clangd: `rebuilding` was set by a "Built preamble" log line alone, which may have been
-    /// read after the publish it preceded (stderr and stdout are read apart).
+    /// clangd: `rebuilding` was set by a "Built preamble" log line alone. Read on stderr, it
+    /// may have preceded this publish (read on stdout); then no publish follows, and the wait
+    /// reopens the file once the file has been idle a while (see `diagnostics`).
     pub(super) rebuilding_from_log: bool,
     /// clangd: a save's "running Update" came after this publish.
     pub(super) updating: bool,
@@ -128,6 +129,8 @@ impl State {
 pub(super) struct Doc {
     pub(super) version: i64,
     pub(super) text: String,
+    /// The language id it was opened with.
+    pub(super) language_id: String,
     /// The publish sequence number when this version was sent: publishes after it may be
     /// about this version.
     pub(super) seq_before: u64,

@@ -125,6 +125,7 @@ impl LanguageServer {
                     Doc {
                         version: 1,
                         text: text.to_owned(),
+                        language_id: language_id.to_owned(),
                         seq_before,
                     },
                 );
@@ -144,6 +145,28 @@ impl LanguageServer {
             opened: version == 1,
             recheck: false,
         })
+    }
+
+    /// Closes and opens `path` again with the text the server has, under the next version:
+    /// the server builds it afresh and publishes for that version. `None` when it is not
+    /// open. (A change to the same text would be skipped: servers publish nothing for it.)
+    pub(super) fn reopen(&self, path: &Path) -> Option<i64> {
+        let mut docs = self.docs_lock();
+        let doc = docs.get_mut(path)?;
+        let version = i32::try_from(doc.version + 1).ok()?;
+        send_close(&self.conn, path).ok()?;
+        doc.version += 1;
+        self.conn
+            .notify::<DidOpenTextDocument>(DidOpenTextDocumentParams {
+                text_document: TextDocumentItem {
+                    uri: file_uri(path),
+                    language_id: doc.language_id.clone(),
+                    version,
+                    text: doc.text.clone(),
+                },
+            })
+            .ok()?;
+        Some(doc.version)
     }
 
     /// The number of publishes received so far: a later publish has a higher sequence

@@ -90,6 +90,11 @@ const RECHECK_QUIET: std::time::Duration = std::time::Duration::from_millis(1500
 /// (stdout), so that an idle file without one means no preamble was built.
 const PREAMBLE_LOG_LAG: std::time::Duration = std::time::Duration::from_millis(400);
 
+/// How long clangd may stay idle after a "Built preamble" line with no publish since before
+/// the file is reopened: the line had preceded the last publish, or the rebuild's publish is
+/// slow; either way a reopen's publish answers.
+const LOG_STALL_REOPEN: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// How long after a save-started check ends its pushed results may still arrive.
 const CHECK_PUSH_SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
 
@@ -199,6 +204,9 @@ impl LanguageServer {
         // The quiet rule takes silence for "unchanged"; only a server that has stopped
         // working is silent in that sense.
         let mut work = WorkWatch::new(quiet.and(self.pid()));
+        // clangd's "Built preamble" line read after the publish it preceded (see below)
+        // leaves a wait for a publish that will not come; the file is reopened once.
+        let mut reopened = false;
         loop {
             if self.supports_pull() {
                 return self.pull(ticket, timing).await;
@@ -212,6 +220,7 @@ impl LanguageServer {
             }
             let now = Instant::now();
             let mut wake;
+            let mut reopen = false;
             {
                 let inner = self.state.lock();
                 let busy = inner.busy();
@@ -222,6 +231,27 @@ impl LanguageServer {
                     .get(&ticket.path)
                     .filter(|p| p.seq > ticket.seq_before);
                 let mut ready_at = None;
+                // A preamble line read on stderr after the publish it preceded (on stdout)
+                // looks like a rebuild whose publish is to come. clangd can also go idle
+                // between a publish and the rebuild's, so idleness alone does not tell;
+                // idle for a while with nothing since: reopen, and wait for that publish.
+                if let (Some(published), Some((state, status_seq, idle_at))) =
+                    (fresh, inner.file_status.get(&ticket.path))
+                {
+                    if !reopened
+                        && published.rebuilding
+                        && published.rebuilding_from_log
+                        && state == "idle"
+                        && *status_seq > published.seq
+                        && published.version.is_some_and(|v| v >= ticket.version)
+                    {
+                        if now >= *idle_at + LOG_STALL_REOPEN {
+                            reopen = true;
+                        } else {
+                            wake = wake.min(*idle_at + LOG_STALL_REOPEN);
+                        }
+                    }
+                }
                 if let Some(published) = fresh {
                     match published.version {
                         Some(version) if version >= ticket.version => {
@@ -315,6 +345,13 @@ impl LanguageServer {
                         indexing: busy || inner.idle_since > ticket.sent_at,
                     };
                 }
+            }
+            if reopen {
+                reopened = true;
+                tracing::debug!(server = %self.spec.name, path = %ticket.path.display(), "idle after a preamble line with no publish since: reopening");
+                // The reopened file's publish has a higher version, which this wait takes.
+                let _ = self.reopen(&ticket.path);
+                continue;
             }
             tokio::select! {
                 _ = changes.changed() => {}
