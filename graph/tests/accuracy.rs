@@ -2,7 +2,9 @@
 //! (`cargo xtask graph-keys` writes `tests/keys/PROJECT.json`): for every function and method
 //! the server lists, the call sites its find-references gives, compared with the graph's
 //! callers at the default confidence. Every key is held to precision ≥ 0.97 and to the recall
-//! it measures now (see the floors below).
+//! it measures now (see the floors below). A TypeScript overload signature is scored with the
+//! implementation that follows it: the servers give each signature the implementation's
+//! references, and the graph resolves a call to the body.
 
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
@@ -68,6 +70,7 @@ fn score(project: &str) -> Option<Score> {
     let cache = tempfile::tempdir().unwrap();
     let (graph, _) = Graph::open_with(copy.path(), common::config(cache.path())).unwrap();
     let mut s = Score::default();
+    let mut outlines: HashMap<String, Vec<cc_graph::Symbol>> = HashMap::new();
     for def in key["definitions"].as_array().unwrap() {
         s.key_defs += 1;
         let name = def["name"].as_str().unwrap();
@@ -84,12 +87,16 @@ fn score(project: &str) -> Option<Score> {
         }
         let key_count: usize = expected.values().sum();
         s.key_edges += key_count;
-        let ours = graph
+        let candidates: Vec<_> = graph
             .find(name, Some(path))
             .unwrap()
             .into_iter()
             .filter(|d| d.kind.is_callable())
-            .min_by_key(|d| d.line.abs_diff(line));
+            .collect();
+        let ours = candidates
+            .iter()
+            .min_by_key(|d| d.line.abs_diff(line))
+            .cloned();
         let Some(ours) = ours.filter(|d| d.line.abs_diff(line) <= 2) else {
             for (p, l) in expected.keys() {
                 s.false_negatives.push(format!(
@@ -99,10 +106,29 @@ fn score(project: &str) -> Option<Score> {
             continue;
         };
         s.matched_defs += 1;
-        let callers = graph.callers(ours.id, DEFAULT_MIN_CONFIDENCE).unwrap();
+        // A TypeScript overload signature (no body: `f(a: A): R;`) is one definition with the
+        // implementation that follows it (the servers give each signature the implementation's
+        // references; the graph resolves calls to the body).
+        let mut group = vec![ours.clone()];
+        let outline = outlines
+            .entry(path.to_owned())
+            .or_insert_with(|| graph.outline(path).unwrap().value);
+        let bodiless = |d: &cc_graph::Symbol| d.signature.trim_end().ends_with(';');
+        if let Some(at) = outline.iter().position(|d| d.id == ours.id) {
+            if bodiless(&outline[at]) {
+                let body = outline[at + 1..]
+                    .iter()
+                    .take_while(|d| d.qualified_name == ours.qualified_name)
+                    .find(|d| !bodiless(d));
+                group.extend(body.cloned());
+            }
+        }
         let mut found: HashMap<(String, u32), usize> = HashMap::new();
-        for site in &callers.value.sites {
-            *found.entry((site.path.clone(), site.line)).or_default() += 1;
+        for overload in &group {
+            let callers = graph.callers(overload.id, DEFAULT_MIN_CONFIDENCE).unwrap();
+            for site in &callers.value.sites {
+                *found.entry((site.path.clone(), site.line)).or_default() += 1;
+            }
         }
         s.ours += found.values().sum::<usize>();
         for (place, n) in &found {
@@ -169,8 +195,9 @@ fn typescript_zod_holds_its_floor() {
     let Some(s) = score("zod") else { return };
     assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
     // 0.620 before overrides, inherited constructors, namespaces, members typed by a type
-    // parameter and locals read from members were followed; 0.861 after.
-    assert!(s.recall() >= 0.85, "recall {:.3}", s.recall());
+    // parameter and locals read from members were followed; 0.861 after; 0.876 with an
+    // overload signature counted with its implementation.
+    assert!(s.recall() >= 0.87, "recall {:.3}", s.recall());
 }
 
 #[test]
@@ -195,4 +222,17 @@ fn go_pflag_holds_its_floor() {
     // The key counts an interface's call sites for each method implementing it (0.942
     // measured; the goal without a precise tier, dispatch included, is 0.80).
     assert!(s.recall() >= 0.93, "recall {:.3}", s.recall());
+}
+
+/// rxjs 7.8.2 (`src`): classes, interfaces, overloads. Most of what the graph misses is
+/// dispatch the key counts per definition: tsserver gives a method that implements an
+/// interface member (`Observable.subscribe`, `Subscriber.next`) every call through the
+/// interface, and each object-literal member typed by one (`next: (x) => …` passed as an
+/// `Observer`, 1,516 of the key's 4,596 edges, definitions the graph does not address).
+#[test]
+fn typescript_rxjs_holds_its_floor() {
+    let Some(s) = score("rxjs") else { return };
+    assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
+    // 0.330 measured (0.266 before an overload signature counted with its implementation).
+    assert!(s.recall() >= 0.32, "recall {:.3}", s.recall());
 }
