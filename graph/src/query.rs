@@ -201,24 +201,7 @@ impl Graph {
     /// definition's column, trimmed, at most 200 characters).
     fn sign(&self, mut symbol: Symbol) -> Symbol {
         let column: usize = symbol.signature.parse().unwrap_or(1);
-        let lines = {
-            let mut cache = self.lines.borrow_mut();
-            if cache.len() > 64 {
-                cache.clear();
-            }
-            cache
-                .entry(symbol.path.clone())
-                .or_insert_with(|| {
-                    let text = std::fs::read(self.root.join(&symbol.path)).unwrap_or_default();
-                    std::sync::Arc::new(
-                        String::from_utf8_lossy(&text)
-                            .lines()
-                            .map(str::to_owned)
-                            .collect(),
-                    )
-                })
-                .clone()
-        };
+        let lines = self.file_lines(&symbol.path);
         let line = lines
             .get(symbol.start_line.saturating_sub(1) as usize)
             .map(String::as_str)
@@ -226,6 +209,67 @@ impl Graph {
         let text = line.get(column.saturating_sub(1)..).unwrap_or(line).trim();
         symbol.signature = text.chars().take(200).collect();
         symbol
+    }
+
+    /// TypeScript: the implementation an overload signature (a declaration without a body,
+    /// `f(a: A): R;`) belongs to: the next definition of the same qualified name in the file
+    /// that has a body. Calls resolve to the implementation, which is what `callers` of a
+    /// signature means.
+    fn overload_body(&self, symbol: &Symbol) -> Result<Option<DefId>> {
+        let typescript = [".ts", ".tsx", ".mts", ".cts"]
+            .iter()
+            .any(|ext| symbol.path.ends_with(ext));
+        if !typescript || !symbol.kind.is_callable() || !self.bodiless(symbol) {
+            return Ok(None);
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {SYMBOL_COLUMNS} FROM defs d JOIN files f ON f.id = d.file_id
+                 WHERE f.path = ?1 AND d.qname = ?2 AND d.line > ?3 ORDER BY d.line"
+            ))
+            .map_err(self.q_err())?;
+        let rows = stmt
+            .query_map(
+                params![symbol.path, symbol.qualified_name, symbol.start_line],
+                |r| symbol_row(r, 0),
+            )
+            .map_err(self.q_err())?;
+        for row in rows {
+            let next = row.map_err(self.q_err())?;
+            if !self.bodiless(&next) {
+                return Ok(Some(next.id));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether a definition's last line ends its declaration with `;` (no body).
+    fn bodiless(&self, symbol: &Symbol) -> bool {
+        let lines = self.file_lines(&symbol.path);
+        lines
+            .get(symbol.end_line.saturating_sub(1) as usize)
+            .is_some_and(|line| line.trim_end().ends_with(';'))
+    }
+
+    /// The lines of a file as it is now (a few files are kept).
+    fn file_lines(&self, path: &str) -> std::sync::Arc<Vec<String>> {
+        let mut cache = self.lines.borrow_mut();
+        if cache.len() > 64 {
+            cache.clear();
+        }
+        cache
+            .entry(path.to_owned())
+            .or_insert_with(|| {
+                let text = std::fs::read(self.root.join(path)).unwrap_or_default();
+                std::sync::Arc::new(
+                    String::from_utf8_lossy(&text)
+                        .lines()
+                        .map(str::to_owned)
+                        .collect(),
+                )
+            })
+            .clone()
     }
 
     /// Definitions whose name or qualified name is `name` exactly (`Session.request`,
@@ -399,7 +443,11 @@ impl Graph {
     /// ([`crate::DEFAULT_MIN_CONFIDENCE`] leaves the `name` rung out).
     pub fn callers(&self, target: DefId, min_confidence: f64) -> Result<Answer<Callers>> {
         let target_symbol = self.target(target)?;
-        let sites = self.sites(target, Some(RefKind::Call))?;
+        let mut sites = self.sites(target, Some(RefKind::Call))?;
+        if let Some(body) = self.overload_body(&target_symbol)? {
+            sites.extend(self.sites(body, Some(RefKind::Call))?);
+            sites.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+        }
         let (kept, below): (Vec<Site>, Vec<Site>) = sites
             .into_iter()
             .partition(|s| s.confidence >= min_confidence);

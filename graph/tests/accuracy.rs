@@ -2,9 +2,9 @@
 //! (`cargo xtask graph-keys` writes `tests/keys/PROJECT.json`): for every function and method
 //! the server lists, the call sites its find-references gives, compared with the graph's
 //! callers at the default confidence. Every key is held to precision ≥ 0.97 and to the recall
-//! it measures now (see the floors below). A TypeScript overload signature is scored with the
-//! implementation that follows it: the servers give each signature the implementation's
-//! references, and the graph resolves a call to the body.
+//! it measures now (see the floors below). The signatures of an overloaded TypeScript
+//! function are scored once: the server gives each the same references, and the graph gives
+//! every signature its implementation's callers.
 
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
@@ -70,11 +70,18 @@ fn score(project: &str) -> Option<Score> {
     let cache = tempfile::tempdir().unwrap();
     let (graph, _) = Graph::open_with(copy.path(), common::config(cache.path())).unwrap();
     let mut s = Score::default();
-    let mut outlines: HashMap<String, Vec<cc_graph::Symbol>> = HashMap::new();
+    // The signatures of an overloaded TypeScript function or method: the server gives each
+    // the same references, the graph one answer for all; scored once.
+    let overloads = key["language"] == "typescript";
+    let mut scored: std::collections::HashSet<(String, String, String)> = Default::default();
     for def in key["definitions"].as_array().unwrap() {
-        s.key_defs += 1;
         let name = def["name"].as_str().unwrap();
         let path = def["path"].as_str().unwrap();
+        let again = !scored.insert((path.to_owned(), name.to_owned(), def["callers"].to_string()));
+        if overloads && again && def["callers"].as_array().is_some_and(|c| !c.is_empty()) {
+            continue;
+        }
+        s.key_defs += 1;
         let line = def["line"].as_u64().unwrap() as u32;
         let mut expected: BTreeMap<(String, u32), usize> = BTreeMap::new();
         for c in def["callers"].as_array().unwrap() {
@@ -106,29 +113,11 @@ fn score(project: &str) -> Option<Score> {
             continue;
         };
         s.matched_defs += 1;
-        // A TypeScript overload signature (no body: `f(a: A): R;`) is one definition with the
-        // implementation that follows it (the servers give each signature the implementation's
-        // references; the graph resolves calls to the body).
-        let mut group = vec![ours.clone()];
-        let outline = outlines
-            .entry(path.to_owned())
-            .or_insert_with(|| graph.outline(path).unwrap().value);
-        let bodiless = |d: &cc_graph::Symbol| d.signature.trim_end().ends_with(';');
-        if let Some(at) = outline.iter().position(|d| d.id == ours.id) {
-            if bodiless(&outline[at]) {
-                let body = outline[at + 1..]
-                    .iter()
-                    .take_while(|d| d.qualified_name == ours.qualified_name)
-                    .find(|d| !bodiless(d));
-                group.extend(body.cloned());
-            }
-        }
+        // `callers` of a TypeScript overload signature are its implementation's.
+        let callers = graph.callers(ours.id, DEFAULT_MIN_CONFIDENCE).unwrap();
         let mut found: HashMap<(String, u32), usize> = HashMap::new();
-        for overload in &group {
-            let callers = graph.callers(overload.id, DEFAULT_MIN_CONFIDENCE).unwrap();
-            for site in &callers.value.sites {
-                *found.entry((site.path.clone(), site.line)).or_default() += 1;
-            }
+        for site in &callers.value.sites {
+            *found.entry((site.path.clone(), site.line)).or_default() += 1;
         }
         s.ours += found.values().sum::<usize>();
         for (place, n) in &found {
@@ -195,9 +184,10 @@ fn typescript_zod_holds_its_floor() {
     let Some(s) = score("zod") else { return };
     assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
     // 0.620 before overrides, inherited constructors, namespaces, members typed by a type
-    // parameter and locals read from members were followed; 0.861 after; 0.876 with an
-    // overload signature counted with its implementation.
-    assert!(s.recall() >= 0.87, "recall {:.3}", s.recall());
+    // parameter and locals read from members were followed; 0.861 after; 0.908 with the
+    // callers of an overload signature being its implementation's, the signatures of one
+    // function scored once (issue 32's goal without a precise tier is 0.80).
+    assert!(s.recall() >= 0.90, "recall {:.3}", s.recall());
 }
 
 #[test]
@@ -233,6 +223,7 @@ fn go_pflag_holds_its_floor() {
 fn typescript_rxjs_holds_its_floor() {
     let Some(s) = score("rxjs") else { return };
     assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
-    // 0.330 measured (0.266 before an overload signature counted with its implementation).
-    assert!(s.recall() >= 0.32, "recall {:.3}", s.recall());
+    // 0.375 measured (0.266 before the callers of an overload signature were its
+    // implementation's and the signatures of one function were scored once).
+    assert!(s.recall() >= 0.37, "recall {:.3}", s.recall());
 }

@@ -59,3 +59,34 @@ fn typescript_rxjs_calls_through_this_and_interface_typed_parameters() {
         "{on_class:?}"
     );
 }
+
+/// An overload signature (`export function innerFrom<O …>(input: O): …;`, no body) has its
+/// implementation's callers: calls resolve to the body, and asking about any signature of the
+/// function means those calls.
+#[test]
+fn typescript_rxjs_an_overload_signature_has_its_implementations_callers() {
+    let Some(project) = cc_process::testing::copy_project("rxjs") else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let (graph, _) = Graph::open_with(project.path(), common::config(cache.path())).unwrap();
+    let path = "src/internal/observable/innerFrom.ts";
+    let defs = graph.find("innerFrom", Some(path)).unwrap();
+    let signature = defs.iter().find(|d| d.line == 15).unwrap();
+    let body = defs.iter().find(|d| d.line == 16).unwrap();
+    let sites = |id| {
+        let answer = graph.callers(id, DEFAULT_MIN_CONFIDENCE).unwrap();
+        answer
+            .value
+            .sites
+            .iter()
+            .map(|s| format!("{}:{}", s.path, s.line))
+            .collect::<Vec<_>>()
+    };
+    let of_body = sites(body.id);
+    assert!(
+        of_body.contains(&"src/internal/observable/defer.ts:54".to_owned()),
+        "{of_body:?}"
+    );
+    assert_eq!(sites(signature.id), of_body);
+}
