@@ -342,7 +342,10 @@ impl<B: Backing> Cx<'_, B> {
                         let mut dispatched = std::mem::take(bodies);
                         if called && dispatched.is_empty() {
                             dispatched = self.implementations(one);
-                            dispatched.extend(self.overrides(one));
+                            // `super.m()` runs the base's method itself, never an override.
+                            if r.receiver.as_deref() != Some("super") {
+                                dispatched.extend(self.overrides(one));
+                            }
                             dispatched.extend(self.inherited_constructor(one));
                         }
                         dispatched.retain(|d| *d != one);
@@ -532,13 +535,21 @@ impl<B: Backing> Cx<'_, B> {
         let Some(method) = self.table.def(target) else {
             return Vec::new();
         };
-        if method.kind != DefKind::Method || method.name == "constructor" {
+        // A member of function type in an interface (`next: (value: T) => void;`) is a
+        // method its implementations define.
+        let function_field = method.kind == DefKind::Field
+            && method
+                .type_text
+                .as_deref()
+                .is_some_and(|t| t.contains("=>"));
+        if !(method.kind == DefKind::Method || function_field) || method.name == "constructor" {
             return Vec::new();
         }
         let Some(class) = method
             .parent
             .and_then(|p| self.table.def(p))
             .filter(|c| matches!(c.kind, DefKind::Class | DefKind::Interface))
+            .filter(|c| !function_field || c.kind == DefKind::Interface)
         else {
             return Vec::new();
         };
@@ -1169,8 +1180,15 @@ impl<B: Backing> Cx<'_, B> {
         enclosing: Option<DefId>,
         depth: usize,
     ) -> Option<(Def, Rung)> {
-        let name = crate::extract::type_name(&optional_core(written));
-        if name.is_empty() || depth > MAX_DEPTH {
+        let core = optional_core(written);
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        if let Some(found) = self.union_type(&core, enclosing, depth) {
+            return found;
+        }
+        let name = crate::extract::type_name(&core);
+        if name.is_empty() {
             return None;
         }
         let segs = segments(&name);
@@ -1199,6 +1217,48 @@ impl<B: Backing> Cx<'_, B> {
             }
             _ => None,
         }
+    }
+
+    /// TypeScript and JavaScript: a union of workspace types (`Subscriber<any> |
+    /// Observer<any>`) is the member every other member descends from (a class and the
+    /// interface it implements: the interface, whose implementations are dispatch edges);
+    /// with no such member, no type (`Some(None)`). `None` when `core` is not a union.
+    fn union_type(
+        &mut self,
+        core: &str,
+        enclosing: Option<DefId>,
+        depth: usize,
+    ) -> Option<Option<(Def, Rung)>> {
+        if !self.overrides_reach(&self.file) {
+            return None;
+        }
+        let members = top_level_split(core, '|');
+        if members.len() < 2 {
+            return None;
+        }
+        let mut types: Vec<(Def, Rung)> = Vec::new();
+        for member in &members {
+            match self.type_named(member.trim(), enclosing, depth + 1) {
+                Some(found) => {
+                    if !types.iter().any(|(t, _)| t.id == found.0.id) {
+                        types.push(found);
+                    }
+                }
+                None => return Some(None),
+            }
+        }
+        let mut general = None;
+        for (candidate, rung) in &types {
+            let covers_all = types
+                .iter()
+                .filter(|(t, _)| t.id != candidate.id)
+                .all(|(t, _)| self.base_path(t, candidate.id).is_some());
+            if covers_all {
+                general = Some((candidate.clone(), *rung));
+                break;
+            }
+        }
+        Some(general)
     }
 
     /// The type of a definition used as a value: a class itself (a static call), a variable

@@ -223,7 +223,9 @@ fn go_pflag_holds_its_floor() {
 fn typescript_rxjs_holds_its_floor() {
     let Some(s) = score("rxjs") else { return };
     assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
-    // 0.375 measured (0.266 before the callers of an overload signature were its
-    // implementation's and the signatures of one function were scored once).
-    assert!(s.recall() >= 0.37, "recall {:.3}", s.recall());
+    // 0.356 measured: 0.266 before the callers of an overload signature were its
+    // implementation's and the signatures of one function were scored once (0.375), less
+    // the `super.next(…)` calls the key counts for every override (a `super` call runs the
+    // base's method, never an override: those edges were wrong).
+    assert!(s.recall() >= 0.35, "recall {:.3}", s.recall());
 }

@@ -90,3 +90,29 @@ fn typescript_rxjs_an_overload_signature_has_its_implementations_callers() {
     );
     assert_eq!(sites(signature.id), of_body);
 }
+
+/// A receiver typed by a union of a class and the interface it implements (`destination:
+/// Subscriber<any> | Observer<any>`) is the interface: `this.destination.next(value)` calls
+/// `Observer.next` (a member of function type) and may run each implementation. A `super`
+/// call runs the base's method only: `super.next(value)` in `BehaviorSubject` is no caller of
+/// `AsyncSubject.next`, another subclass's override.
+#[test]
+fn typescript_rxjs_union_receivers_and_super_calls() {
+    let Some(project) = cc_process::testing::copy_project("rxjs") else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let (graph, _) = Graph::open_with(project.path(), common::config(cache.path())).unwrap();
+    let consumer = callers(&graph, "next", "src/internal/Subscriber.ts");
+    assert!(
+        consumer.contains(&"src/internal/Subscriber.ts:113 dispatch".to_owned()),
+        "{consumer:?}"
+    );
+    let async_next = callers(&graph, "next", "src/internal/AsyncSubject.ts");
+    assert!(
+        !async_next
+            .iter()
+            .any(|s| s.starts_with("src/internal/BehaviorSubject.ts:")),
+        "{async_next:?}"
+    );
+}
