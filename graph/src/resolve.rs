@@ -265,8 +265,13 @@ fn segments(receiver: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut current = String::new();
+    let mut previous = ' ';
     for c in normalized.chars() {
+        // An arrow function's `=>` in an argument (`defer(() => source)`) closes nothing.
+        let arrow = c == '>' && previous == '=';
+        previous = c;
         match c {
+            _ if arrow => {}
             '(' | '[' | '<' => {
                 depth += 1;
                 if depth == 1 && c == '(' {
@@ -2108,5 +2113,10 @@ mod tests {
         assert_eq!(segments("foo(a, b.c).bar"), ["foo()", "bar"]);
         assert_eq!(segments("p->q"), ["p", "q"]);
         assert_eq!(segments("Vec::<u8>"), ["Vec"]);
+        assert_eq!(
+            segments("defer(() => source).subscribe"),
+            ["defer()", "subscribe"]
+        );
+        assert_eq!(segments("f((a) => a.b, c).g"), ["f()", "g"]);
     }
 }
