@@ -85,6 +85,16 @@ pub(crate) fn pytest_functions(ids: &[String]) -> Vec<String> {
     functions
 }
 
+/// Whether `word` names collected tests: a node id, or a prefix of some at a `::` or `[`.
+pub(crate) fn pytest_collects(ids: &[String], word: &str) -> bool {
+    ids.iter().any(|id| {
+        id == word
+            || id
+                .strip_prefix(word)
+                .is_some_and(|rest| rest.starts_with("::") || rest.starts_with('['))
+    })
+}
+
 /// The functions among `functions` whose own name is `name`.
 pub(crate) fn pytest_named<'a>(functions: &'a [String], name: &str) -> Vec<&'a String> {
     functions
@@ -204,6 +214,10 @@ mod tests {
             ["tests/test_core.py::TestK::test_b"]
         );
         assert!(pytest_named(&functions, "test_c").is_empty());
+        assert!(pytest_collects(&ids, "tests/test_core.py::TestK"));
+        assert!(pytest_collects(&ids, "tests/test_utils.py::test_a"));
+        assert!(pytest_collects(&ids, "tests/test_utils.py::test_a[y z]"));
+        assert!(!pytest_collects(&ids, "tests/test_utils.py::test_ab"));
     }
 
     #[test]
