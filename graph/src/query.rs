@@ -157,6 +157,9 @@ fn symbol_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Symbol> {
     })
 }
 
+/// How much a match tier (exact, prefix, substring) weighs in a symbol's score.
+const TIER_WEIGHT: f64 = 100.0;
+
 fn kind_weight(kind: DefKind) -> f64 {
     match kind {
         DefKind::Class | DefKind::Struct | DefKind::Interface | DefKind::Trait | DefKind::Enum => {
@@ -348,10 +351,14 @@ impl Graph {
             ))
             .map_err(self.q_err())?;
         let mut rows = Vec::new();
-        for (_, name) in matched {
-            if rows.len() >= MAX_CANDIDATES {
+        let mut tier_of_rows = 0;
+        for (tier, name) in matched {
+            // The tier outweighs every other part of the score (see below): once the better
+            // tiers hold `limit` definitions, none of a worse tier can make the answer.
+            if rows.len() >= MAX_CANDIDATES || (tier > tier_of_rows && rows.len() >= limit) {
                 break;
             }
+            tier_of_rows = tier;
             let found = stmt
                 .query_map([name], |r| Ok((symbol_row(r, 0)?, r.get::<_, i64>(11)?)))
                 .map_err(self.q_err())?;
@@ -372,7 +379,10 @@ impl Graph {
             } else {
                 continue;
             };
-            let score = tier * 100.0 + kind_weight(symbol.kind) * 10.0 + (1.0 + uses as f64).ln();
+            // `TIER_WEIGHT` exceeds the rest (kinds weigh at most 30, ln(1 + uses) far less
+            // than 70), so a better tier always ranks first.
+            let score =
+                tier * TIER_WEIGHT + kind_weight(symbol.kind) * 10.0 + (1.0 + uses as f64).ln();
             ranked.push(Ranked { symbol, score });
         }
         ranked.sort_by(|a, b| {

@@ -205,8 +205,9 @@ impl LanguageServer {
         // working is silent in that sense.
         let mut work = WorkWatch::new(quiet.and(self.pid()));
         // clangd's "Built preamble" line read after the publish it preceded (see below)
-        // leaves a wait for a publish that will not come; the file is reopened once.
-        let mut reopened = false;
+        // leaves a wait for a publish that will not come; the file is reopened once, under
+        // this version.
+        let mut reopened: Option<i64> = None;
         loop {
             if self.supports_pull() {
                 return self.pull(ticket, timing).await;
@@ -238,7 +239,7 @@ impl LanguageServer {
                 if let (Some(published), Some((state, status_seq, idle_at))) =
                     (fresh, inner.file_status.get(&ticket.path))
                 {
-                    if !reopened
+                    if reopened.is_none()
                         && published.rebuilding
                         && published.rebuilding_from_log
                         && state == "idle"
@@ -264,9 +265,14 @@ impl LanguageServer {
                             // between, and it came after the last preamble built since the
                             // change. A file's first build waits for its preamble and
                             // publishes once.
+                            // An opened (or reopened) file's first build waits for its
+                            // preamble and publishes once: its preamble line precedes that
+                            // publish, however late it is read.
+                            let first_build =
+                                ticket.opened || reopened.is_some_and(|at| version >= at);
                             let settled = match inner.file_status.get(&ticket.path) {
                                 None => true,
-                                Some(_) if ticket.opened => true,
+                                Some(_) if first_build => true,
                                 Some(_) => {
                                     let built = inner.preamble_builds.get(&ticket.path).copied();
                                     let after_build = built.is_none_or(|built| {
@@ -347,10 +353,9 @@ impl LanguageServer {
                 }
             }
             if reopen {
-                reopened = true;
                 tracing::debug!(server = %self.spec.name, path = %ticket.path.display(), "idle after a preamble line with no publish since: reopening");
                 // The reopened file's publish has a higher version, which this wait takes.
-                let _ = self.reopen(&ticket.path);
+                reopened = Some(self.reopen(&ticket.path).unwrap_or(i64::MAX));
                 continue;
             }
             tokio::select! {
