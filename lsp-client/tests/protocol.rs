@@ -522,3 +522,44 @@ async fn a_preamble_log_read_between_its_publish_and_idle_reopens_the_file() {
         started.elapsed()
     );
 }
+
+/// clangd can write a "parsing includes" status after the publish it preceded (seen under
+/// load: publish, "parsing includes, parsing main file", idle, and nothing more). It looks
+/// like a rebuild whose publish is to come; idle a while with nothing since, the file is
+/// reopened and that publish answers.
+#[tokio::test]
+async fn a_status_written_after_its_publish_reopens_the_file() {
+    let (server, mut peer) = pushing(timing(0, None, 20_000, 20_000)).await;
+    let uri = "file:///w/a.c";
+    let path = Path::new("/w/a.c");
+    let opened = server.sync(path, "int f(void);\n", "c").unwrap();
+    peer.expect("textDocument/didOpen").await;
+    peer.publish(uri, Some(1), &[]);
+    peer.file_status(uri, "idle");
+    assert!(matches!(
+        server.diagnostics(&opened).await,
+        DiagnosticsOutcome::Fresh { .. }
+    ));
+
+    let changed = server.sync(path, "int f(long);\n", "c").unwrap();
+    peer.expect("textDocument/didChange").await;
+    peer.publish(uri, Some(2), &["the answer"]);
+    peer.file_status(uri, "parsing includes, parsing main file");
+    peer.file_status(uri, "idle");
+    let waiting = tokio::spawn({
+        let server = server.clone();
+        async move { server.diagnostics(&changed).await }
+    });
+    peer.expect("textDocument/didClose").await;
+    // clangd clears a closed file's list, without a version.
+    peer.publish(uri, None, &[]);
+    peer.expect("textDocument/didOpen").await;
+    peer.publish(uri, Some(3), &["the answer, again"]);
+    peer.file_status(uri, "idle");
+    match waiting.await.unwrap() {
+        DiagnosticsOutcome::Fresh { diagnostics, .. } => {
+            assert_eq!(diagnostics[0].message, "the answer, again");
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -157,7 +157,6 @@ impl State {
                         published.idle_after_update = None;
                     } else if state.contains("parsing includes") {
                         published.rebuilding = true;
-                        published.rebuilding_from_log = false;
                     } else if state == "idle" && !published.rebuilding {
                         if published.updating {
                             published.idle_after_update = Some(Instant::now());
@@ -221,14 +220,12 @@ impl State {
             history: VecDeque::new(),
             settled: false,
             rebuilding: false,
-            rebuilding_from_log: false,
             updating: false,
             idle_after_update: None,
         });
         entry.version = version;
         entry.settled = false;
         entry.rebuilding = false;
-        entry.rebuilding_from_log = false;
         entry.updating = false;
         entry.idle_after_update = None;
         entry.diagnostics = diagnostics;
@@ -351,9 +348,6 @@ impl State {
             if published.settled {
                 tracing::debug!(server = %self.server, path = %file.display(), "preamble log trailed the publish");
                 return;
-            }
-            if !published.rebuilding {
-                published.rebuilding_from_log = true;
             }
             published.rebuilding = true;
         }

@@ -35,10 +35,6 @@ pub(super) struct Published {
     /// clangd: preamble work ("parsing includes", or a "Built preamble" line) came after
     /// this publish, so another publish follows.
     pub(super) rebuilding: bool,
-    /// clangd: `rebuilding` was set by a "Built preamble" log line alone. Read on stderr, it
-    /// may have preceded this publish (read on stdout); then no publish follows, and the wait
-    /// reopens the file once the file has been idle a while (see `diagnostics`).
-    pub(super) rebuilding_from_log: bool,
     /// clangd: a save's "running Update" came after this publish.
     pub(super) updating: bool,
     /// clangd: when the file went idle after that update without publishing again. If no

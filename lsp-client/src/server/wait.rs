@@ -90,9 +90,9 @@ const RECHECK_QUIET: std::time::Duration = std::time::Duration::from_millis(1500
 /// (stdout), so that an idle file without one means no preamble was built.
 const PREAMBLE_LOG_LAG: std::time::Duration = std::time::Duration::from_millis(400);
 
-/// How long clangd may stay idle after a "Built preamble" line with no publish since before
-/// the file is reopened: the line had preceded the last publish, or the rebuild's publish is
-/// slow; either way a reopen's publish answers.
+/// How long clangd may stay idle after preamble work seen after its last publish, with no
+/// publish since, before the file is reopened: the work had preceded that publish, or the
+/// rebuild's publish is slow; either way a reopen's publish answers.
 const LOG_STALL_REOPEN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How long after a save-started check ends its pushed results may still arrive.
@@ -232,16 +232,17 @@ impl LanguageServer {
                     .get(&ticket.path)
                     .filter(|p| p.seq > ticket.seq_before);
                 let mut ready_at = None;
-                // A preamble line read on stderr after the publish it preceded (on stdout)
-                // looks like a rebuild whose publish is to come. clangd can also go idle
-                // between a publish and the rebuild's, so idleness alone does not tell;
-                // idle for a while with nothing since: reopen, and wait for that publish.
+                // Preamble work seen after the publish may have preceded it: clangd's
+                // "Built preamble" line comes on stderr, read apart from the publish, and
+                // even a "parsing includes" status can be written after the publish it
+                // preceded. clangd can also go idle between a publish and a rebuild's, so
+                // idleness alone does not tell; idle for a while with nothing since:
+                // reopen, and wait for that publish.
                 if let (Some(published), Some((state, status_seq, idle_at))) =
                     (fresh, inner.file_status.get(&ticket.path))
                 {
                     if reopened.is_none()
                         && published.rebuilding
-                        && published.rebuilding_from_log
                         && state == "idle"
                         && *status_seq > published.seq
                         && published.version.is_some_and(|v| v >= ticket.version)
@@ -299,8 +300,9 @@ impl LanguageServer {
                                     Some((published.at.max(inner.idle_since) + timing.settle, via));
                             }
                         }
-                        // A pass over the workspace, not this version's answer.
-                        None if self.spec.versions_open_files => {}
+                        // A pass over the workspace, not this version's answer; after a
+                        // reopen, the list a `didClose` clears.
+                        None if self.spec.versions_open_files || reopened.is_some() => {}
                         None => {
                             let first = published
                                 .history

@@ -78,6 +78,11 @@ pub fn fixture(files: &[(&str, &str)], config: &str) -> Fixture {
 }
 
 pub fn fixture_with(files: &[(&str, &str)], config: &str, options: ServerPoolOptions) -> Fixture {
+    // `RUST_LOG=cc_lsp_client=debug` shows the client's view of a real server's traffic.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
     let dir = tempfile::tempdir().expect("tempdir");
     let ws = dir.path().canonicalize().expect("canonical");
     for (name, content) in files {
