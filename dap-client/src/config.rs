@@ -241,35 +241,9 @@ pub struct StopDetail {
     pub locals: usize,
     /// Characters kept of each local's value at least, when the budget is tight.
     pub value_chars: usize,
-    /// Characters of all the values together ([`value_shares`]).
+    /// Characters of all the values together (short values whole, long ones sharing the
+    /// rest).
     pub locals_chars: usize,
-}
-
-/// How many characters each of values this long keeps: every value whole while they fit in
-/// `budget`; else the short ones whole and the long ones an equal share of what is left
-/// (never below `floor`, never above `cap`). So one long value (an assertion's operands)
-/// is shown far enough to read it, and many values do not each take the most.
-pub fn value_shares(lengths: &[usize], budget: usize, floor: usize, cap: usize) -> Vec<usize> {
-    let within = |level: usize| -> usize { lengths.iter().map(|l| (*l).min(level)).sum() };
-    let fits = |level: usize| within(level) <= budget;
-    let level = if fits(cap) {
-        cap
-    } else if !fits(floor) {
-        floor
-    } else {
-        // The highest level that fits: `fits(lo)` holds, `fits(hi)` does not.
-        let (mut lo, mut hi) = (floor, cap);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if fits(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
-    };
-    lengths.iter().map(|l| (*l).min(level)).collect()
 }
 
 #[cfg(test)]
@@ -339,15 +313,7 @@ mod tests {
     }
 
     #[test]
-    fn value_shares_keep_short_values_whole_and_split_the_rest() {
-        assert_eq!(value_shares(&[5, 10, 20], 100, 8, 400), [5, 10, 20]);
-        // One long value gets what the short ones leave.
-        assert_eq!(value_shares(&[5, 10, 900], 100, 8, 400), [5, 10, 85]);
-        assert_eq!(value_shares(&[900, 900], 100, 8, 400), [50, 50]);
-        // Never below the floor, never above the cap.
-        assert_eq!(value_shares(&[900, 900, 900], 30, 20, 400), [20, 20, 20]);
-        assert_eq!(value_shares(&[900], 10_000, 8, 400), [400]);
-        assert_eq!(value_shares(&[], 100, 8, 400), Vec::<usize>::new());
+    fn stop_locals_chars_is_checked() {
         let error = parse("[debug]\nstop_locals_chars = 5\n").unwrap_err();
         assert!(error.message.contains("from 100 to 20000"), "{error}");
         assert_eq!(

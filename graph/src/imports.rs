@@ -528,6 +528,43 @@ fn c_include<B: Backing>(
     first_existing(table, &candidates, deps).or_else(|| header_by_suffix(table, from, header, deps))
 }
 
+/// The C and POSIX headers a system provides: a workspace file of the same name (a vendored
+/// `string.h`) is not what `#include <string.h>` means.
+const STANDARD_HEADERS: [&str; 32] = [
+    "assert.h",
+    "complex.h",
+    "ctype.h",
+    "errno.h",
+    "fenv.h",
+    "float.h",
+    "inttypes.h",
+    "limits.h",
+    "locale.h",
+    "math.h",
+    "setjmp.h",
+    "signal.h",
+    "stdarg.h",
+    "stdatomic.h",
+    "stdbool.h",
+    "stddef.h",
+    "stdint.h",
+    "stdio.h",
+    "stdlib.h",
+    "string.h",
+    "strings.h",
+    "threads.h",
+    "time.h",
+    "uchar.h",
+    "wchar.h",
+    "wctype.h",
+    "unistd.h",
+    "fcntl.h",
+    "pthread.h",
+    "dirent.h",
+    "sys/types.h",
+    "sys/stat.h",
+];
+
 /// Without the build's include folders (no `compile_commands.json`, or a folder it does not
 /// list), the workspace file whose path ends with the included one (`<html.h>` →
 /// `third_party/cmark/src/html.h`, `<linux/slab.h>` → `include/linux/slab.h`): the only one,
@@ -540,7 +577,8 @@ fn header_by_suffix<B: Backing>(
     deps: &mut Deps,
 ) -> Option<FileId> {
     let wanted = normalize(header);
-    if wanted.starts_with("..") || wanted.is_empty() {
+    if wanted.starts_with("..") || wanted.is_empty() || STANDARD_HEADERS.contains(&wanted.as_str())
+    {
         return None;
     }
     let name = crate::table::file_name(&wanted);

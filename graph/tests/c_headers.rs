@@ -59,9 +59,19 @@ fn c_callers_of_a_header_declared_function_span_the_tree() {
     let Some(project) = cc_process::testing::copy_project("cmarkgfm") else {
         return;
     };
+    // A vendored header named like a system one is not what `#include <string.h>` means.
+    let vendored = project.path().join("third_party/vendored");
+    std::fs::create_dir_all(&vendored).unwrap();
+    std::fs::write(
+        vendored.join("string.h"),
+        "unsigned long strlen(const char *s);\n",
+    )
+    .unwrap();
     let cache = tempfile::tempdir().unwrap();
     let (graph, _) = Graph::open_with(project.path(), common::config(cache.path())).unwrap();
     let src = "third_party/cmark/src";
+    let strlen = callers(&graph, "strlen", "third_party/vendored/string.h");
+    assert_eq!(strlen, Vec::<String>::new(), "{strlen:?}");
 
     // `#include <buffer.h>` from extensions/: declared in src/buffer.h, defined in buffer.c.
     let puts = callers(&graph, "cmark_strbuf_puts", &format!("{src}/buffer.c"));

@@ -465,13 +465,13 @@ async fn a_preamble_log_read_after_the_publish_it_preceded_does_not_stall_the_wa
     );
 }
 
-/// The same race one step earlier: the "Built preamble" line is read after the publish it
-/// preceded but before the idle status that follows that publish. It looks like a rebuild
-/// whose publish is to come (clangd can go idle between a publish and the rebuild's), so
-/// nothing settles; after a while idle with nothing since, the file is reopened under the
-/// next version, and that publish answers, well before the deadline.
-#[tokio::test]
-async fn a_preamble_log_read_between_its_publish_and_idle_reopens_the_file() {
+/// A clangd-like server with `/w/a.c` open and its first list answered.
+async fn clangd_file_answered() -> (
+    std::sync::Arc<LanguageServer>,
+    common::fake::Peer,
+    &'static str,
+    &'static Path,
+) {
     let (server, mut peer) = pushing(timing(0, None, 20_000, 20_000)).await;
     let uri = "file:///w/a.c";
     let path = Path::new("/w/a.c");
@@ -483,6 +483,17 @@ async fn a_preamble_log_read_between_its_publish_and_idle_reopens_the_file() {
         server.diagnostics(&opened).await,
         DiagnosticsOutcome::Fresh { .. }
     ));
+    (server, peer, uri, path)
+}
+
+/// The same race one step earlier: the "Built preamble" line is read after the publish it
+/// preceded but before the idle status that follows that publish. It looks like a rebuild
+/// whose publish is to come (clangd can go idle between a publish and the rebuild's), so
+/// nothing settles; after a while idle with nothing since, the file is reopened under the
+/// next version, and that publish answers, well before the deadline.
+#[tokio::test]
+async fn a_preamble_log_read_between_its_publish_and_idle_reopens_the_file() {
+    let (server, mut peer, uri, path) = clangd_file_answered().await;
 
     let changed = server.sync(path, "int f(long);\n", "c").unwrap();
     peer.expect("textDocument/didChange").await;
@@ -529,17 +540,7 @@ async fn a_preamble_log_read_between_its_publish_and_idle_reopens_the_file() {
 /// reopened and that publish answers.
 #[tokio::test]
 async fn a_status_written_after_its_publish_reopens_the_file() {
-    let (server, mut peer) = pushing(timing(0, None, 20_000, 20_000)).await;
-    let uri = "file:///w/a.c";
-    let path = Path::new("/w/a.c");
-    let opened = server.sync(path, "int f(void);\n", "c").unwrap();
-    peer.expect("textDocument/didOpen").await;
-    peer.publish(uri, Some(1), &[]);
-    peer.file_status(uri, "idle");
-    assert!(matches!(
-        server.diagnostics(&opened).await,
-        DiagnosticsOutcome::Fresh { .. }
-    ));
+    let (server, mut peer, uri, path) = clangd_file_answered().await;
 
     let changed = server.sync(path, "int f(long);\n", "c").unwrap();
     peer.expect("textDocument/didChange").await;

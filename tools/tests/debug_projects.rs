@@ -217,20 +217,23 @@ async fn pytest_runs_as_a_module_and_as_the_venvs_console_script() {
     }
 }
 
+/// click as it is (an edit that changes nothing), with the peers' venv as its `.venv`.
+fn click() -> Option<Project> {
+    debugpy_ready()?;
+    let signature = "def make_default_short_help(help: str, max_length: int = 45) -> str:";
+    let project = Project::new("click", ("src/click/utils.py", signature, signature), &[])?;
+    std::os::unix::fs::symlink(shared_venv(), project.root().join(".venv")).unwrap();
+    Some(project)
+}
+
 /// Issue 28, item 1: a pytest id exactly as pytest prints it, blanks inside its parameters
 /// (click 8.1.8: `test_make_default_short_help[no-wrap mark-truncate]`), runs that one test:
 /// it stops in it with that case's values, and it passes.
 #[tokio::test]
 async fn a_pytest_id_with_blanks_runs_that_test() {
-    if debugpy_ready().is_none() {
-        return;
-    }
-    let signature = "def make_default_short_help(help: str, max_length: int = 45) -> str:";
-    let Some(project) = Project::new("click", ("src/click/utils.py", signature, signature), &[])
-    else {
+    let Some(project) = click() else {
         return;
     };
-    std::os::unix::fs::symlink(shared_venv(), project.root().join(".venv")).unwrap();
     let debug = &project.debug;
     let file = "tests/test_utils.py";
     let line = project.line_of(
@@ -600,15 +603,9 @@ async fn a_failing_pytest_id_reaches_the_wrong_value_in_one_call() {
 /// click's own `Exit(0)` for `--help`, which click catches, is not a stop.
 #[tokio::test]
 async fn pytest_names_as_agents_give_them() {
-    if debugpy_ready().is_none() {
-        return;
-    }
-    let signature = "def make_default_short_help(help: str, max_length: int = 45) -> str:";
-    let Some(project) = Project::new("click", ("src/click/utils.py", signature, signature), &[])
-    else {
+    let Some(project) = click() else {
         return;
     };
-    std::os::unix::fs::symlink(shared_venv(), project.root().join(".venv")).unwrap();
     let debug = &project.debug;
     let launched = text(
         debug,

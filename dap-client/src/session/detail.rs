@@ -14,6 +14,33 @@ use crate::report::{cap_chars, LocalsSummary, SourceLine, VariableView, MAX_SOUR
 /// Source files are read at most this far (a stop deep in a generated file still answers).
 const MAX_SOURCE_BYTES: u64 = 64 * 1024 * 1024;
 
+/// How many characters each of values this long keeps: every value whole while they fit in
+/// `budget`; else the short ones whole and the long ones an equal share of what is left
+/// (never below `floor`, never above `cap`). So one long value (an assertion's operands)
+/// is shown far enough to read it, and many values do not each take the most.
+pub fn value_shares(lengths: &[usize], budget: usize, floor: usize, cap: usize) -> Vec<usize> {
+    let within = |level: usize| -> usize { lengths.iter().map(|l| (*l).min(level)).sum() };
+    let fits = |level: usize| within(level) <= budget;
+    let level = if fits(cap) {
+        cap
+    } else if !fits(floor) {
+        floor
+    } else {
+        // The highest level that fits: `fits(lo)` holds, `fits(hi)` does not.
+        let (mut lo, mut hi) = (floor, cap);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
+    lengths.iter().map(|l| (*l).min(level)).collect()
+}
+
 /// Lines `line - before ..= line + after` of the frame's source file, when it is on disk.
 pub(super) fn source_lines(
     frame: &StackFrame,
@@ -150,7 +177,7 @@ impl Session {
         let total = variables.len();
         let first: Vec<Variable> = variables.into_iter().take(stop.locals).collect();
         let lengths: Vec<usize> = first.iter().map(|v| v.value.chars().count()).collect();
-        let shares = crate::config::value_shares(
+        let shares = value_shares(
             &lengths,
             stop.locals_chars,
             stop.value_chars,
@@ -216,6 +243,18 @@ mod tests {
             source_lines(&frame(&path, 3), 0, 0).unwrap()[0].text,
             "three"
         );
+    }
+
+    #[test]
+    fn value_shares_keep_short_values_whole_and_split_the_rest() {
+        assert_eq!(value_shares(&[5, 10, 20], 100, 8, 400), [5, 10, 20]);
+        // One long value gets what the short ones leave.
+        assert_eq!(value_shares(&[5, 10, 900], 100, 8, 400), [5, 10, 85]);
+        assert_eq!(value_shares(&[900, 900], 100, 8, 400), [50, 50]);
+        // Never below the floor, never above the cap.
+        assert_eq!(value_shares(&[900, 900, 900], 30, 20, 400), [20, 20, 20]);
+        assert_eq!(value_shares(&[900], 10_000, 8, 400), [400]);
+        assert_eq!(value_shares(&[], 100, 8, 400), Vec::<usize>::new());
     }
 
     #[test]

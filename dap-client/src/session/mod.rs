@@ -645,7 +645,7 @@ impl Session {
                 if frame.name.contains("rust_panic") {
                     stopped.reason = "panic".into();
                     stopped.description = None;
-                    stopped.text = panic_message(&self.state.borrow().output.text());
+                    stopped.text = self.panic_message();
                 }
             }
             return (position, frame);
@@ -702,7 +702,7 @@ impl Session {
     async fn await_panic_message(&self, stopped: &mut crate::report::Stopped) {
         let deadline = tokio::time::Instant::now() + PANIC_MESSAGE_WAIT;
         loop {
-            let message = panic_message(&self.state.borrow().output.text());
+            let message = self.panic_message();
             if message.is_some() || tokio::time::Instant::now() >= deadline {
                 stopped.text = Some(message.unwrap_or_else(|| {
                     "the panic's message was not printed (a custom panic hook?); `output` has \
@@ -713,6 +713,13 @@ impl Session {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// The last panic message in the output's end (the hook prints it just before the stop).
+    fn panic_message(&self) -> Option<String> {
+        let s = self.state.borrow();
+        let from = s.output.total_bytes().saturating_sub(PANIC_MESSAGE_BYTES);
+        panic_message(&s.output.since(from).0)
     }
 
     /// Whether the frame's code is the project's own: its source file is inside the
@@ -978,6 +985,9 @@ fn stop_text(text: &str) -> String {
         _ => text.to_owned(),
     }
 }
+
+/// How far back in the output a panic's message is looked for.
+const PANIC_MESSAGE_BYTES: u64 = 16 * 1024;
 
 /// How long a panic's stop waits for the hook's message to arrive as output.
 const PANIC_MESSAGE_WAIT: Duration = Duration::from_millis(500);
