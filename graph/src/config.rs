@@ -5,6 +5,7 @@
 //! cache_dir = "/var/cache/cc-graph"   # default: $XDG_CACHE_HOME/cc/graph, else ~/.cache/cc/graph
 //! max_file_bytes = 2097152            # larger files are not indexed (counted)
 //! threads = 2                          # default: the machine's cores
+//! precise = false                      # no compiler-grade indexers (default: on)
 //! ```
 //!
 //! This crate does not read the file: the host deserializes the section into [`GraphConfig`]
@@ -27,6 +28,8 @@ pub struct GraphConfig {
     pub max_file_bytes: u64,
     /// Worker threads for walking, extracting and resolving; 0: the machine's cores.
     pub threads: usize,
+    /// Whether the precise tier's indexers run ([`crate::precise`]).
+    pub precise: bool,
 }
 
 impl Default for GraphConfig {
@@ -35,6 +38,7 @@ impl Default for GraphConfig {
             cache_dir: default_cache_dir(),
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             threads: 0,
+            precise: true,
         }
     }
 }
@@ -78,9 +82,12 @@ impl TryFrom<Map<String, Value>> for GraphConfig {
                         .and_then(|v| usize::try_from(v).ok())
                         .ok_or("threads must be a non-negative integer")?;
                 }
+                "precise" => {
+                    config.precise = value.as_bool().ok_or("precise must be true or false")?;
+                }
                 other => {
                     return Err(format!(
-                        "unknown key `{other}`; use cache_dir, max_file_bytes, threads"
+                        "unknown key `{other}`; use cache_dir, max_file_bytes, threads, precise"
                     ))
                 }
             }
@@ -130,10 +137,11 @@ mod tests {
 
     #[test]
     fn sections_are_read_and_checked() {
-        let section: toml::Table = "cache_dir = \"/tmp/x\"\nmax_file_bytes = 10"
+        let section: toml::Table = "cache_dir = \"/tmp/x\"\nmax_file_bytes = 10\nprecise = false"
             .parse()
             .unwrap();
         let config = GraphConfig::deserialize(toml::Value::Table(section)).unwrap();
+        assert!(!config.precise);
         assert_eq!(config.cache_dir, PathBuf::from("/tmp/x"));
         assert_eq!(config.max_file_bytes, 10);
         let bad: toml::Table = "cache = 1".parse().unwrap();

@@ -31,7 +31,7 @@ use crate::table::{Backing, DefId, DefInfo, Deps, FileId, FileInfo, NoBacking, T
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// Why the index could not be opened or updated.
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +53,12 @@ pub enum GraphError {
         path: PathBuf,
         #[source]
         source: std::io::Error,
+    },
+    /// The precise tier's output could not be read.
+    #[error("{indexer}: {message}")]
+    Precise {
+        indexer: &'static str,
+        message: String,
     },
     #[error("no symbol `{0}` in the index")]
     UnknownSymbol(String),
@@ -100,6 +106,9 @@ pub struct Freshness {
     /// Files changed on disk since then that the index does not reflect yet, when known
     /// (a [`Graph::stale_files`] check); `None`: not checked since.
     pub stale: Option<Vec<String>>,
+    /// How much of the index carries a compiler-grade indexer's word (`None`: none does).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precise: Option<crate::precise::PreciseState>,
 }
 
 impl Freshness {
@@ -111,7 +120,11 @@ impl Freshness {
         } else {
             format!("{} s ago", age_ms / 1000)
         };
-        match &self.stale {
+        let precise = self
+            .precise
+            .as_ref()
+            .map_or_else(String::new, |p| format!("; {}", p.describe()));
+        let text = match &self.stale {
             Some(stale) if !stale.is_empty() => format!(
                 "index of {} files compared with the disk {age}; {} changed since: {}",
                 self.files,
@@ -119,7 +132,8 @@ impl Freshness {
                 stale.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
             ),
             _ => format!("index of {} files compared with the disk {age}", self.files),
-        }
+        };
+        text + &precise
     }
 }
 
@@ -220,6 +234,29 @@ CREATE TABLE keys(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
 CREATE TABLE deps(key_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
   PRIMARY KEY(key_id, file_id)) WITHOUT ROWID;
 CREATE INDEX deps_file ON deps(file_id);
+CREATE TABLE precise_files(file_id INTEGER PRIMARY KEY, hash INTEGER NOT NULL,
+  indexer TEXT NOT NULL, run_key TEXT NOT NULL, read INTEGER NOT NULL);
+CREATE TABLE precise(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, target_id INTEGER,
+  PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
+CREATE INDEX precise_target ON precise(target_id) WHERE target_id IS NOT NULL;
+CREATE TABLE precise_fanout(file_id INTEGER NOT NULL, ord INTEGER NOT NULL,
+  target_id INTEGER NOT NULL, PRIMARY KEY(file_id, ord, target_id)) WITHOUT ROWID;
+CREATE INDEX precise_fanout_target ON precise_fanout(target_id);
+CREATE VIEW edges AS
+  SELECT r.file_id, r.ord, r.target_id, r.rung FROM refs r
+   WHERE r.target_id IS NOT NULL
+     AND NOT EXISTS (SELECT 1 FROM precise p WHERE p.file_id = r.file_id AND p.ord = r.ord)
+  UNION ALL
+  SELECT p.file_id, p.ord, p.target_id, 5 FROM precise p WHERE p.target_id IS NOT NULL
+  UNION ALL
+  SELECT x.file_id, x.ord, x.target_id, 4 FROM fanout x
+   WHERE NOT EXISTS (SELECT 1 FROM precise p JOIN refs r ON r.file_id = p.file_id AND r.ord = p.ord
+                     WHERE p.file_id = x.file_id AND p.ord = x.ord
+                       AND p.target_id IS NOT r.target_id)
+  UNION ALL
+  SELECT y.file_id, y.ord, y.target_id, 4 FROM precise_fanout y
+   WHERE NOT EXISTS (SELECT 1 FROM fanout x
+                     WHERE x.file_id = y.file_id AND x.ord = y.ord AND x.target_id = y.target_id);
 ";
 
 const OUTCOME_RESOLVED: i64 = 0;
@@ -233,6 +270,7 @@ pub(crate) fn rung_code(r: Rung) -> i64 {
         Rung::Package => 2,
         Rung::Name => 3,
         Rung::Dispatch => 4,
+        Rung::Precise => 5,
     }
 }
 
@@ -242,6 +280,7 @@ pub(crate) fn rung_of(code: i64) -> Rung {
         1 => Rung::Import,
         2 => Rung::Package,
         4 => Rung::Dispatch,
+        5 => Rung::Precise,
         _ => Rung::Name,
     }
 }
@@ -261,7 +300,7 @@ pub(crate) fn ref_kind_of(code: i64) -> RefKind {
     }
 }
 
-fn hash(bytes: &[u8]) -> i64 {
+pub(crate) fn hash(bytes: &[u8]) -> i64 {
     i64::from_ne_bytes(xxhash_rust::xxh3::xxh3_64(bytes).to_ne_bytes())
 }
 
@@ -436,6 +475,7 @@ impl Graph {
             checked_at_ms: self.checked_at_ms,
             files: usize::try_from(files).unwrap_or(0),
             stale: self.stale.clone(),
+            precise: self.precise_state().ok().flatten(),
         }
     }
 
@@ -1535,6 +1575,9 @@ fn rewrite_file(
     tx.execute("DELETE FROM defs WHERE file_id = ?1", [file])?;
     tx.execute("DELETE FROM refs WHERE file_id = ?1", [file])?;
     tx.execute("DELETE FROM fanout WHERE file_id = ?1", [file])?;
+    // What the indexer said of the old bytes no longer holds: tree-sitter's edges until the
+    // next precise run.
+    crate::precise::forget_file(tx, file)?;
     tx.execute("DELETE FROM imports WHERE file_id = ?1", [file])?;
     tx.execute("DELETE FROM locals WHERE file_id = ?1", [file])?;
     tx.execute(
@@ -1557,6 +1600,7 @@ fn rewrite_file(
     for ((_, _, _), (id, shape)) in &reuse {
         if !kept.contains(id) {
             stmt_names.push(shape.0.clone());
+            crate::precise::forget_target(tx, *id)?;
         }
     }
     for n in stmt_names {
@@ -1593,6 +1637,14 @@ fn note_file_keys(
 }
 
 fn delete_file(tx: &Connection, file: FileId) -> rusqlite::Result<()> {
+    let mut stmt = tx.prepare_cached("SELECT id FROM defs WHERE file_id = ?1")?;
+    let gone = stmt
+        .query_map([file], |r| r.get::<_, DefId>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for def in gone {
+        crate::precise::forget_target(tx, def)?;
+    }
+    crate::precise::forget_file(tx, file)?;
     for table in ["defs", "refs", "fanout", "imports", "locals", "deps"] {
         tx.execute(&format!("DELETE FROM {table} WHERE file_id = ?1"), [file])?;
     }

@@ -3,16 +3,21 @@
 
 use rusqlite::params;
 
-use crate::index::{rung_of, Graph, Result};
+use crate::index::{rung_code, rung_of, Graph, Result};
 use crate::query::Callee;
 use crate::resolve::Rung;
 use crate::table::DefId;
+
+/// The outcome a reference takes when the precise tier says its name is no workspace
+/// definition (a local, a library's): no edge.
+const OUTCOME_PRECISE_NONE: i64 = 3;
 
 impl Graph {
     /// The references `FROM refs r JOIN files f` that `filter` (`WHERE … ORDER BY …`)
     /// selects, as [`Callee`]s: `target` set when resolved at or above `min_confidence`,
     /// else why not (`external`, `ambiguous (N candidates)`, `unknown`, `below the
-    /// confidence floor`).
+    /// confidence floor`, `no workspace definition (precise)`). Where the precise tier read
+    /// the reference, its word replaces the reference's own edge.
     pub(crate) fn refs_as_callees(
         &self,
         filter: &str,
@@ -22,9 +27,18 @@ impl Graph {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
-                "SELECT r.line, r.col, r.name, r.receiver, r.outcome, r.target_id, r.rung,
+                // A precise row overrides the reference's own edge: its target, or (NULL) the
+                // indexer's word that the name is no workspace definition.
+                "SELECT r.line, r.col, r.name, r.receiver,
+                   CASE WHEN p.ord IS NULL THEN r.outcome WHEN p.target_id IS NULL THEN {PRECISE_NONE}
+                     ELSE 0 END,
+                   IIF(p.ord IS NULL, r.target_id, p.target_id),
+                   IIF(p.ord IS NULL, r.rung, {PRECISE}),
                    r.candidates, r.file_id, r.ord
-                 FROM refs r JOIN files f ON f.id = r.file_id {filter}"
+                 FROM refs r JOIN files f ON f.id = r.file_id
+                 LEFT JOIN precise p ON p.file_id = r.file_id AND p.ord = r.ord {filter}",
+                PRECISE_NONE = OUTCOME_PRECISE_NONE,
+                PRECISE = rung_code(Rung::Precise),
             ))
             .map_err(self.q_err())?;
         let rows = stmt
@@ -71,6 +85,9 @@ impl Graph {
                 }
                 (0, Some(_)) => callee.unresolved = Some("below the confidence floor".into()),
                 (2, _) => callee.unresolved = Some("external".into()),
+                (OUTCOME_PRECISE_NONE, _) => {
+                    callee.unresolved = Some("no workspace definition (precise)".into())
+                }
                 _ => {
                     callee.unresolved = Some(match candidates.unwrap_or(0) {
                         0 => "unknown".to_owned(),
@@ -87,7 +104,10 @@ impl Graph {
     fn dispatch_targets(&self, file: i64, ord: i64) -> Result<Vec<crate::query::Symbol>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT target_id FROM fanout WHERE file_id = ?1 AND ord = ?2")
+            .prepare_cached(&format!(
+                "SELECT target_id FROM edges WHERE file_id = ?1 AND ord = ?2 AND rung = {}",
+                rung_code(Rung::Dispatch)
+            ))
             .map_err(self.q_err())?;
         let ids = stmt
             .query_map(params![file, ord], |r| r.get::<_, i64>(0))

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 
-use crate::index::{ref_kind_of, rung_code, rung_of, Freshness, Graph, GraphError, Result};
+use crate::index::{ref_kind_of, rung_of, Freshness, Graph, GraphError, Result};
 use crate::model::{DefKind, RefKind};
 use crate::resolve::Rung;
 use crate::table::DefId;
@@ -117,7 +117,9 @@ pub struct Stats {
     pub files_with_syntax_errors: usize,
     pub definitions: usize,
     pub references: usize,
-    /// Edges per rung.
+    /// Edges per rung (`precise`: references a compiler-grade indexer resolved, in place of
+    /// their own edges).
+    pub precise: usize,
     pub exact: usize,
     pub import: usize,
     pub package: usize,
@@ -344,8 +346,7 @@ impl Graph {
             .conn
             .prepare_cached(&format!(
                 "SELECT {SYMBOL_COLUMNS},
-                   (SELECT COUNT(*) FROM refs r WHERE r.target_id = d.id)
-                   + (SELECT COUNT(*) FROM fanout x WHERE x.target_id = d.id) AS uses
+                   (SELECT COUNT(*) FROM edges e WHERE e.target_id = d.id) AS uses
                  FROM defs d JOIN files f ON f.id = d.file_id
                  WHERE d.name = ?1"
             ))
@@ -473,19 +474,15 @@ impl Graph {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT f.path, r.line, r.col, r.kind, r.receiver, r.rung, r.enclosing_id
-                 FROM refs r JOIN files f ON f.id = r.file_id
-                 WHERE r.target_id = ?1
-                 UNION ALL
-                 SELECT f.path, r.line, r.col, r.kind, r.receiver, ?2, r.enclosing_id
-                 FROM fanout x JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
+                "SELECT f.path, r.line, r.col, r.kind, r.receiver, e.rung, r.enclosing_id
+                 FROM edges e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
                  JOIN files f ON f.id = r.file_id
-                 WHERE x.target_id = ?1
+                 WHERE e.target_id = ?1
                  ORDER BY 1, 2, 3",
             )
             .map_err(self.q_err())?;
         let rows = stmt
-            .query_map(params![target, rung_code(Rung::Dispatch)], |r| {
+            .query_map(params![target], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, u32>(1)?,
@@ -554,17 +551,14 @@ impl Graph {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT r.enclosing_id, r.rung, f.path, r.line FROM refs r
-                 JOIN files f ON f.id = r.file_id WHERE r.target_id = ?1
-                 UNION ALL
-                 SELECT r.enclosing_id, ?2, f.path, r.line
-                 FROM fanout x JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
-                 JOIN files f ON f.id = r.file_id WHERE x.target_id = ?1",
+                "SELECT r.enclosing_id, e.rung, f.path, r.line
+                 FROM edges e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
+                 JOIN files f ON f.id = r.file_id WHERE e.target_id = ?1",
             )
             .map_err(self.q_err())?;
         while let Some((def, depth, conf)) = queue.pop_front() {
             let rows = stmt
-                .query_map(params![def, rung_code(Rung::Dispatch)], |r| {
+                .query_map(params![def], |r| {
                     Ok((
                         r.get::<_, Option<i64>>(0)?,
                         r.get::<_, i64>(1)?,
@@ -676,16 +670,13 @@ impl Graph {
             let mut stmt = self
                 .conn
                 .prepare_cached(
-                    "SELECT enclosing_id, target_id, rung FROM refs
-                     WHERE outcome = 0 AND enclosing_id IS NOT NULL
-                     UNION ALL
-                     SELECT r.enclosing_id, x.target_id, ?1
-                     FROM fanout x JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
+                    "SELECT r.enclosing_id, e.target_id, e.rung
+                     FROM edges e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
                      WHERE r.enclosing_id IS NOT NULL",
                 )
                 .map_err(self.q_err())?;
             let rows = stmt
-                .query_map([rung_code(Rung::Dispatch)], |r| {
+                .query_map([], |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
                         r.get::<_, i64>(1)?,
@@ -794,10 +785,11 @@ impl Graph {
                 Rung::Import => stats.import = n,
                 Rung::Package => stats.package = n,
                 Rung::Name => stats.name = n,
-                Rung::Dispatch => {}
+                Rung::Dispatch | Rung::Precise => {}
             }
         }
-        stats.dispatch = count("SELECT COUNT(*) FROM fanout")?;
+        stats.dispatch = count("SELECT COUNT(*) FROM edges WHERE rung = 4")?;
+        stats.precise = count("SELECT COUNT(*) FROM precise WHERE target_id IS NOT NULL")?;
         Ok(stats)
     }
 }

@@ -33,6 +33,8 @@ use crate::table::{Backing, Def, DefId, DefInfo, Deps, FileId, FileInfo, Table};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rung {
+    /// A compiler-grade indexer (SCIP) named the definition ([`crate::precise`]).
+    Precise,
     Exact,
     Import,
     Package,
@@ -42,7 +44,8 @@ pub enum Rung {
 }
 
 impl Rung {
-    pub const ALL: [Rung; 5] = [
+    pub const ALL: [Rung; 6] = [
+        Rung::Precise,
         Rung::Exact,
         Rung::Import,
         Rung::Package,
@@ -52,6 +55,7 @@ impl Rung {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Rung::Precise => "precise",
             Rung::Exact => "exact",
             Rung::Import => "import",
             Rung::Package => "package",
@@ -67,7 +71,7 @@ impl Rung {
     /// The confidence recorded with an edge of this rung.
     pub fn confidence(self) -> f64 {
         match self {
-            Rung::Exact => 1.0,
+            Rung::Precise | Rung::Exact => 1.0,
             Rung::Import => 0.9,
             Rung::Package => 0.8,
             Rung::Dispatch => 0.6,

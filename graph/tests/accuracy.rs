@@ -45,6 +45,11 @@ impl Score {
 }
 
 fn score(project: &str) -> Option<Score> {
+    score_with(project, false)
+}
+
+/// [`score`], with the precise tier's indexers run and imported first when `precise`.
+fn score_with(project: &str, precise: bool) -> Option<Score> {
     let copy = cc_process::testing::copy_project(project)?;
     let key_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/keys")
@@ -68,7 +73,14 @@ fn score(project: &str) -> Option<Score> {
         );
     }
     let cache = tempfile::tempdir().unwrap();
-    let (graph, _) = Graph::open_with(copy.path(), common::config(cache.path())).unwrap();
+    let (mut graph, _) = Graph::open_with(copy.path(), common::config(cache.path())).unwrap();
+    if precise {
+        let imports = common::make_precise(&mut graph)?;
+        assert!(!imports.is_empty(), "{project}: no precise indexer applies");
+        for (indexer, import) in &imports {
+            println!("{project}: {} {import:?}", indexer.name());
+        }
+    }
     let mut s = Score::default();
     // The signatures of an overloaded TypeScript function or method: the server gives each
     // the same references, the graph one answer for all; scored once.
@@ -77,6 +89,9 @@ fn score(project: &str) -> Option<Score> {
     for def in key["definitions"].as_array().unwrap() {
         let name = def["name"].as_str().unwrap();
         let path = def["path"].as_str().unwrap();
+        if shared_module(project, path) {
+            continue;
+        }
         let again = !scored.insert((path.to_owned(), name.to_owned(), def["callers"].to_string()));
         if overloads && again && def["callers"].as_array().is_some_and(|c| !c.is_empty()) {
             continue;
@@ -121,7 +136,16 @@ fn score(project: &str) -> Option<Score> {
         }
         s.ours += found.values().sum::<usize>();
         for (place, n) in &found {
-            let k = expected.get(place).copied().unwrap_or(0);
+            let omitted = KEY_OMISSIONS.contains(&(
+                project,
+                place.0.as_str(),
+                place.1,
+                ours.qualified_name.as_str(),
+            ));
+            let k = expected
+                .get(place)
+                .copied()
+                .unwrap_or(if omitted { *n } else { 0 });
             s.true_positives += (*n).min(k);
             for _ in k..*n {
                 s.false_positives.push(format!(
@@ -141,7 +165,8 @@ fn score(project: &str) -> Option<Score> {
         }
     }
     println!(
-        "{project}: {} of {} definitions matched; key edges {}, ours {}, true {}; precision {:.3}, recall {:.3}",
+        "{project}{}: {} of {} definitions matched; key edges {}, ours {}, true {}; precision {:.3}, recall {:.3}",
+        if precise { " (precise)" } else { "" },
         s.matched_defs,
         s.key_defs,
         s.key_edges,
@@ -159,6 +184,35 @@ fn score(project: &str) -> Option<Score> {
         }
     }
     Some(s)
+}
+
+/// Calls the key lacks, each read in the source and confirmed (rust-analyzer's
+/// find-references left them out): `(project, path, line, qualified name)`. Where the graph
+/// finds them they count as true.
+const KEY_OMISSIONS: &[(&str, &str, u32, &str)] = &[
+    // `self.cmp(rhs)` in `impl PartialOrd for Prerelease` calls its `Ord::cmp`.
+    ("semver", "src/impls.rs", 41, "Prerelease::cmp"),
+    ("semver", "src/impls.rs", 47, "BuildMetadata::cmp"),
+    // `let ref r = VersionReq::default();`
+    (
+        "semver",
+        "tests/test_version_req.rs",
+        47,
+        "VersionReq::default",
+    ),
+    // `pre.is_empty()` / `build.is_empty()` on a `Prerelease` / `BuildMetadata`.
+    ("semver", "src/parse.rs", 51, "Prerelease::is_empty"),
+    ("semver", "src/parse.rs", 338, "Prerelease::is_empty"),
+    ("semver", "src/parse.rs", 62, "BuildMetadata::is_empty"),
+    ("semver", "src/parse.rs", 350, "BuildMetadata::is_empty"),
+];
+
+/// A file the key cannot speak for: semver's `tests/util/mod.rs` is compiled into each test
+/// crate (`mod util;` in three of them), and rust-analyzer's find-references answers for one
+/// crate only, so its key lists none of the other crates' calls (`version("1.2.3")` in
+/// `tests/test_version.rs`), which the precise tier finds.
+fn shared_module(project: &str, path: &str) -> bool {
+    project == "semver" && path == "tests/util/mod.rs"
 }
 
 // Precision is held to issue 32's goal (0.97) everywhere; recall to what each key measures
@@ -228,4 +282,60 @@ fn typescript_rxjs_holds_its_floor() {
     // the `super.next(…)` calls the key counts for every override (a `super` call runs the
     // base's method, never an override: those edges were wrong).
     assert!(s.recall() >= 0.35, "recall {:.3}", s.recall());
+}
+
+// The precise tier (issue 32's goal: precision >= 0.97 and recall >= 0.90 on every key with it
+// on). Each runs the project's compiler-grade indexer, a peer `cargo xtask peers` installs.
+
+#[test]
+fn typescript_rxjs_with_the_precise_tier() {
+    let Some(s) = score_with("rxjs", true) else {
+        return;
+    };
+    assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
+    // 0.633 measured: what the graph misses is object-literal members typed by an
+    // interface (`next: (x) => …` passed as an `Observer`, 1,023 of the key's 3,042 edges), which
+    // the indexer relates to nothing and the graph does not address.
+    assert!(s.recall() >= 0.62, "recall {:.3}", s.recall());
+}
+
+#[test]
+fn typescript_zod_with_the_precise_tier() {
+    let Some(s) = score_with("zod", true) else {
+        return;
+    };
+    assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
+    // 0.990 measured (0.908 without the tier).
+    assert!(s.recall() >= 0.98, "recall {:.3}", s.recall());
+}
+
+#[test]
+fn python_click_with_the_precise_tier() {
+    let Some(s) = score_with("click", true) else {
+        return;
+    };
+    assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
+    // 0.938 measured (0.917 without the tier): the tests are outside click's
+    // `[tool.pyright] include`, so scip-python does not read them and tree-sitter answers there.
+    assert!(s.recall() >= 0.93, "recall {:.3}", s.recall());
+}
+
+#[test]
+fn python_requests_with_the_precise_tier() {
+    let Some(s) = score_with("requests", true) else {
+        return;
+    };
+    assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
+    // 0.969 measured.
+    assert!(s.recall() >= 0.96, "recall {:.3}", s.recall());
+}
+
+#[test]
+fn rust_semver_with_the_precise_tier() {
+    let Some(s) = score_with("semver", true) else {
+        return;
+    };
+    assert!(s.precision() >= 0.97, "precision {:.3}", s.precision());
+    // 1.000 measured (the key's omissions above counted).
+    assert!(s.recall() >= 0.99, "recall {:.3}", s.recall());
 }

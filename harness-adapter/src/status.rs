@@ -39,7 +39,8 @@ pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
         .map(str::to_owned)
         .collect::<Vec<_>>();
     let workers = setup.workers_configured();
-    let graph = graph_status(setup);
+    let mut graph = graph_status(setup);
+    graph["precise"] = precise_status(setup).await;
     let watcher = watcher_status(setup);
 
     let tools: Vec<Value> = registry
@@ -180,6 +181,33 @@ fn graph_status(setup: &RunSetup) -> Value {
     }
 }
 
+/// The code graph's precise tier: each compiler-grade indexer found (and runnable) or not,
+/// with how to install it; `off` when `[graph] precise = false`.
+async fn precise_status(setup: &RunSetup) -> Value {
+    if setup.config().graph.as_ref().is_ok_and(|c| !c.precise) {
+        return json!("off ([graph] precise = false)");
+    }
+    let mut out = serde_json::Map::new();
+    for indexer in cc_graph::Indexer::ALL {
+        let value = match cc_graph::precise::locate(indexer).await {
+            Ok(path) => json!({
+                "available": true,
+                "path": path,
+                "languages": indexer.languages(),
+                "reason": "runs in the background once the index is open and after changes; \
+                           answers never wait for it",
+            }),
+            Err(error) => json!({
+                "available": false,
+                "languages": indexer.languages(),
+                "reason": error.to_string(),
+            }),
+        };
+        out.insert(indexer.name().to_owned(), value);
+    }
+    Value::Object(out)
+}
+
 /// The run's watcher of the tree as a run would start it: how many folders it watches, or why
 /// it cannot (then every mechanism checks what it holds on every call).
 fn watcher_status(setup: &RunSetup) -> Value {
@@ -299,6 +327,24 @@ pub fn render(status: &Value) -> String {
                 .join(", "))
             .unwrap_or_default()
     ));
+    match &graph["precise"] {
+        Value::Object(indexers) => {
+            out.push_str("  precise tier (compiler-grade indexers, in the background):\n");
+            for (name, indexer) in indexers {
+                out.push_str(&format!(
+                    "    {:<20} {}: {}\n",
+                    name,
+                    mark(&indexer["available"]),
+                    indexer["path"]
+                        .as_str()
+                        .or(indexer["reason"].as_str())
+                        .unwrap_or("")
+                ));
+            }
+        }
+        Value::String(off) => out.push_str(&format!("  precise tier: {off}\n")),
+        _ => {}
+    }
     let servers = &families["language servers"];
     out.push_str(&format!(
         "\nlanguage servers (lsp, lsp_rename): {}\n",

@@ -195,6 +195,41 @@ fn status_mentions_the_code_graph_and_its_index() {
         text.contains("code graph (graph): available: no index yet"),
         "{text}"
     );
+    // Each indexer of the precise tier: where it is, or why not and how to install it. A
+    // PATH without the peers has no scip-python.
+    let precise = &graph["precise"]["scip-python"];
+    assert_eq!(precise["languages"][0], "python", "{graph}");
+    let bare = Command::new(env!("CARGO_BIN_EXE_cc-harness"))
+        .args(["status", "--json", "--root"])
+        .arg(dir.path())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let bare: Value = serde_json::from_slice(&bare.stdout).unwrap();
+    let missing = &bare["families"]["code graph"]["precise"]["scip-python"];
+    assert_eq!(missing["available"], false, "{missing}");
+    assert!(
+        missing["reason"]
+            .as_str()
+            .unwrap()
+            .contains("npm install -g @sourcegraph/scip-python"),
+        "{missing}"
+    );
+    assert!(text.contains("precise tier"), "{text}");
+    // `[graph] precise = false` turns the tier off, and status says so.
+    std::fs::write(
+        dir.path().join(".cc/tools.toml"),
+        format!(
+            "[graph]\ncache_dir = {:?}\nprecise = false\n",
+            cache.path().display().to_string()
+        ),
+    )
+    .unwrap();
+    let off = status_json(dir.path());
+    assert_eq!(
+        off["families"]["code graph"]["precise"],
+        "off ([graph] precise = false)"
+    );
     // A broken [graph] section is reported, not hidden.
     std::fs::write(dir.path().join(".cc/tools.toml"), "[graph]\ncache = 1\n").unwrap();
     let output = harness(&["status", "--json"], dir.path());

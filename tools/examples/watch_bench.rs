@@ -79,6 +79,8 @@ async fn freshness(dir: &Path, cache: &Path, open_file: Option<&str>) -> Result<
         parsers: Some(Arc::new(cc_structural::Languages::builtin())),
         graph: Some(Ok(cc_graph::GraphConfig {
             cache_dir: cache.to_path_buf(),
+            // What is measured is the watcher's cost, not the indexers'.
+            precise: false,
             ..cc_graph::GraphConfig::default()
         })),
         language_servers: language_servers.clone(),

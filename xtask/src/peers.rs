@@ -160,6 +160,10 @@ pub const PEERS: &[Peer] = &[
     peer(Npm, "typescript-language-server", "5.3.0", "typescript-language-server", &["--version"]),
     peer(Npm, "typescript",                 "5.9.3", "tsc",                        &["--version"]),
     peer(Npm, "bash-language-server",       "5.8.1", "bash-language-server",       &["--version"]),
+    // Compiler-grade indexers for the code graph's precise tier (SCIP output); rust-analyzer
+    // (above) is the third.
+    peer(Npm, "@sourcegraph/scip-typescript", "0.4.0", "scip-typescript", &["--version"]),
+    peer(Npm, "@sourcegraph/scip-python",     "0.6.6", "scip-python",     &["--version"]),
     // The official MCP TypeScript SDK, a real client for the adversarial MCP tests, and Ajv
     // to check every tool schema in strict mode (what strict clients do).
     peer(Npm, "@modelcontextprotocol/sdk", "1.32.2", "node",

@@ -59,3 +59,38 @@ impl Indexed {
             .collect()
     }
 }
+
+/// Runs every precise indexer the tree has (the peer each needs is required: missing, it
+/// fails under CI and skips loudly here, returning `None`) and imports its output.
+pub fn make_precise(
+    graph: &mut Graph,
+) -> Option<Vec<(cc_graph::Indexer, cc_graph::PreciseImport)>> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut out = Vec::new();
+    for plan in graph
+        .precise_plans(&cc_graph::PreciseOptions::default())
+        .unwrap()
+    {
+        if plan.current {
+            continue;
+        }
+        let output = if plan.cached() {
+            plan.output.clone()
+        } else {
+            match runtime.block_on(cc_graph::precise::run(&plan)) {
+                Ok(output) => output,
+                Err(e @ cc_graph::precise::PreciseError::Missing { .. }) => {
+                    cc_process::testing::missing_peer(plan.indexer.binary(), &e.to_string());
+                    return None;
+                }
+                Err(e) => panic!("{e}"),
+            }
+        };
+        let output = cc_graph::precise::read_output(&plan, &output).unwrap();
+        out.push((plan.indexer, graph.import_precise(&plan, &output).unwrap()));
+    }
+    Some(out)
+}

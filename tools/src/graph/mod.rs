@@ -8,6 +8,7 @@
 //! it before they return ([`GraphAfterWrite`], wrapped around the run's diagnostics hook).
 
 mod position;
+mod precise;
 mod render;
 mod tool;
 mod verify;
@@ -70,6 +71,9 @@ pub struct GraphIndex {
     /// What the run's watcher saw change since the graph last looked (taken before the index
     /// was opened, so nothing falls in between); `None`: no watcher, stat every file.
     watching: Arc<Mutex<Option<Watching>>>,
+    /// The compiler-grade indexers run in the background (`None`: `[graph] precise = false`
+    /// or a broken section).
+    precise: Option<precise::PreciseTier>,
 }
 
 /// The run's watcher and the graph's subscription to it.
@@ -86,8 +90,19 @@ impl std::fmt::Debug for GraphIndex {
 
 impl GraphIndex {
     /// The graph of `root`, kept as `config` says (an `Err`: the `[graph]` section is
-    /// invalid, and every call says so).
-    pub fn new(root: WorkspaceRoot, config: Result<GraphConfig, BrokenSection>) -> Arc<Self> {
+    /// invalid, and every call says so). `workspace_code`: whether an indexer that runs the
+    /// workspace's own code may run (not on a read-only surface).
+    pub fn new(
+        root: WorkspaceRoot,
+        config: Result<GraphConfig, BrokenSection>,
+        workspace_code: bool,
+    ) -> Arc<Self> {
+        let precise = config.as_ref().ok().filter(|c| c.precise).map(|_| {
+            precise::PreciseTier::new(cc_graph::PreciseOptions {
+                enabled: true,
+                workspace_code,
+            })
+        });
         Arc::new(GraphIndex {
             root,
             config,
@@ -96,7 +111,42 @@ impl GraphIndex {
             generation: AtomicU64::new(0),
             ranks: Mutex::new(None),
             watching: Arc::new(Mutex::new(None)),
+            precise,
         })
+    }
+
+    /// The index changed: cached answers (PageRank) are recomputed.
+    fn changed(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Asks the precise tier for a pass once changes settle (at once after an open).
+    fn refine(self: &Arc<Self>, after: std::time::Duration) {
+        if let Some(tier) = &self.precise {
+            tier.kick(self, after);
+        }
+    }
+
+    /// What the precise tier is doing, for an answer's text: which indexer still refines it.
+    pub(crate) fn precise_note(&self) -> Option<String> {
+        let (indexer, running) = self.precise.as_ref()?.running()?;
+        Some(format!(
+            "{} has been refining the edges for {} s: this answer is tree-sitter's where files \
+             are not yet precise",
+            indexer.name(),
+            running.as_secs()
+        ))
+    }
+
+    /// The precise tier's state per indexer (`status`), and one line each.
+    pub(crate) fn precise_report(&self) -> Option<(Value, Vec<String>)> {
+        let tier = self.precise.as_ref()?;
+        Some((tier.report(), tier.report_lines()))
+    }
+
+    /// Whether a precise pass is under way or asked for (tests wait on it).
+    pub fn precise_busy(&self) -> bool {
+        self.precise.as_ref().is_some_and(|t| t.busy())
     }
 
     /// Whether a call has opened the index in this run.
@@ -164,9 +214,13 @@ impl GraphIndex {
                 checked.opened = Some(stats);
                 *guard = Some(graph);
                 this.open.store(true, Ordering::Release);
-                this.generation.fetch_add(1, Ordering::AcqRel);
+                this.changed();
+                this.refine(std::time::Duration::ZERO);
             } else if let Some(graph) = guard.as_mut() {
                 this.freshen(graph, &mut checked);
+                if !checked.updated.is_empty() {
+                    this.refine(precise::SETTLE);
+                }
             }
             let Some(graph) = guard.as_mut() else {
                 return Err(ToolError::new(kinds::INTERNAL, "the graph is not open"));
@@ -234,7 +288,7 @@ impl GraphIndex {
             Ok(_) => {
                 checked.updated = outside;
                 graph.note_checked();
-                self.generation.fetch_add(1, Ordering::AcqRel);
+                self.changed();
             }
             Err(e) => {
                 checked.error = Some(e.to_string());
@@ -249,7 +303,7 @@ impl GraphIndex {
             Ok(stale) if !stale.is_empty() => match graph.update(&stale) {
                 Ok(_) => {
                     checked.updated = stale;
-                    self.generation.fetch_add(1, Ordering::AcqRel);
+                    self.changed();
                 }
                 Err(e) => {
                     checked.error = Some(e.to_string());
@@ -282,20 +336,27 @@ impl GraphIndex {
 
     /// Brings `paths` (absolute) up to date in the index, when it is open: what a writer
     /// calls before it returns. `None` when the index is not open (nothing to keep fresh).
-    pub async fn update(&self, paths: &[PathBuf]) -> Option<Result<UpdateStats, String>> {
+    pub async fn update(
+        self: &Arc<Self>,
+        paths: &[PathBuf],
+    ) -> Option<Result<UpdateStats, String>> {
         let paths = paths.to_vec();
         let result = self
             .if_open(move |graph| graph.update(&paths).map_err(|e| e.to_string()))
             .await;
         if matches!(result, Some(Ok(_))) {
-            self.generation.fetch_add(1, Ordering::AcqRel);
+            self.changed();
+            self.refine(precise::SETTLE);
         }
         result
     }
 
     /// [`GraphIndex::update`] for a caller on a blocking thread (a server's
     /// `workspace/applyEdit`).
-    pub fn update_blocking(&self, paths: &[PathBuf]) -> Option<Result<UpdateStats, String>> {
+    pub fn update_blocking(
+        self: &Arc<Self>,
+        paths: &[PathBuf],
+    ) -> Option<Result<UpdateStats, String>> {
         if !self.is_open() {
             return None;
         }
@@ -303,8 +364,10 @@ impl GraphIndex {
         let result = guard
             .as_mut()
             .map(|graph| graph.update(paths).map_err(|e| e.to_string()));
+        drop(guard);
         if matches!(result, Some(Ok(_))) {
-            self.generation.fetch_add(1, Ordering::AcqRel);
+            self.changed();
+            self.refine(precise::SETTLE);
         }
         result
     }
@@ -404,7 +467,8 @@ pub fn register(
     config: Result<GraphConfig, BrokenSection>,
 ) -> Arc<GraphIndex> {
     let root = builder.run().root.clone();
-    let index = GraphIndex::new(root, config);
+    let workspace_code = builder.run().surface.allows(crate::Tier::Write);
+    let index = GraphIndex::new(root, config, workspace_code);
     builder.add_tool(Arc::new(GraphTool::new(index.clone())));
     index
 }

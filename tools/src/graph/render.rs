@@ -40,6 +40,15 @@ pub(crate) fn index_json(freshness: &Freshness, checked: &Checked) -> Value {
     if let Some((left_out, _)) = &checked.left_out {
         value["left_out_by_ignore"] = left_out.clone();
     }
+    if let Some(precise) = &freshness.precise {
+        value["precise"] = json!({
+            "indexers": precise.indexers,
+            "files": precise.files,
+            "pending": precise.pending,
+            "pending_total": precise.pending_total,
+            "not_read": precise.not_read,
+        });
+    }
     value
 }
 
@@ -85,6 +94,9 @@ pub(crate) fn index_line(freshness: &Freshness, checked: &Checked) -> String {
     }
     if let Some((_, left_out)) = &checked.left_out {
         line.push_str(&format!("; {left_out}"));
+    }
+    if let Some(precise) = &freshness.precise {
+        line.push_str(&format!("; {}", precise.describe()));
     }
     line
 }

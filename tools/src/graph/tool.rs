@@ -180,7 +180,11 @@ impl Tool for GraphTool {
                     let (mut value, text) = answer(&index, graph, &args)?;
                     let freshness = graph.freshness();
                     value["index"] = index_json(&freshness, checked);
-                    let text = format!("{text}\n{}", index_line(&freshness, checked));
+                    let mut text = format!("{text}\n{}", index_line(&freshness, checked));
+                    if let Some(note) = index.precise_note() {
+                        value["index"]["precise_running"] = Value::String(note.clone());
+                        text.push_str(&format!("; {note}"));
+                    }
                     Ok((value, text))
                 },
             )
@@ -210,7 +214,7 @@ fn answer(
 ) -> Result<(Value, String), ToolError> {
     let root = index.root();
     match args.action {
-        Action::Status => status(graph),
+        Action::Status => status(index, graph),
         Action::Symbols => symbols(index, graph, args),
         Action::Outline => {
             let file = args
@@ -263,7 +267,7 @@ fn answer(
     }
 }
 
-fn status(graph: &Graph) -> Result<(Value, String), ToolError> {
+fn status(index: &GraphIndex, graph: &Graph) -> Result<(Value, String), ToolError> {
     let stats = graph.stats().map_err(index_error)?;
     let languages = graph.files_per_language().map_err(index_error)?;
     let unresolved = stats.ambiguous + stats.unknown;
@@ -280,7 +284,7 @@ fn status(graph: &Graph) -> Result<(Value, String), ToolError> {
         "files_with_syntax_errors": stats.files_with_syntax_errors,
         "definitions": stats.definitions,
         "references": stats.references,
-        "edges": {"exact": stats.exact, "import": stats.import, "package": stats.package, "dispatch": stats.dispatch, "name": stats.name},
+        "edges": {"precise": stats.precise, "exact": stats.exact, "import": stats.import, "package": stats.package, "dispatch": stats.dispatch, "name": stats.name},
         "unresolved": {"ambiguous": stats.ambiguous, "unknown": stats.unknown, "external": stats.external},
         "unresolved_share": (share * 1000.0).round() / 1000.0,
         "index_path": graph.index_path().display().to_string(),
@@ -290,7 +294,7 @@ fn status(graph: &Graph) -> Result<(Value, String), ToolError> {
     let langs: Vec<String> = languages.iter().map(|(l, n)| format!("{l} {n}")).collect();
     let text = format!(
         "code graph: {} files ({}), {} definitions, {} references\n\
-         edges: {} exact, {} import, {} package, {} dispatch, {} name-guessed (left out by default)\n\
+         edges: {} precise, {} exact, {} import, {} package, {} dispatch, {} name-guessed (left out by default)\n\
          unresolved: {} ambiguous, {} unknown ({:.1}% of references); {} external\n\
          index: {} ({} bytes), compared with the disk at {} ms since the epoch",
         stats.files,
@@ -301,6 +305,7 @@ fn status(graph: &Graph) -> Result<(Value, String), ToolError> {
         },
         stats.definitions,
         stats.references,
+        stats.precise,
         stats.exact,
         stats.import,
         stats.package,
@@ -314,6 +319,27 @@ fn status(graph: &Graph) -> Result<(Value, String), ToolError> {
         stats.index_bytes,
         checked_at,
     );
+    let (value, text) = match index.precise_report() {
+        Some((report, lines)) => {
+            let mut value = value;
+            value["precise"] = report;
+            let lines = if lines.is_empty() {
+                "no indexer has run yet (each runs in the background once the index is open)"
+                    .to_owned()
+            } else {
+                lines.join("\n  ")
+            };
+            (value, format!("{text}\nprecise tier:\n  {lines}"))
+        }
+        None => {
+            let mut value = value;
+            value["precise"] = json!("off");
+            (
+                value,
+                format!("{text}\nprecise tier: off ([graph] precise = false)"),
+            )
+        }
+    };
     Ok((value, text))
 }
 

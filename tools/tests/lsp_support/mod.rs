@@ -56,6 +56,8 @@ impl Setup<'_> {
                 parsers: Some(Arc::new(cc_structural::Languages::builtin())),
                 graph: Some(Ok(cc_graph::GraphConfig {
                     cache_dir: cache.to_path_buf(),
+                    // The precise tier has its own tests (tools/tests/graph_precise.rs).
+                    precise: false,
                     ..cc_graph::GraphConfig::default()
                 })),
                 ..Default::default()

@@ -1,0 +1,457 @@
+//! Reading a SCIP index and matching its occurrences with the index's definitions and
+//! references, by place.
+//!
+//! A SCIP occurrence is a range and a symbol; a definition occurrence marks where the symbol
+//! is defined. The index's definitions are keyed by where their names are, its references by
+//! where the used names are, so a definition occurrence finds its definition, and a reference
+//! occurrence its reference, by line and column (SCIP's columns are UTF-8, UTF-16 or UTF-32
+//! offsets as the document says, converted to bytes with the file's own line).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use protobuf::Message;
+use rusqlite::{params, Connection};
+use scip::types::{Index, PositionEncoding, SymbolRole};
+use serde::Serialize;
+
+use super::PrecisePlan;
+use crate::table::{DefId, FileId};
+
+/// What one import did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PreciseImport {
+    /// Files whose references now carry the indexer's word.
+    pub files: usize,
+    /// References the indexer named a workspace definition for.
+    pub edges: usize,
+    /// Dispatch edges from the symbols it relates (implementations and what they implement).
+    pub dispatch: usize,
+    /// References it said name nothing in the workspace (no edge).
+    pub no_edge: usize,
+    /// References of those files it did not see (their tree-sitter edges stay).
+    pub unseen: usize,
+    /// Files it read that changed since (left to tree-sitter until the next run).
+    pub changed_since: Vec<String>,
+}
+
+/// Parses a SCIP index.
+pub(super) fn parse(bytes: &[u8]) -> Result<Index, String> {
+    Index::parse_from_bytes(bytes).map_err(|e| format!("its output is not a SCIP index: {e}"))
+}
+
+/// Where a symbol is defined, as far as the index's definitions go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Def(DefId),
+    /// Defined outside the workspace's indexed files, or a local: no edge.
+    Nothing,
+    /// Defined in a workspace file at a place the index has no definition for, or in a file
+    /// changed since: nothing is said.
+    Unknown,
+}
+
+/// What the indexer says of one place: the target, and the definitions its symbol is
+/// related to (dispatch).
+type Said = (Target, Vec<DefId>);
+
+/// One document of the index, matched with the file it describes.
+struct Doc<'a> {
+    file: FileId,
+    lines: Vec<&'a [u8]>,
+    encoding: PositionEncoding,
+}
+
+impl Doc<'_> {
+    /// The 1-based byte column of a SCIP (0-based line, offset in the document's encoding).
+    fn byte_column(&self, line: i32, offset: i32) -> Option<(u32, u32)> {
+        let text = self.lines.get(usize::try_from(line).ok()?)?;
+        let offset = usize::try_from(offset).ok()?;
+        let byte = match self.encoding {
+            PositionEncoding::UTF8CodeUnitOffsetFromLineStart => offset,
+            PositionEncoding::UTF32CodeUnitOffsetFromLineStart => {
+                let text = String::from_utf8_lossy(text);
+                text.char_indices()
+                    .nth(offset)
+                    .map_or(text.len(), |(b, _)| b)
+            }
+            // scip-typescript and scip-python say nothing: both count UTF-16 units.
+            _ => {
+                let text = String::from_utf8_lossy(text);
+                let mut units = 0;
+                let mut at = text.len();
+                for (b, c) in text.char_indices() {
+                    if units >= offset {
+                        at = b;
+                        break;
+                    }
+                    units += c.len_utf16();
+                }
+                at
+            }
+        };
+        Some((
+            u32::try_from(line).ok()?.saturating_add(1),
+            u32::try_from(byte).ok()?.saturating_add(1),
+        ))
+    }
+}
+
+/// Replaces the precise rows of `plan`'s files with what `index` says (see the module docs).
+pub(super) fn import(
+    tx: &Connection,
+    root: &Path,
+    plan: &PrecisePlan,
+    index: &Index,
+) -> rusqlite::Result<PreciseImport> {
+    let mut out = PreciseImport::default();
+    // The files the plan saw, read again: one changed since is left out.
+    let mut contents: Vec<(usize, FileId, String, i64, Vec<u8>)> = Vec::new();
+    for (n, document) in index.documents.iter().enumerate() {
+        let Some(&(file, hash)) = plan.hashes.get(&document.relative_path) else {
+            continue;
+        };
+        let now: Option<i64> = tx
+            .query_row("SELECT hash FROM files WHERE id = ?1", [file], |r| r.get(0))
+            .ok();
+        let bytes = std::fs::read(root.join(&document.relative_path)).ok();
+        match bytes {
+            Some(bytes) if now == Some(hash) && crate::index::hash(&bytes) == hash => {
+                contents.push((n, file, document.relative_path.clone(), hash, bytes));
+            }
+            _ => out.changed_since.push(document.relative_path.clone()),
+        }
+    }
+    let docs: Vec<Doc<'_>> = contents
+        .iter()
+        .map(|(n, file, _, _, bytes)| Doc {
+            file: *file,
+            lines: bytes.split(|b| *b == b'\n').collect(),
+            encoding: index.documents[*n]
+                .position_encoding
+                .enum_value()
+                .unwrap_or(PositionEncoding::UnspecifiedPositionEncoding),
+        })
+        .collect();
+
+    // Definitions: where each symbol is defined, as a definition of the index.
+    let mut defs_at: HashMap<FileId, HashMap<(u32, u32), DefId>> = HashMap::new();
+    {
+        let mut stmt = tx.prepare_cached(
+            "SELECT id, name_line, name_col FROM defs WHERE file_id = ?1 ORDER BY id",
+        )?;
+        for doc in &docs {
+            let rows = stmt.query_map([doc.file], |r| {
+                Ok((
+                    r.get::<_, DefId>(0)?,
+                    r.get::<_, u32>(1)?,
+                    r.get::<_, u32>(2)?,
+                ))
+            })?;
+            let at = defs_at.entry(doc.file).or_default();
+            for row in rows {
+                let (id, line, col) = row?;
+                at.insert((line, col), id);
+            }
+        }
+    }
+    let described: HashMap<&str, usize> = contents
+        .iter()
+        .enumerate()
+        .map(|(d, (n, ..))| (index.documents[*n].relative_path.as_str(), d))
+        .collect();
+    let mut defined: HashMap<&str, (Option<FileId>, Target)> = HashMap::new();
+    for document in &index.documents {
+        let doc = described
+            .get(document.relative_path.as_str())
+            .map(|d| &docs[*d]);
+        let workspace_file = plan.hashes.contains_key(&document.relative_path);
+        for occurrence in &document.occurrences {
+            if occurrence.symbol.starts_with("local ") || occurrence.range.len() < 3 {
+                continue;
+            }
+            let at_def = doc.and_then(|doc| {
+                let place = doc.byte_column(occurrence.range[0], occurrence.range[1])?;
+                defs_at.get(&doc.file)?.get(&place).copied()
+            });
+            // scip-python marks only the first of a function's overloads a definition, the
+            // rest (the body among them) references at the definitions' names.
+            let definition = occurrence.symbol_roles & SymbolRole::Definition as i32 != 0;
+            if !definition && at_def.is_none() {
+                continue;
+            }
+            let target = match (doc, at_def) {
+                (_, Some(def)) => Target::Def(def),
+                (Some(_), None) => Target::Unknown,
+                // A workspace file changed since: nothing is said of what it defines.
+                (None, _) if workspace_file => Target::Unknown,
+                (None, _) => Target::Nothing,
+            };
+            // Several definitions of one symbol in one file (overload signatures and their
+            // implementation): the last, the body calls run. In several files (rust-analyzer
+            // names a function of each test crate alike): nothing is said.
+            let file = doc.map(|d| d.file);
+            match defined.entry(occurrence.symbol.as_str()) {
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert((file, target));
+                }
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    let (first_file, known) = *e.get();
+                    if first_file != file {
+                        e.insert((first_file, Target::Unknown));
+                    } else if target != Target::Unknown || known == Target::Unknown {
+                        e.insert((file, target));
+                    }
+                }
+            }
+        }
+    }
+
+    let targets: HashMap<&str, Target> = defined
+        .into_iter()
+        .map(|(symbol, (_, target))| (symbol, target))
+        .collect();
+
+    // Symbols related for "find references": each way.
+    let mut related: HashMap<&str, Vec<&str>> = HashMap::new();
+    let infos = index
+        .documents
+        .iter()
+        .flat_map(|d| d.symbols.iter())
+        .chain(index.external_symbols.iter())
+        .filter(|_| plan.indexer.relates_references());
+    for info in infos {
+        for relationship in &info.relationships {
+            if relationship.is_reference || relationship.is_implementation {
+                related
+                    .entry(info.symbol.as_str())
+                    .or_default()
+                    .push(relationship.symbol.as_str());
+                related
+                    .entry(relationship.symbol.as_str())
+                    .or_default()
+                    .push(info.symbol.as_str());
+            }
+        }
+    }
+
+    // References: each of the index's references at a place the indexer saw.
+    let mut forget = tx.prepare_cached("DELETE FROM precise WHERE file_id = ?1")?;
+    let mut forget_fanout = tx.prepare_cached("DELETE FROM precise_fanout WHERE file_id = ?1")?;
+    let mut forget_file = tx.prepare_cached("DELETE FROM precise_files WHERE file_id = ?1")?;
+    for (file, _) in plan.hashes.values() {
+        forget.execute([file])?;
+        forget_fanout.execute([file])?;
+        forget_file.execute([file])?;
+    }
+    // A reference tree-sitter resolved to a member of the type the indexer names (a class's
+    // construction resolved to its constructor) keeps that member: the same call, said more
+    // closely.
+    let mut refs = tx.prepare_cached(
+        "SELECT r.ord, r.line, r.col, r.target_id, d.parent_id FROM refs r
+         LEFT JOIN defs d ON d.id = r.target_id WHERE r.file_id = ?1",
+    )?;
+    let mut insert =
+        tx.prepare_cached("INSERT INTO precise(file_id, ord, target_id) VALUES (?1, ?2, ?3)")?;
+    let mut modules = WorkspaceModules::new(plan.hashes.keys());
+    let mut insert_fanout = tx.prepare_cached(
+        "INSERT OR IGNORE INTO precise_fanout(file_id, ord, target_id) VALUES (?1, ?2, ?3)",
+    )?;
+    let mut insert_file = tx.prepare_cached(
+        "INSERT OR REPLACE INTO precise_files(file_id, hash, indexer, run_key, read)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for (doc, (n, file, _, hash, _)) in docs.iter().zip(&contents) {
+        // Several symbols can stand at one place (a function and a type of one name).
+        let mut seen: HashMap<(u32, u32), Vec<Said>> = HashMap::new();
+        for occurrence in &index.documents[*n].occurrences {
+            if occurrence.symbol_roles & SymbolRole::Definition as i32 != 0
+                || occurrence.range.len() < 3
+            {
+                continue;
+            }
+            let Some(place) = doc.byte_column(occurrence.range[0], occurrence.range[1]) else {
+                continue;
+            };
+            // A document-local symbol is a local variable, a parameter, or a name bound
+            // inside a function (an import there, a conditional definition): tree-sitter's
+            // scopes say more of it than "local".
+            let target = if occurrence.symbol.starts_with("local ") {
+                Target::Unknown
+            } else {
+                // A symbol defined nowhere in the index is a library's, unless the library
+                // is named like a workspace module: the indexer's environment may hold an
+                // installed copy of the workspace's own package (`import click` found in
+                // site-packages beside `src/click`), and then tree-sitter's word stands.
+                targets
+                    .get(occurrence.symbol.as_str())
+                    .copied()
+                    .unwrap_or_else(|| match modules.shadows(&occurrence.symbol) {
+                        true => Target::Unknown,
+                        false => Target::Nothing,
+                    })
+            };
+            let mut fanout: Vec<DefId> = Vec::new();
+            if let Target::Def(def) = target {
+                for other in related_group(&related, occurrence.symbol.as_str()) {
+                    if let Some(Target::Def(d)) = targets.get(other) {
+                        if *d != def && !fanout.contains(d) {
+                            fanout.push(*d);
+                        }
+                    }
+                }
+            }
+            seen.entry(place).or_default().push((target, fanout));
+        }
+        let rows = refs.query_map([file], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, u32>(1)?,
+                r.get::<_, u32>(2)?,
+                r.get::<_, Option<DefId>>(3)?,
+                r.get::<_, Option<DefId>>(4)?,
+            ))
+        })?;
+        for row in rows {
+            let (ord, line, col, own, own_parent) = row?;
+            let here = seen.get(&(line, col)).map(|at| choose(at, own, own_parent));
+            match here {
+                Some((Target::Def(def), fanout)) => {
+                    let def = match own {
+                        Some(member) if own_parent == Some(def) => member,
+                        _ => def,
+                    };
+                    insert.execute(params![file, ord, def])?;
+                    out.edges += 1;
+                    for d in fanout {
+                        insert_fanout.execute(params![file, ord, d])?;
+                        out.dispatch += 1;
+                    }
+                }
+                Some((Target::Nothing, _)) => {
+                    insert.execute(params![file, ord, Option::<DefId>::None])?;
+                    out.no_edge += 1;
+                }
+                Some((Target::Unknown, _)) | None => out.unseen += 1,
+            }
+        }
+        insert_file.execute(params![file, hash, plan.indexer.name(), plan.key, 1])?;
+        out.files += 1;
+    }
+    // The files of its languages it did not read (outside its project), as they are now:
+    // not "pending" (no run would read them), counted apart.
+    let read: std::collections::HashSet<FileId> = contents.iter().map(|c| c.1).collect();
+    let changed: std::collections::HashSet<&str> =
+        out.changed_since.iter().map(String::as_str).collect();
+    for (path, (file, hash)) in &plan.hashes {
+        if !read.contains(file) && !changed.contains(path.as_str()) {
+            insert_file.execute(params![file, hash, plan.indexer.name(), plan.key, 0])?;
+        }
+    }
+    out.changed_since.sort();
+    Ok(out)
+}
+
+/// Most symbols one reference group reaches (an interface method, the methods implementing
+/// it, the interfaces those implement): a bound on the work for a hub.
+const GROUP_LIMIT: usize = 256;
+
+/// Every symbol related to `symbol`, directly or through others (the methods implementing one
+/// interface method are one group, as "find references" takes them), without `symbol`.
+fn related_group<'a>(related: &HashMap<&'a str, Vec<&'a str>>, symbol: &'a str) -> Vec<&'a str> {
+    let mut group = vec![symbol];
+    let mut next = 0;
+    while next < group.len() && group.len() < GROUP_LIMIT {
+        for other in related.get(group[next]).into_iter().flatten() {
+            if !group.contains(other) {
+                group.push(other);
+            }
+        }
+        next += 1;
+    }
+    group.remove(0);
+    group
+}
+
+/// The module paths of the workspace's files, every trailing part of each (`src/click/core.py`
+/// gives `src/click/core`, `click/core`, `core`), to tell a library symbol that names a
+/// workspace module.
+struct WorkspaceModules {
+    suffixes: std::collections::HashSet<String>,
+    known: HashMap<String, bool>,
+}
+
+impl WorkspaceModules {
+    fn new<'a>(paths: impl Iterator<Item = &'a String>) -> Self {
+        let mut suffixes = std::collections::HashSet::new();
+        for path in paths {
+            let stem = path
+                .rsplit_once('.')
+                .map_or(path.as_str(), |(stem, _)| stem);
+            let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+            let mut rest = stem;
+            loop {
+                suffixes.insert(rest.to_owned());
+                match rest.split_once('/') {
+                    Some((_, tail)) => rest = tail,
+                    None => break,
+                }
+            }
+        }
+        WorkspaceModules {
+            suffixes,
+            known: HashMap::new(),
+        }
+    }
+
+    /// Whether `symbol`'s module (its first descriptor: a dotted module or a file path) is
+    /// a workspace module's name.
+    fn shadows(&mut self, symbol: &str) -> bool {
+        if let Some(known) = self.known.get(symbol) {
+            return *known;
+        }
+        let module = scip::symbol::parse_symbol(symbol)
+            .ok()
+            .and_then(|parsed| parsed.descriptors.first().map(|d| d.name.clone()))
+            .unwrap_or_default();
+        let module = module
+            .rsplit_once('.')
+            .map_or(module.clone(), |(stem, ext)| {
+                // A file path keeps its folders; a dotted module name becomes one.
+                if [
+                    "ts", "tsx", "js", "mjs", "cjs", "mts", "cts", "py", "pyi", "rs",
+                ]
+                .contains(&ext)
+                {
+                    stem.to_owned()
+                } else {
+                    module.replace('.', "/")
+                }
+            });
+        let shadows = !module.is_empty() && self.suffixes.contains(&module);
+        self.known.insert(symbol.to_owned(), shadows);
+        shadows
+    }
+}
+
+/// What the indexer says of a reference where `at` holds its symbols: the definition
+/// tree-sitter also found (or whose member it found) when one of them is it, else the first
+/// definition, else "unknown" when any symbol is, else "nothing".
+fn choose(at: &[Said], own: Option<DefId>, own_parent: Option<DefId>) -> (Target, &[DefId]) {
+    let defs = || {
+        at.iter().filter_map(|(t, fanout)| match t {
+            Target::Def(d) => Some((*d, fanout.as_slice())),
+            _ => None,
+        })
+    };
+    if let Some((d, fanout)) = defs().find(|(d, _)| Some(*d) == own || Some(*d) == own_parent) {
+        return (Target::Def(d), fanout);
+    }
+    if let Some((d, fanout)) = defs().next() {
+        return (Target::Def(d), fanout);
+    }
+    if at.iter().any(|(t, _)| *t == Target::Unknown) {
+        return (Target::Unknown, &[]);
+    }
+    (Target::Nothing, &[])
+}

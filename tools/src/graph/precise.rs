@@ -1,0 +1,279 @@
+//! The precise tier in a run: the compiler-grade indexers ([`cc_graph::precise`]) run in the
+//! background once the index is open and again after changes (debounced), never while an
+//! answer waits: an answer given meanwhile comes from what is indexed, and says which
+//! indexer is still refining it and which files are not precise yet.
+//!
+//! One pass at a time per run; a change during a pass asks for another. An indexer that
+//! failed for one state of the tree is not run again for that state (its error is in
+//! `status`); the next change tries again. The pass holds the graph only to plan and to
+//! import, never while an indexer runs, and the run's end ends it (with the indexer's whole
+//! process group).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use cc_graph::precise::{self, PreciseError, PreciseOptions};
+use cc_graph::{Indexer, PreciseImport};
+use cc_process::lock;
+use serde_json::{json, Value};
+
+use super::GraphIndex;
+
+/// How long a pass waits after a change before it plans (a burst of writes is one pass).
+pub(crate) const SETTLE: Duration = Duration::from_millis(1500);
+
+/// What the tier did last, per indexer.
+#[derive(Debug, Clone)]
+enum Outcome {
+    Imported {
+        import: PreciseImport,
+        took: Duration,
+        cached: bool,
+    },
+    Failed {
+        key: String,
+        error: PreciseError,
+    },
+}
+
+#[derive(Debug, Default)]
+struct State {
+    task: Option<tokio::task::JoinHandle<()>>,
+    /// A pass is under way or asked for (set by `kick`, cleared by the task as it ends, both
+    /// under the lock, so no request falls between).
+    active: bool,
+    /// A change came while a pass ran: another pass follows it.
+    again: bool,
+    running: Option<(Indexer, Instant)>,
+    outcomes: BTreeMap<Indexer, Outcome>,
+}
+
+/// The run's precise tier.
+#[derive(Debug)]
+pub(crate) struct PreciseTier {
+    options: PreciseOptions,
+    /// Shared with the pass's task, which holds the index only weakly (so the run's end,
+    /// dropping the index, aborts the task and ends a running indexer).
+    state: Arc<Mutex<State>>,
+}
+
+impl Drop for PreciseTier {
+    fn drop(&mut self) {
+        if let Some(task) = lock(&self.state).task.take() {
+            task.abort();
+        }
+    }
+}
+
+impl PreciseTier {
+    pub(crate) fn new(options: PreciseOptions) -> Self {
+        PreciseTier {
+            options,
+            state: Arc::new(Mutex::new(State::default())),
+        }
+    }
+
+    /// Asks for a pass `after` from now (at once when one is running: it goes again when
+    /// done). Needs a tokio runtime; without one (a blocking caller outside it) nothing runs
+    /// until the next call that has one.
+    pub(crate) fn kick(&self, index: &Arc<GraphIndex>, after: Duration) {
+        if !self.options.enabled {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let mut state = lock(&self.state);
+        if state.active {
+            state.again = true;
+            return;
+        }
+        state.active = true;
+        let weak = Arc::downgrade(index);
+        let shared = self.state.clone();
+        let options = self.options.clone();
+        state.task = Some(runtime.spawn(async move {
+            tokio::time::sleep(after).await;
+            loop {
+                pass(&weak, &shared, &options).await;
+                {
+                    let mut state = lock(&shared);
+                    state.active = std::mem::take(&mut state.again);
+                    if !state.active {
+                        return;
+                    }
+                }
+                tokio::time::sleep(SETTLE).await;
+            }
+        }));
+    }
+
+    /// The indexer running now, and for how long.
+    pub(crate) fn running(&self) -> Option<(Indexer, Duration)> {
+        lock(&self.state)
+            .running
+            .map(|(indexer, since)| (indexer, since.elapsed()))
+    }
+
+    /// Whether a pass is under way or asked for.
+    pub(crate) fn busy(&self) -> bool {
+        lock(&self.state).active
+    }
+
+    /// Each indexer's last outcome, as `status` shows it.
+    pub(crate) fn report(&self) -> Value {
+        let state = lock(&self.state);
+        let mut out = serde_json::Map::new();
+        for (indexer, outcome) in &state.outcomes {
+            let value = match outcome {
+                Outcome::Imported {
+                    import,
+                    took,
+                    cached,
+                } => json!({
+                    "state": "imported",
+                    "files": import.files,
+                    "edges": import.edges,
+                    "dispatch": import.dispatch,
+                    "no_edge": import.no_edge,
+                    "took_ms": took.as_millis() as u64,
+                    "from_cache": cached,
+                }),
+                Outcome::Failed { error, .. } => json!({
+                    "state": match error {
+                        PreciseError::Missing { .. } => "missing",
+                        PreciseError::Skipped { .. } => "skipped",
+                        _ => "failed",
+                    },
+                    "reason": error.to_string(),
+                }),
+            };
+            out.insert(indexer.name().to_owned(), value);
+        }
+        if let Some((indexer, since)) = state.running {
+            out.insert(
+                indexer.name().to_owned(),
+                json!({"state": "running", "for_ms": since.elapsed().as_millis() as u64}),
+            );
+        }
+        Value::Object(out)
+    }
+
+    /// One line per indexer for `status`'s text.
+    pub(crate) fn report_lines(&self) -> Vec<String> {
+        let state = lock(&self.state);
+        let mut lines = Vec::new();
+        for (indexer, outcome) in &state.outcomes {
+            if state.running.is_some_and(|(i, _)| i == *indexer) {
+                continue;
+            }
+            lines.push(match outcome {
+                Outcome::Imported {
+                    import,
+                    took,
+                    cached,
+                } => format!(
+                    "{}: {} file(s) precise, {} edge(s), {} dispatch, {} with no workspace \
+                     definition ({} in {} ms)",
+                    indexer.name(),
+                    import.files,
+                    import.edges,
+                    import.dispatch,
+                    import.no_edge,
+                    if *cached { "from its cache" } else { "indexed" },
+                    took.as_millis()
+                ),
+                Outcome::Failed { error, .. } => format!("{}: {error}", indexer.name()),
+            });
+        }
+        if let Some((indexer, since)) = state.running {
+            lines.push(format!(
+                "{}: running for {} s (answers come from tree-sitter's edges meanwhile)",
+                indexer.name(),
+                since.elapsed().as_secs()
+            ));
+        }
+        lines
+    }
+}
+
+/// One pass: every indexer whose output is not current for the tree as indexed, one after
+/// the other. The index is held only while planning and importing.
+async fn pass(weak: &Weak<GraphIndex>, shared: &Mutex<State>, options: &PreciseOptions) {
+    let options = options.clone();
+    let Some(index) = weak.upgrade() else { return };
+    let plans = index.if_open(move |g| g.precise_plans(&options)).await;
+    drop(index);
+    let Some(Ok(plans)) = plans else { return };
+    for plan in plans {
+        let failed_here = matches!(
+            lock(shared).outcomes.get(&plan.indexer),
+            Some(Outcome::Failed { key, .. }) if *key == plan.key
+        );
+        if plan.current || failed_here {
+            continue;
+        }
+        let started = Instant::now();
+        lock(shared).running = Some((plan.indexer, started));
+        let cached = plan.cached();
+        let output = if cached {
+            Ok(plan.output.clone())
+        } else {
+            precise::run(&plan).await
+        };
+        let outcome = match output {
+            Ok(path) => import(weak, plan.clone(), path, started, cached).await,
+            Err(error) => Outcome::Failed {
+                key: plan.key.clone(),
+                error,
+            },
+        };
+        let mut state = lock(shared);
+        state.running = None;
+        state.outcomes.insert(plan.indexer, outcome);
+    }
+}
+
+async fn import(
+    weak: &Weak<GraphIndex>,
+    plan: cc_graph::PrecisePlan,
+    path: std::path::PathBuf,
+    started: Instant,
+    cached: bool,
+) -> Outcome {
+    let failed = |message: String| Outcome::Failed {
+        key: plan.key.clone(),
+        error: PreciseError::Io {
+            indexer: plan.indexer.name(),
+            message,
+        },
+    };
+    // Parsed before the graph is taken: the lock is held only to write.
+    let read_plan = plan.clone();
+    let output =
+        match tokio::task::spawn_blocking(move || precise::read_output(&read_plan, &path)).await {
+            Ok(Ok(output)) => output,
+            Ok(Err(e)) => return failed(e.to_string()),
+            Err(e) => return failed(e.to_string()),
+        };
+    let for_import = plan.clone();
+    let Some(index) = weak.upgrade() else {
+        return failed("the run ended".into());
+    };
+    match index
+        .if_open(move |g| g.import_precise(&for_import, &output))
+        .await
+    {
+        Some(Ok(import)) => {
+            index.changed();
+            Outcome::Imported {
+                import,
+                took: started.elapsed(),
+                cached,
+            }
+        }
+        Some(Err(e)) => failed(e.to_string()),
+        None => failed("the index was closed".into()),
+    }
+}
