@@ -19,9 +19,10 @@ use crate::tier::Tier;
 use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
 
 const DESCRIPTION: &str = "The code graph of the workspace (tree-sitter definitions, calls and \
-type uses; every edge records how it was resolved: exact scope, import, same package, dispatch \
-(a Go interface's implementations, a C function's build alternatives), or a unique-name guess \
-that is left out by default). Ask what is here and what depends on it before \
+type uses; every edge records how it was resolved: precise (a compiler-grade indexer such as \
+scip-typescript, run in the background: answers never wait for it and say which files are not \
+yet precise), exact scope, import, same package, dispatch (a Go interface's implementations, a \
+C function's build alternatives), or a unique-name guess that is left out by default). Ask what is here and what depends on it before \
 you edit. Actions: `status`; `symbols` {query, kind?, language?, max_results? (100)}; \
 `outline` {file, max_results? (200)}; `callers` {file, line, symbol, min_confidence? (dispatch), max_results? (50), \
 verify?}; `callees` {file, line, symbol, max_results? (100)}; `impact` {file, line, symbol, depth? (3), \

@@ -36,6 +36,7 @@ mod graph;
 mod kernel;
 mod linux;
 mod lsp;
+mod precise;
 mod structural;
 mod transaction;
 mod watch;
@@ -95,6 +96,11 @@ pub const FAMILIES: &[Family] = &[
         name: "graph",
         about: "code graph index over the CPython and Go stdlibs vs ast-grep and ctags",
         run: graph::run,
+    },
+    Family {
+        name: "precise",
+        about: "the graph's compiler-grade indexers (SCIP) beside its tree-sitter build: time, RSS, refresh after a write",
+        run: precise::run,
     },
     Family {
         name: "transaction",
