@@ -4,7 +4,8 @@
 //! (`subscriber.add(…)` on a conditional's result, `operator.call(…)` on a field typed by an
 //! interface) are `precise` edges; a shell edit between calls falls back to tree-sitter for
 //! that file, said in the answer, until the next pass makes it precise again; the run's end
-//! ends a running indexer; `[graph] precise = false` runs none.
+//! ends a running indexer; `[graph] precise = false` runs none; a read-only surface runs no
+//! indexer that would run the workspace's code (rust-analyzer's build scripts), and says so.
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -16,6 +17,10 @@ use cc_tools::{Registry, Resources, Run, Surface};
 use serde_json::{json, Value};
 
 fn registry(dir: &Path, cache: &Path, precise: bool) -> Registry {
+    registry_on(dir, cache, precise, Surface::Full)
+}
+
+fn registry_on(dir: &Path, cache: &Path, precise: bool, surface: Surface) -> Registry {
     Resources {
         host_files: true,
         parsers: Some(Arc::new(cc_structural::Languages::builtin())),
@@ -30,7 +35,7 @@ fn registry(dir: &Path, cache: &Path, precise: bool) -> Registry {
     .build(
         Run::builder(dir)
             .conversation("precise")
-            .surface(Surface::Full)
+            .surface(surface)
             .build(),
     )
 }
@@ -254,4 +259,31 @@ async fn the_tier_can_be_turned_off() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (status, _) = call(&registry, json!({"action": "status"})).await;
     assert_eq!(status["edges"]["precise"], 0, "{status:#}");
+}
+
+/// On the plan surface rust-analyzer scip (which runs build scripts and proc macros) is not
+/// run, and `status` says why; the graph answers from tree-sitter.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_surface_runs_no_indexer_that_runs_workspace_code() {
+    let Some(project) = cc_process::testing::copy_project("semver") else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let registry = registry_on(project.path(), cache.path(), true, Surface::Plan);
+    let status = status_until(&registry, |s| {
+        s["precise"]["rust-analyzer scip"]["state"].as_str().is_some()
+            && s["precise"]["rust-analyzer scip"]["state"] != "running"
+    })
+    .await;
+    let rust = &status["precise"]["rust-analyzer scip"];
+    assert_eq!(rust["state"], "skipped", "{status:#}");
+    assert!(
+        rust["reason"]
+            .as_str()
+            .unwrap()
+            .contains("runs no workspace code"),
+        "{rust}"
+    );
+    assert_eq!(status["edges"]["precise"], 0, "{status:#}");
+    assert!(!cache.path().join("target").exists());
 }

@@ -295,11 +295,7 @@ impl Graph {
                 .optional()
                 .map_err(&sql)?;
             let dir = self.precise_dir();
-            let skipped = (indexer == Indexer::Rust && !options.workspace_code).then(|| {
-                "rust-analyzer scip runs the crate's build scripts and proc macros, and this \
-                 surface runs no workspace code"
-                    .to_owned()
-            });
+            let skipped = self.precise_skip(indexer, options);
             plans.push(PrecisePlan {
                 indexer,
                 root: self.root.clone(),
@@ -409,6 +405,25 @@ impl Graph {
             pending_total,
             not_read: usize::try_from(not_read).unwrap_or(0),
         }))
+    }
+
+    /// Why `indexer` does not run on this root with `options`, when it does not.
+    fn precise_skip(&self, indexer: Indexer, options: &PreciseOptions) -> Option<String> {
+        if indexer != Indexer::Rust {
+            return None;
+        }
+        if !options.workspace_code {
+            return Some(
+                "rust-analyzer scip runs the crate's build scripts and proc macros, and this \
+                 surface runs no workspace code"
+                    .to_owned(),
+            );
+        }
+        // It loads a cargo workspace (or a rust-project.json) at the root, else fails.
+        (!["Cargo.toml", "rust-project.json"]
+            .iter()
+            .any(|marker| self.root.join(marker).is_file()))
+        .then(|| "no Cargo.toml or rust-project.json at the workspace root".to_owned())
     }
 
     /// The folder of the precise tier's outputs and scratch files, beside the root's index.

@@ -254,6 +254,8 @@ pub(super) fn import(
     let mut insert =
         tx.prepare_cached("INSERT INTO precise(file_id, ord, target_id) VALUES (?1, ?2, ?3)")?;
     let mut modules = WorkspaceModules::new(plan.hashes.keys());
+    // The dispatch targets of each symbol's group, computed once.
+    let mut groups: HashMap<&str, Vec<DefId>> = HashMap::new();
     let mut insert_fanout = tx.prepare_cached(
         "INSERT OR IGNORE INTO precise_fanout(file_id, ord, target_id) VALUES (?1, ?2, ?3)",
     )?;
@@ -291,16 +293,23 @@ pub(super) fn import(
                         false => Target::Nothing,
                     })
             };
-            let mut fanout: Vec<DefId> = Vec::new();
-            if let Target::Def(def) = target {
-                for other in related_group(&related, occurrence.symbol.as_str()) {
-                    if let Some(Target::Def(d)) = targets.get(other) {
-                        if *d != def && !fanout.contains(d) {
-                            fanout.push(*d);
+            let fanout = match target {
+                Target::Def(def) => groups
+                    .entry(occurrence.symbol.as_str())
+                    .or_insert_with(|| {
+                        let mut defs: Vec<DefId> = Vec::new();
+                        for other in related_group(&related, occurrence.symbol.as_str()) {
+                            if let Some(Target::Def(d)) = targets.get(other) {
+                                if *d != def && !defs.contains(d) {
+                                    defs.push(*d);
+                                }
+                            }
                         }
-                    }
-                }
-            }
+                        defs
+                    })
+                    .clone(),
+                _ => Vec::new(),
+            };
             seen.entry(place).or_default().push((target, fanout));
         }
         let rows = refs.query_map([file], |r| {

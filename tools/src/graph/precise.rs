@@ -37,8 +37,15 @@ enum Outcome {
     },
 }
 
+/// After this many failed runs in a row, an indexer rests for [`REST`] before it is tried
+/// again (a broken environment should not cost a run after every write).
+const FAILURES_BEFORE_REST: u32 = 2;
+const REST: Duration = Duration::from_secs(300);
+
 #[derive(Debug, Default)]
 struct State {
+    /// Failed runs in a row, and when the last one ended, per indexer.
+    failures: BTreeMap<Indexer, (u32, Instant)>,
     task: Option<tokio::task::JoinHandle<()>>,
     /// A pass is under way or asked for (set by `kick`, cleared by the task as it ends, both
     /// under the lock, so no request falls between).
@@ -207,11 +214,18 @@ async fn pass(weak: &Weak<GraphIndex>, shared: &Mutex<State>, options: &PreciseO
     drop(index);
     let Some(Ok(plans)) = plans else { return };
     for plan in plans {
-        let failed_here = matches!(
-            lock(shared).outcomes.get(&plan.indexer),
-            Some(Outcome::Failed { key, .. }) if *key == plan.key
-        );
-        if plan.current || failed_here {
+        let resting = {
+            let state = lock(shared);
+            let failed_here = matches!(
+                state.outcomes.get(&plan.indexer),
+                Some(Outcome::Failed { key, .. }) if *key == plan.key
+            );
+            let tired = state.failures.get(&plan.indexer).is_some_and(|(n, at)| {
+                *n >= FAILURES_BEFORE_REST && at.elapsed() < REST
+            });
+            failed_here || tired
+        };
+        if plan.current || resting {
             continue;
         }
         let started = Instant::now();
@@ -231,6 +245,23 @@ async fn pass(weak: &Weak<GraphIndex>, shared: &Mutex<State>, options: &PreciseO
         };
         let mut state = lock(shared);
         state.running = None;
+        match &outcome {
+            // Not run here by choice: no failure.
+            Outcome::Failed {
+                error: PreciseError::Skipped { .. },
+                ..
+            } => {}
+            Outcome::Failed { .. } => {
+                let entry = state
+                    .failures
+                    .entry(plan.indexer)
+                    .or_insert((0, Instant::now()));
+                *entry = (entry.0 + 1, Instant::now());
+            }
+            Outcome::Imported { .. } => {
+                state.failures.remove(&plan.indexer);
+            }
+        }
         state.outcomes.insert(plan.indexer, outcome);
     }
 }
