@@ -271,7 +271,9 @@ async fn a_read_only_surface_runs_no_indexer_that_runs_workspace_code() {
     let cache = tempfile::tempdir().unwrap();
     let registry = registry_on(project.path(), cache.path(), true, Surface::Plan);
     let status = status_until(&registry, |s| {
-        s["precise"]["rust-analyzer scip"]["state"].as_str().is_some()
+        s["precise"]["rust-analyzer scip"]["state"]
+            .as_str()
+            .is_some()
             && s["precise"]["rust-analyzer scip"]["state"] != "running"
     })
     .await;

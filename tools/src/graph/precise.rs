@@ -220,9 +220,10 @@ async fn pass(weak: &Weak<GraphIndex>, shared: &Mutex<State>, options: &PreciseO
                 state.outcomes.get(&plan.indexer),
                 Some(Outcome::Failed { key, .. }) if *key == plan.key
             );
-            let tired = state.failures.get(&plan.indexer).is_some_and(|(n, at)| {
-                *n >= FAILURES_BEFORE_REST && at.elapsed() < REST
-            });
+            let tired = state
+                .failures
+                .get(&plan.indexer)
+                .is_some_and(|(n, at)| *n >= FAILURES_BEFORE_REST && at.elapsed() < REST);
             failed_here || tired
         };
         if plan.current || resting {
