@@ -54,6 +54,12 @@ pub enum GraphError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot lock {path} (one open of an index at a time): {source}")]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// The precise tier's output could not be read.
     #[error("{indexer}: {message}")]
     Precise {
@@ -135,6 +141,30 @@ impl Freshness {
         };
         text + &precise
     }
+}
+
+/// How long a write waits for another run's write to the same index.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The exclusive lock on `index.lock` beside the index, held while one process opens (and
+/// perhaps builds) it; released when dropped.
+fn open_lock(db_path: &Path) -> Result<nix::fcntl::Flock<std::fs::File>> {
+    let path = db_path.with_extension("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|source| GraphError::Lock {
+            path: path.clone(),
+            source,
+        })?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, errno)| {
+        GraphError::Lock {
+            path,
+            source: std::io::Error::from(errno),
+        }
+    })
 }
 
 pub(crate) fn now_ms() -> u64 {
@@ -263,6 +293,27 @@ const OUTCOME_RESOLVED: i64 = 0;
 const OUTCOME_UNRESOLVED: i64 = 1;
 const OUTCOME_EXTERNAL: i64 = 2;
 
+/// The edges into the definition `?1`, as `(file_id, ord, rung)`: what the `edges` view
+/// holds for one target, written out so that each arm uses its table's target index (SQLite
+/// does not push a correlated or joined term into a compound view).
+pub(crate) const EDGES_INTO: &str = "
+  SELECT r.file_id, r.ord, r.rung FROM refs r
+   WHERE r.target_id = ?1
+     AND NOT EXISTS (SELECT 1 FROM precise p WHERE p.file_id = r.file_id AND p.ord = r.ord)
+  UNION ALL
+  SELECT p.file_id, p.ord, 5 FROM precise p WHERE p.target_id = ?1
+  UNION ALL
+  SELECT x.file_id, x.ord, 4 FROM fanout x
+   WHERE x.target_id = ?1
+     AND NOT EXISTS (SELECT 1 FROM precise p JOIN refs r ON r.file_id = p.file_id AND r.ord = p.ord
+                     WHERE p.file_id = x.file_id AND p.ord = x.ord
+                       AND p.target_id IS NOT r.target_id)
+  UNION ALL
+  SELECT y.file_id, y.ord, 4 FROM precise_fanout y
+   WHERE y.target_id = ?1
+     AND NOT EXISTS (SELECT 1 FROM fanout x
+                     WHERE x.file_id = y.file_id AND x.ord = y.ord AND x.target_id = y.target_id)";
+
 pub(crate) fn rung_code(r: Rung) -> i64 {
     match r {
         Rung::Exact => 0,
@@ -370,6 +421,10 @@ impl Graph {
             path: db_path.clone(),
             source,
         };
+        // One open at a time per index, across processes: several runs starting on one root
+        // wait for the one that builds (or rebuilds) it, instead of removing its files or
+        // building again; they then find it current.
+        let _opening = open_lock(&db_path)?;
         let mut rebuilt = false;
         let conn = match Self::connect(&db_path, &root) {
             Ok(Some(conn)) => conn,
@@ -421,6 +476,9 @@ impl Graph {
     }
 
     fn pragmas(conn: &Connection) -> rusqlite::Result<()> {
+        // Another run's write (an update, a precise import) holds the index for moments:
+        // wait for it rather than fail.
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.execute_batch(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;
              PRAGMA cache_size=-8000;",
@@ -588,29 +646,7 @@ impl Graph {
     }
 
     fn known_files(&self) -> Result<HashMap<String, Known>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, path, size, mtime_ns, hash FROM files")
-            .map_err(self.sql())?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(1)?,
-                    Known {
-                        id: r.get(0)?,
-                        size: r.get::<_, i64>(2)? as u64,
-                        mtime_ns: r.get(3)?,
-                        hash: r.get(4)?,
-                    },
-                ))
-            })
-            .map_err(self.sql())?;
-        let mut out = HashMap::new();
-        for row in rows {
-            let (path, known) = row.map_err(self.sql())?;
-            out.insert(path, known);
-        }
-        Ok(out)
+        known_files_of(&self.conn).map_err(self.sql())
     }
 
     /// Compares the whole tree with the index and brings it up to date.
@@ -708,6 +744,7 @@ impl Graph {
             }
         };
         let mut stats = UpdateStats::default();
+        let version = data_version(&self.conn).map_err(self.sql())?;
         let known = self.known_files()?;
         lap("files known");
         let refresh = all.is_some();
@@ -773,9 +810,11 @@ impl Graph {
 
         let threads = self.config.threads().max(1);
         let pool = self.pool();
+        // Immediate: a write transaction that began as a read would fail, not wait, when
+        // another run wrote in between.
         let tx = self
             .conn
-            .transaction()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|source| GraphError::Sqlite {
                 path: self.db_path.clone(),
                 source,
@@ -784,6 +823,13 @@ impl Graph {
         let sql = |source| GraphError::Sqlite {
             path: db_path.clone(),
             source,
+        };
+        // Another run on this root committed since the files were read: what the index
+        // holds now decides between adding and rewriting a file.
+        let known = if data_version(&tx).map_err(sql)? == version {
+            known
+        } else {
+            known_files_of(&tx).map_err(sql)?
         };
         if configs_changed {
             tx.execute("DELETE FROM config_files", []).map_err(sql)?;
@@ -1339,6 +1385,28 @@ fn read_and_extract(
         language,
         facts,
     })
+}
+
+/// Every indexed file with what the index knows of it.
+fn known_files_of(conn: &Connection) -> rusqlite::Result<HashMap<String, Known>> {
+    let mut stmt = conn.prepare("SELECT id, path, size, mtime_ns, hash FROM files")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(1)?,
+            Known {
+                id: r.get(0)?,
+                size: r.get::<_, i64>(2)? as u64,
+                mtime_ns: r.get(3)?,
+                hash: r.get(4)?,
+            },
+        ))
+    })?;
+    rows.collect()
+}
+
+/// SQLite's count of commits by other connections, as this connection sees it.
+fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA data_version", [], |r| r.get(0))
 }
 
 fn insert_file(tx: &Connection, fresh: &Fresh) -> rusqlite::Result<FileId> {

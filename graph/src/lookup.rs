@@ -104,10 +104,18 @@ impl Graph {
     fn dispatch_targets(&self, file: i64, ord: i64) -> Result<Vec<crate::query::Symbol>> {
         let mut stmt = self
             .conn
-            .prepare_cached(&format!(
-                "SELECT target_id FROM edges WHERE file_id = ?1 AND ord = ?2 AND rung = {}",
-                rung_code(Rung::Dispatch)
-            ))
+            // The reference's own dispatch edges (unless the precise tier gave it another
+            // target), and the precise tier's.
+            .prepare_cached(
+                "SELECT x.target_id FROM fanout x
+                  WHERE x.file_id = ?1 AND x.ord = ?2
+                    AND NOT EXISTS (SELECT 1 FROM precise p JOIN refs r
+                                      ON r.file_id = p.file_id AND r.ord = p.ord
+                                    WHERE p.file_id = ?1 AND p.ord = ?2
+                                      AND p.target_id IS NOT r.target_id)
+                 UNION
+                 SELECT y.target_id FROM precise_fanout y WHERE y.file_id = ?1 AND y.ord = ?2",
+            )
             .map_err(self.q_err())?;
         let ids = stmt
             .query_map(params![file, ord], |r| r.get::<_, i64>(0))

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 
-use crate::index::{ref_kind_of, rung_of, Freshness, Graph, GraphError, Result};
+use crate::index::{ref_kind_of, rung_of, Freshness, Graph, GraphError, Result, EDGES_INTO};
 use crate::model::{DefKind, RefKind};
 use crate::resolve::Rung;
 use crate::table::DefId;
@@ -346,7 +346,10 @@ impl Graph {
             .conn
             .prepare_cached(&format!(
                 "SELECT {SYMBOL_COLUMNS},
-                   (SELECT COUNT(*) FROM edges e WHERE e.target_id = d.id) AS uses
+                   (SELECT COUNT(*) FROM refs r WHERE r.target_id = d.id)
+                   + (SELECT COUNT(*) FROM precise p WHERE p.target_id = d.id)
+                   + (SELECT COUNT(*) FROM fanout x WHERE x.target_id = d.id)
+                   + (SELECT COUNT(*) FROM precise_fanout y WHERE y.target_id = d.id) AS uses
                  FROM defs d JOIN files f ON f.id = d.file_id
                  WHERE d.name = ?1"
             ))
@@ -473,13 +476,12 @@ impl Graph {
     fn sites(&self, target: DefId, kind: Option<RefKind>) -> Result<Vec<Site>> {
         let mut stmt = self
             .conn
-            .prepare_cached(
+            .prepare_cached(&format!(
                 "SELECT f.path, r.line, r.col, r.kind, r.receiver, e.rung, r.enclosing_id
-                 FROM edges e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
-                 JOIN files f ON f.id = r.file_id
-                 WHERE e.target_id = ?1
-                 ORDER BY 1, 2, 3",
-            )
+                     FROM ({EDGES_INTO}) e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
+                     JOIN files f ON f.id = r.file_id
+                     ORDER BY 1, 2, 3"
+            ))
             .map_err(self.q_err())?;
         let rows = stmt
             .query_map(params![target], |r| {
@@ -550,11 +552,11 @@ impl Graph {
         let mut truncated = false;
         let mut stmt = self
             .conn
-            .prepare_cached(
+            .prepare_cached(&format!(
                 "SELECT r.enclosing_id, e.rung, f.path, r.line
-                 FROM edges e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
-                 JOIN files f ON f.id = r.file_id WHERE e.target_id = ?1",
-            )
+                     FROM ({EDGES_INTO}) e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
+                     JOIN files f ON f.id = r.file_id"
+            ))
             .map_err(self.q_err())?;
         while let Some((def, depth, conf)) = queue.pop_front() {
             let rows = stmt

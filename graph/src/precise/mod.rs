@@ -329,7 +329,10 @@ impl Graph {
             path: db_path.clone(),
             source,
         };
-        let tx = self.conn.transaction().map_err(&sql)?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(&sql)?;
         let outcome = scip_import::import(&tx, &root, plan, index).map_err(&sql)?;
         tx.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
