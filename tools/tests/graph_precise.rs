@@ -89,20 +89,29 @@ fn sites_in(result: &Value, path: &str) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// A copy of rxjs, a cache, and a run over it with the precise tier on (`None`: a peer is
+/// missing, said as `require_peer` says it).
+fn rxjs_with_the_tier() -> Option<(
+    cc_process::testing::ProjectCopy,
+    tempfile::TempDir,
+    Registry,
+)> {
+    require_peer("scip-typescript")?;
+    let project = cc_process::testing::copy_project("rxjs")?;
+    let cache = tempfile::tempdir().unwrap();
+    let registry = registry(project.path(), cache.path(), true);
+    Some((project, cache, registry))
+}
+
 fn callers(file: &str, line: u64, symbol: &str) -> Value {
     json!({"action": "callers", "file": file, "line": line, "symbol": symbol, "max_results": 500})
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rxjs_gains_precise_edges_and_a_shell_edit_falls_back_until_the_next_pass() {
-    if require_peer("scip-typescript").is_none() {
-        return;
-    }
-    let Some(project) = cc_process::testing::copy_project("rxjs") else {
+    let Some((project, _cache, registry)) = rxjs_with_the_tier() else {
         return;
     };
-    let cache = tempfile::tempdir().unwrap();
-    let registry = registry(project.path(), cache.path(), true);
 
     // The first call opens the index and answers from tree-sitter at once; the indexer runs
     // behind it.
@@ -204,14 +213,9 @@ async fn rxjs_gains_precise_edges_and_a_shell_edit_falls_back_until_the_next_pas
 /// The run ends while the indexer runs: its whole process group goes with the run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_runs_end_ends_a_running_indexer() {
-    if require_peer("scip-typescript").is_none() {
-        return;
-    }
-    let Some(project) = cc_process::testing::copy_project("rxjs") else {
+    let Some((_project, cache, registry)) = rxjs_with_the_tier() else {
         return;
     };
-    let cache = tempfile::tempdir().unwrap();
-    let registry = registry(project.path(), cache.path(), true);
     call(&registry, json!({"action": "status"})).await;
     // The indexer's command line names its output, under this test's cache folder.
     let marker = cache.path().to_string_lossy().into_owned();

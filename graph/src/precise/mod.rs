@@ -285,15 +285,7 @@ impl Graph {
                 hasher.update(&hash.to_le_bytes());
             }
             let key = format!("{:016x}", hasher.digest());
-            let imported: Option<String> = self
-                .conn
-                .query_row(
-                    "SELECT value FROM meta WHERE key = ?1",
-                    [indexer.meta_key()],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(&sql)?;
+            let imported = self.imported_key(indexer)?;
             let dir = self.precise_dir();
             let skipped = self.precise_skip(indexer, options);
             plans.push(PrecisePlan {
@@ -350,16 +342,7 @@ impl Graph {
         let sql = self.q_err();
         let mut indexers = Vec::new();
         for indexer in Indexer::ALL {
-            let imported: Option<String> = self
-                .conn
-                .query_row(
-                    "SELECT value FROM meta WHERE key = ?1",
-                    [indexer.meta_key()],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(&sql)?;
-            if imported.is_some() {
+            if self.imported_key(indexer)?.is_some() {
                 indexers.push(indexer);
             }
         }
@@ -408,6 +391,18 @@ impl Graph {
             pending_total,
             not_read: usize::try_from(not_read).unwrap_or(0),
         }))
+    }
+
+    /// The content key of the output of `indexer` imported last, if any.
+    fn imported_key(&self, indexer: Indexer) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = ?1",
+                [indexer.meta_key()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.q_err())
     }
 
     /// Why `indexer` does not run on this root with `options`, when it does not.
