@@ -9,6 +9,11 @@
   name: (_) @name) @definition.class
 (method_definition
   name: (_) @name) @definition.method
+; An object literal's member whose value is a function (`{ next: (v) => … }`): a method of
+; the literal (addressable; a call through the interface it is passed as may run it).
+(pair
+  key: (property_identifier) @name
+  value: [(arrow_function) (function_expression)]) @definition.method
 
 (program
   (lexical_declaration

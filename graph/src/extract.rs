@@ -184,6 +184,9 @@ fn first_line(source: &[u8], start: usize, end: usize) -> String {
     }
 }
 
+/// The owner of an object literal's members (`{ next() {…} }`): no type has this name.
+pub const OBJECT_LITERAL: &str = "{object}";
+
 #[derive(Default)]
 struct PendingDef {
     kind: Option<DefKind>,
@@ -342,6 +345,11 @@ impl<'a> Extractor<'a> {
                     def.owner = cap_text("owner")
                         .map(|o| type_name(&o))
                         .filter(|o| !o.is_empty());
+                }
+                // A member of an object literal belongs to no named type, and is no name in
+                // the scope around the literal.
+                if def.owner.is_none() && node.parent().is_some_and(|p| p.kind() == "object") {
+                    def.owner = Some(OBJECT_LITERAL.to_owned());
                 }
                 if def.self_name.is_none() {
                     def.self_name = cap_text("self");

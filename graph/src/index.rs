@@ -31,7 +31,7 @@ use crate::table::{Backing, DefId, DefInfo, Deps, FileId, FileInfo, NoBacking, T
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// Why the index could not be opened or updated.
 #[derive(Debug, thiserror::Error)]
@@ -272,6 +272,10 @@ CREATE INDEX precise_target ON precise(target_id) WHERE target_id IS NOT NULL;
 CREATE TABLE precise_fanout(file_id INTEGER NOT NULL, ord INTEGER NOT NULL,
   target_id INTEGER NOT NULL, PRIMARY KEY(file_id, ord, target_id)) WITHOUT ROWID;
 CREATE INDEX precise_fanout_target ON precise_fanout(target_id);
+CREATE TABLE precise_implements(file_id INTEGER NOT NULL, def_id INTEGER NOT NULL,
+  implemented_id INTEGER NOT NULL, PRIMARY KEY(def_id, implemented_id)) WITHOUT ROWID;
+CREATE INDEX precise_implements_file ON precise_implements(file_id);
+CREATE INDEX precise_implements_implemented ON precise_implements(implemented_id);
 CREATE VIEW edges AS
   SELECT r.file_id, r.ord, r.target_id, r.rung FROM refs r
    WHERE r.target_id IS NOT NULL
@@ -312,7 +316,19 @@ pub(crate) const EDGES_INTO: &str = "
   SELECT y.file_id, y.ord, 4 FROM precise_fanout y
    WHERE y.target_id = ?1
      AND NOT EXISTS (SELECT 1 FROM fanout x
-                     WHERE x.file_id = y.file_id AND x.ord = y.ord AND x.target_id = y.target_id)";
+                     WHERE x.file_id = y.file_id AND x.ord = y.ord AND x.target_id = y.target_id)
+  UNION ALL
+  SELECT DISTINCT u.file_id, u.ord, 4 FROM (
+    SELECT r.file_id, r.ord FROM precise_implements i JOIN refs r ON r.target_id = i.implemented_id
+     WHERE i.def_id = ?1
+       AND NOT EXISTS (SELECT 1 FROM precise p WHERE p.file_id = r.file_id AND p.ord = r.ord)
+    UNION ALL
+    SELECT p.file_id, p.ord FROM precise_implements i JOIN precise p ON p.target_id = i.implemented_id
+     WHERE i.def_id = ?1
+    UNION ALL
+    SELECT y.file_id, y.ord FROM precise_implements i
+      JOIN precise_fanout y ON y.target_id = i.implemented_id
+     WHERE i.def_id = ?1) u";
 
 pub(crate) fn rung_code(r: Rung) -> i64 {
     match r {

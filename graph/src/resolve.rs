@@ -779,6 +779,7 @@ impl<B: Backing> Cx<'_, B> {
                 .iter()
                 .filter(|d| d.parent == Some(scope.id) && want.accepts(d.kind))
                 .filter(|d| !(methods_hidden && d.owner.is_some()))
+                .filter(|d| d.owner.as_deref() != Some(crate::extract::OBJECT_LITERAL))
                 .cloned()
                 .collect();
             if !hits.is_empty() {

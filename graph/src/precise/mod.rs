@@ -27,6 +27,7 @@
 //! build scripts and proc macros (its SCIP command cannot turn them off), so it runs only when
 //! the host allows workspace code ([`PreciseOptions::workspace_code`]).
 
+mod literals;
 mod run;
 mod scip_import;
 
@@ -468,6 +469,7 @@ fn prune_outputs(plan: &PrecisePlan) {
 pub(crate) fn forget_file(tx: &Connection, file: FileId) -> rusqlite::Result<()> {
     tx.execute("DELETE FROM precise WHERE file_id = ?1", [file])?;
     tx.execute("DELETE FROM precise_fanout WHERE file_id = ?1", [file])?;
+    tx.execute("DELETE FROM precise_implements WHERE file_id = ?1", [file])?;
     tx.execute("DELETE FROM precise_files WHERE file_id = ?1", [file])?;
     Ok(())
 }
@@ -482,5 +484,9 @@ pub(crate) fn forget_target(tx: &Connection, def: DefId) -> rusqlite::Result<()>
     )?;
     tx.execute("DELETE FROM precise WHERE target_id = ?1", [def])?;
     tx.execute("DELETE FROM precise_fanout WHERE target_id = ?1", [def])?;
+    tx.execute(
+        "DELETE FROM precise_implements WHERE def_id = ?1 OR implemented_id = ?1",
+        [def],
+    )?;
     Ok(())
 }

@@ -11,11 +11,11 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use protobuf::Message;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use scip::types::{Index, PositionEncoding, SymbolRole};
 use serde::Serialize;
 
-use super::PrecisePlan;
+use super::{literals, PrecisePlan};
 use crate::table::{DefId, FileId};
 
 /// What one import did.
@@ -27,6 +27,9 @@ pub struct PreciseImport {
     pub edges: usize,
     /// Dispatch edges from the symbols it relates (implementations and what they implement).
     pub dispatch: usize,
+    /// Function members of object literals linked to the interface member they implement
+    /// (the literal passed where that interface is expected).
+    pub implements: usize,
     /// References it said name nothing in the workspace (no edge).
     pub no_edge: usize,
     /// References of those files it did not see (their tree-sitter edges stay).
@@ -160,6 +163,18 @@ pub(super) fn import(
         .enumerate()
         .map(|(d, (n, ..))| (index.documents[*n].relative_path.as_str(), d))
         .collect();
+    // The documents each symbol has a definition occurrence in.
+    let mut defined_in: HashMap<&str, Vec<&str>> = HashMap::new();
+    for document in &index.documents {
+        for occurrence in &document.occurrences {
+            if occurrence.symbol_roles & SymbolRole::Definition as i32 != 0 {
+                let docs = defined_in.entry(occurrence.symbol.as_str()).or_default();
+                if !docs.contains(&document.relative_path.as_str()) {
+                    docs.push(document.relative_path.as_str());
+                }
+            }
+        }
+    }
     let mut defined: HashMap<&str, (Option<FileId>, Target)> = HashMap::new();
     for document in &index.documents {
         let doc = described
@@ -175,9 +190,16 @@ pub(super) fn import(
                 defs_at.get(&doc.file)?.get(&place).copied()
             });
             // scip-python marks only the first of a function's overloads a definition, the
-            // rest (the body among them) references at the definitions' names.
+            // rest (the body among them) references at the definitions' names: such a
+            // reference defines the symbol too, in the file that defines it (elsewhere it is
+            // a use, as an object literal's member names the interface member it fills).
             let definition = occurrence.symbol_roles & SymbolRole::Definition as i32 != 0;
-            if !definition && at_def.is_none() {
+            let defined_here = || {
+                defined_in
+                    .get(occurrence.symbol.as_str())
+                    .is_some_and(|docs| docs.contains(&document.relative_path.as_str()))
+            };
+            if !definition && (at_def.is_none() || !defined_here()) {
                 continue;
             }
             let target = match (doc, at_def) {
@@ -238,10 +260,13 @@ pub(super) fn import(
     // References: each of the index's references at a place the indexer saw.
     let mut forget = tx.prepare_cached("DELETE FROM precise WHERE file_id = ?1")?;
     let mut forget_fanout = tx.prepare_cached("DELETE FROM precise_fanout WHERE file_id = ?1")?;
+    let mut forget_implements =
+        tx.prepare_cached("DELETE FROM precise_implements WHERE file_id = ?1")?;
     let mut forget_file = tx.prepare_cached("DELETE FROM precise_files WHERE file_id = ?1")?;
     for (file, _) in plan.hashes.values() {
         forget.execute([file])?;
         forget_fanout.execute([file])?;
+        forget_implements.execute([file])?;
         forget_file.execute([file])?;
     }
     // A reference tree-sitter resolved to a member of the type the indexer names (a class's
@@ -357,8 +382,192 @@ pub(super) fn import(
             insert_file.execute(params![file, hash, plan.indexer.name(), plan.key, 0])?;
         }
     }
+    if plan.indexer.relates_references() {
+        let context = Context {
+            index,
+            defs_at: &defs_at,
+            targets: &targets,
+            defined_in: &defined_in,
+        };
+        out.implements = link_literals(tx, &context, &contents, &docs)?;
+    }
     out.changed_since.sort();
     Ok(out)
+}
+
+/// What the import learned of the index, for the literal links.
+struct Context<'a> {
+    index: &'a Index,
+    defs_at: &'a HashMap<FileId, HashMap<(u32, u32), DefId>>,
+    targets: &'a HashMap<&'a str, Target>,
+    /// The documents each symbol has a definition occurrence in.
+    defined_in: &'a HashMap<&'a str, Vec<&'a str>>,
+}
+
+/// Links each function member of an object literal passed where a workspace interface (or
+/// class) is expected to that type's member of its name (see [`super::literals`]).
+fn link_literals(
+    tx: &Connection,
+    context: &Context<'_>,
+    contents: &[(usize, FileId, String, i64, Vec<u8>)],
+    docs: &[Doc<'_>],
+) -> rusqlite::Result<usize> {
+    let Context {
+        index,
+        defs_at,
+        targets,
+        defined_in,
+    } = *context;
+    let parameters = literals::parameters(index);
+    let documentation: HashMap<&str, &str> = index
+        .documents
+        .iter()
+        .flat_map(|d| d.symbols.iter())
+        .filter_map(|s| Some((s.symbol.as_str(), s.documentation.first()?.as_str())))
+        .collect();
+    // Workspace types by name, with the file each is defined in.
+    let mut types: HashMap<String, Vec<(DefId, &str)>> = HashMap::new();
+    for (symbol, target) in targets {
+        if let (true, Target::Def(def)) = (symbol.ends_with('#'), target) {
+            let name = scip::symbol::parse_symbol(symbol)
+                .ok()
+                .and_then(|s| s.descriptors.last().map(|d| d.name.clone()));
+            let file = defined_in.get(symbol).and_then(|docs| docs.first());
+            if let (Some(name), Some(file)) = (name, file) {
+                types.entry(name).or_default().push((*def, *file));
+            }
+        }
+    }
+    let mut member_of =
+        tx.prepare_cached("SELECT id FROM defs WHERE parent_id = ?1 AND name = ?2 LIMIT 1")?;
+    let mut bases_of = tx.prepare_cached("SELECT IFNULL(bases, '') FROM defs WHERE id = ?1")?;
+    let mut insert = tx.prepare_cached(
+        "INSERT OR IGNORE INTO precise_implements(file_id, def_id, implemented_id)
+         VALUES (?1, ?2, ?3)",
+    )?;
+    let mut parser = cc_languages::Parser::new();
+    let mut linked = 0;
+    for (doc, (n, file, rel, _, bytes)) in docs.iter().zip(contents) {
+        let Some(language) = cc_languages::for_path(Path::new(rel))
+            .filter(|l| super::Indexer::TypeScript.languages().contains(&l.name))
+        else {
+            continue;
+        };
+        let Ok(tree) = parser.parse(language, bytes) else {
+            continue;
+        };
+        let found = literals::literals(&tree, bytes);
+        if found.is_empty() {
+            continue;
+        }
+        let mut symbols_at: HashMap<(u32, u32), Vec<&str>> = HashMap::new();
+        for occurrence in &index.documents[*n].occurrences {
+            if occurrence.range.len() >= 3 {
+                if let Some(place) = doc.byte_column(occurrence.range[0], occurrence.range[1]) {
+                    symbols_at
+                        .entry(place)
+                        .or_default()
+                        .push(&occurrence.symbol);
+                }
+            }
+        }
+        for literal in found {
+            let mut expected: Vec<DefId> = Vec::new();
+            for symbol in symbols_at.get(&literal.callee).into_iter().flatten() {
+                let Some(callable) = literals::callable_symbol(symbol) else {
+                    continue;
+                };
+                // A type name as the callee's file sees it: of several types of the name
+                // (a declaration file's copy), the source nearest the callee's.
+                let near = defined_in
+                    .get(callable.as_str())
+                    .and_then(|docs| docs.first())
+                    .copied()
+                    .unwrap_or("");
+                let unique = |name: &str| nearest(types.get(name)?, near);
+                let parameter = parameters
+                    .get(callable.as_str())
+                    .and_then(|p| p.get(literal.argument));
+                let Some(text) = parameter.and_then(|p| documentation.get(p)) else {
+                    continue;
+                };
+                for name in literals::parameter_types(text) {
+                    if let Some(def) = unique(&name).filter(|d| !expected.contains(d)) {
+                        expected.push(def);
+                    }
+                }
+            }
+            let unique = |name: &str| nearest(types.get(name)?, "");
+            for (name, place) in &literal.members {
+                let Some(member) = defs_at.get(file).and_then(|m| m.get(place)) else {
+                    continue;
+                };
+                for ty in &expected {
+                    if let Some(implemented) =
+                        member_named(&mut member_of, &mut bases_of, &unique, *ty, name)?
+                    {
+                        linked += insert.execute(params![file, member, implemented])?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(linked)
+}
+
+/// Of several types of one name, the one defined in a source file (not a `.d.ts`) whose
+/// path shares the most folders with `near`; `None` on a tie.
+fn nearest(candidates: &[(DefId, &str)], near: &str) -> Option<DefId> {
+    let shared = |path: &str| {
+        path.split('/')
+            .zip(near.split('/'))
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    let mut best: Vec<(usize, DefId)> = candidates
+        .iter()
+        .filter(|(_, path)| !path.ends_with(".d.ts") && !path.ends_with(".d.cts"))
+        .map(|(def, path)| (shared(path), *def))
+        .collect();
+    best.sort_by_key(|b| std::cmp::Reverse(b.0));
+    match best.as_slice() {
+        [(_, one)] => Some(*one),
+        [(a, one), (b, _), ..] if a > b => Some(*one),
+        _ => None,
+    }
+}
+
+/// The member `name` of the type `ty` or of its bases (a few levels up).
+fn member_named(
+    member_of: &mut rusqlite::CachedStatement<'_>,
+    bases_of: &mut rusqlite::CachedStatement<'_>,
+    unique: &dyn Fn(&str) -> Option<DefId>,
+    ty: DefId,
+    name: &str,
+) -> rusqlite::Result<Option<DefId>> {
+    let mut queue = vec![ty];
+    let mut next = 0;
+    while next < queue.len() && queue.len() < 16 {
+        let current = queue[next];
+        next += 1;
+        let found: Option<DefId> = member_of
+            .query_row(params![current, name], |r| r.get(0))
+            .optional()?;
+        if found.is_some() {
+            return Ok(found);
+        }
+        let bases: String = bases_of
+            .query_row([current], |r| r.get(0))
+            .optional()?
+            .unwrap_or_default();
+        for base in bases.lines() {
+            let base = base.split('<').next().unwrap_or("").trim();
+            if let Some(def) = unique(base).filter(|d| !queue.contains(d)) {
+                queue.push(def);
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Most symbols one reference group reaches (an interface method, the methods implementing
