@@ -63,6 +63,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let ran = started.elapsed().as_secs_f64();
         let started = Instant::now();
         let read = cc_graph::precise::read_output(&plan, &output)?;
+        let read_seconds = started.elapsed().as_secs_f64();
+        let started = Instant::now();
         let import = graph.import_precise(&plan, &read)?;
         println!(
             "{}",
@@ -71,6 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "indexer": plan.indexer.name(),
                 "files": plan.files,
                 "seconds": ran,
+                "read_seconds": read_seconds,
                 "import_seconds": started.elapsed().as_secs_f64(),
                 "peak_rss_mb": peak_mb(libc::RUSAGE_CHILDREN),
                 "output_bytes": std::fs::metadata(&output).map_or(0, |m| m.len()),

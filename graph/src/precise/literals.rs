@@ -42,6 +42,19 @@ fn callee_name(node: Node<'_>) -> Option<Node<'_>> {
     }
 }
 
+/// The object literals `literals` finds in the file at `rel` (`None`: not TypeScript or
+/// JavaScript, or it does not parse).
+pub(super) fn of_file(
+    parser: &mut cc_languages::Parser,
+    rel: &str,
+    bytes: &[u8],
+) -> Option<Vec<Literal>> {
+    let language = cc_languages::for_path(std::path::Path::new(rel))
+        .filter(|l| super::Indexer::TypeScript.languages().contains(&l.name))?;
+    let tree = parser.parse(language, bytes).ok()?;
+    Some(literals(&tree, bytes))
+}
+
 /// Every object literal passed as an argument of a call or `new` in `tree`, with its
 /// function members. The walk keeps its own stack (no recursion the input's depth decides).
 pub(super) fn literals(tree: &tree_sitter::Tree, source: &[u8]) -> Vec<Literal> {

@@ -222,20 +222,45 @@ impl PreciseState {
 
 /// An indexer's output, read and parsed (no lock on the graph is needed for that).
 #[derive(Debug)]
-pub struct PreciseOutput(scip::types::Index);
+pub struct PreciseOutput {
+    index: scip::types::Index,
+    /// The object-literal arguments of each file the indexer read, by path, with the hash
+    /// of the bytes they were found in (parsed here, outside the graph's lock).
+    literals: HashMap<String, (i64, Vec<literals::Literal>)>,
+}
 
-/// Reads the SCIP file an indexer of `plan` wrote.
+/// Reads the SCIP file an indexer of `plan` wrote, and what the import needs of the files
+/// it describes that takes time (their object-literal arguments): a host calls this before
+/// it takes the graph, which the import then holds only to write.
 pub fn read_output(plan: &PrecisePlan, path: &Path) -> Result<PreciseOutput> {
     let bytes = std::fs::read(path).map_err(|e| GraphError::Precise {
         indexer: plan.indexer.name(),
         message: format!("cannot read its output {}: {e}", path.display()),
     })?;
-    scip_import::parse(&bytes)
-        .map(PreciseOutput)
-        .map_err(|message| GraphError::Precise {
-            indexer: plan.indexer.name(),
-            message,
-        })
+    let index = scip_import::parse(&bytes).map_err(|message| GraphError::Precise {
+        indexer: plan.indexer.name(),
+        message,
+    })?;
+    let mut found = HashMap::new();
+    if plan.indexer.relates_references() {
+        let mut parser = cc_languages::Parser::new();
+        for document in &index.documents {
+            let rel = &document.relative_path;
+            if !plan.hashes.contains_key(rel) {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(plan.root.join(rel)) else {
+                continue;
+            };
+            if let Some(literals) = literals::of_file(&mut parser, rel, &bytes) {
+                found.insert(rel.clone(), (crate::index::hash(&bytes), literals));
+            }
+        }
+    }
+    Ok(PreciseOutput {
+        index,
+        literals: found,
+    })
 }
 
 /// The language-independent configuration files an indexer's content key includes.
@@ -315,7 +340,7 @@ impl Graph {
         plan: &PrecisePlan,
         output: &PreciseOutput,
     ) -> Result<PreciseImport> {
-        let index = &output.0;
+        let index = &output.index;
         let root = self.root.clone();
         let db_path = self.db_path.clone();
         let sql = move |source| GraphError::Sqlite {
@@ -326,7 +351,8 @@ impl Graph {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(&sql)?;
-        let outcome = scip_import::import(&tx, &root, plan, index).map_err(&sql)?;
+        let outcome =
+            scip_import::import(&tx, &root, plan, index, &output.literals).map_err(&sql)?;
         tx.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
             params![plan.indexer.meta_key(), plan.key],

@@ -106,6 +106,7 @@ pub(super) fn import(
     root: &Path,
     plan: &PrecisePlan,
     index: &Index,
+    literals_found: &HashMap<String, (i64, Vec<literals::Literal>)>,
 ) -> rusqlite::Result<PreciseImport> {
     let mut out = PreciseImport::default();
     // The files the plan saw, read again: one changed since is left out.
@@ -388,6 +389,7 @@ pub(super) fn import(
             defs_at: &defs_at,
             targets: &targets,
             defined_in: &defined_in,
+            literals: literals_found,
         };
         out.implements = link_literals(tx, &context, &contents, &docs)?;
     }
@@ -402,6 +404,8 @@ struct Context<'a> {
     targets: &'a HashMap<&'a str, Target>,
     /// The documents each symbol has a definition occurrence in.
     defined_in: &'a HashMap<&'a str, Vec<&'a str>>,
+    /// Object-literal arguments found before the import, by path (with the bytes' hash).
+    literals: &'a HashMap<String, (i64, Vec<literals::Literal>)>,
 }
 
 /// Links each function member of an object literal passed where a workspace interface (or
@@ -417,6 +421,7 @@ fn link_literals(
         defs_at,
         targets,
         defined_in,
+        literals: found_before,
     } = *context;
     let parameters = literals::parameters(index);
     let documentation: HashMap<&str, &str> = index
@@ -447,16 +452,16 @@ fn link_literals(
     )?;
     let mut parser = cc_languages::Parser::new();
     let mut linked = 0;
-    for (doc, (n, file, rel, _, bytes)) in docs.iter().zip(contents) {
-        let Some(language) = cc_languages::for_path(Path::new(rel))
-            .filter(|l| super::Indexer::TypeScript.languages().contains(&l.name))
-        else {
-            continue;
+    for (doc, (n, file, rel, hash, bytes)) in docs.iter().zip(contents) {
+        // Found before the import when the bytes are the same (they are, unless the file
+        // changed in between: then parsed now).
+        let found = match found_before.get(rel) {
+            Some((h, literals)) if h == hash => literals.clone(),
+            _ => match literals::of_file(&mut parser, rel, bytes) {
+                Some(literals) => literals,
+                None => continue,
+            },
         };
-        let Ok(tree) = parser.parse(language, bytes) else {
-            continue;
-        };
-        let found = literals::literals(&tree, bytes);
         if found.is_empty() {
             continue;
         }
