@@ -24,6 +24,8 @@ struct Score {
     true_positives: usize,
     false_positives: Vec<String>,
     false_negatives: Vec<String>,
+    /// Key definitions with a plain name the graph has no callable definition for.
+    not_addressed: Vec<String>,
 }
 
 impl Score {
@@ -120,6 +122,14 @@ fn score_with(project: &str, precise: bool) -> Option<Score> {
             .min_by_key(|d| d.line.abs_diff(line))
             .cloned();
         let Some(ours) = ours.filter(|d| d.line.abs_diff(line) <= 2) else {
+            // A name an agent can write (not a server's label for an anonymous callback,
+            // `expect() callback`) that the graph cannot address.
+            if name
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            {
+                s.not_addressed.push(format!("{name} ({path}:{line})"));
+            }
             for (p, l) in expected.keys() {
                 s.false_negatives.push(format!(
                     "{p}:{l} -> {name} ({path}:{line}) [definition not found]"
@@ -179,6 +189,28 @@ fn score_with(project: &str, precise: bool) -> Option<Score> {
         s.true_positives,
         s.precision(),
         s.recall()
+    );
+    println!(
+        "{project}: {} key definition(s) with a plain name not addressed: {:?}",
+        s.not_addressed.len(),
+        s.not_addressed.iter().take(10).collect::<Vec<_>>()
+    );
+    // Issue 32 asks that no key definition be `symbol_not_found`; what is left is held here
+    // so that it only shrinks: zod's and rxjs's are functions assigned to a member
+    // (`inst.regex = (...args) => …`, `socket.onerror = …`) or a named function expression
+    // passed as an argument; cobra's and pflag's a Go function type the server lists as a
+    // function.
+    let ceiling = match project {
+        "zod" => 264,
+        "rxjs" => 16,
+        "cobra" | "pflag" => 1,
+        _ => 0,
+    };
+    assert!(
+        s.not_addressed.len() <= ceiling,
+        "{project}: {} key definitions not addressed (at most {ceiling}): {:?}",
+        s.not_addressed.len(),
+        s.not_addressed
     );
     if std::env::var_os("CC_GRAPH_ACCURACY_DETAIL").is_some() {
         for fp in &s.false_positives {
