@@ -187,6 +187,10 @@ pub struct Graph {
     /// Every distinct definition name with its lower-case form, for substring lookups
     /// (loaded on the first `symbols`, dropped when the index changes).
     pub(crate) names: std::cell::RefCell<Option<NameList>>,
+    /// How precise the index is, with the `PRAGMA data_version` it was read at (every answer
+    /// carries it; read again after this graph's own writes or another run's).
+    pub(crate) precise_state:
+        std::cell::RefCell<Option<(i64, Option<crate::precise::PreciseState>)>>,
     /// Told how many files were extracted of how many, while a refresh or update runs.
     pub(crate) progress: Option<ProgressHook>,
     /// Set while [`Graph::open_cancellable`] builds: raised, the build stops at the next file
@@ -276,59 +280,53 @@ CREATE TABLE precise_implements(file_id INTEGER NOT NULL, def_id INTEGER NOT NUL
   implemented_id INTEGER NOT NULL, PRIMARY KEY(def_id, implemented_id)) WITHOUT ROWID;
 CREATE INDEX precise_implements_file ON precise_implements(file_id);
 CREATE INDEX precise_implements_implemented ON precise_implements(implemented_id);
-CREATE VIEW edges AS
-  SELECT r.file_id, r.ord, r.target_id, r.rung FROM refs r
-   WHERE r.target_id IS NOT NULL
-     AND NOT EXISTS (SELECT 1 FROM precise p WHERE p.file_id = r.file_id AND p.ord = r.ord)
-  UNION ALL
-  SELECT p.file_id, p.ord, p.target_id, 5 FROM precise p WHERE p.target_id IS NOT NULL
-  UNION ALL
-  SELECT x.file_id, x.ord, x.target_id, 4 FROM fanout x
-   WHERE NOT EXISTS (SELECT 1 FROM precise p JOIN refs r ON r.file_id = p.file_id AND r.ord = p.ord
-                     WHERE p.file_id = x.file_id AND p.ord = x.ord
-                       AND p.target_id IS NOT r.target_id)
-  UNION ALL
-  SELECT y.file_id, y.ord, y.target_id, 4 FROM precise_fanout y
-   WHERE NOT EXISTS (SELECT 1 FROM fanout x
-                     WHERE x.file_id = y.file_id AND x.ord = y.ord AND x.target_id = y.target_id);
 ";
 
 const OUTCOME_RESOLVED: i64 = 0;
 const OUTCOME_UNRESOLVED: i64 = 1;
 const OUTCOME_EXTERNAL: i64 = 2;
 
-/// The edges into the definition `?1`, as `(file_id, ord, rung)`: what the `edges` view
-/// holds for one target, written out so that each arm uses its table's target index (SQLite
-/// does not push a correlated or joined term into a compound view).
-pub(crate) const EDGES_INTO: &str = "
-  SELECT r.file_id, r.ord, r.rung FROM refs r
-   WHERE r.target_id = ?1
-     AND NOT EXISTS (SELECT 1 FROM precise p WHERE p.file_id = r.file_id AND p.ord = r.ord)
-  UNION ALL
-  SELECT p.file_id, p.ord, 5 FROM precise p WHERE p.target_id = ?1
-  UNION ALL
-  SELECT x.file_id, x.ord, 4 FROM fanout x
-   WHERE x.target_id = ?1
-     AND NOT EXISTS (SELECT 1 FROM precise p JOIN refs r ON r.file_id = p.file_id AND r.ord = p.ord
-                     WHERE p.file_id = x.file_id AND p.ord = x.ord
-                       AND p.target_id IS NOT r.target_id)
-  UNION ALL
-  SELECT y.file_id, y.ord, 4 FROM precise_fanout y
-   WHERE y.target_id = ?1
-     AND NOT EXISTS (SELECT 1 FROM fanout x
-                     WHERE x.file_id = y.file_id AND x.ord = y.ord AND x.target_id = y.target_id)
-  UNION ALL
-  SELECT DISTINCT u.file_id, u.ord, 4 FROM (
-    SELECT r.file_id, r.ord FROM precise_implements i JOIN refs r ON r.target_id = i.implemented_id
-     WHERE i.def_id = ?1
-       AND NOT EXISTS (SELECT 1 FROM precise p WHERE p.file_id = r.file_id AND p.ord = r.ord)
-    UNION ALL
-    SELECT p.file_id, p.ord FROM precise_implements i JOIN precise p ON p.target_id = i.implemented_id
-     WHERE i.def_id = ?1
-    UNION ALL
-    SELECT y.file_id, y.ord FROM precise_implements i
-      JOIN precise_fanout y ON y.target_id = i.implemented_id
-     WHERE i.def_id = ?1) u";
+/// Every edge as `(file_id, ord, target_id, rung)` whose target satisfies `target` (`= ?1`
+/// for the edges into one definition, `IS NOT NULL` for all): the references' own edges
+/// unless the precise tier spoke for the reference, the precise tier's, the dispatch edges
+/// (a reference's own unless the precise tier gave it another target, the precise tier's
+/// related symbols, and the calls of an interface member an object literal's member fills).
+/// Written out per table so that each arm uses its table's target index (SQLite does not
+/// push a correlated or joined term into a compound view).
+pub(crate) fn edges_sql(target: &str) -> String {
+    format!(
+        "SELECT r.file_id, r.ord, r.target_id, r.rung FROM refs r
+          WHERE r.target_id {target}
+            AND NOT EXISTS (SELECT 1 FROM precise p WHERE p.file_id = r.file_id AND p.ord = r.ord)
+         UNION ALL
+         SELECT p.file_id, p.ord, p.target_id, 5 FROM precise p WHERE p.target_id {target}
+         UNION ALL
+         SELECT x.file_id, x.ord, x.target_id, 4 FROM fanout x
+          WHERE x.target_id {target}
+            AND NOT EXISTS (SELECT 1 FROM precise p JOIN refs r ON r.file_id = p.file_id AND r.ord = p.ord
+                            WHERE p.file_id = x.file_id AND p.ord = x.ord
+                              AND p.target_id IS NOT r.target_id)
+         UNION ALL
+         SELECT y.file_id, y.ord, y.target_id, 4 FROM precise_fanout y
+          WHERE y.target_id {target}
+            AND NOT EXISTS (SELECT 1 FROM fanout x
+                            WHERE x.file_id = y.file_id AND x.ord = y.ord AND x.target_id = y.target_id)
+         UNION ALL
+         SELECT DISTINCT u.file_id, u.ord, u.target_id, 4 FROM (
+           SELECT r.file_id, r.ord, i.def_id AS target_id FROM precise_implements i
+             JOIN refs r ON r.target_id = i.implemented_id
+            WHERE i.def_id {target}
+              AND NOT EXISTS (SELECT 1 FROM precise p WHERE p.file_id = r.file_id AND p.ord = r.ord)
+           UNION ALL
+           SELECT p.file_id, p.ord, i.def_id FROM precise_implements i
+             JOIN precise p ON p.target_id = i.implemented_id
+            WHERE i.def_id {target}
+           UNION ALL
+           SELECT y.file_id, y.ord, i.def_id FROM precise_implements i
+             JOIN precise_fanout y ON y.target_id = i.implemented_id
+            WHERE i.def_id {target}) u"
+    )
+}
 
 pub(crate) fn rung_code(r: Rung) -> i64 {
     match r {
@@ -470,6 +468,7 @@ impl Graph {
             stale: None,
             lines: std::cell::RefCell::new(HashMap::new()),
             names: std::cell::RefCell::new(None),
+            precise_state: std::cell::RefCell::new(None),
             progress: progress.map(ProgressHook),
             cancel,
         };
@@ -549,7 +548,7 @@ impl Graph {
             checked_at_ms: self.checked_at_ms,
             files: usize::try_from(files).unwrap_or(0),
             stale: self.stale.clone(),
-            precise: self.precise_state().ok().flatten(),
+            precise: self.precise_state_cached(),
         }
     }
 
@@ -1234,6 +1233,7 @@ impl Graph {
             self.stale = Some(Vec::new());
             self.lines.borrow_mut().clear();
             self.names.borrow_mut().take();
+            self.precise_state.borrow_mut().take();
         }
         if interrupted {
             return Err(GraphError::Cancelled {
@@ -1421,7 +1421,7 @@ fn known_files_of(conn: &Connection) -> rusqlite::Result<HashMap<String, Known>>
 }
 
 /// SQLite's count of commits by other connections, as this connection sees it.
-fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
+pub(crate) fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA data_version", [], |r| r.get(0))
 }
 

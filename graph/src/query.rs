@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 
-use crate::index::{ref_kind_of, rung_of, Freshness, Graph, GraphError, Result, EDGES_INTO};
+use crate::index::{edges_sql, ref_kind_of, rung_of, Freshness, Graph, GraphError, Result};
 use crate::model::{DefKind, RefKind};
 use crate::resolve::Rung;
 use crate::table::DefId;
@@ -478,9 +478,10 @@ impl Graph {
             .conn
             .prepare_cached(&format!(
                 "SELECT f.path, r.line, r.col, r.kind, r.receiver, e.rung, r.enclosing_id
-                     FROM ({EDGES_INTO}) e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
+                     FROM ({}) e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
                      JOIN files f ON f.id = r.file_id
-                     ORDER BY 1, 2, 3"
+                     ORDER BY 1, 2, 3",
+                edges_sql("= ?1")
             ))
             .map_err(self.q_err())?;
         let rows = stmt
@@ -554,8 +555,9 @@ impl Graph {
             .conn
             .prepare_cached(&format!(
                 "SELECT r.enclosing_id, e.rung, f.path, r.line
-                     FROM ({EDGES_INTO}) e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
-                     JOIN files f ON f.id = r.file_id"
+                     FROM ({}) e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
+                     JOIN files f ON f.id = r.file_id",
+                edges_sql("= ?1")
             ))
             .map_err(self.q_err())?;
         while let Some((def, depth, conf)) = queue.pop_front() {
@@ -671,11 +673,12 @@ impl Graph {
         {
             let mut stmt = self
                 .conn
-                .prepare_cached(
+                .prepare_cached(&format!(
                     "SELECT r.enclosing_id, e.target_id, e.rung
-                     FROM edges e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
+                     FROM ({}) e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
                      WHERE r.enclosing_id IS NOT NULL",
-                )
+                    edges_sql("IS NOT NULL")
+                ))
                 .map_err(self.q_err())?;
             let rows = stmt
                 .query_map([], |r| {
@@ -790,7 +793,10 @@ impl Graph {
                 Rung::Dispatch | Rung::Precise => {}
             }
         }
-        stats.dispatch = count("SELECT COUNT(*) FROM edges WHERE rung = 4")?;
+        stats.dispatch = count(&format!(
+            "SELECT COUNT(*) FROM ({}) WHERE rung = 4",
+            edges_sql("IS NOT NULL")
+        ))?;
         stats.precise = count("SELECT COUNT(*) FROM precise WHERE target_id IS NOT NULL")?;
         Ok(stats)
     }

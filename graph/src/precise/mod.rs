@@ -105,13 +105,6 @@ impl Indexer {
         }
     }
 
-    /// The indexer that reads files of `language`, if any.
-    pub fn for_language(language: &str) -> Option<Indexer> {
-        Indexer::ALL
-            .into_iter()
-            .find(|i| i.languages().contains(&language))
-    }
-
     /// Whether the symbols it relates (an implementation and what it implements) are one
     /// group for "find references", as its language's checker takes them: TypeScript's
     /// does; pyright does not count an override as a use of the method it overrides.
@@ -359,9 +352,23 @@ impl Graph {
         )
         .map_err(&sql)?;
         tx.commit().map_err(&sql)?;
-        self.names.replace(None);
+        self.precise_state.replace(None);
         prune_outputs(plan);
         Ok(outcome)
+    }
+
+    /// [`Graph::precise_state`], read again only when the index changed since (every
+    /// answer's freshness carries it: no scan of the files per answer).
+    pub(crate) fn precise_state_cached(&self) -> Option<PreciseState> {
+        let version = crate::index::data_version(&self.conn).ok()?;
+        if let Some((at, state)) = self.precise_state.borrow().as_ref() {
+            if *at == version {
+                return state.clone();
+            }
+        }
+        let state = self.precise_state().ok().flatten();
+        *self.precise_state.borrow_mut() = Some((version, state.clone()));
+        state
     }
 
     /// How precise the index is now; `None` when no indexer's output is imported.

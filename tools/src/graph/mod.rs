@@ -144,11 +144,6 @@ impl GraphIndex {
         Some((tier.report(), tier.report_lines()))
     }
 
-    /// Whether a precise pass is under way or asked for (tests wait on it).
-    pub fn precise_busy(&self) -> bool {
-        self.precise.as_ref().is_some_and(|t| t.busy())
-    }
-
     /// Whether a call has opened the index in this run.
     pub fn is_open(&self) -> bool {
         self.open.load(Ordering::Acquire)

@@ -123,11 +123,6 @@ impl PreciseTier {
             .map(|(indexer, since)| (indexer, since.elapsed()))
     }
 
-    /// Whether a pass is under way or asked for.
-    pub(crate) fn busy(&self) -> bool {
-        lock(&self.state).active
-    }
-
     /// Each indexer's last outcome, as `status` shows it.
     pub(crate) fn report(&self) -> Value {
         let state = lock(&self.state);
