@@ -151,6 +151,20 @@ fn precise_edges_their_invalidation_and_the_content_cache() {
     assert_eq!(plans[0].key, first_key);
     assert!(plans[0].cached() && !plans[0].current, "{plans:?}");
 
+    // Imported from the cache, then a file changed and changed back: the same key as what is
+    // imported, but that file lost its rows meanwhile, so the plan is not current (a
+    // `git checkout` back once left the file pending for good).
+    common::make_precise(&mut t.graph).unwrap();
+    std::fs::write(&report, format!("{REPORT}// for a moment\n")).unwrap();
+    t.graph.update(&["report.ts"]).unwrap();
+    std::fs::write(&report, REPORT).unwrap();
+    t.graph.update(&["report.ts"]).unwrap();
+    let plans = t.graph.precise_plans(&PreciseOptions::default()).unwrap();
+    assert_eq!(plans[0].key, first_key);
+    assert!(!plans[0].current, "{plans:?}");
+    common::make_precise(&mut t.graph).unwrap();
+    assert_eq!(t.graph.freshness().precise.unwrap().pending_total, 0);
+
     // The incremental index with precise rows still equals a clean rebuild's tree-sitter rows.
     let snapshot = t.graph.snapshot().unwrap();
     let cache = tempfile::tempdir().unwrap();

@@ -305,12 +305,16 @@ impl Graph {
             }
             let key = format!("{:016x}", hasher.digest());
             let imported = self.imported_key(indexer)?;
+            // Imported for this content, and no file of it waiting: a file changed and
+            // changed back (`git checkout`) has the same key but lost its rows meanwhile.
+            let current = imported.as_deref() == Some(key.as_str())
+                && self.pending_count(indexer.languages()).map_err(&sql)? == 0;
             let dir = self.precise_dir();
             let skipped = self.precise_skip(indexer, options);
             plans.push(PrecisePlan {
                 indexer,
                 root: self.root.clone(),
-                current: imported.as_deref() == Some(key.as_str()),
+                current,
                 output: dir.join(format!("{}-{key}.scip", indexer.binary())),
                 scratch: dir.join(format!("{}-scratch", indexer.binary())),
                 key,
@@ -425,6 +429,19 @@ impl Graph {
             pending_total,
             not_read: usize::try_from(not_read).unwrap_or(0),
         }))
+    }
+
+    /// Files of `languages` with no word from an indexer (changed since, or new).
+    fn pending_count(&self, languages: &[&str]) -> rusqlite::Result<i64> {
+        self.conn.query_row(
+            &format!(
+                "SELECT COUNT(*) FROM files f WHERE language IN ({})
+                   AND NOT EXISTS (SELECT 1 FROM precise_files p WHERE p.file_id = f.id)",
+                placeholders(languages.len())
+            ),
+            rusqlite::params_from_iter(languages),
+            |r| r.get(0),
+        )
     }
 
     /// The content key of the output of `indexer` imported last, if any.
