@@ -11,9 +11,48 @@
   name: (_) @name) @definition.method
 ; An object literal's member whose value is a function (`{ next: (v) => … }`): a method of
 ; the literal (addressable; a call through the interface it is passed as may run it).
+; An arrow function has no `this` of its own (`@no_self`): a `this` in it is the enclosing one.
 (pair
   key: (property_identifier) @name
-  value: [(arrow_function) (function_expression)]) @definition.method
+  value: [(arrow_function) @no_self (function_expression)]) @definition.method
+; A function assigned to a member of a prototype (`Foo.prototype.m = function …`): Foo's method.
+(assignment_expression
+  left: (member_expression
+    object: (member_expression
+      object: (identifier) @owner
+      property: (property_identifier) @_prototype)
+    property: (property_identifier) @name)
+  right: [(arrow_function) @no_self (function_expression)]
+  (#eq? @_prototype "prototype")) @definition.method
+; A function assigned to a member of another object (`inst.regex = (...args) => …`,
+; `socket.onerror = (e) => …`, `exports.f = function …`): addressable; the extractor decides
+; what it belongs to from `@member_of`.
+(assignment_expression
+  left: (member_expression
+    object: (_) @member_of
+    property: (property_identifier) @name)
+  right: [(arrow_function) @no_self (function_expression)]) @definition.method
+(augmented_assignment_expression
+  left: (member_expression
+    object: (_) @member_of
+    property: (property_identifier) @name)
+  right: [(arrow_function) @no_self (function_expression)]) @definition.method
+; A function assigned to a declared variable (`let f: () => T; … f = () => …`).
+(assignment_expression
+  left: (identifier) @name
+  right: [(arrow_function) (function_expression)]) @definition.function
+; An anonymous default export (`export default function () {…}`): named `default`, as its
+; importers' `import x from` takes it.
+(export_statement
+  "default" @name
+  value: [(arrow_function) (function_expression)] @definition.function)
+(export_statement
+  "default" @name
+  declaration: (function_declaration !name) @definition.function)
+; A named function expression (`createErrorClass((_super) => function AjaxErrorImpl(…) {…})`);
+; one that is a declarator's, a member's or an assignment's value is that definition already.
+(function_expression
+  name: (identifier) @name) @definition.function @named_expression
 
 (program
   (lexical_declaration

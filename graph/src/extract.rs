@@ -5,7 +5,7 @@
 //!
 //! | match holds | meaning | optional captures |
 //! |---|---|---|
-//! | `@definition.KIND` and `@name` | a definition (`KIND` is a [`DefKind`] name) | `@type`, `@returns`, `@owner`, `@self`, `@no_self` (a static method: no receiver), `@base` (any number) |
+//! | `@definition.KIND` and `@name` | a definition (`KIND` is a [`DefKind`] name) | `@type`, `@returns`, `@owner`, `@self`, `@no_self` (a static method: no receiver), `@base` (any number), `@member_of` (JS/TS: the object a function is assigned to a member of), `@named_expression` (JS/TS: a named function expression) |
 //! | `@reference.call` and `@name` | a call site | `@receiver` |
 //! | `@reference.macro` and `@name` | a macro invocation (named `NAME!`) | |
 //! | `@reference.type` and `@name` | a type use | `@receiver` (a qualifier: `pkg.Type`) |
@@ -187,6 +187,17 @@ fn first_line(source: &[u8], start: usize, end: usize) -> String {
 /// The owner of an object literal's members (`{ next() {…} }`): no type has this name.
 pub const OBJECT_LITERAL: &str = "{object}";
 
+/// The owner of a function assigned to an object's member (`inst.regex = (…) => …`): no type
+/// has this name. Unlike a literal's member, the assignment fills a member declared
+/// elsewhere (TypeScript's checker names that member at the assignment).
+pub const ASSIGNED_MEMBER: &str = "{assigned}";
+
+/// Whether a definition's owner is no named type: it belongs to an object literal or was
+/// assigned to an object's member, and is no name in the scope around.
+pub fn owned_by_no_type(owner: Option<&str>) -> bool {
+    matches!(owner, Some(OBJECT_LITERAL | ASSIGNED_MEMBER))
+}
+
 #[derive(Default)]
 struct PendingDef {
     kind: Option<DefKind>,
@@ -309,6 +320,16 @@ impl<'a> Extractor<'a> {
                 let Some(kind) = DefKind::parse(kind) else {
                     continue;
                 };
+                if cap("named_expression").is_some()
+                    && node.parent().is_some_and(|p| {
+                        matches!(
+                            p.kind(),
+                            "pair" | "variable_declarator" | "assignment_expression"
+                        )
+                    })
+                {
+                    continue;
+                }
                 let key = (node.start_byte(), node.end_byte());
                 let index = *def_at.entry(key).or_insert_with(|| {
                     defs.push(PendingDef {
@@ -350,6 +371,16 @@ impl<'a> Extractor<'a> {
                 // the scope around the literal.
                 if def.owner.is_none() && node.parent().is_some_and(|p| p.kind() == "object") {
                     def.owner = Some(OBJECT_LITERAL.to_owned());
+                }
+                // A function assigned to an object's member: CommonJS's `exports.f` is a
+                // function of the module; a prototype's member has its owner from its own
+                // pattern; any other object's is of no named type.
+                if let Some(object) = cap_text("member_of") {
+                    if matches!(object.as_str(), "exports" | "module.exports") {
+                        def.kind = Some(DefKind::Function);
+                    } else if def.owner.is_none() && !object.ends_with(".prototype") {
+                        def.owner = Some(ASSIGNED_MEMBER.to_owned());
+                    }
                 }
                 if def.self_name.is_none() {
                     def.self_name = cap_text("self");

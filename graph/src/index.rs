@@ -31,7 +31,7 @@ use crate::table::{Backing, DefId, DefInfo, Deps, FileId, FileInfo, NoBacking, T
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// Why the index could not be opened or updated.
 #[derive(Debug, thiserror::Error)]

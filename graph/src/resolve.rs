@@ -779,7 +779,7 @@ impl<B: Backing> Cx<'_, B> {
                 .iter()
                 .filter(|d| d.parent == Some(scope.id) && want.accepts(d.kind))
                 .filter(|d| !(methods_hidden && d.owner.is_some()))
-                .filter(|d| d.owner.as_deref() != Some(crate::extract::OBJECT_LITERAL))
+                .filter(|d| !crate::extract::owned_by_no_type(d.owner.as_deref()))
                 .cloned()
                 .collect();
             if !hits.is_empty() {
@@ -1099,7 +1099,14 @@ impl<B: Backing> Cx<'_, B> {
         }
         let owner = method.owner.clone()?;
         let file = self.table.file(method.file)?.clone();
-        let found = self.in_file(file, |cx| cx.bare(&owner, None, Want::Type, depth + 1));
+        // A JavaScript prototype's owner is its constructor function (`function Shape() {}`
+        // with `Shape.prototype.area = function () {…}`).
+        let want = if matches!(file.language.name, "javascript" | "typescript" | "tsx") {
+            Want::Call
+        } else {
+            Want::Type
+        };
+        let found = self.in_file(file, |cx| cx.bare(&owner, None, want, depth + 1));
         match found {
             Found::Defs(defs, rung) if defs.len() == 1 => {
                 // The receiver's type is the method's own: as sure as the file it is in.
@@ -1140,8 +1147,14 @@ impl<B: Backing> Cx<'_, B> {
                 d.parent == Some(ty.id)
                     || (d.owner.as_deref() == Some(ty.name.as_str())
                         && self.table.file(d.file).is_some_and(|f| {
-                            // Go methods live in the type's package; Rust impls anywhere.
-                            ty_lang != Some("go") || f.dir() == ty_dir
+                            // Go methods live in the type's package; Rust impls anywhere in
+                            // the crate; a JavaScript prototype's members beside its
+                            // constructor (a bundle elsewhere may define a namesake).
+                            match ty_lang {
+                                Some("go") => f.dir() == ty_dir,
+                                Some("javascript" | "typescript" | "tsx") => d.file == ty.file,
+                                _ => true,
+                            }
                         }))
             })
             .cloned()
@@ -1709,7 +1722,13 @@ impl<B: Backing> Cx<'_, B> {
         let chain = self.scope_chain(enclosing);
         // `self`, `this`, a Go receiver, Rust `Self`.
         if !called {
-            let method = chain.iter().find(|d| d.kind == DefKind::Method).cloned();
+            // An arrow function's `this` is the enclosing one (a member of a literal or an
+            // assignment whose value is an arrow function has no receiver).
+            let lexical_this = matches!(self.lang(), "javascript" | "typescript" | "tsx");
+            let method = chain
+                .iter()
+                .find(|d| d.kind == DefKind::Method && !(lexical_this && d.self_name.is_none()))
+                .cloned();
             if let Some(method) = method {
                 let is_self = method.self_name.as_deref() == Some(name)
                     || (matches!(name, "this" | "self") && self.lang() != "python")

@@ -538,6 +538,49 @@ fn an_object_literal_method_is_not_in_scope_by_its_bare_name() {
 }
 
 #[test]
+fn functions_assigned_to_members_and_named_function_expressions_are_definitions() {
+    // Shapes of zod (`inst.regex = (…) => …` in a constructor callback, `??=`), rxjs
+    // (`socket.onerror = (e) => { this._resetState(); }`, `function AjaxErrorImpl(…)` passed
+    // as an argument, `_with = () => …`), locale files (`export default function () {…}`)
+    // and ES5 classes (`Shape.prototype.area = function () {…}`, CommonJS `exports.f`).
+    let g = index(&[
+        ("package.json", "{\"name\": \"p\"}"),
+        (
+            "src/socket.ts",
+            "export class Socket {\n  open() {\n    const socket: any = {};\n    socket.onerror = (e: Event) => {\n      this.reset();\n    };\n  }\n  reset() {}\n}\n\nexport const ZodString = make((inst: any) => {\n  inst.regex = (x: string) => x;\n  inst._zod.when ??= (p: unknown) => p;\n});\n\nexport const AjaxError = make(() => function AjaxErrorImpl(this: any) {});\n\nexport function timeoutWith() {\n  let _with: () => number;\n  _with = () => 1;\n  return _with();\n}\n\nfunction make(f: unknown) {\n  return f;\n}\n",
+        ),
+        ("src/fr.ts", "export default function () {\n  return 1;\n}\n"),
+        (
+            "lib/shape.js",
+            "function Shape() {}\nShape.prototype.area = function () {\n  return this.side();\n};\nShape.prototype.side = function () {\n  return 1;\n};\nexports.make = function () {\n  return new Shape();\n};\n",
+        ),
+    ]);
+    // An arrow function's `this` is the class's, not the object's it is assigned to.
+    assert_eq!(g.callers("Socket.reset"), ["src/socket.ts:5 exact"]);
+    assert_eq!(g.callers("timeoutWith._with"), ["src/socket.ts:21 exact"]);
+    assert_eq!(g.callers("Shape.side"), ["lib/shape.js:3 exact"]);
+    for (name, path, line) in [
+        ("onerror", "src/socket.ts", 4),
+        ("regex", "src/socket.ts", 12),
+        ("when", "src/socket.ts", 13),
+        ("AjaxErrorImpl", "src/socket.ts", 16),
+        ("default", "src/fr.ts", 1),
+        ("area", "lib/shape.js", 2),
+        ("make", "lib/shape.js", 8),
+    ] {
+        let found = g.graph.find(name, Some(path)).unwrap();
+        assert!(
+            found.iter().any(|d| d.kind.is_callable() && d.line == line),
+            "{name} in {path}:{line}: {found:?}"
+        );
+    }
+    // A member assigned to an object is no name in the scope around it.
+    let found = g.graph.find("regex", Some("src/socket.ts")).unwrap();
+    assert_eq!(found[0].qualified_name, "ZodString.regex", "{found:?}");
+    assert!(g.callers("ZodString.regex").is_empty());
+}
+
+#[test]
 fn javascript_relative_imports_and_bash_sources() {
     let g = index(&[
         (

@@ -7,7 +7,7 @@
 //! occurrence its reference, by line and column (SCIP's columns are UTF-8, UTF-16 or UTF-32
 //! offsets as the document says, converted to bytes with the file's own line).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use protobuf::Message;
@@ -140,9 +140,10 @@ pub(super) fn import(
 
     // Definitions: where each symbol is defined, as a definition of the index.
     let mut defs_at: HashMap<FileId, HashMap<(u32, u32), DefId>> = HashMap::new();
+    let mut assigned_members: HashSet<DefId> = HashSet::new();
     {
         let mut stmt = tx.prepare_cached(
-            "SELECT id, name_line, name_col FROM defs WHERE file_id = ?1 ORDER BY id",
+            "SELECT id, name_line, name_col, owner FROM defs WHERE file_id = ?1 ORDER BY id",
         )?;
         for doc in &docs {
             let rows = stmt.query_map([doc.file], |r| {
@@ -150,12 +151,16 @@ pub(super) fn import(
                     r.get::<_, DefId>(0)?,
                     r.get::<_, u32>(1)?,
                     r.get::<_, u32>(2)?,
+                    r.get::<_, Option<String>>(3)?,
                 ))
             })?;
             let at = defs_at.entry(doc.file).or_default();
             for row in rows {
-                let (id, line, col) = row?;
+                let (id, line, col, owner) = row?;
                 at.insert((line, col), id);
+                if owner.as_deref() == Some(crate::extract::ASSIGNED_MEMBER) {
+                    assigned_members.insert(id);
+                }
             }
         }
     }
@@ -200,7 +205,10 @@ pub(super) fn import(
                     .get(occurrence.symbol.as_str())
                     .is_some_and(|docs| docs.contains(&document.relative_path.as_str()))
             };
-            if !definition && (at_def.is_none() || !defined_here()) {
+            // A function assigned to a member (`inst.check = …`) only fills the member
+            // the reference names.
+            let assigned = at_def.is_some_and(|d| assigned_members.contains(&d));
+            if !definition && (at_def.is_none() || assigned || !defined_here()) {
                 continue;
             }
             let target = match (doc, at_def) {
