@@ -213,6 +213,7 @@ pub fn resolve_file<B: Backing>(
         exported_memo: std::collections::HashMap::new(),
         dispatched: Vec::new(),
         overrides_memo: std::collections::HashMap::new(),
+        related_memo: std::collections::HashMap::new(),
     };
     let mut dispatch = Vec::new();
     let outcomes = refs
@@ -252,6 +253,8 @@ struct Cx<'t, B: Backing> {
     /// A class method → the overrides found in its workspace subclasses (the keys they
     /// read stay recorded for the file).
     overrides_memo: std::collections::HashMap<DefId, Vec<DefId>>,
+    /// [`Cx::related`]'s answers for this file.
+    related_memo: std::collections::HashMap<DefId, Vec<DefId>>,
 }
 
 /// Deepest nesting of resolution steps for one reference.
@@ -354,6 +357,7 @@ impl<B: Backing> Cx<'_, B> {
                             // `super.m()` runs the base's method itself, never an override.
                             if r.receiver.as_deref() != Some("super") {
                                 dispatched.extend(self.overrides(one));
+                                dispatched.extend(self.related(one));
                             }
                             dispatched.extend(self.inherited_constructor(one));
                         }
@@ -583,6 +587,93 @@ impl<B: Backing> Cx<'_, B> {
                 out.push(d.id);
             }
         }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The members a JavaScript or TypeScript method overrides or implements in its class's
+    /// bases (at any depth), and their other overrides: one group for tsserver's "find
+    /// references" (a call of `AsyncAction.unsubscribe` is a reference of
+    /// `Subscription.unsubscribe` and of `SubscriptionLike.unsubscribe` it implements, and
+    /// so of `Subscriber.unsubscribe` beside it), as the precise tier relates them.
+    fn related(&mut self, target: DefId) -> Vec<DefId> {
+        if !self.overrides_reach(&self.file) {
+            return Vec::new();
+        }
+        if let Some(known) = self.related_memo.get(&target) {
+            return known.clone();
+        }
+        let out = self.related_uncached(target);
+        self.related_memo.insert(target, out.clone());
+        out
+    }
+
+    fn related_uncached(&mut self, target: DefId) -> Vec<DefId> {
+        let Some(method) = self.table.def(target) else {
+            return Vec::new();
+        };
+        if method.kind != DefKind::Method || method.name == "constructor" {
+            return Vec::new();
+        }
+        let Some(class) = method
+            .parent
+            .and_then(|p| self.table.def(p))
+            .filter(|c| matches!(c.kind, DefKind::Class | DefKind::Interface))
+        else {
+            return Vec::new();
+        };
+        if !self.defined_where_overrides_reach(&class) {
+            return Vec::new();
+        }
+        let named = self.table.defs_named(&method.name, &mut self.deps);
+        let mut ups = Vec::new();
+        let mut seen = vec![class.id];
+        let mut level = vec![class];
+        for _ in 0..MAX_DEPTH {
+            let mut next = Vec::new();
+            for ty in &level {
+                let Some(file) = self.table.file(ty.file).cloned() else {
+                    continue;
+                };
+                for base in &ty.bases {
+                    let found = self.in_file(file.clone(), |cx| cx.type_named(base, None, 1));
+                    let Some((b, _)) = found else {
+                        continue;
+                    };
+                    if seen.contains(&b.id) {
+                        continue;
+                    }
+                    seen.push(b.id);
+                    ups.extend(
+                        named
+                            .iter()
+                            .filter(|d| d.parent == Some(b.id))
+                            .filter(|d| {
+                                d.kind == DefKind::Method
+                                    || (d.kind == DefKind::Field
+                                        && d.type_text.as_deref().is_some_and(|t| t.contains("=>")))
+                            })
+                            .map(|d| d.id),
+                    );
+                    next.push(b);
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            level = next;
+        }
+        let mut out = ups.clone();
+        for up in ups {
+            out.extend(self.overrides(up));
+        }
+        // The class's own overload signatures are the call's target already.
+        out.retain(|d| {
+            self.table
+                .def(*d)
+                .is_some_and(|d| d.parent != method.parent)
+        });
         out.sort_unstable();
         out.dedup();
         out

@@ -628,6 +628,42 @@ fn overrides_inherited_constructors_and_namespaces_in_typescript_and_python() {
 }
 
 #[test]
+fn a_typescript_call_of_an_override_reaches_what_it_overrides_and_implements() {
+    // rxjs's shape: `SubscriptionLike.unsubscribe` implemented by `Subscription`, overridden
+    // by `Subscriber` and `AsyncAction`; tsserver's references of each are the group's calls.
+    let g = index(&[
+        ("src/types.ts", "export interface SubscriptionLike {\n  unsubscribe(): void;\n}\n"),
+        ("src/subscription.ts", "import { SubscriptionLike } from \"./types\";\n\nexport class Subscription implements SubscriptionLike {\n  unsubscribe(): void {}\n}\n"),
+        ("src/subscriber.ts", "import { Subscription } from \"./subscription\";\n\nexport class Subscriber extends Subscription {\n  unsubscribe(): void {}\n}\n\nexport class AsyncAction extends Subscription {\n  unsubscribe(): void {}\n  overload(x: number): void;\n  overload(x: string): void;\n  overload(x: unknown): void {}\n}\n"),
+        ("src/use.ts", "import { AsyncAction } from \"./subscriber\";\n\nexport function stop(a: AsyncAction) {\n  a.unsubscribe();\n  a.overload(1);\n}\n"),
+    ]);
+    assert_eq!(g.callers("AsyncAction.unsubscribe"), ["src/use.ts:4 exact"]);
+    assert_eq!(
+        g.callers("Subscription.unsubscribe"),
+        ["src/use.ts:4 dispatch"]
+    );
+    assert_eq!(
+        g.callers("SubscriptionLike.unsubscribe"),
+        ["src/use.ts:4 dispatch"]
+    );
+    assert_eq!(
+        g.callers("Subscriber.unsubscribe"),
+        ["src/use.ts:4 dispatch"]
+    );
+    // A class's own overload signatures are one target, not dispatch beside it.
+    let overloads = g.graph.find("AsyncAction.overload", None).unwrap();
+    for o in &overloads {
+        let callers = g.graph.callers(o.id, DEFAULT_MIN_CONFIDENCE).unwrap();
+        assert_eq!(
+            callers.value.sites.len(),
+            1,
+            "{o:?}: {:?}",
+            callers.value.sites
+        );
+    }
+}
+
+#[test]
 fn typescript_members_typed_by_type_parameters_and_locals_read_from_members() {
     let g = index(&[
         ("src/base.ts", "export abstract class Schema<Out = unknown, Def extends BaseDef = BaseDef> {\n  readonly _def!: Def;\n  abstract _parse(x: number): number;\n}\n\nexport interface BaseDef {\n  description?: string;\n}\n\nexport type AnySchema = Schema<any, any>;\n"),
