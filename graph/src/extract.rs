@@ -24,7 +24,9 @@ use cc_languages::{LanguageSpec, Parser, QueryCache, QueryError};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, QueryCursor};
 
-use crate::model::{DefKind, Definition, FileFacts, Import, Local, Pos, RefKind, Reference};
+use crate::model::{
+    DefKind, Definition, FileFacts, Import, LiteralArg, Local, Pos, RefKind, Reference,
+};
 
 /// The query file of a language, or `None` for a language without symbols (JSON).
 pub fn query_source(language: &LanguageSpec) -> Option<&'static str> {
@@ -169,6 +171,66 @@ fn merge_generated(
             facts.locals.push(local);
         }
     }
+}
+
+/// Which parameter a TypeScript parameter node is, from 0 (`None` for any other node).
+fn parameter_index(node: Node<'_>) -> Option<u32> {
+    const PARAMETERS: [&str; 2] = ["required_parameter", "optional_parameter"];
+    if !PARAMETERS.contains(&node.kind()) {
+        return None;
+    }
+    let mut before = 0u32;
+    let mut sibling = node.prev_named_sibling();
+    while let Some(s) = sibling {
+        if PARAMETERS.contains(&s.kind()) {
+            before += 1;
+        }
+        sibling = s.prev_named_sibling();
+    }
+    Some(before)
+}
+
+/// The object literals passed as arguments whose function members are definitions of the
+/// file, each member with the call it is passed to (see [`crate::literals`]).
+fn literal_args(facts: &FileFacts, tree: &tree_sitter::Tree, source: &[u8]) -> Vec<LiteralArg> {
+    let found = crate::literals::literals(tree, source);
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let calls: HashMap<(u32, u32), usize> = facts
+        .references
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.kind == RefKind::Call)
+        .map(|(i, r)| ((r.pos.line, r.pos.column), i))
+        .collect();
+    let members: HashMap<(u32, u32), usize> = facts
+        .definitions
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.owner.as_deref() == Some(OBJECT_LITERAL))
+        .map(|(i, d)| ((d.name_pos.line, d.name_pos.column), i))
+        .collect();
+    let mut out = Vec::new();
+    for literal in found {
+        let Some(&reference) = calls.get(&literal.callee) else {
+            continue;
+        };
+        let Ok(argument) = u32::try_from(literal.argument) else {
+            continue;
+        };
+        for (_, place) in &literal.members {
+            if let Some(&member) = members.get(place) {
+                out.push(LiteralArg {
+                    reference,
+                    argument,
+                    member,
+                });
+            }
+        }
+    }
+    out.sort_by_key(|a| (a.reference, a.member));
+    out
 }
 
 /// The first line of `source[start..end]`, trimmed and at most 200 characters.
@@ -489,6 +551,7 @@ impl<'a> Extractor<'a> {
                         } else {
                             node.start_position()
                         }),
+                        param: parameter_index(node),
                     },
                 ));
             } else if role == "scope.owner" {
@@ -655,6 +718,9 @@ impl<'a> Extractor<'a> {
                 }
             }
             facts.locals.push(l);
+        }
+        if matches!(self.language.name, "javascript" | "typescript" | "tsx") {
+            facts.literal_args = literal_args(&facts, tree, self.source);
         }
         facts
     }

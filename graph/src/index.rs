@@ -27,7 +27,7 @@ use crate::extract;
 use crate::model::{DefKind, FileFacts, Import, Local, RefKind};
 use crate::project::{self, Project};
 use crate::resolve::{self, Outcome, RefIn, Rung};
-use crate::table::{Backing, DefId, DefInfo, Deps, FileId, FileInfo, NoBacking, Table};
+use crate::table::{Backing, DefId, DefInfo, FileId, FileInfo, NoBacking, Table};
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch.
@@ -262,8 +262,15 @@ CREATE TABLE imports(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, module TEXT
   PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
 CREATE TABLE locals(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, name TEXT NOT NULL,
   scope_id INTEGER, type_text TEXT, value TEXT, read TEXT, line INTEGER NOT NULL,
-  col INTEGER NOT NULL,
+  col INTEGER NOT NULL, param INTEGER,
   PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
+CREATE TABLE literal_args(file_id INTEGER NOT NULL, ord INTEGER NOT NULL,
+  argument INTEGER NOT NULL, def_id INTEGER NOT NULL,
+  PRIMARY KEY(file_id, ord, def_id)) WITHOUT ROWID;
+CREATE TABLE fills(file_id INTEGER NOT NULL, def_id INTEGER NOT NULL,
+  implemented_id INTEGER NOT NULL, PRIMARY KEY(def_id, implemented_id)) WITHOUT ROWID;
+CREATE INDEX fills_file ON fills(file_id);
+CREATE INDEX fills_implemented ON fills(implemented_id);
 CREATE TABLE keys(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
 CREATE TABLE deps(key_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
   PRIMARY KEY(key_id, file_id)) WITHOUT ROWID;
@@ -290,7 +297,8 @@ const OUTCOME_EXTERNAL: i64 = 2;
 /// for the edges into one definition, `IS NOT NULL` for all): the references' own edges
 /// unless the precise tier spoke for the reference, the precise tier's, the dispatch edges
 /// (a reference's own unless the precise tier gave it another target, the precise tier's
-/// related symbols, and the calls of an interface member an object literal's member fills).
+/// related symbols, and the calls of an interface member an object literal's member fills,
+/// as the precise tier or the graph's own reading of the callee's parameter types says).
 /// Written out per table so that each arm uses its table's target index (SQLite does not
 /// push a correlated or joined term into a compound view).
 pub(crate) fn edges_sql(target: &str) -> String {
@@ -324,7 +332,27 @@ pub(crate) fn edges_sql(target: &str) -> String {
            UNION ALL
            SELECT y.file_id, y.ord, i.def_id FROM precise_implements i
              JOIN precise_fanout y ON y.target_id = i.implemented_id
-            WHERE i.def_id {target}) u"
+            WHERE i.def_id {target}
+           UNION ALL
+           SELECT r.file_id, r.ord, f.def_id FROM fills f
+             JOIN refs r ON r.target_id = f.implemented_id
+            WHERE f.def_id {target}
+              AND NOT EXISTS (SELECT 1 FROM precise p WHERE p.file_id = r.file_id AND p.ord = r.ord)
+           UNION ALL
+           SELECT x.file_id, x.ord, f.def_id FROM fills f
+             JOIN fanout x ON x.target_id = f.implemented_id
+            WHERE f.def_id {target}
+              AND NOT EXISTS (SELECT 1 FROM precise p JOIN refs r ON r.file_id = p.file_id AND r.ord = p.ord
+                              WHERE p.file_id = x.file_id AND p.ord = x.ord
+                                AND p.target_id IS NOT r.target_id)
+           UNION ALL
+           SELECT p.file_id, p.ord, f.def_id FROM fills f
+             JOIN precise p ON p.target_id = f.implemented_id
+            WHERE f.def_id {target}
+           UNION ALL
+           SELECT y.file_id, y.ord, f.def_id FROM fills f
+             JOIN precise_fanout y ON y.target_id = f.implemented_id
+            WHERE f.def_id {target}) u"
     )
 }
 
@@ -861,7 +889,7 @@ impl Graph {
         let mut changed_keys: BTreeSet<String> = BTreeSet::new();
         // The references of the files extracted, enclosing definitions as ids (the rest of
         // their facts is in the index: a clean build holds only these).
-        let mut extracted: Vec<(FileId, Vec<RefIn>)> = Vec::new();
+        let mut extracted: Vec<(FileId, Vec<RefIn>, Vec<LiteralArgIn>)> = Vec::new();
         let mut names = crate::resolve::Names::default();
         // Removed files.
         for rel in &removed {
@@ -905,6 +933,12 @@ impl Graph {
                     (id, ids)
                 }
             };
+            let literals: Vec<LiteralArgIn> = fresh
+                .facts
+                .literal_args
+                .iter()
+                .filter_map(|a| Some((a.reference, a.argument, *def_ids.get(a.member)?)))
+                .collect();
             let mut refs: Vec<RefIn> = fresh
                 .facts
                 .references
@@ -920,7 +954,7 @@ impl Graph {
             // The vector may be the extraction's own (collected in place), with its growth
             // slack: held until resolution, for every file of the tree.
             refs.shrink_to_fit();
-            extracted.push((file_id, refs));
+            extracted.push((file_id, refs, literals));
             Ok(())
         };
         // Workers read and extract while this thread writes what they found, in the order
@@ -1019,9 +1053,9 @@ impl Graph {
             // inserted), the others from the index (their rows updated, by `ord`).
             let mut work: Vec<Work> = Vec::new();
             let in_memory: HashSet<FileId> = extracted.iter().map(|e| e.0).collect();
-            for (file, refs) in extracted {
+            for (file, refs, literals) in extracted {
                 if targets.contains(&file) {
-                    work.push((file, None, refs));
+                    work.push((file, None, refs, literals));
                 }
             }
             let others: Vec<FileId> = targets
@@ -1030,7 +1064,8 @@ impl Graph {
                 .filter(|f| !in_memory.contains(f))
                 .collect();
             for (file, ords, refs) in load_refs(&tx, &others, resolve_all).map_err(sql)? {
-                work.push((file, Some(ords), refs));
+                let literals = load_literal_args(&tx, file, &ords).map_err(sql)?;
+                work.push((file, Some(ords), refs, literals));
             }
             work.sort_by_key(|w| w.0);
 
@@ -1050,20 +1085,16 @@ impl Graph {
                     pool.install(|| {
                         chunk
                             .par_iter()
-                            .map(|(file, _, refs)| {
-                                let (outcomes, dispatch, deps) =
-                                    resolve::resolve_file(table, *file, refs);
-                                (*file, outcomes, dispatch, deps)
+                            .map(|(file, _, refs, literals)| {
+                                (*file, resolve::resolve_file(table, *file, refs, literals))
                             })
                             .collect()
                     })
                 } else if let Some(table) = &partial {
                     chunk
                         .iter()
-                        .map(|(file, _, refs)| {
-                            let (outcomes, dispatch, deps) =
-                                resolve::resolve_file(table, *file, refs);
-                            (*file, outcomes, dispatch, deps)
+                        .map(|(file, _, refs, literals)| {
+                            (*file, resolve::resolve_file(table, *file, refs, literals))
                         })
                         .collect()
                 } else {
@@ -1099,6 +1130,15 @@ impl Graph {
                         "INSERT OR IGNORE INTO fanout(file_id, ord, target_id) VALUES (?1, ?2, ?3)",
                     )
                     .map_err(sql)?;
+                let mut delete_fills = tx
+                    .prepare_cached("DELETE FROM fills WHERE file_id = ?1")
+                    .map_err(sql)?;
+                let mut insert_fill = tx
+                    .prepare_cached(
+                        "INSERT OR IGNORE INTO fills(file_id, def_id, implemented_id)
+                         VALUES (?1, ?2, ?3)",
+                    )
+                    .map_err(sql)?;
                 let mut insert_dep = tx
                     .prepare_cached("INSERT OR IGNORE INTO deps(key_id, file_id) VALUES (?1, ?2)")
                     .map_err(sql)?;
@@ -1121,9 +1161,13 @@ impl Graph {
                         resolve_chunk(&chunk)
                     };
                     // `results` is in the order of `chunk`.
-                    for ((file, outcomes, dispatch, deps), (_, ords, refs)) in
-                        results.iter().zip(&chunk)
-                    {
+                    for ((file, resolved), (_, ords, refs, _)) in results.iter().zip(&chunk) {
+                        let resolve::Resolved {
+                            outcomes,
+                            dispatch,
+                            fills,
+                            deps,
+                        } = resolved;
                         let split = |o: &Outcome| match *o {
                             Outcome::Resolved { target, rung } => {
                                 (OUTCOME_RESOLVED, Some(target), Some(rung_code(rung)), None)
@@ -1179,6 +1223,12 @@ impl Graph {
                                     .execute(params![file, ord, target])
                                     .map_err(sql)?;
                             }
+                        }
+                        delete_fills.execute([file]).map_err(sql)?;
+                        for (member, implemented) in fills {
+                            insert_fill
+                                .execute(params![file, member, implemented])
+                                .map_err(sql)?;
                         }
                         delete_deps.execute([file]).map_err(sql)?;
                         for key in &deps.keys {
@@ -1311,6 +1361,17 @@ impl Graph {
             def_key.replace("{}", "x.target_id")
         );
         out.extend(self.rows_as_text("dispatch", &q)?);
+        let q = format!(
+            "SELECT f.path, {}, {} FROM fills x JOIN files f ON f.id = x.file_id",
+            def_key.replace("{}", "x.def_id"),
+            def_key.replace("{}", "x.implemented_id")
+        );
+        out.extend(self.rows_as_text("fills", &q)?);
+        let q = format!(
+            "SELECT f.path, a.ord, a.argument, {} FROM literal_args a JOIN files f ON f.id = a.file_id",
+            def_key.replace("{}", "a.def_id")
+        );
+        out.extend(self.rows_as_text("literal", &q)?);
         out.extend(self.rows_as_text(
             "imports",
             "SELECT f.path, i.ord, i.module, IFNULL(i.name, ''), IFNULL(i.alias, ''), i.wildcard,
@@ -1319,7 +1380,7 @@ impl Graph {
         )?);
         let q = format!(
             "SELECT f.path, l.ord, l.name, IFNULL({}, ''), IFNULL(l.type_text, ''), IFNULL(l.value, ''),
-               IFNULL(l.read, ''), l.line, l.col
+               IFNULL(l.read, ''), l.line, l.col, IFNULL(l.param, '')
              FROM locals l JOIN files f ON f.id = l.file_id",
             def_key.replace("{}", "l.scope_id")
         );
@@ -1544,8 +1605,9 @@ fn insert_facts(
         ])?;
     }
     let mut insert_local = tx.prepare_cached(
-        "INSERT INTO locals(file_id, ord, name, scope_id, type_text, value, line, col, read)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO locals(file_id, ord, name, scope_id, type_text, value, line, col, read,
+           param)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
     for (i, local) in facts.locals.iter().enumerate() {
         insert_local.execute(params![
@@ -1557,8 +1619,18 @@ fn insert_facts(
             local.value,
             local.pos.line,
             local.pos.column,
-            local.read
+            local.read,
+            local.param
         ])?;
+    }
+    let mut insert_literal = tx.prepare_cached(
+        "INSERT OR IGNORE INTO literal_args(file_id, ord, argument, def_id)
+         VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for arg in &facts.literal_args {
+        if let Some(def) = ids.get(arg.member) {
+            insert_literal.execute(params![file, arg.reference as i64, arg.argument, def])?;
+        }
     }
     Ok(ids)
 }
@@ -1628,10 +1700,16 @@ fn rewrite_file(
         .optional()?
         .flatten();
     // Positions of locals matter only within their own file: compare the rest.
-    type LocalShape = (String, Option<String>, Option<String>, Option<String>);
+    type LocalShape = (
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<u32>,
+    );
     let old_locals: Vec<LocalShape> = load_locals(tx, file)?
         .into_iter()
-        .map(|(l, _)| (l.name, l.type_text, l.value, l.read))
+        .map(|(l, _)| (l.name, l.type_text, l.value, l.read, l.param))
         .collect();
     let new_locals: Vec<LocalShape> = fresh
         .facts
@@ -1643,6 +1721,7 @@ fn rewrite_file(
                 l.type_text.clone(),
                 l.value.clone(),
                 l.read.clone(),
+                l.param,
             )
         })
         .collect();
@@ -1664,6 +1743,8 @@ fn rewrite_file(
     crate::precise::forget_file(tx, file)?;
     tx.execute("DELETE FROM imports WHERE file_id = ?1", [file])?;
     tx.execute("DELETE FROM locals WHERE file_id = ?1", [file])?;
+    tx.execute("DELETE FROM literal_args WHERE file_id = ?1", [file])?;
+    tx.execute("DELETE FROM fills WHERE file_id = ?1", [file])?;
     tx.execute(
         "UPDATE files SET size = ?2, mtime_ns = ?3, hash = ?4, language = ?5, package = ?6,
            syntax_errors = ?7 WHERE id = ?1",
@@ -1727,9 +1808,19 @@ fn delete_file(tx: &Connection, file: FileId) -> rusqlite::Result<()> {
         .collect::<rusqlite::Result<Vec<_>>>()?;
     for def in gone {
         crate::precise::forget_target(tx, def)?;
+        tx.execute("DELETE FROM fills WHERE implemented_id = ?1", [def])?;
     }
     crate::precise::forget_file(tx, file)?;
-    for table in ["defs", "refs", "fanout", "imports", "locals", "deps"] {
+    for table in [
+        "defs",
+        "refs",
+        "fanout",
+        "imports",
+        "locals",
+        "literal_args",
+        "fills",
+        "deps",
+    ] {
         tx.execute(&format!("DELETE FROM {table} WHERE file_id = ?1"), [file])?;
     }
     tx.execute("DELETE FROM files WHERE id = ?1", [file])?;
@@ -1827,8 +1918,8 @@ fn load_imports(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<Import>> 
 
 fn load_locals(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(Local, Option<DefId>)>> {
     let mut stmt = tx.prepare_cached(
-        "SELECT name, scope_id, type_text, value, line, col, read FROM locals WHERE file_id = ?1
-         ORDER BY ord",
+        "SELECT name, scope_id, type_text, value, line, col, read, param FROM locals
+         WHERE file_id = ?1 ORDER BY ord",
     )?;
     let rows = stmt.query_map([file], |r| {
         let scope: Option<i64> = r.get(1)?;
@@ -1843,6 +1934,7 @@ fn load_locals(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(Local, Op
                     line: r.get(4)?,
                     column: r.get(5)?,
                 },
+                param: r.get(7)?,
             },
             scope,
         ))
@@ -1876,7 +1968,7 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
     let mut locals: BTreeMap<FileId, Vec<(Local, Option<DefId>)>> = BTreeMap::new();
     {
         let mut stmt = tx.prepare(
-            "SELECT file_id, name, scope_id, type_text, value, line, col, read FROM locals
+            "SELECT file_id, name, scope_id, type_text, value, line, col, read, param FROM locals
              ORDER BY file_id, ord",
         )?;
         let rows = stmt.query_map([], |r| {
@@ -1892,6 +1984,7 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
                         line: r.get(5)?,
                         column: r.get(6)?,
                     },
+                    param: r.get(8)?,
                 },
                 r.get::<_, Option<i64>>(2)?,
             ))
@@ -1918,19 +2011,57 @@ const RESOLVE_CHUNK: usize = 512;
 
 /// One file to resolve: its references, and their `ord`s when they are already stored
 /// (`None`: just extracted, to be inserted).
-type Work = (FileId, Option<Vec<i64>>, Vec<RefIn>);
+/// A file to resolve: its references (with their stored `ord`s when read from the index)
+/// and its object literals' members passed as arguments.
+type Work = (FileId, Option<Vec<i64>>, Vec<RefIn>, Vec<LiteralArgIn>);
+
+/// An object literal's member passed as an argument: (the call's index among the file's
+/// references, the argument, the member).
+pub(crate) type LiteralArgIn = (usize, u32, DefId);
+
+/// The stored literal arguments of `file`, their calls by index into `ords`.
+fn load_literal_args(
+    tx: &Connection,
+    file: FileId,
+    ords: &[i64],
+) -> rusqlite::Result<Vec<LiteralArgIn>> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT ord, argument, def_id FROM literal_args WHERE file_id = ?1 ORDER BY ord, def_id",
+    )?;
+    let rows = stmt.query_map([file], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, u32>(1)?,
+            r.get::<_, DefId>(2)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (ord, argument, def) = row?;
+        // `ords` is in order (read by `ORDER BY ord`).
+        if let Ok(index) = ords.binary_search(&ord) {
+            out.push((index, argument, def));
+        }
+    }
+    Ok(out)
+}
 
 /// A chunk's references left unresolved (a cancelled build writes them so; the next refresh
 /// resolves everything).
 /// One file's resolution: its outcomes in reference order, dispatch edges, keys read.
-type ResolvedFile = (FileId, Vec<Outcome>, resolve::DispatchEdges, Deps);
+type ResolvedFile = (FileId, resolve::Resolved);
 
 fn unresolved_chunk(chunk: &[Work]) -> Vec<ResolvedFile> {
     chunk
         .iter()
-        .map(|(file, _, refs)| {
-            let outcomes = vec![Outcome::Unresolved { candidates: 0 }; refs.len()];
-            (*file, outcomes, Vec::new(), Deps::default())
+        .map(|(file, _, refs, _)| {
+            (
+                *file,
+                resolve::Resolved {
+                    outcomes: vec![Outcome::Unresolved { candidates: 0 }; refs.len()],
+                    ..resolve::Resolved::default()
+                },
+            )
         })
         .collect()
 }

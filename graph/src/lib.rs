@@ -39,6 +39,7 @@ pub mod config;
 pub mod extract;
 pub mod imports;
 pub mod index;
+pub mod literals;
 pub mod lookup;
 mod macro_bodies;
 pub mod model;

@@ -238,6 +238,23 @@ pub struct Local {
     pub read: Option<String>,
     /// Where the binding is (a use takes the last binding before it).
     pub pos: Pos,
+    /// Which parameter of its function it is, from 0 (TypeScript: a declared parameter type
+    /// types an object literal passed there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param: Option<u32>,
+}
+
+/// A function member of an object literal passed as an argument (`source.subscribe({ next:
+/// (v) => … })`): the literal is of the type the callee's parameter declares, so the member
+/// fills that type's member of its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LiteralArg {
+    /// The call's index among the file's references.
+    pub reference: usize,
+    /// Which argument the literal is, from 0.
+    pub argument: u32,
+    /// The member's index among the file's definitions.
+    pub member: usize,
 }
 
 /// Everything extracted from one file.
@@ -252,4 +269,7 @@ pub struct FileFacts {
     pub locals: Vec<Local>,
     /// `ERROR` and missing nodes in the tree (the file was only partly understood).
     pub syntax_errors: u32,
+    /// Object literals' function members passed as arguments (JavaScript, TypeScript).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub literal_args: Vec<LiteralArg>,
 }

@@ -183,20 +183,34 @@ fn implicit_this(language: &str) -> bool {
 /// The dispatch edges of one file's references: (index of the reference, target).
 pub type DispatchEdges = Vec<(usize, DefId)>;
 
-/// Resolves the references of one file.
+/// One file's resolution.
+#[derive(Debug, Default)]
+pub struct Resolved {
+    /// One per reference, in order.
+    pub outcomes: Vec<Outcome>,
+    pub dispatch: DispatchEdges,
+    /// An object literal's member passed as an argument, and the member of the parameter's
+    /// declared type it fills (a call of that member may run it).
+    pub fills: Vec<(DefId, DefId)>,
+    /// The keys the resolution read.
+    pub deps: Deps,
+}
+
+/// Resolves the references of one file; `literals` are its object literals' members passed
+/// as arguments (the call's index in `refs`, the argument, the member), in call order.
 pub fn resolve_file<B: Backing>(
     table: &Table<B>,
     file: FileId,
     refs: &[RefIn],
-) -> (Vec<Outcome>, DispatchEdges, Deps) {
-    let mut deps = Deps::default();
+    literals: &[crate::index::LiteralArgIn],
+) -> Resolved {
     let Some(info) = table.file(file).cloned() else {
-        return (
-            vec![Outcome::Unresolved { candidates: 0 }; refs.len()],
-            Vec::new(),
-            deps,
-        );
+        return Resolved {
+            outcomes: vec![Outcome::Unresolved { candidates: 0 }; refs.len()],
+            ..Resolved::default()
+        };
     };
+    let mut deps = Deps::default();
     let imports = table.imports_of(file, &mut deps);
     let locals = table.locals_of(file, &mut deps);
     let mut cx = Cx {
@@ -216,16 +230,31 @@ pub fn resolve_file<B: Backing>(
         related_memo: std::collections::HashMap::new(),
     };
     let mut dispatch = Vec::new();
+    let mut fills = Vec::new();
     let outcomes = refs
         .iter()
         .enumerate()
         .map(|(i, r)| {
             let outcome = cx.resolve(r);
             dispatch.extend(cx.dispatched.drain(..).map(|d| (i, d)));
+            if let Outcome::Resolved { target, .. } = outcome {
+                let start = literals.partition_point(|l| l.0 < i);
+                let end = literals.partition_point(|l| l.0 <= i);
+                if let Some(passed) = literals.get(start..end).filter(|p| !p.is_empty()) {
+                    fills.extend(cx.filled_members(target, passed));
+                }
+            }
             outcome
         })
         .collect();
-    (outcomes, dispatch, cx.deps)
+    fills.sort_unstable();
+    fills.dedup();
+    Resolved {
+        outcomes,
+        dispatch,
+        fills,
+        deps: cx.deps,
+    }
 }
 
 struct Cx<'t, B: Backing> {
@@ -589,6 +618,80 @@ impl<B: Backing> Cx<'_, B> {
         }
         out.sort_unstable();
         out.dedup();
+        out
+    }
+
+    /// The members of the types `callee` declares its parameters to be that the object
+    /// literals' members `passed` to it fill: `source.subscribe({ next: (v) => … })`, where
+    /// `subscribe(observer: Partial<Observer<T>>)`, fills `Observer.next`. The callee's
+    /// overload signatures are read too (the implementation's parameter is often `any`).
+    fn filled_members(
+        &mut self,
+        callee: DefId,
+        passed: &[crate::index::LiteralArgIn],
+    ) -> Vec<(DefId, DefId)> {
+        let Some(callee) = self.table.def(callee) else {
+            return Vec::new();
+        };
+        if !callee.kind.is_callable() {
+            return Vec::new();
+        }
+        let Some(file) = self.table.file(callee.file).cloned() else {
+            return Vec::new();
+        };
+        let signatures: Vec<DefId> = self
+            .table
+            .defs_named(&callee.name, &mut self.deps)
+            .iter()
+            .filter(|d| d.file == callee.file && d.parent == callee.parent && d.kind.is_callable())
+            .map(|d| d.id)
+            .collect();
+        let locals = self.table.locals_of(callee.file, &mut self.deps);
+        let mut out = Vec::new();
+        let mut types: Vec<(u32, Def)> = Vec::new();
+        for argument in passed.iter().map(|p| p.1) {
+            if types.iter().any(|(a, _)| *a == argument) {
+                continue;
+            }
+            let written: Vec<String> = locals
+                .iter()
+                .filter(|(l, scope)| {
+                    l.param == Some(argument) && scope.is_some_and(|s| signatures.contains(&s))
+                })
+                .filter_map(|(l, _)| l.type_text.clone())
+                .collect();
+            for text in written {
+                for name in crate::literals::type_names(&text) {
+                    let found = self.in_file(file.clone(), |cx| cx.type_named(&name, None, 1));
+                    if let Some((ty, _)) =
+                        found.filter(|(t, _)| matches!(t.kind, DefKind::Interface | DefKind::Class))
+                    {
+                        if !types.iter().any(|(a, t)| *a == argument && t.id == ty.id) {
+                            types.push((argument, ty));
+                        }
+                    }
+                }
+            }
+        }
+        for &(_, argument, member) in passed {
+            let Some(member_def) = self.table.def(member) else {
+                continue;
+            };
+            let wanted: Vec<Def> = types
+                .iter()
+                .filter(|(a, _)| *a == argument)
+                .map(|(_, t)| t.clone())
+                .collect();
+            for ty in wanted {
+                if let Found::Defs(defs, _) = self.member(&ty, &member_def.name, Want::Call, 1) {
+                    out.extend(
+                        defs.iter()
+                            .filter(|d| d.kind.is_callable() || d.kind == DefKind::Field)
+                            .map(|d| (member, d.id)),
+                    );
+                }
+            }
+        }
         out
     }
 

@@ -20,6 +20,7 @@ const PY_PATHS: [&str; 5] = [
     "pkg/sub/d.py",
 ];
 const GO_PATHS: [&str; 3] = ["g/x.go", "g/y.go", "g/h/z.go"];
+const TS_PATHS: [&str; 2] = ["t/a.ts", "t/b.ts"];
 const MODULES: [&str; 5] = ["a", "b", "pkg", "pkg.c", ".c"];
 
 /// A file's content, described.
@@ -91,6 +92,45 @@ fn go(c: &Content, path: &str) -> String {
     s
 }
 
+/// TypeScript: an interface, a class implementing it and a subclass overriding it (dispatch
+/// and override groups), functions whose declared parameter types an object literal passed
+/// to them fills (or does not), and imports between the two files.
+fn typescript(c: &Content) -> String {
+    let mut s = String::new();
+    for (m, n) in &c.imports {
+        let from = if m % 2 == 0 { "./a" } else { "./b" };
+        let name = NAMES[*n];
+        if name == "Klass" {
+            s.push_str(&format!("import {{ Klass, Obs }} from \"{from}\";\n"));
+        } else {
+            s.push_str(&format!("import {{ {name} }} from \"{from}\";\n"));
+        }
+    }
+    for d in &c.defs {
+        s.push_str(match NAMES[*d] {
+            "Klass" => "export interface Obs {\n  next: (v: number) => void;\n  done(): void;\n}\nexport class Klass implements Obs {\n  next(v: number) {}\n  done() {}\n}\n",
+            "alpha" => "export function alpha(o: Partial<Obs>) {\n  o.next(1);\n}\n",
+            "beta" => "export function beta(o: number, p?: Obs) {\n  p?.done();\n}\n",
+            _ => "export class Sub extends Klass {\n  next(v: number) {}\n}\nexport function gamma(k: Klass) {\n  k.next(2);\n}\n",
+        });
+    }
+    s.push_str("export function caller(k: Klass) {\n  k.done();\n");
+    for (n, through) in &c.calls {
+        let name = NAMES[*n];
+        if name == "Klass" {
+            s.push_str("  new Klass().next(3);\n");
+        } else if *through {
+            s.push_str(&format!(
+                "  {name}(1, {{ next: (v) => v, done() {{}} }});\n"
+            ));
+        } else {
+            s.push_str(&format!("  {name}({{ next: (v) => v, done() {{}} }});\n"));
+        }
+    }
+    s.push_str("}\n");
+    s
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Write(usize, Content),
@@ -101,7 +141,12 @@ enum Op {
 }
 
 fn paths() -> Vec<&'static str> {
-    PY_PATHS.iter().chain(GO_PATHS.iter()).copied().collect()
+    PY_PATHS
+        .iter()
+        .chain(GO_PATHS.iter())
+        .chain(TS_PATHS.iter())
+        .copied()
+        .collect()
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -117,6 +162,8 @@ fn op() -> impl Strategy<Value = Op> {
 fn render(path: &str, c: &Content) -> String {
     if path.ends_with(".go") {
         go(c, path)
+    } else if path.ends_with(".ts") {
+        typescript(c)
     } else {
         python(c)
     }
@@ -147,7 +194,7 @@ fn apply(root: &Path, op: &Op) -> Vec<String> {
             // Keep each language in its own paths: a rename across languages rewrites.
             let dst = root.join(to);
             std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
-            if from.ends_with(".go") == to.ends_with(".go") {
+            if Path::new(from).extension() == Path::new(to).extension() {
                 std::fs::rename(&src, &dst).unwrap();
             } else {
                 std::fs::remove_file(&src).unwrap();
@@ -199,7 +246,7 @@ proptest! {
 
     #[test]
     fn incremental_index_equals_a_clean_rebuild(
-        start in proptest::collection::vec((0..8usize, content()), 1..6),
+        start in proptest::collection::vec((0..paths().len(), content()), 1..6),
         ops in proptest::collection::vec((op(), any::<bool>()), 1..8),
     ) {
         let dir = tempfile::tempdir().unwrap();

@@ -664,6 +664,30 @@ fn a_typescript_call_of_an_override_reaches_what_it_overrides_and_implements() {
 }
 
 #[test]
+fn an_object_literal_passed_where_an_interface_is_expected_fills_its_members() {
+    // rxjs's `source.subscribe({ next: (v) => … })`: `subscribe`'s overload declares the
+    // parameter `Partial<Observer<T>>`, so a call of `Observer.next` may run the literal's.
+    let mut g = index(&[
+        ("src/types.ts", "export interface Observer<T> {\n  next: (value: T) => void;\n  complete(): void;\n}\n"),
+        ("src/observable.ts", "import { Observer } from \"./types\";\n\nexport class Observable<T> {\n  subscribe(observer: Partial<Observer<T>>): void;\n  subscribe(next: (value: T) => void): void;\n  subscribe(observerOrNext: any): void {}\n}\n\nexport function emit(o: Observer<number>) {\n  o.next(1);\n  o.complete();\n}\n"),
+        ("src/use.ts", "import { Observable } from \"./observable\";\n\nexport function first(source: Observable<number>) {\n  source.subscribe({\n    next: (v) => v,\n    complete() {},\n  });\n  source.subscribe((v) => v);\n}\n"),
+    ]);
+    assert_eq!(g.callers("first.next"), ["src/observable.ts:10 dispatch"]);
+    assert_eq!(
+        g.callers("first.complete"),
+        ["src/observable.ts:11 dispatch"]
+    );
+    // The parameter's type changed behind the run: the literal fills nothing any more.
+    std::fs::write(
+        g.dir.path().join("src/observable.ts"),
+        "import { Observer } from \"./types\";\n\nexport class Observable<T> {\n  subscribe(observer: number): void;\n  subscribe(next: (value: T) => void): void;\n  subscribe(observerOrNext: any): void {}\n}\n\nexport function emit(o: Observer<number>) {\n  o.next(1);\n  o.complete();\n}\n",
+    )
+    .unwrap();
+    g.graph.update(&["src/observable.ts"]).unwrap();
+    assert!(g.callers("first.next").is_empty());
+}
+
+#[test]
 fn typescript_members_typed_by_type_parameters_and_locals_read_from_members() {
     let g = index(&[
         ("src/base.ts", "export abstract class Schema<Out = unknown, Def extends BaseDef = BaseDef> {\n  readonly _def!: Def;\n  abstract _parse(x: number): number;\n}\n\nexport interface BaseDef {\n  description?: string;\n}\n\nexport type AnySchema = Schema<any, any>;\n"),
