@@ -59,6 +59,20 @@
 (required_parameter
   pattern: (identifier) @name
   type: (type_annotation (_) @type)) @local
+; A callback's untyped parameter (`operate((source, subscriber) => …)`): typed by the
+; function type the callee declares for that argument (the extractor records where).
+(arrow_function
+  parameter: (identifier) @name @local)
+(arrow_function
+  parameters: (formal_parameters
+    (required_parameter
+      pattern: (identifier) @name
+      !type) @local))
+(function_expression
+  parameters: (formal_parameters
+    (required_parameter
+      pattern: (identifier) @name
+      !type) @local))
 (optional_parameter
   pattern: (identifier) @name
   type: (type_annotation (_) @type)) @local

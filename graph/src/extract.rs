@@ -25,7 +25,8 @@ use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, QueryCursor};
 
 use crate::model::{
-    DefKind, Definition, FileFacts, Import, LiteralArg, Local, Pos, RefKind, Reference,
+    CallbackParam, DefKind, Definition, FileFacts, Import, LiteralArg, Local, Pos, RefKind,
+    Reference,
 };
 
 /// The query file of a language, or `None` for a language without symbols (JSON).
@@ -188,6 +189,57 @@ fn parameter_index(node: Node<'_>) -> Option<u32> {
         sibling = s.prev_named_sibling();
     }
     Some(before)
+}
+
+/// Where an untyped parameter of a function passed as an argument gets its type (see
+/// [`CallbackParam`]); `None` for any other node.
+fn callback_param(node: Node<'_>) -> Option<CallbackParam> {
+    let in_list = node.parent().filter(|p| p.kind() == "formal_parameters");
+    let function = match in_list {
+        Some(list) => list.parent()?,
+        None => node.parent()?,
+    };
+    if !matches!(function.kind(), "arrow_function" | "function_expression") {
+        return None;
+    }
+    let has_type = node.child_by_field_name("type").is_some();
+    if has_type || (in_list.is_none() && node.kind() != "identifier") {
+        return None;
+    }
+    // Its place among the parameters, a declared `this` left out (a function type's own
+    // `this:` is left out alike).
+    let mut param = 0u32;
+    let mut sibling = node.prev_named_sibling();
+    while let Some(s) = sibling {
+        let is_this = s
+            .child_by_field_name("pattern")
+            .is_some_and(|p| p.kind() == "this");
+        if s.kind() != "comment" && !is_this {
+            param += 1;
+        }
+        sibling = s.prev_named_sibling();
+    }
+    let arguments = function.parent().filter(|p| p.kind() == "arguments")?;
+    let call = arguments.parent()?;
+    let callee = match call.kind() {
+        "call_expression" => call.child_by_field_name("function"),
+        "new_expression" => call.child_by_field_name("constructor"),
+        _ => None,
+    }
+    .and_then(crate::literals::callee_name)?;
+    let mut argument = 0u32;
+    let mut sibling = function.prev_named_sibling();
+    while let Some(s) = sibling {
+        if s.kind() != "comment" {
+            argument += 1;
+        }
+        sibling = s.prev_named_sibling();
+    }
+    Some(CallbackParam {
+        call: Pos::of(callee.start_position()),
+        argument,
+        param,
+    })
 }
 
 /// The object literals passed as arguments whose function members are definitions of the
@@ -552,6 +604,7 @@ impl<'a> Extractor<'a> {
                             node.start_position()
                         }),
                         param: parameter_index(node),
+                        callback: callback_param(node),
                     },
                 ));
             } else if role == "scope.owner" {

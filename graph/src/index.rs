@@ -262,7 +262,8 @@ CREATE TABLE imports(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, module TEXT
   PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
 CREATE TABLE locals(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, name TEXT NOT NULL,
   scope_id INTEGER, type_text TEXT, value TEXT, read TEXT, line INTEGER NOT NULL,
-  col INTEGER NOT NULL, param INTEGER,
+  col INTEGER NOT NULL, param INTEGER, cb_line INTEGER, cb_col INTEGER, cb_argument INTEGER,
+  cb_param INTEGER,
   PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
 CREATE TABLE literal_args(file_id INTEGER NOT NULL, ord INTEGER NOT NULL,
   argument INTEGER NOT NULL, def_id INTEGER NOT NULL,
@@ -1380,7 +1381,8 @@ impl Graph {
         )?);
         let q = format!(
             "SELECT f.path, l.ord, l.name, IFNULL({}, ''), IFNULL(l.type_text, ''), IFNULL(l.value, ''),
-               IFNULL(l.read, ''), l.line, l.col, IFNULL(l.param, '')
+               IFNULL(l.read, ''), l.line, l.col, IFNULL(l.param, ''), IFNULL(l.cb_line, ''),
+               IFNULL(l.cb_col, ''), IFNULL(l.cb_argument, ''), IFNULL(l.cb_param, '')
              FROM locals l JOIN files f ON f.id = l.file_id",
             def_key.replace("{}", "l.scope_id")
         );
@@ -1606,8 +1608,8 @@ fn insert_facts(
     }
     let mut insert_local = tx.prepare_cached(
         "INSERT INTO locals(file_id, ord, name, scope_id, type_text, value, line, col, read,
-           param)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+           param, cb_line, cb_col, cb_argument, cb_param)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?;
     for (i, local) in facts.locals.iter().enumerate() {
         insert_local.execute(params![
@@ -1620,7 +1622,11 @@ fn insert_facts(
             local.pos.line,
             local.pos.column,
             local.read,
-            local.param
+            local.param,
+            local.callback.map(|c| c.call.line),
+            local.callback.map(|c| c.call.column),
+            local.callback.map(|c| c.argument),
+            local.callback.map(|c| c.param)
         ])?;
     }
     let mut insert_literal = tx.prepare_cached(
@@ -1700,31 +1706,30 @@ fn rewrite_file(
         .optional()?
         .flatten();
     // Positions of locals matter only within their own file: compare the rest.
+    // (The callback's call is a position: what it resolves to is this file's business.)
     type LocalShape = (
         String,
         Option<String>,
         Option<String>,
         Option<String>,
         Option<u32>,
+        Option<(u32, u32)>,
     );
+    let shape = |l: &Local| -> LocalShape {
+        (
+            l.name.clone(),
+            l.type_text.clone(),
+            l.value.clone(),
+            l.read.clone(),
+            l.param,
+            l.callback.map(|c| (c.argument, c.param)),
+        )
+    };
     let old_locals: Vec<LocalShape> = load_locals(tx, file)?
-        .into_iter()
-        .map(|(l, _)| (l.name, l.type_text, l.value, l.read, l.param))
-        .collect();
-    let new_locals: Vec<LocalShape> = fresh
-        .facts
-        .locals
         .iter()
-        .map(|l| {
-            (
-                l.name.clone(),
-                l.type_text.clone(),
-                l.value.clone(),
-                l.read.clone(),
-                l.param,
-            )
-        })
+        .map(|(l, _)| shape(l))
         .collect();
+    let new_locals: Vec<LocalShape> = fresh.facts.locals.iter().map(shape).collect();
     if old_imports != fresh.facts.imports || old_locals != new_locals {
         changed.insert(format!("p:{}", fresh.rel));
     }
@@ -1916,10 +1921,31 @@ fn load_imports(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<Import>> 
     rows.collect()
 }
 
+/// A local's [`CallbackParam`] from four columns from `first` on.
+fn callback_from_row(
+    r: &rusqlite::Row<'_>,
+    first: usize,
+) -> rusqlite::Result<Option<crate::model::CallbackParam>> {
+    let line: Option<u32> = r.get(first)?;
+    let column: Option<u32> = r.get(first + 1)?;
+    let argument: Option<u32> = r.get(first + 2)?;
+    let param: Option<u32> = r.get(first + 3)?;
+    Ok(match (line, column, argument, param) {
+        (Some(line), Some(column), Some(argument), Some(param)) => {
+            Some(crate::model::CallbackParam {
+                call: crate::model::Pos { line, column },
+                argument,
+                param,
+            })
+        }
+        _ => None,
+    })
+}
+
 fn load_locals(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(Local, Option<DefId>)>> {
     let mut stmt = tx.prepare_cached(
-        "SELECT name, scope_id, type_text, value, line, col, read, param FROM locals
-         WHERE file_id = ?1 ORDER BY ord",
+        "SELECT name, scope_id, type_text, value, line, col, read, param, cb_line, cb_col,
+           cb_argument, cb_param FROM locals WHERE file_id = ?1 ORDER BY ord",
     )?;
     let rows = stmt.query_map([file], |r| {
         let scope: Option<i64> = r.get(1)?;
@@ -1935,6 +1961,7 @@ fn load_locals(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(Local, Op
                     column: r.get(5)?,
                 },
                 param: r.get(7)?,
+                callback: callback_from_row(r, 8)?,
             },
             scope,
         ))
@@ -1968,8 +1995,8 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
     let mut locals: BTreeMap<FileId, Vec<(Local, Option<DefId>)>> = BTreeMap::new();
     {
         let mut stmt = tx.prepare(
-            "SELECT file_id, name, scope_id, type_text, value, line, col, read, param FROM locals
-             ORDER BY file_id, ord",
+            "SELECT file_id, name, scope_id, type_text, value, line, col, read, param, cb_line,
+               cb_col, cb_argument, cb_param FROM locals ORDER BY file_id, ord",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok((
@@ -1985,6 +2012,7 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
                         column: r.get(6)?,
                     },
                     param: r.get(8)?,
+                    callback: callback_from_row(r, 9)?,
                 },
                 r.get::<_, Option<i64>>(2)?,
             ))

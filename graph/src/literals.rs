@@ -28,7 +28,7 @@ fn place(node: Node<'_>) -> Place {
 }
 
 /// The name a callee expression is called by: an identifier, or a member's property.
-fn callee_name(node: Node<'_>) -> Option<Node<'_>> {
+pub fn callee_name(node: Node<'_>) -> Option<Node<'_>> {
     match node.kind() {
         "identifier" => Some(node),
         "member_expression" => node.child_by_field_name("property"),

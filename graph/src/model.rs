@@ -242,6 +242,19 @@ pub struct Local {
     /// types an object literal passed there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub param: Option<u32>,
+    /// An untyped parameter of a callback passed as an argument: the callee's declared
+    /// function type for that argument gives its type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback: Option<CallbackParam>,
+}
+
+/// Where a callback's parameter gets its type: parameter `param` of the function passed as
+/// argument `argument` of the call whose callee's name is at `call`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallbackParam {
+    pub call: Pos,
+    pub argument: u32,
+    pub param: u32,
 }
 
 /// A function member of an object literal passed as an argument (`source.subscribe({ next:

@@ -228,6 +228,7 @@ pub fn resolve_file<B: Backing>(
         dispatched: Vec::new(),
         overrides_memo: std::collections::HashMap::new(),
         related_memo: std::collections::HashMap::new(),
+        called_at: std::collections::HashMap::new(),
     };
     let mut dispatch = Vec::new();
     let mut fills = Vec::new();
@@ -238,6 +239,9 @@ pub fn resolve_file<B: Backing>(
             let outcome = cx.resolve(r);
             dispatch.extend(cx.dispatched.drain(..).map(|d| (i, d)));
             if let Outcome::Resolved { target, .. } = outcome {
+                if r.kind == RefKind::Call {
+                    cx.called_at.insert(r.pos, target);
+                }
                 let start = literals.partition_point(|l| l.0 < i);
                 let end = literals.partition_point(|l| l.0 <= i);
                 if let Some(passed) = literals.get(start..end).filter(|p| !p.is_empty()) {
@@ -284,6 +288,9 @@ struct Cx<'t, B: Backing> {
     overrides_memo: std::collections::HashMap<DefId, Vec<DefId>>,
     /// [`Cx::related`]'s answers for this file.
     related_memo: std::collections::HashMap<DefId, Vec<DefId>>,
+    /// The targets of this file's calls resolved so far, by the place of the callee's name
+    /// (a callback's parameters are typed by its call's callee, resolved before them).
+    called_at: std::collections::HashMap<crate::model::Pos, DefId>,
 }
 
 /// Deepest nesting of resolution steps for one reference.
@@ -630,36 +637,15 @@ impl<B: Backing> Cx<'_, B> {
         callee: DefId,
         passed: &[crate::index::LiteralArgIn],
     ) -> Vec<(DefId, DefId)> {
-        let Some(callee) = self.table.def(callee) else {
-            return Vec::new();
-        };
-        if !callee.kind.is_callable() {
-            return Vec::new();
-        }
-        let Some(file) = self.table.file(callee.file).cloned() else {
-            return Vec::new();
-        };
-        let signatures: Vec<DefId> = self
-            .table
-            .defs_named(&callee.name, &mut self.deps)
-            .iter()
-            .filter(|d| d.file == callee.file && d.parent == callee.parent && d.kind.is_callable())
-            .map(|d| d.id)
-            .collect();
-        let locals = self.table.locals_of(callee.file, &mut self.deps);
         let mut out = Vec::new();
         let mut types: Vec<(u32, Def)> = Vec::new();
         for argument in passed.iter().map(|p| p.1) {
             if types.iter().any(|(a, _)| *a == argument) {
                 continue;
             }
-            let written: Vec<String> = locals
-                .iter()
-                .filter(|(l, scope)| {
-                    l.param == Some(argument) && scope.is_some_and(|s| signatures.contains(&s))
-                })
-                .filter_map(|(l, _)| l.type_text.clone())
-                .collect();
+            let Some((file, written)) = self.declared_parameter_types(callee, argument) else {
+                continue;
+            };
             for text in written {
                 for name in crate::literals::type_names(&text) {
                     let found = self.in_file(file.clone(), |cx| cx.type_named(&name, None, 1));
@@ -693,6 +679,59 @@ impl<B: Backing> Cx<'_, B> {
             }
         }
         out
+    }
+
+    /// The types `callee` declares for its parameter `argument`, as written, over its overload
+    /// signatures (an implementation's own is often `any`), with the file they are written
+    /// in.
+    fn declared_parameter_types(
+        &mut self,
+        callee: DefId,
+        argument: u32,
+    ) -> Option<(FileInfo, Vec<String>)> {
+        let callee = self.table.def(callee)?;
+        if !callee.kind.is_callable() {
+            return None;
+        }
+        let file = self.table.file(callee.file).cloned()?;
+        let signatures: Vec<DefId> = self
+            .table
+            .defs_named(&callee.name, &mut self.deps)
+            .iter()
+            .filter(|d| d.file == callee.file && d.parent == callee.parent && d.kind.is_callable())
+            .map(|d| d.id)
+            .collect();
+        let locals = self.table.locals_of(callee.file, &mut self.deps);
+        let written: Vec<String> = locals
+            .iter()
+            .filter(|(l, scope)| {
+                l.param == Some(argument) && scope.is_some_and(|s| signatures.contains(&s))
+            })
+            .filter_map(|(l, _)| l.type_text.clone())
+            .collect();
+        Some((file, written))
+    }
+
+    /// The type of a callback's untyped parameter: the parameter's in the function type the
+    /// callee declares for the argument (`operate(init: (source: Observable<T>, subscriber:
+    /// Subscriber<R>) => …)` types `subscriber` of `operate((source, subscriber) => …)`).
+    fn callback_param_type(
+        &mut self,
+        callback: &crate::model::CallbackParam,
+        depth: usize,
+    ) -> Option<(Def, Rung)> {
+        let callee = *self.called_at.get(&callback.call)?;
+        let (file, written) = self.declared_parameter_types(callee, callback.argument)?;
+        for text in written {
+            let Some(param) = function_type_parameter(&text, callback.param) else {
+                continue;
+            };
+            let found = self.in_file(file.clone(), |cx| cx.type_named(&param, None, depth + 1));
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
     }
 
     /// The members a JavaScript or TypeScript method overrides or implements in its class's
@@ -1573,6 +1612,9 @@ impl<B: Backing> Cx<'_, B> {
                     return Some(found);
                 }
             }
+            if let Some(callback) = &local.callback {
+                return self.callback_param_type(callback, depth);
+            }
             if let Some(callee) = &local.value {
                 return self.type_of_call(callee, scope, depth + 1);
             }
@@ -2289,9 +2331,86 @@ fn type_arguments(written: &str) -> Vec<String> {
         .collect()
 }
 
+/// The type of parameter `index` of the function type in `written` (`(a: A, b: B) => R`,
+/// `((a: A) => R) | undefined`), a declared `this:` left out: `B` for 1.
+fn function_type_parameter(written: &str, index: u32) -> Option<String> {
+    let bytes = written.as_bytes();
+    // The first parenthesised list followed by `=>`.
+    let mut params: Option<&str> = None;
+    for (open, _) in written.match_indices('(') {
+        let mut depth = 0usize;
+        let mut close = None;
+        for (i, &b) in bytes.iter().enumerate().skip(open) {
+            match b {
+                b'(' => depth += 1,
+                b')' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        close = Some(i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let close = close?;
+        if written[close + 1..].trim_start().starts_with("=>") {
+            params = Some(&written[open + 1..close]);
+            break;
+        }
+    }
+    let params = params?;
+    // Split at the commas outside brackets.
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (i, c) in params.char_indices() {
+        match c {
+            '(' | '<' | '[' | '{' => depth += 1,
+            ')' | '>' | ']' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(&params[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&params[start..]);
+    let part = parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && !p.starts_with("this:") && !p.starts_with("this :"))
+        .nth(index as usize)?;
+    let (_, ty) = part.split_once(':')?;
+    let ty = ty.trim();
+    (!ty.is_empty()).then(|| ty.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn function_type_parameters_leave_this_and_wrappers_out() {
+        let init =
+            "(liftedSource: Observable<T>, subscriber: Subscriber<R>) => (() => void) | void";
+        assert_eq!(
+            function_type_parameter(init, 1).as_deref(),
+            Some("Subscriber<R>")
+        );
+        let subscribe = "(this: Observable<T>, subscriber: Subscriber<T>) => TeardownLogic";
+        assert_eq!(
+            function_type_parameter(subscribe, 0).as_deref(),
+            Some("Subscriber<T>")
+        );
+        let optional = "((value: Map<K, V>, i: number) => void) | undefined";
+        assert_eq!(
+            function_type_parameter(optional, 0).as_deref(),
+            Some("Map<K, V>")
+        );
+        assert_eq!(function_type_parameter(optional, 2), None);
+        assert_eq!(function_type_parameter("Observer<T>", 0), None);
+    }
 
     #[test]
     fn type_arguments_split_at_the_top_level() {

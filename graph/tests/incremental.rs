@@ -110,11 +110,12 @@ fn typescript(c: &Content) -> String {
         s.push_str(match NAMES[*d] {
             "Klass" => "export interface Obs {\n  next: (v: number) => void;\n  done(): void;\n}\nexport class Klass implements Obs {\n  next(v: number) {}\n  done() {}\n}\n",
             "alpha" => "export function alpha(o: Partial<Obs>) {\n  o.next(1);\n}\n",
-            "beta" => "export function beta(o: number, p?: Obs) {\n  p?.done();\n}\n",
+            "beta" => "export function beta(o: number, p?: Obs, cb?: (k: Klass) => void) {\n  p?.done();\n}\n",
             _ => "export class Sub extends Klass {\n  next(v: number) {}\n}\nexport function gamma(k: Klass) {\n  k.next(2);\n}\n",
         });
     }
-    s.push_str("export function caller(k: Klass) {\n  k.done();\n");
+    // A callback whose parameter the callee's declared function type types.
+    s.push_str("export function caller(k: Klass) {\n  k.done();\n  beta(1, undefined, (c) => c.next(4));\n");
     for (n, through) in &c.calls {
         let name = NAMES[*n];
         if name == "Klass" {

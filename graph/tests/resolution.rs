@@ -688,6 +688,21 @@ fn an_object_literal_passed_where_an_interface_is_expected_fills_its_members() {
 }
 
 #[test]
+fn a_callbacks_untyped_parameter_has_the_type_its_callee_declares() {
+    // rxjs's operators: `operate((source, subscriber) => …)` with `operate(init: (source:
+    // Observable<T>, subscriber: Subscriber<R>) => void)`, and `new Observable((subscriber) =>
+    // …)` whose constructor declares `(this: Observable<T>, subscriber: Subscriber<T>) => …`.
+    let g = index(&[
+        ("src/subscriber.ts", "export class Subscriber<T> {\n  next(value: T): void {}\n  complete(): void {}\n}\n\nexport class Observable<T> {\n  constructor(subscribe?: (this: Observable<T>, subscriber: Subscriber<T>) => void) {}\n  subscribe(s: Subscriber<T>): void {}\n}\n"),
+        ("src/lift.ts", "import { Observable, Subscriber } from \"./subscriber\";\n\nexport function operate<T, R>(init: (source: Observable<T>, subscriber: Subscriber<R>) => void): void {}\n"),
+        ("src/ops.ts", "import { operate } from \"./lift\";\nimport { Observable } from \"./subscriber\";\n\nexport function take() {\n  return operate((source, subscriber) => {\n    source.subscribe(subscriber);\n    subscriber.next(1);\n  });\n}\n\nexport const EMPTY = new Observable<never>((subscriber) => subscriber.complete());\n"),
+    ]);
+    assert_eq!(g.callers("Observable.subscribe"), ["src/ops.ts:6 exact"]);
+    assert_eq!(g.callers("Subscriber.next"), ["src/ops.ts:7 exact"]);
+    assert_eq!(g.callers("Subscriber.complete"), ["src/ops.ts:11 exact"]);
+}
+
+#[test]
 fn typescript_members_typed_by_type_parameters_and_locals_read_from_members() {
     let g = index(&[
         ("src/base.ts", "export abstract class Schema<Out = unknown, Def extends BaseDef = BaseDef> {\n  readonly _def!: Def;\n  abstract _parse(x: number): number;\n}\n\nexport interface BaseDef {\n  description?: string;\n}\n\nexport type AnySchema = Schema<any, any>;\n"),
