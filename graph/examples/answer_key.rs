@@ -2,7 +2,9 @@
 //! function and method the server's `documentSymbol` lists in the project's files, and its
 //! `references` restricted to call sites (the reference is followed by `(`, after optional
 //! type arguments); for Go, a method also gets the call sites of the workspace interface
-//! methods it implements (`textDocument/implementation`). Run through `cargo xtask graph-keys`, which writes
+//! methods it implements (`textDocument/implementation`), and for Rust an impl's method those of
+//! the trait method it implements (rust-analyzer answers `implementation` on the trait's
+//! method with the impls' methods). Run through `cargo xtask graph-keys`, which writes
 //! `graph/tests/keys/<project>.json`.
 //!
 //! ```text
@@ -184,11 +186,18 @@ async fn implementations(
     found
         .iter()
         .filter_map(|l| {
+            // A `Location` (gopls) or a `LocationLink` (rust-analyzer).
             let path = l["uri"]
                 .as_str()
+                .or_else(|| l["targetUri"].as_str())
                 .and_then(cc_lsp_client::uri::uri_to_path)?;
             let inside = path.strip_prefix(root).ok()?;
-            let line = l["range"]["start"]["line"].as_u64()? + 1;
+            let range = if l["range"].is_object() {
+                &l["range"]
+            } else {
+                &l["targetSelectionRange"]
+            };
+            let line = range["start"]["line"].as_u64()? + 1;
             Some((inside.to_string_lossy().replace('\\', "/"), line))
         })
         .collect()
@@ -342,7 +351,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         callers.sort_by_key(|c| c.to_string());
         // Go: a call of an interface method may run this method (issue 32 counts the
         // interface's call sites for each workspace method implementing it).
-        let implemented = if language == "go" {
+        let implemented = if language == "go" || language == "rust" {
             implementations(&server, &uri, def.line, def.character, &root).await
         } else {
             Vec::new()
@@ -367,9 +376,42 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
         })
         .collect();
+    // Rust: the places `implementation` gave for a trait's method are its impls' methods,
+    // which get the trait method's call sites (Go's are the interface methods a method
+    // implements, whose call sites it gets).
+    let mut implemented_by: std::collections::HashMap<(String, u64), Vec<(String, u64)>> =
+        Default::default();
+    if language == "rust" {
+        for (entry, impls) in keyed.iter().zip(&dispatch_from) {
+            let trait_place = (
+                entry["path"].as_str().unwrap_or("").to_owned(),
+                entry["line"].as_u64().unwrap_or(0),
+            );
+            // Asked on an impl's method, rust-analyzer lists every impl of that trait method
+            // (that one among them): only a trait's own method relates.
+            if impls.contains(&trait_place) {
+                continue;
+            }
+            for place in impls {
+                implemented_by
+                    .entry(place.clone())
+                    .or_default()
+                    .push(trait_place.clone());
+            }
+        }
+    }
     for (entry, interfaces) in keyed.iter_mut().zip(&dispatch_from) {
         let mut callers = entry["callers"].as_array().cloned().unwrap_or_default();
-        for place in interfaces {
+        let place = (
+            entry["path"].as_str().unwrap_or("").to_owned(),
+            entry["line"].as_u64().unwrap_or(0),
+        );
+        let from: Vec<(String, u64)> = if language == "rust" {
+            implemented_by.get(&place).cloned().unwrap_or_default()
+        } else {
+            interfaces.clone()
+        };
+        for place in &from {
             callers.extend(by_place.get(place).cloned().unwrap_or_default());
         }
         callers.sort_by_key(|c| c.to_string());

@@ -5,6 +5,12 @@
 //! every position stays the file's own), with the macro syntax made plain Rust: `$x` becomes
 //! `_x`, `$crate` becomes ` crate`, and a repetition `$( … ),*` loses its wrapper. That text is
 //! parsed and extracted like a file.
+//!
+//! The arguments of macro invocations are code as well (`assert_eq!(it.collect_vec(), v)`,
+//! `quickcheck! { fn prop(v: Vec<u8>) -> bool { … } }`, a benchmark table): each invocation's
+//! token tree is copied, delimiters included (tree-sitter takes a bare `(…)`, `[…]` or `{…}`
+//! as an expression statement), and an invocation nested in it (`vec![…]` inside
+//! `assert_eq!(…)`) loses its `name!`, leaving its own token tree as an expression.
 
 use std::collections::HashSet;
 
@@ -12,37 +18,42 @@ use cc_languages::{LanguageSpec, QueryCache};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::QueryCursor;
 
-/// The shadow text of `source` (its macro bodies as code), or `None` when it has no
-/// `macro_rules!` with a body. The set holds the offsets where a `$` was replaced: a
+/// The shadow text of `source` (its macro bodies and invocations' arguments as code), or
+/// `None` when it has neither. The set holds the offsets where a `$` was replaced: a
 /// definition named there is named by the macro's caller, not by the source.
 pub(crate) fn shadow(
     language: &'static LanguageSpec,
     tree: &tree_sitter::Tree,
     source: &[u8],
 ) -> Option<(Vec<u8>, HashSet<usize>)> {
-    if language.name != "rust" || !contains(source, b"macro_rules!") {
+    if language.name != "rust" || !source.contains(&b'!') {
         return None;
     }
     let query = QueryCache::global()
         .get(
             language,
             "graph.macro_bodies",
-            "(macro_rule right: (token_tree) @body)",
+            "(macro_rule right: (token_tree) @body)
+             (macro_invocation (token_tree) @arguments)",
         )
         .ok()?;
+    let names = query.capture_names();
     let mut cursor = QueryCursor::new();
     let mut matches = cursor.matches(&query, tree.root_node(), source);
     let mut bodies: Vec<(usize, usize)> = Vec::new();
+    let mut arguments: Vec<(usize, usize)> = Vec::new();
     while let Some(m) = matches.next() {
         for capture in m.captures() {
             let range = capture.node.byte_range();
-            // Inside the delimiters.
-            if range.end >= range.start + 2 {
+            if names.get(capture.index as usize) == Some(&"arguments") {
+                arguments.push((range.start, range.end));
+            } else if range.end >= range.start + 2 {
+                // Inside the delimiters.
                 bodies.push((range.start + 1, range.end - 1));
             }
         }
     }
-    if bodies.is_empty() {
+    if bodies.is_empty() && arguments.is_empty() {
         return None;
     }
     let mut text: Vec<u8> = source
@@ -54,13 +65,45 @@ pub(crate) fn shadow(
         if let (Some(from), Some(to)) = (source.get(start..end), text.get_mut(start..end)) {
             to.copy_from_slice(from);
             plain(to, start, &mut replaced);
+            unbang(to);
+        }
+    }
+    for (start, end) in arguments {
+        if let (Some(from), Some(to)) = (source.get(start..end), text.get_mut(start..end)) {
+            to.copy_from_slice(from);
+            unbang(to);
         }
     }
     Some((text, replaced))
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+/// Blanks the `name!` of each macro invocation in `code` (outside strings), so that its
+/// token tree parses as an expression: `vec![a.f()]` becomes `    [a.f()]`.
+fn unbang(code: &mut [u8]) {
+    let mut i = 0;
+    while i < code.len() {
+        match code[i] {
+            b'"' => {
+                i += 1;
+                while i < code.len() && code[i] != b'"' {
+                    i += if code[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'\'' if code.get(i + 2) == Some(&b'\'') => i += 2,
+            b'!' if i > 0 && is_ident(code[i - 1]) => {
+                let after = code[i + 1..].iter().find(|b| !b.is_ascii_whitespace());
+                if matches!(after, Some(b'(' | b'[' | b'{')) {
+                    let mut start = i;
+                    while start > 0 && is_ident(code[start - 1]) {
+                        start -= 1;
+                    }
+                    code[start..=i].fill(b' ');
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
 }
 
 fn is_ident(b: u8) -> bool {
@@ -128,6 +171,16 @@ mod tests {
         let mut replaced = HashSet::new();
         plain(&mut bytes, 0, &mut replaced);
         String::from_utf8(bytes).unwrap_or_default()
+    }
+
+    #[test]
+    fn nested_invocations_lose_their_names_only() {
+        let mut code = b"(vec![a.f()], x != y, !(z), format!(\"a!(b)\"), m! {c})".to_vec();
+        unbang(&mut code);
+        assert_eq!(
+            String::from_utf8(code).unwrap_or_default(),
+            "(    [a.f()], x != y, !(z),        (\"a!(b)\"),    {c})"
+        );
     }
 
     #[test]

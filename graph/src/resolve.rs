@@ -740,7 +740,7 @@ impl<B: Backing> Cx<'_, B> {
     /// `Subscription.unsubscribe` and of `SubscriptionLike.unsubscribe` it implements, and
     /// so of `Subscriber.unsubscribe` beside it), as the precise tier relates them.
     fn related(&mut self, target: DefId) -> Vec<DefId> {
-        if !self.overrides_reach(&self.file) {
+        if !self.overrides_reach(&self.file) && self.lang() != "rust" {
             return Vec::new();
         }
         if let Some(known) = self.related_memo.get(&target) {
@@ -757,6 +757,9 @@ impl<B: Backing> Cx<'_, B> {
         };
         if method.kind != DefKind::Method || method.name == "constructor" {
             return Vec::new();
+        }
+        if self.lang() == "rust" {
+            return self.related_in_rust(&method);
         }
         let Some(class) = method
             .parent
@@ -816,6 +819,37 @@ impl<B: Backing> Cx<'_, B> {
                 .def(*d)
                 .is_some_and(|d| d.parent != method.parent)
         });
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Rust: the method of `impl Trait for T` is one group with the trait's method and the
+    /// other workspace impls of it, as rust-analyzer's references count them (a call of
+    /// `MultiPeek::peeking_next` is a reference of `PeekingNext::peeking_next`). A std
+    /// trait's impls (`impl Iterator for T`) relate to nothing: the trait is not here.
+    fn related_in_rust(&mut self, method: &DefInfo) -> Vec<DefId> {
+        let Some(file) = self.table.file(method.file).cloned() else {
+            return Vec::new();
+        };
+        let named = self.table.defs_named(&method.name, &mut self.deps);
+        let mut ups = Vec::new();
+        for base in &method.bases {
+            let found = self.in_file(file.clone(), |cx| cx.type_named(base, None, 1));
+            if let Some((tr, _)) = found.filter(|(t, _)| t.kind == DefKind::Trait) {
+                ups.extend(
+                    named
+                        .iter()
+                        .filter(|d| d.parent == Some(tr.id) && d.kind.is_callable())
+                        .map(|d| d.id),
+                );
+            }
+        }
+        let mut out = ups.clone();
+        for up in ups {
+            out.extend(self.implementations(up));
+        }
+        out.retain(|d| *d != method.id);
         out.sort_unstable();
         out.dedup();
         out
@@ -1163,18 +1197,35 @@ impl<B: Backing> Cx<'_, B> {
 
     fn exported_inner(&mut self, file: FileId, name: &str, want: Want, depth: usize) -> Vec<Def> {
         let direct = self.top_level(file, name, want);
-        if !direct.is_empty() || depth > MAX_DEPTH {
+        let Some(info) = self.table.file(file).cloned() else {
+            return direct;
+        };
+        // Rust: a module is in the type namespace, a function of the same name re-exported
+        // beside it in the value namespace (`mod peek_nth;` with `pub use
+        // crate::free::*;` bringing `fn peek_nth`): both are exported.
+        let modules_only = info.language.name == "rust"
+            && !direct.is_empty()
+            && direct.iter().all(|d| d.kind == DefKind::Module);
+        if (!direct.is_empty() && !modules_only) || depth > MAX_DEPTH {
             return direct;
         }
-        let Some(info) = self.table.file(file).cloned() else {
-            return Vec::new();
-        };
-        let imports = self.table.imports_of(file, &mut self.deps);
+        if modules_only {
+            let mut both = direct;
+            both.extend(self.reexported(&info, name, Want::Call, depth));
+            return both;
+        }
+        self.reexported(&info, name, want, depth)
+    }
+
+    /// What `info`'s imports re-export as `name`: a binding of that name, else through a
+    /// wildcard re-export (or a transitive include).
+    fn reexported(&mut self, info: &FileInfo, name: &str, want: Want, depth: usize) -> Vec<Def> {
+        let imports = self.table.imports_of(info.id, &mut self.deps);
         // An import inside a function exports nothing.
         for import in imports.iter().filter(|i| i.scope_lines.is_none()) {
             let binds = imports::binding(import, info.language);
             if binds.as_deref() == Some(name) {
-                if let Found::Defs(d, _) = self.import_target_from(&info, import, depth + 1) {
+                if let Found::Defs(d, _) = self.import_target_from(info, import, depth + 1) {
                     let d: Vec<Def> = d.into_iter().filter(|d| want.accepts(d.kind)).collect();
                     if !d.is_empty() {
                         return d;
@@ -1186,8 +1237,9 @@ impl<B: Backing> Cx<'_, B> {
             let reexports = (import.wildcard && imports::reexports_wildcards(info.language))
                 || imports::includes_are_transitive(info.language);
             if reexports {
-                if let Found::Module(files, _) = self.import_module_from(&info, import) {
-                    for f in files {
+                if let Found::Module(files, _) = self.import_module_from(info, import) {
+                    // `pub use crate::structs::*` of an inline module names the file itself.
+                    for f in files.into_iter().filter(|f| *f != info.id) {
                         let d = self.exported(f, name, want, depth + 1);
                         if !d.is_empty() {
                             return d;
@@ -2103,7 +2155,12 @@ impl<B: Backing> Cx<'_, B> {
                     .unwrap_or_else(|| self.method_by_name(name, want)),
             },
             // Another crate's type may have an inherent method of that name, which wins over
-            // any trait (semver's `str::strip_prefix` beside its backport trait).
+            // any trait (semver's `str::strip_prefix` beside its backport trait); the result
+            // of a call on one (`v.into_iter().map(f)`) is an adapter whose methods are
+            // traits' (`.into_group_map()` through `Itertools`).
+            Target::External if receiver.ends_with(')') => {
+                self.trait_in_scope(name, want).unwrap_or(Found::External)
+            }
             Target::External => Found::External,
             // A variable of a type we could not follow (`let text = text.trim()`) is as
             // likely another crate's type with a method of its own: only a call's result

@@ -354,6 +354,31 @@ fn rust_trait_calls_dispatch_to_impls_and_extension_traits_in_scope() {
 }
 
 #[test]
+fn rust_calls_in_macro_arguments_adapters_namesakes_and_trait_groups() {
+    // itertools' shapes: calls inside `assert_eq!(…)` and `quickcheck! { fn … }`, an
+    // extension trait's method on a std adapter, `mod peek_nth;` beside a re-exported `fn
+    // peek_nth` (through `pub use crate::structs::*` of an inline module too), and a call of
+    // an impl's method as a reference of the trait's method and its other impls.
+    let g = index(&[
+        ("Cargo.toml", "[package]\nname = \"it\"\nversion = \"0.1.0\"\n"),
+        ("src/lib.rs", "pub mod structs {\n    pub use crate::peek::Peek;\n}\npub use crate::structs::*;\npub use crate::free::*;\npub mod free;\nmod peek_nth;\nmod peek;\n\npub trait Itertools: Iterator {\n    fn group_map(self) -> u8\n    where\n        Self: Sized,\n    {\n        0\n    }\n}\n\nimpl<T: Iterator> Itertools for T {}\n\npub trait PeekingNext {\n    fn peeking_next(&mut self) -> u8;\n}\n"),
+        ("src/free.rs", "pub use crate::peek_nth::peek_nth;\n"),
+        ("src/peek_nth.rs", "pub fn peek_nth() -> u8 {\n    0\n}\n"),
+        ("src/peek.rs", "use crate::PeekingNext;\n\npub struct Peek;\npub struct Back;\n\nimpl PeekingNext for Peek {\n    fn peeking_next(&mut self) -> u8 {\n        1\n    }\n}\n\nimpl PeekingNext for Back {\n    fn peeking_next(&mut self) -> u8 {\n        2\n    }\n}\n\npub fn make() -> Peek {\n    Peek\n}\n"),
+        ("tests/t.rs", "use it::peek_nth;\nuse it::Itertools;\nuse it::free::*;\n\n#[test]\nfn t(v: Vec<u8>) {\n    assert_eq!(peek_nth(), 0);\n    let m = v.into_iter().map(|x| x).group_map();\n}\n\nquickcheck! {\n    fn prop(v: Vec<u8>) -> bool {\n        vec![peek_nth()].is_empty()\n    }\n}\n"),
+        ("src/use.rs", "use crate::peek::make;\nuse crate::PeekingNext;\n\npub fn run() -> u8 {\n    let mut p = make();\n    p.peeking_next()\n}\n"),
+    ]);
+    assert_eq!(
+        g.callers_in("peek_nth", Some("src/peek_nth.rs")),
+        ["tests/t.rs:7 import", "tests/t.rs:13 import"]
+    );
+    assert_eq!(g.callers("Itertools::group_map"), ["tests/t.rs:8 import"]);
+    assert_eq!(g.callers("Peek::peeking_next"), ["src/use.rs:6 exact"]);
+    assert_eq!(g.callers("PeekingNext::peeking_next"), ["src/use.rs:6 dispatch"]);
+    assert_eq!(g.callers("Back::peeking_next"), ["src/use.rs:6 dispatch"]);
+}
+
+#[test]
 fn c_includes_pair_header_declarations_with_definitions() {
     let g = index(&[
         (

@@ -8,7 +8,8 @@
 //! key built for another version. Servers: basedpyright (requests, with `src` on its extra
 //! paths), gopls (cobra, in GOPATH mode with pflag beside it: cobra's other dependencies are
 //! not installed, and only its `doc` package needs them), typescript-language-server (zod,
-//! rxjs), rust-analyzer (semver, offline); click as requests, pflag as cobra.
+//! rxjs), rust-analyzer (semver and itertools, offline, their locked dependencies fetched by
+//! `cargo xtask peers`); click as requests, pflag as cobra.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,9 +29,8 @@ const KEYS: &[(&str, &str, &str)] = &[
     ("zod", "typescript", ""),
     ("semver", "rust", ""),
     // The larger project per language with the type-dependent shapes (issue 32): classes and
-    // interfaces; a src layout with tests; interfaces implemented across files.
-    // (itertools is not here: the peers' rust-analyzer's references on it miss most calls of
-    // the extension trait's methods on std iterators, "could not say what it refers to".)
+    // interfaces; a src layout with tests; interfaces implemented across files; an extension
+    // trait, `macro_rules!` impls and calls inside macro invocations.
     ("rxjs", "typescript", ""),
     (
         "click",
@@ -38,6 +38,7 @@ const KEYS: &[(&str, &str, &str)] = &[
         "[python]\nsettings = { basedpyright = { analysis = { extraPaths = [\"src\"] } }, python = { analysis = { extraPaths = [\"src\"] } } }\n",
     ),
     ("pflag", "go", ""),
+    ("itertools", "rust", ""),
 ];
 
 fn copy_tree(from: &Path, to: &Path) -> Result<()> {
