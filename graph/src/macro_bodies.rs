@@ -82,14 +82,11 @@ pub(crate) fn shadow(
 fn unbang(code: &mut [u8]) {
     let mut i = 0;
     while i < code.len() {
+        if let Some(end) = literal_end(code, i) {
+            i = end + 1;
+            continue;
+        }
         match code[i] {
-            b'"' => {
-                i += 1;
-                while i < code.len() && code[i] != b'"' {
-                    i += if code[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'\'' if code.get(i + 2) == Some(&b'\'') => i += 2,
             b'!' if i > 0 && is_ident(code[i - 1]) => {
                 let after = code[i + 1..].iter().find(|b| !b.is_ascii_whitespace());
                 if matches!(after, Some(b'(' | b'[' | b'{')) {
@@ -106,6 +103,23 @@ fn unbang(code: &mut [u8]) {
     }
 }
 
+/// Where the string or character literal starting at `i` ends (its closing quote), or
+/// `None` when none starts there: what is inside one is not the macro's syntax.
+fn literal_end(code: &[u8], i: usize) -> Option<usize> {
+    match code.get(i)? {
+        b'"' => {
+            let mut j = i + 1;
+            while j < code.len() && code[j] != b'"' {
+                j += if code[j] == b'\\' { 2 } else { 1 };
+            }
+            Some(j)
+        }
+        // A character literal (`'('`); a lifetime (`'a`) is no literal.
+        b'\'' if code.get(i + 2) == Some(&b'\'') => Some(i + 2),
+        _ => None,
+    }
+}
+
 fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
@@ -117,16 +131,12 @@ fn plain(body: &mut [u8], offset: usize, replaced: &mut HashSet<usize>) {
     let mut open: Vec<bool> = Vec::new();
     let mut i = 0;
     while i < body.len() {
+        // A string's or character literal's parentheses are not the macro's.
+        if let Some(end) = literal_end(body, i) {
+            i = end + 1;
+            continue;
+        }
         match body[i] {
-            b'"' => {
-                // A string's parentheses are not the macro's.
-                i += 1;
-                while i < body.len() && body[i] != b'"' {
-                    i += if body[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            // A character literal's parenthesis (`'('`) is not the macro's either.
-            b'\'' if body.get(i + 2) == Some(&b'\'') => i += 2,
             b'$' => match body.get(i + 1) {
                 Some(b'(') => {
                     body[i] = b' ';

@@ -772,43 +772,23 @@ impl<B: Backing> Cx<'_, B> {
             return Vec::new();
         }
         let named = self.table.defs_named(&method.name, &mut self.deps);
-        let mut ups = Vec::new();
-        let mut seen = vec![class.id];
-        let mut level = vec![class];
-        for _ in 0..MAX_DEPTH {
-            let mut next = Vec::new();
-            for ty in &level {
-                let Some(file) = self.table.file(ty.file).cloned() else {
-                    continue;
-                };
-                for base in &ty.bases {
-                    let found = self.in_file(file.clone(), |cx| cx.type_named(base, None, 1));
-                    let Some((b, _)) = found else {
-                        continue;
-                    };
-                    if seen.contains(&b.id) {
-                        continue;
-                    }
-                    seen.push(b.id);
-                    ups.extend(
-                        named
-                            .iter()
-                            .filter(|d| d.parent == Some(b.id))
-                            .filter(|d| {
-                                d.kind == DefKind::Method
-                                    || (d.kind == DefKind::Field
-                                        && d.type_text.as_deref().is_some_and(|t| t.contains("=>")))
-                            })
-                            .map(|d| d.id),
-                    );
-                    next.push(b);
-                }
-            }
-            if next.is_empty() {
-                break;
-            }
-            level = next;
-        }
+        let bases: Vec<DefId> = self
+            .ancestors(&class)
+            .into_iter()
+            .map(|(_, _, b)| b.id)
+            .collect();
+        // A member of function type in an interface (`next: (value: T) => void;`) is a
+        // method its implementations define.
+        let ups: Vec<DefId> = named
+            .iter()
+            .filter(|d| d.parent.is_some_and(|p| bases.contains(&p)))
+            .filter(|d| {
+                d.kind == DefKind::Method
+                    || (d.kind == DefKind::Field
+                        && d.type_text.as_deref().is_some_and(|t| t.contains("=>")))
+            })
+            .map(|d| d.id)
+            .collect();
         let mut out = ups.clone();
         for up in ups {
             out.extend(self.overrides(up));
@@ -873,6 +853,17 @@ impl<B: Backing> Cx<'_, B> {
     /// the file of the type that names it): the type whose base it is, and that base as
     /// written (`ZodType<…, ZodOptionalDef<T>, …>`).
     fn base_path(&mut self, ty: &Def, ancestor: DefId) -> Option<(Def, String)> {
+        self.ancestors(ty)
+            .into_iter()
+            .find(|(_, _, b)| b.id == ancestor)
+            .map(|(writer, base, _)| (writer, base))
+    }
+
+    /// Every type `ty` reaches through its bases, nearest first, each once (each base
+    /// resolved in the file of the type that names it): the type whose base it is, that base
+    /// as written, and the base.
+    fn ancestors(&mut self, ty: &Def) -> Vec<(Def, String, Def)> {
+        let mut out = Vec::new();
         let mut seen = vec![ty.id];
         let mut level = vec![ty.clone()];
         for _ in 0..MAX_DEPTH {
@@ -883,16 +874,12 @@ impl<B: Backing> Cx<'_, B> {
                 };
                 for base in &t.bases {
                     let found = self.in_file(file.clone(), |cx| cx.type_named(base, None, 1));
-                    let Some((b, _)) = found else {
+                    let Some((b, _)) = found.filter(|(b, _)| !seen.contains(&b.id)) else {
                         continue;
                     };
-                    if b.id == ancestor {
-                        return Some((t.clone(), base.clone()));
-                    }
-                    if !seen.contains(&b.id) {
-                        seen.push(b.id);
-                        next.push(b);
-                    }
+                    seen.push(b.id);
+                    out.push((t.clone(), base.clone(), b.clone()));
+                    next.push(b);
                 }
             }
             if next.is_empty() {
@@ -900,7 +887,7 @@ impl<B: Backing> Cx<'_, B> {
             }
             level = next;
         }
-        None
+        out
     }
 
     /// The constructor a call of a class runs when the class declares none but a base
@@ -2416,26 +2403,10 @@ fn function_type_parameter(written: &str, index: u32) -> Option<String> {
             break;
         }
     }
-    let params = params?;
-    // Split at the commas outside brackets.
-    let mut parts = Vec::new();
-    let mut depth = 0usize;
-    let mut start = 0;
-    for (i, c) in params.char_indices() {
-        match c {
-            '(' | '<' | '[' | '{' => depth += 1,
-            ')' | '>' | ']' | '}' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                parts.push(&params[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&params[start..]);
+    let parts = top_level_split(params?, ',');
     let part = parts
-        .into_iter()
-        .map(str::trim)
+        .iter()
+        .map(|p| p.trim())
         .filter(|p| !p.is_empty() && !p.starts_with("this:") && !p.starts_with("this :"))
         .nth(index as usize)?;
     let (_, ty) = part.split_once(':')?;

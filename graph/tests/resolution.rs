@@ -374,7 +374,10 @@ fn rust_calls_in_macro_arguments_adapters_namesakes_and_trait_groups() {
     );
     assert_eq!(g.callers("Itertools::group_map"), ["tests/t.rs:8 import"]);
     assert_eq!(g.callers("Peek::peeking_next"), ["src/use.rs:6 exact"]);
-    assert_eq!(g.callers("PeekingNext::peeking_next"), ["src/use.rs:6 dispatch"]);
+    assert_eq!(
+        g.callers("PeekingNext::peeking_next"),
+        ["src/use.rs:6 dispatch"]
+    );
     assert_eq!(g.callers("Back::peeking_next"), ["src/use.rs:6 dispatch"]);
 }
 
