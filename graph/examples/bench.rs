@@ -4,12 +4,15 @@
 //! cargo run --release -p cc-graph --example bench -- open ROOT CACHE
 //! cargo run --release -p cc-graph --example bench -- updates ROOT CACHE N
 //! cargo run --release -p cc-graph --example bench -- queries ROOT CACHE N
+//! cargo run --release -p cc-graph --example bench -- callers ROOT CACHE NAME PATH
 //! ```
 //!
 //! `open` opens (building the index when CACHE is empty) and prints what it did; `updates`
 //! appends a function to N Python or Go files in turn, one `update` each (re-extraction and re-resolution
 //! of the file and its dependents), and prints the p50 and p95; `queries` looks up N
-//! definition names (spread over the index) with `symbols` and prints the p50 and p95.
+//! definition names (spread over the index) with `symbols` and prints the p50 and p95;
+//! `callers` prints every caller site (`[path, line]`) of the callable NAME defined in PATH,
+//! at the default confidence, with the time the query took.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -126,6 +129,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     "queries": times.len(),
                     "p50_ms": percentile(times.clone(), 0.5),
                     "p95_ms": percentile(times, 0.95),
+                })
+            );
+        }
+        "callers" => {
+            let [name, path, ..] = rest else {
+                return Err("usage: bench callers ROOT CACHE NAME PATH".into());
+            };
+            let target = graph
+                .find(name, Some(path))?
+                .into_iter()
+                .find(|d| d.kind.is_callable())
+                .ok_or_else(|| format!("no callable {name} in {path}"))?;
+            let t = Instant::now();
+            let callers = graph.callers(target.id, cc_graph::DEFAULT_MIN_CONFIDENCE)?;
+            let seconds = t.elapsed().as_secs_f64();
+            let mut rungs: std::collections::BTreeMap<&str, usize> = Default::default();
+            for site in &callers.value.sites {
+                *rungs.entry(site.rung.as_str()).or_default() += 1;
+            }
+            let sites: Vec<(&str, u32)> = callers
+                .value
+                .sites
+                .iter()
+                .map(|s| (s.path.as_str(), s.line))
+                .collect();
+            println!(
+                "{}",
+                serde_json::json!({
+                    "open_seconds": open_seconds,
+                    "seconds": seconds,
+                    "rungs": rungs,
+                    "sites": sites,
                 })
             );
         }

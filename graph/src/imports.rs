@@ -568,8 +568,10 @@ const STANDARD_HEADERS: [&str; 32] = [
 /// Without the build's include folders (no `compile_commands.json`, or a folder it does not
 /// list), the workspace file whose path ends with the included one (`<html.h>` →
 /// `third_party/cmark/src/html.h`, `<linux/slab.h>` → `include/linux/slab.h`): the only one,
-/// else the one sharing the longest folder prefix with the including file; a tie is no
-/// answer (two headers could be meant).
+/// else the one sharing the longest folder prefix with the including file, and among those
+/// the shallowest (a tree's top `include/` before `tools/include/` and `tools/virtio/`, for a
+/// driver that shares no folder with any); a tie left is no answer (two headers could be
+/// meant).
 fn header_by_suffix<B: Backing>(
     table: &Table<B>,
     from: &FileInfo,
@@ -599,10 +601,14 @@ fn header_by_suffix<B: Backing>(
         [] => None,
         [(one, _)] => Some(*one),
         many => {
+            let depth = |path: &str| path.split('/').count();
             let best = many.iter().map(|(_, p)| shared(p)).max()?;
-            let mut nearest = many.iter().filter(|(_, p)| shared(p) == best);
-            let first = nearest.next()?;
-            nearest.next().is_none().then_some(first.0)
+            let nearest: Vec<&(FileId, &str)> =
+                many.iter().filter(|(_, p)| shared(p) == best).collect();
+            let shallowest = nearest.iter().map(|(_, p)| depth(p)).min()?;
+            let mut chosen = nearest.iter().filter(|(_, p)| depth(p) == shallowest);
+            let first = chosen.next()?;
+            chosen.next().is_none().then_some(first.0)
         }
     }
 }

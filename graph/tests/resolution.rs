@@ -439,6 +439,69 @@ fn c_build_alternatives_of_a_header_function_are_dispatch_edges() {
 }
 
 #[test]
+fn c_an_angle_include_without_build_folders_takes_the_shallowest_of_equally_near_headers() {
+    // The kernel's shape without `compile_commands.json`: `<linux/slab.h>` from a driver is
+    // `include/linux/slab.h`, not `tools/include/linux/slab.h` or `tools/virtio/linux/slab.h`
+    // (none shares a folder with the driver); a tool's own copy stays the tool's.
+    let g = index(&[
+        (
+            "include/linux/slab.h",
+            "void kfree(const void *p);
+",
+        ),
+        (
+            "tools/include/linux/slab.h",
+            "void kfree(void *p);
+",
+        ),
+        (
+            "tools/virtio/linux/slab.h",
+            "void kfree(void *p);
+",
+        ),
+        (
+            "mm/slab_common.c",
+            "#include <linux/slab.h>
+void kfree(const void *p) { }
+",
+        ),
+        (
+            "tools/lib/slab.c",
+            "#include <linux/slab.h>
+void kfree(void *p) { }
+",
+        ),
+        (
+            "drivers/crypto/qat/adf_drv.c",
+            "#include <linux/slab.h>
+static void cleanup(void *p) {
+  kfree(p);
+}
+",
+        ),
+        (
+            "tools/virtio/test.c",
+            "#include <linux/slab.h>
+static void t(void *p) {
+  kfree(p);
+}
+",
+        ),
+    ]);
+    assert_eq!(
+        g.callers_in("kfree", Some("include/linux/slab.h")),
+        ["drivers/crypto/qat/adf_drv.c:3 import"]
+    );
+    assert!(g
+        .callers_in("kfree", Some("mm/slab_common.c"))
+        .contains(&"drivers/crypto/qat/adf_drv.c:3 dispatch".to_owned()));
+    assert_eq!(
+        g.callers_in("kfree", Some("tools/virtio/linux/slab.h")),
+        ["tools/virtio/test.c:3 import"]
+    );
+}
+
+#[test]
 fn cpp_methods_defined_outside_their_class() {
     let g = index(&[
         (

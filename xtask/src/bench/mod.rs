@@ -35,6 +35,7 @@ mod framing;
 mod graph;
 mod kernel;
 mod linux;
+mod linux_graph;
 mod lsp;
 mod precise;
 mod structural;
@@ -96,6 +97,11 @@ pub const FAMILIES: &[Family] = &[
         name: "graph",
         about: "code graph index over the CPython and Go stdlibs vs ast-grep and ctags",
         run: graph::run,
+    },
+    Family {
+        name: "linux",
+        about: "the code graph on the Linux 6.1 tree: clean index, and kfree's callers vs every kfree(…) call structural search finds",
+        run: linux_graph::run,
     },
     Family {
         name: "precise",

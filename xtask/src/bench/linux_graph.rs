@@ -1,0 +1,248 @@
+//! `linux`: the code graph on the Linux 6.1 tree (the bench-only corpus of [`super::linux`]):
+//! a clean index (wall time, peak RSS), and the callers of `kfree` (defined in
+//! `mm/slab_common.c`, declared in `include/linux/slab.h`) against every `kfree(…)` call that
+//! structural search finds (`kfree($X)`, our `ast_grep`'s engine), compared line by line.
+//! Issue 32's goal: the graph's callers reach at least 95% of those calls — C through headers,
+//! across the tree.
+//!
+//! Both sides run through the structural bench's timing wrapper (peak RSS from `getrusage`):
+//! `cargo run --release -p cc-graph --example bench -- open|callers …` and
+//! `cargo run --release -p cc-structural --example search -- c 'kfree($X)' .`.
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use super::structural::{measure, Measured};
+use super::Context;
+use crate::util::{self, Result};
+
+/// The share of the `kfree(…)` calls the graph's callers must reach.
+const COVERAGE_GOAL: f64 = 0.95;
+
+pub fn run(ctx: &Context) -> Result<String> {
+    let dirs: Vec<PathBuf> = std::env::split_paths(&ctx.peer_path).collect();
+    let python = util::find_executable("python3", dirs)
+        .ok_or("python3 is not on PATH; run `cargo xtask peers`")?;
+    let tree = super::linux::tree(&ctx.root)?;
+    eprintln!("linux: building the bench and search examples (release)");
+    let mut build = ctx.cargo();
+    build.args([
+        "build",
+        "--release",
+        "-p",
+        "cc-graph",
+        "--example",
+        "bench",
+        "-p",
+        "cc-structural",
+        "--example",
+        "search",
+    ]);
+    util::run_to_stderr(&mut build)?;
+    let examples = ctx.target_dir.join("release").join("examples");
+    let (bench, search) = (examples.join("bench"), examples.join("search"));
+    let cache = ctx.target_dir.join("bench-linux").join("cache");
+    if cache.exists() {
+        std::fs::remove_dir_all(&cache)
+            .map_err(|e| format!("cannot clear {}: {e}", cache.display()))?;
+    }
+    std::fs::create_dir_all(&cache)
+        .map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
+
+    eprintln!("linux: clean index of {}", tree.display());
+    let clean = checked(measure(
+        &python,
+        &tree,
+        &args(&[&bench, &"open", &tree, &cache]),
+        &ctx.peer_path,
+    )?)?;
+    let clean_report = json_line(&clean)?;
+    eprintln!("linux: callers of kfree");
+    let callers = checked(measure(
+        &python,
+        &tree,
+        &args(&[
+            &bench,
+            &"callers",
+            &tree,
+            &cache,
+            &"kfree",
+            &"mm/slab_common.c",
+        ]),
+        &ctx.peer_path,
+    )?)?;
+    let callers_report = json_line(&callers)?;
+    eprintln!("linux: kfree($X) by structural search");
+    let found = checked(measure(
+        &python,
+        &tree,
+        &args(&[
+            &"env",
+            &"CC_SEARCH_ALL=1",
+            &search,
+            &"c",
+            &"kfree($X)",
+            &".",
+        ]),
+        &ctx.peer_path,
+    )?)?;
+
+    let calls: HashSet<(String, u64)> = found
+        .output
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let mut parts = l.rsplitn(3, ':');
+            let _column = parts.next()?;
+            let line = parts.next()?.parse::<u64>().ok()?;
+            let path = parts.next()?.trim_start_matches("./").to_owned();
+            Some((path, line))
+        })
+        .collect();
+    let sites: HashSet<(String, u64)> = callers_report["sites"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| Some((s[0].as_str()?.to_owned(), s[1].as_u64()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    if calls.is_empty() {
+        return Err(format!(
+            "structural search found no kfree(…) call: {}",
+            found.output.lines().next().unwrap_or("")
+        ));
+    }
+    let covered = calls.intersection(&sites).count();
+    let beyond = sites.difference(&calls).count();
+    let coverage = covered as f64 / calls.len() as f64;
+    Ok(render(&Report {
+        clean: &clean,
+        clean_report: &clean_report,
+        callers: &callers_report,
+        search: &found,
+        calls: calls.len(),
+        sites: sites.len(),
+        covered,
+        beyond,
+        coverage,
+    }))
+}
+
+fn args(parts: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<OsString> {
+    parts.iter().map(|a| a.as_ref().to_os_string()).collect()
+}
+
+fn checked(m: Measured) -> Result<Measured> {
+    if m.code != 0 {
+        return Err(format!(
+            "a bench child exited with {}: {}",
+            m.code,
+            m.output.lines().last().unwrap_or("")
+        ));
+    }
+    Ok(m)
+}
+
+fn json_line(m: &Measured) -> Result<serde_json::Value> {
+    m.output
+        .lines()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .ok_or_else(|| format!("the bench example printed no JSON: {}", m.output.trim()))
+}
+
+struct Report<'a> {
+    clean: &'a Measured,
+    clean_report: &'a serde_json::Value,
+    callers: &'a serde_json::Value,
+    search: &'a Measured,
+    /// Lines with a `kfree(…)` call, by structural search.
+    calls: usize,
+    /// Lines the graph lists as callers of `kfree`.
+    sites: usize,
+    covered: usize,
+    /// Caller lines with no `kfree(…)` call on them (a call through a macro of the tree).
+    beyond: usize,
+    coverage: f64,
+}
+
+fn render(r: &Report<'_>) -> String {
+    let mut out = String::from(
+        "## Code graph on the Linux 6.1 tree\n\n\
+         Debian's `linux-source-6.1` (a bench-only corpus, its root `.gitignore` moved aside). \
+         *Clean index*: `cargo run --release -p cc-graph --example bench -- open` with an empty \
+         cache. *kfree*: the graph's `callers` of `kfree` (`mm/slab_common.c`, declared in \
+         `include/linux/slab.h`) at the default confidence, against every line with a \
+         `kfree(…)` call that structural search finds (`kfree($X)`, the engine of our \
+         `ast_grep`), compared by path and line. Issue 32's goal: the callers reach at least \
+         95% of those lines.\n\n",
+    );
+    let _ = writeln!(
+        out,
+        "| clean index | peak RSS | files | references |\n|---|---|---|---|\n| {:.1} s | {:.0} MB | {} | {} |\n",
+        r.clean.wall,
+        r.clean.rss_kib as f64 / 1024.0,
+        r.clean_report["files"],
+        r.clean_report["references"],
+    );
+    let rungs = r.callers["rungs"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "| `kfree(…)` lines (search, {:.1} s) | caller lines (graph, query {:.2} s) | covered | ratio | goal | callers beyond the search | rungs | result |\n|---|---|---|---|---|---|---|---|\n| {} | {} | {} | {:.3} | ≥ {COVERAGE_GOAL} | {} | {} | {} |",
+        r.search.wall,
+        r.callers["seconds"].as_f64().unwrap_or(f64::NAN),
+        r.calls,
+        r.sites,
+        r.covered,
+        r.coverage,
+        r.beyond,
+        rungs,
+        if r.coverage >= COVERAGE_GOAL {
+            "PASS"
+        } else {
+            "MISS"
+        },
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_names_the_goal_and_the_verdict() {
+        let m = Measured {
+            wall: 1.0,
+            cpu: 1.0,
+            rss_kib: 2048,
+            code: 0,
+            output: String::new(),
+        };
+        let text = render(&Report {
+            clean: &m,
+            clean_report: &serde_json::json!({"files": 3, "references": 9}),
+            callers: &serde_json::json!({"seconds": 0.5, "rungs": {"import": 2}}),
+            search: &m,
+            calls: 4,
+            sites: 3,
+            covered: 3,
+            beyond: 0,
+            coverage: 0.75,
+        });
+        assert!(
+            text.contains("| 4 | 3 | 3 | 0.750 | ≥ 0.95 | 0 | import 2 | MISS |"),
+            "{text}"
+        );
+    }
+}
