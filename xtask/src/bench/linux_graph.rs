@@ -14,12 +14,16 @@ use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use super::structural::{measure, Measured};
+use super::structural::{measure, measure_within, Measured};
 use super::Context;
 use crate::util::{self, Result};
 
 /// The share of the `kfree(…)` calls the graph's callers must reach.
 const COVERAGE_GOAL: f64 = 0.95;
+
+/// How long the clean index may take here before the row fails (issue 27's goal is a minute;
+/// it takes several today).
+const CLEAN_LIMIT: std::time::Duration = std::time::Duration::from_secs(3600);
 
 pub fn run(ctx: &Context) -> Result<String> {
     let dirs: Vec<PathBuf> = std::env::split_paths(&ctx.peer_path).collect();
@@ -52,11 +56,12 @@ pub fn run(ctx: &Context) -> Result<String> {
         .map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
 
     eprintln!("linux: clean index of {}", tree.display());
-    let clean = checked(measure(
+    let clean = checked(measure_within(
         &python,
         &tree,
         &args(&[&bench, &"open", &tree, &cache]),
         &ctx.peer_path,
+        CLEAN_LIMIT,
     )?)?;
     let clean_report = json_line(&clean)?;
     eprintln!("linux: callers of kfree");

@@ -366,6 +366,17 @@ pub(super) fn measure(
     argv: &[OsString],
     path: &OsString,
 ) -> Result<Measured> {
+    measure_within(python, dir, argv, path, Duration::from_secs(600))
+}
+
+/// [`measure`], for a child that may take up to `limit`.
+pub(super) fn measure_within(
+    python: &Path,
+    dir: &Path,
+    argv: &[OsString],
+    path: &OsString,
+    limit: Duration,
+) -> Result<Measured> {
     let out_file = dir
         .parent()
         .unwrap_or(dir)
@@ -377,8 +388,8 @@ pub(super) fn measure(
         .args(argv)
         .current_dir(dir)
         .env("PATH", path);
-    let captured = util::capture(&mut cmd, Duration::from_secs(600))
-        .map_err(|e| format!("cannot run the timing wrapper: {e}"))?;
+    let captured =
+        util::capture(&mut cmd, limit).map_err(|e| format!("cannot run the timing wrapper: {e}"))?;
     if !captured.success() {
         return Err(format!(
             "the timing wrapper failed: {}{}",
