@@ -388,8 +388,8 @@ pub(super) fn measure_within(
         .args(argv)
         .current_dir(dir)
         .env("PATH", path);
-    let captured =
-        util::capture(&mut cmd, limit).map_err(|e| format!("cannot run the timing wrapper: {e}"))?;
+    let captured = util::capture(&mut cmd, limit)
+        .map_err(|e| format!("cannot run the timing wrapper: {e}"))?;
     if !captured.success() {
         return Err(format!(
             "the timing wrapper failed: {}{}",
