@@ -186,7 +186,7 @@ fn prepare(
     })
 }
 
-fn os(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<OsString> {
+pub(super) fn os(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<OsString> {
     args.iter().map(|a| a.as_ref().to_os_string()).collect()
 }
 
@@ -206,7 +206,8 @@ fn ours(python: &Path, corpus: &Corpus, argv: Vec<OsString>, path: &OsString) ->
     Ok(m)
 }
 
-fn report(m: &Measured) -> Result<serde_json::Value> {
+/// The first JSON line a bench example printed.
+pub(super) fn report(m: &Measured) -> Result<serde_json::Value> {
     m.output
         .lines()
         .find_map(|l| serde_json::from_str(l).ok())

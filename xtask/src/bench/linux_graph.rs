@@ -10,10 +10,10 @@
 //! `cargo run --release -p cc-structural --example search -- c 'kfree($X)' .`.
 
 use std::collections::HashSet;
-use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use super::graph::{os, report};
 use super::structural::{measure, measure_within, Measured};
 use super::Context;
 use crate::util::{self, Result};
@@ -59,16 +59,16 @@ pub fn run(ctx: &Context) -> Result<String> {
     let clean = checked(measure_within(
         &python,
         &tree,
-        &args(&[&bench, &"open", &tree, &cache]),
+        &os(&[&bench, &"open", &tree, &cache]),
         &ctx.peer_path,
         CLEAN_LIMIT,
     )?)?;
-    let clean_report = json_line(&clean)?;
+    let clean_report = report(&clean)?;
     eprintln!("linux: callers of kfree");
     let callers = checked(measure(
         &python,
         &tree,
-        &args(&[
+        &os(&[
             &bench,
             &"callers",
             &tree,
@@ -78,12 +78,12 @@ pub fn run(ctx: &Context) -> Result<String> {
         ]),
         &ctx.peer_path,
     )?)?;
-    let callers_report = json_line(&callers)?;
+    let callers_report = report(&callers)?;
     eprintln!("linux: kfree($X) by structural search");
     let found = checked(measure(
         &python,
         &tree,
-        &args(&[
+        &os(&[
             &"env",
             &"CC_SEARCH_ALL=1",
             &search,
@@ -136,10 +136,6 @@ pub fn run(ctx: &Context) -> Result<String> {
     }))
 }
 
-fn args(parts: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<OsString> {
-    parts.iter().map(|a| a.as_ref().to_os_string()).collect()
-}
-
 fn checked(m: Measured) -> Result<Measured> {
     if m.code != 0 {
         return Err(format!(
@@ -149,13 +145,6 @@ fn checked(m: Measured) -> Result<Measured> {
         ));
     }
     Ok(m)
-}
-
-fn json_line(m: &Measured) -> Result<serde_json::Value> {
-    m.output
-        .lines()
-        .find_map(|l| serde_json::from_str(l).ok())
-        .ok_or_else(|| format!("the bench example printed no JSON: {}", m.output.trim()))
 }
 
 struct Report<'a> {
@@ -168,7 +157,8 @@ struct Report<'a> {
     /// Lines the graph lists as callers of `kfree`.
     sites: usize,
     covered: usize,
-    /// Caller lines with no `kfree(…)` call on them (a call through a macro of the tree).
+    /// Caller lines with no `kfree(…)` that structural search matched on them (not looked
+    /// into: a call through a macro, or a form the pattern does not match).
     beyond: usize,
     coverage: f64,
 }
