@@ -225,6 +225,9 @@ pub fn resolve_file<B: Backing>(
         locals_by_name: std::collections::HashMap::new(),
         module_memo: std::collections::HashMap::new(),
         exported_memo: std::collections::HashMap::new(),
+        member_memo: std::collections::HashMap::new(),
+        bases_memo: std::collections::HashMap::new(),
+        method_memo: std::collections::HashMap::new(),
         dispatched: Vec::new(),
         overrides_memo: std::collections::HashMap::new(),
         related_memo: std::collections::HashMap::new(),
@@ -276,6 +279,14 @@ struct Cx<'t, B: Backing> {
     module_memo: std::collections::HashMap<(FileId, String, bool), Found>,
     /// Exported names looked up: (file, name, want) → definitions.
     exported_memo: std::collections::HashMap<(FileId, String, Want), Vec<Def>>,
+    /// Members looked up: (type, name, want) → what [`Cx::member`] found. A file asks for
+    /// the same inherited member over and over (`self.assertEqual` in a test module), and
+    /// the answer depends on the table alone.
+    member_memo: std::collections::HashMap<(DefId, String, Want), Found>,
+    /// A type's bases as resolved in its own file (the walk up every inherited lookup takes).
+    bases_memo: std::collections::HashMap<DefId, Vec<(Def, Rung)>>,
+    /// Methods looked up by name alone: (name, want) → [`Cx::method_by_name`]'s answer.
+    method_memo: std::collections::HashMap<(String, Want), Found>,
     /// Where the reference being resolved is (a use takes the last binding before it).
     at: crate::model::Pos,
     /// Steps left for the current reference: a budget, so that no input makes one
@@ -1399,8 +1410,40 @@ impl<B: Backing> Cx<'_, B> {
         if !self.enter() {
             return Found::Missing(0);
         }
+        let key = (ty.id, name.to_owned(), want);
+        if let Some(found) = self.member_memo.get(&key) {
+            self.nesting -= 1;
+            return found.clone();
+        }
         let out = self.member_inner(ty, name, want, depth);
+        // An answer cut short by the step budget is no answer to keep.
+        if self.budget > 0 {
+            self.member_memo.insert(key, out.clone());
+        }
         self.nesting -= 1;
+        out
+    }
+
+    /// `ty`'s bases, each resolved in `ty`'s own file (other than `ty` itself).
+    fn resolved_bases(&mut self, ty: &DefInfo, depth: usize) -> Vec<(Def, Rung)> {
+        if let Some(found) = self.bases_memo.get(&ty.id) {
+            return found.clone();
+        }
+        let Some(file) = self.table.file(ty.file).cloned() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for base in &ty.bases {
+            let base_found = self.in_file(file.clone(), |cx| cx.type_named(base, None, depth + 1));
+            if let Some((base_ty, rung)) = base_found {
+                if base_ty.id != ty.id {
+                    out.push((base_ty, rung));
+                }
+            }
+        }
+        if self.budget > 0 {
+            self.bases_memo.insert(ty.id, out.clone());
+        }
         out
     }
 
@@ -1437,18 +1480,9 @@ impl<B: Backing> Cx<'_, B> {
         if depth > MAX_DEPTH {
             return Found::Missing(0);
         }
-        let Some(file) = self.table.file(ty.file).cloned() else {
-            return Found::Missing(0);
-        };
-        for base in &ty.bases {
-            let base_found = self.in_file(file.clone(), |cx| cx.type_named(base, None, depth + 1));
-            if let Some((base_ty, rung)) = base_found {
-                if base_ty.id == ty.id {
-                    continue;
-                }
-                if let Found::Defs(d, r) = self.member(&base_ty, name, want, depth + 1) {
-                    return Found::Defs(d, rung.weaker(r));
-                }
+        for (base_ty, rung) in self.resolved_bases(ty, depth) {
+            if let Found::Defs(d, r) = self.member(&base_ty, name, want, depth + 1) {
+                return Found::Defs(d, rung.weaker(r));
             }
         }
         Found::Missing(0)
@@ -2243,10 +2277,16 @@ impl<B: Backing> Cx<'_, B> {
 
     /// The `name` rung for a member: the only member of that name in the language family.
     fn method_by_name(&mut self, name: &str, want: Want) -> Found {
+        let key = (name.to_owned(), want);
+        if let Some(found) = self.method_memo.get(&key) {
+            return found.clone();
+        }
         let defs = self.table.defs_named(name, &mut self.deps);
-        self.unique(&defs, want, |d| {
+        let found = self.unique(&defs, want, |d| {
             d.parent.is_some() || d.owner.is_some() || d.kind == DefKind::Function
-        })
+        });
+        self.method_memo.insert(key, found.clone());
+        found
     }
 }
 

@@ -96,7 +96,9 @@ pub fn family(language: &LanguageSpec) -> &'static str {
         "java" | "kotlin" => "jvm",
         "typescript" | "tsx" | "javascript" => "js",
         "c" | "cpp" => "c",
-        other => cc_languages::by_name(other).map_or("other", |l| l.name),
+        // A spec's name is its own canonical name (no table lookup: this runs for every
+        // candidate of every by-name resolution).
+        _ => language.name,
     }
 }
 
