@@ -31,7 +31,7 @@ use crate::table::{Backing, DefId, DefInfo, FileId, FileInfo, NoBacking, Table};
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch.
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
 
 /// Why the index could not be opened or updated.
 #[derive(Debug, thiserror::Error)]
@@ -245,9 +245,10 @@ CREATE TABLE defs(
   qname TEXT NOT NULL, parent_id INTEGER, owner TEXT, type_text TEXT, returns TEXT, bases TEXT,
   self_name TEXT, type_params TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL, end_line INTEGER NOT NULL,
   name_line INTEGER NOT NULL, name_col INTEGER NOT NULL);
+CREATE TABLE names(id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
 CREATE TABLE refs(
-  file_id INTEGER NOT NULL, ord INTEGER NOT NULL, kind INTEGER NOT NULL, name TEXT NOT NULL,
-  receiver TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL, enclosing_id INTEGER,
+  file_id INTEGER NOT NULL, ord INTEGER NOT NULL, kind INTEGER NOT NULL, name_id INTEGER NOT NULL,
+  receiver_id INTEGER, line INTEGER NOT NULL, col INTEGER NOT NULL, enclosing_id INTEGER,
   outcome INTEGER NOT NULL, target_id INTEGER, rung INTEGER, candidates INTEGER,
   PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
 CREATE TABLE fanout(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, target_id INTEGER NOT NULL,
@@ -284,6 +285,44 @@ CREATE TABLE precise_implements(file_id INTEGER NOT NULL, def_id INTEGER NOT NUL
 CREATE INDEX precise_implements_file ON precise_implements(file_id);
 CREATE INDEX precise_implements_implemented ON precise_implements(implemented_id);
 ";
+
+/// A reference's name and receiver (`refs r`) as text: both are stored as ids into `names`
+/// (a tree has millions of references and tens of thousands of distinct names).
+pub(crate) const REF_NAME: &str = "(SELECT text FROM names WHERE id = r.name_id)";
+pub(crate) const REF_RECEIVER: &str = "(SELECT text FROM names WHERE id = r.receiver_id)";
+
+/// The ids of the names references use, found or added as references are written.
+struct NameIds<'c> {
+    known: HashMap<Arc<str>, i64>,
+    find: rusqlite::CachedStatement<'c>,
+    insert: rusqlite::CachedStatement<'c>,
+}
+
+impl<'c> NameIds<'c> {
+    fn new(conn: &'c Connection) -> rusqlite::Result<Self> {
+        Ok(NameIds {
+            known: HashMap::new(),
+            find: conn.prepare_cached("SELECT id FROM names WHERE text = ?1")?,
+            insert: conn.prepare_cached("INSERT INTO names(text) VALUES (?1) RETURNING id")?,
+        })
+    }
+
+    fn id(&mut self, name: &Arc<str>) -> rusqlite::Result<i64> {
+        if let Some(id) = self.known.get(name) {
+            return Ok(*id);
+        }
+        let id = match self
+            .find
+            .query_row([name.as_ref()], |r| r.get::<_, i64>(0))
+            .optional()?
+        {
+            Some(id) => id,
+            None => self.insert.query_row([name.as_ref()], |r| r.get(0))?,
+        };
+        self.known.insert(name.clone(), id);
+        Ok(id)
+    }
+}
 
 /// The indexes only queries read (no step of a refresh looks a row up by them): a clean
 /// build drops them and creates them once its rows are in, a sorted build instead of a
@@ -1136,9 +1175,10 @@ impl Graph {
             // are dropped once written.
             let mut key_ids: HashMap<String, i64> = HashMap::new();
             {
+                let mut name_ids = NameIds::new(&tx).map_err(sql)?;
                 let mut insert_ref = tx
                     .prepare_cached(
-                        "INSERT INTO refs(file_id, ord, kind, name, receiver, line, col,
+                        "INSERT INTO refs(file_id, ord, kind, name_id, receiver_id, line, col,
                            enclosing_id, outcome, target_id, rung, candidates)
                          VALUES (?1, ?12, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                     )
@@ -1200,12 +1240,17 @@ impl Graph {
                             None => {
                                 for (ord, (r, o)) in refs.iter().zip(outcomes).enumerate() {
                                     let (outcome, target, rung, candidates) = split(o);
+                                    let name = name_ids.id(&r.name).map_err(sql)?;
+                                    let receiver = match &r.receiver {
+                                        Some(receiver) => Some(name_ids.id(receiver).map_err(sql)?),
+                                        None => None,
+                                    };
                                     insert_ref
                                         .execute(params![
                                             file,
                                             ref_kind_code(r.kind),
-                                            r.name,
-                                            r.receiver,
+                                            name,
+                                            receiver,
                                             r.pos.line,
                                             r.pos.column,
                                             r.enclosing,
@@ -1421,7 +1466,7 @@ impl Graph {
         );
         out.extend(self.rows_as_text("def", &q)?);
         let q = format!(
-            "SELECT f.path, r.kind, r.name, IFNULL(r.receiver, ''), r.line, r.col,
+            "SELECT f.path, r.kind, {REF_NAME}, IFNULL({REF_RECEIVER}, ''), r.line, r.col,
                IFNULL({}, ''), r.outcome, IFNULL({}, ''), IFNULL(r.rung, ''),
                IFNULL(r.candidates, '')
              FROM refs r JOIN files f ON f.id = r.file_id",
@@ -1430,7 +1475,7 @@ impl Graph {
         );
         out.extend(self.rows_as_text("ref", &q)?);
         let q = format!(
-            "SELECT f.path, r.line, r.col, r.name, {}
+            "SELECT f.path, r.line, r.col, {REF_NAME}, {}
              FROM fanout x JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
              JOIN files f ON f.id = x.file_id",
             def_key.replace("{}", "x.target_id")
@@ -2183,14 +2228,28 @@ type StoredRefs = (FileId, Vec<i64>, Vec<RefIn>);
 
 fn load_refs(tx: &Connection, files: &[FileId], all: bool) -> rusqlite::Result<Vec<StoredRefs>> {
     let mut out: BTreeMap<FileId, (Vec<i64>, Vec<RefIn>)> = BTreeMap::new();
-    let row = |r: &rusqlite::Row<'_>| -> rusqlite::Result<(FileId, i64, RefIn)> {
+    // Each distinct name read once, and shared by the references that use it.
+    let mut text_of: HashMap<i64, Arc<str>> = HashMap::new();
+    let mut find_text = tx.prepare_cached("SELECT text FROM names WHERE id = ?1")?;
+    let mut text = |id: i64| -> rusqlite::Result<Arc<str>> {
+        if let Some(known) = text_of.get(&id) {
+            return Ok(known.clone());
+        }
+        let text: Arc<str> = Arc::from(find_text.query_row([id], |r| r.get::<_, String>(0))?);
+        text_of.insert(id, text.clone());
+        Ok(text)
+    };
+    let mut row = |r: &rusqlite::Row<'_>| -> rusqlite::Result<(FileId, i64, RefIn)> {
         Ok((
             r.get(0)?,
             r.get(1)?,
             RefIn {
                 kind: ref_kind_of(r.get(2)?),
-                name: r.get(3)?,
-                receiver: r.get(4)?,
+                name: text(r.get(3)?)?,
+                receiver: match r.get::<_, Option<i64>>(4)? {
+                    Some(id) => Some(text(id)?),
+                    None => None,
+                },
                 enclosing: r.get(5)?,
                 pos: crate::model::Pos {
                     line: r.get(6)?,
@@ -2199,10 +2258,7 @@ fn load_refs(tx: &Connection, files: &[FileId], all: bool) -> rusqlite::Result<V
             },
         ))
     };
-    let mut names = crate::resolve::Names::default();
-    let mut push = |(f, ord, mut rin): (FileId, i64, RefIn)| {
-        rin.name = names.intern(&rin.name);
-        rin.receiver = rin.receiver.as_deref().map(|r| names.intern(r));
+    let mut push = |(f, ord, rin): (FileId, i64, RefIn)| {
         let entry = out.entry(f).or_default();
         entry.0.push(ord);
         entry.1.push(rin);
@@ -2210,10 +2266,10 @@ fn load_refs(tx: &Connection, files: &[FileId], all: bool) -> rusqlite::Result<V
     let wanted: HashSet<FileId> = files.iter().copied().collect();
     if all {
         let mut stmt = tx.prepare(
-            "SELECT file_id, ord, kind, name, receiver, enclosing_id, line, col FROM refs
+            "SELECT file_id, ord, kind, name_id, receiver_id, enclosing_id, line, col FROM refs
              ORDER BY file_id, ord",
         )?;
-        let rows = stmt.query_map([], row)?;
+        let rows = stmt.query_map([], &mut row)?;
         for r in rows {
             let r = r?;
             if wanted.contains(&r.0) {
@@ -2222,11 +2278,11 @@ fn load_refs(tx: &Connection, files: &[FileId], all: bool) -> rusqlite::Result<V
         }
     } else {
         let mut stmt = tx.prepare_cached(
-            "SELECT file_id, ord, kind, name, receiver, enclosing_id, line, col FROM refs
+            "SELECT file_id, ord, kind, name_id, receiver_id, enclosing_id, line, col FROM refs
              WHERE file_id = ?1 ORDER BY ord",
         )?;
         for f in files {
-            let rows = stmt.query_map([f], row)?;
+            let rows = stmt.query_map([f], &mut row)?;
             for r in rows {
                 push(r?);
             }

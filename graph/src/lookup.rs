@@ -3,7 +3,7 @@
 
 use rusqlite::params;
 
-use crate::index::{rung_code, rung_of, Graph, Result};
+use crate::index::{rung_code, rung_of, Graph, Result, REF_NAME, REF_RECEIVER};
 use crate::query::Callee;
 use crate::resolve::Rung;
 use crate::table::DefId;
@@ -29,7 +29,7 @@ impl Graph {
             .prepare_cached(&format!(
                 // A precise row overrides the reference's own edge: its target, or (NULL) the
                 // indexer's word that the name is no workspace definition.
-                "SELECT r.line, r.col, r.name, r.receiver,
+                "SELECT r.line, r.col, {REF_NAME}, {REF_RECEIVER},
                    CASE WHEN p.ord IS NULL THEN r.outcome WHEN p.target_id IS NULL THEN {PRECISE_NONE}
                      ELSE 0 END,
                    IIF(p.ord IS NULL, r.target_id, p.target_id),
@@ -141,7 +141,8 @@ impl Graph {
         min_confidence: f64,
     ) -> Result<Vec<Callee>> {
         self.refs_as_callees(
-            "WHERE f.path = ?1 AND r.line = ?2 AND r.name = ?3 ORDER BY (r.col != ?4), r.col",
+            "WHERE f.path = ?1 AND r.line = ?2
+               AND r.name_id = (SELECT id FROM names WHERE text = ?3) ORDER BY (r.col != ?4), r.col",
             params![path, line, name, column],
             min_confidence,
         )

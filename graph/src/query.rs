@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 
-use crate::index::{edges_sql, ref_kind_of, rung_of, Freshness, Graph, GraphError, Result};
+use crate::index::{
+    edges_sql, ref_kind_of, rung_of, Freshness, Graph, GraphError, Result, REF_RECEIVER,
+};
 use crate::model::{DefKind, RefKind};
 use crate::resolve::Rung;
 use crate::table::DefId;
@@ -477,7 +479,7 @@ impl Graph {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
-                "SELECT f.path, r.line, r.col, r.kind, r.receiver, e.rung, r.enclosing_id
+                "SELECT f.path, r.line, r.col, r.kind, {REF_RECEIVER}, e.rung, r.enclosing_id
                      FROM ({}) e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
                      JOIN files f ON f.id = r.file_id
                      ORDER BY 1, 2, 3",
