@@ -1125,6 +1125,7 @@ impl Graph {
             t
         };
         stats.re_resolved = targets.len();
+        let mut freeing: Option<std::thread::JoinHandle<()>> = None;
 
         if !targets.is_empty() {
             // References of the files to resolve: the extracted ones from memory (to be
@@ -1153,6 +1154,7 @@ impl Graph {
                 let mut table: Table<NoBacking> = Table::new(project, all_files, None);
                 load_everything(&tx, &mut table).map_err(sql)?;
                 table.finish();
+                lap("table loaded");
                 (Some(table), None)
             } else {
                 let table = Table::new(project, all_files, Some(SqlBacking { conn: &tx }));
@@ -1325,7 +1327,7 @@ impl Graph {
                     let cut_short = AtomicBool::new(interrupted);
                     std::thread::scope(|scope| -> Result<()> {
                         let (send, receive) =
-                            mpsc::sync_channel::<(Vec<Work>, Vec<ResolvedFile>)>(1);
+                            mpsc::sync_channel::<(Vec<Work>, Vec<ResolvedFile>)>(4);
                         let (cut_short, cancelled, pool) = (&cut_short, &cancelled, &pool);
                         scope.spawn(move || {
                             let mut rest = work.into_iter();
@@ -1372,6 +1374,11 @@ impl Graph {
                 }
             }
             lap("resolved and written");
+            // The whole tree's table takes a while to free: another thread frees it while
+            // this one builds the indexes and commits.
+            if let Some(table) = whole {
+                freeing = Some(std::thread::spawn(move || drop(table)));
+            }
         }
         // Extracted files that were not re-resolved cannot exist (they are always targets).
         if interrupted {
@@ -1397,6 +1404,9 @@ impl Graph {
         if stats.extracted + stats.removed > 256 || resolve_all {
             // A large change leaves a large write-ahead log: fold it into the index now.
             let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+        }
+        if let Some(freeing) = freeing {
+            let _ = freeing.join();
         }
         lap("committed");
         if stats.extracted + stats.removed > 0 {
