@@ -221,8 +221,17 @@ pub static KOTLIN: LanguageSpec = spec(
     tree_sitter_kotlin_ng::NODE_TYPES,
 );
 
+/// PHP files as written: HTML around `<?php … ?>` blocks (the grammar's full variant).
+pub static PHP: LanguageSpec = spec(
+    "php",
+    &[],
+    &["php", "phtml"],
+    tree_sitter_php::LANGUAGE_PHP,
+    tree_sitter_php::PHP_NODE_TYPES,
+);
+
 /// Every language, in a stable order.
-pub static TABLE: [&LanguageSpec; 15] = [
+pub static TABLE: [&LanguageSpec; 16] = [
     &PYTHON,
     &RUST,
     &JAVASCRIPT,
@@ -238,6 +247,7 @@ pub static TABLE: [&LanguageSpec; 15] = [
     &RUBY,
     &C_SHARP,
     &KOTLIN,
+    &PHP,
 ];
 
 /// Canonical names, in the table's order.
@@ -607,8 +617,9 @@ mod tests {
 
     #[test]
     fn lookup_by_name_alias_and_extension() {
-        assert_eq!(names().len(), 15);
+        assert_eq!(names().len(), 16);
         assert_eq!(by_name("PY").unwrap().name, "python");
+        assert_eq!(for_path(Path::new("src/Kernel.php")).unwrap().name, "php");
         assert_eq!(by_name("c-sharp").unwrap().name, "c_sharp");
         assert_eq!(for_path(Path::new("a/b.PYI")).unwrap().name, "python");
         assert_eq!(for_path(Path::new("x.tsx")).unwrap().name, "tsx");

@@ -126,20 +126,55 @@ pub(crate) fn keep_clangd_index_outside(spec: &mut ServerSpec, root: &Path) {
     else {
         return;
     };
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    let cache = base.join("cc").join("clangd");
-    sweep_clangd_caches(&cache);
+    let cache = cache_base().join("cc").join("clangd");
+    sweep_root_caches(&cache);
     if let Some(dir) = clangd_cache_for(&cache, root, &database) {
         spec.command
             .push(format!("--compile-commands-dir={}", dir.display()));
     }
 }
 
-/// The file in a root's clangd cache folder that names the root it belongs to.
-const CLANGD_CACHE_ROOT: &str = "root";
+/// Keeps intelephense's index cache out of the workspace and apart per root: its
+/// `storagePath` is `$XDG_CACHE_HOME/cc/intelephense/<root hash>` (removed with the others
+/// of roots that no longer exist), unless the configuration names one.
+pub(crate) fn keep_intelephense_storage_outside(spec: &mut ServerSpec, root: &Path) {
+    if spec.name != "intelephense" || spec.init_options.get("storagePath").is_some() {
+        return;
+    }
+    let cache = cache_base().join("cc").join("intelephense");
+    sweep_root_caches(&cache);
+    let Some(dir) = root_cache_dir(&cache, root) else {
+        return;
+    };
+    merge(
+        &mut spec.init_options,
+        &json!({
+            "storagePath": dir.join("storage").to_string_lossy(),
+            "globalStoragePath": cache.join("global").to_string_lossy(),
+        }),
+    );
+}
+
+/// The user's cache folder (`$XDG_CACHE_HOME`, else `~/.cache`, else the temporary folder).
+fn cache_base() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+}
+
+/// `cache/<root hash>`, created, with the root's path recorded in it.
+fn root_cache_dir(cache: &Path, root: &Path) -> Option<PathBuf> {
+    let hash = xxhash_rust::xxh3::xxh3_64(root.as_os_str().as_encoded_bytes());
+    let dir = cache.join(format!("{hash:016x}"));
+    std::fs::create_dir_all(&dir).ok()?;
+    std::fs::write(dir.join(CACHE_ROOT), root.as_os_str().as_encoded_bytes()).ok()?;
+    Some(dir)
+}
+
+/// The file in a root's cache folder (clangd's, intelephense's) that names the root it
+/// belongs to.
+const CACHE_ROOT: &str = "root";
 /// A cache folder that names no root (made before roots were recorded) is removed when it
 /// has not been used for this long.
 const CLANGD_CACHE_UNNAMED_AGE: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
@@ -148,21 +183,15 @@ const CLANGD_CACHE_SWEEP: usize = 1000;
 
 /// `cache/<root hash>` with a copy of `database` and the root's path recorded.
 fn clangd_cache_for(cache: &Path, root: &Path, database: &Path) -> Option<PathBuf> {
-    let hash = xxhash_rust::xxh3::xxh3_64(root.as_os_str().as_encoded_bytes());
-    let dir = cache.join(format!("{hash:016x}"));
-    std::fs::create_dir_all(&dir).ok()?;
+    let dir = root_cache_dir(cache, root)?;
     std::fs::copy(database, dir.join("compile_commands.json")).ok()?;
-    std::fs::write(
-        dir.join(CLANGD_CACHE_ROOT),
-        root.as_os_str().as_encoded_bytes(),
-    )
-    .ok()?;
     Some(dir)
 }
 
-/// Removes the cache folders (database copy and clangd's index) of roots that no longer
-/// exist: every temporary checkout would otherwise leave one behind for good.
-fn sweep_clangd_caches(cache: &Path) {
+/// Removes the cache folders (a database copy and clangd's index, intelephense's storage) of
+/// roots that no longer exist: every temporary checkout would otherwise leave one behind for
+/// good.
+fn sweep_root_caches(cache: &Path) {
     let Ok(entries) = std::fs::read_dir(cache) else {
         return;
     };
@@ -171,7 +200,7 @@ fn sweep_clangd_caches(cache: &Path) {
         if !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        let orphan = match std::fs::read(dir.join(CLANGD_CACHE_ROOT)) {
+        let orphan = match std::fs::read(dir.join(CACHE_ROOT)) {
             Ok(bytes) => {
                 let root = PathBuf::from(String::from_utf8_lossy(&bytes).into_owned());
                 !root.exists()
@@ -247,6 +276,7 @@ pub fn answer_limits(server: &str, root: &Path) -> Option<String> {
 // | gopls | `go` with a `toolchain` line may fetch and run another toolchain; cgo runs the C compiler and `pkg-config` | `GOTOOLCHAIN=local`, `CGO_ENABLED=0` |
 // | clangd | a compiler named in `compile_commands.json`, only with `--query-driver` (not given) | as is |
 // | bash-language-server | shellcheck (installed, not the workspace's) | as is |
+// | intelephense | none: it reads PHP files (composer's scripts are never run) | as is |
 // | dart | analyzer plugins named by the project | refused |
 //
 // A server binary found inside the workspace is the workspace's code: refused.
@@ -359,7 +389,7 @@ mod tests {
         let unnamed_recent = cache.path().join("0000000000000001");
         std::fs::create_dir_all(&unnamed_recent).unwrap();
         drop(gone);
-        sweep_clangd_caches(cache.path());
+        sweep_root_caches(cache.path());
         assert!(live_dir.join("compile_commands.json").is_file());
         assert!(!gone_dir.exists());
         assert!(
@@ -367,7 +397,7 @@ mod tests {
             "a recent folder without a root is kept"
         );
         assert_eq!(
-            std::fs::read(live_dir.join(CLANGD_CACHE_ROOT)).unwrap(),
+            std::fs::read(live_dir.join(CACHE_ROOT)).unwrap(),
             live.path().as_os_str().as_encoded_bytes()
         );
     }

@@ -556,6 +556,7 @@ impl ServerPool {
         let mut resolved = resolved;
         crate::policy::adapt_to_project(&mut resolved.spec, root);
         crate::policy::keep_clangd_index_outside(&mut resolved.spec, root);
+        crate::policy::keep_intelephense_storage_outside(&mut resolved.spec, root);
         if !resolved.spec.init_options_when_watched.is_null() && self.watching().is_some() {
             let extra = resolved.spec.init_options_when_watched.clone();
             crate::policy::merge(&mut resolved.spec.init_options, &extra);
@@ -986,6 +987,9 @@ impl ServerPool {
                 Err(reason) => outcomes.push((path.clone(), CheckOutcome::Unchecked { reason })),
             }
         }
+        if server.spec().reads_batch_before_check && tickets.len() > 1 {
+            read_before_checking(&server, &tickets).await;
+        }
         let saved: Vec<&PathBuf> = if server.spec().save_reparses_all {
             tickets.iter().map(|(t, _)| &t.path).take(1).collect()
         } else {
@@ -1095,6 +1099,32 @@ fn tell_server(server: &LanguageServer, table: &ServerTable, changes: &Changes) 
             files = synced.len(),
             "open documents synced from disk"
         );
+    }
+}
+
+/// Asks for the symbols of each written file of a batch ([`ServerSpec::reads_batch_before_check`]):
+/// the server has then read every one of them before it checks any ("Undefined method" for a
+/// method renamed in two files otherwise).
+///
+/// [`ServerSpec::reads_batch_before_check`]: crate::table::ServerSpec::reads_batch_before_check
+async fn read_before_checking(
+    server: &LanguageServer,
+    tickets: &[(crate::server::SyncTicket, bool)],
+) {
+    for (ticket, _) in tickets {
+        let params = lsp_types::DocumentSymbolParams {
+            text_document: lsp_types::TextDocumentIdentifier::new(crate::uri::file_uri(
+                &ticket.path,
+            )),
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        };
+        let _ = server
+            .request_json::<lsp_types::request::DocumentSymbolRequest>(
+                params,
+                Duration::from_secs(5),
+            )
+            .await;
     }
 }
 

@@ -98,6 +98,16 @@ pub struct ServerSpec {
     /// (gopls's leaves out its analyses, `go vet`'s findings, for files that are not open),
     /// and is never the answer for an open file's version.
     pub versions_open_files: bool,
+    /// The server is told of a change to one of its open documents by `didChange` alone, never
+    /// by `didChangeWatchedFiles` too (a write replaces a file, so the watcher reports it
+    /// created): intelephense re-indexes such a file from disk and checks the other open files
+    /// against its half-rebuilt index meanwhile ("Undefined method" for a method renamed in
+    /// both). Deletions are still told.
+    pub open_files_by_sync_only: bool,
+    /// After a batch of written files is synced, their symbols are asked for before anything
+    /// waits: intelephense's debounced check takes the last file changed first, against the
+    /// others' old definitions unless it has read them already.
+    pub reads_batch_before_check: bool,
     /// `initializationOptions` added when the pool is attached to a watcher of the tree
     /// ([`crate::ServerPool::watch`]): the server may then leave file watching to the client
     /// (typescript-language-server's `useClientFileWatcher`).
@@ -132,6 +142,8 @@ impl ServerSpec {
             ready_when_logged: Vec::new(),
             index_progress: None,
             versions_open_files: false,
+            open_files_by_sync_only: false,
+            reads_batch_before_check: false,
             init_options_when_watched: Value::Null,
         }
     }
@@ -332,6 +344,27 @@ impl ServerTable {
 
         let dart = ServerSpec::new("dart", &["dart", "language-server"], &["dart", "--version"]);
 
+        // intelephense's free features (no rename: the tool builds one from its references).
+        // `intelephense --version` prints its bundled source and exits: the probe asks the
+        // node that runs it. `php -l` checks the project's files for `"*"`.
+        let mut intelephense = ServerSpec::new(
+            "intelephense",
+            &["intelephense", "--stdio"],
+            &["node", "--version"],
+        )
+        .checker(&["php", "-l"]);
+        // It publishes without versions, a second after the last change (its debounce), and
+        // only for the open files the change affects: silence past that means unchanged.
+        intelephense.timing.settle = Duration::from_millis(300);
+        intelephense.timing.quiet = Some(Duration::from_millis(2000));
+        intelephense.open_files_by_sync_only = true;
+        intelephense.reads_batch_before_check = true;
+        // It answers navigation from what it has indexed so far; it logs when the workspace
+        // is indexed (again at every start, quickly from its cache).
+        intelephense.ready_when_logged = strings(&["Indexing finished"]);
+        // No usage reports (the machine's network is the user's, not the server's).
+        intelephense.settings = json!({"intelephense": {"telemetry": {"enabled": false}}});
+
         ServerTable {
             families: vec![
                 Family {
@@ -408,6 +441,16 @@ impl ServerTable {
                     servers: vec![bash],
                     enabled: true,
                     language_ids: ids(&[("sh", "shellscript"), ("bash", "shellscript")]),
+                    min_severity: crate::Severity::Warning,
+                    interpreter: None,
+                },
+                Family {
+                    name: "php".into(),
+                    extensions: strings(&["php", "phtml"]),
+                    markers: strings(&["composer.json"]),
+                    servers: vec![intelephense],
+                    enabled: true,
+                    language_ids: Vec::new(),
                     min_severity: crate::Severity::Warning,
                     interpreter: None,
                 },

@@ -578,6 +578,34 @@ fn kotlin() -> BuiltinLanguage {
     }
 }
 
+/// PHP: `$` begins every variable, so metavariables are rewritten to `µ` names (an upper-case
+/// `$NAME` is a metavariable, a lower-case `$name` the program's variable, as in ast-grep);
+/// every fragment is parsed after `<?php`.
+fn php() -> BuiltinLanguage {
+    BuiltinLanguage {
+        meta_char: Some(MICRO),
+        scaffolds: &[
+            s!(Statement, "<?php\n", ""),
+            s!(Expression, "<?php\n$__cc = ", ";"),
+            s!(ClassMember, "<?php\nclass __Cc {\n", "\n}"),
+        ],
+        member_first: &[
+            "public",
+            "protected",
+            "private",
+            "static",
+            "abstract",
+            "final",
+            "readonly",
+            "function",
+            "const",
+            "use",
+        ],
+        omittable_kinds: &["attribute_list", "visibility_modifier"],
+        ..base(&cc_languages::PHP)
+    }
+}
+
 /// A language name the parser set does not know (the shared table's error).
 pub use cc_languages::UnknownLanguage;
 
@@ -600,6 +628,7 @@ fn rules_for(spec: &'static LanguageSpec) -> Option<BuiltinLanguage> {
         "ruby" => ruby(),
         "c_sharp" => c_sharp(),
         "kotlin" => kotlin(),
+        "php" => php(),
         _ => return None,
     };
     Some(rules)
@@ -618,7 +647,7 @@ impl Default for Languages {
 }
 
 impl Languages {
-    /// The fifteen languages of the shared table, with their search rules.
+    /// The sixteen languages of the shared table, with their search rules.
     pub fn builtin() -> Self {
         Languages {
             languages: cc_languages::TABLE
@@ -677,7 +706,8 @@ mod tests {
     #[test]
     fn lookup_by_name_alias_and_extension() {
         let set = Languages::builtin();
-        assert_eq!(set.names().len(), 15);
+        assert_eq!(set.names().len(), 16);
+        assert_eq!(set.for_path(Path::new("a.phtml")).unwrap().name(), "php");
         assert_eq!(set.by_name("PY").unwrap().name(), "python");
         assert_eq!(set.by_name("c-sharp").unwrap().name(), "c_sharp");
         assert_eq!(set.for_path(Path::new("a/b.pyi")).unwrap().name(), "python");
@@ -686,7 +716,7 @@ mod tests {
         assert!(set.for_path(Path::new("README")).is_none());
         assert!(set.by_name("cobol").is_none());
         let unknown = set.lookup("cobol").err().unwrap();
-        assert_eq!(unknown.known.len(), 15);
+        assert_eq!(unknown.known.len(), 16);
         assert!(
             unknown
                 .to_string()

@@ -382,3 +382,34 @@ fn kotlin() {
         code
     );
 }
+
+#[test]
+fn php() {
+    let code = "<?php\nnamespace App;\n\nuse Symfony\\Component\\Console\\Formatter\\OutputFormatter;\n\nclass Greeter\n{\n    private string $name = 'x';\n\n    public function greet(string $text, int $width = 0): string\n    {\n        $out = OutputFormatter::escape($text);\n        if ($width > 0) {\n            $out = str_pad($out, $width);\n        }\n        return $this->wrap($out);\n    }\n}\n";
+    case!(
+        "php",
+        "static_call_binds_its_argument",
+        "OutputFormatter::escape($X)",
+        code
+    );
+    case!(
+        "php",
+        "lower_case_variables_are_the_programs",
+        "$out = $F($$$A)",
+        code
+    );
+    case!(
+        "php",
+        "method_without_return_type_matches_all",
+        "public function $M($$$P) { $$$B }",
+        code
+    );
+    case!("php", "method_call_on_this", "$this->$M($X)", code);
+    case!("php", "if_without_else", "if ($C) { $$$B }", code);
+    case!(
+        "php",
+        "member_property",
+        "private string $name = 'x';",
+        code
+    );
+}

@@ -46,6 +46,7 @@ const CORPORA: &[(&str, &str, &str)] = &[
     ("c_sharp", "pythonnet", "src/runtime"),
     ("ruby", "rack", "lib"),
     ("dart", "flutter_rust_bridge_codegen", "assets"),
+    ("php", "symfony-console", ""),
 ];
 
 /// Kinds that are declarations when they span several lines.

@@ -265,3 +265,42 @@ async fn rust_semver_first_references_are_complete() {
     assert!(!in_parse["in"].is_null(), "{in_parse}");
     project.shutdown().await;
 }
+
+/// intelephense answers from what it has indexed so far: the first `references` of a fresh run
+/// waits for its index (it logs when the workspace is indexed), so it is complete.
+#[tokio::test]
+async fn php_symfony_console_first_references_are_complete() {
+    if require_peer("intelephense").is_none() {
+        return;
+    }
+    let composer = [("composer.json", "{\"name\": \"symfony/console\"}\n")];
+    let Some(project) = Setup::default().real("symfony-console", &composer) else {
+        return;
+    };
+    let (first, text) = at(
+        &project,
+        "references",
+        "Formatter/OutputFormatter.php",
+        "public static function escape(string $text)",
+        "escape",
+    )
+    .await;
+    assert!(first.get("incomplete").is_none(), "{first:#}");
+    assert_eq!(
+        paths(&first)
+            .into_iter()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>(),
+        [
+            "Application.php",
+            "Descriptor/TextDescriptor.php",
+            "Formatter/OutputFormatter.php",
+            "Helper/FormatterHelper.php",
+            "Helper/SymfonyQuestionHelper.php",
+            "Style/SymfonyStyle.php",
+        ],
+        "{text}"
+    );
+    project.shutdown().await;
+}

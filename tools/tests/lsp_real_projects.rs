@@ -886,3 +886,160 @@ async fn python_requests_graph_callers_are_verified_by_basedpyright() {
     );
     project.shutdown().await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// PHP (intelephense), on Debian's PHP libraries: their other dependencies are not beside them,
+// so every file already has diagnostics about names it cannot find; none is ever new. Debian
+// leaves out the `composer.json` each library has upstream (the php family's project marker):
+// the tests put a minimal one back.
+
+const COMPOSER_JSON: (&str, &str) = ("composer.json", "{\"name\": \"upstream/library\"}\n");
+
+#[tokio::test]
+async fn php_symfony_console_signature_change_reports_the_callers_in_other_files() {
+    if require_peer("intelephense").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("symfony-console", &[COMPOSER_JSON]) else {
+        return;
+    };
+    let comment = edit(
+        &project,
+        "Formatter/OutputFormatter.php",
+        "     * Escapes \"<\" and \">\" special chars in given text.",
+        "     * Escapes \"<\" and \">\" special chars in given text (a comment edit).",
+    )
+    .await;
+    assert_answered(&comment);
+    assert_eq!(new_diagnostics(&comment), [], "{comment:#}");
+
+    let old = "public static function escape(string $text)";
+    let new = "public static function escape(string $text, int $width)";
+    let broken = edit(&project, "Formatter/OutputFormatter.php", old, new).await;
+    assert_answered(&broken);
+    assert_eq!(
+        files_with_new(&broken),
+        [
+            "Application.php",
+            "Descriptor/TextDescriptor.php",
+            "Helper/FormatterHelper.php",
+            "Helper/SymfonyQuestionHelper.php",
+            "Style/SymfonyStyle.php",
+        ],
+        "{broken:#}"
+    );
+    assert!(
+        new_diagnostics(&broken)
+            .iter()
+            .all(|(_, message)| message.contains("arguments")),
+        "{broken:#}"
+    );
+
+    let fixed = edit(&project, "Formatter/OutputFormatter.php", new, old).await;
+    assert_answered(&fixed);
+    assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn php_symfony_console_rename_is_built_from_references_and_complete() {
+    if require_peer("intelephense").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("symfony-console", &[COMPOSER_JSON]) else {
+        return;
+    };
+    let result = rename(
+        &project,
+        "Formatter/OutputFormatter.php",
+        "public static function escapeTrailingBackslash(",
+        "escapeTrailingBackslash",
+        "escapeFinalBackslash",
+    )
+    .await;
+    assert_eq!(result["built_from"], "references", "{result:#}");
+    assert_eq!(result["complete"], true, "{result:#}");
+    assert_eq!(
+        code_mentions(&project.ws, &[".php"], "escapeTrailingBackslash"),
+        Vec::<String>::new()
+    );
+    assert!(
+        code_mentions(&project.ws, &[".php"], "escapeFinalBackslash").len() >= 2,
+        "{result:#}"
+    );
+    assert_answered(&result);
+    assert_eq!(new_diagnostics(&result), [], "{result:#}");
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn php_monolog_signature_change_reports_the_callers_in_other_files() {
+    if require_peer("intelephense").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("monolog", &[COMPOSER_JSON]) else {
+        return;
+    };
+    let comment = edit(
+        &project,
+        "Utils.php",
+        "    public static function getClass(object $object): string",
+        "    // The class of an object, anonymous classes by their parent (a comment edit).\n    public static function getClass(object $object): string",
+    )
+    .await;
+    assert_answered(&comment);
+    assert_eq!(new_diagnostics(&comment), [], "{comment:#}");
+
+    let old = "public static function getClass(object $object): string";
+    let new = "public static function getClass(object $object, bool $short): string";
+    let broken = edit(&project, "Utils.php", old, new).await;
+    assert_answered(&broken);
+    assert_eq!(
+        files_with_new(&broken),
+        [
+            "ErrorHandler.php",
+            "Formatter/LineFormatter.php",
+            "Formatter/MongoDBFormatter.php",
+            "Formatter/NormalizerFormatter.php",
+            "Processor/PsrLogMessageProcessor.php",
+        ],
+        "{broken:#}"
+    );
+
+    let fixed = edit(&project, "Utils.php", new, old).await;
+    assert_answered(&fixed);
+    assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn php_monolog_checker_reports_a_syntax_error() {
+    if require_peer("php").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("monolog", &[COMPOSER_JSON]) else {
+        return;
+    };
+    let text = project.read("Utils.php");
+    std::fs::write(
+        project.ws.join("Utils.php"),
+        text.replacen(
+            "public static function getClass(object $object): string",
+            "public static function getClass(object $object): string string",
+            1,
+        ),
+    )
+    .unwrap();
+    let checked = project
+        .lsp(json!({"action": "diagnostics", "file": "*", "language": "php"}))
+        .await;
+    assert!(checked.get("error").is_none(), "{checked:#}");
+    let found: Vec<&Value> = checked["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .collect();
+    assert_eq!(found.len(), 1, "{checked:#}");
+    assert_eq!(found[0]["path"], "Utils.php", "{checked:#}");
+}

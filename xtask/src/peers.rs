@@ -139,6 +139,8 @@ pub const PEERS: &[Peer] = &[
     // PATH and fails (or falls back) when the toolchain lacks the component.
     peer(Apt, "rust-web-analyzer", "1.96.0+dfsg1-1~deb12u2", "/usr/bin/rust-analyzer", &["--version"]),
     peer(Apt, "gcc",               "4:12.2.0-3",             "gcc",           &["--version"]),
+    // PHP's own syntax check (`php -l`), the project checker of the php family.
+    peer(Apt, "php-cli",           "2:8.2+93",               "php",           &["--version"]),
 
     // Python, in `.peers/venv`. Without the extras pylsp publishes only empty lists.
     peer(Pip, "python-lsp-server[pyflakes,pycodestyle]", "1.15.0", "pylsp", &["--version"]),
@@ -160,6 +162,10 @@ pub const PEERS: &[Peer] = &[
     peer(Npm, "typescript-language-server", "5.3.0", "typescript-language-server", &["--version"]),
     peer(Npm, "typescript",                 "5.9.3", "tsc",                        &["--version"]),
     peer(Npm, "bash-language-server",       "5.8.1", "bash-language-server",       &["--version"]),
+    // `intelephense --version` prints its own bundled source and starts nothing: the check
+    // reads the installed version instead.
+    peer(Npm, "intelephense",               "1.18.5", "node",
+         &["-e", "console.log(require('./node_modules/intelephense/package.json').version)"]),
     // Compiler-grade indexers for the code graph's precise tier (SCIP output); rust-analyzer
     // (above) is the third.
     peer(Npm, "@sourcegraph/scip-typescript", "0.4.0", "scip-typescript", &["--version"]),

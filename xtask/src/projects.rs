@@ -107,6 +107,17 @@ pub const PROJECTS: &[Project] = &[
     // Tests gated `#![cfg(not(miri))]`, macro-generated impls; no Cargo.lock is published, so
     // one is generated when it is installed.
     project("itertools", "rust", Crate { name: "itertools", fetch: true }, "0.14.0"),
+    // PHP: Symfony's console component as Debian installs it (no composer.json, no tests;
+    // its other Symfony dependencies are not beside it).
+    project("symfony-console", "php", Debian {
+        package: "php-symfony-console",
+        keep: "/usr/share/php/Symfony/Component/Console",
+    }, "5.4.53+dfsg-0+deb12u1"),
+    // PHP: Monolog (psr/log, which it implements, is not beside it).
+    project("monolog", "php", Debian {
+        package: "php-monolog",
+        keep: "/usr/share/php/Monolog",
+    }, "2.9.1-1"),
     // Dart: the cargokit build tool and app template the crate ships (assets/).
     project("flutter_rust_bridge_codegen", "dart", Crate {
         name: "flutter_rust_bridge_codegen",

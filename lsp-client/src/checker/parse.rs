@@ -1,6 +1,7 @@
 //! Reading what project checkers print: pyright's JSON report, `tsc`'s one-line errors,
 //! cargo's JSON messages, `go vet`'s text, and the `file:line:col: severity: message` lines
-//! of gcc, clang and clang-tidy (also the fallback for a configured checker we do not know).
+//! of gcc, clang and clang-tidy (also the fallback for a configured checker we do not know),
+//! and `php -l`'s `Parse error: … in FILE on line N`.
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +23,9 @@ pub enum Format {
     GoVet,
     /// `file:line[:col]: severity: message [code]` (gcc, clang, clang-tidy, mypy, …).
     Gcc,
+    /// `php -l FILE…`: `PHP Parse error:  message in FILE on line N` (on stderr, or on
+    /// stdout without the `PHP ` prefix, as the ini's `display_errors` says).
+    PhpLint,
 }
 
 impl Format {
@@ -35,6 +39,7 @@ impl Format {
             "tsc" => Format::Tsc,
             "cargo" => Format::CargoJson,
             "go" => Format::GoVet,
+            "php" => Format::PhpLint,
             _ => Format::Gcc,
         }
     }
@@ -44,6 +49,7 @@ impl Format {
         match self {
             Format::GoVet => "go vet".into(),
             Format::CargoJson => "rustc".into(),
+            Format::PhpLint => "php -l".into(),
             _ => Path::new(program)
                 .file_name()
                 .map_or_else(|| program.to_owned(), |n| n.to_string_lossy().into_owned()),
@@ -70,6 +76,13 @@ pub fn parse(
         Format::Gcc => {
             let mut all = lines(stdout, false, |line| gcc_line(line, cwd, &source));
             all.extend(lines(stderr, false, |line| gcc_line(line, cwd, &source)));
+            all
+        }
+        Format::PhpLint => {
+            let mut all = lines(stderr, false, |line| php_lint_line(line, cwd, &source));
+            all.extend(lines(stdout, false, |line| {
+                php_lint_line(line, cwd, &source)
+            }));
             all
         }
     };
@@ -111,6 +124,23 @@ fn lines(
         }
     }
     out
+}
+
+/// `PHP Parse error:  syntax error, unexpected token "}" in src/a.php on line 5` (also
+/// `Fatal error`, and without the `PHP ` prefix).
+fn php_lint_line(line: &str, cwd: &Path, source: &str) -> Option<ProjectDiagnostic> {
+    let line = line.strip_prefix("PHP ").unwrap_or(line);
+    let (kind, rest) = line.split_once(" error:")?;
+    if !matches!(kind, "Parse" | "Fatal" | "Compile") {
+        return None;
+    }
+    let (before, number) = rest.rsplit_once(" on line ")?;
+    let number: u32 = number.trim().parse().ok()?;
+    let (message, file) = before.rsplit_once(" in ")?;
+    Some(ProjectDiagnostic::new(
+        resolve(cwd, file.trim()),
+        diagnostic(number, 1, Severity::Error, None, message.trim(), source),
+    ))
 }
 
 fn resolve(cwd: &Path, file: &str) -> PathBuf {
@@ -465,6 +495,26 @@ mod tests {
         assert_eq!(Format::for_program("go"), Format::GoVet);
         assert_eq!(Format::for_program("clang-tidy-19"), Format::Gcc);
         assert_eq!(Format::for_program("mypy"), Format::Gcc);
+        assert_eq!(Format::for_program("/usr/bin/php"), Format::PhpLint);
+    }
+
+    #[test]
+    fn php_lint_errors_on_either_stream() {
+        // As PHP 8.2 prints them: the log line on stderr, the display line on stdout.
+        let stderr = "PHP Parse error:  syntax error, unexpected token \"{\", expecting variable in src/bad.php on line 2\n";
+        let stdout = "No syntax errors detected in src/good.php\n\nParse error: syntax error, unexpected token \"{\", expecting variable in src/bad.php on line 2\nErrors parsing src/bad.php\n";
+        let found = parse(Format::PhpLint, "php", stdout, stderr, Path::new("/w")).unwrap();
+        assert_eq!(
+            one(&found),
+            (
+                "/w/src/bad.php".into(),
+                2,
+                Severity::Error,
+                None,
+                "syntax error, unexpected token \"{\", expecting variable".into()
+            )
+        );
+        assert_eq!(found[0].diagnostic.source.as_deref(), Some("php -l"));
     }
 
     #[test]

@@ -17,6 +17,7 @@ const MAX_FILES: usize = 500;
 const MAX_EXTRA_FILES: usize = 300;
 const C_SOURCES: &[&str] = &["c", "cc", "cpp", "cxx", "c++"];
 const TS_SOURCES: &[&str] = &["ts", "tsx", "mts", "cts"];
+const PHP_SOURCES: &[&str] = &["php", "phtml"];
 
 /// A resolved checker run: the program, one argument list per process to start, and how to
 /// read what it prints.
@@ -165,14 +166,31 @@ pub(crate) fn plan(
             args.push("--".into());
         }
         shown.push_str(&count_files(files.len()));
-        if total > files.len() {
-            note = Some(format!(
-                "checked {}{}",
-                files.len(),
-                left_out(total, files.len())
-            ));
+        if let Some(checked) = checked_note(files.len(), total) {
+            note = Some(checked);
         }
         invocations = vec![args];
+    } else if format == Format::PhpLint {
+        // `php -l` checks one file per process (before PHP 8.3 it reads only the first named).
+        let (files, total) = sources(root, PHP_SOURCES);
+        if files.is_empty() {
+            return Err(CheckerError::NothingToCheck {
+                family: family.name.clone(),
+                detail: format!("no PHP files in `{}`", shown_dir(root, workspace)),
+            });
+        }
+        shown.push_str(&count_files(files.len()));
+        if let Some(checked) = checked_note(files.len(), total) {
+            note = Some(checked);
+        }
+        invocations = files
+            .iter()
+            .map(|file| {
+                let mut args = base.clone();
+                args.push(file.to_string_lossy().into_owned());
+                args
+            })
+            .collect();
     } else if format == Format::Gcc && command.get(1).map(String::as_str) == Some("-fsyntax-only") {
         // A compiler checks one file per process, with that file's flags from the database.
         let (files, total, _) = c_sources(root);
@@ -190,8 +208,7 @@ pub(crate) fn plan(
             })
             .collect();
         shown.push_str(&count_files(files.len()));
-        if total > files.len() {
-            let more = format!("checked {}{}", files.len(), left_out(total, files.len()));
+        if let Some(more) = checked_note(files.len(), total) {
             note = Some(match note {
                 Some(note) => format!("{note}; {more}"),
                 None => more,
@@ -337,6 +354,7 @@ fn install_hint(program: &str, family: &str) -> String {
         "tsc" => "install TypeScript in the project with `npm install --save-dev typescript` (or globally with `npm install -g typescript`)",
         "cargo" => "install Rust with rustup (https://rustup.rs)",
         "go" => "install Go (https://go.dev/dl, or `apt install golang-go`)",
+        "php" => "install the PHP command line with `apt install php-cli`",
         name if name.starts_with("clang-tidy") => {
             "install it with `apt install clang-tidy` (no C compiler was found to fall back on either)"
         }
@@ -346,6 +364,11 @@ fn install_hint(program: &str, family: &str) -> String {
         "{}; or set another checker with [lsp.{family}] checker = [...] in .cc/tools.toml",
         how.replace("FAMILY", family)
     )
+}
+
+/// "checked N (M left out …)" when the file list was cut at [`MAX_FILES`].
+fn checked_note(checked: usize, total: usize) -> Option<String> {
+    (total > checked).then(|| format!("checked {checked}{}", left_out(total, checked)))
 }
 
 /// Source files with one of `extensions` under `root`, sorted, at most [`MAX_FILES`];

@@ -162,9 +162,15 @@ impl LanguageServer {
     ) -> Result<usize, LspError> {
         let watches = self.registered_watches();
         let root = self.root();
+        let open = if self.spec().open_files_by_sync_only {
+            self.open_documents()
+        } else {
+            Vec::new()
+        };
         let events: Vec<FileEvent> = changes
             .iter()
             .filter(|(path, _)| path.starts_with(root))
+            .filter(|(path, change)| *change == WatchedChange::Deleted || !open.contains(path))
             .filter(|(path, change)| match &watches {
                 Some(watches) => watches.iter().any(|w| w.wants(path, root, *change)),
                 None => family_file(path, fallback),

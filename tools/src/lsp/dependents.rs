@@ -319,6 +319,9 @@ pub(crate) const DEFINITION_KINDS: &[&str] = &[
     "field_declaration",
     "property_declaration",
     "object_declaration",
+    // PHP (besides the function, method, class and property kinds above)
+    "trait_declaration",
+    "const_element",
 ];
 
 /// Function-like kinds: their bodies are not part of what callers see, and names defined
@@ -338,6 +341,7 @@ const FUNCTION_KINDS: &[&str] = &[
     "constructor_declaration",
     "func_literal",
     "closure_expression",
+    "anonymous_function",
 ];
 
 /// Each definition's name and its shapes (comment-free token text of what callers see), as a
@@ -460,6 +464,33 @@ mod tests {
         changed_names(&Languages::builtin(), &change)
             .into_iter()
             .collect()
+    }
+
+    #[test]
+    fn a_php_signature_change_names_the_method_and_a_body_change_nothing() {
+        let class = |params: &str, body: &str| {
+            format!(
+                "<?php\nnamespace A;\n\nclass OutputFormatter\n{{\n    public static function \
+                 escape({params})\n    {{\n        {body}\n    }}\n}}\n"
+            )
+        };
+        assert_eq!(
+            names(
+                "Formatter/OutputFormatter.php",
+                &class("string $text", "return $text;"),
+                &class("string $text, int $width", "return $text;")
+            ),
+            // The class's own shape holds its methods' signatures, as in every language.
+            ["OutputFormatter", "escape"]
+        );
+        assert_eq!(
+            names(
+                "Formatter/OutputFormatter.php",
+                &class("string $text", "return $text;"),
+                &class("string $text", "return trim($text);")
+            ),
+            Vec::<String>::new()
+        );
     }
 
     #[test]

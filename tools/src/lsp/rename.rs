@@ -1,15 +1,14 @@
 //! `lsp_rename`: rename the symbol at a line through the language server, every file at
 //! once or none.
 
-use std::path::PathBuf;
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use cc_lsp_client::lsp_types::{FileChangeType, FileEvent, TextDocumentPositionParams};
-use cc_lsp_client::uri::file_uri;
+use cc_lsp_client::lsp_types::TextDocumentPositionParams;
 use cc_lsp_client::workspace_edit::{self, FileChange};
-use cc_lsp_client::{LanguageServer, LspError, ServerPool};
+use cc_lsp_client::{LanguageServer, LspError, ServerPool, WatchedChange};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -147,32 +146,27 @@ impl LspRenameTool {
                 server.close(&path);
             }
         }
-        let event = |path: &PathBuf, kind| FileEvent::new(file_uri(path), kind);
         let mut watched = Vec::new();
         for change in changes {
             match change {
                 FileChange::Modify { path, .. } => {
-                    watched.push(event(path, FileChangeType::CHANGED))
+                    watched.push((path.clone(), WatchedChange::Changed))
                 }
                 FileChange::Create { path, .. } => {
-                    watched.push(event(path, FileChangeType::CREATED))
+                    watched.push((path.clone(), WatchedChange::Created))
                 }
                 FileChange::Rename { from, to, .. } => {
-                    watched.push(event(from, FileChangeType::DELETED));
-                    watched.push(event(to, FileChangeType::CREATED));
+                    watched.push((from.clone(), WatchedChange::Deleted));
+                    watched.push((to.clone(), WatchedChange::Created));
                 }
                 FileChange::Delete { path, .. } => {
-                    watched.push(event(path, FileChangeType::DELETED))
+                    watched.push((path.clone(), WatchedChange::Deleted))
                 }
             }
         }
-        let watches = server
-            .registered_methods()
-            .iter()
-            .any(|m| m == "workspace/didChangeWatchedFiles");
-        if watches {
-            let _ = requests::watched_files_changed(server, watched);
-        }
+        // Only what the server registered watches for (no fallback: a server that watches
+        // nothing is told nothing).
+        let _ = server.files_changed(&watched, &[]);
     }
 
     /// What the text says about how complete the rename is.
@@ -321,14 +315,20 @@ impl Tool for LspRenameTool {
         }
         let opened = open::open(ctx, &self.supervisor, &self.root, Some(&args.file)).await?;
         let at = open::position(&opened, Some(args.line), Some(&args.symbol))?;
-        if !opened
+        let renames = opened
             .server
-            .supports("renameProvider", "textDocument/rename")
-        {
+            .supports("renameProvider", "textDocument/rename");
+        // A server that finds references but cannot rename (intelephense's free features):
+        // the rename is built from its references, then completed by the scan as any other.
+        let from_references = !renames
+            && opened
+                .server
+                .supports("referencesProvider", "textDocument/references");
+        if !renames && !from_references {
             return Err(ToolError::new(
                 "not_supported",
                 format!(
-                    "not supported by {}: it cannot rename",
+                    "not supported by {}: it can neither rename nor find references",
                     opened.server.name()
                 ),
             ));
@@ -360,8 +360,19 @@ impl Tool for LspRenameTool {
             ),
         )
         .await;
-        let edit = match requests::rename(&opened.server, position, new_name, RENAME_TIMEOUT).await
-        {
+        let answer = if renames {
+            requests::rename(&opened.server, position, new_name, RENAME_TIMEOUT).await
+        } else {
+            rename_scope::edit_from_references(
+                &opened.server,
+                position,
+                &args.symbol,
+                new_name,
+                RENAME_TIMEOUT,
+            )
+            .await
+        };
+        let edit = match answer {
             Ok(edit) => edit,
             Err(LspError::Server { message, .. }) => {
                 return Err(refused(
@@ -438,6 +449,13 @@ impl Tool for LspRenameTool {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+        if from_references {
+            let _ = write!(
+                text,
+                " ({} cannot rename: the edit was built from its references and the scan)",
+                server.name()
+            );
+        }
         text.push_str(&self.completion_text(&args.symbol, identifier, &mentions, &completion));
         let listed = |items: &[rename_scope::Leftover]| -> Vec<Value> {
             items
@@ -452,6 +470,7 @@ impl Tool for LspRenameTool {
             "edits": edits,
             "complete": complete,
             "added_by_scan": completion.added,
+            "built_from": if from_references { "references" } else { "rename" },
             "leftovers": {
                 "code": listed(&completion.code),
                 "code_total": completion.code.len(),

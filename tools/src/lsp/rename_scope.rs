@@ -18,7 +18,7 @@ use cc_lsp_client::lsp_types::{
     DocumentChangeOperation, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier,
     Position, Range, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
-use cc_lsp_client::position::units;
+use cc_lsp_client::position::{byte_offset, units};
 use cc_lsp_client::uri::{file_uri, uri_path, uri_to_path};
 use cc_lsp_client::{LanguageServer, ServerPool};
 use serde_json::{json, Value};
@@ -167,6 +167,80 @@ fn edit_starts(edit: &WorkspaceEdit) -> BTreeMap<PathBuf, BTreeSet<(u64, u64)>> 
             .insert((u64::from(start.line), u64::from(start.character)));
     }
     starts
+}
+
+/// A rename built from the server's `references` (declaration included), for a server that
+/// finds references but cannot rename (intelephense without a licence): every place it gives
+/// whose text is `old` — or `$old`, a PHP variable — becomes `new_name`. [`complete`] then
+/// scans for what the answer left out, as after a server's own rename. `null` when no place
+/// holds the name.
+pub(super) async fn edit_from_references(
+    server: &LanguageServer,
+    at: cc_lsp_client::lsp_types::TextDocumentPositionParams,
+    old: &str,
+    new_name: &str,
+    timeout: Duration,
+) -> Result<Value, cc_lsp_client::LspError> {
+    let answer = requests::at_position(server, AtPosition::References, at, timeout).await?;
+    let encoding = server.encoding();
+    let mut texts: BTreeMap<PathBuf, Option<Vec<String>>> = BTreeMap::new();
+    let mut extra: Vec<(PathBuf, TextEdit)> = Vec::new();
+    let mut seen: BTreeSet<(PathBuf, u32, u32)> = BTreeSet::new();
+    for item in answer.as_array().into_iter().flatten() {
+        let (Some(path), Ok(range)) = (
+            item.get("uri")
+                .and_then(Value::as_str)
+                .and_then(uri_to_path),
+            serde_json::from_value::<Range>(item["range"].clone()),
+        ) else {
+            continue;
+        };
+        if range.start.line != range.end.line {
+            continue;
+        }
+        let lines = texts.entry(path.clone()).or_insert_with(|| {
+            std::fs::read_to_string(&path)
+                .ok()
+                .map(|text| text.lines().map(str::to_owned).collect())
+        });
+        let Some(line) = lines
+            .as_ref()
+            .and_then(|lines| lines.get(range.start.line as usize))
+        else {
+            continue;
+        };
+        let from = byte_offset(line, range.start.character, encoding);
+        let to = byte_offset(line, range.end.character, encoding);
+        let Some(written) = line.get(from..to) else {
+            continue;
+        };
+        let start = match written.strip_prefix('$') {
+            _ if written == old => range.start.character,
+            Some(rest) if rest == old => range.start.character + 1,
+            _ => continue,
+        };
+        if !seen.insert((path.clone(), range.start.line, start)) {
+            continue;
+        }
+        let end = start.saturating_add(units(old, encoding));
+        extra.push((
+            path,
+            TextEdit::new(
+                Range::new(
+                    Position::new(range.start.line, start),
+                    Position::new(range.start.line, end),
+                ),
+                new_name.to_owned(),
+            ),
+        ));
+    }
+    if extra.is_empty() {
+        // As a server's rename answers when there is nothing to rename.
+        return Ok(Value::Null);
+    }
+    let mut edit = WorkspaceEdit::default();
+    add_edits(&mut edit, extra);
+    Ok(serde_json::to_value(edit).unwrap_or(Value::Null))
 }
 
 /// Adds `extra` text edits (computed against the files as they are) to `edit`, in the same

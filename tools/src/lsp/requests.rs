@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use cc_lsp_client::ext::{CodeActions, CodeActionsContext, CodeActionsParams};
 use cc_lsp_client::lsp_types::{
-    self, request, CodeActionTriggerKind, FileEvent, PartialResultParams, Position, Range,
+    self, request, CodeActionTriggerKind, PartialResultParams, Position, Range,
     TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams,
 };
 use cc_lsp_client::uri::file_uri;
@@ -170,14 +170,4 @@ pub(super) async fn code_actions(
         },
     };
     server.request_json::<CodeActions>(params, timeout).await
-}
-
-/// `workspace/didChangeWatchedFiles` with `changes`.
-pub(super) fn watched_files_changed(
-    server: &LanguageServer,
-    changes: Vec<FileEvent>,
-) -> Result<(), LspError> {
-    server.notify::<lsp_types::notification::DidChangeWatchedFiles>(
-        lsp_types::DidChangeWatchedFilesParams { changes },
-    )
 }
