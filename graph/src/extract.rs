@@ -854,7 +854,13 @@ mod tests {
                         failures.push(e.to_string());
                     }
                 }
-                None => assert_eq!(language.name, "json", "only JSON has no symbols"),
+                // JSON has no symbols; PHP is read by structural search and its language
+                // server, not yet by the graph.
+                None => assert!(
+                    matches!(language.name, "json" | "php"),
+                    "{} has no graph query",
+                    language.name
+                ),
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -80,6 +80,15 @@ const CASES: &[Case] = &[
         good: "#!/bin/bash\necho hi\n",
     },
     Case {
+        server: "intelephense",
+        peer: "intelephense",
+        config: "",
+        files: &[("composer.json", "{}")],
+        file: "a.php",
+        bad: "<?php\nno_such_function(1);\n",
+        good: "<?php\nstrlen('x');\n",
+    },
+    Case {
         server: "rust-analyzer",
         peer: "rust-analyzer",
         config: "",
@@ -146,6 +155,16 @@ const CROSS: &[Cross] = &[
         bad: "int f(int a, int b);\n",
         user: "user.c",
         user_text: "#include \"lib.h\"\nint main(void) { return f(1); }\n",
+    },
+    Cross {
+        server: "intelephense",
+        peer: "intelephense",
+        files: &[("composer.json", "{}")],
+        lib: "lib.php",
+        good: "<?php\nfunction f(int $a): int { return $a; }\n",
+        bad: "<?php\nfunction f(int $a, int $b): int { return $a; }\n",
+        user: "user.php",
+        user_text: "<?php\nrequire 'lib.php';\nf(1);\n",
     },
     Cross {
         server: "rust-analyzer",
