@@ -987,7 +987,7 @@ impl ServerPool {
                 Err(reason) => outcomes.push((path.clone(), CheckOutcome::Unchecked { reason })),
             }
         }
-        if server.spec().reads_batch_before_check && tickets.len() > 1 {
+        if server.spec().reads_batch_before_check {
             read_before_checking(&server, &tickets).await;
         }
         let saved: Vec<&PathBuf> = if server.spec().save_reparses_all {
@@ -1003,7 +1003,9 @@ impl ServerPool {
             for (path, _) in paths.iter().filter(|(_, w)| !*w) {
                 let disk = std::fs::read_to_string(path).ok();
                 let same = disk.is_some() && server.synced_text(path) == disk;
-                let ticket = if same {
+                let ticket = if same && server.spec().recheck_by_change {
+                    server.resend(path).ok().flatten()
+                } else if same {
                     server.recheck(path, since)
                 } else {
                     sync_from_disk(&server, family, path).ok().flatten()
@@ -1102,9 +1104,9 @@ fn tell_server(server: &LanguageServer, table: &ServerTable, changes: &Changes) 
     }
 }
 
-/// Asks for the symbols of each written file of a batch ([`ServerSpec::reads_batch_before_check`]):
-/// the server has then read every one of them before it checks any ("Undefined method" for a
-/// method renamed in two files otherwise).
+/// Asks for the symbols of each written file ([`ServerSpec::reads_batch_before_check`]): the
+/// server has then read every one of them before it checks any file of the batch or its
+/// dependents ("Undefined method" for a method renamed in two files otherwise).
 ///
 /// [`ServerSpec::reads_batch_before_check`]: crate::table::ServerSpec::reads_batch_before_check
 async fn read_before_checking(

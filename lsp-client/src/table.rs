@@ -21,6 +21,12 @@ pub struct Timing {
     /// after the server is idle means "unchanged" (for a file it published for before).
     /// `None`: keep waiting up to the cap.
     pub quiet: Option<Duration>,
+    /// The server checks a change no sooner than this after it (intelephense's debounce): a
+    /// push without a version that arrives sooner after a change (not an open) is an earlier
+    /// check's, and never this change's answer. Non-zero also marks a server that checks its
+    /// open files again once it is done indexing: a push made while it was busy is not the
+    /// answer either.
+    pub debounce: Duration,
     /// Give up (report `pending`) this long after the change.
     pub cap: Duration,
     /// The cap while the server reports that it is still indexing or checking.
@@ -32,6 +38,7 @@ impl Default for Timing {
         Timing {
             settle: Duration::ZERO,
             quiet: None,
+            debounce: Duration::ZERO,
             cap: Duration::from_secs(10),
             indexing_cap: Duration::from_secs(60),
         }
@@ -108,6 +115,10 @@ pub struct ServerSpec {
     /// waits: intelephense's debounced check takes the last file changed first, against the
     /// others' old definitions unless it has read them already.
     pub reads_batch_before_check: bool,
+    /// An open dependent is re-checked by sending it again as a change, not by waiting for
+    /// the publish that follows the written file's: intelephense re-checks open files that
+    /// use a changed class, not those that call a changed function.
+    pub recheck_by_change: bool,
     /// `initializationOptions` added when the pool is attached to a watcher of the tree
     /// ([`crate::ServerPool::watch`]): the server may then leave file watching to the client
     /// (typescript-language-server's `useClientFileWatcher`).
@@ -144,6 +155,7 @@ impl ServerSpec {
             versions_open_files: false,
             open_files_by_sync_only: false,
             reads_batch_before_check: false,
+            recheck_by_change: false,
             init_options_when_watched: Value::Null,
         }
     }
@@ -353,12 +365,15 @@ impl ServerTable {
             &["node", "--version"],
         )
         .checker(&["php", "-l"]);
-        // It publishes without versions, a second after the last change (its debounce), and
-        // only for the open files the change affects: silence past that means unchanged.
-        intelephense.timing.settle = Duration::from_millis(300);
+        // It publishes without versions, once, a second after the last change (its debounce;
+        // a newer change cancels the check of an older one), and only for the open files the
+        // change affects: silence past that means unchanged.
+        intelephense.timing.settle = Duration::ZERO;
+        intelephense.timing.debounce = Duration::from_millis(1000);
         intelephense.timing.quiet = Some(Duration::from_millis(2000));
         intelephense.open_files_by_sync_only = true;
         intelephense.reads_batch_before_check = true;
+        intelephense.recheck_by_change = true;
         // It answers navigation from what it has indexed so far; it logs when the workspace
         // is indexed (again at every start, quickly from its cache).
         intelephense.ready_when_logged = strings(&["Indexing finished"]);

@@ -223,3 +223,71 @@ async fn unknown_file_types_and_missing_markers_are_unchecked_with_a_reason() {
     }
     assert!(fixture.sup.running().is_empty());
 }
+
+#[tokio::test]
+async fn intelephense_reports_only_new_diagnostics() {
+    let bad = "<?php\n\nfunction f(int $a): int\n{\n    return no_such_function($a);\n}\n";
+    Scenario {
+        peers: &["intelephense"],
+        family: "php",
+        files: &[("composer.json", "{}")],
+        config: "",
+        file: "src/a.php",
+        bad,
+        moved: &bad.replacen("<?php\n", "<?php\n//\n//\n//\n//\n", 1),
+        good: "<?php\n\nfunction f(int $a): int\n{\n    return strlen((string) $a);\n}\n",
+        expected: "Undefined function",
+    }
+    .run_and_shut_down()
+    .await;
+}
+
+/// intelephense re-checks the open files that use a changed class, not those that call a
+/// changed function: the caller is sent again as a change, so its answer is fresh, not the
+/// list it had before the write.
+#[tokio::test]
+async fn intelephense_a_caller_of_a_changed_function_is_checked_again() {
+    if require_peer("intelephense").is_none() {
+        return;
+    }
+    let fixture = fixture(
+        &[
+            ("composer.json", "{}"),
+            ("user.php", "<?php\nrequire 'lib.php';\nf(1);\n"),
+            ("lib.php", "<?php\nfunction f(int $a): int { return $a; }\n"),
+        ],
+        &lenient(&["php"], ""),
+    );
+    let lib = fixture.ws.join("lib.php");
+    let user = fixture.ws.join("user.php");
+    let errors_in_user = |checks: &[cc_lsp_client::FileCheck]| -> bool {
+        let check = checks.iter().find(|c| c.path == user).unwrap();
+        match &check.outcome {
+            CheckOutcome::Checked { diagnostics, .. } => diagnostics
+                .iter()
+                .any(|d| d.severity == cc_lsp_client::Severity::Error),
+            other => panic!("the caller was not checked: {other:?}"),
+        }
+    };
+    std::fs::write(&lib, "<?php\nfunction f(int $a): int { return $a; }\n").unwrap();
+    let first = fixture
+        .sup
+        .check_files(&[lib.clone()], &[user.clone()])
+        .await;
+    assert!(!errors_in_user(&first), "{first:?}");
+    for round in 0..4 {
+        let broken = round % 2 == 0;
+        let text = if broken {
+            "<?php\nfunction f(int $a, int $b): int { return $a; }\n"
+        } else {
+            "<?php\nfunction f(int $a): int { return $a; }\n"
+        };
+        std::fs::write(&lib, text).unwrap();
+        let checks = fixture
+            .sup
+            .check_files(&[lib.clone()], &[user.clone()])
+            .await;
+        assert_eq!(errors_in_user(&checks), broken, "round {round}: {checks:?}");
+    }
+    shutdown_and_check(&fixture.sup).await;
+}

@@ -194,6 +194,29 @@ impl LanguageServer {
         })
     }
 
+    /// Sends the open document `path` again as a change (same text, next version), so that a
+    /// server that re-checks only what changed checks it again
+    /// ([`crate::table::ServerSpec::recheck_by_change`]); `None` when it is not open.
+    pub fn resend(&self, path: &Path) -> Result<Option<SyncTicket>, LspError> {
+        self.touch();
+        let seq_before = self.state.lock().seq;
+        let mut docs = self.docs_lock();
+        let Some(doc) = docs.get_mut(path) else {
+            return Ok(None);
+        };
+        doc.version += 1;
+        doc.seq_before = seq_before;
+        send_change(&self.conn, path, doc.version, &doc.text)?;
+        Ok(Some(SyncTicket {
+            path: path.to_path_buf(),
+            version: doc.version,
+            sent_at: Instant::now(),
+            seq_before,
+            opened: false,
+            recheck: false,
+        }))
+    }
+
     /// Makes the server's copy of `path` match `text` if it differs (or is not open).
     /// No `didSave` is sent: the text is what the disk holds.
     pub fn ensure_synced(

@@ -304,15 +304,45 @@ impl LanguageServer {
                         // reopen, the list a `didClose` clears.
                         None if self.spec.versions_open_files || reopened.is_some() => {}
                         None => {
-                            let first = published
-                                .history
-                                .iter()
-                                .find(|(seq, _, _)| *seq > ticket.seq_before)
-                                .map_or(published.at, |(_, at, _)| *at);
-                            ready_at = Some((
-                                first.max(inner.idle_since) + timing.settle,
-                                Via::UnversionedPush,
-                            ));
+                            // A change is checked no sooner than the server's debounce after
+                            // it: what comes sooner is an earlier check's. Such a server also
+                            // checks its open files again once it has indexed: a list it
+                            // published while still indexing is provisional.
+                            let mut earliest = if ticket.opened {
+                                ticket.sent_at
+                            } else {
+                                ticket.sent_at + timing.debounce
+                            };
+                            if inner.idle_since > ticket.sent_at {
+                                earliest = earliest.max(inner.idle_since);
+                            }
+                            let first = if timing.debounce.is_zero() {
+                                Some(
+                                    published
+                                        .history
+                                        .iter()
+                                        .find(|(seq, _, _)| *seq > ticket.seq_before)
+                                        .map_or(published.at, |(_, at, _)| *at),
+                                )
+                            } else {
+                                published
+                                    .history
+                                    .iter()
+                                    .find(|(seq, at, _)| {
+                                        *seq > ticket.seq_before && *at >= earliest
+                                    })
+                                    .map(|(_, at, _)| *at)
+                            };
+                            match first {
+                                Some(first) => {
+                                    ready_at = Some((
+                                        first.max(inner.idle_since) + timing.settle,
+                                        Via::UnversionedPush,
+                                    ))
+                                }
+                                None if published.at < earliest => wake = wake.min(earliest),
+                                None => {}
+                            }
                         }
                         Some(_older) => {}
                     }
@@ -539,6 +569,7 @@ impl LanguageServer {
         let timing = Timing {
             settle: Duration::ZERO,
             quiet: None,
+            debounce: Duration::ZERO,
             cap: timeout,
             indexing_cap: timeout,
         };
