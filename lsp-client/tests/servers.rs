@@ -272,7 +272,7 @@ async fn intelephense_a_caller_of_a_changed_function_is_checked_again() {
     std::fs::write(&lib, "<?php\nfunction f(int $a): int { return $a; }\n").unwrap();
     let first = fixture
         .sup
-        .check_files(&[lib.clone()], &[user.clone()])
+        .check_files(std::slice::from_ref(&lib), std::slice::from_ref(&user))
         .await;
     assert!(!errors_in_user(&first), "{first:?}");
     for round in 0..4 {
@@ -285,7 +285,7 @@ async fn intelephense_a_caller_of_a_changed_function_is_checked_again() {
         std::fs::write(&lib, text).unwrap();
         let checks = fixture
             .sup
-            .check_files(&[lib.clone()], &[user.clone()])
+            .check_files(std::slice::from_ref(&lib), std::slice::from_ref(&user))
             .await;
         assert_eq!(errors_in_user(&checks), broken, "round {round}: {checks:?}");
     }
