@@ -234,3 +234,31 @@ async fn typescript_server_never_runs_the_projects_own_typescript_on_a_read_only
         project.shutdown().await;
     }
 }
+
+/// intelephense reads PHP files and runs nothing of the workspace (no composer script, no
+/// `php`), and `php -l` only parses: both are offered as they are on a read-only surface.
+#[tokio::test]
+async fn php_server_and_checker_are_offered_on_a_read_only_surface() {
+    if require_peer("intelephense").is_none() || require_peer("php").is_none() {
+        return;
+    }
+    let composer = [("composer.json", "{\"name\": \"symfony/console\"}\n")];
+    let Some(project) = setup(Surface::Plan).real("symfony-console", &composer) else {
+        return;
+    };
+    let out = hover(
+        &project,
+        "Formatter/OutputFormatter.php",
+        "public static function escape(string $text)",
+        "escape",
+    )
+    .await;
+    ok(&out);
+    assert!(out.to_string().contains("escape"), "{out:#}");
+    let checked = project
+        .lsp(json!({"action": "diagnostics", "file": "*", "language": "php"}))
+        .await;
+    ok(&checked);
+    assert_eq!(checked["checks"][0]["errors"], 0, "{checked:#}");
+    project.shutdown().await;
+}
