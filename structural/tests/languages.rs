@@ -412,4 +412,10 @@ fn php() {
         "private string $name = 'x';",
         code
     );
+    case!(
+        "php",
+        "if_matches_if_else",
+        "if ($C) { $$$B }",
+        "<?php\nif ($a) {\n    f();\n} elseif ($b) {\n    g();\n} else {\n    h();\n}\n"
+    );
 }
