@@ -45,16 +45,7 @@ impl Default for GraphConfig {
 
 /// `$XDG_CACHE_HOME/cc/graph`, else `$HOME/.cache/cc/graph`, else the temporary folder's.
 pub fn default_cache_dir() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".cache"))
-        })
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("cc").join("graph")
+    cc_workspace::cache_dir().join("graph")
 }
 
 // The section is taken as a map of values so that every key is checked here, with messages

@@ -126,7 +126,7 @@ pub(crate) fn keep_clangd_index_outside(spec: &mut ServerSpec, root: &Path) {
     else {
         return;
     };
-    let cache = cache_base().join("cc").join("clangd");
+    let cache = cc_workspace::cache_dir().join("clangd");
     sweep_root_caches(&cache);
     if let Some(dir) = clangd_cache_for(&cache, root, &database) {
         spec.command
@@ -141,7 +141,7 @@ pub(crate) fn keep_intelephense_storage_outside(spec: &mut ServerSpec, root: &Pa
     if spec.name != "intelephense" || spec.init_options.get("storagePath").is_some() {
         return;
     }
-    let cache = cache_base().join("cc").join("intelephense");
+    let cache = cc_workspace::cache_dir().join("intelephense");
     sweep_root_caches(&cache);
     let Some(dir) = root_cache_dir(&cache, root) else {
         return;
@@ -153,14 +153,6 @@ pub(crate) fn keep_intelephense_storage_outside(spec: &mut ServerSpec, root: &Pa
             "globalStoragePath": cache.join("global").to_string_lossy(),
         }),
     );
-}
-
-/// The user's cache folder (`$XDG_CACHE_HOME`, else `~/.cache`, else the temporary folder).
-fn cache_base() -> PathBuf {
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir)
 }
 
 /// `cache/<root hash>`, created, with the root's path recorded in it.

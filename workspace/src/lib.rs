@@ -60,6 +60,17 @@ pub mod walk;
 pub mod watch;
 
 pub use beneath::{is_escape, FileKind, StagedWrite, Workspace};
+
+/// The tools' cache folder, for what can be rebuilt (the graph's index, language servers'
+/// indexes): `$XDG_CACHE_HOME/cc`, else `$HOME/.cache/cc`, else the temporary folder's `cc`.
+pub fn cache_dir() -> std::path::PathBuf {
+    let set = |var: &str| std::env::var_os(var).filter(|value| !value.is_empty());
+    set("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| set("HOME").map(|home| std::path::PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("cc")
+}
 pub use broken::BrokenSection;
 pub use resolve::ConfineError;
 pub use transaction::{
