@@ -100,10 +100,14 @@ impl Prober {
                 continue;
             }
             for binary in binaries {
-                match self.probe(spec, &binary, path_var).await {
-                    Ok(()) => {
+                let probed = match self.probe(spec, &binary, path_var).await {
+                    Ok(()) => with_runtime(spec, &binary, path_var),
+                    Err(reason) => Err(reason),
+                };
+                match probed {
+                    Ok(spec) => {
                         return Ok(Resolved {
-                            spec: spec.clone(),
+                            spec,
                             binary,
                             skipped,
                         })
@@ -180,6 +184,25 @@ impl Prober {
     fn lock(&self) -> std::sync::MutexGuard<'_, ProbeCache> {
         cc_process::lock(&self.cache)
     }
+}
+
+/// `spec` as it runs with `binary`: given the Java runtime it needs (`-vm`), or why none fits.
+fn with_runtime(
+    spec: &ServerSpec,
+    binary: &Path,
+    path_var: &std::ffi::OsStr,
+) -> Result<ServerSpec, String> {
+    let mut spec = spec.clone();
+    if spec.java_runtime {
+        let home = std::env::var_os("JAVA_HOME");
+        let java = crate::jdtls::find_java(binary, home.as_deref(), path_var)?;
+        let at = spec.command.len().min(1);
+        spec.command.splice(
+            at..at,
+            ["-vm".to_owned(), java.to_string_lossy().into_owned()],
+        );
+    }
+    Ok(spec)
 }
 
 async fn run_probe(

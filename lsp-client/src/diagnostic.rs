@@ -62,10 +62,29 @@ pub struct Diagnostic {
 /// diagnostic that merely moved is the same one.
 pub type DiagnosticKey = (Severity, Option<String>, String);
 
+/// JDT LS names the part of an unresolved import it stopped at, which depends on the pass:
+/// its build says "The import expo.modules.kotlin cannot be resolved", a later check of the
+/// open file "The import expo.modules.kotlin.AppContext cannot be resolved". One import
+/// missing before and after a write is the same finding: keyed by its first name only.
+fn unresolved_import_key(message: &str) -> String {
+    let Some(name) = message
+        .strip_prefix("The import ")
+        .and_then(|rest| rest.strip_suffix(" cannot be resolved"))
+    else {
+        return message.to_owned();
+    };
+    let first = name.split('.').next().unwrap_or(name);
+    format!("The import {first}.* cannot be resolved")
+}
+
 impl Diagnostic {
     /// Its identity for the ledger.
     pub fn key(&self) -> DiagnosticKey {
-        (self.severity, self.code.clone(), self.message.clone())
+        (
+            self.severity,
+            self.code.clone(),
+            unresolved_import_key(&self.message),
+        )
     }
 
     /// Reads an LSP `Diagnostic` object as the server sent it (`None` when lsp-types cannot
@@ -166,5 +185,34 @@ impl Diagnostic {
     /// Errors and warnings: what the write hook and `diagnostics` report.
     pub fn is_problem(&self) -> bool {
         matches!(self.severity, Severity::Error | Severity::Warning)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unresolved_import_is_one_finding_whichever_part_the_server_names() {
+        let diagnostic = |message: &str| Diagnostic {
+            line: 3,
+            character: 0,
+            end_line: 3,
+            severity: Severity::Error,
+            code: Some("268435846".into()),
+            message: message.into(),
+            source: None,
+            unnecessary: false,
+            deprecated: false,
+        };
+        let mut ledger = crate::Ledger::default();
+        let path = std::path::Path::new("/w/A.java");
+        let build = diagnostic("The import expo.modules.kotlin cannot be resolved");
+        let check = diagnostic("The import expo.modules.kotlin.AppContext cannot be resolved");
+        assert_eq!(ledger.update(path, vec![build]).len(), 1);
+        assert!(ledger.update(path, vec![check.clone()]).is_empty());
+        // Another missing import is still new.
+        let other = diagnostic("The import android.os cannot be resolved");
+        assert_eq!(ledger.update(path, vec![check, other]).len(), 1);
     }
 }

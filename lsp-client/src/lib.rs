@@ -48,6 +48,7 @@ pub mod detect;
 mod diagnostic;
 mod error;
 pub mod ext;
+pub mod jdtls;
 mod ledger;
 pub mod policy;
 mod pool;

@@ -156,7 +156,7 @@ pub(crate) fn keep_intelephense_storage_outside(spec: &mut ServerSpec, root: &Pa
 }
 
 /// `cache/<root hash>`, created, with the root's path recorded in it.
-fn root_cache_dir(cache: &Path, root: &Path) -> Option<PathBuf> {
+pub(crate) fn root_cache_dir(cache: &Path, root: &Path) -> Option<PathBuf> {
     let hash = xxhash_rust::xxh3::xxh3_64(root.as_os_str().as_encoded_bytes());
     let dir = cache.join(format!("{hash:016x}"));
     std::fs::create_dir_all(&dir).ok()?;
@@ -183,7 +183,7 @@ fn clangd_cache_for(cache: &Path, root: &Path, database: &Path) -> Option<PathBu
 /// Removes the cache folders (a database copy and clangd's index, intelephense's storage) of
 /// roots that no longer exist: every temporary checkout would otherwise leave one behind for
 /// good.
-fn sweep_root_caches(cache: &Path) {
+pub(crate) fn sweep_root_caches(cache: &Path) {
     let Ok(entries) = std::fs::read_dir(cache) else {
         return;
     };
@@ -269,6 +269,7 @@ pub fn answer_limits(server: &str, root: &Path) -> Option<String> {
 // | clangd | a compiler named in `compile_commands.json`, only with `--query-driver` (not given) | as is |
 // | bash-language-server | shellcheck (installed, not the workspace's) | as is |
 // | intelephense | none: it reads PHP files (composer's scripts are never run) | as is |
+// | jdtls | Gradle and Maven imports run build scripts and fetch from the network: always off (its project is made from the sources' package lines) | as is |
 // | dart | analyzer plugins named by the project | refused |
 //
 // A server binary found inside the workspace is the workspace's code: refused.

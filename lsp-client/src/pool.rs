@@ -199,6 +199,9 @@ pub struct ServerPool {
     watching: Mutex<Option<Arc<Watching>>>,
     /// The project interpreter each Python server was given, and why (for `status`).
     interpreters: Mutex<HashMap<Key, cc_workspace::python::PythonChoice>>,
+    /// The JDT LS workspace folder each Java root holds for the pool's life (a restart keeps
+    /// its folder; another run takes another).
+    java_workspaces: Mutex<HashMap<Key, Arc<crate::jdtls::DataLease>>>,
     me: Weak<ServerPool>,
 }
 
@@ -235,6 +238,7 @@ impl ServerPool {
             watch_source: Mutex::new(None),
             watching: Mutex::new(None),
             interpreters: Mutex::new(HashMap::new()),
+            java_workspaces: Mutex::new(HashMap::new()),
             me: me.clone(),
         })
     }
@@ -557,6 +561,10 @@ impl ServerPool {
         crate::policy::adapt_to_project(&mut resolved.spec, root);
         crate::policy::keep_clangd_index_outside(&mut resolved.spec, root);
         crate::policy::keep_intelephense_storage_outside(&mut resolved.spec, root);
+        if resolved.spec.java_runtime {
+            let lease = self.java_workspace(&key, root).map_err(unavailable)?;
+            crate::jdtls::prepare(&mut resolved.spec, root, &lease);
+        }
         if !resolved.spec.init_options_when_watched.is_null() && self.watching().is_some() {
             let extra = resolved.spec.init_options_when_watched.clone();
             crate::policy::merge(&mut resolved.spec.init_options, &extra);
@@ -595,6 +603,22 @@ impl ServerPool {
                 Err(unavailable(reason))
             }
         }
+    }
+
+    /// The JDT LS workspace folder of `key`, leased on first use.
+    fn java_workspace(
+        &self,
+        key: &Key,
+        root: &Path,
+    ) -> Result<Arc<crate::jdtls::DataLease>, String> {
+        let mut leases = lock(&self.java_workspaces);
+        if let Some(lease) = leases.get(key) {
+            return Ok(lease.clone());
+        }
+        let cache = cc_workspace::cache_dir().join("jdtls");
+        let lease = Arc::new(crate::jdtls::lease_data_dir(&cache, root)?);
+        leases.insert(key.clone(), lease.clone());
+        Ok(lease)
     }
 
     fn record_crash(&self, instance: &mut Instance, reason: String) {
@@ -1000,7 +1024,10 @@ impl ServerPool {
             let _ = server.save(path);
         }
         if server.spec().cross_file {
-            for (path, _) in paths.iter().filter(|(_, w)| !*w) {
+            let dependents = paths
+                .iter()
+                .filter(|(path, w)| !*w && server.spec().diagnoses(path));
+            for (path, _) in dependents {
                 let disk = std::fs::read_to_string(path).ok();
                 let same = disk.is_some() && server.synced_text(path) == disk;
                 let ticket = if same && server.spec().recheck_by_change {
@@ -1024,6 +1051,17 @@ impl ServerPool {
             if let Some((ticket, _)) = tickets.first() {
                 let _ = server.save(&ticket.path);
             }
+        }
+        let (tickets, navigation_only): (Vec<_>, Vec<_>) = tickets
+            .into_iter()
+            .partition(|(ticket, _)| server.spec().diagnoses(&ticket.path));
+        for (ticket, _) in navigation_only {
+            let reason = format!(
+                "{} reports no diagnostics for .{} files: it reads them for navigation only",
+                server.spec().name,
+                crate::table::extension(&ticket.path).unwrap_or_default()
+            );
+            outcomes.push((ticket.path, CheckOutcome::Unchecked { reason }));
         }
         let waits: Vec<_> = tickets
             .into_iter()

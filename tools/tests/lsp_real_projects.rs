@@ -1043,3 +1043,175 @@ async fn php_monolog_checker_reports_a_syntax_error() {
     assert_eq!(found.len(), 1, "{checked:#}");
     assert_eq!(found[0]["path"], "Utils.php", "{checked:#}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Java and Kotlin (JDT LS with karellen's Kotlin search) on expo-modules-core's Android
+// sources: its Gradle build is never run, and Android's and React Native's packages are not
+// on disk, so every file already has unresolved imports.
+
+const EXPO_JAVA: &str = "android/src/main/java/expo/modules/core/ModuleRegistry.java";
+const EXPO_JAVA_CALLER: &str =
+    "android/src/main/java/expo/modules/adapters/react/ModuleRegistryAdapter.java";
+const EXPO_KOTLIN_CALLER: &str =
+    "android/src/main/java/expo/modules/adapters/react/permissions/PermissionsService.kt";
+
+#[tokio::test]
+async fn java_expo_signature_change_reports_the_callers_in_other_files() {
+    if require_peer("jdtls").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("expo-modules-core", &[]) else {
+        return;
+    };
+    let comment = edit(
+        &project,
+        EXPO_JAVA,
+        "public class ModuleRegistry {",
+        "/** The registry of a React context's modules (a comment edit). */\npublic class ModuleRegistry {",
+    )
+    .await;
+    assert_answered(&comment);
+    assert_eq!(new_diagnostics(&comment), [], "{comment:#}");
+
+    let old = "public <T> T getModule(Class<T> interfaceClass)";
+    let new = "public <T> T getModuleOf(Class<T> interfaceClass)";
+    let broken = edit(&project, EXPO_JAVA, old, new).await;
+    assert_answered(&broken);
+    // The Kotlin callers are not compiled (JDT LS reads Kotlin for search only): the Java
+    // caller is the one reported, and no unresolved import comes back as new.
+    assert_eq!(files_with_new(&broken), [EXPO_JAVA_CALLER], "{broken:#}");
+    assert!(
+        new_diagnostics(&broken)
+            .iter()
+            .all(|(_, message)| message.contains("getModule")),
+        "{broken:#}"
+    );
+
+    let fixed = edit(&project, EXPO_JAVA, new, old).await;
+    assert_answered(&fixed);
+    assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn java_expo_rename_changes_the_java_code_and_lists_the_kotlin_callers_left() {
+    if require_peer("jdtls").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("expo-modules-core", &[]) else {
+        return;
+    };
+    let result = rename(
+        &project,
+        EXPO_JAVA,
+        "public <T> T getModule(Class<T> interfaceClass)",
+        "getModule",
+        "findModule",
+    )
+    .await;
+    // No Java code names it any more; the Kotlin uses JDT LS cannot tell apart from other
+    // `getModule`s are listed, never claimed done.
+    assert_eq!(
+        code_mentions(&project.ws.join("android"), &[".java"], "getModule"),
+        Vec::<String>::new(),
+        "{result:#}"
+    );
+    assert_eq!(result["complete"], false, "{result:#}");
+    let text = serde_json::to_string(&result).unwrap();
+    assert!(text.contains("PermissionsService.kt"), "{result:#}");
+    assert!(text.contains("does not compile .kt files"), "{result:#}");
+    assert_answered(&result);
+    assert_eq!(new_diagnostics(&result), [], "{result:#}");
+    project.shutdown().await;
+}
+
+#[tokio::test]
+async fn kotlin_expo_a_write_is_unchecked_with_the_reason_and_its_uses_are_found() {
+    if require_peer("jdtls").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("expo-modules-core", &[]) else {
+        return;
+    };
+    let written = edit(
+        &project,
+        EXPO_KOTLIN_CALLER,
+        "mActivityProvider = moduleRegistry",
+        "mActivityProvider = /* a comment edit */ moduleRegistry",
+    )
+    .await;
+    // Never "no new diagnostics" for a file nothing checked.
+    let unchecked = &written["diagnostics"]["unchecked"];
+    assert_eq!(unchecked[0]["path"], EXPO_KOTLIN_CALLER, "{written:#}");
+    assert!(
+        unchecked[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("reports no diagnostics for .kt files"),
+        "{written:#}"
+    );
+    // The first references from Java reach the Kotlin callers, marked as found by name.
+    let line = project
+        .read(EXPO_JAVA)
+        .lines()
+        .position(|l| l.contains("public <T> T getModule("))
+        .unwrap()
+        + 1;
+    let found = project
+        .lsp(
+            json!({"action": "references", "file": EXPO_JAVA, "line": line, "symbol": "getModule"}),
+        )
+        .await;
+    let text = serde_json::to_string(&found).unwrap();
+    assert!(text.contains(EXPO_JAVA_CALLER), "{found:#}");
+    assert!(text.contains(EXPO_KOTLIN_CALLER), "{found:#}");
+    assert_eq!(found["by_name"], json!(["kt"]), "{found:#}");
+    project.shutdown().await;
+}
+
+/// The `-data` folder a running JDT LS was given.
+fn jdtls_data_dir(project: &lsp_support::Project) -> String {
+    let pids = project.server_pids();
+    assert_eq!(pids.len(), 1, "one server: {pids:?}");
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", pids[0])).unwrap();
+    let args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let at = args
+        .iter()
+        .position(|a| a == "-data")
+        .expect("a -data argument");
+    args[at + 1].clone()
+}
+
+#[tokio::test]
+async fn java_two_runs_on_one_root_do_not_share_a_jdtls_workspace() {
+    if require_peer("jdtls").is_none() {
+        return;
+    }
+    let Some(first) = Setup::default().real("expo-modules-core", &[]) else {
+        return;
+    };
+    let second = Setup::default().beside(&first);
+    for project in [&first, &second] {
+        let result = project
+            .lsp(json!({"action": "symbols", "file": EXPO_JAVA}))
+            .await;
+        assert!(result.get("error").is_none(), "{result:#}");
+        assert!(
+            serde_json::to_string(&result)
+                .unwrap()
+                .contains("getModule"),
+            "{result:#}"
+        );
+    }
+    let (a, b) = (jdtls_data_dir(&first), jdtls_data_dir(&second));
+    assert_ne!(a, b);
+    // Outside the project, and never inside the tree it reads.
+    for dir in [&a, &b] {
+        assert!(!dir.starts_with(first.ws.to_str().unwrap()), "{dir}");
+    }
+    second.shutdown().await;
+    first.shutdown().await;
+}

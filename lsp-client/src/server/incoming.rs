@@ -290,14 +290,20 @@ impl State {
             .iter()
             .any(|line| message.contains(line.as_str()))
         {
-            let mut inner = self.lock();
-            if inner.awaiting_ready_log {
-                let was_busy = inner.busy();
-                inner.awaiting_ready_log = false;
-                inner.set_busy_state(was_busy);
-                drop(inner);
-                self.bump();
-            }
+            self.ready();
+        }
+    }
+
+    /// The server said it is ready ([`ServerSpec::ready_when_logged`],
+    /// [`ServerSpec::ready_after_search`]).
+    pub(super) fn ready(&self) {
+        let mut inner = self.lock();
+        if inner.awaiting_ready_log {
+            let was_busy = inner.busy();
+            inner.awaiting_ready_log = false;
+            inner.set_busy_state(was_busy);
+            drop(inner);
+            self.bump();
         }
     }
 }

@@ -175,7 +175,7 @@ impl LanguageServer {
                 file_status: HashMap::new(),
                 preamble_builds: HashMap::new(),
                 expects_status: spec.reports_status,
-                awaiting_ready_log: !spec.ready_when_logged.is_empty(),
+                awaiting_ready_log: !spec.ready_when_logged.is_empty() || spec.ready_after_search,
                 awaiting_index: spec.index_progress.is_some() && has_compilation_database(root),
                 save_seq: 0,
                 check_begin_seq: 0,
@@ -209,6 +209,15 @@ impl LanguageServer {
             conn.notify::<DidChangeConfiguration>(DidChangeConfigurationParams {
                 settings: spec.settings.clone(),
             })?;
+        }
+        if spec.ready_after_search {
+            let (conn, state, cap) = (conn.clone(), state.clone(), spec.timing.indexing_cap);
+            tokio::spawn(async move {
+                // Any answer (an error too) means searches are no longer held.
+                let query = serde_json::json!({"query": "cc-search-index-warm-up"});
+                let _ = conn.request_value("workspace/symbol", query, cap).await;
+                state.ready();
+            });
         }
         let docs = state.docs.clone();
         Ok(Arc::new(LanguageServer {

@@ -492,6 +492,18 @@ pub(super) async fn classify(
                 )));
                 continue;
             }
+            if !server.spec().diagnoses(path) {
+                // Its answers there are by name (JDT LS's Kotlin search), not by symbol.
+                found.code.push(leftover(format!(
+                    "{} does not compile .{} files, so it cannot tell whether this is the \
+                     symbol: check it by hand",
+                    server.name(),
+                    path.extension()
+                        .and_then(|e| e.to_str())
+                        .unwrap_or_default()
+                )));
+                continue;
+            }
             if confirmations >= MAX_CONFIRMATIONS {
                 found
                     .code

@@ -1,6 +1,8 @@
 //! The `lsp` tool: status, reload, the file's diagnostics, and navigation at a line and a
 //! symbol.
 
+use std::collections::BTreeSet;
+use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -247,6 +249,7 @@ impl LspTool {
             at.line + 1
         );
         let mut text;
+        let mut text_notes: Vec<String> = Vec::new();
         let empty;
         match action {
             Action::Hover => {
@@ -318,6 +321,23 @@ impl LspTool {
                         location["in"] = enclosing.at(&path, line).unwrap_or(Value::Null);
                     }
                 }
+                let by_name: BTreeSet<String> = all
+                    .iter()
+                    .filter_map(|l| l["path"].as_str())
+                    .filter(|p| !opened.server.spec().diagnoses(Path::new(p)))
+                    .filter_map(|p| Path::new(p).extension()?.to_str().map(str::to_owned))
+                    .collect();
+                if !by_name.is_empty() {
+                    // JDT LS's Kotlin search matches by name: a place there may be another
+                    // symbol of the same name.
+                    value["by_name"] = json!(by_name);
+                    text_notes.push(format!(
+                        "places in .{} files come from {}'s search by name, not its compiler: \
+                         some may be other symbols of the same name",
+                        by_name.iter().cloned().collect::<Vec<_>>().join(", ."),
+                        opened.server.name()
+                    ));
+                }
                 let (locations, total, truncated) = nav::capped(all, cap);
                 empty = locations.is_empty() && outside.is_empty();
                 let what = name.replace('_', " ");
@@ -373,6 +393,9 @@ impl LspTool {
                     value["outside_project_total"] = json!(outside_total);
                 }
             }
+        }
+        for note in text_notes {
+            text.push_str(&format!("\nnote: {note}"));
         }
         // The text carries every fact the JSON has: which occurrence on the line was used.
         if let Some(note) = value.get("note").and_then(Value::as_str) {

@@ -18,7 +18,8 @@ use serde_json::Value;
 pub const LENIENT: &str =
     "[lsp.python]\ntimeout_ms = 60000\n[lsp.typescript]\ntimeout_ms = 60000\n\
                            [lsp.c]\ntimeout_ms = 150000\n[lsp.go]\ntimeout_ms = 60000\n\
-                           [lsp.rust]\ntimeout_ms = 60000\n[lsp.bash]\ntimeout_ms = 60000\n";
+                           [lsp.rust]\ntimeout_ms = 60000\n[lsp.bash]\ntimeout_ms = 60000\n\
+                           [lsp.java]\ntimeout_ms = 120000\n";
 
 /// How a [`Project`] is set up.
 pub struct Setup<'a> {
@@ -102,6 +103,11 @@ impl Setup<'_> {
         let ws = copy.path().to_path_buf();
         write_files(&ws, files);
         Some(self.build_at(ws, Box::new(copy)))
+    }
+
+    /// A second run on the workspace of `other` (which keeps it alive).
+    pub fn beside(self, other: &Project) -> Project {
+        self.build_at(other.ws.clone(), Box::new(()))
     }
 
     fn build_at(self, ws: PathBuf, keep: Box<dyn std::any::Any + Send + Sync>) -> Project {
