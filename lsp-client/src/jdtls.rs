@@ -190,7 +190,7 @@ pub(crate) fn prepare(spec: &mut ServerSpec, root: &Path, lease: &DataLease) {
 /// The folders that hold packages under `root`: for each Java or Kotlin file, its folder
 /// less the package's path (`src/main/java` for `src/main/java/a/b/C.java` in `package
 /// a.b`). A folder inside another is left out (Eclipse allows no nesting).
-pub(crate) fn source_roots(root: &Path) -> Vec<PathBuf> {
+pub fn source_roots(root: &Path) -> Vec<PathBuf> {
     let mut found: BTreeSet<PathBuf> = BTreeSet::new();
     let files = cc_workspace::walk::Walk::new(root)
         .extensions(&["java", "kt"])

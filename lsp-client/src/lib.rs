@@ -50,6 +50,7 @@ mod error;
 pub mod ext;
 pub mod jdtls;
 mod ledger;
+pub mod missing;
 pub mod policy;
 mod pool;
 pub mod position;

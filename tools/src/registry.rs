@@ -578,6 +578,9 @@ pub fn render_diagnostics(diagnostics: &Value) -> String {
             files.join(", ")
         ));
     }
+    if let Some(note) = diagnostics["missing_dependencies"]["note"].as_str() {
+        lines.push(format!("note: {note}"));
+    }
     if let Some(outside) = diagnostics.get("changed_outside") {
         lines.extend(render_changed_outside(outside));
     }

@@ -1215,3 +1215,62 @@ async fn java_two_runs_on_one_root_do_not_share_a_jdtls_workspace() {
     second.shutdown().await;
     first.shutdown().await;
 }
+
+#[tokio::test]
+async fn java_expo_packages_not_on_disk_are_told_once_and_a_typo_import_is_new() {
+    if require_peer("jdtls").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("expo-modules-core", &[]) else {
+        return;
+    };
+    // The file's own list: React Native's and Android's imports are one note, not errors.
+    let listed = project
+        .lsp(json!({"action": "diagnostics", "file": EXPO_JAVA_CALLER}))
+        .await;
+    let missing = &listed["missing_dependencies"];
+    assert!(missing["diagnostics"].as_u64().unwrap() >= 20, "{listed:#}");
+    let packages = missing["packages"].to_string();
+    assert!(packages.contains("com.facebook.react.bridge"), "{listed:#}");
+    assert!(
+        listed["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| !d["message"]
+                .as_str()
+                .unwrap()
+                .contains("import com.facebook.react.bridge")),
+        "{listed:#}"
+    );
+
+    // A new import of a package not on disk is told as such; a typo of an own class is new.
+    let written = edit(
+        &project,
+        EXPO_JAVA_CALLER,
+        "import java.util.ArrayList;",
+        "import java.util.ArrayList;\nimport android.widget.Toast;\nimport expo.modules.core.ModuleRegistyr;",
+    )
+    .await;
+    assert_answered(&written);
+    let new = new_diagnostics(&written);
+    assert_eq!(new.len(), 1, "{written:#}");
+    assert!(new[0].1.contains("ModuleRegistyr"), "{written:#}");
+    let told = written["diagnostics"]["missing_dependencies"]["packages"].to_string();
+    assert!(told.contains("android.widget"), "{written:#}");
+    // Told once: the next write names no package again.
+    let again = edit(
+        &project,
+        EXPO_JAVA_CALLER,
+        "import expo.modules.core.ModuleRegistyr;\n",
+        "",
+    )
+    .await;
+    assert_answered(&again);
+    assert_eq!(new_diagnostics(&again), [], "{again:#}");
+    assert!(
+        again["diagnostics"].get("missing_dependencies").is_none(),
+        "{again:#}"
+    );
+    project.shutdown().await;
+}

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use cc_lsp_client::missing::MissingDependencies;
 use cc_lsp_client::{CheckOutcome, Diagnostic, FileCheck, Ledger, ServerPool};
 use cc_workspace::watch::Subscription;
 use serde_json::{json, Value};
@@ -56,6 +57,18 @@ pub struct LspDiagnostics {
     graph: Option<Arc<crate::graph::GraphIndex>>,
     /// What changed outside the run, and which baselines it made stale.
     outside: Mutex<Outside>,
+    /// Diagnostics that only say a dependency is not on disk never enter the ledger (they
+    /// are the project's configuration, not a write's doing); their packages are told once.
+    missing: Mutex<MissingSeen>,
+    /// Each project's source roots (for [`without_missing`]), found once.
+    source_roots: Mutex<HashMap<PathBuf, Vec<PathBuf>>>,
+}
+
+/// The missing packages seen in the run, and those its write results have named.
+#[derive(Debug, Default)]
+struct MissingSeen {
+    since_told: MissingDependencies,
+    told: BTreeSet<String>,
 }
 
 /// The hook's view of the changes made outside the run.
@@ -87,6 +100,8 @@ impl LspDiagnostics {
             prepared: Mutex::new(HashMap::new()),
             graph: None,
             outside: Mutex::new(Outside::default()),
+            missing: Mutex::new(MissingSeen::default()),
+            source_roots: Mutex::new(HashMap::new()),
         }
     }
 
@@ -98,7 +113,7 @@ impl LspDiagnostics {
 
     /// The diagnostics of `diagnostics` that the policy of `path`'s family reports.
     fn reported(&self, path: &Path, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
-        match self.supervisor.route(path) {
+        let reported: Vec<Diagnostic> = match self.supervisor.route(path) {
             Ok((family, _)) => diagnostics
                 .into_iter()
                 .filter(|d| family.reports(d))
@@ -107,7 +122,38 @@ impl LspDiagnostics {
                 .into_iter()
                 .filter(|d| d.is_problem() && !d.is_noise())
                 .collect(),
+        };
+        let (kept, missing) = without_missing(
+            &self.supervisor,
+            path,
+            reported,
+            &mut lock(&self.source_roots),
+        );
+        lock(&self.missing).since_told.add(missing);
+        kept
+    }
+
+    /// The missing packages no write result has named yet, as a note (then told).
+    fn missing_note(&self) -> Option<Value> {
+        let mut seen = lock(&self.missing);
+        let seen = &mut *seen;
+        let fresh = MissingDependencies {
+            packages: seen
+                .since_told
+                .packages
+                .difference(&seen.told)
+                .cloned()
+                .collect(),
+            // Counted over every file checked, not this write's: no count is given.
+            diagnostics: 0,
+        };
+        seen.since_told = MissingDependencies::default();
+        if fresh.packages.is_empty() {
+            return None;
         }
+        seen.told.extend(fresh.packages.iter().cloned());
+        let note = fresh.sentence("the language server")?;
+        Some(json!({"packages": fresh.packages, "note": note}))
     }
 
     /// Records every checked file of `checks` as the baseline; returns the files that could
@@ -479,9 +525,35 @@ impl AfterWrite for LspDiagnostics {
         if !no_baseline.is_empty() {
             result["no_baseline"] = json!(no_baseline);
         }
+        if let Some(missing) = self.missing_note() {
+            result["missing_dependencies"] = missing;
+        }
         if let Some(outside) = self.report_outside() {
             result["changed_outside"] = outside;
         }
         result
     }
+}
+
+/// Takes out of `path`'s `diagnostics` those that only say a dependency is not on disk
+/// ([`cc_lsp_client::missing`]): Java sources only. `roots` caches each project's source
+/// roots (found by their package lines) across the files of one answer.
+pub(crate) fn without_missing(
+    supervisor: &ServerPool,
+    path: &Path,
+    diagnostics: Vec<Diagnostic>,
+    roots: &mut HashMap<PathBuf, Vec<PathBuf>>,
+) -> (Vec<Diagnostic>, MissingDependencies) {
+    if !cc_lsp_client::missing::reads(path) || diagnostics.is_empty() {
+        return (diagnostics, MissingDependencies::default());
+    }
+    let (Ok((_, root)), Ok(text)) = (supervisor.route(path), std::fs::read_to_string(path)) else {
+        return (diagnostics, MissingDependencies::default());
+    };
+    let roots = roots
+        .entry(root.clone())
+        .or_insert_with(|| cc_lsp_client::jdtls::source_roots(&root));
+    cc_lsp_client::missing::split_missing(&text, diagnostics, &|package, type_name| {
+        cc_lsp_client::missing::java_sees(roots, package, type_name)
+    })
 }

@@ -539,12 +539,21 @@ impl LspTool {
                 diagnostics,
                 ..
             } => {
-                let list: Vec<Value> = diagnostics
+                let problems = diagnostics
+                    .into_iter()
+                    .filter(Diagnostic::is_problem)
+                    .collect();
+                let (problems, missing) = super::diagnostics::without_missing(
+                    &self.supervisor,
+                    &path,
+                    problems,
+                    &mut Default::default(),
+                );
+                let list: Vec<Value> = problems
                     .iter()
-                    .filter(|d| Diagnostic::is_problem(d))
                     .map(|d| diagnostic_json(&shown, d))
                     .collect();
-                let text = list
+                let mut text = list
                     .iter()
                     .map(|d| {
                         format!(
@@ -557,8 +566,22 @@ impl LspTool {
                     })
                     .collect::<Vec<_>>()
                     .join("\n");
-                Ok(ToolOutput::new(json!({"action": "diagnostics", "file": shown, "server": server, "diagnostics": list}))
-                    .with_text(if text.is_empty() { format!("{shown}: no errors or warnings ({server})") } else { text }))
+                if text.is_empty() {
+                    text = format!("{shown}: no other errors or warnings ({server})");
+                    if missing.diagnostics == 0 {
+                        text = format!("{shown}: no errors or warnings ({server})");
+                    }
+                }
+                let mut value = json!({"action": "diagnostics", "file": shown, "server": server, "diagnostics": list});
+                if let Some(note) = missing.sentence(&server) {
+                    text.push_str(&format!("\nnote: {note}"));
+                    value["missing_dependencies"] = json!({
+                        "packages": missing.packages,
+                        "diagnostics": missing.diagnostics,
+                        "note": note,
+                    });
+                }
+                Ok(ToolOutput::new(value).with_text(text))
             }
             CheckOutcome::Pending { server, reason } => Err(ToolError::new(
                 kinds::TIMEOUT,

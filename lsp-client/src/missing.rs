@@ -1,0 +1,317 @@
+//! Diagnostics that only say a dependency is not on disk.
+//!
+//! A Java project whose libraries are not installed (no Maven Central here, Android's SDK
+//! absent) has an unresolved import on nearly every file and a follow-on error at every use
+//! of what it imported: hundreds of errors that say one thing, the project's configuration.
+//! They are told once, as such, with the packages named, and the rest of the list stays
+//! readable. An import of a package that does exist in the project's sources (a typo of a
+//! class name) is a real error and stays one.
+//!
+//! ```
+//! use cc_lsp_client::missing::split_missing;
+//! use cc_lsp_client::{Diagnostic, Severity};
+//! let error = |line, message: &str| Diagnostic {
+//!     line, character: 0, end_line: line, severity: Severity::Error, code: None,
+//!     message: message.into(), source: None, unnecessary: false, deprecated: false,
+//! };
+//! let text = "package a;\nimport android.os.Bundle;\nclass A { Bundle b; int x = y; }\n";
+//! let (kept, missing) = split_missing(
+//!     text,
+//!     vec![
+//!         error(2, "The import android cannot be resolved"),
+//!         error(3, "Bundle cannot be resolved to a type"),
+//!         error(3, "y cannot be resolved to a variable"),
+//!     ],
+//!     &|_package: &str, _type: Option<&str>| false,
+//! );
+//! assert_eq!(kept.len(), 1);
+//! assert_eq!(missing.diagnostics, 2);
+//! assert_eq!(missing.packages.iter().collect::<Vec<_>>(), ["android.os"]);
+//! ```
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::Diagnostic;
+
+/// What [`split_missing`] took out of a list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MissingDependencies {
+    /// The packages imported and not found (`android.os`).
+    pub packages: BTreeSet<String>,
+    /// How many diagnostics say only that.
+    pub diagnostics: usize,
+}
+
+impl MissingDependencies {
+    /// Adds `other`'s packages and count.
+    pub fn add(&mut self, other: MissingDependencies) {
+        self.packages.extend(other.packages);
+        self.diagnostics += other.diagnostics;
+    }
+
+    /// One sentence for the agent (`None` when nothing was taken out); without a count
+    /// when [`MissingDependencies::diagnostics`] is 0.
+    pub fn sentence(&self, server: &str) -> Option<String> {
+        if self.packages.is_empty() {
+            return None;
+        }
+        const SHOWN: usize = 8;
+        let mut names: Vec<&str> = self
+            .packages
+            .iter()
+            .map(String::as_str)
+            .take(SHOWN)
+            .collect();
+        if self.packages.len() > SHOWN {
+            names.push("…");
+        }
+        let count = match self.diagnostics {
+            0 => String::new(),
+            n => format!("{n} diagnostic(s) only say that "),
+        };
+        let subject = if count.is_empty() {
+            "Imported"
+        } else {
+            "imported"
+        };
+        Some(format!(
+            "{count}{subject} packages cannot be found ({}): the project's dependencies are not \
+             installed where {server} looks (it runs no Gradle or Maven build to fetch them), \
+             or the classes are Kotlin, which it does not compile; such diagnostics are left out",
+            names.join(", ")
+        ))
+    }
+}
+
+/// Splits `diagnostics` of the Java source `text` into those kept and those that only say a
+/// dependency is missing. `exists(package, type)` says whether the project's Java sources
+/// hold that package (`a.b`) or type: an unresolved import of one is a real error (a typo).
+pub fn split_missing(
+    text: &str,
+    diagnostics: Vec<Diagnostic>,
+    exists: &dyn Fn(&str, Option<&str>) -> bool,
+) -> (Vec<Diagnostic>, MissingDependencies) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut missing = MissingDependencies::default();
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    let mut unresolved_import = vec![false; diagnostics.len()];
+    for (i, diagnostic) in diagnostics.iter().enumerate() {
+        if !is_unresolved_import(&diagnostic.message) {
+            continue;
+        }
+        let line = (diagnostic.line as usize)
+            .checked_sub(1)
+            .and_then(|i| lines.get(i))
+            .copied()
+            .unwrap_or_default();
+        let Some((package, first_type, name)) = imported(line) else {
+            continue;
+        };
+        if exists(&package, first_type.as_deref()) {
+            continue;
+        }
+        unresolved_import[i] = true;
+        missing.packages.insert(package);
+        if let Some(name) = name {
+            names.insert(name);
+        }
+    }
+    let mut kept = Vec::new();
+    for (i, diagnostic) in diagnostics.into_iter().enumerate() {
+        if unresolved_import[i] || follows_from(&diagnostic.message, &names) {
+            missing.diagnostics += 1;
+        } else {
+            kept.push(diagnostic);
+        }
+    }
+    (kept, missing)
+}
+
+/// JDT LS's and javac's words for an import that does not resolve.
+fn is_unresolved_import(message: &str) -> bool {
+    (message.starts_with("The import ") && message.ends_with(" cannot be resolved"))
+        || (message.starts_with("package ") && message.ends_with(" does not exist"))
+}
+
+/// The package, the first type and the simple name brought in (`None` for `.*`) of an
+/// `import` line.
+fn imported(line: &str) -> Option<(String, Option<String>, Option<String>)> {
+    let rest = line.trim().strip_prefix("import ")?;
+    let rest = rest
+        .trim_start()
+        .strip_prefix("static ")
+        .unwrap_or(rest)
+        .trim();
+    let name = rest.split(';').next()?.trim();
+    let segments: Vec<&str> = name.split('.').map(str::trim).collect();
+    if segments.len() < 2 {
+        return None;
+    }
+    // Packages are lower case, types start upper case (Java's convention).
+    let first_type = segments
+        .iter()
+        .position(|s| s.starts_with(|c: char| c.is_ascii_uppercase()));
+    let last = segments.last()?;
+    let (package, first) = match first_type {
+        Some(0) => return None,
+        Some(at) => (segments[..at].join("."), Some(segments[at].to_owned())),
+        None => (segments[..segments.len() - 1].join("."), None),
+    };
+    let simple = Some(last.to_string()).filter(|s| s != "*");
+    Some((package, first, simple))
+}
+
+/// A follow-on error of a missing import: a use of a name it would have brought.
+fn follows_from(message: &str, names: &BTreeSet<String>) -> bool {
+    if names.is_empty() {
+        return false;
+    }
+    let subject = [
+        " cannot be resolved to a type",
+        " cannot be resolved to a variable",
+        " cannot be resolved",
+    ]
+    .iter()
+    .find_map(|suffix| message.strip_suffix(suffix));
+    if let Some(subject) = subject {
+        let first = subject.split(['.', '<']).next().unwrap_or(subject);
+        return names.contains(first);
+    }
+    // "The method m(X) from the type A refers to the missing type X".
+    message
+        .rsplit_once("refers to the missing type ")
+        .is_some_and(|(_, name)| names.contains(name.trim()))
+}
+
+/// Whether the Java compiler sees the package `a.b` (or its type `T`) in the project's
+/// source `roots`: a `T.java` there, or, with no `T.kt` (Kotlin, which JDT LS does not
+/// compile), a folder of the package that holds Java files of its own.
+pub fn java_sees(roots: &[PathBuf], package: &str, type_name: Option<&str>) -> bool {
+    let relative: PathBuf = package.split('.').collect();
+    let dirs: Vec<PathBuf> = roots.iter().map(|root| root.join(&relative)).collect();
+    if let Some(name) = type_name {
+        if dirs
+            .iter()
+            .any(|d| d.join(format!("{name}.java")).is_file())
+        {
+            return true;
+        }
+        if dirs.iter().any(|d| d.join(format!("{name}.kt")).is_file()) {
+            return false;
+        }
+    }
+    dirs.iter().any(|dir| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == "java"))
+        })
+    })
+}
+
+/// Whether `path` is a source whose diagnostics [`split_missing`] reads (Java).
+pub fn reads(path: &Path) -> bool {
+    crate::table::extension(path).as_deref() == Some("java")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Severity;
+
+    fn error(line: u32, message: &str) -> Diagnostic {
+        Diagnostic {
+            line,
+            character: 0,
+            end_line: line,
+            severity: Severity::Error,
+            code: None,
+            message: message.into(),
+            source: None,
+            unnecessary: false,
+            deprecated: false,
+        }
+    }
+
+    #[test]
+    fn imports_name_their_package_and_type() {
+        assert_eq!(
+            imported("import android.os.Bundle;"),
+            Some((
+                "android.os".into(),
+                Some("Bundle".into()),
+                Some("Bundle".into())
+            ))
+        );
+        assert_eq!(
+            imported("import static com.x.Util.helper;"),
+            Some(("com.x".into(), Some("Util".into()), Some("helper".into())))
+        );
+        assert_eq!(
+            imported("import com.x.*;"),
+            Some(("com.x".into(), None, None))
+        );
+        assert_eq!(
+            imported("import com.x.Outer.Inner;"),
+            Some(("com.x".into(), Some("Outer".into()), Some("Inner".into())))
+        );
+        assert_eq!(imported("int x;"), None);
+    }
+
+    #[test]
+    fn a_typo_in_an_own_package_stays_an_error() {
+        let text = "package a;\nimport own.pkg.Thnig;\nimport android.app.Activity;\n\
+                    class A { Thnig t; Activity a; }\n";
+        let (kept, missing) = split_missing(
+            text,
+            vec![
+                error(2, "The import own.pkg.Thnig cannot be resolved"),
+                error(3, "The import android cannot be resolved"),
+                error(4, "Thnig cannot be resolved to a type"),
+                error(4, "Activity cannot be resolved to a type"),
+            ],
+            &|package, _| package == "own.pkg",
+        );
+        let messages: Vec<&str> = kept.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "The import own.pkg.Thnig cannot be resolved",
+                "Thnig cannot be resolved to a type"
+            ]
+        );
+        assert_eq!(missing.diagnostics, 2);
+        assert!(missing.sentence("jdtls").unwrap().contains("android.app"));
+    }
+
+    #[test]
+    fn java_sees_its_own_packages_and_types_not_kotlin_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        for file in ["own/A.java", "own/kt/K.kt", "lib/sub/B.java"] {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "").unwrap();
+        }
+        let roots = [root];
+        assert!(java_sees(&roots, "own", Some("Typo")));
+        assert!(!java_sees(&roots, "own.kt", Some("K")));
+        // A folder with only a subpackage (React Native's `com.facebook.react`).
+        assert!(!java_sees(&roots, "lib", Some("Missing")));
+        assert!(java_sees(&roots, "lib.sub", Some("B")));
+        assert!(!java_sees(&roots, "android.os", Some("Bundle")));
+    }
+
+    #[test]
+    fn javac_words_are_read_too() {
+        let text = "package a;\nimport android.os.Bundle;\n";
+        let (kept, missing) = split_missing(
+            text,
+            vec![error(2, "package android.os does not exist")],
+            &|_, _| false,
+        );
+        assert!(kept.is_empty());
+        assert_eq!(missing.diagnostics, 1);
+    }
+}
