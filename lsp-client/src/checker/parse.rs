@@ -26,6 +26,9 @@ pub enum Format {
     /// `php -l FILE…`: `PHP Parse error:  message in FILE on line N` (on stderr, or on
     /// stdout without the `PHP ` prefix, as the ini's `display_errors` says).
     PhpLint,
+    /// `javac`: `FILE:LINE: error: message`, then the source line, a caret under the column,
+    /// and indented details (`symbol:   class Bundle`) that belong to the message.
+    Javac,
 }
 
 impl Format {
@@ -40,6 +43,7 @@ impl Format {
             "cargo" => Format::CargoJson,
             "go" => Format::GoVet,
             "php" => Format::PhpLint,
+            "javac" => Format::Javac,
             _ => Format::Gcc,
         }
     }
@@ -78,6 +82,7 @@ pub fn parse(
             all.extend(lines(stderr, false, |line| gcc_line(line, cwd, &source)));
             all
         }
+        Format::Javac => javac(stderr, cwd, &source),
         Format::PhpLint => {
             let mut all = lines(stderr, false, |line| php_lint_line(line, cwd, &source));
             all.extend(lines(stdout, false, |line| {
@@ -124,6 +129,63 @@ fn lines(
         }
     }
     out
+}
+
+/// javac's report (see [`Format::Javac`]).
+fn javac(text: &str, cwd: &Path, source: &str) -> Vec<ProjectDiagnostic> {
+    let mut out: Vec<ProjectDiagnostic> = Vec::new();
+    // Lines since the last diagnostic: 1 is its source line, 2 its caret.
+    let mut after = 0usize;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if let Some(found) = javac_line(line, cwd, source) {
+            out.push(found);
+            after = 0;
+            continue;
+        }
+        after += 1;
+        let Some(last) = out.last_mut() else {
+            continue;
+        };
+        if after == 2 && line.trim() == "^" {
+            let column = line.find('^').unwrap_or(0);
+            last.diagnostic.character = u32::try_from(column).unwrap_or(0);
+        } else if after > 2 && line.starts_with("  ") && !line.trim().is_empty() {
+            last.diagnostic.message.push('\n');
+            last.diagnostic.message.push_str(line);
+        }
+    }
+    out
+}
+
+/// `src/A.java:12: error: cannot find symbol` (also `warning:`).
+fn javac_line(line: &str, cwd: &Path, source: &str) -> Option<ProjectDiagnostic> {
+    let at = line.find(".java:")? + ".java".len();
+    let (file, rest) = line.split_at(at);
+    let mut parts = rest[1..].splitn(2, ": ");
+    let number: u32 = parts.next()?.parse().ok()?;
+    let rest = parts.next()?;
+    let (severity, message) = if let Some(m) = rest.strip_prefix("error: ") {
+        (Severity::Error, m)
+    } else if let Some(m) = rest.strip_prefix("warning: ") {
+        (Severity::Warning, m)
+    } else {
+        return None;
+    };
+    Some(ProjectDiagnostic {
+        path: resolve(cwd, file),
+        diagnostic: Diagnostic {
+            line: number,
+            character: 0,
+            end_line: number,
+            severity,
+            code: None,
+            message: message.to_owned(),
+            source: Some(source.to_owned()),
+            unnecessary: false,
+            deprecated: false,
+        },
+    })
 }
 
 /// `PHP Parse error:  syntax error, unexpected token "}" in src/a.php on line 5` (also
@@ -496,6 +558,25 @@ mod tests {
         assert_eq!(Format::for_program("clang-tidy-19"), Format::Gcc);
         assert_eq!(Format::for_program("mypy"), Format::Gcc);
         assert_eq!(Format::for_program("/usr/bin/php"), Format::PhpLint);
+    }
+
+    #[test]
+    fn javac_errors_with_their_column_and_details() {
+        let stderr = "src/A.java:3: error: package android.os does not exist\n\
+                      import android.os.Bundle;\n                 ^\n\
+                      src/A.java:9: error: cannot find symbol\n  Bundle b;\n  ^\n\
+                      \x20 symbol:   class Bundle\n  location: class A\n2 errors\n";
+        let found = parse(Format::Javac, "javac", "", stderr, Path::new("/w")).unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].path, PathBuf::from("/w/src/A.java"));
+        assert_eq!(found[0].diagnostic.line, 3);
+        assert_eq!(found[0].diagnostic.character, 17);
+        assert_eq!(found[1].diagnostic.character, 2);
+        assert!(found[1]
+            .diagnostic
+            .message
+            .contains("symbol:   class Bundle"));
+        assert_eq!(found[1].diagnostic.source.as_deref(), Some("javac"));
     }
 
     #[test]

@@ -191,6 +191,33 @@ pub(crate) fn plan(
                 args
             })
             .collect();
+    } else if format == Format::Javac {
+        // Every Java file of the project, its packages found through the source roots; the
+        // classes go to the cache, never into the tree.
+        let (files, total) = sources(root, &["java"]);
+        if files.is_empty() {
+            return Err(CheckerError::NothingToCheck {
+                family: family.name.clone(),
+                detail: format!("no Java files in `{}`", shown_dir(root, workspace)),
+            });
+        }
+        let roots = crate::jdtls::source_roots(root);
+        let hash = xxhash_rust::xxh3::xxh3_64(root.as_os_str().as_encoded_bytes());
+        let classes = cc_workspace::cache_dir().join(format!("javac/{hash:016x}"));
+        let mut args = base.clone();
+        args.push("-d".into());
+        args.push(classes.to_string_lossy().into_owned());
+        if !roots.is_empty() {
+            let joined = std::env::join_paths(&roots).unwrap_or_default();
+            args.push("-sourcepath".into());
+            args.push(joined.to_string_lossy().into_owned());
+        }
+        args.extend(strings(&files));
+        shown.push_str(&count_files(files.len()));
+        if let Some(checked) = checked_note(files.len(), total) {
+            note = Some(checked);
+        }
+        invocations = vec![args];
     } else if format == Format::Gcc && command.get(1).map(String::as_str) == Some("-fsyntax-only") {
         // A compiler checks one file per process, with that file's flags from the database.
         let (files, total, _) = c_sources(root);
@@ -355,6 +382,7 @@ fn install_hint(program: &str, family: &str) -> String {
         "cargo" => "install Rust with rustup (https://rustup.rs)",
         "go" => "install Go (https://go.dev/dl, or `apt install golang-go`)",
         "php" => "install the PHP command line with `apt install php-cli`",
+        "javac" => "install a JDK with `apt install openjdk-17-jdk-headless`",
         name if name.starts_with("clang-tidy") => {
             "install it with `apt install clang-tidy` (no C compiler was found to fall back on either)"
         }

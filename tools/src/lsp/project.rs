@@ -1,7 +1,13 @@
 //! `lsp diagnostics` with `file: "*"`: the project checkers' findings, in the same shape as a
 //! file's diagnostics.
 
-use cc_lsp_client::{CheckerError, ProjectCheck, ProjectChecker, ServerPool, Severity};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cc_lsp_client::missing::{java_sees, reads, split_missing, MissingDependencies};
+use cc_lsp_client::{
+    CheckerError, ProjectCheck, ProjectChecker, ProjectDiagnostic, ServerPool, Severity,
+};
 use serde_json::{json, Value};
 
 use super::diagnostics::diagnostic_json;
@@ -60,6 +66,13 @@ pub(crate) async fn check(
         ));
     }
 
+    // Errors that only say a dependency is not on disk: one note per project, not a flood.
+    let mut missing_by_check: Vec<MissingDependencies> = Vec::new();
+    for check in &mut checks {
+        let (kept, missing) = without_missing_in(&check.diagnostics, &check.root);
+        check.diagnostics = kept;
+        missing_by_check.push(missing);
+    }
     let mut found: Vec<(String, &cc_lsp_client::Diagnostic)> = checks
         .iter()
         .flat_map(|check| check.diagnostics.iter())
@@ -82,7 +95,8 @@ pub(crate) async fn check(
         .collect();
     let summary: Vec<Value> = checks
         .iter()
-        .map(|check| {
+        .zip(&missing_by_check)
+        .map(|(check, missing)| {
             let count = |severity| {
                 check
                     .diagnostics
@@ -98,8 +112,21 @@ pub(crate) async fn check(
                 "errors": count(Severity::Error),
                 "warnings": count(Severity::Warning),
             });
-            if let Some(note) = &check.note {
-                row["note"] = json!(note);
+            let program = check.command.split(' ').next().unwrap_or("the checker");
+            let notes: Vec<String> = check
+                .note
+                .iter()
+                .cloned()
+                .chain(missing.sentence(program))
+                .collect();
+            if !notes.is_empty() {
+                row["note"] = json!(notes.join("; "));
+            }
+            if missing.diagnostics > 0 {
+                row["missing_dependencies"] = json!({
+                    "packages": missing.packages,
+                    "diagnostics": missing.diagnostics,
+                });
             }
             row
         })
@@ -195,4 +222,45 @@ pub(crate) async fn check(
         "unchecked": unchecked,
     });
     Ok(ToolOutput::new(value).with_text(text.join("\n")))
+}
+
+/// `diagnostics` less those of Java files that only say a dependency is not on disk
+/// ([`cc_lsp_client::missing`]), in their order; the project's source roots are found under
+/// `root`.
+fn without_missing_in(
+    diagnostics: &[ProjectDiagnostic],
+    root: &Path,
+) -> (Vec<ProjectDiagnostic>, MissingDependencies) {
+    let mut missing = MissingDependencies::default();
+    if !diagnostics.iter().any(|d| reads(&d.path)) {
+        return (diagnostics.to_vec(), missing);
+    }
+    let roots = cc_lsp_client::jdtls::source_roots(root);
+    let mut by_file: BTreeMap<PathBuf, Vec<cc_lsp_client::Diagnostic>> = BTreeMap::new();
+    for d in diagnostics.iter().filter(|d| reads(&d.path)) {
+        by_file
+            .entry(d.path.clone())
+            .or_default()
+            .push(d.diagnostic.clone());
+    }
+    let mut kept_java: BTreeMap<PathBuf, Vec<cc_lsp_client::Diagnostic>> = BTreeMap::new();
+    for (path, list) in by_file {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let (kept, taken) = split_missing(&text, list, &|package, type_name| {
+            java_sees(&roots, package, type_name)
+        });
+        missing.add(taken);
+        kept_java.insert(path, kept);
+    }
+    let kept = diagnostics
+        .iter()
+        .filter(|d| {
+            !reads(&d.path)
+                || kept_java
+                    .get(&d.path)
+                    .is_some_and(|kept| kept.contains(&d.diagnostic))
+        })
+        .cloned()
+        .collect();
+    (kept, missing)
 }
