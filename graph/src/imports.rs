@@ -67,6 +67,12 @@ pub fn binding(import: &Import, language: &LanguageSpec) -> Option<String> {
             .next()
             .filter(|s| !s.is_empty())
             .map(str::to_owned),
+        // `use A\B\C;` binds `C`.
+        "php" => module
+            .rsplit('\\')
+            .next()
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned),
         _ => None,
     }
 }
@@ -82,6 +88,8 @@ pub fn imported_name(import: &Import, language: &LanguageSpec) -> Option<String>
     match language.name {
         // `import a.b.C`: C in package a.b.
         "java" | "kotlin" => import.module.rsplit('.').next().map(str::to_owned),
+        // `use A\B\C;`: C in namespace A\B.
+        "php" => import.module.rsplit('\\').next().map(str::to_owned),
         _ => None,
     }
 }
@@ -143,6 +151,14 @@ pub fn module_files<B: Backing>(
             };
             let files = table
                 .files_in_package(from.language, &package, deps)
+                .to_vec();
+            (!files.is_empty()).then_some(files)
+        }
+        "php" => {
+            let module = import.module.trim_start_matches('\\');
+            let namespace = module.rsplit_once('\\').map_or("", |(n, _)| n);
+            let files = table
+                .files_in_package(from.language, namespace, deps)
                 .to_vec();
             (!files.is_empty()).then_some(files)
         }

@@ -434,6 +434,7 @@ impl<B: Backing> Cx<'_, B> {
             "javascript" | "typescript" | "tsx" => "constructor".to_owned(),
             "java" | "c_sharp" | "cpp" | "dart" => ty.name.clone(),
             "ruby" => "initialize".to_owned(),
+            "php" => "__construct".to_owned(),
             _ => return None,
         };
         let defs = self.table.defs_named(&name, &mut self.deps);
@@ -1165,7 +1166,7 @@ impl<B: Backing> Cx<'_, B> {
                     })
                     .collect()
             }
-            "java" | "kotlin" | "c_sharp" => match self.file.package.clone() {
+            "java" | "kotlin" | "c_sharp" | "php" => match self.file.package.clone() {
                 Some(package) => self
                     .table
                     .files_in_package(self.file.language, &package, &mut self.deps)
@@ -2041,14 +2042,15 @@ impl<B: Backing> Cx<'_, B> {
             if let Some(method) = method {
                 let is_self = method.self_name.as_deref() == Some(name)
                     || (matches!(name, "this" | "self") && self.lang() != "python")
-                    || (name == "Self" && self.lang() == "rust");
+                    || (name == "Self" && self.lang() == "rust")
+                    || (name == "static" && self.lang() == "php");
                 if is_self {
                     return match self.enclosing_type(&method, 0) {
                         Some((t, r)) => Target::Type(t, r),
                         None => Target::Unknown,
                     };
                 }
-                if name == "super" || name == "base" {
+                if name == "super" || name == "base" || (name == "parent" && self.lang() == "php") {
                     return self.base_of_enclosing(&method);
                 }
             } else if name == "Self" && self.lang() == "rust" {

@@ -820,3 +820,21 @@ fn go_a_type_assertion_binds_its_type() {
     assert_eq!(g.callers("SliceValue.Replace"), ["flag.go:19 exact"]);
     assert_eq!(g.callers("ints.Replace"), ["flag.go:19 dispatch"]);
 }
+
+#[test]
+fn php_namespaces_uses_and_receivers() {
+    let g = index(&[
+        (
+            "src/Formatter/Util.php",
+            "<?php\nnamespace App\\Formatter;\n\nclass Util\n{\n    public static function escape(string $text): string { return self::clean($text); }\n    private static function clean(string $t): string { return $t; }\n    public function run(): int { return $this->helper(); }\n    private function helper(): int { return 1; }\n}\n",
+        ),
+        (
+            "src/Console/Main.php",
+            "<?php\nnamespace App\\Console;\n\nuse App\\Formatter\\Util;\n\nfunction main(Util $u): void\n{\n    Util::escape('x');\n    $u->run();\n    $v = new Util();\n}\n",
+        ),
+    ]);
+    assert_eq!(g.callers("Util.escape"), ["src/Console/Main.php:8 import"]);
+    assert_eq!(g.callers("Util.clean"), ["src/Formatter/Util.php:6 exact"]);
+    assert_eq!(g.callers("Util.helper"), ["src/Formatter/Util.php:8 exact"]);
+    assert_eq!(g.callers("Util.run"), ["src/Console/Main.php:9 exact"]);
+}

@@ -89,6 +89,15 @@ const CASES: &[Case] = &[
         good: "<?php\nstrlen('x');\n",
     },
     Case {
+        server: "jdtls",
+        peer: "jdtls",
+        config: "",
+        files: &[("pom.xml", "<project/>\n")],
+        file: "src/main/java/m/A.java",
+        bad: "package m;\nclass A { int x = \"s\"; }\n",
+        good: "package m;\nclass A { int x = 1; }\n",
+    },
+    Case {
         server: "rust-analyzer",
         peer: "rust-analyzer",
         config: "",
@@ -167,6 +176,16 @@ const CROSS: &[Cross] = &[
         user_text: "<?php\nrequire 'lib.php';\nf(1);\n",
     },
     Cross {
+        server: "jdtls",
+        peer: "jdtls",
+        files: &[("pom.xml", "<project/>\n")],
+        lib: "src/main/java/m/Lib.java",
+        good: "package m;\npublic class Lib { public static int f(int a) { return a; } }\n",
+        bad: "package m;\npublic class Lib { public static int f(int a, int b) { return a; } }\n",
+        user: "src/main/java/m/User.java",
+        user_text: "package m;\nclass User { int y = Lib.f(1); }\n",
+    },
+    Cross {
         server: "rust-analyzer",
         peer: "rust-analyzer",
         files: &[
@@ -213,6 +232,9 @@ fn case_workspace(
     }
     let lib = ws.join(case.lib);
     let user = ws.join(case.user);
+    for file in [&lib, &user] {
+        std::fs::create_dir_all(file.parent().unwrap_or(Path::new("/")))?;
+    }
     std::fs::write(&lib, case.good)?;
     std::fs::write(&user, case.user_text)?;
     Ok((dir, ws, lib, user))
@@ -350,6 +372,110 @@ async fn cold_start(case: &Cross) -> Result<serde_json::Value, Box<dyn std::erro
     Ok(row)
 }
 
+/// A server started on a real project (installed by `cargo xtask peers`): the project, the
+/// folder that is the server's root, a file and the line whose function is looked up.
+struct RealStart {
+    server: &'static str,
+    peer: &'static str,
+    project: &'static str,
+    files: &'static [(&'static str, &'static str)],
+    file: &'static str,
+    line_of: &'static str,
+    symbol: &'static str,
+}
+
+const REAL_STARTS: &[RealStart] = &[
+    RealStart {
+        server: "jdtls",
+        peer: "jdtls",
+        project: "expo-modules-core",
+        files: &[],
+        file: "android/src/main/java/expo/modules/core/ModuleRegistry.java",
+        line_of: "public <T> T getModule(Class<T> interfaceClass)",
+        symbol: "getModule",
+    },
+    RealStart {
+        server: "intelephense",
+        peer: "intelephense",
+        project: "symfony-console",
+        files: &[("composer.json", "{\"name\": \"symfony/console\"}\n")],
+        file: "Formatter/OutputFormatter.php",
+        line_of: "public static function escape(string $text)",
+        symbol: "escape",
+    },
+];
+
+/// On a copy of a real project: the server's start, then its first `references` once it is
+/// ready (what the `lsp` tool's first answer costs), and how many places it found.
+async fn real_start(case: &RealStart) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    let row = json!({"server": case.server, "case": "real_start", "project": case.project});
+    if cc_process::find_on_path(case.peer).is_none() {
+        let mut row = row;
+        row["missing"] = json!(case.peer);
+        return Ok(row);
+    }
+    let Some(copy) = cc_process::testing::copy_project(case.project) else {
+        let mut row = row;
+        row["missing"] = json!(case.project);
+        return Ok(row);
+    };
+    let ws = copy.path().to_path_buf();
+    for (name, content) in case.files {
+        std::fs::write(ws.join(name), content)?;
+    }
+    let file = ws.join(case.file);
+    let text = std::fs::read_to_string(&file)?;
+    let (line, character) = text
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| {
+            l.contains(case.line_of)
+                .then(|| l.find(case.symbol).map(|c| (i, c)))
+                .flatten()
+        })
+        .unwrap_or((0, 0));
+    let sup = ServerPool::new(
+        &ws,
+        LspConfig::default().table()?,
+        ServerPoolOptions::default(),
+    );
+    let started = Instant::now();
+    let server = sup.server_for(&file).await.map_err(|u| u.reason)?;
+    let start_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let family = sup.route(&file).map_err(|u| u.reason)?.0;
+    server.ensure_synced(&file, &text, &family.language_id(&file))?;
+    server.wait_ready(std::time::Duration::from_secs(120)).await;
+    use cc_lsp_client::lsp_types;
+    let position = lsp_types::TextDocumentPositionParams::new(
+        lsp_types::TextDocumentIdentifier::new(cc_lsp_client::uri::file_uri(&file)),
+        lsp_types::Position::new(line as u32, character as u32),
+    );
+    let found = server
+        .request::<lsp_types::request::References>(
+            lsp_types::ReferenceParams {
+                text_document_position: position,
+                context: lsp_types::ReferenceContext {
+                    include_declaration: false,
+                },
+                work_done_progress_params: Default::default(),
+                partial_result_params: Default::default(),
+            },
+            std::time::Duration::from_secs(120),
+        )
+        .await
+        .ok()
+        .flatten()
+        .map_or(0, |found| found.len());
+    let first_answer_ms = started.elapsed().as_secs_f64() * 1000.0;
+    sup.shutdown().await;
+    let mut row = row;
+    row["start_ms"] = json!(start_ms);
+    row["first_answer_ms"] = json!(first_answer_ms);
+    row["found"] = json!(found);
+    row["symbol"] = json!(case.symbol);
+    Ok(row)
+}
+
 fn percentile(values: &mut [f64], p: f64) -> f64 {
     if values.is_empty() {
         return f64::NAN;
@@ -435,6 +561,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for case in CROSS {
         println!("{}", cold_start(case).await?);
+    }
+    for case in REAL_STARTS {
+        println!("{}", real_start(case).await?);
     }
     Ok(())
 }

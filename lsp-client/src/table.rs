@@ -431,7 +431,7 @@ impl ServerTable {
         }});
         // It publishes without versions, for the changed file and the open files it affects,
         // and again only when a file's diagnostics change.
-        jdtls.timing.settle = Duration::from_millis(300);
+        jdtls.timing.settle = Duration::ZERO;
         jdtls.timing.quiet = Some(Duration::from_millis(2000));
         // Starting the JVM and building the workspace's index take a while.
         jdtls.timing.indexing_cap = Duration::from_secs(120);

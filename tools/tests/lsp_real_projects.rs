@@ -1338,3 +1338,101 @@ async fn java_expo_checker_reports_a_broken_caller_and_tells_missing_packages_on
     );
     project.shutdown().await;
 }
+
+/// The graph reads PHP: `callers` of a static method across namespaces (`use` imports), each
+/// call confirmed by intelephense's references.
+#[tokio::test]
+async fn php_symfony_console_graph_callers_are_verified_by_intelephense() {
+    if require_peer("intelephense").is_none() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let setup = Setup::with_graph(cache.path(), cc_tools::Surface::Plan);
+    let Some(project) = setup.real("symfony-console", &[COMPOSER_JSON]) else {
+        return;
+    };
+    let output = project
+        .registry
+        .call(
+            "graph",
+            json!({"action": "callers", "file": "Formatter/OutputFormatter.php", "line": 43, "symbol": "escape", "verify": true}),
+        )
+        .await
+        .unwrap();
+    let callers = &output.value;
+    let text = output.render_text();
+    let mut files: Vec<&str> = callers["callers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{text}"))
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    assert_eq!(
+        files,
+        [
+            "Application.php",
+            "Descriptor/TextDescriptor.php",
+            "Helper/FormatterHelper.php",
+            "Helper/SymfonyQuestionHelper.php",
+            "Style/SymfonyStyle.php",
+        ],
+        "{text}"
+    );
+    assert_eq!(callers["total"], 11, "{text}");
+    assert_eq!(callers["verification"]["refuted"], 0, "{text}");
+    for caller in callers["callers"].as_array().unwrap() {
+        assert_eq!(caller["verified"], "confirmed", "{caller}");
+    }
+    project.shutdown().await;
+}
+
+/// The graph's Java and Kotlin callers, checked by JDT LS: the Java call is confirmed; the
+/// Kotlin ones, which JDT LS finds by name only, are unverifiable, never confirmed.
+#[tokio::test]
+async fn java_expo_graph_callers_are_verified_by_jdtls_and_kotlin_ones_are_not_claimed() {
+    if require_peer("jdtls").is_none() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let setup = Setup::with_graph(cache.path(), cc_tools::Surface::Plan);
+    let Some(project) = setup.real("expo-modules-core", &[]) else {
+        return;
+    };
+    let line = project
+        .read(EXPO_JAVA)
+        .lines()
+        .position(|l| l.contains("public <T> T getModule("))
+        .unwrap()
+        + 1;
+    let output = project
+        .registry
+        .call(
+            "graph",
+            json!({"action": "callers", "file": EXPO_JAVA, "line": line, "symbol": "getModule", "verify": true}),
+        )
+        .await
+        .unwrap();
+    let callers = &output.value;
+    let text = output.render_text();
+    let verdict_of = |suffix: &str| -> Vec<String> {
+        callers["callers"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{text}"))
+            .iter()
+            .filter(|c| c["path"].as_str().unwrap().ends_with(suffix))
+            .map(|c| c["verified"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        verdict_of("ModuleRegistryAdapter.java"),
+        ["confirmed"],
+        "{text}"
+    );
+    let kotlin = verdict_of(".kt");
+    assert!(!kotlin.is_empty(), "{text}");
+    assert!(kotlin.iter().all(|v| v == "unverifiable"), "{text}");
+    assert_eq!(callers["verification"]["refuted"], 0, "{text}");
+    project.shutdown().await;
+}

@@ -24,6 +24,9 @@ struct Refs {
     outside_total: usize,
     /// Why there is no list.
     error: Option<String>,
+    /// Extensions of files the server does not compile, whose uses it finds by name if at
+    /// all (JDT LS and Kotlin): a use there neither confirms nor refutes.
+    by_name: Vec<String>,
 }
 
 impl Refs {
@@ -31,6 +34,14 @@ impl Refs {
         self.places
             .iter()
             .any(|(p, l)| p == path && (from..=to).contains(l))
+    }
+
+    /// Whether the server's answer about `path` is by name only ([`Refs::by_name`]).
+    fn found_by_name(&self, path: &str) -> bool {
+        std::path::Path::new(path)
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|ext| self.by_name.iter().any(|b| b == ext))
     }
 
     /// Why the server could not say, for a use at `path:line` it did not list.
@@ -53,6 +64,7 @@ impl Refs {
             outside: HashMap::new(),
             outside_total: 0,
             error: Some(error),
+            by_name: Vec::new(),
         }
     }
 }
@@ -99,6 +111,11 @@ async fn references(ctx: &CallContext, path: &str, line: u64, name: &str) -> Ref
                 outside,
                 outside_total,
                 error: None,
+                by_name: ["by_name", "not_compiled"]
+                    .iter()
+                    .flat_map(|key| v[*key].as_array().into_iter().flatten())
+                    .filter_map(|e| e.as_str().map(str::to_owned))
+                    .collect(),
             }
         }
         Err(error) => Refs::failed(format!("no language server answered: {}", error.message())),
@@ -113,6 +130,11 @@ fn verdict(refs: Option<&Refs>, path: &str, from: u64, to: u64) -> (&'static str
             format!("not checked: at most {MAX_REQUESTS} reference requests per answer"),
         ),
         Some(r) if r.error.is_some() => ("unverifiable", r.error.clone().unwrap_or_default()),
+        Some(r) if r.found_by_name(path) => (
+            "unverifiable",
+            "the server finds uses in this kind of file by name only (it does not compile it)"
+                .to_owned(),
+        ),
         Some(r) if r.hits(path, from, to) => ("confirmed", String::new()),
         Some(r) if r.left_out(path, from).is_some() => {
             ("unverifiable", r.left_out(path, from).unwrap_or_default())
@@ -234,7 +256,15 @@ pub(crate) async fn impact(ctx: &CallContext, value: &mut Value, text: &mut Stri
                     r.as_ref()
                         .is_some_and(|r| r.error.is_none() && r.complete && r.outside_total == 0)
                 });
-                let verdict = if confirmed {
+                let by_name = previous.iter().flatten().any(|r| r.found_by_name(&p));
+                let verdict = if by_name {
+                    (
+                        "unverifiable",
+                        "the server finds uses in this kind of file by name only (it does not \
+                         compile it)"
+                            .to_owned(),
+                    )
+                } else if confirmed {
                     ("confirmed", String::new())
                 } else if all_known {
                     (

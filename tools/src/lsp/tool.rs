@@ -327,6 +327,19 @@ impl LspTool {
                     .filter(|p| !opened.server.spec().diagnoses(Path::new(p)))
                     .filter_map(|p| Path::new(p).extension()?.to_str().map(str::to_owned))
                     .collect();
+                let diagnosed = &opened.server.spec().diagnosed_extensions;
+                if !diagnosed.is_empty() {
+                    // What the server does not compile: its answers there are by name, and
+                    // a use there it did not list is not evidence of none.
+                    if let Ok((family, _)) = self.supervisor.route(&opened.path) {
+                        let not_compiled: Vec<&String> = family
+                            .extensions
+                            .iter()
+                            .filter(|e| !diagnosed.contains(e))
+                            .collect();
+                        value["not_compiled"] = json!(not_compiled);
+                    }
+                }
                 if !by_name.is_empty() {
                     // JDT LS's Kotlin search matches by name: a place there may be another
                     // symbol of the same name.

@@ -157,6 +157,39 @@ pub fn run(ctx: &Context) -> Result<String> {
             num(row, "ours_ms") - num(row, "raw_ms"),
         );
     }
+    let _ = writeln!(
+        md,
+        "\n### Start and first answer on real projects\n\n\
+         The servers added for Java and PHP on a copy of their test projects (installed by \
+         `cargo xtask peers`): *start* is from asking for the server to its `initialize` \
+         answer; *first answer* is from the same moment to the answer of the first \
+         `references` of the function named, asked once the server is ready (what the `lsp` \
+         tool's first answer costs in a new run); *found* is how many places it listed.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| server | project | function | start (ms) | first answer (ms) | found |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|");
+    for row in rows.iter().filter(|r| r["case"] == "real_start") {
+        let server = row["server"].as_str().unwrap_or("?");
+        let project = row["project"].as_str().unwrap_or("?");
+        if let Some(missing) = row["missing"].as_str() {
+            let _ = writeln!(
+                md,
+                "| {server} | {project} | – | – | – | not installed (`{missing}`) |"
+            );
+            continue;
+        }
+        let _ = writeln!(
+            md,
+            "| {server} | {project} | `{}` | {:.0} | {:.0} | {} |",
+            row["symbol"].as_str().unwrap_or(""),
+            num(row, "start_ms"),
+            num(row, "first_answer_ms"),
+            row["found"],
+        );
+    }
     eprintln!("lsp: {} rows measured", rows.len());
     Ok(md)
 }
