@@ -342,27 +342,7 @@ async fn cold_start(case: &Cross) -> Result<serde_json::Value, Box<dyn std::erro
             .enumerate()
             .find_map(|(i, l)| l.find(" f(").or_else(|| l.find(" F(")).map(|c| (i, c + 1)))
             .unwrap_or((0, 0));
-        use cc_lsp_client::lsp_types;
-        let position = lsp_types::TextDocumentPositionParams::new(
-            lsp_types::TextDocumentIdentifier::new(cc_lsp_client::uri::file_uri(&lib)),
-            lsp_types::Position::new(line as u32, character as u32),
-        );
-        let answer = server
-            .request::<lsp_types::request::References>(
-                lsp_types::ReferenceParams {
-                    text_document_position: position,
-                    context: lsp_types::ReferenceContext {
-                        include_declaration: true,
-                    },
-                    work_done_progress_params: Default::default(),
-                    partial_result_params: Default::default(),
-                },
-                std::time::Duration::from_secs(60),
-            )
-            .await
-            .ok()
-            .flatten();
-        let found = answer.map_or(0, |found| found.len());
+        let found = references_found(&server, &lib, (line, character), true, 60).await;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         let key = if waited { "ours" } else { "raw" };
         row[format!("{key}_ms")] = json!(ms);
@@ -445,27 +425,7 @@ async fn real_start(case: &RealStart) -> Result<serde_json::Value, Box<dyn std::
     let family = sup.route(&file).map_err(|u| u.reason)?.0;
     server.ensure_synced(&file, &text, &family.language_id(&file))?;
     server.wait_ready(std::time::Duration::from_secs(120)).await;
-    use cc_lsp_client::lsp_types;
-    let position = lsp_types::TextDocumentPositionParams::new(
-        lsp_types::TextDocumentIdentifier::new(cc_lsp_client::uri::file_uri(&file)),
-        lsp_types::Position::new(line as u32, character as u32),
-    );
-    let found = server
-        .request::<lsp_types::request::References>(
-            lsp_types::ReferenceParams {
-                text_document_position: position,
-                context: lsp_types::ReferenceContext {
-                    include_declaration: false,
-                },
-                work_done_progress_params: Default::default(),
-                partial_result_params: Default::default(),
-            },
-            std::time::Duration::from_secs(120),
-        )
-        .await
-        .ok()
-        .flatten()
-        .map_or(0, |found| found.len());
+    let found = references_found(&server, &file, (line, character), false, 120).await;
     let first_answer_ms = started.elapsed().as_secs_f64() * 1000.0;
     sup.shutdown().await;
     let mut row = row;
@@ -474,6 +434,38 @@ async fn real_start(case: &RealStart) -> Result<serde_json::Value, Box<dyn std::
     row["found"] = json!(found);
     row["symbol"] = json!(case.symbol);
     Ok(row)
+}
+
+/// How many places `server` lists as the references of what is at `at` (0-based line and
+/// column) in `file` (0 when it does not answer within `timeout_s`).
+async fn references_found(
+    server: &cc_lsp_client::LanguageServer,
+    file: &Path,
+    at: (usize, usize),
+    include_declaration: bool,
+    timeout_s: u64,
+) -> usize {
+    use cc_lsp_client::lsp_types;
+    let position = lsp_types::TextDocumentPositionParams::new(
+        lsp_types::TextDocumentIdentifier::new(cc_lsp_client::uri::file_uri(file)),
+        lsp_types::Position::new(at.0 as u32, at.1 as u32),
+    );
+    server
+        .request::<lsp_types::request::References>(
+            lsp_types::ReferenceParams {
+                text_document_position: position,
+                context: lsp_types::ReferenceContext {
+                    include_declaration,
+                },
+                work_done_progress_params: Default::default(),
+                partial_result_params: Default::default(),
+            },
+            std::time::Duration::from_secs(timeout_s),
+        )
+        .await
+        .ok()
+        .flatten()
+        .map_or(0, |found| found.len())
 }
 
 fn percentile(values: &mut [f64], p: f64) -> f64 {

@@ -102,9 +102,11 @@ pub fn split_missing(
             .and_then(|i| lines.get(i))
             .copied()
             .unwrap_or_default();
-        // javac says "cannot find symbol" at an import whose package folder exists.
-        let javac_import =
-            diagnostic.message.starts_with("cannot find symbol") && imported(line).is_some();
+        // javac says "cannot find symbol" at an import whose package folder exists, kotlinc
+        // "unresolved reference 'android'" at any.
+        let javac_import = (diagnostic.message.starts_with("cannot find symbol")
+            || diagnostic.message.starts_with("unresolved reference"))
+            && imported(line).is_some();
         if !is_unresolved_import(&diagnostic.message) && !javac_import {
             continue;
         }
@@ -127,6 +129,16 @@ pub fn split_missing(
             names.insert(name);
         }
     }
+    // A qualified use of a missing package (`android.net.Uri` in code) fails at its first
+    // name, unless the project's sources hold a package of that name.
+    let firsts: Vec<String> = missing
+        .packages
+        .iter()
+        .filter_map(|p| p.split('.').next())
+        .filter(|first| !exists(first, None))
+        .map(str::to_owned)
+        .collect();
+    names.extend(firsts);
     let mut kept = Vec::new();
     for (i, diagnostic) in diagnostics.into_iter().enumerate() {
         if unresolved_import[i] || follows_from(&diagnostic.message, &names) {
@@ -153,7 +165,8 @@ fn imported(line: &str) -> Option<(String, Option<String>, Option<String>)> {
         .strip_prefix("static ")
         .unwrap_or(rest)
         .trim();
-    let name = rest.split(';').next()?.trim();
+    // Kotlin: no semicolon, and `import a.b.C as D`.
+    let name = rest.split(';').next()?.split(" as ").next()?.trim();
     let segments: Vec<&str> = name.split('.').map(str::trim).collect();
     if segments.len() < 2 {
         return None;
@@ -187,6 +200,13 @@ fn follows_from(message: &str, names: &BTreeSet<String>) -> bool {
     if let Some(subject) = subject {
         let first = subject.split(['.', '<']).next().unwrap_or(subject);
         return names.contains(first);
+    }
+    // kotlinc: "unresolved reference 'Bundle'."
+    if let Some(rest) = message.strip_prefix("unresolved reference '") {
+        return rest
+            .split('\'')
+            .next()
+            .is_some_and(|name| names.contains(name));
     }
     // javac: "cannot find symbol" and, on the lines after, "symbol:   class Bundle".
     if message.starts_with("cannot find symbol") {
@@ -229,9 +249,39 @@ pub fn java_sees(roots: &[PathBuf], package: &str, type_name: Option<&str>) -> b
     })
 }
 
-/// Whether `path` is a source whose diagnostics [`split_missing`] reads (Java).
+/// Whether `path` is a source whose diagnostics [`split_missing`] reads (Java, Kotlin).
 pub fn reads(path: &Path) -> bool {
-    crate::table::extension(path).as_deref() == Some("java")
+    matches!(
+        crate::table::extension(path).as_deref(),
+        Some("java" | "kt")
+    )
+}
+
+/// Whether the Kotlin compiler, given every Kotlin and Java file of the project, sees the
+/// package `a.b` (or its type `T`) in its source `roots`: a `T.kt` or `T.java` there, or a
+/// folder of the package with sources of its own. Kotlin files need not sit in their
+/// package's folder; those that do not are not seen here (their imports stay errors).
+pub fn kotlin_sees(roots: &[PathBuf], package: &str, type_name: Option<&str>) -> bool {
+    let relative: PathBuf = package.split('.').collect();
+    let dirs: Vec<PathBuf> = roots.iter().map(|root| root.join(&relative)).collect();
+    if let Some(name) = type_name {
+        let named = |ext: &str| {
+            dirs.iter()
+                .any(|d| d.join(format!("{name}.{ext}")).is_file())
+        };
+        if named("kt") || named("java") {
+            return true;
+        }
+    }
+    dirs.iter().any(|dir| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                e.path()
+                    .extension()
+                    .is_some_and(|x| x == "java" || x == "kt")
+            })
+        })
+    })
 }
 
 #[cfg(test)]
@@ -320,6 +370,34 @@ mod tests {
         assert!(!java_sees(&roots, "lib", Some("Missing")));
         assert!(java_sees(&roots, "lib.sub", Some("B")));
         assert!(!java_sees(&roots, "android.os", Some("Bundle")));
+    }
+
+    #[test]
+    fn kotlinc_words_are_read_too() {
+        let text = "package a\n\nimport android.os.Bundle\nimport a.b.Own as Mine\n\
+                    class A(val b: Bundle, val m: Mine)\n";
+        let text = format!("{text}val u = android.net.Uri.EMPTY\n");
+        let (kept, missing) = split_missing(
+            &text,
+            vec![
+                error(6, "unresolved reference 'android'."),
+                error(3, "unresolved reference 'android'."),
+                error(4, "unresolved reference 'Own'."),
+                error(5, "unresolved reference 'Bundle'."),
+                error(5, "unresolved reference 'Mine'."),
+            ],
+            &|package, _| package == "a.b",
+        );
+        let messages: Vec<&str> = kept.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "unresolved reference 'Own'.",
+                "unresolved reference 'Mine'."
+            ]
+        );
+        assert_eq!(missing.diagnostics, 3);
+        assert!(missing.packages.contains("android.os"));
     }
 
     #[test]

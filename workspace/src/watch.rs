@@ -288,6 +288,22 @@ struct Shared {
     stop: AtomicBool,
 }
 
+impl Shared {
+    fn new(root: PathBuf, options: WatchOptions) -> Shared {
+        Shared {
+            root,
+            options,
+            state: Mutex::new(State::default()),
+            barrier_passed: Condvar::new(),
+            subscribers: Mutex::new(Vec::new()),
+            expected: Mutex::new(HashMap::new()),
+            overflowed: AtomicBool::new(false),
+            barrier_written: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+        }
+    }
+}
+
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Shared")
@@ -359,17 +375,7 @@ impl TreeWatcher {
                 path: std::env::temp_dir(),
                 source,
             })?;
-        let shared = Arc::new(Shared {
-            root: root.clone(),
-            options: options.clone(),
-            state: Mutex::new(State::default()),
-            barrier_passed: Condvar::new(),
-            subscribers: Mutex::new(Vec::new()),
-            expected: Mutex::new(HashMap::new()),
-            overflowed: AtomicBool::new(false),
-            barrier_written: AtomicU64::new(0),
-            stop: AtomicBool::new(false),
-        });
+        let shared = Arc::new(Shared::new(root.clone(), options.clone()));
         let (sender, receiver) = std::sync::mpsc::sync_channel(options.queue.max(1));
         let reader_shared = shared.clone();
         let handler = move |event: notify::Result<notify::Event>| {
@@ -1120,17 +1126,7 @@ mod tests {
     fn an_event_that_finds_the_queue_full_marks_an_overflow() {
         // Deterministic: whether a storm of writes outruns the collector depends on the
         // machine's load, so the full queue is made by hand.
-        let shared = Shared {
-            root: PathBuf::from("/"),
-            options: WatchOptions::default(),
-            state: Mutex::new(State::default()),
-            barrier_passed: Condvar::new(),
-            subscribers: Mutex::new(Vec::new()),
-            expected: Mutex::new(HashMap::new()),
-            overflowed: AtomicBool::new(false),
-            barrier_written: AtomicU64::new(0),
-            stop: AtomicBool::new(false),
-        };
+        let shared = Shared::new(PathBuf::from("/"), WatchOptions::default());
         let (sender, _receiver) = std::sync::mpsc::sync_channel(1);
         let event = || {
             Ok(

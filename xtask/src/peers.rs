@@ -172,6 +172,9 @@ pub const PEERS: &[Peer] = &[
     // reads the installed version instead.
     peer(Npm, "intelephense",               "1.18.5", "node",
          &["-e", "console.log(require('./node_modules/intelephense/package.json').version)"]),
+    // JetBrains' Kotlin compiler, the java family's checker of Kotlin files for `"*"`. Its
+    // package.json links only `kotlinc-js`: `kotlinc` is linked by `link_npm_binaries`.
+    peer(Npm, "kotlin-compiler",            "2.4.20", "kotlinc", &["-version"]),
     // Compiler-grade indexers for the code graph's precise tier (SCIP output); rust-analyzer
     // (above) is the third.
     peer(Npm, "@sourcegraph/scip-typescript", "0.4.0", "scip-typescript", &["--version"]),
@@ -505,8 +508,30 @@ fn ensure_local(layout: &Layout, peers: &[Peer], kind: Kind, force: bool) -> Res
         }
         Kind::Apt => return Ok(false),
     }
+    if kind == Kind::Npm {
+        link_npm_binaries(layout)?;
+    }
     write_stamp(&stamp, &wanted)?;
     Ok(true)
+}
+
+/// Binaries an npm package ships without naming them in its `bin` (kotlin-compiler's
+/// `kotlinc`): `node_modules/.bin/NAME` → `../PACKAGE/bin/NAME` (the script follows the link
+/// to find its home).
+const UNLINKED_NPM_BINARIES: &[(&str, &str)] = &[("kotlin-compiler", "kotlinc")];
+
+fn link_npm_binaries(layout: &Layout) -> Result<()> {
+    for (package, name) in UNLINKED_NPM_BINARIES {
+        let link = layout.npm_bin().join(name);
+        let target = PathBuf::from("..").join(package).join("bin").join(name);
+        if std::fs::read_link(&link).ok().as_deref() == Some(target.as_path()) {
+            continue;
+        }
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link)
+            .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
+    }
+    Ok(())
 }
 
 fn venv_works(layout: &Layout) -> bool {

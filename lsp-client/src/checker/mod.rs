@@ -204,8 +204,35 @@ pub(crate) async fn run(
     let started = Instant::now();
     let deadline = started + plan.timeout;
     let mut diagnostics = Vec::new();
-    let mut failure: Option<Output> = None;
     let mut exit_code = Some(0);
+    let mut shown = vec![plan.shown.clone()];
+    run_plan(plan, path_var, deadline, &mut diagnostics, &mut exit_code).await?;
+    for also in &plan.also {
+        shown.push(also.shown.clone());
+        run_plan(also, path_var, deadline, &mut diagnostics, &mut exit_code).await?;
+    }
+    Ok(ProjectCheck {
+        family: plan.family.clone(),
+        root: plan.root.clone(),
+        command: shown.join("; "),
+        diagnostics,
+        exit_code,
+        note: plan.note.clone(),
+        left_out: plan.left_out.clone(),
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Runs one checker's invocations, adding what they report to `diagnostics`.
+async fn run_plan(
+    plan: &Plan,
+    path_var: &std::ffi::OsStr,
+    deadline: Instant,
+    all: &mut Vec<ProjectDiagnostic>,
+    exit_code: &mut Option<i32>,
+) -> Result<(), CheckerError> {
+    let mut diagnostics = Vec::new();
+    let mut failure: Option<Output> = None;
     for args in &plan.invocations {
         let output = run_one(plan, args, path_var, deadline).await?;
         let found = parse::parse(
@@ -223,7 +250,7 @@ pub(crate) async fn run(
             ),
         })?;
         if output.code != Some(0) {
-            exit_code = output.code;
+            *exit_code = output.code;
             if !found.iter().any(|d| d.diagnostic.is_problem()) && failure.is_none() {
                 failure = Some(output);
             }
@@ -240,16 +267,8 @@ pub(crate) async fn run(
             output: tail(&output.stdout, &output.stderr),
         });
     }
-    Ok(ProjectCheck {
-        family: plan.family.clone(),
-        root: plan.root.clone(),
-        command: plan.shown.clone(),
-        diagnostics,
-        exit_code,
-        note: plan.note.clone(),
-        left_out: plan.left_out.clone(),
-        elapsed: started.elapsed(),
-    })
+    all.extend(diagnostics);
+    Ok(())
 }
 
 async fn run_one(

@@ -34,6 +34,9 @@ pub(crate) struct Plan {
     pub note: Option<String>,
     /// Files of the project its configuration leaves out and that were not checked anyway.
     pub left_out: Vec<super::scope::LeftOut>,
+    /// Checkers of the same project run after this one, their findings merged (kotlinc for
+    /// the Kotlin files of a Java project).
+    pub also: Vec<Plan>,
 }
 
 /// What to run for `family` at `root` (inside `workspace`). With `read_only`, the project's own tool folders (`node_modules/.bin`, `.venv/bin`) are
@@ -92,6 +95,8 @@ pub(crate) fn plan(
     };
     let format = Format::for_program(&command[0]);
     let mut base: Vec<String> = command[1..].to_vec();
+    // Checkers of the same project run after this one (kotlinc after javac).
+    let mut also: Vec<Plan> = Vec::new();
     let mut outside_scope = Vec::new();
     if format == Format::CargoJson {
         base.extend(cargo_feature_args(&spec.settings));
@@ -193,20 +198,46 @@ pub(crate) fn plan(
             .collect();
     } else if format == Format::Javac {
         // Every Java file of the project, its packages found through the source roots; the
-        // classes go to the cache, never into the tree.
+        // classes go to the cache, never into the tree. Kotlin files go to `kotlinc`.
         let (files, total) = sources(root, &["java"]);
-        if files.is_empty() {
+        let (kotlin_files, _) = sources(root, &["kt"]);
+        if files.is_empty() && kotlin_files.is_empty() {
             return Err(CheckerError::NothingToCheck {
                 family: family.name.clone(),
-                detail: format!("no Java files in `{}`", shown_dir(root, workspace)),
+                detail: format!(
+                    "no Java or Kotlin files in `{}`",
+                    shown_dir(root, workspace)
+                ),
             });
         }
+        let kotlin = if kotlin_files.is_empty() {
+            None
+        } else {
+            Some(kotlin_plan(
+                family,
+                root,
+                workspace,
+                path_var,
+                spec,
+                read_only,
+                &kotlin_files,
+                &files,
+            ))
+        };
+        if files.is_empty() {
+            return match kotlin {
+                Some(Ok(plan)) => Ok(plan),
+                _ => Err(CheckerError::Missing {
+                    family: family.name.clone(),
+                    program: "kotlinc".into(),
+                    hint: install_hint("kotlinc", &family.name),
+                }),
+            };
+        }
         let roots = crate::jdtls::source_roots(root);
-        let hash = xxhash_rust::xxh3::xxh3_64(root.as_os_str().as_encoded_bytes());
-        let classes = cc_workspace::cache_dir().join(format!("javac/{hash:016x}"));
         let mut args = base.clone();
         args.push("-d".into());
-        args.push(classes.to_string_lossy().into_owned());
+        args.push(output_dir("javac", root).to_string_lossy().into_owned());
         if !roots.is_empty() {
             let joined = std::env::join_paths(&roots).unwrap_or_default();
             args.push("-sourcepath".into());
@@ -218,6 +249,16 @@ pub(crate) fn plan(
             note = Some(checked);
         }
         invocations = vec![args];
+        match kotlin {
+            Some(Ok(plan)) => also.push(plan),
+            Some(Err(why)) => {
+                note = Some(match note {
+                    Some(note) => format!("{note}; {why}"),
+                    None => why,
+                })
+            }
+            None => {}
+        }
     } else if format == Format::Gcc && command.get(1).map(String::as_str) == Some("-fsyntax-only") {
         // A compiler checks one file per process, with that file's flags from the database.
         let (files, total, _) = c_sources(root);
@@ -253,6 +294,55 @@ pub(crate) fn plan(
         shown,
         note,
         left_out: outside_scope,
+        also,
+    })
+}
+
+/// Where a compiler run as a checker puts its output: the cache, never the tree.
+fn output_dir(compiler: &str, root: &Path) -> PathBuf {
+    let hash = xxhash_rust::xxh3::xxh3_64(root.as_os_str().as_encoded_bytes());
+    cc_workspace::cache_dir().join(format!("{compiler}/{hash:016x}"))
+}
+
+/// `kotlinc` over the Kotlin files of `root` (with its Java files, which Kotlin code may
+/// use), or why the Kotlin files are not checked.
+#[allow(clippy::too_many_arguments)]
+fn kotlin_plan(
+    family: &Family,
+    root: &Path,
+    workspace: &Path,
+    path_var: &OsStr,
+    spec: &crate::table::ServerSpec,
+    read_only: bool,
+    kotlin_files: &[PathBuf],
+    java_files: &[PathBuf],
+) -> Result<Plan, String> {
+    let Some(program) = find_program("kotlinc", root, workspace, path_var, spec, read_only) else {
+        return Err(format!(
+            "{} Kotlin file(s) were not checked: `kotlinc` is not installed ({})",
+            kotlin_files.len(),
+            install_hint("kotlinc", &family.name)
+        ));
+    };
+    let mut args = vec![
+        "-d".to_owned(),
+        output_dir("kotlinc", root).to_string_lossy().into_owned(),
+        "-nowarn".to_owned(),
+    ];
+    args.extend(strings(kotlin_files));
+    args.extend(strings(java_files));
+    Ok(Plan {
+        family: family.name.clone(),
+        root: root.to_path_buf(),
+        shown: format!("kotlinc -nowarn{}", count_files(kotlin_files.len())),
+        program,
+        invocations: vec![args],
+        env: spec.env.clone(),
+        format: Format::Gcc,
+        timeout: spec.checker_timeout,
+        note: None,
+        left_out: Vec::new(),
+        also: Vec::new(),
     })
 }
 
@@ -383,6 +473,7 @@ fn install_hint(program: &str, family: &str) -> String {
         "go" => "install Go (https://go.dev/dl, or `apt install golang-go`)",
         "php" => "install the PHP command line with `apt install php-cli`",
         "javac" => "install a JDK with `apt install openjdk-17-jdk-headless`",
+        "kotlinc" => "install JetBrains' Kotlin compiler with `npm install -g kotlin-compiler` (it needs a Java runtime)",
         name if name.starts_with("clang-tidy") => {
             "install it with `apt install clang-tidy` (no C compiler was found to fall back on either)"
         }

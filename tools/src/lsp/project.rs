@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cc_lsp_client::missing::{java_sees, reads, split_missing, MissingDependencies};
+use cc_lsp_client::missing::{java_sees, kotlin_sees, reads, split_missing, MissingDependencies};
 use cc_lsp_client::{
     CheckerError, ProjectCheck, ProjectChecker, ProjectDiagnostic, ServerPool, Severity,
 };
@@ -79,13 +79,31 @@ pub(crate) async fn check(
         .filter(|d| d.diagnostic.is_problem())
         .map(|d| (root.relative(&d.path), &d.diagnostic))
         .collect();
+    // Errors first; among them, the files with the fewest first: a caller a change broke
+    // has one or two, while a file whose libraries are missing has dozens that follow from
+    // them, and the list is cut.
+    let mut per_file: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (path, d) in &found {
+        if d.severity == Severity::Error {
+            *per_file.entry(path.clone()).or_default() += 1;
+        }
+    }
+    let weight = |path: &str| per_file.get(path).copied().unwrap_or(0);
     found.sort_by(|(a_path, a), (b_path, b)| {
-        (a.severity != Severity::Error, a_path, a.line, a.character).cmp(&(
-            b.severity != Severity::Error,
-            b_path,
-            b.line,
-            b.character,
-        ))
+        (
+            a.severity != Severity::Error,
+            weight(a_path),
+            a_path,
+            a.line,
+            a.character,
+        )
+            .cmp(&(
+                b.severity != Severity::Error,
+                weight(b_path),
+                b_path,
+                b.line,
+                b.character,
+            ))
     });
     let total = found.len();
     let listed: Vec<Value> = found
@@ -224,7 +242,7 @@ pub(crate) async fn check(
     Ok(ToolOutput::new(value).with_text(text.join("\n")))
 }
 
-/// `diagnostics` less those of Java files that only say a dependency is not on disk
+/// `diagnostics` less those of Java and Kotlin files that only say a dependency is not on disk
 /// ([`cc_lsp_client::missing`]), in their order; the project's source roots are found under
 /// `root`.
 fn without_missing_in(
@@ -246,8 +264,13 @@ fn without_missing_in(
     let mut kept_java: BTreeMap<PathBuf, Vec<cc_lsp_client::Diagnostic>> = BTreeMap::new();
     for (path, list) in by_file {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let kotlin = path.extension().is_some_and(|e| e == "kt");
         let (kept, taken) = split_missing(&text, list, &|package, type_name| {
-            java_sees(&roots, package, type_name)
+            if kotlin {
+                kotlin_sees(&roots, package, type_name)
+            } else {
+                java_sees(&roots, package, type_name)
+            }
         });
         missing.add(taken);
         kept_java.insert(path, kept);

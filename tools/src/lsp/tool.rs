@@ -72,7 +72,7 @@ enum Action {
     Reload,
     /// The file's current errors and warnings (all of them, not only new ones); with
     /// `file: "*"`, the whole project's, from its command-line checker (basedpyright, tsc,
-    /// cargo check, go vet, clang-tidy), first 200.
+    /// cargo check, go vet, clang-tidy, php -l, javac and kotlinc), first 200.
     Diagnostics,
     /// Where the symbol at `line` is defined.
     Definition,
