@@ -756,7 +756,7 @@ mod tests {
         }
         let pkg: serde_json::Value = serde_json::from_str(&package_json(PEERS)).unwrap();
         assert_eq!(pkg["dependencies"]["typescript"], "5.9.3");
-        assert_eq!(requirements(PEERS, Kind::Npm).lines().count(), 8);
+        assert_eq!(requirements(PEERS, Kind::Npm).lines().count(), 9);
         assert_eq!(pkg["dependencies"]["@modelcontextprotocol/sdk"], "1.32.2");
     }
 }
