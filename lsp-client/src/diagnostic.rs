@@ -188,6 +188,22 @@ impl Diagnostic {
     }
 }
 
+/// An error at `line` saying `message`, for the crate's tests.
+#[cfg(test)]
+pub(crate) fn test_error(line: u32, message: &str) -> Diagnostic {
+    Diagnostic {
+        line,
+        character: 0,
+        end_line: line,
+        severity: Severity::Error,
+        code: None,
+        message: message.into(),
+        source: None,
+        unnecessary: false,
+        deprecated: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,15 +211,8 @@ mod tests {
     #[test]
     fn an_unresolved_import_is_one_finding_whichever_part_the_server_names() {
         let diagnostic = |message: &str| Diagnostic {
-            line: 3,
-            character: 0,
-            end_line: 3,
-            severity: Severity::Error,
             code: Some("268435846".into()),
-            message: message.into(),
-            source: None,
-            unnecessary: false,
-            deprecated: false,
+            ..test_error(3, message)
         };
         let mut ledger = crate::Ledger::default();
         let path = std::path::Path::new("/w/A.java");

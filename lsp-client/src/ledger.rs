@@ -156,21 +156,10 @@ fn replace_word(text: &str, old: &str, new: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostic::Severity;
     use proptest::prelude::*;
 
     fn diag(line: u32, message: &str) -> Diagnostic {
-        Diagnostic {
-            line,
-            character: 0,
-            end_line: line,
-            severity: Severity::Error,
-            code: None,
-            message: message.into(),
-            source: None,
-            unnecessary: false,
-            deprecated: false,
-        }
+        crate::diagnostic::test_error(line, message)
     }
 
     #[test]

@@ -287,20 +287,9 @@ pub fn kotlin_sees(roots: &[PathBuf], package: &str, type_name: Option<&str>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Severity;
 
     fn error(line: u32, message: &str) -> Diagnostic {
-        Diagnostic {
-            line,
-            character: 0,
-            end_line: line,
-            severity: Severity::Error,
-            code: None,
-            message: message.into(),
-            source: None,
-            unnecessary: false,
-            deprecated: false,
-        }
+        crate::diagnostic::test_error(line, message)
     }
 
     #[test]
