@@ -249,6 +249,25 @@ pub fn java_sees(roots: &[PathBuf], package: &str, type_name: Option<&str>) -> b
     })
 }
 
+/// [`split_missing`] for the source `path` with text `text`, the packages its compiler sees
+/// found under the project's source `roots` ([`kotlin_sees`] for a Kotlin file, else
+/// [`java_sees`]).
+pub fn split_file(
+    path: &Path,
+    text: &str,
+    diagnostics: Vec<Diagnostic>,
+    roots: &[PathBuf],
+) -> (Vec<Diagnostic>, MissingDependencies) {
+    let kotlin = crate::table::extension(path).as_deref() == Some("kt");
+    split_missing(text, diagnostics, &|package, type_name| {
+        if kotlin {
+            kotlin_sees(roots, package, type_name)
+        } else {
+            java_sees(roots, package, type_name)
+        }
+    })
+}
+
 /// Whether `path` is a source whose diagnostics [`split_missing`] reads (Java, Kotlin).
 pub fn reads(path: &Path) -> bool {
     matches!(

@@ -553,7 +553,5 @@ pub(crate) fn without_missing(
     let roots = roots
         .entry(root.clone())
         .or_insert_with(|| cc_lsp_client::jdtls::source_roots(&root));
-    cc_lsp_client::missing::split_missing(&text, diagnostics, &|package, type_name| {
-        cc_lsp_client::missing::java_sees(roots, package, type_name)
-    })
+    cc_lsp_client::missing::split_file(path, &text, diagnostics, roots)
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cc_lsp_client::missing::{java_sees, kotlin_sees, reads, split_missing, MissingDependencies};
+use cc_lsp_client::missing::{reads, split_file, MissingDependencies};
 use cc_lsp_client::{
     CheckerError, ProjectCheck, ProjectChecker, ProjectDiagnostic, ServerPool, Severity,
 };
@@ -264,14 +264,7 @@ fn without_missing_in(
     let mut kept_java: BTreeMap<PathBuf, Vec<cc_lsp_client::Diagnostic>> = BTreeMap::new();
     for (path, list) in by_file {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let kotlin = path.extension().is_some_and(|e| e == "kt");
-        let (kept, taken) = split_missing(&text, list, &|package, type_name| {
-            if kotlin {
-                kotlin_sees(&roots, package, type_name)
-            } else {
-                java_sees(&roots, package, type_name)
-            }
-        });
+        let (kept, taken) = split_file(&path, &text, list, &roots);
         missing.add(taken);
         kept_java.insert(path, kept);
     }
