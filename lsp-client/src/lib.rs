@@ -46,6 +46,7 @@ pub mod checker;
 pub mod config;
 pub mod detect;
 mod diagnostic;
+pub mod edit_split;
 mod error;
 pub mod ext;
 pub mod jdtls;

@@ -393,7 +393,14 @@ impl ServerPool {
         }
         let table = self.table();
         for server in self.running() {
-            tell_server(&server, &table, &changes);
+            let synced = tell_server(&server, &table, &changes);
+            // As after the run's own writes: the server has read what changed before it
+            // checks any file against it.
+            if server.spec().reads_batch_before_check {
+                let open = server.open_documents();
+                let still_open = synced.iter().filter(|path| open.contains(path));
+                read_before_checking(&server, still_open.map(PathBuf::as_path)).await;
+            }
         }
     }
 
@@ -1002,6 +1009,19 @@ impl ServerPool {
         // Every written file first, then the saves: a server never checks a file of the
         // batch against another's old text.
         for (path, is_written) in paths.iter().filter(|(_, w)| *w) {
+            // The file is as the server has it, but files it depends on changed on disk
+            // since the server's last list for it (the shell broke a callee): that list may
+            // be stale, so the file is checked again as a dependent is.
+            if server.spec().cross_file
+                && !server.supports_pull()
+                && server.published_before_disk_change(path)
+                && std::fs::read_to_string(path).ok() == server.synced_text(path)
+            {
+                if let Some(ticket) = recheck(&server, path, since) {
+                    tickets.push((ticket, *is_written));
+                    continue;
+                }
+            }
             match sync_from_disk(&server, family, path) {
                 Ok(Some(ticket)) => tickets.push((ticket, *is_written)),
                 Ok(None) => {
@@ -1012,7 +1032,7 @@ impl ServerPool {
             }
         }
         if server.spec().reads_batch_before_check {
-            read_before_checking(&server, &tickets).await;
+            read_before_checking(&server, tickets.iter().map(|(t, _)| t.path.as_path())).await;
         }
         let saved: Vec<&PathBuf> = if server.spec().save_reparses_all {
             tickets.iter().map(|(t, _)| &t.path).take(1).collect()
@@ -1030,10 +1050,8 @@ impl ServerPool {
             for (path, _) in dependents {
                 let disk = std::fs::read_to_string(path).ok();
                 let same = disk.is_some() && server.synced_text(path) == disk;
-                let ticket = if same && server.spec().recheck_by_change {
-                    server.resend(path).ok().flatten()
-                } else if same {
-                    server.recheck(path, since)
+                let ticket = if same {
+                    recheck(&server, path, since)
                 } else {
                     sync_from_disk(&server, family, path).ok().flatten()
                 };
@@ -1087,7 +1105,8 @@ impl ServerPool {
 /// run's own included: servers learn of created and deleted files only this way), and open
 /// documents changed or removed outside the run synced again (the run's own writes are synced
 /// by the check that follows them). After a gap every open document is compared with the disk.
-fn tell_server(server: &LanguageServer, table: &ServerTable, changes: &Changes) {
+/// Returns the open documents synced from the disk (or closed).
+fn tell_server(server: &LanguageServer, table: &ServerTable, changes: &Changes) -> Vec<PathBuf> {
     let mut told: Vec<(PathBuf, WatchedChange)> = Vec::new();
     let mut resync: Vec<PathBuf> = Vec::new();
     let open = server.open_documents();
@@ -1120,10 +1139,17 @@ fn tell_server(server: &LanguageServer, table: &ServerTable, changes: &Changes) 
                 .collect()
         })
         .unwrap_or_default();
-    if let Err(error) = server.files_changed(&told, &fallback) {
-        tracing::debug!(server = server.name(), %error, "could not send watched-file changes");
-    }
+    let sent = match server.files_changed(&told, &fallback) {
+        Ok(sent) => sent,
+        Err(error) => {
+            tracing::debug!(server = server.name(), %error, "could not send watched-file changes");
+            0
+        }
+    };
     let synced = server.resync_from_disk(&resync);
+    if sent > 0 || !synced.is_empty() {
+        server.note_disk_change();
+    }
     // A server that re-checks its open files only on a save (clangd) does not look again at
     // a header changed, created or deleted on disk: one save makes it.
     if server.spec().save_reparses_all
@@ -1140,6 +1166,7 @@ fn tell_server(server: &LanguageServer, table: &ServerTable, changes: &Changes) 
             "open documents synced from disk"
         );
     }
+    synced
 }
 
 /// Asks for the symbols of each written file ([`ServerSpec::reads_batch_before_check`]): the
@@ -1147,15 +1174,10 @@ fn tell_server(server: &LanguageServer, table: &ServerTable, changes: &Changes) 
 /// dependents ("Undefined method" for a method renamed in two files otherwise).
 ///
 /// [`ServerSpec::reads_batch_before_check`]: crate::table::ServerSpec::reads_batch_before_check
-async fn read_before_checking(
-    server: &LanguageServer,
-    tickets: &[(crate::server::SyncTicket, bool)],
-) {
-    for (ticket, _) in tickets {
+async fn read_before_checking<'a>(server: &LanguageServer, paths: impl Iterator<Item = &'a Path>) {
+    for path in paths {
         let params = lsp_types::DocumentSymbolParams {
-            text_document: lsp_types::TextDocumentIdentifier::new(crate::uri::file_uri(
-                &ticket.path,
-            )),
+            text_document: lsp_types::TextDocumentIdentifier::new(crate::uri::file_uri(path)),
             work_done_progress_params: Default::default(),
             partial_result_params: Default::default(),
         };
@@ -1186,6 +1208,18 @@ fn sync_from_disk(
         .sync_unsaved(path, &text, &family.language_id(path))
         .map(Some)
         .map_err(|error| format!("{error}; it restarts on the next call"))
+}
+
+/// A ticket for the open document `path`, its text unchanged, checked again after a change
+/// of other files: sent again as a change to a server that re-checks only what changed
+/// ([`crate::ServerSpec::recheck_by_change`]), else waiting for what the server publishes
+/// after publish number `since` (or pulls afresh).
+fn recheck(server: &LanguageServer, path: &Path, since: u64) -> Option<crate::server::SyncTicket> {
+    if server.spec().recheck_by_change {
+        server.resend(path).ok().flatten()
+    } else {
+        server.recheck(path, since)
+    }
 }
 
 /// One diagnostic per (line, code, message): rust-analyzer pushes `cargo check`'s finding once

@@ -624,7 +624,7 @@ impl Planner<'_> {
 }
 
 /// Byte offsets where each line starts (after `\n`, `\r\n` or a lone `\r`).
-fn line_starts(text: &str) -> Vec<usize> {
+pub(crate) fn line_starts(text: &str) -> Vec<usize> {
     let bytes = text.as_bytes();
     let mut starts = vec![0];
     let mut i = 0;
@@ -641,7 +641,12 @@ fn line_starts(text: &str) -> Vec<usize> {
 
 /// The byte offset of an LSP position; a character past the line's end is its end (as the
 /// spec says), a line past the end is the end of the text.
-fn offset(text: &str, starts: &[usize], position: Position, encoding: PositionEncoding) -> usize {
+pub(crate) fn offset(
+    text: &str,
+    starts: &[usize],
+    position: Position,
+    encoding: PositionEncoding,
+) -> usize {
     let line = usize::try_from(position.line).unwrap_or(usize::MAX);
     let Some(&start) = starts.get(line) else {
         return text.len();

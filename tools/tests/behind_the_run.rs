@@ -151,6 +151,20 @@ struct Case {
     format: Format,
     /// A branch that adds 200 files calling a definition, and breaks one existing file.
     branch: Branch,
+    /// A definition the shell breaks under a caller that stays unchanged.
+    shell_break: Option<ShellBreak>,
+}
+
+/// The shell changes a definition (by `sed`) that the run has open, and a caller in another
+/// file, open and unchanged, breaks: what `lsp diagnostics` says of the caller follows.
+struct ShellBreak {
+    /// The definition's file, written once through the run first (so that it is open).
+    definition: &'static str,
+    /// The `sed` expression applied to it.
+    sed: &'static str,
+    /// The caller, and a word of the error the change causes there.
+    caller: &'static str,
+    error: &'static str,
 }
 
 /// A formatter run by the shell over a file the servers have open.
@@ -184,6 +198,8 @@ struct Branch {
     /// Whether the graph resolves the generated calls to the definition (not yet for C
     /// through a header).
     callers: bool,
+    /// The graph's kind of the generated definitions (`function`; Java has only `method`s).
+    kind: &'static str,
 }
 
 /// A rename through the run, then `git checkout .` restores the files: the servers drop
@@ -208,6 +224,36 @@ async fn rename_then_git_restores(project: &Project, case: &Case) {
     assert_clean(
         &after,
         "a comment edit after git restored the renamed files",
+    );
+}
+
+/// The shell breaks a definition under an open, unchanged caller: `lsp diagnostics` of the
+/// caller reports the break, and no longer does once `git checkout` undid it.
+async fn broken_under_an_open_caller(project: &Project, case: &Case) {
+    let Some(change) = &case.shell_break else {
+        return;
+    };
+    let before = errors_of(project, change.caller).await;
+    let text = project.read(change.definition);
+    let opened = write(project, change.definition, &format!("{text}\n")).await;
+    assert_clean(&opened, "a blank line in the definition's file");
+    sh(
+        &project.ws,
+        &format!("sed -i '{}' {}", change.sed, change.definition),
+    );
+    let during = errors_of(project, change.caller).await;
+    assert!(
+        during.len() > before.len() && during.iter().any(|e| e.contains(change.error)),
+        "the caller's errors after the shell broke its callee: {during:?}, before: {before:?}"
+    );
+    sh(
+        &project.ws,
+        &format!("git checkout -q -- {}", change.definition),
+    );
+    assert_eq!(
+        errors_of(project, change.caller).await,
+        before,
+        "the caller's errors after git undid the break"
     );
 }
 
@@ -312,12 +358,12 @@ async fn formatted_by_the_shell(project: &Project, case: &Case) {
     assert_clean(&after, "a write after the formatter");
 }
 
-/// The number of functions whose name has `ccgen` in it (the generated files' functions).
-async fn generated_definitions(project: &Project) -> u64 {
+/// The number of definitions of `kind` whose name has `ccgen` in it (the generated ones).
+async fn generated_definitions(project: &Project, kind: &str) -> u64 {
     let found = project
         .call(
             "graph",
-            json!({"action": "symbols", "query": "ccgen", "kind": "function", "max_results": 1}),
+            json!({"action": "symbols", "query": "ccgen", "kind": kind, "max_results": 1}),
         )
         .await;
     assert!(found.get("error").is_none(), "{found:#}");
@@ -361,7 +407,7 @@ async fn errors_of(project: &Project, file: &str) -> Vec<String> {
 async fn branch_switch(project: &Project, case: &Case) {
     let branch = &case.branch;
     // The graph is open (and the broken file known) before the switch.
-    let before = generated_definitions(project).await;
+    let before = generated_definitions(project, case.branch.kind).await;
     let callers_before = if branch.callers {
         callers_total(project, case).await
     } else {
@@ -393,10 +439,16 @@ async fn branch_switch(project: &Project, case: &Case) {
         &project.ws,
         "git add -A && git commit -q -m feature --no-gpg-sign && git checkout -q main",
     );
-    assert_eq!(generated_definitions(project).await, before);
+    assert_eq!(
+        generated_definitions(project, case.branch.kind).await,
+        before
+    );
 
     sh(&project.ws, "git checkout -q feature");
-    assert_eq!(generated_definitions(project).await, before + 200);
+    assert_eq!(
+        generated_definitions(project, case.branch.kind).await,
+        before + 200
+    );
     if branch.callers {
         let callers = callers_total(project, case).await;
         assert!(
@@ -411,7 +463,10 @@ async fn branch_switch(project: &Project, case: &Case) {
     );
 
     sh(&project.ws, "git checkout -q main");
-    assert_eq!(generated_definitions(project).await, before);
+    assert_eq!(
+        generated_definitions(project, case.branch.kind).await,
+        before
+    );
     if branch.callers {
         assert_eq!(callers_total(project, case).await, callers_before);
     }
@@ -433,6 +488,7 @@ async fn run_case(case: &Case) {
     (case.prepare)(&project.ws);
     git_init(&project.ws);
     rename_then_git_restores(&project, case).await;
+    broken_under_an_open_caller(&project, case).await;
     created_modules_are_importable(&project, case).await;
     deleted_and_recreated(&project, case).await;
     formatted_by_the_shell(&project, case).await;
@@ -496,8 +552,15 @@ async fn python_requests_shell_changes_between_calls() {
             index: None,
             broken: ("src/requests/auth.py", "\n_broken: int = to_native_string(\"x\")\n"),
             callers: true,
+            kind: "function",
         },
         prepare: |_| {},
+        shell_break: Some(ShellBreak {
+            definition: "src/requests/_internal_utils.py",
+            sed: "s/^def to_native_string(/def to_native_str(/",
+            caller: "src/requests/auth.py",
+            error: "to_native_string",
+        }),
     })
     .await;
 }
@@ -553,8 +616,15 @@ async fn go_pflag_shell_changes_between_calls() {
             index: None,
             broken: ("bool_slice.go", "\nvar _broken int = \"x\"\n"),
             callers: true,
+            kind: "function",
         },
         prepare: |_| {},
+        shell_break: Some(ShellBreak {
+            definition: "string_slice.go",
+            sed: "s/^func readAsCSV(/func readAsCSVRecord(/",
+            caller: "bool_slice.go",
+            error: "readAsCSV",
+        }),
     })
     .await;
 }
@@ -616,8 +686,15 @@ async fn typescript_zod_shell_changes_between_calls() {
             index: None,
             broken: ("src/v4/core/to-json-schema.ts", "\nexport const _broken: number = \"x\";\n"),
             callers: true,
+            kind: "function",
         },
         prepare: |_| {},
+        shell_break: Some(ShellBreak {
+            definition: "src/v4/core/util.ts",
+            sed: "s/^export function getEnumValues(/export function getEnumValueList(/",
+            caller: "src/v4/core/to-json-schema.ts",
+            error: "getEnumValues",
+        }),
     })
     .await;
 }
@@ -672,8 +749,15 @@ async fn rust_semver_shell_changes_between_calls() {
             index: Some(("src/gen/mod.rs", "pub(crate) mod gen_{};\n")),
             broken: ("src/lib.rs", "\nmod gen;\n#[allow(dead_code)]\nconst BROKEN: u32 = \"x\";\n"),
             callers: true,
+            kind: "function",
         },
         prepare: |_| {},
+        shell_break: Some(ShellBreak {
+            definition: "src/eval.rs",
+            sed: "s/^pub(crate) fn matches_req(/pub(crate) fn matches_requirement(/",
+            caller: "src/lib.rs",
+            error: "matches_req",
+        }),
     })
     .await;
 }
@@ -736,7 +820,14 @@ async fn c_cmark_shell_changes_between_calls() {
             index: None,
             broken: ("third_party/cmark/src/xml.c", "\nint broken_c = \"x\";\n"),
             callers: false,
+            kind: "function",
         },
+        shell_break: Some(ShellBreak {
+            definition: "third_party/cmark/src/buffer.h",
+            sed: "s/^void cmark_strbuf_truncate(/void cmark_strbuf_cut(/",
+            caller: "third_party/cmark/src/inlines.c",
+            error: "cmark_strbuf_truncate",
+        }),
         prepare: |ws| {
             std::fs::write(
                 ws.join("compile_commands.json"),
@@ -744,6 +835,167 @@ async fn c_cmark_shell_changes_between_calls() {
             )
             .unwrap();
         },
+    })
+    .await;
+}
+
+/// A path under expo-modules-core's Java source root.
+macro_rules! expo_java {
+    ($path:literal) => {
+        concat!("android/src/main/java/expo/modules/", $path)
+    };
+}
+
+#[tokio::test]
+async fn java_expo_shell_changes_between_calls() {
+    run_case(&Case {
+        project: "expo-modules-core",
+        server: "jdtls",
+        rename: (
+            expo_java!("core/ModuleRegistryProvider.java"),
+            "protected List<Package> getPackages()",
+            "getPackages",
+            "packages",
+        ),
+        comment: (
+            expo_java!("adapters/react/ReactModuleRegistryProvider.java"),
+            "public class ReactModuleRegistryProvider extends",
+            "/** Adds React's view managers (a comment). */\npublic class ReactModuleRegistryProvider extends",
+        ),
+        shell_module: (
+            expo_java!("core/ShellHelper.java"),
+            "package expo.modules.core;\n\npublic class ShellHelper {\n  public static int help(int x) { return x; }\n}\n",
+        ),
+        shell_importer: Step::Write(
+            expo_java!("core/ShellUser.java"),
+            "package expo.modules.core;\n\nclass ShellUser {\n  int used = ShellHelper.help(1);\n}\n",
+        ),
+        run_module: (
+            expo_java!("core/RunHelper.java"),
+            "package expo.modules.core;\n\npublic class RunHelper {\n  public static int twice(int x) { return 2 * x; }\n}\n",
+        ),
+        run_importer: Step::Write(
+            expo_java!("core/RunUser.java"),
+            "package expo.modules.core;\n\nclass RunUser {\n  int used = RunHelper.twice(1);\n}\n",
+        ),
+        recreated: expo_java!("core/interfaces/RegistryLifecycleListener.java"),
+        importer_comment: (
+            expo_java!("core/interfaces/InternalModule.java"),
+            "public interface InternalModule extends",
+            "/** A module of the registry (a comment). */\npublic interface InternalModule extends",
+        ),
+        format: Format {
+            file: expo_java!("core/FmtCase.java"),
+            bad: "package expo.modules.core;\nclass FmtCase { static int fmtFirst(int a, int b) { return a + b; } static int fmtSecond(int x) { return fmtFirst(x, x); } }\n",
+            command: "astyle --quiet --style=java -n {}",
+            needs: "astyle",
+            call: "return fmtFirst(",
+            symbol: "fmtFirst",
+            definition: "static int fmtFirst",
+        },
+        branch: Branch {
+            definition: (
+                expo_java!("core/utilities/FileUtilities.java"),
+                "public static File ensureDirExists(",
+                "ensureDirExists",
+            ),
+            generated: (
+                expo_java!("core/gen/CcGen{}.java"),
+                "package expo.modules.core.gen;\n\nimport java.io.File;\nimport java.io.IOException;\n\nimport expo.modules.core.utilities.FileUtilities;\n\nclass CcGen{} {\n  static File ccgen{}(File dir) throws IOException {\n    return FileUtilities.ensureDirExists(dir);\n  }\n}\n",
+            ),
+            index: None,
+            broken: (
+                expo_java!("core/ModuleRegistryProvider.java"),
+                "\nclass CcBroken {\n  int broken = \"x\";\n}\n",
+            ),
+            callers: true,
+            kind: "method",
+        },
+        prepare: |_| {},
+        shell_break: Some(ShellBreak {
+            definition: expo_java!("core/ModuleRegistryProvider.java"),
+            sed: "s/List<Package> getPackages()/List<Package> getPackageList()/",
+            caller: expo_java!("adapters/react/ReactModuleRegistryProvider.java"),
+            error: "getPackages",
+        }),
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn php_symfony_console_shell_changes_between_calls() {
+    run_case(&Case {
+        project: "symfony-console",
+        server: "intelephense",
+        rename: (
+            "Formatter/OutputFormatter.php",
+            "public static function escapeTrailingBackslash(",
+            "escapeTrailingBackslash",
+            "escapeFinalBackslash",
+        ),
+        comment: (
+            "Style/SymfonyStyle.php",
+            "use Symfony\\Component\\Console\\Helper\\Helper;",
+            "// helpers\nuse Symfony\\Component\\Console\\Helper\\Helper;",
+        ),
+        shell_module: (
+            "ShellHelper.php",
+            "<?php\n\nnamespace Symfony\\Component\\Console;\n\nclass ShellHelper\n{\n    public static function help(int $x): int\n    {\n        return $x;\n    }\n}\n",
+        ),
+        shell_importer: Step::Write(
+            "ShellUser.php",
+            "<?php\n\nnamespace Symfony\\Component\\Console;\n\nfunction shellUsed(): int\n{\n    return ShellHelper::help(1);\n}\n",
+        ),
+        run_module: (
+            "RunHelper.php",
+            "<?php\n\nnamespace Symfony\\Component\\Console;\n\nclass RunHelper\n{\n    public static function twice(int $x): int\n    {\n        return 2 * $x;\n    }\n}\n",
+        ),
+        run_importer: Step::Write(
+            "RunUser.php",
+            "<?php\n\nnamespace Symfony\\Component\\Console;\n\nfunction runUsed(): int\n{\n    return RunHelper::twice(1);\n}\n",
+        ),
+        recreated: "Formatter/OutputFormatterStyle.php",
+        importer_comment: (
+            "Formatter/OutputFormatterStyleStack.php",
+            "class OutputFormatterStyleStack implements",
+            "/** A stack of styles (a comment). */\nclass OutputFormatterStyleStack implements",
+        ),
+        format: Format {
+            file: "FmtCase.php",
+            bad: "<?php\nnamespace Symfony\\Component\\Console;\nfunction fmtFirst($a, $b) { return $a + $b; } function fmtSecond($x) { return fmtFirst($x, $x); }\n",
+            // phpcbf exits 1 when it fixed something.
+            command: "phpcbf -q --standard=PSR12 {} || test $? -eq 1",
+            needs: "phpcbf",
+            call: "return fmtFirst(",
+            symbol: "fmtFirst",
+            definition: "function fmtFirst",
+        },
+        branch: Branch {
+            definition: (
+                "Formatter/OutputFormatter.php",
+                "public static function escape(string $text)",
+                "escape",
+            ),
+            generated: (
+                "Gen/CcGen{}.php",
+                "<?php\n\nnamespace Symfony\\Component\\Console\\Gen;\n\nuse Symfony\\Component\\Console\\Formatter\\OutputFormatter;\n\nfunction ccgen{}(string $text): string\n{\n    return OutputFormatter::escape($text);\n}\n",
+            ),
+            index: None,
+            broken: (
+                "Application.php",
+                "\nfunction cc_broken(): string\n{\n    return Formatter\\OutputFormatter::escape();\n}\n",
+            ),
+            callers: true,
+            kind: "function",
+        },
+        shell_break: Some(ShellBreak {
+            definition: "Formatter/OutputFormatter.php",
+            sed: "s/function escape(string \\$text)/function escape(string \\$text, int \\$width)/",
+            caller: "Helper/FormatterHelper.php",
+            error: "arguments",
+        }),
+        // intelephense takes a folder for a PHP project by its composer.json.
+        prepare: |ws| std::fs::write(ws.join("composer.json"), "{\"name\": \"upstream/library\"}\n").unwrap(),
     })
     .await;
 }
@@ -767,7 +1019,7 @@ async fn a_lost_event_queue_is_a_rescan_said_in_the_results() {
         return;
     };
     git_init(&project.ws);
-    assert_eq!(generated_definitions(&project).await, 0);
+    assert_eq!(generated_definitions(&project, "function").await, 0);
     let comment = edit(
         &project,
         "src/requests/auth.py",

@@ -128,6 +128,9 @@ pub const PEERS: &[Peer] = &[
     peer(Apt, "clang-tidy-19",     "1:19.1.7-3~deb12u1",     "clang-tidy-19", &["--version"]),
     // A formatter run by the shell behind the run (tools/tests/behind_the_run.rs).
     peer(Apt, "clang-format-19",   "1:19.1.7-3~deb12u1",     "clang-format-19", &["--version"]),
+    // The same for Java (Artistic Style) and PHP (PHP_CodeSniffer's `phpcbf`).
+    peer(Apt, "astyle",            "3.1-3+b1",               "astyle",        &["--version"]),
+    peer(Apt, "php-codesniffer",   "3.7.1-2",                "phpcbf",        &["--version"]),
     // Gives `lldb-dap-19`, whose `--version` prints nothing: `--help` shows that it runs.
     peer(Apt, "lldb-19",           "1:19.1.7-3~deb12u1",     "lldb-dap-19",   &["--help"]),
     peer(Apt, "golang-go",         "2:1.19~1",               "go",            &["version"]),

@@ -178,6 +178,7 @@ impl LanguageServer {
                 awaiting_ready_log: !spec.ready_when_logged.is_empty() || spec.ready_after_search,
                 awaiting_index: spec.index_progress.is_some() && has_compilation_database(root),
                 save_seq: 0,
+                disk_change_seq: 0,
                 check_begin_seq: 0,
             }),
             changed,

@@ -67,6 +67,9 @@ pub(super) struct Inner {
     pub(super) awaiting_index: bool,
     /// The sequence number of the last `didSave` sent.
     pub(super) save_seq: u64,
+    /// The sequence number when the server was last told of files changed on disk
+    /// ([`crate::LanguageServer::note_disk_change`]).
+    pub(super) disk_change_seq: u64,
     /// The sequence number of the last begin of the check a save starts
     /// ([`ServerSpec::check_progress`]).
     pub(super) check_begin_seq: u64,

@@ -249,6 +249,25 @@ impl LanguageServer {
             })
     }
 
+    /// Notes that the server was just told of files changed on disk (watched-file events,
+    /// open documents synced from the disk): what it published before about an open document
+    /// may no longer hold, although that document's own text did not change.
+    pub fn note_disk_change(&self) {
+        let mut inner = self.state.lock();
+        inner.disk_change_seq = inner.seq;
+    }
+
+    /// Whether the last list published for `path` came before the server was last told of a
+    /// change on disk ([`LanguageServer::note_disk_change`]): unless its text changes, the
+    /// document has to be checked again for a list that is current.
+    pub fn published_before_disk_change(&self, path: &Path) -> bool {
+        let inner = self.state.lock();
+        inner
+            .published
+            .get(path)
+            .is_some_and(|published| published.seq <= inner.disk_change_seq)
+    }
+
     /// Closes `path` (a deleted file).
     pub fn close(&self, path: &Path) {
         if self.docs_lock().remove(path).is_some() {

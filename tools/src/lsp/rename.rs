@@ -409,6 +409,9 @@ impl Tool for LspRenameTool {
             )
         };
         let mut edit = workspace_edit::parse(edit).map_err(invalid)?;
+        // One edit per renamed place, whatever stretch the server rewrote (JDT LS sends one
+        // per file): the completeness scan below sees every place the rename covers.
+        cc_lsp_client::edit_split::split_text_edits(&mut edit, server.encoding());
         let completion = rename_scope::complete(
             &server,
             &self.root,
