@@ -1012,6 +1012,70 @@ async fn php_monolog_signature_change_reports_the_callers_in_other_files() {
     project.shutdown().await;
 }
 
+/// The other two of the four checks on monolog: the first `references` finds every caller
+/// (intelephense's index is complete before it answers), and a rename built from them leaves
+/// no use behind.
+#[tokio::test]
+async fn php_monolog_first_references_are_complete_and_the_rename_leaves_nothing() {
+    if require_peer("intelephense").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("monolog", &[COMPOSER_JSON]) else {
+        return;
+    };
+    let definition = "public static function getClass(object $object): string";
+    let line = project
+        .read("Utils.php")
+        .lines()
+        .position(|l| l.contains(definition))
+        .unwrap()
+        + 1;
+    let found = project
+        .lsp(json!({"action": "references", "file": "Utils.php", "line": line, "symbol": "getClass"}))
+        .await;
+    assert!(found.get("incomplete").is_none(), "{found:#}");
+    // The definition's own file may be listed (the declaration): only the callers count.
+    let mut files: Vec<String> = found["locations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{found:#}"))
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_owned())
+        .filter(|path| path != "Utils.php")
+        .collect();
+    files.sort();
+    files.dedup();
+    assert_eq!(
+        files,
+        [
+            "ErrorHandler.php",
+            "Formatter/LineFormatter.php",
+            "Formatter/MongoDBFormatter.php",
+            "Formatter/NormalizerFormatter.php",
+            "Processor/PsrLogMessageProcessor.php",
+        ],
+        "{found:#}"
+    );
+
+    let result = rename(&project, "Utils.php", definition, "getClass", "classOf").await;
+    assert_eq!(result["complete"], true, "{result:#}");
+    assert_eq!(
+        code_mentions(&project.ws, &[".php"], "getClass"),
+        Vec::<String>::new(),
+        "{result:#}"
+    );
+    // The definition and the seven calls.
+    let edits: u64 = result["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["edits"].as_u64().unwrap())
+        .sum();
+    assert_eq!(edits, 1 + 7, "{result:#}");
+    assert_answered(&result);
+    assert_eq!(new_diagnostics(&result), [], "{result:#}");
+    project.shutdown().await;
+}
+
 #[tokio::test]
 async fn php_monolog_checker_reports_a_syntax_error() {
     if require_peer("php").is_none() {
