@@ -241,6 +241,15 @@ async fn broken_under_an_open_caller(project: &Project, case: &Case) {
         &project.ws,
         &format!("sed -i '{}' {}", change.sed, change.definition),
     );
+    // The next write names the shell's change apart, and only it: `sed -i`'s temporary
+    // file came and went and changed nothing.
+    let (file, old, new) = case.comment;
+    let noted = edit(project, file, old, new).await;
+    assert_eq!(
+        noted["diagnostics"]["changed_outside"]["files"],
+        json!([change.definition]),
+        "{noted:#}"
+    );
     let during = errors_of(project, change.caller).await;
     assert!(
         during.len() > before.len() && during.iter().any(|e| e.contains(change.error)),

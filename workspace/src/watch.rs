@@ -564,6 +564,9 @@ fn reader_handle(
 #[derive(Debug, Clone, Copy, Default)]
 struct Seen {
     created: bool,
+    /// The first event of the batch for the path created it: gone at the batch's end, it
+    /// came and went in between (`sed -i`'s temporary file) and changed nothing.
+    born: bool,
 }
 
 /// The collector thread: batches events, keeps the watches in step with the folders, and
@@ -606,7 +609,11 @@ impl Collector {
                             continue;
                         }
                         if path.starts_with(&self.shared.root) {
+                            let first = !self.pending.contains_key(path);
                             let seen = self.pending.entry(path.clone()).or_default();
+                            if first {
+                                seen.born = matches!(event.kind, EventKind::Create(_));
+                            }
                             seen.created |= matches!(
                                 event.kind,
                                 EventKind::Create(_)
@@ -838,6 +845,8 @@ impl Collector {
                         outside,
                     });
                 }
+                // Created and gone within the batch: nothing changed there.
+                Err(_) if seen.born && !was_watched => {}
                 Err(_) => {
                     let is_dir = was_watched;
                     if is_dir {
@@ -1066,6 +1075,37 @@ mod tests {
             ]
         );
         assert!(sub.take().is_empty());
+    }
+
+    /// `sed -i` writes a temporary file beside the one it edits and renames it over that
+    /// file: the temporary file is no change, the edited one is.
+    #[test]
+    fn a_file_created_and_gone_within_a_batch_is_no_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("a.py"), "a").unwrap();
+        std::fs::write(root.join("gone.py"), "g").unwrap();
+        let watcher = watcher(&root);
+        let sub = watcher.subscribe();
+        std::fs::write(root.join("sedX1b2c3"), "a2").unwrap();
+        std::fs::rename(root.join("sedX1b2c3"), root.join("a.py")).unwrap();
+        std::fs::write(root.join("scratch.py"), "s").unwrap();
+        std::fs::remove_file(root.join("scratch.py")).unwrap();
+        // A file that was there before and is gone stays a removal.
+        std::fs::remove_file(root.join("gone.py")).unwrap();
+        assert!(watcher.flush());
+        let found = kinds(&sub.take(), &root);
+        assert!(
+            found
+                .iter()
+                .all(|(path, ..)| path == "a.py" || path == "gone.py"),
+            "{found:?}"
+        );
+        assert!(found.iter().any(|(path, ..)| path == "a.py"), "{found:?}");
+        assert!(
+            found.contains(&("gone.py".into(), ChangeKind::Removed, true)),
+            "{found:?}"
+        );
     }
 
     #[test]
