@@ -541,6 +541,7 @@ def _pip(args):
     completed = subprocess.run([sys.executable, '-m', 'pip'] + shlex.split(args),
                                stdin=subprocess.DEVNULL, env=env)
     importlib.invalidate_caches()
+    _note_installed()  # its evictions are done here, not again before the next cell
     after = _distributions()
     changed = {name for name in set(before) | set(after) if before.get(name) != after.get(name)}
     if completed.returncode != 0:
@@ -590,6 +591,127 @@ def evict(tops):
                      'extension cannot be replaced in a running interpreter (call eval with '
                      'reset: true).' % ', '.join(compiled))
     return ' '.join(notes)
+
+# ---------------------------------------------------------------------------------------
+# Code that changed on disk between cells: the agent's edits, a `git checkout`, a
+# `pip install` in a shell. A running interpreter keeps what it imported; each cell first
+# reloads the project's changed modules and evicts the packages installed over, and says so.
+
+_ROOT = os.path.realpath(os.getcwd())
+_stamps = {}          # module name -> (file, (mtime_ns, size)) of the project's own modules
+_installed = None     # sys.path folder -> its distributions' metadata folders
+
+
+def _stat(path):
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (status.st_mtime_ns, status.st_size)
+
+
+def _project_file(module):
+    """The source file of a module of the project (under the kernel's root, not installed)."""
+    file = getattr(module, '__file__', None)
+    if not isinstance(file, str) or not file.endswith('.py'):
+        return None
+    file = os.path.realpath(file)
+    if not file.startswith(_ROOT + os.sep) or 'site-packages' in file or 'dist-packages' in file:
+        return None
+    return file
+
+
+def _stamp_modules():
+    """Remembers the file state of project modules imported since the last look."""
+    for name in [name for name in _stamps if name not in sys.modules]:
+        del _stamps[name]
+    for name, module in list(sys.modules.items()):
+        if name in _stamps or name == '__main__':
+            continue
+        file = _project_file(module)
+        if file is not None:
+            _stamps[name] = (file, _stat(file))
+
+
+def _installed_now():
+    found = {}
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or '.')
+        except OSError:
+            continue
+        found[entry] = {n for n in names if n.endswith(('.dist-info', '.egg-info'))}
+    return found
+
+
+def _note_installed():
+    global _installed
+    _installed = _installed_now()
+
+
+def _dist_name(folder):
+    """`Name-1.0.dist-info` -> `name`."""
+    return folder.rsplit('.', 1)[0].split('-')[0].lower().replace('_', '-')
+
+
+def _reload_changed():
+    import importlib
+    changed = [name for name, (file, stamp) in _stamps.items()
+               if name in sys.modules and _stat(file) != stamp]
+    if not changed:
+        return []
+    importlib.invalidate_caches()
+    # A module is in sys.modules before what it imports: the reverse order reloads a
+    # module's imports before it.
+    order = {name: at for at, name in enumerate(sys.modules)}
+    reloaded, failed = [], []
+    for name in sorted(changed, key=lambda n: order.get(n, 0), reverse=True):
+        file = _stamps[name][0]
+        _stamps[name] = (file, _stat(file))
+        try:
+            importlib.reload(sys.modules[name])
+            reloaded.append(name)
+        except BaseException as caught:  # the module's own code failed, or its file is gone
+            failed.append('%s (%s: %s)' % (name, type(caught).__name__, caught))
+    notes = []
+    if reloaded:
+        notes.append('Reloaded %s: changed on disk since imported. Objects made before, and '
+                     'names bound with `from ... import`, keep the old code; reset for a clean '
+                     'state.' % ', '.join(reloaded))
+    if failed:
+        notes.append('Changed on disk but not reloaded, the old code stays: %s.'
+                     % '; '.join(failed))
+    return notes
+
+
+def _evict_installed():
+    import importlib
+    global _installed
+    before, now = _installed, _installed_now()
+    _installed = now
+    if before is None or before == now:
+        return []
+    importlib.invalidate_caches()
+    old = set().union(*before.values()) if before else set()
+    new = set().union(*now.values()) if now else set()
+    changed = {_dist_name(folder) for folder in old ^ new}
+    if not changed:
+        return []
+    tops = {top for top, dists in _top_level_owners().items() if dists & changed}
+    message = evict(sorted(tops))
+    return [message + ' (installed outside the kernel)'] if message else []
+
+
+def _catch_up_with_disk():
+    """Before a cell: the project's changed modules reloaded, packages installed over
+    evicted; what was done is printed, so that the cell's output says it."""
+    try:
+        notes = _evict_installed() + _reload_changed()
+    except Exception as caught:  # never stop a cell for this
+        notes = ['Could not check for code changed on disk: %s' % caught]
+    for note in notes:
+        print(note)
+
 
 # ---------------------------------------------------------------------------------------
 # Running cells.
@@ -720,6 +842,7 @@ def _run_cell(message):
         try:
             with _run_lock:
                 _running = cell
+            _catch_up_with_disk()
             result = _execute(message['code'], cell)
         finally:
             _running = None
@@ -731,6 +854,12 @@ def _run_cell(message):
         _show_open_figures()
     except BaseException as caught:
         error = error or _format_error(caught)
+    try:
+        _stamp_modules()
+        if _installed is None:
+            _note_installed()
+    except Exception:
+        pass
     _shown.clear()
     barrier = _barrier(cell)
     _cell = None

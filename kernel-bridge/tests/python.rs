@@ -855,3 +855,75 @@ async fn a_kernel_runs_the_projects_python_never_the_tools() {
     );
     kernels.finish().await;
 }
+
+/// Code changes on disk between cells, as an agent's edits and its shell change it: a
+/// project module the kernel imported is reloaded (and a broken one kept, saying why), and
+/// a package a shell's `pip install` replaced is evicted, each said in the cell's output.
+#[tokio::test]
+async fn code_changed_on_disk_between_cells_is_reloaded_and_said() {
+    let Some(python) = python() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let venv = root.path().join(".venv");
+    let created = std::process::Command::new(&python)
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(created.success(), "python -m venv failed");
+    let [old, new] = ["1.0", "2.0"]
+        .map(|version| build_wheel(&python, root.path(), "ccshell", version, "").unwrap());
+    let base = root.path().to_path_buf();
+    let shell_pip = |wheel: &str| {
+        let installed = std::process::Command::new(venv.join("bin/python"))
+            .args(["-m", "pip", "install", "--quiet", "--no-index"])
+            .arg(base.join(wheel))
+            .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+            .status()
+            .unwrap();
+        assert!(installed.success(), "pip install {wheel} failed");
+    };
+    let module = root.path().join("ccmod.py");
+    std::fs::write(&module, "def f():\n    return 1\n").unwrap();
+    shell_pip(&old);
+    let kernels = Kernels::in_root(config(None), root);
+
+    let first = kernels
+        .py("import ccmod\nimport ccshell\n(ccmod.f(), ccshell.__version__)")
+        .await;
+    assert_eq!(first.result.as_deref(), Some("(1, '1.0')"), "{first:?}");
+    assert_eq!(first.stdout, "");
+
+    // The agent edits the module: the next cell runs the new code, and says it reloaded.
+    std::fs::write(&module, "def f():\n    return 2  # edited\n").unwrap();
+    let edited = kernels.py("ccmod.f()").await;
+    assert_eq!(edited.result.as_deref(), Some("2"), "{edited:?}");
+    assert!(
+        edited.stdout.contains("Reloaded ccmod"),
+        "{}",
+        edited.stdout
+    );
+    // Nothing changed since: nothing is said.
+    let quiet = kernels.py("ccmod.f()").await;
+    assert_eq!(quiet.stdout, "");
+
+    // A broken edit: the old code stays, and the cell says why.
+    std::fs::write(&module, "def f(:\n").unwrap();
+    let broken = kernels.py("ccmod.f()").await;
+    assert_eq!(broken.result.as_deref(), Some("2"), "{broken:?}");
+    assert!(
+        broken.stdout.contains("not reloaded") && broken.stdout.contains("SyntaxError"),
+        "{}",
+        broken.stdout
+    );
+
+    // A shell upgrades a package the kernel imported: the next import loads the new one.
+    shell_pip(&new);
+    let upgraded = kernels.py("import ccshell\nccshell.__version__").await;
+    assert_eq!(upgraded.result.as_deref(), Some("'2.0'"), "{upgraded:?}");
+    assert!(
+        upgraded.stdout.contains("Evicted ccshell") && upgraded.stdout.contains("outside"),
+        "{}",
+        upgraded.stdout
+    );
+    kernels.finish().await;
+}
