@@ -182,6 +182,47 @@ function barrier(cell) {
   return written;
 }
 
+// Code that changed on disk between cells (the agent's edits, a `git checkout`, an
+// `npm install` in a shell): require() keeps what it loaded, so each cell first drops the
+// changed files from require's cache, and says so. Compiled addons cannot be dropped.
+const requireStamps = new Map(); // file -> its mtime and size when first seen loaded
+
+function fileStamp(file) {
+  try {
+    const status = fs.statSync(file, { bigint: true });
+    return `${status.mtimeNs}:${status.size}`;
+  } catch {
+    return null;
+  }
+}
+
+function stampRequired() {
+  for (const file of requireStamps.keys()) {
+    if (!(file in Module._cache)) requireStamps.delete(file);
+  }
+  for (const file of Object.keys(Module._cache)) {
+    if (!requireStamps.has(file) && !file.endsWith('.node') && path.isAbsolute(file)) {
+      requireStamps.set(file, fileStamp(file));
+    }
+  }
+}
+
+function evictChanged() {
+  const changed = [];
+  for (const [file, stamp] of requireStamps) {
+    if (file in Module._cache && fileStamp(file) !== stamp) changed.push(file);
+  }
+  if (changed.length === 0) return;
+  for (const file of changed) {
+    delete Module._cache[file];
+    requireStamps.delete(file);
+  }
+  const shown = changed.map((file) => path.relative(process.cwd(), file)).join(', ');
+  process.stdout.write(`Dropped ${shown} from require's cache: changed on disk since loaded, `
+    + 'the next require() loads the new code. Values bound before keep the old code; reset '
+    + 'for a clean state.\n');
+}
+
 async function runCell(message) {
   const { cell, code } = message;
   let finish;
@@ -191,6 +232,7 @@ async function runCell(message) {
   let result = null;
   let error = null;
   try {
+    try { evictChanged(); } catch { /* never stop a cell for this */ }
     const evaluation = post('Runtime.evaluate', {
       expression: code, replMode: true, awaitPromise: true, objectGroup: 'cc-cell', generatePreview: false,
     });
@@ -213,6 +255,7 @@ async function runCell(message) {
       : { ename: 'InternalError', evalue: clean(String(caught)), traceback: clean(String(caught && caught.stack)) };
   }
   current = null;
+  try { stampRequired(); } catch { /* as above */ }
   post('Runtime.releaseObjectGroup', { objectGroup: 'cc-cell' }).catch(() => {});
   send({ op: 'done', cell, result, error, barrier: barrier(cell) });
 }

@@ -253,3 +253,29 @@ async fn javascript_through_an_enclosure_prefix() {
     interrupted.finish().await;
     kernels.finish().await;
 }
+
+/// A file a cell required changes on disk (the agent's edit): the next cell's `require`
+/// loads the new code, and the cell says it dropped the old one.
+#[tokio::test]
+async fn a_required_file_changed_on_disk_is_loaded_again_and_said() {
+    let Some(_) = node() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let module = root.path().join("ccmod.js");
+    std::fs::write(&module, "module.exports = { f: () => 1 };\n").unwrap();
+    let kernels = Kernels::in_root(config(), root);
+    let first = kernels.js("require('./ccmod.js').f()").await;
+    assert_eq!(first.result.as_deref(), Some("1"), "{first:?}");
+    assert_eq!(first.stdout, "");
+
+    std::fs::write(&module, "module.exports = { f: () => 2 }; // edited\n").unwrap();
+    let edited = kernels.js("require('./ccmod.js').f()").await;
+    assert_eq!(edited.result.as_deref(), Some("2"), "{edited:?}");
+    assert!(
+        edited.stdout.contains("Dropped ccmod.js"),
+        "{}",
+        edited.stdout
+    );
+    let quiet = kernels.js("require('./ccmod.js').f()").await;
+    assert_eq!(quiet.stdout, "");
+    kernels.finish().await;
+}
