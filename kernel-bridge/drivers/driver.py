@@ -599,7 +599,7 @@ def evict(tops):
 
 _ROOT = os.path.realpath(os.getcwd())
 _stamps = {}          # module name -> (file, (mtime_ns, size)) of the project's own modules
-_installed = None     # sys.path folder -> its distributions' metadata folders
+_installed = None     # sys.path folder -> (its stat, its distributions' metadata folders)
 
 
 def _stat(path):
@@ -633,14 +633,22 @@ def _stamp_modules():
             _stamps[name] = (file, _stat(file))
 
 
-def _installed_now():
+def _installed_now(before=None):
+    """Each sys.path folder's metadata folders; a folder whose own stat did not change since
+    `before` is not listed again (an install adds a folder there, which changes it)."""
     found = {}
     for entry in sys.path:
+        stamp = _stat(entry or '.')
+        if stamp is None:
+            continue
+        if before and entry in before and before[entry][0] == stamp:
+            found[entry] = before[entry]
+            continue
         try:
             names = os.listdir(entry or '.')
         except OSError:
             continue
-        found[entry] = {n for n in names if n.endswith(('.dist-info', '.egg-info'))}
+        found[entry] = (stamp, {n for n in names if n.endswith(('.dist-info', '.egg-info'))})
     return found
 
 
@@ -687,13 +695,14 @@ def _reload_changed():
 def _evict_installed():
     import importlib
     global _installed
-    before, now = _installed, _installed_now()
+    before = _installed
+    now = _installed_now(before)
     _installed = now
     if before is None or before == now:
         return []
     importlib.invalidate_caches()
-    old = set().union(*before.values()) if before else set()
-    new = set().union(*now.values()) if now else set()
+    old = set().union(*(names for _, names in before.values()))
+    new = set().union(*(names for _, names in now.values()))
     changed = {_dist_name(folder) for folder in old ^ new}
     if not changed:
         return []
