@@ -599,6 +599,7 @@ def evict(tops):
 
 _ROOT = os.path.realpath(os.getcwd())
 _stamps = {}          # module name -> (file, (mtime_ns, size)) of the project's own modules
+_looked_at = {}       # module name -> id of the module object last looked at
 _installed = None     # sys.path folder -> (its stat, its distributions' metadata folders)
 
 
@@ -626,8 +627,11 @@ def _stamp_modules():
     for name in [name for name in _stamps if name not in sys.modules]:
         del _stamps[name]
     for name, module in list(sys.modules.items()):
-        if name in _stamps or name == '__main__':
+        # Each module object is looked at once: a cell's cost stays independent of how
+        # many modules are loaded.
+        if _looked_at.get(name) == id(module) or name == '__main__':
             continue
+        _looked_at[name] = id(module)
         file = _project_file(module)
         if file is not None:
             _stamps[name] = (file, _stat(file))
