@@ -579,6 +579,21 @@ with zipfile.ZipFile(wheel, 'w') as out:
 print(wheel)
 "#;
 
+/// A throwaway checkout with a virtualenv at its `.venv`, which the kernel must prefer, and
+/// that venv's path. venv installs pip from the interpreter's bundled wheel, and the tests'
+/// wheels are local: no network is needed.
+fn root_with_venv(python: &std::path::Path) -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let venv = root.path().join(".venv");
+    let created = std::process::Command::new(python)
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(created.success(), "python -m venv failed");
+    (root, venv)
+}
+
 /// The wheel's path relative to `root`, or None when `extension` is not a file here.
 fn build_wheel(
     python: &std::path::Path,
@@ -607,17 +622,7 @@ fn build_wheel(
 #[tokio::test]
 async fn pip_installs_into_the_kernels_interpreter_and_evicts_old_modules() {
     let Some(python) = python() else { return };
-    // A throwaway virtualenv at the checkout's `.venv`, which the kernel must prefer.
-    let root = tempfile::tempdir().unwrap();
-    let venv = root.path().join(".venv");
-    // venv installs pip from the interpreter's bundled wheel, and the wheels below are
-    // local: the test needs no network.
-    let created = std::process::Command::new(&python)
-        .args(["-m", "venv"])
-        .arg(&venv)
-        .status()
-        .unwrap();
-    assert!(created.success(), "python -m venv failed");
+    let (root, _venv) = root_with_venv(&python);
     let wheel = |name: &str, version: &str, extension: &str| {
         build_wheel(&python, root.path(), name, version, extension)
     };
@@ -862,14 +867,7 @@ async fn a_kernel_runs_the_projects_python_never_the_tools() {
 #[tokio::test]
 async fn code_changed_on_disk_between_cells_is_reloaded_and_said() {
     let Some(python) = python() else { return };
-    let root = tempfile::tempdir().unwrap();
-    let venv = root.path().join(".venv");
-    let created = std::process::Command::new(&python)
-        .args(["-m", "venv"])
-        .arg(&venv)
-        .status()
-        .unwrap();
-    assert!(created.success(), "python -m venv failed");
+    let (root, venv) = root_with_venv(&python);
     let [old, new] = ["1.0", "2.0"]
         .map(|version| build_wheel(&python, root.path(), "ccshell", version, "").unwrap());
     let base = root.path().to_path_buf();
