@@ -134,6 +134,8 @@ pub(crate) struct CellRun {
 #[derive(Debug)]
 pub(crate) struct Kernel {
     info: KernelInfo,
+    /// The interpreter it was started with.
+    program: std::path::PathBuf,
     child: GroupChild,
     to_driver: mpsc::UnboundedSender<Vec<u8>>,
     messages: mpsc::UnboundedReceiver<FromDriver>,
@@ -190,6 +192,11 @@ enum Event {
 }
 
 impl Kernel {
+    /// The interpreter it was started with.
+    pub(crate) fn program(&self) -> &Path {
+        &self.program
+    }
+
     /// Starts the interpreter and waits for its driver to say it is ready.
     pub(crate) async fn start(launch: Launch<'_>) -> Result<Kernel, KernelError> {
         let language = launch.language;
@@ -299,6 +306,7 @@ impl Kernel {
         let _ = to_driver.send(boot);
 
         let mut kernel = Kernel {
+            program: launch.program.to_path_buf(),
             info: KernelInfo {
                 language,
                 version: String::new(),

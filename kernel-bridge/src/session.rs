@@ -2,7 +2,7 @@
 //! they die, discarded on `reset`, and all stopped when the run ends.
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -78,6 +78,7 @@ impl KernelFactory {
                 python: Mutex::new(Slot::Empty),
                 javascript: Mutex::new(Slot::Empty),
                 running: std::sync::Mutex::new(Vec::new()),
+                python_told: std::sync::Mutex::new(None),
                 closing,
             }),
         }
@@ -110,6 +111,9 @@ struct Inner {
     javascript: Mutex<Slot>,
     /// The live kernels, readable while a cell holds its slot.
     running: std::sync::Mutex<Vec<KernelInfo>>,
+    /// The project's Python the live Python kernel was last told about, when it is not the
+    /// one that kernel runs (said once per new interpreter).
+    python_told: std::sync::Mutex<Option<PathBuf>>,
     closing: watch::Sender<bool>,
 }
 
@@ -208,12 +212,16 @@ impl KernelSession {
         }
         if !matches!(*slot, Slot::Live(_)) {
             let kernel = self.start(language, config).await?;
+            *cc_process::lock(&self.inner.python_told) = None;
             self.publish(language, Some(kernel.info().clone()));
             *slot = Slot::Live(Box::new(kernel));
         }
         let Slot::Live(kernel) = &mut *slot else {
             return Err(KernelError::ShutDown);
         };
+        if state == StateStatus::Kept {
+            notices.extend(self.environment_moved(language, config, kernel.program()));
+        }
 
         if request.code.trim().is_empty() {
             return Ok(empty_outcome(language, state, notices));
@@ -230,6 +238,37 @@ impl KernelSession {
             self.publish(language, None);
         }
         Ok(outcome(language, run, state, notices, config))
+    }
+
+    /// A notice when the project's Python is no longer the one this kept kernel runs (a
+    /// virtualenv created or activated since it started): its imports come from the old
+    /// environment until a reset. Said once per new interpreter.
+    fn environment_moved(
+        &self,
+        language: Language,
+        config: &KernelConfig,
+        running: &Path,
+    ) -> Option<String> {
+        if language != Language::Python || config.python.is_some() || !config.enclosure.is_empty() {
+            return None;
+        }
+        let now = interpreter(language, config, &self.inner.workdir).ok()?;
+        let mut told = cc_process::lock(&self.inner.python_told);
+        if now == running {
+            *told = None;
+            return None;
+        }
+        if told.as_deref() == Some(now.as_path()) {
+            return None;
+        }
+        *told = Some(now.clone());
+        Some(format!(
+            "The project's Python is now {} (this kernel was started with {}): its imports \
+             still come from the old environment. Call eval with reset: true to switch; the \
+             variables of earlier cells are then gone.",
+            now.display(),
+            running.display()
+        ))
     }
 
     async fn start(

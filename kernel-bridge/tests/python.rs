@@ -925,3 +925,48 @@ async fn code_changed_on_disk_between_cells_is_reloaded_and_said() {
     );
     kernels.finish().await;
 }
+
+/// The agent's shell creates the project's virtualenv after the kernel started: the next
+/// cell says the kernel still runs the old interpreter and how to switch (once), and a reset
+/// runs the new one.
+#[tokio::test]
+async fn a_virtualenv_created_after_the_kernel_started_is_said_and_taken_on_reset() {
+    let Some(python) = python() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let venv = root.path().join(".venv");
+    let kernels = Kernels::in_root(config(None), root);
+    let before = kernels.py("import sys\nsys.prefix").await;
+    assert!(before.notices.is_empty(), "{before:?}");
+    assert!(!before.result.unwrap().contains(".venv"));
+
+    let created = std::process::Command::new(&python)
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(created.success(), "python -m venv failed");
+    let moved = kernels.py("sys.prefix").await;
+    let said = moved.notices.join("\n");
+    assert!(
+        said.contains(".venv") && said.contains("reset: true"),
+        "{moved:?}"
+    );
+    assert!(!moved.result.unwrap().contains(".venv"));
+    // Said once.
+    assert!(kernels.py("1").await.notices.is_empty());
+
+    let reset = kernels
+        .run_request(CellRequest {
+            language: Language::Python,
+            code: "import sys\nsys.prefix",
+            reset: true,
+        })
+        .await;
+    assert!(reset.result.unwrap().contains(".venv"));
+    assert!(
+        !reset.notices.iter().any(|n| n.contains("now")),
+        "{:?}",
+        reset.notices
+    );
+    kernels.finish().await;
+}
