@@ -42,6 +42,21 @@ pub(crate) fn adapt_to_project(spec: &mut ServerSpec, root: &Path) {
     }
 }
 
+/// The project's interpreter for a Python server at `root` (see [`use_project_python`]).
+pub(crate) fn project_python(
+    interpreter: Option<&Path>,
+    root: &Path,
+    workspace: &Path,
+    path_var: &OsStr,
+    read_only: bool,
+) -> Result<cc_workspace::python::PythonChoice, String> {
+    let mut query = cc_workspace::python::PythonQuery::new(root, workspace);
+    query.configured = interpreter;
+    query.path_var = Some(path_var.to_os_string());
+    query.outside_workspace_only = read_only;
+    cc_workspace::python::project_python(&query)
+}
+
 /// Tells a Python server which interpreter is the project's (`cc_workspace::python`: the
 /// configured one, an active or in-project environment, pyright's `venv`, else a `python3` on
 /// PATH that is not the tools' own environment; on a read-only surface one outside the
@@ -63,11 +78,7 @@ pub(crate) fn use_project_python(
         "pylsp" => "pylsp",
         _ => return Ok(None),
     };
-    let mut query = cc_workspace::python::PythonQuery::new(root, workspace);
-    query.configured = interpreter;
-    query.path_var = Some(path_var.to_os_string());
-    query.outside_workspace_only = read_only;
-    let choice = match cc_workspace::python::project_python(&query) {
+    let choice = match project_python(interpreter, root, workspace, path_var, read_only) {
         Ok(choice) => choice,
         Err(why) if read_only => {
             return Err(format!(

@@ -544,6 +544,12 @@ impl ServerPool {
         if let Some(server) = instance.server.clone() {
             if let Some(crash) = server.crashed() {
                 self.record_crash(&mut instance, crash);
+            } else if let Some(now) = self.python_moved(&key, family, root) {
+                // A virtualenv created (or removed) since the server started: its search
+                // paths are the old interpreter's. It starts again with the new one.
+                tracing::info!(server = server.name(), python = %now.display(), "the project's Python changed: restarting");
+                instance.server = None;
+                server.shutdown(self.options.shutdown_grace).await;
             } else if !server.is_closed() {
                 return Ok(server);
             } else {
@@ -610,6 +616,23 @@ impl ServerPool {
                 Err(unavailable(reason))
             }
         }
+    }
+
+    /// The project's Python now, when it is not the one the running server of `key` was
+    /// given (nothing for servers given none).
+    fn python_moved(&self, key: &Key, family: &Family, root: &Path) -> Option<PathBuf> {
+        let given = lock(&self.interpreters)
+            .get(key)
+            .map(|choice| choice.path.clone())?;
+        let now = crate::policy::project_python(
+            family.interpreter.as_deref(),
+            root,
+            &self.workspace,
+            &self.path_var(),
+            self.options.trust == Trust::ReadOnly,
+        )
+        .ok()?;
+        (now.path != given).then_some(now.path)
     }
 
     /// The JDT LS workspace folder of `key`, leased on first use.

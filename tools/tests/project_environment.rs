@@ -154,6 +154,62 @@ async fn python_project_venv_is_used() {
     project.shutdown().await;
 }
 
+/// The agent's shell creates the project's `.venv` after the server started, with a package
+/// only that environment has: the next check runs on a server started again with that
+/// interpreter, so the import resolves, and `status` names it.
+#[tokio::test]
+async fn python_venv_created_by_the_shell_after_the_server_started_is_taken() {
+    if require_peer("basedpyright-langserver").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("click", &[]) else {
+        return;
+    };
+    let user = "src/click/_ccvenv_user.py";
+    let written = project
+        .call(
+            "write",
+            json!({"path": user, "content": "import ccvenvonly\n\nvalue = ccvenvonly.VALUE\n"}),
+        )
+        .await;
+    assert!(
+        files_with_new(&written).contains(user),
+        "the import of a package nowhere installed is not reported: {written:#}"
+    );
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip", ".venv"])
+        .current_dir(&project.ws)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let purelib = std::process::Command::new(project.ws.join(".venv/bin/python"))
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ])
+        .output()
+        .unwrap();
+    let package = Path::new(String::from_utf8(purelib.stdout).unwrap().trim()).join("ccvenvonly");
+    std::fs::create_dir_all(&package).unwrap();
+    std::fs::write(package.join("__init__.py"), "VALUE = 1\n").unwrap();
+
+    edit(
+        &project,
+        user,
+        "value = ",
+        "# from the project's venv\nvalue = ",
+    )
+    .await;
+    let listed = project
+        .lsp(json!({"action": "diagnostics", "file": user}))
+        .await;
+    let text = serde_json::to_string(&listed["diagnostics"]).unwrap();
+    assert!(!text.contains("ccvenvonly"), "{listed:#}");
+    let reason = python_status(&project).await;
+    assert!(reason.contains(".venv/bin/python"), "{reason}");
+    project.shutdown().await;
+}
+
 /// itertools 0.14.0: its tests are `#![cfg(not(miri))]`. Adding a parameter to `repeat_n`
 /// reports the callers in those tests in the write's own result (rust-analyzer without the
 /// `miri` cfg, the write waiting for the check its save started), each diagnostic once.
