@@ -91,6 +91,10 @@ pub struct Stopped {
     /// continue, pause, steps).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<Vec<SourceLine>>,
+    /// Said when `source`'s file changed on disk after the session started: the program may
+    /// run the code it loaded before, and the lines are the file as it is now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_note: Option<String>,
     /// The top frame's locals (in results that report a stop).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locals: Option<LocalsSummary>,

@@ -225,6 +225,49 @@ async fn a_python_session_from_breakpoint_to_exit() {
     );
 }
 
+/// The file being debugged changes on disk while the program runs (an edit, a formatter,
+/// a `git checkout`): the next stop shows its lines with a note that they are the file as it
+/// is now and the program may run what it loaded before, in the value and in the text.
+#[tokio::test]
+async fn a_source_changed_during_the_session_is_said_at_the_next_stop() {
+    if debug_support::debugpy_python().is_none() {
+        return;
+    }
+    let fixture = Fixture::new("python-changed", &[("loop.py", LOOP)], config(60.0, 1800.0));
+    let debug = &fixture.debug;
+    call(
+        debug,
+        json!({"op": "breakpoints", "file": "loop.py", "lines": [12]}),
+    )
+    .await;
+    let started = call(debug, json!({"op": "launch", "program": "loop.py"})).await;
+    assert_eq!(at(&started), ("loop.py".to_owned(), 12));
+    assert!(
+        stopped(&started).get("source_note").is_none(),
+        "{started:#}"
+    );
+
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(fixture.root.join("loop.py"), format!("{LOOP}# edited\n")).unwrap();
+    let next = debug
+        .call("debug", json!({"op": "continue"}))
+        .await
+        .unwrap();
+    assert_eq!(at(&next.value), ("loop.py".to_owned(), 12));
+    let note = stopped(&next.value)["source_note"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(note.contains("changed on disk"), "{:#}", next.value);
+    assert!(
+        next.text
+            .unwrap()
+            .contains("changed on disk after the session started"),
+        "the note is not in the text"
+    );
+    call(debug, json!({"op": "terminate"})).await;
+    fixture.assert_no_leftovers().await;
+}
+
 #[tokio::test]
 async fn pause_stops_a_busy_loop_that_continue_could_not_wait_for() {
     if debug_support::debugpy_python().is_none() {

@@ -80,6 +80,19 @@ pub(super) fn source_lines(
     (number >= frame.line).then_some(lines)
 }
 
+/// A note when the frame's source file was modified after `since` (the session's start): an
+/// edit, a formatter or a `git checkout` while the program runs.
+pub(super) fn changed_since(frame: &StackFrame, since: std::time::SystemTime) -> Option<String> {
+    let path = frame.source.as_ref()?.path.as_ref()?;
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    (modified > since).then(|| {
+        "this file changed on disk after the session started: the program may still run the \
+         code it loaded before, and these lines are the file as it is now (launch again to \
+         debug the new code)"
+            .to_owned()
+    })
+}
+
 /// The scope that holds a frame's locals: `Locals` (debugpy, lldb-dap, delve), else the
 /// first that is not globals or registers.
 pub(super) fn locals_scope(scopes: &[Scope]) -> Option<&Scope> {

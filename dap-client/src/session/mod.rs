@@ -173,6 +173,8 @@ pub(crate) struct Session {
     caps: Capabilities,
     settings: Settings,
     started: Instant,
+    /// The same moment on the wall clock, to compare with source files' modification times.
+    started_wall: std::time::SystemTime,
     expired: Arc<AtomicBool>,
     tasks: Vec<JoinHandle<()>>,
     top_frame: Mutex<Option<TopFrame>>,
@@ -305,6 +307,7 @@ impl Session {
             caps: Capabilities::default(),
             settings,
             started: Instant::now(),
+            started_wall: std::time::SystemTime::now(),
             expired,
             tasks,
             top_frame: Mutex::new(None),
@@ -632,6 +635,7 @@ impl Session {
                     description: stop.description,
                     text: stop.text.map(|text| stop_text(&text)),
                     source: None,
+                    source_note: None,
                     locals: None,
                     shown_frame: None,
                 }),
@@ -690,6 +694,9 @@ impl Session {
             }
             let stop = self.settings.stop;
             stopped.source = detail::source_lines(&frame, stop.source_before, stop.source_after);
+            if stopped.source.is_some() {
+                stopped.source_note = detail::changed_since(&frame, self.started_wall);
+            }
             if stop.locals > 0 {
                 stopped.locals = self.locals_summary(frame.id).await;
             }

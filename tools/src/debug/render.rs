@@ -147,6 +147,9 @@ fn push_stop_detail(lines: &mut Vec<String>, value: &Value) {
     } else {
         stop["line"].as_i64()
     };
+    if let Some(note) = str_of(stop, "source_note") {
+        lines.push(format!("note: {note}"));
+    }
     let source = stop["source"].as_array().into_iter().flatten();
     let width = stop["source"]
         .as_array()
