@@ -45,6 +45,16 @@ async fn edit(project: &Project, path: &str, old: &str, new: &str) -> Value {
     result
 }
 
+/// A `.venv` (without pip) in `dir`, as the agent's shell makes one.
+fn make_venv(dir: &Path) {
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip", ".venv"])
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(made.success(), "python3 -m venv failed");
+}
+
 /// The reason `lsp status` gives for the running python server.
 async fn python_status(project: &Project) -> String {
     let status = project.lsp(json!({"action": "status"})).await;
@@ -132,12 +142,7 @@ async fn python_project_venv_is_used() {
     let Some(project) = Setup::default().real("click", &[]) else {
         return;
     };
-    let made = std::process::Command::new("python3")
-        .args(["-m", "venv", "--without-pip", ".venv"])
-        .current_dir(&project.ws)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    make_venv(&project.ws);
     let comment = edit(
         &project,
         "src/click/utils.py",
@@ -176,12 +181,7 @@ async fn python_venv_created_by_the_shell_after_the_server_started_is_taken() {
         files_with_new(&written).contains(user),
         "the import of a package nowhere installed is not reported: {written:#}"
     );
-    let made = std::process::Command::new("python3")
-        .args(["-m", "venv", "--without-pip", ".venv"])
-        .current_dir(&project.ws)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    make_venv(&project.ws);
     let purelib = std::process::Command::new(project.ws.join(".venv/bin/python"))
         .args([
             "-c",
