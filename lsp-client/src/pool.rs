@@ -836,6 +836,14 @@ impl ServerPool {
                             python.why
                         ));
                     }
+                    let key = (family.name.clone(), root.clone());
+                    if let Some(now) = self.python_moved(&key, family, &root) {
+                        reason.push_str(&format!(
+                            "; the project's Python is now {}: the server starts again with it \
+                             on its next use",
+                            now.display()
+                        ));
+                    }
                     known_row.reason = Some(reason);
                 } else if let Some(crash) = instance
                     .server

@@ -182,6 +182,12 @@ async fn python_venv_created_by_the_shell_after_the_server_started_is_taken() {
         "the import of a package nowhere installed is not reported: {written:#}"
     );
     make_venv(&project.ws);
+    // Before the server's next use, `status` already says it will change interpreter.
+    let reason = python_status(&project).await;
+    assert!(
+        reason.contains("is now") && reason.contains(".venv/bin/python"),
+        "{reason}"
+    );
     let purelib = std::process::Command::new(project.ws.join(".venv/bin/python"))
         .args([
             "-c",
