@@ -16,7 +16,7 @@ use lsp_types::{
 };
 use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 
-use crate::position::units;
+use crate::position::{is_ident, units};
 use crate::server::PositionEncoding;
 use crate::uri::uri_path;
 use crate::workspace_edit::{line_starts, offset};
@@ -117,7 +117,7 @@ fn split_one(text: &str, edit: TextEdit, encoding: PositionEncoding) -> Vec<Text
         return vec![edit];
     };
     // An edit within one token is as small as it gets.
-    if !old.contains(|c: char| !is_word(c)) && !edit.new_text.contains(|c: char| !is_word(c)) {
+    if !old.contains(|c: char| !is_ident(c)) && !edit.new_text.contains(|c: char| !is_ident(c)) {
         return vec![edit];
     }
     let old_tokens = tokens(old);
@@ -161,16 +161,12 @@ fn split_one(text: &str, edit: TextEdit, encoding: PositionEncoding) -> Vec<Text
     out
 }
 
-fn is_word(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || c == '$'
-}
-
 /// `text` cut into identifiers (whole) and single other characters.
 fn tokens(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut word_start: Option<usize> = None;
     for (at, c) in text.char_indices() {
-        if is_word(c) {
+        if is_ident(c) {
             word_start.get_or_insert(at);
             continue;
         }

@@ -44,7 +44,8 @@ pub enum PositionError {
     EmptySymbol,
 }
 
-fn is_ident(c: char) -> bool {
+/// A character of an identifier (`$` too: PHP variables, JavaScript names).
+pub(crate) fn is_ident(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '$'
 }
 
