@@ -530,6 +530,25 @@ fn rust_module<B: Backing>(
     rust_module_file(table, &crate_dir, &path, deps).map(|f| vec![f])
 }
 
+/// C and C++: the files a file's own includes name, in include order (an include inside a
+/// function counts too: it is visible from there on).
+pub fn include_children<B: Backing>(
+    table: &Table<B>,
+    from: &FileInfo,
+    deps: &mut Deps,
+) -> Vec<FileId> {
+    let imports = table.imports_of(from.id, deps);
+    let mut children = Vec::new();
+    for import in imports.iter() {
+        if let Some(file) = c_include(table, from, &import.module, deps) {
+            if file != from.id {
+                children.push(file);
+            }
+        }
+    }
+    children
+}
+
 fn c_include<B: Backing>(
     table: &Table<B>,
     from: &FileInfo,

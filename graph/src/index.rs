@@ -1961,16 +1961,39 @@ fn delete_file(tx: &Connection, file: FileId) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Files whose recorded keys intersect `keys`.
+/// Files whose recorded keys intersect `keys`, and the files whose includes reach what
+/// changed: a C or C++ file whose own includes read a changed key, then every file that
+/// includes one of those, transitively (each file records its own includes' keys only:
+/// [`crate::table::REACH`]).
 fn dependents(tx: &Connection, keys: &BTreeSet<String>) -> rusqlite::Result<BTreeSet<FileId>> {
+    use crate::table::REACH;
     let mut out = BTreeSet::new();
     let mut stmt = tx.prepare_cached(
         "SELECT d.file_id FROM keys k JOIN deps d ON d.key_id = k.id WHERE k.key = ?1",
     )?;
+    let mut path_of = tx.prepare_cached("SELECT path FROM files WHERE id = ?1")?;
     for key in keys {
         let rows = stmt.query_map([key], |r| r.get::<_, i64>(0))?;
         for r in rows {
             out.insert(r?);
+        }
+    }
+    let mut reached: HashSet<FileId> = HashSet::new();
+    let mut frontier: Vec<String> = keys.iter().map(|k| format!("{REACH}{k}")).collect();
+    while let Some(key) = frontier.pop() {
+        let rows = stmt
+            .query_map([&key], |r| r.get::<_, i64>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        for file in rows {
+            out.insert(file);
+            if reached.insert(file) {
+                if let Some(path) = path_of
+                    .query_row([file], |r| r.get::<_, String>(0))
+                    .optional()?
+                {
+                    frontier.push(format!("{REACH}p:{path}"));
+                }
+            }
         }
     }
     Ok(out)

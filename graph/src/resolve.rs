@@ -213,6 +213,17 @@ pub fn resolve_file<B: Backing>(
     let mut deps = Deps::default();
     let imports = table.imports_of(file, &mut deps);
     let locals = table.locals_of(file, &mut deps);
+    // C and C++: the keys the file's own includes were resolved with are recorded whether or
+    // not a name is looked up through them, so that a change of what they name reaches every
+    // file that includes this one (see `REACH`).
+    let own_includes = if imports::includes_are_transitive(info.language) {
+        let mut reach = Deps::default();
+        let children = imports::include_children(table, &info, &mut reach);
+        deps.add_reach(reach);
+        children
+    } else {
+        Vec::new()
+    };
     let mut cx = Cx {
         table,
         file: info,
@@ -225,6 +236,9 @@ pub fn resolve_file<B: Backing>(
         locals_by_name: std::collections::HashMap::new(),
         module_memo: std::collections::HashMap::new(),
         exported_memo: std::collections::HashMap::new(),
+        include_reach: None,
+        own_includes,
+        include_memo: std::collections::HashMap::new(),
         member_memo: std::collections::HashMap::new(),
         bases_memo: std::collections::HashMap::new(),
         method_memo: std::collections::HashMap::new(),
@@ -279,6 +293,13 @@ struct Cx<'t, B: Backing> {
     module_memo: std::collections::HashMap<(FileId, String, bool), Found>,
     /// Exported names looked up: (file, name, want) → definitions.
     exported_memo: std::collections::HashMap<(FileId, String, Want), Vec<Def>>,
+    /// C and C++: every file this file's includes reach, transitively, with the order a
+    /// lookup meets them in (computed the first time a name is looked up through them).
+    include_reach: Option<Arc<std::collections::HashMap<FileId, u32>>>,
+    /// C and C++: the files this file's own includes name.
+    own_includes: Vec<FileId>,
+    /// Names looked up through the includes: (name, want) → the definitions found.
+    include_memo: std::collections::HashMap<(String, Want), Vec<Def>>,
     /// Members looked up: (type, name, want) → what [`Cx::member`] found. A file asks for
     /// the same inherited member over and over (`self.assertEqual` in a test module), and
     /// the answer depends on the table alone.
@@ -991,19 +1012,10 @@ impl<B: Backing> Cx<'_, B> {
     /// Definitions of `name` in `file` at its top level (no parent, no owner; in C# and C++
     /// a namespace is no scope of its own for this).
     fn top_level(&mut self, file: FileId, name: &str, want: Want) -> Vec<Def> {
-        let namespaces = self
-            .table
-            .file(file)
-            .is_some_and(|f| matches!(f.language.name, "c_sharp" | "cpp"));
         let defs = self.table.defs_named(name, &mut self.deps);
         defs.iter()
             .filter(|d| d.file == file && d.owner.is_none() && want.accepts(d.kind))
-            .filter(|d| match d.parent {
-                None => true,
-                Some(p) => {
-                    namespaces && self.table.def(p).is_some_and(|p| p.kind == DefKind::Module)
-                }
-            })
+            .filter(|d| self.at_top_level(d))
             .cloned()
             .collect()
     }
@@ -1113,17 +1125,26 @@ impl<B: Backing> Cx<'_, B> {
             return Found::Defs(collapse(hits), Rung::Package);
         }
         // 5. Wildcard imports (and languages whose imports bring every name).
-        for import in imports.iter().filter(|i| i.visible_at(line)) {
-            if !(import.wildcard || imports::imports_everything(self.file.language)) {
-                continue;
+        if imports::includes_are_transitive(self.file.language)
+            && imports.iter().all(|i| i.scope_lines.is_none())
+        {
+            let hits = self.through_includes(name, want);
+            if !hits.is_empty() {
+                return Found::Defs(collapse(hits), Rung::Import);
             }
-            if let Found::Module(files, rung) = self.import_module(import, depth) {
-                let mut hits = Vec::new();
-                for file in files {
-                    hits.extend(self.exported(file, name, want, depth + 1));
+        } else {
+            for import in imports.iter().filter(|i| i.visible_at(line)) {
+                if !(import.wildcard || imports::imports_everything(self.file.language)) {
+                    continue;
                 }
-                if !hits.is_empty() {
-                    return Found::Defs(collapse(hits), rung.weaker(Rung::Import));
+                if let Found::Module(files, rung) = self.import_module(import, depth) {
+                    let mut hits = Vec::new();
+                    for file in files {
+                        hits.extend(self.exported(file, name, want, depth + 1));
+                    }
+                    if !hits.is_empty() {
+                        return Found::Defs(collapse(hits), rung.weaker(Rung::Import));
+                    }
                 }
             }
         }
@@ -1214,6 +1235,86 @@ impl<B: Backing> Cx<'_, B> {
             return both;
         }
         self.reexported(&info, name, want, depth)
+    }
+
+    /// C and C++: the top-level definitions of `name` in the first file, in the order a
+    /// depth-first walk of the includes meets them, that has any — what a walk of
+    /// [`Cx::exported`] through every include finds, without walking the includes again
+    /// for each name (a kernel source file reaches about a thousand headers).
+    fn through_includes(&mut self, name: &str, want: Want) -> Vec<Def> {
+        let key = (name.to_owned(), want);
+        if let Some(found) = self.include_memo.get(&key) {
+            return found.clone();
+        }
+        let reach = self.include_reach();
+        let defs = self.table.defs_named(name, &mut self.deps);
+        let mut first: Option<u32> = None;
+        let mut hits: Vec<Def> = Vec::new();
+        for d in defs.iter() {
+            let Some(&rank) = reach.get(&d.file) else {
+                continue;
+            };
+            if first.is_some_and(|f| rank > f)
+                || d.owner.is_some()
+                || !want.accepts(d.kind)
+                || !self.at_top_level(d)
+            {
+                continue;
+            }
+            if first != Some(rank) {
+                hits.clear();
+                first = Some(rank);
+            }
+            hits.push(d.clone());
+        }
+        self.include_memo.insert(key, hits.clone());
+        hits
+    }
+
+    /// Whether a definition is at its file's top level as [`Cx::top_level`] counts it (a
+    /// C++ namespace is no scope of its own).
+    fn at_top_level(&self, d: &DefInfo) -> bool {
+        match d.parent {
+            None => true,
+            Some(p) => {
+                self.table
+                    .file(d.file)
+                    .is_some_and(|f| matches!(f.language.name, "c_sharp" | "cpp"))
+                    && self.table.def(p).is_some_and(|p| p.kind == DefKind::Module)
+            }
+        }
+    }
+
+    /// The files this file's includes reach, each with its place in a depth-first walk in
+    /// include order (the walk [`Cx::exported`] takes, to the same depth); iterative, so
+    /// that no include chain decides the stack's depth.
+    fn include_reach(&mut self) -> Arc<std::collections::HashMap<FileId, u32>> {
+        if let Some(reach) = &self.include_reach {
+            return reach.clone();
+        }
+        let table = self.table;
+        let mut rank: std::collections::HashMap<FileId, u32> = std::collections::HashMap::new();
+        let mut stack: Vec<(FileId, usize)> =
+            self.own_includes.iter().rev().map(|f| (*f, 1)).collect();
+        while let Some((file, depth)) = stack.pop() {
+            if file == self.file.id || rank.contains_key(&file) {
+                continue;
+            }
+            let next = u32::try_from(rank.len()).unwrap_or(u32::MAX);
+            rank.insert(file, next);
+            let Some(info) = table.file(file) else {
+                continue;
+            };
+            if depth <= MAX_DEPTH && imports::includes_are_transitive(info.language) {
+                let children = table.include_children(file, || {
+                    imports::include_children(table, info, &mut Deps::default())
+                });
+                stack.extend(children.iter().rev().map(|f| (*f, depth + 1)));
+            }
+        }
+        let reach = Arc::new(rank);
+        self.include_reach = Some(reach.clone());
+        reach
     }
 
     /// What `info`'s imports re-export as `name`: a binding of that name, else through a

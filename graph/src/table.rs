@@ -74,7 +74,20 @@ pub struct Deps {
     buffer: String,
 }
 
+/// Marks a key that a C or C++ file's own includes were resolved with (`ip:src/buffer.h`):
+/// when it changes, what the file's includes reach may change, and with it what every file
+/// that includes it reaches (the index follows includers from there, so a file records the
+/// keys of its own includes only, not those of every header it reaches).
+pub const REACH: &str = "i";
+
 impl Deps {
+    /// Adds `other`'s keys as keys of this file's own includes ([`REACH`]).
+    pub fn add_reach(&mut self, other: Deps) {
+        for key in other.keys {
+            self.keys.insert(format!("{REACH}{key}"));
+        }
+    }
+
     fn note(&mut self, prefix: &str, key: &str) {
         self.buffer.clear();
         self.buffer.push_str(prefix);
@@ -150,6 +163,8 @@ pub struct Table<B = NoBacking> {
     lazy_members: Lazy<DefId, Vec<Def>>,
     lazy_imports: Lazy<FileId, Vec<Import>>,
     lazy_locals: Lazy<FileId, Vec<(Local, Option<DefId>)>>,
+    /// C and C++: each file's own includes, resolved (the same whoever includes the file).
+    include_children: std::sync::RwLock<HashMap<FileId, Arc<Vec<FileId>>>>,
 }
 
 impl<B> std::fmt::Debug for Table<B> {
@@ -182,6 +197,7 @@ impl<B: Backing> Table<B> {
             lazy_members: Mutex::default(),
             lazy_imports: Mutex::default(),
             lazy_locals: Mutex::default(),
+            include_children: std::sync::RwLock::default(),
         };
         for file in files {
             table.by_path.insert(file.path.clone(), file.id);
@@ -365,6 +381,30 @@ impl<B: Backing> Table<B> {
         lazy.entry(file)
             .or_insert_with(|| Arc::new(backing.imports_of(file)))
             .clone()
+    }
+
+    /// C and C++: the files `file`'s own includes name, resolved by `resolve` the first time
+    /// (no key is recorded: a file records the keys of its own includes only, see
+    /// [`REACH`]).
+    pub fn include_children(
+        &self,
+        file: FileId,
+        resolve: impl FnOnce() -> Vec<FileId>,
+    ) -> Arc<Vec<FileId>> {
+        let known = self
+            .include_children
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = known.get(&file) {
+            return found.clone();
+        }
+        drop(known);
+        let found = Arc::new(resolve());
+        self.include_children
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(file, found.clone());
+        found
     }
 
     /// A file's local bindings, with the id of the definition each is local to.

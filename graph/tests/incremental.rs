@@ -21,6 +21,10 @@ const PY_PATHS: [&str; 5] = [
 ];
 const GO_PATHS: [&str; 3] = ["g/x.go", "g/y.go", "g/h/z.go"];
 const TS_PATHS: [&str; 2] = ["t/a.ts", "t/b.ts"];
+/// C: headers that include each other (by relative path, by a path from the source's
+/// folder, and by a name found anywhere) and sources that include them.
+const C_PATHS: [&str; 5] = ["c/a.h", "c/inc/b.h", "c/d.h", "c/main.c", "c/inc/util.c"];
+const C_INCLUDES: [&str; 5] = ["a.h", "inc/b.h", "b.h", "d.h", "../d.h"];
 const MODULES: [&str; 5] = ["a", "b", "pkg", "pkg.c", ".c"];
 
 /// A file's content, described.
@@ -92,6 +96,32 @@ fn go(c: &Content, path: &str) -> String {
     s
 }
 
+/// C: includes, declarations in headers and definitions in sources (a declaration and its
+/// definition are one target), and calls reached through chains of includes.
+fn c_source(c: &Content, path: &str) -> String {
+    let header = path.ends_with(".h");
+    let mut s = String::new();
+    for (m, _) in &c.imports {
+        s.push_str(&format!("#include \"{}\"\n", C_INCLUDES[*m]));
+    }
+    for d in &c.defs {
+        let name = NAMES[*d];
+        if name == "Klass" {
+            s.push_str("struct Klass { int n; };\n");
+        } else if header {
+            s.push_str(&format!("int {name}(int x);\n"));
+        } else {
+            s.push_str(&format!("int {name}(int x) {{ return x; }}\n"));
+        }
+    }
+    s.push_str("static inline int caller(struct Klass *k) {\n  int total = k->n;\n");
+    for (n, _) in &c.calls {
+        s.push_str(&format!("  total += {}(total);\n", NAMES[*n]));
+    }
+    s.push_str("  return total;\n}\n");
+    s
+}
+
 /// TypeScript: an interface, a class implementing it and a subclass overriding it (dispatch
 /// and override groups), functions whose declared parameter types an object literal passed
 /// to them fills (or does not), and imports between the two files.
@@ -146,6 +176,7 @@ fn paths() -> Vec<&'static str> {
         .iter()
         .chain(GO_PATHS.iter())
         .chain(TS_PATHS.iter())
+        .chain(C_PATHS.iter())
         .copied()
         .collect()
 }
@@ -165,6 +196,8 @@ fn render(path: &str, c: &Content) -> String {
         go(c, path)
     } else if path.ends_with(".ts") {
         typescript(c)
+    } else if path.ends_with(".c") || path.ends_with(".h") {
+        c_source(c, path)
     } else {
         python(c)
     }
@@ -296,4 +329,45 @@ fn a_schema_mismatch_rebuilds() {
 /// index is an SQLite file, so the `meta` row is rewritten with the graph's own dependency.
 fn rusqlite_free_edit(path: &Path) -> bool {
     cc_graph::index::testing::set_schema_version(path, -1).is_ok()
+}
+
+/// C: a header that comes to include another (or stops) changes what every file that
+/// includes it reaches, through any number of includes, though none of the names those
+/// files look up changed.
+#[test]
+fn a_changed_include_deep_in_a_chain_re_resolves_every_file_that_reaches_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let full = dir.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    };
+    write(
+        "c/main.c",
+        "#include \"top.h\"\nint caller(void) { return alpha(1); }\n",
+    );
+    write("c/top.h", "#include \"mid.h\"\n");
+    write("c/mid.h", "int unrelated(int x);\n");
+    write("c/inc/b.h", "int alpha(int x);\n");
+    write("c/other/b.h", "int alpha(int x);\n");
+    let (mut graph, _) = Graph::open_with(dir.path(), common::config(cache.path())).unwrap();
+    let steps: [(&str, &str); 4] = [
+        // Two levels below main.c, mid.h now reaches one of the two declarations.
+        ("c/mid.h", "#include \"inc/b.h\"\nint unrelated(int x);\n"),
+        ("c/mid.h", "#include \"other/b.h\"\nint unrelated(int x);\n"),
+        ("c/mid.h", "int unrelated(int x);\n"),
+        ("c/top.h", "#include \"mid.h\"\n#include \"other/b.h\"\n"),
+    ];
+    for (path, text) in steps {
+        write(path, text);
+        graph.update(&[path]).unwrap();
+        let incremental = graph.snapshot().unwrap();
+        let clean = clean_snapshot(dir.path());
+        assert!(
+            incremental == clean,
+            "after writing {path}:\n{}",
+            first_difference(&incremental, &clean)
+        );
+    }
 }
