@@ -25,6 +25,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use crate::config::GraphConfig;
 use crate::extract;
 use crate::model::{DefKind, FileFacts, Import, Local, RefKind};
+use crate::pending::{PendingReader, PendingRef, PendingRefs};
 use crate::project::{self, Project};
 use crate::resolve::{self, Outcome, RefIn, Rung};
 use crate::table::{Backing, DefId, DefInfo, FileId, FileInfo, NoBacking, Table};
@@ -65,6 +66,12 @@ pub enum GraphError {
     Precise {
         indexer: &'static str,
         message: String,
+    },
+    #[error("cannot keep the build's references in {path} until they are resolved: {source}")]
+    Pending {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
     },
     #[error("no symbol `{0}` in the index")]
     UnknownSymbol(String),
@@ -857,7 +864,16 @@ impl Graph {
         let started = std::time::Instant::now();
         let lap = |what: &str| {
             if timing {
-                eprintln!("graph: {what} at {:.1?}", started.elapsed());
+                // Resident memory beside the time: the phases' memory is what the
+                // kernel-size goals are about.
+                let rss = std::fs::read_to_string("/proc/self/status")
+                    .ok()
+                    .and_then(|s| {
+                        let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_owned();
+                        Some(line.trim_start_matches("VmRSS:").trim().to_owned())
+                    })
+                    .unwrap_or_default();
+                eprintln!("graph: {what} at {:.1?}, rss {rss}", started.elapsed());
             }
         };
         let mut stats = UpdateStats::default();
@@ -967,8 +983,17 @@ impl Graph {
         let mut changed_keys: BTreeSet<String> = BTreeSet::new();
         // The references of the files extracted, enclosing definitions as ids (the rest of
         // their facts is in the index: a clean build holds only these).
-        let mut extracted: Vec<(FileId, Vec<RefIn>, Vec<LiteralArgIn>)> = Vec::new();
-        let mut names = crate::resolve::Names::default();
+        // A large build writes them beside the index (a kernel-size tree has millions).
+        let spill_path = self.db_path.with_extension("pending-refs");
+        let pending_error = |source| GraphError::Pending {
+            path: spill_path.clone(),
+            source,
+        };
+        let mut waiting = if bulk {
+            PendingRefs::spilled_to(&spill_path).map_err(pending_error)?
+        } else {
+            PendingRefs::in_memory()
+        };
         // Removed files.
         for rel in &removed {
             if let Some(k) = known.get(rel) {
@@ -1017,22 +1042,16 @@ impl Graph {
                 .iter()
                 .filter_map(|a| Some((a.reference, a.argument, *def_ids.get(a.member)?)))
                 .collect();
-            let mut refs: Vec<RefIn> = fresh
-                .facts
-                .references
-                .into_iter()
-                .map(|r| RefIn {
-                    kind: r.kind,
-                    name: names.intern(&r.name),
-                    receiver: r.receiver.as_deref().map(|s| names.intern(s)),
-                    enclosing: r.enclosing.and_then(|e| def_ids.get(e).copied()),
-                    pos: r.pos,
-                })
-                .collect();
-            // The vector may be the extraction's own (collected in place), with its growth
-            // slack: held until resolution, for every file of the tree.
-            refs.shrink_to_fit();
-            extracted.push((file_id, refs, literals));
+            let refs = fresh.facts.references.iter().map(|r| PendingRef {
+                kind: r.kind,
+                name: &r.name,
+                receiver: r.receiver.as_deref(),
+                enclosing: r.enclosing.and_then(|e| def_ids.get(e).copied()),
+                pos: r.pos,
+            });
+            waiting
+                .push(file_id, refs, &literals)
+                .map_err(pending_error)?;
             Ok(())
         };
         // Workers read and extract while this thread writes what they found, in the order
@@ -1098,7 +1117,7 @@ impl Graph {
         lap("facts written");
         // Which files to resolve again.
         let all_files: Vec<FileInfo> = load_files(&tx).map_err(sql)?;
-        let extracted_ids: BTreeSet<FileId> = extracted.iter().map(|e| e.0).collect();
+        let extracted_ids: BTreeSet<FileId> = waiting.files().iter().copied().collect();
         // Stopped before every file was read: what was read is kept with its references
         // unresolved, and a mark makes the next refresh resolve everything.
         let mut interrupted = written < changed.len();
@@ -1130,23 +1149,22 @@ impl Graph {
         if !targets.is_empty() {
             // References of the files to resolve: the extracted ones from memory (to be
             // inserted), the others from the index (their rows updated, by `ord`).
-            let mut work: Vec<Work> = Vec::new();
-            let in_memory: HashSet<FileId> = extracted.iter().map(|e| e.0).collect();
-            for (file, refs, literals) in extracted {
-                if targets.contains(&file) {
-                    work.push((file, None, refs, literals));
-                }
-            }
             let others: Vec<FileId> = targets
                 .iter()
                 .copied()
-                .filter(|f| !in_memory.contains(f))
+                .filter(|f| !extracted_ids.contains(f))
                 .collect();
+            let mut loaded: Vec<Work> = Vec::new();
             for (file, ords, refs) in load_refs(&tx, &others, resolve_all).map_err(sql)? {
                 let literals = load_literal_args(&tx, file, &ords).map_err(sql)?;
-                work.push((file, Some(ords), refs, literals));
+                loaded.push((file, Some(ords), refs, literals));
             }
-            work.sort_by_key(|w| w.0);
+            // Every extracted file is a target: its references are read back as they were
+            // written, then the others' from the index.
+            let mut work = WorkSource {
+                pending: Some(waiting.into_reader().map_err(pending_error)?),
+                loaded: loaded.into_iter(),
+            };
 
             lap("references to resolve loaded");
             let big = resolve_all || targets.len() * 4 > all_files.len().max(1);
@@ -1326,16 +1344,20 @@ impl Graph {
                     // writes the last one (writing is about a third of the time).
                     let cut_short = AtomicBool::new(interrupted);
                     std::thread::scope(|scope| -> Result<()> {
-                        let (send, receive) =
-                            mpsc::sync_channel::<(Vec<Work>, Vec<ResolvedFile>)>(4);
+                        let (send, receive) = mpsc::sync_channel::<
+                            std::io::Result<(Vec<Work>, Vec<ResolvedFile>)>,
+                        >(4);
                         let (cut_short, cancelled, pool) = (&cut_short, &cancelled, &pool);
                         scope.spawn(move || {
-                            let mut rest = work.into_iter();
                             loop {
-                                let chunk: Vec<Work> = rest.by_ref().take(RESOLVE_CHUNK).collect();
-                                if chunk.is_empty() {
-                                    break;
-                                }
+                                let chunk = match work.next_chunk(RESOLVE_CHUNK) {
+                                    Ok(chunk) if chunk.is_empty() => break,
+                                    Ok(chunk) => chunk,
+                                    Err(e) => {
+                                        let _ = send.send(Err(e));
+                                        break;
+                                    }
+                                };
                                 if cancelled() {
                                     cut_short.store(true, Ordering::Relaxed);
                                 }
@@ -1345,21 +1367,21 @@ impl Graph {
                                     pool.install(|| resolve_in_parallel(table, &chunk))
                                 };
                                 // A closed channel: the writer failed and returns its error.
-                                if send.send((chunk, results)).is_err() {
+                                if send.send(Ok((chunk, results))).is_err() {
                                     break;
                                 }
                             }
                         });
-                        for (chunk, results) in receive {
+                        for resolved in receive {
+                            let (chunk, results) = resolved.map_err(pending_error)?;
                             write_resolved(&results, &chunk)?;
                         }
                         Ok(())
                     })?;
                     interrupted = cut_short.into_inner();
                 } else {
-                    let mut rest = work.into_iter();
                     loop {
-                        let chunk: Vec<Work> = rest.by_ref().take(RESOLVE_CHUNK).collect();
+                        let chunk = work.next_chunk(RESOLVE_CHUNK).map_err(pending_error)?;
                         if chunk.is_empty() {
                             break;
                         }
@@ -2026,25 +2048,27 @@ fn load_files(tx: &Connection) -> rusqlite::Result<Vec<FileInfo>> {
 }
 
 fn def_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DefInfo> {
-    let bases: Option<String> = r.get(8)?;
-    Ok(DefInfo {
-        id: r.get(0)?,
-        file: r.get(1)?,
-        name: r.get(2)?,
-        kind: DefKind::parse(&r.get::<_, String>(3)?).unwrap_or(DefKind::Variable),
-        parent: r.get(4)?,
-        owner: r.get(5)?,
-        type_text: r.get(6)?,
-        returns: r.get(7)?,
-        bases: bases
-            .map(|b| b.split('\n').map(str::to_owned).collect())
-            .unwrap_or_default(),
-        self_name: r.get(9)?,
-        type_params: r
-            .get::<_, Option<String>>(10)?
-            .map(|t| t.split('\n').map(str::to_owned).collect())
-            .unwrap_or_default(),
-    })
+    let text = |i: usize| -> rusqlite::Result<Option<&str>> {
+        match r.get_ref(i)? {
+            rusqlite::types::ValueRef::Text(t) => Ok(std::str::from_utf8(t).ok()),
+            _ => Ok(None),
+        }
+    };
+    Ok(DefInfo::new(
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        DefKind::parse(&r.get::<_, String>(3)?).unwrap_or(DefKind::Variable),
+        r.get(4)?,
+        crate::table::DefDetail {
+            owner: text(5)?,
+            type_text: text(6)?,
+            returns: text(7)?,
+            bases: text(8)?,
+            self_name: text(9)?,
+            type_params: text(10)?,
+        },
+    ))
 }
 
 const DEF_COLUMNS: &str =
@@ -2123,28 +2147,42 @@ fn load_locals(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(Local, Op
 
 /// Loads every definition, import and local binding into `table`.
 fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::Result<()> {
-    let mut defs: BTreeMap<FileId, Vec<DefInfo>> = BTreeMap::new();
+    // Streamed: a kernel-size tree's facts are added as they are read, never held twice.
     {
         let mut stmt = tx.prepare(&format!("SELECT {DEF_COLUMNS} FROM defs"))?;
         let rows = stmt.query_map([], def_from_row)?;
         for row in rows {
-            let d = row?;
-            defs.entry(d.file).or_default().push(d);
+            table.add_def(row?);
         }
     }
-    let mut imports: BTreeMap<FileId, Vec<Import>> = BTreeMap::new();
+    let ids: Vec<FileId> = table.files().map(|f| f.id).collect();
+    for id in &ids {
+        table.set_imports(*id, Vec::new());
+        table.set_locals(*id, &[]);
+    }
     {
+        // Both tables' keys are (file_id, ord): the scan is in that order.
         let mut stmt = tx.prepare(
             "SELECT file_id, module, name, alias, wildcard, line, scope_first, scope_last
              FROM imports ORDER BY file_id, ord",
         )?;
         let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, import_from_row(r, 1)?)))?;
+        let mut current: Option<(FileId, Vec<Import>)> = None;
         for row in rows {
             let (f, i) = row?;
-            imports.entry(f).or_default().push(i);
+            match &mut current {
+                Some((file, list)) if *file == f => list.push(i),
+                _ => {
+                    if let Some((file, list)) = current.replace((f, vec![i])) {
+                        table.set_imports(file, list);
+                    }
+                }
+            }
+        }
+        if let Some((file, list)) = current {
+            table.set_imports(file, list);
         }
     }
-    let mut locals: BTreeMap<FileId, Vec<(Local, Option<DefId>)>> = BTreeMap::new();
     {
         let mut stmt = tx.prepare(
             "SELECT file_id, name, scope_id, type_text, value, line, col, read, param, cb_line,
@@ -2169,19 +2207,21 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
                 r.get::<_, Option<i64>>(2)?,
             ))
         })?;
+        let mut current: Option<(FileId, Vec<crate::table::ScopedLocal>)> = None;
         for row in rows {
             let (f, l, s) = row?;
-            locals.entry(f).or_default().push((l, s));
+            match &mut current {
+                Some((file, list)) if *file == f => list.push((l, s)),
+                _ => {
+                    if let Some((file, list)) = current.replace((f, vec![(l, s)])) {
+                        table.set_locals(file, &list);
+                    }
+                }
+            }
         }
-    }
-    let ids: Vec<FileId> = table.files().map(|f| f.id).collect();
-    for id in ids {
-        table.add_facts(
-            id,
-            defs.remove(&id).unwrap_or_default(),
-            imports.remove(&id).unwrap_or_default(),
-            locals.remove(&id).unwrap_or_default(),
-        );
+        if let Some((file, list)) = current {
+            table.set_locals(file, &list);
+        }
     }
     Ok(())
 }
@@ -2194,6 +2234,33 @@ const RESOLVE_CHUNK: usize = 128;
 /// A file to resolve: its references (with their stored `ord`s when read from the index)
 /// and its object literals' members passed as arguments.
 type Work = (FileId, Option<Vec<i64>>, Vec<RefIn>, Vec<LiteralArgIn>);
+
+/// The files to resolve, a chunk at a time: the extracted ones as they were written, then
+/// those loaded from the index.
+struct WorkSource {
+    pending: Option<PendingReader>,
+    loaded: std::vec::IntoIter<Work>,
+}
+
+impl WorkSource {
+    fn next_chunk(&mut self, size: usize) -> std::io::Result<Vec<Work>> {
+        let mut chunk = Vec::with_capacity(size);
+        while chunk.len() < size {
+            if let Some(reader) = &mut self.pending {
+                match reader.next_file()? {
+                    Some((file, refs, literals)) => chunk.push((file, None, refs, literals)),
+                    None => self.pending = None,
+                }
+                continue;
+            }
+            match self.loaded.next() {
+                Some(work) => chunk.push(work),
+                None => break,
+            }
+        }
+        Ok(chunk)
+    }
+}
 
 /// An object literal's member passed as an argument: (the call's index among the file's
 /// references, the argument, the member).

@@ -43,6 +43,8 @@ pub mod literals;
 pub mod lookup;
 mod macro_bodies;
 pub mod model;
+mod packed;
+mod pending;
 pub mod precise;
 pub mod project;
 pub mod query;

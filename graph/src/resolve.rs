@@ -109,27 +109,11 @@ pub enum Outcome {
 #[derive(Debug, Clone)]
 pub struct RefIn {
     pub kind: RefKind,
-    /// Shared with every other use of the name in the build ([`Names`]): a clean build of a
-    /// kernel-size tree holds tens of millions of references, and few distinct names.
+    /// One copy per distinct name, shared by its uses ([`crate::pending`]).
     pub name: Arc<str>,
     pub receiver: Option<Arc<str>>,
     pub enclosing: Option<DefId>,
     pub pos: crate::model::Pos,
-}
-
-/// One copy of each name the references of a build use.
-#[derive(Debug, Default)]
-pub(crate) struct Names(std::collections::HashSet<Arc<str>>);
-
-impl Names {
-    pub(crate) fn intern(&mut self, name: &str) -> Arc<str> {
-        if let Some(known) = self.0.get(name) {
-            return known.clone();
-        }
-        let shared: Arc<str> = Arc::from(name);
-        self.0.insert(shared.clone());
-        shared
-    }
 }
 
 /// What a name or expression was found to be.
@@ -237,6 +221,7 @@ pub fn resolve_file<B: Backing>(
         module_memo: std::collections::HashMap::new(),
         exported_memo: std::collections::HashMap::new(),
         include_reach: None,
+        locals_memo: std::collections::HashMap::new(),
         own_includes,
         include_memo: std::collections::HashMap::new(),
         member_memo: std::collections::HashMap::new(),
@@ -296,6 +281,8 @@ struct Cx<'t, B: Backing> {
     /// C and C++: every file this file's includes reach, transitively, with the order a
     /// lookup meets them in (computed the first time a name is looked up through them).
     include_reach: Option<Arc<std::collections::HashMap<FileId, u32>>>,
+    /// Other files' local bindings read so far (the table keeps them packed).
+    locals_memo: std::collections::HashMap<FileId, Arc<Vec<crate::table::ScopedLocal>>>,
     /// C and C++: the files this file's own includes name.
     own_includes: Vec<FileId>,
     /// Names looked up through the includes: (name, want) → the definitions found.
@@ -487,7 +474,7 @@ impl<B: Backing> Cx<'_, B> {
         }
         // The type a member declaration belongs to, by name (`int area();` in `class Shape`
         // is defined as `int Shape::area() {…}`).
-        let owner_name = decl.owner.clone().or_else(|| {
+        let owner_name = decl.owner().map(str::to_owned).or_else(|| {
             decl.parent
                 .and_then(|p| self.table.def(p))
                 .filter(|p| p.kind.is_type())
@@ -498,8 +485,8 @@ impl<B: Backing> Cx<'_, B> {
             .filter(|d| {
                 d.id != decl.id
                     && d.kind.is_callable()
-                    && ((d.parent == decl.parent && d.owner == decl.owner)
-                        || (d.owner.is_some() && d.owner == owner_name))
+                    && ((d.parent == decl.parent && d.owner() == decl.owner())
+                        || (d.owner().is_some() && d.owner() == owner_name.as_deref()))
                     && self.table.file(d.file).is_some_and(|f| {
                         !is_header(&f.path) && crate::table::family(f.language) == "c"
                     })
@@ -529,8 +516,8 @@ impl<B: Backing> Cx<'_, B> {
             let defs = self.table.defs_named(&method.name, &mut self.deps);
             let mut out: Vec<DefId> = defs
                 .iter()
-                .filter(|d| d.kind == DefKind::Method && d.owner.is_some())
-                .filter(|d| d.bases.iter().any(|b| *b == iface.name))
+                .filter(|d| d.kind == DefKind::Method && d.owner().is_some())
+                .filter(|d| d.bases().any(|b| *b == iface.name))
                 .filter(|d| in_language(self, d, "rust"))
                 .map(|d| d.id)
                 .collect();
@@ -551,7 +538,7 @@ impl<B: Backing> Cx<'_, B> {
             .filter(|d| d.kind == DefKind::Method && d.parent.is_none() && is_go(self, d))
             .filter_map(|d| {
                 let dir = self.table.file(d.file)?.dir().to_owned();
-                Some((dir, d.owner.clone()?))
+                Some((dir, d.owner().map(str::to_owned)?))
             })
             .collect();
         owners.sort();
@@ -619,11 +606,8 @@ impl<B: Backing> Cx<'_, B> {
         };
         // A member of function type in an interface (`next: (value: T) => void;`) is a
         // method its implementations define.
-        let function_field = method.kind == DefKind::Field
-            && method
-                .type_text
-                .as_deref()
-                .is_some_and(|t| t.contains("=>"));
+        let function_field =
+            method.kind == DefKind::Field && method.type_text().is_some_and(|t| t.contains("=>"));
         if !(method.kind == DefKind::Method || function_field) || method.name == "constructor" {
             return Vec::new();
         }
@@ -734,7 +718,7 @@ impl<B: Backing> Cx<'_, B> {
             .filter(|d| d.file == callee.file && d.parent == callee.parent && d.kind.is_callable())
             .map(|d| d.id)
             .collect();
-        let locals = self.table.locals_of(callee.file, &mut self.deps);
+        let locals = self.locals_in(callee.file);
         let written: Vec<String> = locals
             .iter()
             .filter(|(l, scope)| {
@@ -817,8 +801,7 @@ impl<B: Backing> Cx<'_, B> {
             .filter(|d| d.parent.is_some_and(|p| bases.contains(&p)))
             .filter(|d| {
                 d.kind == DefKind::Method
-                    || (d.kind == DefKind::Field
-                        && d.type_text.as_deref().is_some_and(|t| t.contains("=>")))
+                    || (d.kind == DefKind::Field && d.type_text().is_some_and(|t| t.contains("=>")))
             })
             .map(|d| d.id)
             .collect();
@@ -847,7 +830,7 @@ impl<B: Backing> Cx<'_, B> {
         };
         let named = self.table.defs_named(&method.name, &mut self.deps);
         let mut ups = Vec::new();
-        for base in &method.bases {
+        for base in method.bases() {
             let found = self.in_file(file.clone(), |cx| cx.type_named(base, None, 1));
             if let Some((tr, _)) = found.filter(|(t, _)| t.kind == DefKind::Trait) {
                 ups.extend(
@@ -905,13 +888,13 @@ impl<B: Backing> Cx<'_, B> {
                 let Some(file) = self.table.file(t.file).cloned() else {
                     continue;
                 };
-                for base in &t.bases {
+                for base in t.bases() {
                     let found = self.in_file(file.clone(), |cx| cx.type_named(base, None, 1));
                     let Some((b, _)) = found.filter(|(b, _)| !seen.contains(&b.id)) else {
                         continue;
                     };
                     seen.push(b.id);
-                    out.push((t.clone(), base.clone(), b.clone()));
+                    out.push((t.clone(), base.to_owned(), b.clone()));
                     next.push(b);
                 }
             }
@@ -964,7 +947,7 @@ impl<B: Backing> Cx<'_, B> {
             let Some(file) = self.table.file(ty.file).cloned() else {
                 continue;
             };
-            for base in &ty.bases {
+            for base in ty.bases() {
                 let found = self.in_file(file.clone(), |cx| cx.type_named(base, None, 1));
                 // An embedded interface from outside the workspace adds methods no
                 // workspace type is checked for: the check is looser, never wrong the
@@ -1014,7 +997,7 @@ impl<B: Backing> Cx<'_, B> {
     fn top_level(&mut self, file: FileId, name: &str, want: Want) -> Vec<Def> {
         let defs = self.table.defs_named(name, &mut self.deps);
         defs.iter()
-            .filter(|d| d.file == file && d.owner.is_none() && want.accepts(d.kind))
+            .filter(|d| d.file == file && d.owner().is_none() && want.accepts(d.kind))
             .filter(|d| self.at_top_level(d))
             .cloned()
             .collect()
@@ -1056,8 +1039,8 @@ impl<B: Backing> Cx<'_, B> {
             let hits: Vec<Def> = defs
                 .iter()
                 .filter(|d| d.parent == Some(scope.id) && want.accepts(d.kind))
-                .filter(|d| !(methods_hidden && d.owner.is_some()))
-                .filter(|d| !crate::extract::owned_by_no_type(d.owner.as_deref()))
+                .filter(|d| !(methods_hidden && d.owner().is_some()))
+                .filter(|d| !crate::extract::owned_by_no_type(d.owner()))
                 .cloned()
                 .collect();
             if !hits.is_empty() {
@@ -1072,7 +1055,7 @@ impl<B: Backing> Cx<'_, B> {
         }
         if implicit_this(self.lang()) {
             // A method with an owner (C++ `void A::f()`) sees A's members.
-            if let Some(method) = chain.iter().find(|d| d.owner.is_some()) {
+            if let Some(method) = chain.iter().find(|d| d.owner().is_some()) {
                 if let Some((owner, rung)) = self.enclosing_type(method, depth) {
                     if let Found::Defs(d, r) = self.member(&owner, name, want, depth + 1) {
                         return Found::Defs(d, rung.weaker(r));
@@ -1115,7 +1098,7 @@ impl<B: Backing> Cx<'_, B> {
             .filter(|d| {
                 d.file != self.file.id
                     && d.parent.is_none()
-                    && d.owner.is_none()
+                    && d.owner().is_none()
                     && want.accepts(d.kind)
                     && package_files.binary_search(&d.file).is_ok()
             })
@@ -1149,7 +1132,7 @@ impl<B: Backing> Cx<'_, B> {
             }
         }
         // 6. The only definition of the name, anywhere in this language family.
-        self.unique(&defs, want, |d| d.parent.is_none() && d.owner.is_none())
+        self.unique(&defs, want, |d| d.parent.is_none() && d.owner().is_none())
     }
 
     fn unique(&mut self, defs: &[Def], want: Want, filter: impl Fn(&DefInfo) -> bool) -> Found {
@@ -1237,6 +1220,16 @@ impl<B: Backing> Cx<'_, B> {
         self.reexported(&info, name, want, depth)
     }
 
+    /// Another file's local bindings (read once for this file's resolution).
+    fn locals_in(&mut self, file: FileId) -> Arc<Vec<crate::table::ScopedLocal>> {
+        if let Some(found) = self.locals_memo.get(&file) {
+            return found.clone();
+        }
+        let found = self.table.locals_of(file, &mut self.deps);
+        self.locals_memo.insert(file, found.clone());
+        found
+    }
+
     /// C and C++: the top-level definitions of `name` in the first file, in the order a
     /// depth-first walk of the includes meets them, that has any — what a walk of
     /// [`Cx::exported`] through every include finds, without walking the includes again
@@ -1255,7 +1248,7 @@ impl<B: Backing> Cx<'_, B> {
                 continue;
             };
             if first.is_some_and(|f| rank > f)
-                || d.owner.is_some()
+                || d.owner().is_some()
                 || !want.accepts(d.kind)
                 || !self.at_top_level(d)
             {
@@ -1482,7 +1475,7 @@ impl<B: Backing> Cx<'_, B> {
                 return Some((parent, Rung::Exact));
             }
         }
-        let owner = method.owner.clone()?;
+        let owner = method.owner().map(str::to_owned)?;
         let file = self.table.file(method.file)?.clone();
         // A JavaScript prototype's owner is its constructor function (`function Shape() {}`
         // with `Shape.prototype.area = function () {…}`).
@@ -1535,7 +1528,7 @@ impl<B: Backing> Cx<'_, B> {
             return Vec::new();
         };
         let mut out = Vec::new();
-        for base in &ty.bases {
+        for base in ty.bases() {
             let base_found = self.in_file(file.clone(), |cx| cx.type_named(base, None, depth + 1));
             if let Some((base_ty, rung)) = base_found {
                 if base_ty.id != ty.id {
@@ -1562,7 +1555,7 @@ impl<B: Backing> Cx<'_, B> {
             .filter(|d| want.accepts(d.kind) || d.kind == DefKind::Field)
             .filter(|d| {
                 d.parent == Some(ty.id)
-                    || (d.owner.as_deref() == Some(ty.name.as_str())
+                    || (d.owner() == Some(ty.name.as_str())
                         && self.table.file(d.file).is_some_and(|f| {
                             // Go methods live in the type's package; Rust impls anywhere in
                             // the crate; a JavaScript prototype's members beside its
@@ -1636,7 +1629,7 @@ impl<B: Backing> Cx<'_, B> {
                 let def = defs.into_iter().next()?;
                 // A type alias of another type: follow it once.
                 if def.kind == DefKind::TypeAlias {
-                    if let Some(aliased) = def.type_text.clone() {
+                    if let Some(aliased) = def.type_text().map(str::to_owned) {
                         if depth < MAX_DEPTH {
                             if let Some((t, r)) = self.type_named(&aliased, None, depth + 1) {
                                 return Some((t, rung.weaker(r)));
@@ -1708,9 +1701,9 @@ impl<B: Backing> Cx<'_, B> {
             return Some((def.clone(), Rung::Exact));
         }
         let written = if called && def.kind.is_callable() {
-            def.returns.clone()
+            def.returns().map(str::to_owned)
         } else if !called {
-            def.type_text.clone()
+            def.type_text().map(str::to_owned)
         } else {
             None
         };
@@ -1726,7 +1719,7 @@ impl<B: Backing> Cx<'_, B> {
             {
                 return None;
             }
-            let locals = self.table.locals_of(def.file, &mut self.deps);
+            let locals = self.locals_in(def.file);
             let value = locals
                 .iter()
                 .find(|(l, scope)| *scope == def.parent && l.name == def.name && l.value.is_some())
@@ -2004,9 +1997,9 @@ impl<B: Backing> Cx<'_, B> {
     /// parameter's constraint or default.
     fn generic_member_type(&mut self, ty: &Def, member: &Def, called: bool) -> Option<(Def, Rung)> {
         let written = if called {
-            member.returns.clone()
+            member.returns().map(str::to_owned)
         } else {
-            member.type_text.clone()
+            member.type_text().map(str::to_owned)
         }?;
         let written = written.trim();
         let declaring = member
@@ -2014,13 +2007,12 @@ impl<B: Backing> Cx<'_, B> {
             .and_then(|p| self.table.def(p))
             .filter(|d| d.kind.is_type())?;
         let index = declaring
-            .type_params
-            .iter()
+            .type_params()
             .position(|p| param_name(p) == written)?;
         if let Some(found) = self.bound_argument(ty, &declaring, index) {
             return Some(found);
         }
-        let fallback = param_fallback(&declaring.type_params[index])?.to_owned();
+        let fallback = param_fallback(declaring.type_params().nth(index)?)?.to_owned();
         let file = self.table.file(declaring.file)?.clone();
         self.in_file(file, |cx| cx.type_named(&fallback, None, 1))
     }
@@ -2031,7 +2023,7 @@ impl<B: Backing> Cx<'_, B> {
     fn bound_argument(&mut self, ty: &Def, declaring: &Def, index: usize) -> Option<(Def, Rung)> {
         let (writer, base) = self.base_path(ty, declaring.id)?;
         let arg = type_arguments(&base).into_iter().nth(index)?;
-        let written = match writer.type_params.iter().find(|p| param_name(p) == arg) {
+        let written = match writer.type_params().find(|p| param_name(p) == arg) {
             Some(p) => param_fallback(p)?.to_owned(),
             None => arg,
         };
@@ -2050,7 +2042,7 @@ impl<B: Backing> Cx<'_, B> {
     }
 
     fn attribute_type_inner(&mut self, ty: &DefInfo, name: &str) -> Option<(Def, Rung)> {
-        let locals = self.table.locals_of(ty.file, &mut self.deps);
+        let locals = self.locals_in(ty.file);
         let file = self.table.file(ty.file)?.clone();
         for (local, scope) in locals.iter() {
             let Some((receiver, attr)) = local.name.split_once('.') else {
@@ -2062,7 +2054,7 @@ impl<B: Backing> Cx<'_, B> {
             let Some(scope_def) = scope.and_then(|s| self.table.def(s)) else {
                 continue;
             };
-            if scope_def.parent != Some(ty.id) || scope_def.self_name.as_deref() != Some(receiver) {
+            if scope_def.parent != Some(ty.id) || scope_def.self_name() != Some(receiver) {
                 continue;
             }
             let saved = std::mem::replace(&mut self.file, file.clone());
@@ -2138,10 +2130,10 @@ impl<B: Backing> Cx<'_, B> {
             let lexical_this = matches!(self.lang(), "javascript" | "typescript" | "tsx");
             let method = chain
                 .iter()
-                .find(|d| d.kind == DefKind::Method && !(lexical_this && d.self_name.is_none()))
+                .find(|d| d.kind == DefKind::Method && !(lexical_this && d.self_name().is_none()))
                 .cloned();
             if let Some(method) = method {
-                let is_self = method.self_name.as_deref() == Some(name)
+                let is_self = method.self_name() == Some(name)
                     || (matches!(name, "this" | "self") && self.lang() != "python")
                     || (name == "Self" && self.lang() == "rust")
                     || (name == "static" && self.lang() == "php");
@@ -2238,7 +2230,7 @@ impl<B: Backing> Cx<'_, B> {
         let Some((ty, rung)) = self.enclosing_type(method, 0) else {
             return Target::Unknown;
         };
-        let Some(base) = ty.bases.first().cloned() else {
+        let Some(base) = ty.bases().next().map(str::to_owned) else {
             return Target::Unknown;
         };
         let Some(file) = self.table.file(ty.file).cloned() else {
@@ -2386,7 +2378,7 @@ impl<B: Backing> Cx<'_, B> {
         }
         let defs = self.table.defs_named(name, &mut self.deps);
         let found = self.unique(&defs, want, |d| {
-            d.parent.is_some() || d.owner.is_some() || d.kind == DefKind::Function
+            d.parent.is_some() || d.owner().is_some() || d.kind == DefKind::Function
         });
         self.method_memo.insert(key, found.clone());
         found
@@ -2483,7 +2475,7 @@ fn collapse(mut defs: Vec<Def>) -> Vec<Def> {
         std::collections::HashSet::with_capacity(defs.len());
     let mut keep = vec![false; defs.len()];
     for (i, d) in defs.iter().enumerate() {
-        keep[i] = seen.insert((d.file, d.parent, d.owner.as_deref()));
+        keep[i] = seen.insert((d.file, d.parent, d.owner()));
     }
     let mut i = 0;
     defs.retain(|_| {

@@ -5,6 +5,7 @@
 //! to re-resolve when those keys change.
 
 use std::collections::{BTreeSet, HashMap};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
 
 use cc_languages::LanguageSpec;
@@ -26,17 +27,195 @@ pub struct DefInfo {
     pub name: String,
     pub kind: DefKind,
     pub parent: Option<DefId>,
-    pub owner: Option<String>,
-    pub type_text: Option<String>,
-    pub returns: Option<String>,
-    pub bases: Vec<String>,
-    pub self_name: Option<String>,
+    /// What most definitions lack (see [`DefDetail`]), in one allocation: a kernel-size
+    /// tree's table holds millions of definitions.
+    detail: Option<Box<str>>,
+}
+
+/// The parts of a definition most lack, to build a [`DefInfo`] with: its owner type, its
+/// declared type, its return type, its receiver's name, its bases and its type parameters
+/// (the last two one per line, as the index stores them; see
+/// [`crate::model::Definition`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DefDetail<'a> {
+    pub owner: Option<&'a str>,
+    pub type_text: Option<&'a str>,
+    pub returns: Option<&'a str>,
+    pub self_name: Option<&'a str>,
+    pub bases: Option<&'a str>,
+    pub type_params: Option<&'a str>,
+}
+
+/// The detail's fields in their order; each is `\u{1}TEXT` when present, empty when not,
+/// and they are separated by NUL.
+const OWNER: usize = 0;
+const TYPE_TEXT: usize = 1;
+const RETURNS: usize = 2;
+const SELF_NAME: usize = 3;
+const BASES: usize = 4;
+const TYPE_PARAMS: usize = 5;
+
+impl DefInfo {
+    pub fn new(
+        id: DefId,
+        file: FileId,
+        name: String,
+        kind: DefKind,
+        parent: Option<DefId>,
+        detail: DefDetail<'_>,
+    ) -> Self {
+        let fields = [
+            detail.owner,
+            detail.type_text,
+            detail.returns,
+            detail.self_name,
+            detail.bases.filter(|b| !b.is_empty()),
+            detail.type_params.filter(|t| !t.is_empty()),
+        ];
+        let detail = fields.iter().any(Option::is_some).then(|| {
+            let mut packed = String::new();
+            for (i, field) in fields.iter().enumerate() {
+                if i > 0 {
+                    packed.push('\0');
+                }
+                if let Some(text) = field {
+                    packed.push('\u{1}');
+                    // A NUL in source text would split a field in two.
+                    packed.extend(text.chars().map(|c| if c == '\0' { ' ' } else { c }));
+                }
+            }
+            packed.into_boxed_str()
+        });
+        DefInfo {
+            id,
+            file,
+            name,
+            kind,
+            parent,
+            detail,
+        }
+    }
+
+    fn field(&self, index: usize) -> Option<&str> {
+        self.detail
+            .as_deref()?
+            .split('\0')
+            .nth(index)?
+            .strip_prefix('\u{1}')
+    }
+
+    /// The type a method or field belongs to when it is written outside it (`A::f`, Go's
+    /// receiver type, Rust's `impl` type).
+    pub fn owner(&self) -> Option<&str> {
+        self.field(OWNER)
+    }
+
+    /// Its declared type, as written.
+    pub fn type_text(&self) -> Option<&str> {
+        self.field(TYPE_TEXT)
+    }
+
+    /// Its declared return type, as written.
+    pub fn returns(&self) -> Option<&str> {
+        self.field(RETURNS)
+    }
+
+    /// The name its methods' receiver has (`self`, Go's `(s *Server)`).
+    pub fn self_name(&self) -> Option<&str> {
+        self.field(SELF_NAME)
+    }
+
+    /// The bases it names, as written.
+    pub fn bases(&self) -> impl Iterator<Item = &str> + '_ {
+        self.field(BASES).into_iter().flat_map(|b| b.split('\n'))
+    }
+
     /// As in [`crate::model::Definition::type_params`].
-    pub type_params: Vec<String>,
+    pub fn type_params(&self) -> impl Iterator<Item = &str> + '_ {
+        self.field(TYPE_PARAMS)
+            .into_iter()
+            .flat_map(|t| t.split('\n'))
+    }
 }
 
 /// A shared definition (resolution passes them around a lot).
 pub type Def = Arc<DefInfo>;
+
+/// Definitions by name, each list found by the name its definitions carry (a kernel-size
+/// tree has millions of names: no second copy of each as a key).
+#[derive(Default)]
+struct ByName {
+    table: hashbrown::HashTable<Defs>,
+    hasher: hashbrown::DefaultHashBuilder,
+}
+
+impl ByName {
+    fn get(&self, name: &str) -> Option<&Defs> {
+        let hash = self.hasher.hash_one(name);
+        self.table
+            .find(hash, |d| d.first().is_some_and(|f| f.name == name))
+    }
+
+    fn push(&mut self, def: Def) {
+        let hash = self.hasher.hash_one(def.name.as_str());
+        let same = |d: &Defs| d.first().is_some_and(|f| f.name == def.name);
+        if let Some(defs) = self.table.find_mut(hash, same) {
+            defs.push(def);
+            return;
+        }
+        let hasher = &self.hasher;
+        self.table.insert_unique(hash, Defs::One(def), |d| {
+            d.first().map_or(0, |f| hasher.hash_one(f.name.as_str()))
+        });
+    }
+
+    fn len(&self) -> usize {
+        self.table.len()
+    }
+}
+
+/// The definitions of one name, in id order: most names of a large tree have one, which
+/// is held without a list of its own.
+#[derive(Debug, Clone, Default)]
+pub enum Defs {
+    #[default]
+    None,
+    One(Def),
+    Many(Arc<Vec<Def>>),
+}
+
+impl std::ops::Deref for Defs {
+    type Target = [Def];
+
+    fn deref(&self) -> &[Def] {
+        match self {
+            Defs::None => &[],
+            Defs::One(def) => std::slice::from_ref(def),
+            Defs::Many(defs) => defs,
+        }
+    }
+}
+
+impl Defs {
+    fn push(&mut self, def: Def) {
+        *self = match std::mem::take(self) {
+            Defs::None => Defs::One(def),
+            Defs::One(first) => Defs::Many(Arc::new(vec![first, def])),
+            Defs::Many(mut defs) => {
+                Arc::make_mut(&mut defs).push(def);
+                Defs::Many(defs)
+            }
+        };
+    }
+
+    fn from_vec(mut defs: Vec<Def>) -> Self {
+        match defs.len() {
+            0 => Defs::None,
+            1 => Defs::One(defs.remove(0)),
+            _ => Defs::Many(Arc::new(defs)),
+        }
+    }
+}
 
 /// What resolution needs of a file.
 #[derive(Debug, Clone)]
@@ -118,7 +297,7 @@ pub fn family(language: &LanguageSpec) -> &'static str {
 type Lazy<K, V> = Mutex<HashMap<K, Arc<V>>>;
 
 /// A local binding and the definition it is local to.
-type ScopedLocal = (Local, Option<DefId>);
+pub type ScopedLocal = (Local, Option<DefId>);
 
 /// No backing: everything is loaded (a table that can be shared between threads).
 #[derive(Debug, Clone, Copy, Default)]
@@ -151,14 +330,16 @@ pub struct Table<B = NoBacking> {
     /// Files by their name without the folder (`html.h`), for C includes found by suffix.
     by_file_name: HashMap<String, Vec<FileId>>,
     by_package: HashMap<(&'static str, String), Vec<FileId>>,
-    names: HashMap<String, Arc<Vec<Def>>>,
+    names: ByName,
     defs: HashMap<DefId, Def>,
     /// The members of each interface of the loaded files (few: kept for Go's dispatch).
     interface_members: HashMap<DefId, Arc<Vec<Def>>>,
     imports: HashMap<FileId, Arc<Vec<Import>>>,
-    locals: HashMap<FileId, Arc<Vec<ScopedLocal>>>,
+    /// Packed ([`crate::packed`]): a kernel-size tree has millions, and a resolution reads
+    /// those of its own file and of a few others.
+    locals: HashMap<FileId, Box<[u8]>>,
     backing: Option<B>,
-    lazy_names: Lazy<String, Vec<Def>>,
+    lazy_names: Mutex<HashMap<String, Defs>>,
     lazy_defs: Mutex<HashMap<DefId, Option<Def>>>,
     lazy_members: Lazy<DefId, Vec<Def>>,
     lazy_imports: Lazy<FileId, Vec<Import>>,
@@ -186,7 +367,7 @@ impl<B: Backing> Table<B> {
             by_dir: HashMap::new(),
             by_file_name: HashMap::new(),
             by_package: HashMap::new(),
-            names: HashMap::new(),
+            names: ByName::default(),
             defs: HashMap::new(),
             interface_members: HashMap::new(),
             imports: HashMap::new(),
@@ -231,38 +412,50 @@ impl<B: Backing> Table<B> {
         table
     }
 
-    /// Loads a file's facts completely (a clean build).
-    pub fn add_facts(
-        &mut self,
-        file: FileId,
-        defs: Vec<DefInfo>,
-        imports: Vec<Import>,
-        locals: Vec<(Local, Option<DefId>)>,
-    ) {
-        let interfaces: Vec<DefId> = defs
-            .iter()
-            .filter(|d| d.kind == crate::model::DefKind::Interface)
-            .map(|d| d.id)
-            .collect();
-        for def in defs {
-            let def = Arc::new(def);
-            if let Some(parent) = def.parent.filter(|p| interfaces.contains(p)) {
-                let members = self.interface_members.entry(parent).or_default();
-                Arc::make_mut(members).push(def.clone());
-            }
-            let list = self.names.entry(def.name.clone()).or_default();
-            Arc::make_mut(list).push(def.clone());
-            self.defs.insert(def.id, def);
-        }
-        self.imports.insert(file, Arc::new(imports));
-        self.locals.insert(file, Arc::new(locals));
+    /// Adds a definition (a table filled completely: a clean build, or a large update).
+    pub fn add_def(&mut self, def: DefInfo) {
+        let def = Arc::new(def);
+        self.names.push(def.clone());
+        self.defs.insert(def.id, def);
     }
 
-    /// Sorts every name's definitions by id, so that resolution does not depend on the order
-    /// files were loaded in.
+    /// Sets a file's imports (a table filled completely).
+    pub fn set_imports(&mut self, file: FileId, imports: Vec<Import>) {
+        self.imports.insert(file, Arc::new(imports));
+    }
+
+    /// Sets a file's local bindings, each with the definition it is local to (a table filled
+    /// completely).
+    pub fn set_locals(&mut self, file: FileId, locals: &[(Local, Option<DefId>)]) {
+        self.locals
+            .insert(file, crate::packed::encode_locals(locals));
+    }
+
+    /// Ends filling: every name's definitions sorted by id (so that resolution does not
+    /// depend on the order they were added in), and each interface's members gathered.
     pub fn finish(&mut self) {
-        for list in self.names.values_mut() {
-            Arc::make_mut(list).sort_by_key(|d| d.id);
+        for list in self.names.table.iter_mut() {
+            if let Defs::Many(defs) = list {
+                let defs = Arc::make_mut(defs);
+                defs.sort_by_key(|d| d.id);
+                defs.shrink_to_fit();
+            }
+        }
+        let mut members: Vec<(DefId, Def)> = Vec::new();
+        for def in self.defs.values() {
+            let Some(parent) = def.parent else { continue };
+            if self
+                .defs
+                .get(&parent)
+                .is_some_and(|p| p.kind == crate::model::DefKind::Interface && p.file == def.file)
+            {
+                members.push((parent, def.clone()));
+            }
+        }
+        members.sort_by_key(|(parent, def)| (*parent, def.id));
+        for (parent, def) in members {
+            let list = self.interface_members.entry(parent).or_default();
+            Arc::make_mut(list).push(def);
         }
     }
 
@@ -307,13 +500,13 @@ impl<B: Backing> Table<B> {
     }
 
     /// Every definition called `name`, in id order.
-    pub fn defs_named(&self, name: &str, deps: &mut Deps) -> Arc<Vec<Def>> {
+    pub fn defs_named(&self, name: &str, deps: &mut Deps) -> Defs {
         deps.note("n:", name);
         if let Some(found) = self.names.get(name) {
             return found.clone();
         }
         let Some(backing) = &self.backing else {
-            return Arc::default();
+            return Defs::None;
         };
         let mut lazy = self.lazy_names.lock().unwrap_or_else(|p| p.into_inner());
         lazy.entry(name.to_owned())
@@ -321,7 +514,7 @@ impl<B: Backing> Table<B> {
                 let mut defs: Vec<Def> =
                     backing.defs_named(name).into_iter().map(Arc::new).collect();
                 defs.sort_by_key(|d| d.id);
-                Arc::new(defs)
+                Defs::from_vec(defs)
             })
             .clone()
     }
@@ -413,7 +606,7 @@ impl<B: Backing> Table<B> {
             deps.note("p:", &info.path);
         }
         if let Some(found) = self.locals.get(&file) {
-            return found.clone();
+            return Arc::new(crate::packed::decode_locals(found));
         }
         let Some(backing) = &self.backing else {
             return Arc::default();
