@@ -1036,6 +1036,11 @@ impl Graph {
                     (id, ids)
                 }
             };
+            if known.is_empty() {
+                // A first build resolves every file: the keys it changed (millions of names
+                // on a kernel-size tree) would pick no dependent.
+                changed_keys.clear();
+            }
             let literals: Vec<LiteralArgIn> = fresh
                 .facts
                 .literal_args

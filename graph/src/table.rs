@@ -331,7 +331,9 @@ pub struct Table<B = NoBacking> {
     by_file_name: HashMap<String, Vec<FileId>>,
     by_package: HashMap<(&'static str, String), Vec<FileId>>,
     names: ByName,
-    defs: HashMap<DefId, Def>,
+    /// In id order (found by binary search: a kernel-size tree has millions, and a map
+    /// would hold twice their pointers).
+    defs: Vec<Def>,
     /// The members of each interface of the loaded files (few: kept for Go's dispatch).
     interface_members: HashMap<DefId, Arc<Vec<Def>>>,
     imports: HashMap<FileId, Arc<Vec<Import>>>,
@@ -368,7 +370,7 @@ impl<B: Backing> Table<B> {
             by_file_name: HashMap::new(),
             by_package: HashMap::new(),
             names: ByName::default(),
-            defs: HashMap::new(),
+            defs: Vec::new(),
             interface_members: HashMap::new(),
             imports: HashMap::new(),
             locals: HashMap::new(),
@@ -416,7 +418,7 @@ impl<B: Backing> Table<B> {
     pub fn add_def(&mut self, def: DefInfo) {
         let def = Arc::new(def);
         self.names.push(def.clone());
-        self.defs.insert(def.id, def);
+        self.defs.push(def);
     }
 
     /// Sets a file's imports (a table filled completely).
@@ -441,12 +443,15 @@ impl<B: Backing> Table<B> {
                 defs.shrink_to_fit();
             }
         }
+        if !self.defs.is_sorted_by_key(|d| d.id) {
+            self.defs.sort_unstable_by_key(|d| d.id);
+        }
+        self.defs.shrink_to_fit();
         let mut members: Vec<(DefId, Def)> = Vec::new();
-        for def in self.defs.values() {
+        for def in &self.defs {
             let Some(parent) = def.parent else { continue };
             if self
-                .defs
-                .get(&parent)
+                .loaded_def(parent)
                 .is_some_and(|p| p.kind == crate::model::DefKind::Interface && p.file == def.file)
             {
                 members.push((parent, def.clone()));
@@ -457,6 +462,11 @@ impl<B: Backing> Table<B> {
             let list = self.interface_members.entry(parent).or_default();
             Arc::make_mut(list).push(def);
         }
+    }
+
+    fn loaded_def(&self, id: DefId) -> Option<&Def> {
+        let at = self.defs.binary_search_by_key(&id, |d| d.id).ok()?;
+        self.defs.get(at)
     }
 
     pub fn file(&self, id: FileId) -> Option<&FileInfo> {
@@ -522,7 +532,7 @@ impl<B: Backing> Table<B> {
     /// A definition by id (parents and enclosing definitions; no key is recorded: a
     /// definition's parent is in its own file, whose change re-resolves what used it).
     pub fn def(&self, id: DefId) -> Option<Def> {
-        if let Some(found) = self.defs.get(&id) {
+        if let Some(found) = self.loaded_def(id) {
             return Some(found.clone());
         }
         let backing = self.backing.as_ref()?;
