@@ -218,8 +218,8 @@ impl std::fmt::Debug for ProgressHook {
     }
 }
 
-/// Every distinct definition name, with its lower-case form first.
-pub(crate) type NameList = std::sync::Arc<Vec<(String, String)>>;
+/// Every distinct definition name ([`crate::query::Names`]).
+pub(crate) type NameList = std::sync::Arc<crate::query::Names>;
 
 /// A file seen on disk.
 #[derive(Debug, Clone)]

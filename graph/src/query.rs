@@ -328,21 +328,7 @@ impl Graph {
         // substring; shorter first within each), looked up by the name index until
         // `MAX_CANDIDATES` definitions are in hand.
         let names = self.name_list()?;
-        let mut matched: Vec<(u8, &str)> = names
-            .iter()
-            .filter_map(|(lower, name)| {
-                let tier = if *lower == q {
-                    0
-                } else if lower.starts_with(&q) {
-                    1
-                } else if lower.contains(&q) {
-                    2
-                } else {
-                    return None;
-                };
-                Some((tier, name.as_str()))
-            })
-            .collect();
+        let mut matched = names.containing(&q);
         matched.sort_by(|a, b| (a.0, a.1.len(), a.1).cmp(&(b.0, b.1.len(), b.1)));
         let mut stmt = self
             .conn
@@ -419,14 +405,13 @@ impl Graph {
             .conn
             .prepare_cached("SELECT DISTINCT name FROM defs")
             .map_err(self.q_err())?;
-        let names: Vec<(String, String)> = stmt
-            .query_map([], |r| {
-                let name: String = r.get(0)?;
-                Ok((name.to_lowercase(), name))
-            })
-            .map_err(self.q_err())?
-            .collect::<rusqlite::Result<_>>()
+        let mut names = Names::default();
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
             .map_err(self.q_err())?;
+        for name in rows {
+            names.push(&name.map_err(self.q_err())?);
+        }
         let names = std::sync::Arc::new(names);
         *self.names.borrow_mut() = Some(names.clone());
         Ok(names)
@@ -801,5 +786,105 @@ impl Graph {
         ))?;
         stats.precise = count("SELECT COUNT(*) FROM precise WHERE target_id IS NOT NULL")?;
         Ok(stats)
+    }
+}
+
+/// Every distinct definition name, as written and lower-cased, each list one string with
+/// the names one per line: a kernel-size tree has millions of names, and a substring
+/// search is one `memmem` pass over one buffer, not millions of small strings.
+#[derive(Debug, Default)]
+pub(crate) struct Names {
+    lower: String,
+    lower_starts: Vec<usize>,
+    written: String,
+    written_starts: Vec<usize>,
+}
+
+impl Names {
+    fn push(&mut self, name: &str) {
+        // A name with a line break in it would read as two.
+        if name.contains('\n') {
+            return;
+        }
+        self.lower_starts.push(self.lower.len());
+        self.lower.push_str(&name.to_lowercase());
+        self.lower.push('\n');
+        self.written_starts.push(self.written.len());
+        self.written.push_str(name);
+        self.written.push('\n');
+    }
+
+    fn entry<'a>(text: &'a str, starts: &[usize], index: usize) -> &'a str {
+        let start = starts.get(index).copied().unwrap_or(text.len());
+        // Every name ends with its line break.
+        let end = starts
+            .get(index + 1)
+            .copied()
+            .unwrap_or(text.len())
+            .saturating_sub(1);
+        text.get(start..end.max(start)).unwrap_or("")
+    }
+
+    /// The names whose lower-cased form contains `q` (already lower-cased), each with its
+    /// tier: 0 equal, 1 a prefix, 2 elsewhere.
+    fn containing(&self, q: &str) -> Vec<(u8, &str)> {
+        let mut out = Vec::new();
+        if q.is_empty() || q.contains('\n') {
+            return out;
+        }
+        let mut last: Option<usize> = None;
+        for at in memchr::memmem::find_iter(self.lower.as_bytes(), q.as_bytes()) {
+            let index = self
+                .lower_starts
+                .partition_point(|s| *s <= at)
+                .saturating_sub(1);
+            // The leftmost match in a name comes first: a later one adds nothing.
+            if last == Some(index) {
+                continue;
+            }
+            last = Some(index);
+            let lower = Self::entry(&self.lower, &self.lower_starts, index);
+            let start = self.lower_starts.get(index).copied().unwrap_or(0);
+            let tier = if lower == q {
+                0
+            } else if at == start {
+                1
+            } else {
+                2
+            };
+            out.push((
+                tier,
+                Self::entry(&self.written, &self.written_starts, index),
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn names_containing_a_query_come_with_their_tier_once_each() {
+        let mut names = super::Names::default();
+        for name in [
+            "kmalloc",
+            "KMalloc_array",
+            "do_kmalloc_kmalloc",
+            "kfree",
+            "bad\nname",
+        ] {
+            names.push(name);
+        }
+        assert_eq!(
+            names.containing("kmalloc"),
+            vec![
+                (0, "kmalloc"),
+                (1, "KMalloc_array"),
+                (2, "do_kmalloc_kmalloc")
+            ]
+        );
+        assert_eq!(names.containing("free"), vec![(2, "kfree")]);
+        assert!(names.containing("c\nk").is_empty());
+        assert!(names.containing("name").is_empty());
     }
 }
