@@ -1,6 +1,6 @@
 //! Typed queries over the index. Every answer carries the index's [`Freshness`].
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
@@ -627,6 +627,18 @@ impl Graph {
         Ok(self.answer(out))
     }
 
+    /// Whether the precise tier stored anything (its rows change which edges count).
+    fn has_precise_rows(&self) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM precise) OR EXISTS(SELECT 1 FROM precise_fanout)
+                   OR EXISTS(SELECT 1 FROM precise_implements)",
+                [],
+                |r| r.get::<_, bool>(0),
+            )
+            .map_err(self.q_err())
+    }
+
     /// [`Graph::rank`] as ids and scores, best first.
     pub(crate) fn rank_ids(
         &self,
@@ -634,38 +646,63 @@ impl Graph {
         limit: usize,
         min_confidence: f64,
     ) -> Result<Vec<(DefId, f64)>> {
-        let mut ids: Vec<DefId> = Vec::new();
-        let mut index: HashMap<DefId, usize> = HashMap::new();
-        let mut in_focus: Vec<bool> = Vec::new();
-        {
+        // Definitions in id order (the table's own order) and whether each is in a focus
+        // file: no path per definition (a kernel-size tree has millions).
+        let focus_files: HashSet<i64> = {
             let mut stmt = self
                 .conn
-                .prepare_cached("SELECT d.id, f.path FROM defs d JOIN files f ON f.id = d.file_id")
+                .prepare_cached("SELECT id, path FROM files")
                 .map_err(self.q_err())?;
             let rows = stmt
                 .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
                 .map_err(self.q_err())?;
+            let mut focused = HashSet::new();
             for row in rows {
                 let (id, path) = row.map_err(self.q_err())?;
-                index.insert(id, ids.len());
+                if focus.contains(&path.as_str()) {
+                    focused.insert(id);
+                }
+            }
+            focused
+        };
+        let mut ids: Vec<DefId> = Vec::new();
+        let mut in_focus: Vec<bool> = Vec::new();
+        {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT id, file_id FROM defs ORDER BY id")
+                .map_err(self.q_err())?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+                .map_err(self.q_err())?;
+            for row in rows {
+                let (id, file) = row.map_err(self.q_err())?;
                 ids.push(id);
-                in_focus.push(focus.contains(&path.as_str()));
+                in_focus.push(focus_files.contains(&file));
             }
         }
         let n = ids.len();
         if n == 0 {
             return Ok(Vec::new());
         }
-        let mut out_edges: BTreeMap<usize, Vec<(usize, f64)>> = BTreeMap::new();
+        // Ids are usually dense (a clean build numbers them in order): then an id is its
+        // place.
+        let base = ids[0];
+        let dense = ids[n - 1] - base + 1 == n as i64;
+        let at = |id: i64| {
+            if dense {
+                usize::try_from(id - base).ok().filter(|i| *i < n)
+            } else {
+                ids.binary_search(&id).ok()
+            }
+        };
+        // Edges as (from, to, weight), then grouped by their source (compressed rows): the
+        // walk below visits every node thirty times.
+        let mut edges: Vec<(u32, u32, f64)> = Vec::new();
         {
             let mut stmt = self
                 .conn
-                .prepare_cached(&format!(
-                    "SELECT r.enclosing_id, e.target_id, e.rung
-                     FROM ({}) e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
-                     WHERE r.enclosing_id IS NOT NULL",
-                    edges_sql("IS NOT NULL")
-                ))
+                .prepare_cached(&rank_edges_sql(self.has_precise_rows()?))
                 .map_err(self.q_err())?;
             let rows = stmt
                 .query_map([], |r| {
@@ -682,11 +719,29 @@ impl Graph {
                 if w < min_confidence || from == to {
                     continue;
                 }
-                if let (Some(&a), Some(&b)) = (index.get(&from), index.get(&to)) {
-                    out_edges.entry(a).or_default().push((b, w));
+                if let (Some(a), Some(b)) = (at(from), at(to)) {
+                    if let (Ok(a), Ok(b)) = (u32::try_from(a), u32::try_from(b)) {
+                        edges.push((a, b, w));
+                    }
                 }
             }
         }
+        // A canonical order: the sums below do not depend on the order rows came in.
+        edges.sort_unstable_by(|x, y| {
+            (x.0, x.1)
+                .cmp(&(y.0, y.1))
+                .then(x.2.partial_cmp(&y.2).unwrap_or(std::cmp::Ordering::Equal))
+        });
+        let mut starts: Vec<usize> = vec![0; n + 1];
+        for (a, _, _) in &edges {
+            starts[*a as usize + 1] += 1;
+        }
+        for i in 0..n {
+            starts[i + 1] += starts[i];
+        }
+        let totals: Vec<f64> = (0..n)
+            .map(|i| edges[starts[i]..starts[i + 1]].iter().map(|e| e.2).sum())
+            .collect();
         let focus_count = in_focus.iter().filter(|f| **f).count();
         let teleport: Vec<f64> = if focus_count > 0 {
             in_focus
@@ -698,22 +753,18 @@ impl Graph {
         };
         let damping = 0.85;
         let mut rank = teleport.clone();
-        let totals: HashMap<usize, f64> = out_edges
-            .iter()
-            .map(|(a, e)| (*a, e.iter().map(|(_, w)| w).sum()))
-            .collect();
         for _ in 0..30 {
             let mut next: Vec<f64> = teleport.iter().map(|t| (1.0 - damping) * t).collect();
             let mut dangling = 0.0;
             for (i, r) in rank.iter().enumerate() {
-                match out_edges.get(&i) {
-                    Some(edges) => {
-                        let total = totals.get(&i).copied().unwrap_or(1.0);
-                        for (j, w) in edges {
-                            next[*j] += damping * r * w / total;
-                        }
-                    }
-                    None => dangling += r,
+                let out = &edges[starts[i]..starts[i + 1]];
+                if out.is_empty() {
+                    dangling += r;
+                    continue;
+                }
+                let total = totals[i];
+                for (_, j, w) in out {
+                    next[*j as usize] += damping * r * w / total;
                 }
             }
             for (j, t) in teleport.iter().enumerate() {
@@ -787,6 +838,38 @@ impl Graph {
         stats.precise = count("SELECT COUNT(*) FROM precise WHERE target_id IS NOT NULL")?;
         Ok(stats)
     }
+}
+
+/// Every edge as `(enclosing definition, target, rung)`, for [`Graph::rank`]: the edges of
+/// [`edges_sql`] joined to their reference's enclosing definition. Without precise-tier rows
+/// (the usual case) the same edges come from scans of the tables in key order, which a
+/// kernel-size tree needs (millions of edges; the general form seeks each one).
+fn rank_edges_sql(precise_rows: bool) -> String {
+    if precise_rows {
+        return format!(
+            "SELECT r.enclosing_id, e.target_id, e.rung
+             FROM ({}) e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
+             WHERE r.enclosing_id IS NOT NULL",
+            edges_sql("IS NOT NULL")
+        );
+    }
+    "SELECT r.enclosing_id, r.target_id, r.rung FROM refs r NOT INDEXED
+      WHERE r.target_id IS NOT NULL AND r.enclosing_id IS NOT NULL
+     UNION ALL
+     SELECT r.enclosing_id, x.target_id, 4 FROM fanout x NOT INDEXED
+       JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
+      WHERE r.enclosing_id IS NOT NULL
+     UNION ALL
+     SELECT r.enclosing_id, u.target_id, 4 FROM (
+       SELECT DISTINCT file_id, ord, target_id FROM (
+         SELECT r.file_id, r.ord, f.def_id AS target_id FROM fills f
+           JOIN refs r ON r.target_id = f.implemented_id
+         UNION ALL
+         SELECT x.file_id, x.ord, f.def_id FROM fills f
+           JOIN fanout x ON x.target_id = f.implemented_id)) u
+       JOIN refs r ON r.file_id = u.file_id AND r.ord = u.ord
+      WHERE r.enclosing_id IS NOT NULL"
+        .to_owned()
 }
 
 /// Every distinct definition name, as written and lower-cased, each list one string with
@@ -863,6 +946,62 @@ impl Names {
 
 #[cfg(test)]
 mod tests {
+    /// Without precise-tier rows, the scan form of the rank's edges gives the rows of the
+    /// general form: references, dispatch (fan-out) and the members object literals fill.
+    #[test]
+    fn the_rank_edges_scan_gives_the_general_form_rows() {
+        let project = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let full = project.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, text).unwrap();
+        };
+        write(
+            "t/a.ts",
+            "export interface Obs {\n  next: (v: number) => void;\n  done(): void;\n}\n\
+             export class Klass implements Obs {\n  next(v: number) {}\n  done() {}\n}\n\
+             export function alpha(o: Partial<Obs>) {\n  o.next(1);\n}\n\
+             export function caller(k: Klass) {\n  k.done();\n  alpha({ next: (v) => v, done() {} });\n}\n",
+        );
+        write("c/h.h", "int twice(int x);\n");
+        write(
+            "c/a.c",
+            "#include \"h.h\"\nint twice(int x) { return 2 * x; }\n",
+        );
+        write("c/b.c", "#include \"h.h\"\nint twice(int x) { return x + x; }\nint use(void) { return twice(1); }\n");
+        let cache = tempfile::tempdir().unwrap();
+        let config = crate::GraphConfig {
+            cache_dir: cache.path().into(),
+            ..crate::GraphConfig::default()
+        };
+        let (graph, _) = crate::Graph::open_with(project.path(), config).unwrap();
+        assert!(!graph.has_precise_rows().unwrap());
+        for table in ["fills", "fanout"] {
+            let count: i64 = graph
+                .conn
+                .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+                .unwrap();
+            assert!(count > 0, "the fixture has no {table} rows");
+        }
+        let rows = |sql: &str| {
+            let mut stmt = graph.conn.prepare(sql).unwrap();
+            let mut rows: Vec<(i64, i64, i64)> = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            rows.sort_unstable();
+            rows
+        };
+        let general = rows(&super::rank_edges_sql(true));
+        let scanned = rows(&super::rank_edges_sql(false));
+        assert!(
+            general.iter().any(|r| r.2 == 4),
+            "no fan-out or fill edge: {general:?}"
+        );
+        assert_eq!(scanned, general);
+    }
+
     #[test]
     fn names_containing_a_query_come_with_their_tier_once_each() {
         let mut names = super::Names::default();
