@@ -8,7 +8,7 @@
 //! ```
 //!
 //! `open` opens (building the index when CACHE is empty) and prints what it did; `updates`
-//! appends a function to N Python or Go files in turn, one `update` each (re-extraction and re-resolution
+//! appends a function to N Python, Go or C files in turn, one `update` each (re-extraction and re-resolution
 //! of the file and its dependents), and prints the p50 and p95; `queries` looks up N
 //! definition names (spread over the index) with `symbols` and prints the p50 and p95;
 //! `callers` prints every caller site (`[path, line]`) of the callable NAME defined in PATH,
@@ -58,13 +58,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
         "updates" => {
-            // Python and Go files spread over the index, by path order (the addition is
+            // Python, Go and C files spread over the index, by path order (the addition is
             // written in their language).
             let mut files: Vec<String> = Vec::new();
             let outline_root = graph.root().to_path_buf();
             for entry in ignore::WalkBuilder::new(&outline_root).build().flatten() {
                 let p = entry.path();
-                let wanted = p.extension().is_some_and(|e| e == "py" || e == "go");
+                let wanted = p
+                    .extension()
+                    .is_some_and(|e| e == "py" || e == "go" || e == "c");
                 if wanted && entry.file_type().is_some_and(|t| t.is_file()) {
                     if let Ok(rel) = p.strip_prefix(&outline_root) {
                         files.push(rel.to_string_lossy().into_owned());
@@ -81,6 +83,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let mut text = std::fs::read(&path)?;
                 let addition = match rel.rsplit('.').next() {
                     Some("go") => format!("\nfunc benchAdded{i}() {{ benchAdded{i}() }}\n"),
+                    Some("c") => format!("\nvoid bench_added_{i}(void) {{ bench_added_{i}(); }}\n"),
                     _ => format!("\n\ndef bench_added_{i}():\n    return bench_added_{i}()\n"),
                 };
                 text.extend_from_slice(addition.as_bytes());

@@ -770,7 +770,7 @@ impl Graph {
     }
 
     fn known_files(&self) -> Result<HashMap<String, Known>> {
-        known_files_of(&self.conn).map_err(self.sql())
+        known_files_of(&self.conn, None).map_err(self.sql())
     }
 
     /// Compares the whole tree with the index and brings it up to date.
@@ -878,7 +878,14 @@ impl Graph {
         };
         let mut stats = UpdateStats::default();
         let version = data_version(&self.conn).map_err(self.sql())?;
-        let known = self.known_files()?;
+        // A writer's update needs what the index holds of its own paths only (a kernel-size
+        // tree has tens of thousands of files).
+        let only: Option<Vec<String>> = match (&all, &some) {
+            (None, Some((named, _))) => Some(named.iter().cloned().collect()),
+            _ => None,
+        };
+        let known = known_files_of(&self.conn, only.as_deref()).map_err(self.sql())?;
+        let mut nothing_known = !has_files(&self.conn).map_err(self.sql())?;
         lap("files known");
         let refresh = all.is_some();
         let (candidates, removed): (Vec<Seen>, Vec<String>) = match (all, some) {
@@ -962,7 +969,8 @@ impl Graph {
         let known = if data_version(&tx).map_err(sql)? == version {
             known
         } else {
-            known_files_of(&tx).map_err(sql)?
+            nothing_known = !has_files(&tx).map_err(sql)?;
+            known_files_of(&tx, only.as_deref()).map_err(sql)?
         };
         if configs_changed {
             tx.execute("DELETE FROM config_files", []).map_err(sql)?;
@@ -976,7 +984,7 @@ impl Graph {
             }
         }
 
-        let bulk = known.is_empty() && changed.len() >= BULK_FILES;
+        let bulk = nothing_known && changed.len() >= BULK_FILES;
         if bulk {
             drop_query_indexes(&tx).map_err(sql)?;
         }
@@ -1036,7 +1044,7 @@ impl Graph {
                     (id, ids)
                 }
             };
-            if known.is_empty() {
+            if nothing_known {
                 // A first build resolves every file: the keys it changed (millions of names
                 // on a kernel-size tree) would pick no dependent.
                 changed_keys.clear();
@@ -1136,7 +1144,7 @@ impl Graph {
             .map_err(sql)?
             .is_some();
         let resolve_all =
-            !interrupted && (configs_changed || pending || stats.rebuilt_hint(&known));
+            !interrupted && (configs_changed || pending || stats.rebuilt_hint(nothing_known));
         let targets: BTreeSet<FileId> = if interrupted {
             extracted_ids.clone()
         } else if resolve_all {
@@ -1582,8 +1590,8 @@ fn value_text(v: rusqlite::types::Value) -> String {
 
 impl UpdateStats {
     /// A first build (nothing was known).
-    fn rebuilt_hint(&self, known: &HashMap<String, Known>) -> bool {
-        known.is_empty() && self.added > 0
+    fn rebuilt_hint(&self, nothing_known: bool) -> bool {
+        nothing_known && self.added > 0
     }
 }
 
@@ -1623,9 +1631,12 @@ fn read_and_extract(
 }
 
 /// Every indexed file with what the index knows of it.
-fn known_files_of(conn: &Connection) -> rusqlite::Result<HashMap<String, Known>> {
-    let mut stmt = conn.prepare("SELECT id, path, size, mtime_ns, hash FROM files")?;
-    let rows = stmt.query_map([], |r| {
+/// What the index holds of every file, or of the files at `only`.
+fn known_files_of(
+    conn: &Connection,
+    only: Option<&[String]>,
+) -> rusqlite::Result<HashMap<String, Known>> {
+    let row = |r: &rusqlite::Row<'_>| {
         Ok((
             r.get::<_, String>(1)?,
             Known {
@@ -1635,8 +1646,26 @@ fn known_files_of(conn: &Connection) -> rusqlite::Result<HashMap<String, Known>>
                 hash: r.get(4)?,
             },
         ))
-    })?;
-    rows.collect()
+    };
+    let Some(paths) = only else {
+        let mut stmt = conn.prepare("SELECT id, path, size, mtime_ns, hash FROM files")?;
+        let rows = stmt.query_map([], row)?;
+        return rows.collect();
+    };
+    let mut stmt =
+        conn.prepare_cached("SELECT id, path, size, mtime_ns, hash FROM files WHERE path = ?1")?;
+    let mut out = HashMap::new();
+    for path in paths {
+        if let Some((path, known)) = stmt.query_row([path], row).optional()? {
+            out.insert(path, known);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether the index holds any file.
+fn has_files(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT EXISTS(SELECT 1 FROM files)", [], |r| r.get(0))
 }
 
 /// SQLite's count of commits by other connections, as this connection sees it.
