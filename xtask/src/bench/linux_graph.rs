@@ -64,6 +64,22 @@ pub fn run(ctx: &Context) -> Result<String> {
         CLEAN_LIMIT,
     )?)?;
     let clean_report = report(&clean)?;
+    // Issue 27's rows: a warm open, `symbols` after the map's ranking, one-file updates (each
+    // file put back after).
+    let mode = |args: &[&dyn AsRef<std::ffi::OsStr>]| -> Result<serde_json::Value> {
+        let mut argv: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&bench];
+        argv.extend_from_slice(args);
+        report(&checked(measure(
+            &python,
+            &tree,
+            &os(&argv),
+            &ctx.peer_path,
+        )?)?)
+    };
+    eprintln!("linux: warm open, queries, one-file updates");
+    let warm = mode(&[&"open", &tree, &cache])?;
+    let queries = mode(&[&"queries", &tree, &cache, &"50"])?;
+    let updates = mode(&[&"updates", &tree, &cache, &"30"])?;
     eprintln!("linux: callers of kfree");
     let callers = checked(measure(
         &python,
@@ -126,6 +142,9 @@ pub fn run(ctx: &Context) -> Result<String> {
     Ok(render(&Report {
         clean: &clean,
         clean_report: &clean_report,
+        warm: &warm,
+        queries: &queries,
+        updates: &updates,
         callers: &callers_report,
         search: &found,
         calls: calls.len(),
@@ -150,6 +169,12 @@ fn checked(m: Measured) -> Result<Measured> {
 struct Report<'a> {
     clean: &'a Measured,
     clean_report: &'a serde_json::Value,
+    /// `open` again, nothing changed.
+    warm: &'a serde_json::Value,
+    /// The map's ranking and `symbols`.
+    queries: &'a serde_json::Value,
+    /// One-file updates.
+    updates: &'a serde_json::Value,
     callers: &'a serde_json::Value,
     search: &'a Measured,
     /// Lines with a `kfree(…)` call, by structural search.
@@ -182,6 +207,61 @@ fn render(r: &Report<'_>) -> String {
         r.clean_report["files"],
         r.clean_report["references"],
     );
+    let ms = |v: &serde_json::Value, key: &str| v[key].as_f64().unwrap_or(f64::NAN);
+    let verdict = |ok: bool| if ok { "PASS" } else { "MISS" };
+    let clean_mb = r.clean.rss_kib as f64 / 1024.0;
+    let warm_s = r.warm["seconds"].as_f64().unwrap_or(f64::NAN);
+    let rows = [
+        (
+            "clean index",
+            "≤ 60 s".to_owned(),
+            format!("{:.1} s", r.clean.wall),
+            r.clean.wall <= 60.0,
+        ),
+        (
+            "clean index, peak RSS",
+            "≤ 1024 MB".to_owned(),
+            format!("{clean_mb:.0} MB"),
+            clean_mb <= 1024.0,
+        ),
+        (
+            "warm open, nothing changed",
+            "≤ 0.5 s".to_owned(),
+            format!("{warm_s:.2} s"),
+            warm_s <= 0.5,
+        ),
+        (
+            "`symbols`, 50 names, p50 / p95",
+            "≤ 50 ms / ≤ 200 ms".to_owned(),
+            format!(
+                "{:.1} ms / {:.1} ms",
+                ms(r.queries, "p50_ms"),
+                ms(r.queries, "p95_ms")
+            ),
+            ms(r.queries, "p50_ms") <= 50.0 && ms(r.queries, "p95_ms") <= 200.0,
+        ),
+        (
+            "`map`'s ranking of the whole tree",
+            "≤ 200 ms".to_owned(),
+            format!("{:.0} ms", ms(r.queries, "rank_ms")),
+            ms(r.queries, "rank_ms") <= 200.0,
+        ),
+        (
+            "one-file update (a C function appended), 30 files, p50 / p95",
+            "≤ 100 ms".to_owned(),
+            format!(
+                "{:.1} ms / {:.1} ms",
+                ms(r.updates, "p50_ms"),
+                ms(r.updates, "p95_ms")
+            ),
+            ms(r.updates, "p95_ms") <= 100.0,
+        ),
+    ];
+    out.push_str("Issue 27's goals on this tree (the comparison with ast-grep's parse-all is not run here):\n\n| row | goal | measured | result |\n|---|---|---|---|\n");
+    for (row, goal, measured, ok) in rows {
+        let _ = writeln!(out, "| {row} | {goal} | {measured} | {} |", verdict(ok));
+    }
+    out.push('\n');
     let rungs = r.callers["rungs"]
         .as_object()
         .map(|m| {
@@ -227,6 +307,9 @@ mod tests {
         let text = render(&Report {
             clean: &m,
             clean_report: &serde_json::json!({"files": 3, "references": 9}),
+            warm: &serde_json::json!({"seconds": 0.2}),
+            queries: &serde_json::json!({"p50_ms": 4.0, "p95_ms": 30.0, "rank_ms": 900.0}),
+            updates: &serde_json::json!({"p50_ms": 90.0, "p95_ms": 120.0}),
             callers: &serde_json::json!({"seconds": 0.5, "rungs": {"import": 2}}),
             search: &m,
             calls: 4,
