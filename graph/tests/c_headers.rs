@@ -102,3 +102,54 @@ fn c_callers_of_a_header_declared_function_span_the_tree() {
         "{set_type:?}"
     );
 }
+
+/// What the shell does between calls, on the same project: a header one level below the
+/// files that include it comes to include a new declaration (and stops), and the callers
+/// follow, with the index updated for the changed header only (the files that reach it are
+/// found through their includes).
+#[test]
+fn an_include_added_to_a_shared_header_reaches_the_files_that_include_it() {
+    let Some(project) = cc_process::testing::copy_project("cmarkgfm") else {
+        return;
+    };
+    let root = project.path();
+    let src = "third_party/cmark/src";
+    // Declared twice: by name alone the call is ambiguous; through the includes, not.
+    std::fs::write(root.join(src).join("extra.h"), "int extra_fn(int x);\n").unwrap();
+    std::fs::write(
+        root.join("third_party/cmark/extensions/extra.h"),
+        "int extra_fn(int x);\n",
+    )
+    .unwrap();
+    let blocks = root.join(src).join("blocks.c");
+    let mut text = std::fs::read_to_string(&blocks).unwrap();
+    text.push_str("\nint use_extra(void) { return extra_fn(1); }\n");
+    let call_line = text.lines().count();
+    std::fs::write(&blocks, &text).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let (mut graph, _) = Graph::open_with(root, common::config(cache.path())).unwrap();
+    let extra = format!("{src}/extra.h");
+    assert_eq!(callers(&graph, "extra_fn", &extra), Vec::<String>::new());
+
+    let buffer = format!("{src}/buffer.h");
+    let original = std::fs::read_to_string(root.join(&buffer)).unwrap();
+    std::fs::write(
+        root.join(&buffer),
+        original.replacen(
+            "#include <string.h>",
+            "#include <string.h>\n#include \"extra.h\"",
+            1,
+        ),
+    )
+    .unwrap();
+    let stats = graph.update(&[buffer.as_str()]).unwrap();
+    assert_eq!(
+        callers(&graph, "extra_fn", &extra),
+        vec![format!("{src}/blocks.c:{call_line}")],
+        "after the include ({stats:?})"
+    );
+
+    std::fs::write(root.join(&buffer), &original).unwrap();
+    graph.update(&[buffer.as_str()]).unwrap();
+    assert_eq!(callers(&graph, "extra_fn", &extra), Vec::<String>::new());
+}
