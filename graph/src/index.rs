@@ -28,7 +28,7 @@ use crate::model::{DefKind, FileFacts, Import, Local, RefKind};
 use crate::pending::{PendingReader, PendingRef, PendingRefs};
 use crate::project::{self, Project};
 use crate::resolve::{self, Outcome, RefIn, Rung};
-use crate::table::{Backing, DefId, DefInfo, FileId, FileInfo, NoBacking, Table};
+use crate::table::{Backing, DefId, DefInfo, FileId, FileIndex, FileInfo, NoBacking, Table};
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch (14: C and C++ files record their own includes' keys only).
@@ -194,6 +194,9 @@ pub struct Graph {
     /// Every distinct definition name with its lower-case form, for substring lookups
     /// (loaded on the first `symbols`, dropped when the index changes).
     pub(crate) names: std::cell::RefCell<Option<NameList>>,
+    /// The files and their lookups as of the last update, with the `PRAGMA data_version`
+    /// they were read at (see `apply`).
+    file_index: std::cell::RefCell<Option<(i64, Arc<FileIndex>)>>,
     /// How precise the index is, with the `PRAGMA data_version` it was read at (every answer
     /// carries it; read again after this graph's own writes or another run's).
     pub(crate) precise_state:
@@ -578,6 +581,7 @@ impl Graph {
             lines: std::cell::RefCell::new(HashMap::new()),
             names: std::cell::RefCell::new(None),
             precise_state: std::cell::RefCell::new(None),
+            file_index: std::cell::RefCell::new(None),
             progress: progress.map(ProgressHook),
             cancel,
         };
@@ -1129,7 +1133,24 @@ impl Graph {
 
         lap("facts written");
         // Which files to resolve again.
-        let all_files: Vec<FileInfo> = load_files(&tx).map_err(sql)?;
+        // The files and their lookups, kept between updates while the file set stays (no
+        // file added or removed, no package changed, no other run's commit).
+        let files_version = data_version(&tx).map_err(sql)?;
+        let file_set_changed = stats.added > 0
+            || stats.removed > 0
+            || changed_keys.iter().any(|k| k.starts_with("k:"));
+        let kept = self
+            .file_index
+            .borrow()
+            .as_ref()
+            .filter(|(at, _)| *at == files_version && !file_set_changed)
+            .map(|(_, files)| files.clone());
+        let all_files: Arc<FileIndex> = match kept {
+            Some(files) => files,
+            None => Arc::new(FileIndex::new(load_files(&tx).map_err(sql)?)),
+        };
+        *self.file_index.borrow_mut() = None;
+        lap("files loaded");
         let extracted_ids: BTreeSet<FileId> = waiting.files().iter().copied().collect();
         // Stopped before every file was read: what was read is kept with its references
         // unresolved, and a mark makes the next refresh resolve everything.
@@ -1148,12 +1169,11 @@ impl Graph {
         let targets: BTreeSet<FileId> = if interrupted {
             extracted_ids.clone()
         } else if resolve_all {
-            all_files.iter().map(|f| f.id).collect()
+            all_files.ids().collect()
         } else {
             let mut t = extracted_ids.clone();
             t.extend(dependents(&tx, &changed_keys).map_err(sql)?);
-            let present: HashSet<FileId> = all_files.iter().map(|f| f.id).collect();
-            t.retain(|f| present.contains(f));
+            t.retain(|f| all_files.contains(*f));
             t
         };
         stats.re_resolved = targets.len();
@@ -1182,13 +1202,14 @@ impl Graph {
             lap("references to resolve loaded");
             let big = resolve_all || targets.len() * 4 > all_files.len().max(1);
             let (whole, partial) = if big {
-                let mut table: Table<NoBacking> = Table::new(project, all_files, None);
+                let mut table: Table<NoBacking> = Table::new(project, all_files.clone(), None);
                 load_everything(&tx, &mut table).map_err(sql)?;
                 table.finish();
                 lap("table loaded");
                 (Some(table), None)
             } else {
-                let table = Table::new(project, all_files, Some(SqlBacking { conn: &tx }));
+                let table = Table::new(project, all_files.clone(), Some(SqlBacking { conn: &tx }));
+                lap("table made");
                 (None, Some(table))
             };
             let resolve_chunk = |chunk: &[Work]| -> Vec<ResolvedFile> {
@@ -1436,6 +1457,8 @@ impl Graph {
         )
         .map_err(sql)?;
         tx.commit().map_err(sql)?;
+        // Kept for the next update (only once committed: a failed one keeps nothing).
+        *self.file_index.borrow_mut() = Some((files_version, all_files));
         if stats.extracted + stats.removed > 256 || resolve_all {
             // A large change leaves a large write-ahead log: fold it into the index now.
             let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");

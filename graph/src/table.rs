@@ -324,12 +324,7 @@ impl Backing for NoBacking {
 /// The symbol table.
 pub struct Table<B = NoBacking> {
     pub project: Project,
-    files: HashMap<FileId, FileInfo>,
-    by_path: HashMap<String, FileId>,
-    by_dir: HashMap<String, Vec<FileId>>,
-    /// Files by their name without the folder (`html.h`), for C includes found by suffix.
-    by_file_name: HashMap<String, Vec<FileId>>,
-    by_package: HashMap<(&'static str, String), Vec<FileId>>,
+    files: Arc<FileIndex>,
     names: ByName,
     /// In id order (found by binary search: a kernel-size tree has millions, and a map
     /// would hold twice their pointers).
@@ -350,6 +345,71 @@ pub struct Table<B = NoBacking> {
     include_children: std::sync::RwLock<HashMap<FileId, Arc<Vec<FileId>>>>,
 }
 
+/// The index's files and their lookups by path, folder, name and package: the same for
+/// every resolution until a file is added or removed or changes its package, so an index
+/// keeps one between updates (a kernel-size tree has tens of thousands of files).
+#[derive(Debug, Default)]
+pub struct FileIndex {
+    files: HashMap<FileId, FileInfo>,
+    by_path: HashMap<String, FileId>,
+    by_dir: HashMap<String, Vec<FileId>>,
+    /// Files by their name without the folder (`html.h`), for C includes found by suffix.
+    by_file_name: HashMap<String, Vec<FileId>>,
+    by_package: HashMap<(&'static str, String), Vec<FileId>>,
+}
+
+impl FileIndex {
+    pub fn new(files: Vec<FileInfo>) -> Self {
+        let mut index = FileIndex::default();
+        for file in files {
+            index.by_path.insert(file.path.clone(), file.id);
+            index
+                .by_dir
+                .entry(file.dir().to_owned())
+                .or_default()
+                .push(file.id);
+            index
+                .by_file_name
+                .entry(file_name(&file.path).to_owned())
+                .or_default()
+                .push(file.id);
+            if let Some(package) = &file.package {
+                index
+                    .by_package
+                    .entry((family(file.language), package.clone()))
+                    .or_default()
+                    .push(file.id);
+            }
+            index.files.insert(file.id, file);
+        }
+        for list in index
+            .by_dir
+            .values_mut()
+            .chain(index.by_file_name.values_mut())
+            .chain(index.by_package.values_mut())
+        {
+            list.sort_unstable();
+        }
+        index
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    pub fn contains(&self, id: FileId) -> bool {
+        self.files.contains_key(&id)
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = FileId> + '_ {
+        self.files.keys().copied()
+    }
+}
+
 impl<B> std::fmt::Debug for Table<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Table")
@@ -361,14 +421,10 @@ impl<B> std::fmt::Debug for Table<B> {
 
 impl<B: Backing> Table<B> {
     /// A table of `files`, with nothing else loaded yet.
-    pub fn new(project: Project, files: Vec<FileInfo>, backing: Option<B>) -> Self {
-        let mut table = Table {
+    pub fn new(project: Project, files: Arc<FileIndex>, backing: Option<B>) -> Self {
+        Table {
             project,
-            files: HashMap::new(),
-            by_path: HashMap::new(),
-            by_dir: HashMap::new(),
-            by_file_name: HashMap::new(),
-            by_package: HashMap::new(),
+            files,
             names: ByName::default(),
             defs: Vec::new(),
             interface_members: HashMap::new(),
@@ -381,37 +437,7 @@ impl<B: Backing> Table<B> {
             lazy_imports: Mutex::default(),
             lazy_locals: Mutex::default(),
             include_children: std::sync::RwLock::default(),
-        };
-        for file in files {
-            table.by_path.insert(file.path.clone(), file.id);
-            table
-                .by_dir
-                .entry(file.dir().to_owned())
-                .or_default()
-                .push(file.id);
-            table
-                .by_file_name
-                .entry(file_name(&file.path).to_owned())
-                .or_default()
-                .push(file.id);
-            if let Some(package) = &file.package {
-                table
-                    .by_package
-                    .entry((family(file.language), package.clone()))
-                    .or_default()
-                    .push(file.id);
-            }
-            table.files.insert(file.id, file);
         }
-        for list in table
-            .by_dir
-            .values_mut()
-            .chain(table.by_file_name.values_mut())
-            .chain(table.by_package.values_mut())
-        {
-            list.sort_unstable();
-        }
-        table
     }
 
     /// Adds a definition (a table filled completely: a clean build, or a large update).
@@ -470,29 +496,29 @@ impl<B: Backing> Table<B> {
     }
 
     pub fn file(&self, id: FileId) -> Option<&FileInfo> {
-        self.files.get(&id)
+        self.files.files.get(&id)
     }
 
     pub fn files(&self) -> impl Iterator<Item = &FileInfo> {
-        self.files.values()
+        self.files.files.values()
     }
 
     /// The file at `path`, if there is one.
     pub fn file_at(&self, path: &str, deps: &mut Deps) -> Option<FileId> {
         deps.note("p:", path);
-        self.by_path.get(path).copied()
+        self.files.by_path.get(path).copied()
     }
 
     /// The files named `name` (without their folder), in any folder.
     pub fn files_named(&self, name: &str, deps: &mut Deps) -> &[FileId] {
         deps.note("b:", name);
-        self.by_file_name.get(name).map_or(&[], Vec::as_slice)
+        self.files.by_file_name.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// The files of a folder.
     pub fn files_in_dir(&self, dir: &str, deps: &mut Deps) -> &[FileId] {
         deps.note("d:", dir);
-        self.by_dir.get(dir).map_or(&[], Vec::as_slice)
+        self.files.by_dir.get(dir).map_or(&[], Vec::as_slice)
     }
 
     /// The files of a package.
@@ -504,7 +530,8 @@ impl<B: Backing> Table<B> {
     ) -> &[FileId] {
         let fam = family(language);
         deps.note("k:", &format!("{fam}:{package}"));
-        self.by_package
+        self.files
+            .by_package
             .get(&(fam, package.to_owned()))
             .map_or(&[], Vec::as_slice)
     }
@@ -571,7 +598,7 @@ impl<B: Backing> Table<B> {
 
     /// A file's imports.
     pub fn imports_of(&self, file: FileId, deps: &mut Deps) -> Arc<Vec<Import>> {
-        if let Some(info) = self.files.get(&file) {
+        if let Some(info) = self.files.files.get(&file) {
             deps.note("p:", &info.path);
         }
         if let Some(found) = self.imports.get(&file) {
@@ -612,7 +639,7 @@ impl<B: Backing> Table<B> {
 
     /// A file's local bindings, with the id of the definition each is local to.
     pub fn locals_of(&self, file: FileId, deps: &mut Deps) -> Arc<Vec<(Local, Option<DefId>)>> {
-        if let Some(info) = self.files.get(&file) {
+        if let Some(info) = self.files.files.get(&file) {
             deps.note("p:", &info.path);
         }
         if let Some(found) = self.locals.get(&file) {
