@@ -2175,31 +2175,59 @@ fn callback_from_row(
     })
 }
 
-fn load_locals(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(Local, Option<DefId>)>> {
-    let mut stmt = tx.prepare_cached(
-        "SELECT name, scope_id, type_text, value, line, col, read, param, cb_line, cb_col,
-           cb_argument, cb_param FROM locals WHERE file_id = ?1 ORDER BY ord",
-    )?;
-    let rows = stmt.query_map([file], |r| {
-        let scope: Option<i64> = r.get(1)?;
-        Ok((
-            Local {
-                name: r.get(0)?,
-                scope: None,
-                type_text: r.get(2)?,
-                value: r.get(3)?,
-                read: r.get(6)?,
-                pos: crate::model::Pos {
-                    line: r.get(4)?,
-                    column: r.get(5)?,
-                },
-                param: r.get(7)?,
-                callback: callback_from_row(r, 8)?,
+/// The columns [`local_from_row`] reads, in its order.
+const LOCAL_COLUMNS: &str = "name, scope_id, type_text, value, line, col, read, param, cb_line,
+   cb_col, cb_argument, cb_param";
+
+/// A local binding and the definition it is local to, from [`LOCAL_COLUMNS`] at `at`.
+fn local_from_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<crate::table::ScopedLocal> {
+    Ok((
+        Local {
+            name: r.get(at)?,
+            scope: None,
+            type_text: r.get(at + 2)?,
+            value: r.get(at + 3)?,
+            read: r.get(at + 6)?,
+            pos: crate::model::Pos {
+                line: r.get(at + 4)?,
+                column: r.get(at + 5)?,
             },
-            scope,
-        ))
-    })?;
+            param: r.get(at + 7)?,
+            callback: callback_from_row(r, at + 8)?,
+        },
+        r.get(at + 1)?,
+    ))
+}
+
+fn load_locals(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(Local, Option<DefId>)>> {
+    let mut stmt = tx.prepare_cached(&format!(
+        "SELECT {LOCAL_COLUMNS} FROM locals WHERE file_id = ?1 ORDER BY ord"
+    ))?;
+    let rows = stmt.query_map([file], |r| local_from_row(r, 0))?;
     rows.collect()
+}
+
+/// Rows `(file, item)` in file order, handed to `each` one file's items at a time.
+fn by_file<T>(
+    rows: impl Iterator<Item = rusqlite::Result<(FileId, T)>>,
+    mut each: impl FnMut(FileId, Vec<T>),
+) -> rusqlite::Result<()> {
+    let mut current: Option<(FileId, Vec<T>)> = None;
+    for row in rows {
+        let (file, item) = row?;
+        match &mut current {
+            Some((at, items)) if *at == file => items.push(item),
+            _ => {
+                if let Some((at, items)) = current.replace((file, vec![item])) {
+                    each(at, items);
+                }
+            }
+        }
+    }
+    if let Some((at, items)) = current {
+        each(at, items);
+    }
+    Ok(())
 }
 
 /// Loads every definition, import and local binding into `table`.
@@ -2217,69 +2245,18 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
         table.set_imports(*id, Vec::new());
         table.set_locals(*id, &[]);
     }
-    {
-        // Both tables' keys are (file_id, ord): the scan is in that order.
-        let mut stmt = tx.prepare(
-            "SELECT file_id, module, name, alias, wildcard, line, scope_first, scope_last
-             FROM imports ORDER BY file_id, ord",
-        )?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, import_from_row(r, 1)?)))?;
-        let mut current: Option<(FileId, Vec<Import>)> = None;
-        for row in rows {
-            let (f, i) = row?;
-            match &mut current {
-                Some((file, list)) if *file == f => list.push(i),
-                _ => {
-                    if let Some((file, list)) = current.replace((f, vec![i])) {
-                        table.set_imports(file, list);
-                    }
-                }
-            }
-        }
-        if let Some((file, list)) = current {
-            table.set_imports(file, list);
-        }
-    }
-    {
-        let mut stmt = tx.prepare(
-            "SELECT file_id, name, scope_id, type_text, value, line, col, read, param, cb_line,
-               cb_col, cb_argument, cb_param FROM locals ORDER BY file_id, ord",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                Local {
-                    name: r.get(1)?,
-                    scope: None,
-                    type_text: r.get(3)?,
-                    value: r.get(4)?,
-                    read: r.get(7)?,
-                    pos: crate::model::Pos {
-                        line: r.get(5)?,
-                        column: r.get(6)?,
-                    },
-                    param: r.get(8)?,
-                    callback: callback_from_row(r, 9)?,
-                },
-                r.get::<_, Option<i64>>(2)?,
-            ))
-        })?;
-        let mut current: Option<(FileId, Vec<crate::table::ScopedLocal>)> = None;
-        for row in rows {
-            let (f, l, s) = row?;
-            match &mut current {
-                Some((file, list)) if *file == f => list.push((l, s)),
-                _ => {
-                    if let Some((file, list)) = current.replace((f, vec![(l, s)])) {
-                        table.set_locals(file, &list);
-                    }
-                }
-            }
-        }
-        if let Some((file, list)) = current {
-            table.set_locals(file, &list);
-        }
-    }
+    // Both tables' keys are (file_id, ord): the scans are in that order.
+    let mut stmt = tx.prepare(
+        "SELECT file_id, module, name, alias, wildcard, line, scope_first, scope_last
+         FROM imports ORDER BY file_id, ord",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, import_from_row(r, 1)?)))?;
+    by_file(rows, |file, list| table.set_imports(file, list))?;
+    let mut stmt = tx.prepare(&format!(
+        "SELECT file_id, {LOCAL_COLUMNS} FROM locals ORDER BY file_id, ord"
+    ))?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, local_from_row(r, 1)?)))?;
+    by_file(rows, |file, list| table.set_locals(file, &list))?;
     Ok(())
 }
 
