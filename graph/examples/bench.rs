@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release -p cc-graph --example bench -- open ROOT CACHE
 //! cargo run --release -p cc-graph --example bench -- updates ROOT CACHE N
-//! cargo run --release -p cc-graph --example bench -- queries ROOT CACHE N
+//! cargo run --release -p cc-graph --example bench -- queries ROOT CACHE N [FOCUS]
 //! cargo run --release -p cc-graph --example bench -- callers ROOT CACHE NAME PATH
 //! ```
 //!
@@ -12,7 +12,9 @@
 //! and re-resolution of the file and its dependents), puts each file back (untimed), and
 //! prints the p50 and p95; `queries` ranks the definitions as `graph map` does (timed), then
 //! looks up N of their names (spread over the ranking) with `symbols` and prints the p50
-//! and p95;
+//! and p95, then times a map around FOCUS (default: the best-ranked source file), and a write to that file
+//! that adds a function calling the best-ranked definition (an edge the kept ranks must
+//! take in) with the map after it, putting the file back (untimed);
 //! `callers` prints every caller site (`[path, line]`) of the callable NAME defined in PATH,
 //! at the default confidence, with the time the query took.
 
@@ -117,8 +119,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
         "queries" => {
+            // As many as `graph map` ranks (it asks for at most 2,000).
             let ranked_at = Instant::now();
-            let ranked = graph.rank(&[], 5000, cc_graph::DEFAULT_MIN_CONFIDENCE)?;
+            let ranked = graph.rank(&[], 2000, cc_graph::DEFAULT_MIN_CONFIDENCE)?;
             let rank_ms = ranked_at.elapsed().as_secs_f64() * 1000.0;
             let names: Vec<String> = {
                 let all: Vec<String> = ranked.value.into_iter().map(|r| r.symbol.name).collect();
@@ -134,11 +137,54 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     return Err(format!("symbols({name}) found nothing").into());
                 }
             }
+            // A map around a file, and a map after a write that changes edges.
+            let top = graph
+                .rank(&[], 5000, cc_graph::DEFAULT_MIN_CONFIDENCE)?
+                .value;
+            let best = top
+                .first()
+                .map(|r| r.symbol.name.clone())
+                .unwrap_or_default();
+            let source = match rest.get(1) {
+                Some(focus) => focus.clone(),
+                None => top
+                    .iter()
+                    .map(|r| r.symbol.path.clone())
+                    .find(|p| p.ends_with(".c") || p.ends_with(".py") || p.ends_with(".go"))
+                    .ok_or("no source file among the ranked")?,
+            };
+            let t = Instant::now();
+            let around = graph.rank(&[source.as_str()], 2000, cc_graph::DEFAULT_MIN_CONFIDENCE)?;
+            let focus_ms = t.elapsed().as_secs_f64() * 1000.0;
+            let path = graph.root().join(&source);
+            let original = std::fs::read(&path)?;
+            let addition = match source.rsplit('.').next() {
+                Some("go") => format!("\nfunc benchRankProbe() {{ {best}() }}\n"),
+                Some("c") => format!("\nvoid bench_rank_probe(void) {{ {best}(0); }}\n"),
+                _ => format!("\n\ndef bench_rank_probe():\n    return {best}()\n"),
+            };
+            let mut text = original.clone();
+            text.extend_from_slice(addition.as_bytes());
+            std::fs::write(&path, &text)?;
+            let t = Instant::now();
+            let stats = graph.update(&[source.as_str()])?;
+            let write_ms = t.elapsed().as_secs_f64() * 1000.0;
+            let t = Instant::now();
+            graph.rank(&[], 5000, cc_graph::DEFAULT_MIN_CONFIDENCE)?;
+            let rank_after_write_ms = t.elapsed().as_secs_f64() * 1000.0;
+            std::fs::write(&path, &original)?;
+            graph.update(&[source.as_str()])?;
             println!(
                 "{}",
                 serde_json::json!({
                     "queries": times.len(),
                     "rank_ms": rank_ms,
+                    "focus": source,
+                    "focus_ms": focus_ms,
+                    "focus_listed": around.value.len(),
+                    "write_ms": write_ms,
+                    "write_rank_pushes": stats.rank_pushes,
+                    "rank_after_write_ms": rank_after_write_ms,
                     "p50_ms": percentile(times.clone(), 0.5),
                     "p95_ms": percentile(times, 0.95),
                 })

@@ -27,12 +27,13 @@ use crate::extract;
 use crate::model::{DefKind, FileFacts, Import, Local, RefKind};
 use crate::pending::{PendingReader, PendingRef, PendingRefs};
 use crate::project::{self, Project};
+use crate::ranks::{self, EdgeSpill, RankUpkeep};
 use crate::resolve::{self, Outcome, RefIn, Rung};
 use crate::table::{Backing, DefId, DefInfo, FileId, FileIndex, FileInfo, NoBacking, Table};
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch (14: C and C++ files record their own includes' keys only).
-pub const SCHEMA_VERSION: i64 = 14;
+pub const SCHEMA_VERSION: i64 = 15;
 
 /// Why the index could not be opened or updated.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +74,12 @@ pub enum GraphError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot keep the build's edges in {path} until the ranks are computed: {source}")]
+    RankEdges {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("no symbol `{0}` in the index")]
     UnknownSymbol(String),
     /// The first build was cancelled: what was extracted is kept, and the next open goes on
@@ -101,6 +108,9 @@ pub struct UpdateStats {
     pub re_resolved: usize,
     /// Files over the size cap, not indexed.
     pub too_large: usize,
+    /// Residual pushes that kept the whole tree's ranks current (0 when the update changed
+    /// no edge).
+    pub rank_pushes: usize,
     /// The whole index was rebuilt (new, another schema version, or another root).
     pub rebuilt: bool,
     /// The files of indexed languages that ignore rules (`.gitignore` inside a git
@@ -190,7 +200,7 @@ pub struct Graph {
     pub(crate) checked_at_ms: u64,
     pub(crate) stale: Option<Vec<String>>,
     /// Lines of recently shown files (signatures are read from the file, not stored).
-    pub(crate) lines: std::cell::RefCell<HashMap<String, std::sync::Arc<Vec<String>>>>,
+    pub(crate) lines: std::cell::RefCell<HashMap<String, std::sync::Arc<crate::query::FileLines>>>,
     /// Every distinct definition name with its lower-case form, for substring lookups
     /// (loaded on the first `symbols`, dropped when the index changes).
     pub(crate) names: std::cell::RefCell<Option<NameList>>,
@@ -294,6 +304,9 @@ CREATE TABLE precise_implements(file_id INTEGER NOT NULL, def_id INTEGER NOT NUL
   implemented_id INTEGER NOT NULL, PRIMARY KEY(def_id, implemented_id)) WITHOUT ROWID;
 CREATE INDEX precise_implements_file ON precise_implements(file_id);
 CREATE INDEX precise_implements_implemented ON precise_implements(implemented_id);
+CREATE TABLE ranks(def_id INTEGER PRIMARY KEY, score REAL NOT NULL);
+CREATE INDEX ranks_score ON ranks(score);
+CREATE TABLE rank_residuals(def_id INTEGER PRIMARY KEY, value REAL NOT NULL);
 ";
 
 /// A reference's name and receiver (`refs r`) as text: both are stored as ids into `names`
@@ -992,6 +1005,14 @@ impl Graph {
         if bulk {
             drop_query_indexes(&tx).map_err(sql)?;
         }
+        let precise_rows = ranks::precise_rows(&tx).map_err(sql)?;
+        // The kept ranks follow the update when they describe the edges now; the precise
+        // tier's rows are not followed (its writes forget them instead).
+        let mut upkeep = if !bulk && !precise_rows && ranks::kept(&tx).map_err(sql)? {
+            Some(RankUpkeep::default())
+        } else {
+            None
+        };
         let mut changed_keys: BTreeSet<String> = BTreeSet::new();
         // The references of the files extracted, enclosing definitions as ids (the rest of
         // their facts is in the index: a clean build holds only these).
@@ -1009,6 +1030,9 @@ impl Graph {
         // Removed files.
         for rel in &removed {
             if let Some(k) = known.get(rel) {
+                if let Some(upkeep) = upkeep.as_mut() {
+                    upkeep.before(&tx, k.id).map_err(sql)?;
+                }
                 note_file_keys(&tx, k.id, rel, &mut changed_keys).map_err(sql)?;
                 delete_file(&tx, k.id).map_err(sql)?;
                 stats.removed += 1;
@@ -1029,12 +1053,19 @@ impl Graph {
             stats.extracted += 1;
             let (file_id, def_ids) = match known.get(&fresh.rel) {
                 Some(k) => {
+                    if let Some(upkeep) = upkeep.as_mut() {
+                        upkeep.before(&tx, k.id).map_err(sql)?;
+                    }
                     let ids = rewrite_file(&tx, k.id, &fresh, &mut changed_keys).map_err(sql)?;
                     (k.id, ids)
                 }
                 None => {
                     stats.added += 1;
                     let id = insert_file(&tx, &fresh).map_err(sql)?;
+                    if let Some(upkeep) = upkeep.as_mut() {
+                        // Nothing yet: its definitions are all new.
+                        upkeep.before(&tx, id).map_err(sql)?;
+                    }
                     let ids =
                         insert_facts(&tx, id, &fresh.facts, &HashMap::new(), &mut changed_keys)
                             .map_err(sql)?;
@@ -1178,6 +1209,18 @@ impl Graph {
         };
         stats.re_resolved = targets.len();
         let mut freeing: Option<std::thread::JoinHandle<()>> = None;
+        // A build that resolves every file writes the rank's edges as it goes, for the
+        // whole computation after it.
+        let rank_spill_path = self.db_path.with_extension("rank-edges");
+        let rank_error = |source| GraphError::RankEdges {
+            path: rank_spill_path.clone(),
+            source,
+        };
+        let mut rank_spill = if resolve_all && !precise_rows {
+            Some(EdgeSpill::create(&rank_spill_path).map_err(rank_error)?)
+        } else {
+            None
+        };
 
         if !targets.is_empty() {
             // References of the files to resolve: the extracted ones from memory (to be
@@ -1187,6 +1230,11 @@ impl Graph {
                 .copied()
                 .filter(|f| !extracted_ids.contains(f))
                 .collect();
+            if let Some(upkeep) = upkeep.as_mut() {
+                for file in &others {
+                    upkeep.before(&tx, *file).map_err(sql)?;
+                }
+            }
             let mut loaded: Vec<Work> = Vec::new();
             for (file, ords, refs) in load_refs(&tx, &others, resolve_all).map_err(sql)? {
                 let literals = load_literal_args(&tx, file, &ords).map_err(sql)?;
@@ -1290,6 +1338,25 @@ impl Graph {
                             }
                             Outcome::External => (OUTCOME_EXTERNAL, None, None, None),
                         };
+                        if let Some(spill) = rank_spill.as_mut() {
+                            for (r, o) in refs.iter().zip(outcomes) {
+                                if let (Some(from), Outcome::Resolved { target, rung }) =
+                                    (r.enclosing, o)
+                                {
+                                    spill
+                                        .push(from, *target, rung_code(*rung))
+                                        .map_err(rank_error)?;
+                                }
+                            }
+                            // As the fan-out table keeps them: once per reference and target.
+                            let mut seen = HashSet::new();
+                            for (i, target) in dispatch {
+                                let from = refs.get(*i).and_then(|r| r.enclosing);
+                                if let Some(from) = from.filter(|_| seen.insert((*i, *target))) {
+                                    spill.push(from, *target, 4).map_err(rank_error)?;
+                                }
+                            }
+                        }
                         match ords {
                             None => {
                                 for (ord, (r, o)) in refs.iter().zip(outcomes).enumerate() {
@@ -1451,6 +1518,39 @@ impl Graph {
             create_query_indexes(&tx).map_err(sql)?;
             lap("query indexes built");
         }
+        // The whole tree's ranks: computed after a build that resolved every file, kept
+        // current by an update, forgotten by what cannot keep them.
+        if interrupted {
+            ranks::forget(&tx).map_err(sql)?;
+        } else if resolve_all {
+            let floor = crate::resolve::DEFAULT_MIN_CONFIDENCE;
+            let graph = match rank_spill.as_mut() {
+                Some(spill) => {
+                    ranks::RankGraph::from_spill(&tx, spill, crate::query::FILL_EDGES_SQL, floor)
+                        .map_err(|e| match e {
+                            ranks::SpillError::Sql(e) => sql(e),
+                            ranks::SpillError::Io(e) => rank_error(e),
+                        })?
+                }
+                None => {
+                    ranks::RankGraph::read(&tx, &crate::query::rank_edges_sql(precise_rows), floor)
+                        .map_err(sql)?
+                }
+            };
+            drop(rank_spill.take());
+            let y = graph.csr.solve(&vec![1.0; graph.ids.len()]);
+            ranks::keep(&tx, &graph.ids, &y).map_err(sql)?;
+            lap("ranks computed");
+        } else if let Some(upkeep) = upkeep {
+            let pushed = upkeep.finish(&tx).map_err(sql)?;
+            stats.rank_pushes = pushed.pushes;
+            lap(&format!(
+                "ranks kept current ({} pushes, {} residuals left)",
+                pushed.pushes, pushed.left
+            ));
+        } else {
+            ranks::forget(&tx).map_err(sql)?;
+        }
         tx.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('updated_at', ?1)",
             [now_ms().to_string()],
@@ -1469,7 +1569,13 @@ impl Graph {
         lap("committed");
         if stats.extracted + stats.removed > 0 {
             self.stale = Some(Vec::new());
-            self.lines.borrow_mut().clear();
+            // The lines of the files read again (a map after a write signs hundreds of
+            // other files' definitions).
+            let mut lines = self.lines.borrow_mut();
+            for rel in changed.iter().map(|s| &s.rel).chain(&removed) {
+                lines.remove(rel);
+            }
+            drop(lines);
             self.names.borrow_mut().take();
             self.precise_state.borrow_mut().take();
         }

@@ -48,6 +48,7 @@ mod pending;
 pub mod precise;
 pub mod project;
 pub mod query;
+mod ranks;
 pub mod resolve;
 pub mod table;
 

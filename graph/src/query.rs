@@ -9,6 +9,7 @@ use crate::index::{
     edges_sql, ref_kind_of, rung_of, Freshness, Graph, GraphError, Result, REF_RECEIVER,
 };
 use crate::model::{DefKind, RefKind};
+use crate::ranks;
 use crate::resolve::Rung;
 use crate::table::DefId;
 
@@ -105,6 +106,51 @@ pub struct Impact {
     pub truncated: bool,
 }
 
+/// Files whose lines are kept for signatures at most, and their bytes at most (a map of a
+/// kernel-size tree signs thousands of definitions over hundreds of files).
+const LINE_CACHE_FILES: usize = 512;
+const LINE_CACHE_BYTES: usize = 64 << 20;
+
+/// A file's text and where each of its lines starts: one allocation per file, not one
+/// per line. Lines as [`str::lines`] cuts them.
+#[derive(Debug, Default)]
+pub(crate) struct FileLines {
+    text: String,
+    starts: Vec<usize>,
+}
+
+impl FileLines {
+    fn new(bytes: Vec<u8>) -> FileLines {
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        let mut starts = Vec::new();
+        if !text.is_empty() {
+            starts.push(0);
+            starts.extend(
+                memchr::memchr_iter(b'\n', text.as_bytes())
+                    .map(|i| i + 1)
+                    .filter(|i| *i < text.len()),
+            );
+        }
+        FileLines { text, starts }
+    }
+
+    /// Line `index` (0-based) without its line break.
+    pub(crate) fn get(&self, index: usize) -> Option<&str> {
+        let start = *self.starts.get(index)?;
+        let end = self
+            .starts
+            .get(index + 1)
+            .copied()
+            .unwrap_or(self.text.len());
+        let line = self.text.get(start..end)?;
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        Some(line.strip_suffix('\r').unwrap_or(line))
+    }
+}
+
 /// A ranked definition.
 #[derive(Debug, Clone, Serialize)]
 pub struct Ranked {
@@ -192,16 +238,17 @@ impl Graph {
 
     /// A definition by id.
     pub fn symbol(&self, id: DefId) -> Result<Option<Symbol>> {
-        let found = self
-            .conn
-            .query_row(
-                &format!("SELECT {SYMBOL_COLUMNS} FROM defs d JOIN files f ON f.id = d.file_id WHERE d.id = ?1"),
-                [id],
-                |r| symbol_row(r, 0),
-            )
-            .optional()
-            .map_err(self.q_err())?;
-        Ok(found.map(|s| self.sign(s)))
+        Ok(self.unsigned_symbol(id)?.map(|s| self.sign(s)))
+    }
+
+    /// A definition by id, its signature not read yet ([`Graph::sign`]).
+    fn unsigned_symbol(&self, id: DefId) -> Result<Option<Symbol>> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {SYMBOL_COLUMNS} FROM defs d JOIN files f ON f.id = d.file_id WHERE d.id = ?1"
+            ))
+            .and_then(|mut stmt| stmt.query_row([id], |r| symbol_row(r, 0)).optional())
+            .map_err(self.q_err())
     }
 
     /// Fills in a symbol's signature: its first line as the file has it now (from the
@@ -211,7 +258,6 @@ impl Graph {
         let lines = self.file_lines(&symbol.path);
         let line = lines
             .get(symbol.start_line.saturating_sub(1) as usize)
-            .map(String::as_str)
             .unwrap_or("");
         let text = line.get(column.saturating_sub(1)..).unwrap_or(line).trim();
         symbol.signature = text.chars().take(200).collect();
@@ -259,24 +305,20 @@ impl Graph {
             .is_some_and(|line| line.trim_end().ends_with(';'))
     }
 
-    /// The lines of a file as it is now (a few files are kept).
-    fn file_lines(&self, path: &str) -> std::sync::Arc<Vec<String>> {
+    /// The lines of a file as it is now (recently read files are kept, up to a budget).
+    fn file_lines(&self, path: &str) -> std::sync::Arc<FileLines> {
         let mut cache = self.lines.borrow_mut();
-        if cache.len() > 64 {
+        if let Some(lines) = cache.get(path) {
+            return lines.clone();
+        }
+        let kept: usize = cache.values().map(|l| l.text.len()).sum();
+        if cache.len() >= LINE_CACHE_FILES || kept > LINE_CACHE_BYTES {
             cache.clear();
         }
-        cache
-            .entry(path.to_owned())
-            .or_insert_with(|| {
-                let text = std::fs::read(self.root.join(path)).unwrap_or_default();
-                std::sync::Arc::new(
-                    String::from_utf8_lossy(&text)
-                        .lines()
-                        .map(str::to_owned)
-                        .collect(),
-                )
-            })
-            .clone()
+        let text = std::fs::read(self.root.join(path)).unwrap_or_default();
+        let lines = std::sync::Arc::new(FileLines::new(text));
+        cache.insert(path.to_owned(), lines.clone());
+        lines
     }
 
     /// Definitions whose name or qualified name is `name` exactly (`Session.request`,
@@ -612,42 +654,149 @@ impl Graph {
     /// PageRank of definitions over the reference graph (an edge from the definition a use is
     /// in to the definition used, at or above `min_confidence`); with `focus` files, the
     /// random walk restarts at their definitions, so what they depend on ranks first.
+    ///
+    /// At the default floor, the whole tree's ranks are the ones the index keeps (computed
+    /// by a build, kept current by updates: [`crate::ranks`]), and a focused walk visits only
+    /// what the focus reaches (what it does not reach ranks 0 and is not listed).
     pub fn rank(
         &self,
         focus: &[&str],
         limit: usize,
         min_confidence: f64,
     ) -> Result<Answer<Vec<Ranked>>> {
-        let mut out = Vec::new();
-        for (id, score) in self.rank_ids(focus, limit, min_confidence)? {
-            if let Some(symbol) = self.symbol(id)? {
-                out.push(Ranked { symbol, score });
+        let ranked = self.rank_ids(focus, limit, min_confidence)?;
+        let mut symbols: Vec<Option<Symbol>> = Vec::with_capacity(ranked.len());
+        for (id, _) in &ranked {
+            symbols.push(self.unsigned_symbol(*id)?);
+        }
+        // Signed a file at a time: the ranks of a large tree spread over hundreds of files,
+        // more than are kept.
+        let mut order: Vec<usize> = (0..symbols.len()).collect();
+        order.sort_by(|a, b| {
+            let path = |i: &usize| symbols[*i].as_ref().map(|s| s.path.as_str());
+            path(a).cmp(&path(b))
+        });
+        for i in order {
+            if let Some(symbol) = symbols[i].take() {
+                symbols[i] = Some(self.sign(symbol));
             }
         }
+        let out = ranked
+            .into_iter()
+            .zip(symbols)
+            .filter_map(|((_, score), symbol)| {
+                Some(Ranked {
+                    symbol: symbol?,
+                    score,
+                })
+            })
+            .collect();
         Ok(self.answer(out))
     }
 
     /// Whether the precise tier stored anything (its rows change which edges count).
-    fn has_precise_rows(&self) -> Result<bool> {
-        self.conn
-            .query_row(
-                "SELECT EXISTS(SELECT 1 FROM precise) OR EXISTS(SELECT 1 FROM precise_fanout)
-                   OR EXISTS(SELECT 1 FROM precise_implements)",
-                [],
-                |r| r.get::<_, bool>(0),
-            )
-            .map_err(self.q_err())
+    pub(crate) fn has_precise_rows(&self) -> Result<bool> {
+        ranks::precise_rows(&self.conn).map_err(self.q_err())
     }
 
-    /// [`Graph::rank`] as ids and scores, best first.
+    /// [`Graph::rank`] as ids and scores, best first. The whole tree's ranks at the default
+    /// floor are the kept ones ([`crate::ranks`]); others are computed.
     pub(crate) fn rank_ids(
         &self,
         focus: &[&str],
         limit: usize,
         min_confidence: f64,
     ) -> Result<Vec<(DefId, f64)>> {
-        // Definitions in id order (the table's own order) and whether each is in a focus
-        // file: no path per definition (a kernel-size tree has millions).
+        if min_confidence != crate::resolve::DEFAULT_MIN_CONFIDENCE {
+            return self.computed_ranks(focus, limit, min_confidence);
+        }
+        let focus_defs = self.defs_in(focus)?;
+        if !focus_defs.is_empty() {
+            return ranks::focused(&self.conn, &focus_defs, limit).map_err(self.q_err());
+        }
+        if !self.keep_ranks()? {
+            return self.computed_ranks(&[], limit, min_confidence);
+        }
+        ranks::top(&self.conn, limit).map_err(self.q_err())
+    }
+
+    /// The definitions in the files at `paths` (relative), in id order.
+    fn defs_in(&self, paths: &[&str]) -> Result<Vec<DefId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT d.id FROM defs d JOIN files f ON f.id = d.file_id WHERE f.path = ?1",
+            )
+            .map_err(self.q_err())?;
+        let mut out = Vec::new();
+        for path in paths {
+            let rows = stmt
+                .query_map([path], |r| r.get::<_, i64>(0))
+                .map_err(self.q_err())?;
+            for row in rows {
+                out.push(row.map_err(self.q_err())?);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// The kept rank of each of `ids` (over the sum of all ranks); a missing id is no
+    /// definition.
+    pub fn rank_of(&self, ids: &[DefId]) -> Result<HashMap<DefId, f64>> {
+        if !self.keep_ranks()? {
+            let wanted: HashSet<DefId> = ids.iter().copied().collect();
+            return Ok(self
+                .computed_ranks(&[], usize::MAX, crate::resolve::DEFAULT_MIN_CONFIDENCE)?
+                .into_iter()
+                .filter(|(id, _)| wanted.contains(id))
+                .collect());
+        }
+        ranks::scores_of(&self.conn, ids).map_err(self.q_err())
+    }
+
+    /// Makes sure the index keeps the whole tree's ranks, computing and keeping them if
+    /// not. False when they could not be kept (another run wrote meanwhile, or the index
+    /// is busy or read-only): the caller computes its answer itself.
+    fn keep_ranks(&self) -> Result<bool> {
+        if ranks::kept(&self.conn).map_err(self.q_err())? {
+            return Ok(true);
+        }
+        let version = crate::index::data_version(&self.conn).map_err(self.q_err())?;
+        let graph = ranks::RankGraph::read(
+            &self.conn,
+            &rank_edges_sql(self.has_precise_rows()?),
+            crate::resolve::DEFAULT_MIN_CONFIDENCE,
+        )
+        .map_err(self.q_err())?;
+        let y = graph.csr.solve(&vec![1.0; graph.ids.len()]);
+        let kept = (|| -> rusqlite::Result<bool> {
+            let tx = rusqlite::Transaction::new_unchecked(
+                &self.conn,
+                rusqlite::TransactionBehavior::Immediate,
+            )?;
+            // Another run's commit in between: these ranks may describe older edges.
+            if crate::index::data_version(&tx)? != version || ranks::kept(&tx)? {
+                return ranks::kept(&tx);
+            }
+            ranks::keep(&tx, &graph.ids, &y)?;
+            tx.commit()?;
+            Ok(true)
+        })();
+        Ok(kept.unwrap_or(false))
+    }
+
+    /// PageRank computed from the index's edges now: with `focus` files, the walk restarts
+    /// at their definitions.
+    fn computed_ranks(
+        &self,
+        focus: &[&str],
+        limit: usize,
+        min_confidence: f64,
+    ) -> Result<Vec<(DefId, f64)>> {
+        // Whether each definition is in a focus file, by file id: no path per definition
+        // (a kernel-size tree has millions).
         let focus_files: HashSet<i64> = {
             let mut stmt = self
                 .conn
@@ -665,128 +814,42 @@ impl Graph {
             }
             focused
         };
-        let mut ids: Vec<DefId> = Vec::new();
-        let mut in_focus: Vec<bool> = Vec::new();
-        {
-            let mut stmt = self
-                .conn
-                .prepare_cached("SELECT id, file_id FROM defs ORDER BY id")
-                .map_err(self.q_err())?;
-            let rows = stmt
-                .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
-                .map_err(self.q_err())?;
-            for row in rows {
-                let (id, file) = row.map_err(self.q_err())?;
-                ids.push(id);
-                in_focus.push(focus_files.contains(&file));
-            }
-        }
-        let n = ids.len();
+        let graph = ranks::RankGraph::read(
+            &self.conn,
+            &rank_edges_sql(self.has_precise_rows()?),
+            min_confidence,
+        )
+        .map_err(self.q_err())?;
+        let n = graph.ids.len();
         if n == 0 {
             return Ok(Vec::new());
         }
-        // Ids are usually dense (a clean build numbers them in order): then an id is its
-        // place.
-        let base = ids[0];
-        let dense = ids[n - 1] - base + 1 == n as i64;
-        let at = |id: i64| {
-            if dense {
-                usize::try_from(id - base).ok().filter(|i| *i < n)
-            } else {
-                ids.binary_search(&id).ok()
-            }
-        };
-        // Edges as (from, to, weight), then grouped by their source (compressed rows): the
-        // walk below visits every node thirty times.
-        let mut edges: Vec<(u32, u32, f64)> = Vec::new();
-        {
-            let mut stmt = self
-                .conn
-                .prepare_cached(&rank_edges_sql(self.has_precise_rows()?))
-                .map_err(self.q_err())?;
-            let rows = stmt
-                .query_map([], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, i64>(1)?,
-                        r.get::<_, i64>(2)?,
-                    ))
-                })
-                .map_err(self.q_err())?;
-            for row in rows {
-                let (from, to, rung) = row.map_err(self.q_err())?;
-                let w = rung_of(rung).confidence();
-                if w < min_confidence || from == to {
-                    continue;
-                }
-                if let (Some(a), Some(b)) = (at(from), at(to)) {
-                    if let (Ok(a), Ok(b)) = (u32::try_from(a), u32::try_from(b)) {
-                        edges.push((a, b, w));
-                    }
-                }
-            }
-        }
-        // A canonical order: the sums below do not depend on the order rows came in.
-        edges.sort_unstable_by(|x, y| {
-            (x.0, x.1)
-                .cmp(&(y.0, y.1))
-                .then(x.2.partial_cmp(&y.2).unwrap_or(std::cmp::Ordering::Equal))
-        });
-        let mut starts: Vec<usize> = vec![0; n + 1];
-        for (a, _, _) in &edges {
-            starts[*a as usize + 1] += 1;
-        }
-        for i in 0..n {
-            starts[i + 1] += starts[i];
-        }
-        let totals: Vec<f64> = (0..n)
-            .map(|i| edges[starts[i]..starts[i + 1]].iter().map(|e| e.2).sum())
+        let in_focus: Vec<bool> = graph
+            .files
+            .iter()
+            .map(|f| focus_files.contains(f))
             .collect();
-        let focus_count = in_focus.iter().filter(|f| **f).count();
-        let teleport: Vec<f64> = if focus_count > 0 {
+        let restart: Vec<f64> = if in_focus.iter().any(|f| *f) {
             in_focus
                 .iter()
-                .map(|f| if *f { 1.0 / focus_count as f64 } else { 0.0 })
+                .map(|f| if *f { 1.0 } else { 0.0 })
                 .collect()
         } else {
-            vec![1.0 / n as f64; n]
+            vec![1.0; n]
         };
-        let damping = 0.85;
-        let mut rank = teleport.clone();
-        for _ in 0..30 {
-            let mut next: Vec<f64> = teleport.iter().map(|t| (1.0 - damping) * t).collect();
-            let mut dangling = 0.0;
-            for (i, r) in rank.iter().enumerate() {
-                let out = &edges[starts[i]..starts[i + 1]];
-                if out.is_empty() {
-                    dangling += r;
-                    continue;
-                }
-                let total = totals[i];
-                for (_, j, w) in out {
-                    next[*j as usize] += damping * r * w / total;
-                }
-            }
-            for (j, t) in teleport.iter().enumerate() {
-                next[j] += damping * dangling * t;
-            }
-            let delta: f64 = next.iter().zip(&rank).map(|(a, b)| (a - b).abs()).sum();
-            rank = next;
-            if delta < 1e-9 {
-                break;
-            }
-        }
+        let y = graph.csr.solve(&restart);
+        let sum: f64 = y.iter().sum();
+        let sum = if sum > 0.0 { sum } else { 1.0 };
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by(|a, b| {
-            rank[*b]
-                .partial_cmp(&rank[*a])
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then_with(|| ids[*a].cmp(&ids[*b]))
+            y[*b]
+                .total_cmp(&y[*a])
+                .then_with(|| graph.ids[*a].cmp(&graph.ids[*b]))
         });
         Ok(order
             .into_iter()
             .take(limit)
-            .map(|i| (ids[i], rank[i]))
+            .map(|i| (graph.ids[i], y[i] / sum))
             .collect())
     }
 
@@ -844,7 +907,7 @@ impl Graph {
 /// [`edges_sql`] joined to their reference's enclosing definition. Without precise-tier rows
 /// (the usual case) the same edges come from scans of the tables in key order, which a
 /// kernel-size tree needs (millions of edges; the general form seeks each one).
-fn rank_edges_sql(precise_rows: bool) -> String {
+pub(crate) fn rank_edges_sql(precise_rows: bool) -> String {
     if precise_rows {
         return format!(
             "SELECT r.enclosing_id, e.target_id, e.rung
@@ -859,7 +922,15 @@ fn rank_edges_sql(precise_rows: bool) -> String {
      SELECT r.enclosing_id, x.target_id, 4 FROM fanout x NOT INDEXED
        JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
       WHERE r.enclosing_id IS NOT NULL
-     UNION ALL
+     UNION ALL "
+        .to_owned()
+        + FILL_EDGES_SQL
+}
+
+/// The rank's edges to the members that fill what a reference calls (an interface's member
+/// an object literal or a type's method fills): the part of [`rank_edges_sql`]'s scan form
+/// that a build's own writes do not hold (see [`crate::ranks::EdgeSpill`]).
+pub(crate) const FILL_EDGES_SQL: &str = "
      SELECT r.enclosing_id, u.target_id, 4 FROM (
        SELECT DISTINCT file_id, ord, target_id FROM (
          SELECT r.file_id, r.ord, f.def_id AS target_id FROM fills f
@@ -868,9 +939,7 @@ fn rank_edges_sql(precise_rows: bool) -> String {
          SELECT x.file_id, x.ord, f.def_id FROM fills f
            JOIN fanout x ON x.target_id = f.implemented_id)) u
        JOIN refs r ON r.file_id = u.file_id AND r.ord = u.ord
-      WHERE r.enclosing_id IS NOT NULL"
-        .to_owned()
-}
+      WHERE r.enclosing_id IS NOT NULL";
 
 /// Every distinct definition name, as written and lower-cased, each list one string with
 /// the names one per line: a kernel-size tree has millions of names, and a substring
@@ -1000,6 +1069,139 @@ mod tests {
             "no fan-out or fill edge: {general:?}"
         );
         assert_eq!(scanned, general);
+        // The ranks the build kept (from the edges it wrote as it resolved, and the fills)
+        // are those computed from the tables.
+        let floor = crate::DEFAULT_MIN_CONFIDENCE;
+        let kept = graph.rank_ids(&[], usize::MAX, floor).unwrap();
+        let computed = graph.computed_ranks(&[], usize::MAX, floor).unwrap();
+        assert_eq!(kept.len(), computed.len());
+        for ((a, x), (b, y)) in kept.iter().zip(&computed) {
+            assert!(a == b && (x - y).abs() < 1e-9, "{kept:?}\n{computed:?}");
+        }
+    }
+
+    /// A tree of Python modules calling each other's functions (deterministic), opened.
+    fn calling_modules(
+        modules: usize,
+        functions: usize,
+    ) -> (tempfile::TempDir, tempfile::TempDir, crate::Graph) {
+        let project = tempfile::tempdir().unwrap();
+        let mut seed: u64 = 7;
+        let mut next = |bound: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % bound
+        };
+        for m in 0..modules {
+            let mut text = String::new();
+            let mut calls = Vec::new();
+            for f in 0..functions {
+                let mut body = Vec::new();
+                for _ in 0..next(4) {
+                    let (cm, cf) = (next(modules), next(functions));
+                    if cm != m {
+                        calls.push(format!("from m{cm} import f{cm}_{cf}\n"));
+                    }
+                    body.push(format!("    f{cm}_{cf}()\n"));
+                }
+                text.push_str(&format!("def f{m}_{f}():\n"));
+                if body.is_empty() {
+                    text.push_str("    pass\n");
+                }
+                for line in body {
+                    text.push_str(&line);
+                }
+            }
+            calls.sort();
+            calls.dedup();
+            std::fs::write(
+                project.path().join(format!("m{m}.py")),
+                calls.concat() + &text,
+            )
+            .unwrap();
+        }
+        let cache = tempfile::tempdir().unwrap();
+        let config = crate::GraphConfig {
+            cache_dir: cache.path().into(),
+            ..crate::GraphConfig::default()
+        };
+        let (graph, _) = crate::Graph::open_with(project.path(), config).unwrap();
+        (project, cache, graph)
+    }
+
+    /// A map around a file walks out from it by local pushes; its ranks are the whole
+    /// computation's (within the pushes' tolerance) for what the focus reaches.
+    #[test]
+    fn a_focused_walk_by_pushes_ranks_as_the_whole_computation() {
+        let (_project, _cache, graph) = calling_modules(40, 8);
+        let floor = crate::DEFAULT_MIN_CONFIDENCE;
+        let pushed = graph.rank_ids(&["m3.py"], 30, floor).unwrap();
+        let computed = graph.computed_ranks(&["m3.py"], 30, floor).unwrap();
+        assert_eq!(pushed.len(), 30);
+        for ((a, x), (b, y)) in pushed.iter().zip(&computed) {
+            assert!(
+                (x - y).abs() < 0.01 * y,
+                "{a} {x} vs {b} {y}\n{pushed:?}\n{computed:?}"
+            );
+        }
+        // Every definition of the focus file ranks, and first.
+        let focus = graph.defs_in(&["m3.py"]).unwrap();
+        assert!(focus.iter().all(|id| pushed.iter().any(|(p, _)| p == id)));
+        // Unfocused: the kept ranks are the whole computation's.
+        let kept = graph.rank_ids(&[], 50, floor).unwrap();
+        let computed = graph.computed_ranks(&[], 50, floor).unwrap();
+        assert_eq!(
+            kept.iter().map(|r| r.0).collect::<Vec<_>>(),
+            computed.iter().map(|r| r.0).collect::<Vec<_>>()
+        );
+    }
+
+    /// The per-file form of the rank's edges (what an update and a focused walk read) gives
+    /// the scan form's rows, file by file.
+    #[test]
+    fn the_rank_edges_of_each_file_are_the_scan_forms_rows() {
+        let (_project, _cache, graph) = calling_modules(12, 5);
+        let mut scanned: Vec<(i64, i64, i64)> = {
+            let mut stmt = graph.conn.prepare(&super::rank_edges_sql(false)).unwrap();
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .unwrap()
+                .map(Result::unwrap)
+                .filter(|(a, b, rung): &(i64, i64, i64)| {
+                    a != b
+                        && crate::index::rung_of(*rung).confidence()
+                            >= crate::DEFAULT_MIN_CONFIDENCE
+                })
+                .map(|(a, b, _)| (a, b, 0))
+                .collect()
+        };
+        scanned.sort_unstable();
+        let files: Vec<i64> = {
+            let mut stmt = graph.conn.prepare("SELECT id FROM files").unwrap();
+            stmt.query_map([], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        let mut per_file = Vec::new();
+        for file in files {
+            for (from, edges) in crate::ranks::file_edges(&graph.conn, file).unwrap() {
+                per_file.extend(edges.into_iter().map(|(to, _)| (from, to, 0)));
+            }
+        }
+        per_file.sort_unstable();
+        assert!(scanned.len() > 50, "{scanned:?}");
+        assert_eq!(per_file, scanned);
+    }
+
+    #[test]
+    fn file_lines_are_the_lines_str_lines_cuts() {
+        for text in ["", "a", "a\n", "a\r\nb", "\n\nc\n", "x\ny\r\n\r\nz", "é\nü"] {
+            let lines = super::FileLines::new(text.as_bytes().to_vec());
+            let want: Vec<&str> = text.lines().collect();
+            let got: Vec<&str> = (0..want.len() + 1).map_while(|i| lines.get(i)).collect();
+            assert_eq!(got, want, "{text:?}");
+        }
     }
 
     #[test]

@@ -1,14 +1,15 @@
 //! Any sequence of adds, modifications, deletions and renames over a fixture tree, applied
 //! through `update(paths)` or `refresh()`, leaves the index equal row for row to a clean
-//! build of the final tree.
+//! build of the final tree, and keeps the whole tree's ranks as a clean build computes them.
 
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use cc_graph::Graph;
+use cc_graph::{Graph, DEFAULT_MIN_CONFIDENCE};
 use proptest::prelude::*;
 
 const NAMES: [&str; 4] = ["alpha", "beta", "gamma", "Klass"];
@@ -259,11 +260,40 @@ fn apply(root: &Path, op: &Op) -> Vec<String> {
     }
 }
 
-fn clean_snapshot(root: &Path) -> Vec<String> {
+fn clean_snapshot(root: &Path) -> (Vec<String>, BTreeMap<String, f64>) {
     let cache = tempfile::tempdir().unwrap();
     let (graph, stats) = Graph::open_with(root, common::config(cache.path())).unwrap();
     assert!(stats.rebuilt);
-    graph.snapshot().unwrap()
+    (graph.snapshot().unwrap(), ranks(&graph))
+}
+
+/// The whole tree's ranks (kept by the index), by where each definition is.
+fn ranks(graph: &Graph) -> BTreeMap<String, f64> {
+    graph
+        .rank(&[], usize::MAX, DEFAULT_MIN_CONFIDENCE)
+        .unwrap()
+        .value
+        .into_iter()
+        .map(|r| {
+            let s = r.symbol;
+            (
+                format!("{}:{}:{}:{}", s.path, s.qualified_name, s.line, s.column),
+                r.score,
+            )
+        })
+        .collect()
+}
+
+/// Kept ranks within 1% of a clean computation's (a missed change of edges is tens of
+/// percent on trees this small).
+fn ranks_differ(kept: &BTreeMap<String, f64>, clean: &BTreeMap<String, f64>) -> Option<String> {
+    if kept.keys().ne(clean.keys()) {
+        return Some(format!("definitions differ: {kept:#?} vs {clean:#?}"));
+    }
+    kept.iter()
+        .zip(clean.values())
+        .find(|((_, a), b)| (*a - *b).abs() > 0.01 * b.abs().max(1e-9))
+        .map(|((key, a), b)| format!("{key}: kept {a}, clean {b}"))
 }
 
 fn first_difference(a: &[String], b: &[String]) -> String {
@@ -298,15 +328,19 @@ proptest! {
                 graph.refresh().unwrap();
             }
             let incremental = graph.snapshot().unwrap();
-            let clean = clean_snapshot(dir.path());
+            let (clean, clean_ranks) = clean_snapshot(dir.path());
             prop_assert!(incremental == clean, "after {op:?}:\n{}", first_difference(&incremental, &clean));
+            let kept = ranks(&graph);
+            if let Some(difference) = ranks_differ(&kept, &clean_ranks) {
+                prop_assert!(false, "ranks after {op:?}: {difference}");
+            }
         }
         // Reopening with nothing changed does nothing.
         drop(graph);
         let (graph, stats) = Graph::open_with(dir.path(), common::config(cache.path())).unwrap();
         prop_assert_eq!(stats.extracted, 0);
         prop_assert_eq!(stats.re_resolved, 0);
-        prop_assert!(graph.snapshot().unwrap() == clean_snapshot(dir.path()));
+        prop_assert!(graph.snapshot().unwrap() == clean_snapshot(dir.path()).0);
     }
 }
 
@@ -363,7 +397,7 @@ fn a_changed_include_deep_in_a_chain_re_resolves_every_file_that_reaches_it() {
         write(path, text);
         graph.update(&[path]).unwrap();
         let incremental = graph.snapshot().unwrap();
-        let clean = clean_snapshot(dir.path());
+        let clean = clean_snapshot(dir.path()).0;
         assert!(
             incremental == clean,
             "after writing {path}:\n{}",

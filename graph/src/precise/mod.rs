@@ -350,6 +350,8 @@ impl Graph {
             .map_err(&sql)?;
         let outcome =
             scip_import::import(&tx, &root, plan, index, &output.literals).map_err(&sql)?;
+        // The precise tier's rows change the edges the kept ranks were computed from.
+        crate::ranks::forget(&tx).map_err(&sql)?;
         tx.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
             params![plan.indexer.meta_key(), plan.key],

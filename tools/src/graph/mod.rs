@@ -15,9 +15,8 @@ mod verify;
 
 pub use tool::GraphTool;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -56,18 +55,12 @@ pub(crate) struct Checked {
     pub left_out: Option<(Value, String)>,
 }
 
-/// PageRank scores by definition id.
-type Ranks = Arc<HashMap<i64, f64>>;
-
 /// The run's code graph: closed until the first `graph` call opens it.
 pub struct GraphIndex {
     root: WorkspaceRoot,
     config: Result<GraphConfig, BrokenSection>,
     state: Arc<Mutex<Option<Graph>>>,
     open: AtomicBool,
-    /// Bumped by every change the index takes in (PageRank is cached per generation).
-    generation: AtomicU64,
-    ranks: Mutex<Option<(u64, Ranks)>>,
     /// What the run's watcher saw change since the graph last looked (taken before the index
     /// was opened, so nothing falls in between); `None`: no watcher, stat every file.
     watching: Arc<Mutex<Option<Watching>>>,
@@ -108,16 +101,9 @@ impl GraphIndex {
             config,
             state: Arc::new(Mutex::new(None)),
             open: AtomicBool::new(false),
-            generation: AtomicU64::new(0),
-            ranks: Mutex::new(None),
             watching: Arc::new(Mutex::new(None)),
             precise,
         })
-    }
-
-    /// The index changed: cached answers (PageRank) are recomputed.
-    fn changed(&self) {
-        self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Asks the precise tier for a pass once changes settle (at once after an open).
@@ -209,7 +195,6 @@ impl GraphIndex {
                 checked.opened = Some(stats);
                 *guard = Some(graph);
                 this.open.store(true, Ordering::Release);
-                this.changed();
                 this.refine(std::time::Duration::ZERO);
             } else if let Some(graph) = guard.as_mut() {
                 this.freshen(graph, &mut checked);
@@ -283,7 +268,6 @@ impl GraphIndex {
             Ok(_) => {
                 checked.updated = outside;
                 graph.note_checked();
-                self.changed();
             }
             Err(e) => {
                 checked.error = Some(e.to_string());
@@ -298,7 +282,6 @@ impl GraphIndex {
             Ok(stale) if !stale.is_empty() => match graph.update(&stale) {
                 Ok(_) => {
                     checked.updated = stale;
-                    self.changed();
                 }
                 Err(e) => {
                     checked.error = Some(e.to_string());
@@ -340,7 +323,6 @@ impl GraphIndex {
             .if_open(move |graph| graph.update(&paths).map_err(|e| e.to_string()))
             .await;
         if matches!(result, Some(Ok(_))) {
-            self.changed();
             self.refine(precise::SETTLE);
         }
         result
@@ -361,28 +343,9 @@ impl GraphIndex {
             .map(|graph| graph.update(paths).map_err(|e| e.to_string()));
         drop(guard);
         if matches!(result, Some(Ok(_))) {
-            self.changed();
             self.refine(precise::SETTLE);
         }
         result
-    }
-
-    /// PageRank of every definition, computed once per state of the index.
-    pub(crate) fn rank_scores(&self, graph: &Graph) -> Result<Ranks, ToolError> {
-        let generation = self.generation.load(Ordering::Acquire);
-        let mut cache = self.ranks.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((g, ranks)) = cache.as_ref() {
-            if *g == generation {
-                return Ok(ranks.clone());
-            }
-        }
-        let ranks = Arc::new(
-            graph
-                .rank_scores(cc_graph::DEFAULT_MIN_CONFIDENCE)
-                .map_err(index_error)?,
-        );
-        *cache = Some((generation, ranks.clone()));
-        Ok(ranks)
     }
 
     pub(crate) fn root(&self) -> &WorkspaceRoot {

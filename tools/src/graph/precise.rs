@@ -292,14 +292,11 @@ async fn import(
         .if_open(move |g| g.import_precise(&for_import, &output))
         .await
     {
-        Some(Ok(import)) => {
-            index.changed();
-            Outcome::Imported {
-                import,
-                took: started.elapsed(),
-                cached,
-            }
-        }
+        Some(Ok(import)) => Outcome::Imported {
+            import,
+            took: started.elapsed(),
+            cached,
+        },
         Some(Err(e)) => failed(e.to_string()),
         None => failed("the index was closed".into()),
     }

@@ -216,7 +216,7 @@ fn answer(
     let root = index.root();
     match args.action {
         Action::Status => status(index, graph),
-        Action::Symbols => symbols(index, graph, args),
+        Action::Symbols => symbols(graph, args),
         Action::Outline => {
             let file = args
                 .file
@@ -348,11 +348,7 @@ fn language_of(path: &str) -> Option<&'static str> {
     cc_languages::for_path(std::path::Path::new(path)).map(|l| l.name)
 }
 
-fn symbols(
-    index: &GraphIndex,
-    graph: &Graph,
-    args: &GraphArgs,
-) -> Result<(Value, String), ToolError> {
+fn symbols(graph: &Graph, args: &GraphArgs) -> Result<(Value, String), ToolError> {
     let query = args
         .query
         .as_deref()
@@ -377,7 +373,9 @@ fn symbols(
     };
     let limit = args.max_results.unwrap_or(100).max(1);
     let found = graph.symbols(query, 5000).map_err(index_error)?.value;
-    let ranks = index.rank_scores(graph)?;
+    // The kept ranks of the hits only (a kernel-size tree has millions of definitions).
+    let ids: Vec<i64> = found.iter().map(|r| r.symbol.id).collect();
+    let ranks = graph.rank_of(&ids).map_err(index_error)?;
     let mut hits: Vec<(f64, f64, Symbol)> = found
         .into_iter()
         .filter(|r| kind.is_none_or(|k| r.symbol.kind == k))

@@ -1,0 +1,829 @@
+//! PageRank of definitions, and the ranks of the whole tree kept in the index.
+//!
+//! `map` ranks a tree's definitions and `symbols` orders its hits by rank. On a kernel-size
+//! tree one computation reads millions of edges (seconds), so the ranks of the whole tree
+//! (no focus, the default floor) are kept in the index: computed after a build that resolved
+//! every file, and kept current by each update, which turns the change in its files' edges
+//! into a residual and pushes it through the graph. A push is local: an update whose edges
+//! did not change (a body or comment edit) pushes nothing.
+//!
+//! The kept value is `y = 1 + d·Pᵀy` (a restart weight of 1 per definition, walks that reach
+//! a definition without successors dropped). With a uniform restart the dropped walks only
+//! scale every rank alike, so `y` over its sum is the walk's stationary rank. `y` is linear in
+//! the restart, which is what makes a change local: for an estimate `p` with residual
+//! `r = 1 + d·Pᵀp − p`, moving `r[v]` into `p[v]` and `d·r[v]·w/total` onto `v`'s successors
+//! keeps `y = p + (I − d·Pᵀ)⁻¹r` (Andersen, Chung and Lang's push).
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::index::rung_of;
+use crate::resolve::DEFAULT_MIN_CONFIDENCE;
+use crate::table::{DefId, FileId};
+
+/// The walk's damping: the chance of following an edge rather than restarting.
+pub(crate) const DAMPING: f64 = 0.85;
+/// Power iterations of a whole computation (at most).
+const ITERATIONS: usize = 50;
+/// A residual at or below this (in units of one restart) stays where it is.
+const PUSH_EPSILON: f64 = 1e-4;
+/// Pushes per update at most; a residual left over is kept for the next update.
+const PUSH_BUDGET: usize = 200_000;
+/// A focused walk's residual at or below this (a restart at a focus definition is 1) stays,
+/// and it pushes at most this many times: the neighbourhood a map around a file shows.
+const FOCUS_EPSILON: f64 = 1e-3;
+const FOCUS_BUDGET: usize = 50_000;
+/// A kept rank this close to 1 (a definition nothing reaches) has no row.
+const AT_ONE: f64 = 1e-12;
+
+/// Edges grouped by their source (compressed rows), over dense node indexes.
+#[derive(Debug, Default)]
+pub(crate) struct Csr {
+    starts: Vec<usize>,
+    targets: Vec<u32>,
+    weights: Vec<f64>,
+    totals: Vec<f64>,
+}
+
+impl Csr {
+    /// `edges` as `(from, to, weight)` over `n` nodes, in a canonical order (the sums of a
+    /// walk do not depend on the order the rows came in).
+    pub(crate) fn new(n: usize, mut edges: Vec<(u32, u32, f64)>) -> Csr {
+        edges.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(x.2.total_cmp(&y.2)));
+        let mut starts = vec![0; n + 1];
+        for (a, _, _) in &edges {
+            starts[*a as usize + 1] += 1;
+        }
+        for i in 0..n {
+            starts[i + 1] += starts[i];
+        }
+        let totals = (0..n)
+            .map(|i| edges[starts[i]..starts[i + 1]].iter().map(|e| e.2).sum())
+            .collect();
+        Csr {
+            starts,
+            targets: edges.iter().map(|e| e.1).collect(),
+            weights: edges.iter().map(|e| e.2).collect(),
+            totals,
+        }
+    }
+
+    /// `y = restart + d·Pᵀy` by power iteration: at most [`ITERATIONS`], fewer once a step
+    /// changes the sum by less than a billionth.
+    pub(crate) fn solve(&self, restart: &[f64]) -> Vec<f64> {
+        let mut y = restart.to_vec();
+        for _ in 0..ITERATIONS {
+            let mut next = restart.to_vec();
+            for (i, value) in y.iter().enumerate() {
+                let total = self.totals[i];
+                if total <= 0.0 {
+                    continue;
+                }
+                let share = DAMPING * value / total;
+                for e in self.starts[i]..self.starts[i + 1] {
+                    next[self.targets[e] as usize] += share * self.weights[e];
+                }
+            }
+            let delta: f64 = next.iter().zip(&y).map(|(a, b)| (a - b).abs()).sum();
+            let sum: f64 = next.iter().sum();
+            y = next;
+            if delta <= 1e-9 * sum {
+                break;
+            }
+        }
+        y
+    }
+}
+
+/// The definitions in id order, each one's file, and the rank graph's edges at a floor over
+/// their places.
+pub(crate) struct RankGraph {
+    pub(crate) ids: Vec<DefId>,
+    pub(crate) files: Vec<FileId>,
+    pub(crate) csr: Csr,
+}
+
+impl RankGraph {
+    /// The edges of `edges_sql` (rows: enclosing definition, target, rung).
+    pub(crate) fn read(conn: &Connection, edges_sql: &str, floor: f64) -> rusqlite::Result<Self> {
+        let mut graph = Places::read(conn)?;
+        {
+            let mut stmt = conn.prepare_cached(edges_sql)?;
+            let rows = stmt.query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })?;
+            for row in rows {
+                let (from, to, rung) = row?;
+                graph.add(from, to, rung, floor);
+            }
+        }
+        Ok(graph.finish())
+    }
+
+    /// The edges a build wrote to `spill` as it resolved, and those of `more_sql` (what
+    /// only the written tables tell: the members that fill an interface's).
+    pub(crate) fn from_spill(
+        conn: &Connection,
+        spill: &mut EdgeSpill,
+        more_sql: &str,
+        floor: f64,
+    ) -> Result<Self, SpillError> {
+        let mut graph = Places::read(conn).map_err(SpillError::Sql)?;
+        for edge in spill.read().map_err(SpillError::Io)? {
+            let (from, to, rung) = edge.map_err(SpillError::Io)?;
+            graph.add(from, to, rung, floor);
+        }
+        let mut stmt = conn.prepare_cached(more_sql).map_err(SpillError::Sql)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .map_err(SpillError::Sql)?;
+        for row in rows {
+            let (from, to, rung) = row.map_err(SpillError::Sql)?;
+            graph.add(from, to, rung, floor);
+        }
+        Ok(graph.finish())
+    }
+}
+
+/// The definitions in id order, and the edges gathered so far over their places.
+struct Places {
+    ids: Vec<DefId>,
+    files: Vec<FileId>,
+    dense: bool,
+    edges: Vec<(u32, u32, f64)>,
+}
+
+impl Places {
+    fn read(conn: &Connection) -> rusqlite::Result<Self> {
+        let mut ids: Vec<DefId> = Vec::new();
+        let mut files: Vec<FileId> = Vec::new();
+        let mut stmt = conn.prepare_cached("SELECT id, file_id FROM defs ORDER BY id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
+        for row in rows {
+            let (id, file) = row?;
+            ids.push(id);
+            files.push(file);
+        }
+        // Ids are usually dense (a clean build numbers them in order): then an id is its
+        // place.
+        let n = ids.len();
+        let dense = n > 0 && ids[n - 1] - ids[0] + 1 == n as i64;
+        Ok(Places {
+            ids,
+            files,
+            dense,
+            edges: Vec::new(),
+        })
+    }
+
+    fn at(&self, id: DefId) -> Option<u32> {
+        let place = if self.dense {
+            let base = self.ids.first().copied().unwrap_or(0);
+            usize::try_from(id - base)
+                .ok()
+                .filter(|i| *i < self.ids.len())
+        } else {
+            self.ids.binary_search(&id).ok()
+        };
+        place.and_then(|p| u32::try_from(p).ok())
+    }
+
+    fn add(&mut self, from: DefId, to: DefId, rung: i64, floor: f64) {
+        let w = rung_of(rung).confidence();
+        if w < floor || from == to {
+            return;
+        }
+        if let (Some(a), Some(b)) = (self.at(from), self.at(to)) {
+            self.edges.push((a, b, w));
+        }
+    }
+
+    fn finish(self) -> RankGraph {
+        let n = self.ids.len();
+        RankGraph {
+            ids: self.ids,
+            files: self.files,
+            csr: Csr::new(n, self.edges),
+        }
+    }
+}
+
+/// The rank graph's edges as a build that resolves every file writes them (a kernel-size
+/// tree has millions: reading them back from the tables costs seconds), in a file beside
+/// the index, removed when dropped. Records of 17 bytes: from, to (little-endian), rung.
+pub(crate) struct EdgeSpill {
+    path: PathBuf,
+    out: BufWriter<std::fs::File>,
+}
+
+const EDGE_RECORD: usize = 17;
+
+impl EdgeSpill {
+    /// Written to `path` (replaced if it exists: a build holds the index's write lock).
+    pub(crate) fn create(path: &Path) -> std::io::Result<Self> {
+        let file = std::fs::File::create(path)?;
+        Ok(EdgeSpill {
+            path: path.to_owned(),
+            out: BufWriter::with_capacity(1 << 20, file),
+        })
+    }
+
+    pub(crate) fn push(&mut self, from: DefId, to: DefId, rung: i64) -> std::io::Result<()> {
+        let mut record = [0u8; EDGE_RECORD];
+        record[..8].copy_from_slice(&from.to_le_bytes());
+        record[8..16].copy_from_slice(&to.to_le_bytes());
+        record[16] = u8::try_from(rung).unwrap_or(u8::MAX);
+        self.out.write_all(&record)
+    }
+
+    /// Every edge pushed, in order.
+    fn read(
+        &mut self,
+    ) -> std::io::Result<impl Iterator<Item = std::io::Result<(DefId, DefId, i64)>>> {
+        self.out.flush()?;
+        let mut input = BufReader::with_capacity(1 << 20, std::fs::File::open(&self.path)?);
+        Ok(std::iter::from_fn(move || {
+            let mut record = [0u8; EDGE_RECORD];
+            match input.read_exact(&mut record) {
+                Ok(()) => {
+                    let from = i64::from_le_bytes(record[..8].try_into().unwrap_or_default());
+                    let to = i64::from_le_bytes(record[8..16].try_into().unwrap_or_default());
+                    Some(Ok((from, to, i64::from(record[16]))))
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => None,
+                Err(e) => Some(Err(e)),
+            }
+        }))
+    }
+}
+
+impl Drop for EdgeSpill {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Why the whole computation after a build could not read its edges.
+#[derive(Debug)]
+pub(crate) enum SpillError {
+    Sql(rusqlite::Error),
+    Io(std::io::Error),
+}
+
+/// Whether the precise tier stored anything (its rows change which edges count, and the
+/// kept ranks are not kept current through them).
+pub(crate) fn precise_rows(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM precise) OR EXISTS(SELECT 1 FROM precise_fanout)
+           OR EXISTS(SELECT 1 FROM precise_implements)",
+        [],
+        |r| r.get::<_, bool>(0),
+    )
+}
+
+/// Whether the index keeps the ranks of its current edges.
+pub(crate) fn kept(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT 1 FROM meta WHERE key = 'ranks'", [], |_| Ok(()))
+        .optional()
+        .map(|found| found.is_some())
+}
+
+/// The kept ranks no longer describe the edges (a write that did not keep them current).
+pub(crate) fn forget(tx: &Connection) -> rusqlite::Result<()> {
+    tx.execute("DELETE FROM meta WHERE key IN ('ranks', 'ranks_total')", [])?;
+    Ok(())
+}
+
+/// Keeps `y` (by place in `ids`) as the whole tree's ranks.
+pub(crate) fn keep(tx: &Connection, ids: &[DefId], y: &[f64]) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "DELETE FROM rank_residuals; DROP INDEX IF EXISTS ranks_score; DELETE FROM ranks;",
+    )?;
+    {
+        let mut insert = tx.prepare_cached("INSERT INTO ranks(def_id, score) VALUES (?1, ?2)")?;
+        for (id, value) in ids.iter().zip(y) {
+            if (value - 1.0).abs() > AT_ONE {
+                insert.execute(params![id, value])?;
+            }
+        }
+    }
+    tx.execute_batch("CREATE INDEX ranks_score ON ranks(score);")?;
+    let total: f64 = y.iter().sum();
+    set_total(tx, total)?;
+    tx.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('ranks', '1')",
+        [],
+    )?;
+    Ok(())
+}
+
+fn set_total(tx: &Connection, total: f64) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('ranks_total', ?1)",
+        [total.to_string()],
+    )?;
+    Ok(())
+}
+
+fn total(conn: &Connection) -> rusqlite::Result<f64> {
+    let text: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'ranks_total'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(text
+        .and_then(|t| t.parse::<f64>().ok())
+        .filter(|t| *t > 0.0)
+        .unwrap_or(1.0))
+}
+
+/// The `limit` best kept ranks, best first (ties by id), each over the sum of all.
+pub(crate) fn top(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<(DefId, f64)>> {
+    let total = total(conn)?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut out: Vec<(DefId, f64)> = Vec::new();
+    {
+        let mut stmt = conn.prepare_cached(
+            "SELECT k.def_id, k.score FROM ranks k JOIN defs d ON d.id = k.def_id
+              WHERE k.score >= 1.0 ORDER BY k.score DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map([limit], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))?;
+        for row in rows {
+            out.push(row?);
+        }
+    }
+    // Then the definitions nothing reaches (a rank of exactly 1, no row), by id, and last
+    // any kept below 1 (an estimate a hair under it).
+    if (out.len() as i64) < limit {
+        let mut stmt = conn.prepare_cached(
+            "SELECT d.id FROM defs d WHERE NOT EXISTS (SELECT 1 FROM ranks k WHERE k.def_id = d.id)
+              ORDER BY d.id LIMIT ?1",
+        )?;
+        let rows = stmt.query_map([limit - out.len() as i64], |r| r.get::<_, i64>(0))?;
+        for row in rows {
+            out.push((row?, 1.0));
+        }
+    }
+    if (out.len() as i64) < limit {
+        let mut stmt = conn.prepare_cached(
+            "SELECT k.def_id, k.score FROM ranks k JOIN defs d ON d.id = k.def_id
+              WHERE k.score < 1.0 ORDER BY k.score DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map([limit - out.len() as i64], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+        })?;
+        for row in rows {
+            out.push(row?);
+        }
+    }
+    // Equal scores by id, as a whole computation orders them.
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(out.into_iter().map(|(id, y)| (id, y / total)).collect())
+}
+
+/// The kept rank of each of `ids` that is a definition, over the sum of all.
+pub(crate) fn scores_of(conn: &Connection, ids: &[DefId]) -> rusqlite::Result<HashMap<DefId, f64>> {
+    let total = total(conn)?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT d.id, IFNULL(k.score, 1.0) FROM defs d LEFT JOIN ranks k ON k.def_id = d.id
+          WHERE d.id = ?1",
+    )?;
+    let mut out = HashMap::new();
+    for id in ids {
+        if let Some((id, y)) = stmt
+            .query_row([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))
+            .optional()?
+        {
+            out.insert(id, y / total);
+        }
+    }
+    Ok(out)
+}
+
+/// A walk that restarts at `focus` (definitions), by local pushes from them: only what the
+/// focus reaches is visited, each file's edges read once. Best first (ties by id), each over
+/// the sum; what the focus does not reach is not listed (its rank is 0).
+pub(crate) fn focused(
+    conn: &Connection,
+    focus: &[DefId],
+    limit: usize,
+) -> rusqlite::Result<Vec<(DefId, f64)>> {
+    let mut walk = KeptRanks {
+        from_kept: false,
+        epsilon: FOCUS_EPSILON,
+        budget: FOCUS_BUDGET,
+        values: HashMap::new(),
+        changed: HashSet::new(),
+        removed: HashSet::new(),
+        residual: focus.iter().map(|id| (*id, 1.0)).collect(),
+        total: 0.0,
+        edges: HashMap::new(),
+        files_read: HashSet::new(),
+    };
+    walk.push(conn, HashMap::new())?;
+    let total = walk.total.max(f64::MIN_POSITIVE);
+    let mut out: Vec<(DefId, f64)> = walk.values.into_iter().filter(|(_, v)| *v > 0.0).collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    out.truncate(limit);
+    Ok(out.into_iter().map(|(id, v)| (id, v / total)).collect())
+}
+
+/// The rank graph's out-edges of the references in one file, by source, at the default
+/// floor: the references' own edges, their dispatch edges, and the members that fill what
+/// they call (the rows of `rank_edges_sql` without precise-tier rows, for one file).
+pub(crate) fn file_edges(
+    tx: &Connection,
+    file: FileId,
+) -> rusqlite::Result<HashMap<DefId, Vec<(DefId, f64)>>> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT r.enclosing_id, r.target_id, r.rung FROM refs r
+          WHERE r.file_id = ?1 AND r.target_id IS NOT NULL AND r.enclosing_id IS NOT NULL
+         UNION ALL
+         SELECT r.enclosing_id, x.target_id, 4 FROM fanout x
+           JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
+          WHERE x.file_id = ?1 AND r.enclosing_id IS NOT NULL
+         UNION ALL
+         SELECT r.enclosing_id, u.target_id, 4 FROM (
+           SELECT DISTINCT file_id, ord, target_id FROM (
+             SELECT r.file_id, r.ord, f.def_id AS target_id FROM refs r
+               JOIN fills f ON f.implemented_id = r.target_id
+              WHERE r.file_id = ?1
+             UNION ALL
+             SELECT x.file_id, x.ord, f.def_id FROM fanout x
+               JOIN fills f ON f.implemented_id = x.target_id
+              WHERE x.file_id = ?1)) u
+           JOIN refs r ON r.file_id = u.file_id AND r.ord = u.ord
+          WHERE r.enclosing_id IS NOT NULL",
+    )?;
+    let rows = stmt.query_map([file], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })?;
+    let mut out: HashMap<DefId, Vec<(DefId, f64)>> = HashMap::new();
+    for row in rows {
+        let (from, to, rung) = row?;
+        let w = rung_of(rung).confidence();
+        if w < DEFAULT_MIN_CONFIDENCE || from == to {
+            continue;
+        }
+        out.entry(from).or_default().push((to, w));
+    }
+    for edges in out.values_mut() {
+        edges.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    }
+    Ok(out)
+}
+
+fn file_defs(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<DefId>> {
+    let mut stmt = tx.prepare_cached("SELECT id FROM defs WHERE file_id = ?1")?;
+    let rows = stmt.query_map([file], |r| r.get::<_, i64>(0))?;
+    rows.collect()
+}
+
+fn file_fills(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(DefId, DefId)>> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT def_id, implemented_id FROM fills WHERE file_id = ?1 ORDER BY def_id, implemented_id",
+    )?;
+    let rows = stmt.query_map([file], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
+    rows.collect()
+}
+
+/// What an update's files held before it wrote, for keeping the ranks current
+/// ([`RankUpkeep::finish`]). Read before each file's references are rewritten or
+/// re-resolved.
+#[derive(Debug, Default)]
+pub(crate) struct RankUpkeep {
+    files: BTreeSet<FileId>,
+    edges: HashMap<DefId, Vec<(DefId, f64)>>,
+    defs: HashSet<DefId>,
+    fills: Vec<(FileId, Vec<(DefId, DefId)>)>,
+}
+
+impl RankUpkeep {
+    /// Notes what `file` holds now, once per file.
+    pub(crate) fn before(&mut self, tx: &Connection, file: FileId) -> rusqlite::Result<()> {
+        if !self.files.insert(file) {
+            return Ok(());
+        }
+        self.edges.extend(file_edges(tx, file)?);
+        self.defs.extend(file_defs(tx, file)?);
+        self.fills.push((file, file_fills(tx, file)?));
+        Ok(())
+    }
+
+    /// Once the update's rows are written: the kept ranks follow the change in the noted
+    /// files' edges and definitions. A change in which members fill an interface's (the
+    /// dispatch edges of references in files the update did not touch) forgets the kept
+    /// ranks instead, for the next whole computation.
+    pub(crate) fn finish(self, tx: &Connection) -> rusqlite::Result<PushStats> {
+        for (file, fills) in &self.fills {
+            if file_fills(tx, *file)? != *fills {
+                forget(tx)?;
+                return Ok(PushStats::default());
+            }
+        }
+        let mut new_edges: HashMap<DefId, Vec<(DefId, f64)>> = HashMap::new();
+        let mut new_defs: HashSet<DefId> = HashSet::new();
+        for file in &self.files {
+            new_edges.extend(file_edges(tx, *file)?);
+            new_defs.extend(file_defs(tx, *file)?);
+        }
+        let mut ranks = KeptRanks::load(tx)?;
+        // Definitions added start at 0 with their restart as residual; those removed take
+        // their rank with them.
+        for id in new_defs.difference(&self.defs) {
+            ranks.values.insert(*id, 0.0);
+            *ranks.residual.entry(*id).or_default() += 1.0;
+        }
+        for id in self.defs.difference(&new_defs) {
+            let value = ranks.value(tx, *id)?;
+            ranks.total -= value;
+            ranks.values.insert(*id, 1.0);
+            ranks.removed.insert(*id);
+        }
+        // Each source whose edges changed: the share its rank gave along the old edges is
+        // taken back and given along the new ones.
+        let empty = Vec::new();
+        let sources: BTreeSet<DefId> = self.edges.keys().chain(new_edges.keys()).copied().collect();
+        for source in sources {
+            let old = self.edges.get(&source).unwrap_or(&empty);
+            let new = new_edges.get(&source).unwrap_or(&empty);
+            if old == new {
+                continue;
+            }
+            let value = if self.defs.contains(&source) {
+                ranks.value(tx, source)?
+            } else {
+                0.0
+            };
+            if value == 0.0 {
+                continue;
+            }
+            for (edges, sign) in [(old, -1.0), (new, 1.0)] {
+                let total: f64 = edges.iter().map(|e| e.1).sum();
+                if total <= 0.0 {
+                    continue;
+                }
+                for (target, w) in edges {
+                    *ranks.residual.entry(*target).or_default() +=
+                        sign * DAMPING * value * w / total;
+                }
+            }
+        }
+        for id in &ranks.removed {
+            ranks.residual.remove(id);
+        }
+        let stats = ranks.push(tx, new_edges)?;
+        ranks.write(tx)?;
+        Ok(stats)
+    }
+}
+
+/// What keeping the ranks current did.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct PushStats {
+    pub(crate) pushes: usize,
+    pub(crate) left: usize,
+}
+
+/// Ranks being pushed, with the residual still to push: the kept ranks an update reads and
+/// changes, or a focused walk's (which start at 0).
+struct KeptRanks {
+    /// Whether a value not read yet is the kept rank (else 0).
+    from_kept: bool,
+    epsilon: f64,
+    budget: usize,
+    values: HashMap<DefId, f64>,
+    changed: HashSet<DefId>,
+    removed: HashSet<DefId>,
+    residual: HashMap<DefId, f64>,
+    total: f64,
+    /// Out-edges by source, of each file read so far.
+    edges: HashMap<DefId, Vec<(DefId, f64)>>,
+    files_read: HashSet<FileId>,
+}
+
+impl KeptRanks {
+    fn load(tx: &Connection) -> rusqlite::Result<Self> {
+        let mut residual = HashMap::new();
+        {
+            let mut stmt = tx.prepare_cached("SELECT def_id, value FROM rank_residuals")?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))?;
+            for row in rows {
+                let (id, value) = row?;
+                residual.insert(id, value);
+            }
+        }
+        Ok(KeptRanks {
+            from_kept: true,
+            epsilon: PUSH_EPSILON,
+            budget: PUSH_BUDGET,
+            values: HashMap::new(),
+            changed: HashSet::new(),
+            removed: HashSet::new(),
+            residual,
+            total: total(tx)?,
+            edges: HashMap::new(),
+            files_read: HashSet::new(),
+        })
+    }
+
+    fn value(&mut self, tx: &Connection, id: DefId) -> rusqlite::Result<f64> {
+        if let Some(v) = self.values.get(&id) {
+            return Ok(*v);
+        }
+        if !self.from_kept {
+            return Ok(0.0);
+        }
+        let v: f64 = tx
+            .prepare_cached("SELECT score FROM ranks WHERE def_id = ?1")?
+            .query_row([id], |r| r.get(0))
+            .optional()?
+            .unwrap_or(1.0);
+        self.values.insert(id, v);
+        Ok(v)
+    }
+
+    /// `id`'s out-edges now (its file's, read once per file).
+    fn out_edges(
+        &mut self,
+        tx: &Connection,
+        id: DefId,
+    ) -> rusqlite::Result<Option<&Vec<(DefId, f64)>>> {
+        if !self.edges.contains_key(&id) {
+            let file: Option<FileId> = tx
+                .prepare_cached("SELECT file_id FROM defs WHERE id = ?1")?
+                .query_row([id], |r| r.get(0))
+                .optional()?;
+            if let Some(file) = file {
+                if self.files_read.insert(file) {
+                    for (source, edges) in file_edges(tx, file)? {
+                        self.edges.entry(source).or_insert(edges);
+                    }
+                }
+            }
+        }
+        Ok(self.edges.get(&id))
+    }
+
+    /// Pushes residuals above its epsilon until none is left or the budget is spent.
+    fn push(
+        &mut self,
+        tx: &Connection,
+        known: HashMap<DefId, Vec<(DefId, f64)>>,
+    ) -> rusqlite::Result<PushStats> {
+        self.edges.extend(known);
+        let mut queue: VecDeque<DefId> = self
+            .residual
+            .iter()
+            .filter(|(_, r)| r.abs() > self.epsilon)
+            .map(|(id, _)| *id)
+            .collect();
+        let mut queued: HashSet<DefId> = queue.iter().copied().collect();
+        let mut pushes = 0;
+        while let Some(id) = queue.pop_front() {
+            queued.remove(&id);
+            if pushes >= self.budget {
+                break;
+            }
+            let Some(r) = self.residual.remove(&id) else {
+                continue;
+            };
+            if r.abs() <= self.epsilon {
+                if r != 0.0 {
+                    self.residual.insert(id, r);
+                }
+                continue;
+            }
+            pushes += 1;
+            let value = self.value(tx, id)? + r;
+            self.values.insert(id, value);
+            self.changed.insert(id);
+            self.total += r;
+            let Some(edges) = self.out_edges(tx, id)? else {
+                continue;
+            };
+            let total: f64 = edges.iter().map(|e| e.1).sum();
+            if total <= 0.0 {
+                continue;
+            }
+            let shares: Vec<(DefId, f64)> = edges
+                .iter()
+                .map(|(t, w)| (*t, DAMPING * r * w / total))
+                .collect();
+            for (target, share) in shares {
+                if self.removed.contains(&target) {
+                    continue;
+                }
+                let slot = self.residual.entry(target).or_default();
+                *slot += share;
+                if slot.abs() > self.epsilon && queued.insert(target) {
+                    queue.push_back(target);
+                }
+            }
+        }
+        let left = self
+            .residual
+            .values()
+            .filter(|r| r.abs() > self.epsilon)
+            .count();
+        Ok(PushStats { pushes, left })
+    }
+
+    fn write(&self, tx: &Connection) -> rusqlite::Result<()> {
+        {
+            let mut delete = tx.prepare_cached("DELETE FROM ranks WHERE def_id = ?1")?;
+            let mut upsert =
+                tx.prepare_cached("INSERT OR REPLACE INTO ranks(def_id, score) VALUES (?1, ?2)")?;
+            for id in &self.removed {
+                delete.execute([id])?;
+            }
+            for id in self.changed.iter().chain(
+                self.values
+                    .iter()
+                    .filter(|(_, v)| **v == 0.0)
+                    .map(|(id, _)| id),
+            ) {
+                if self.removed.contains(id) {
+                    continue;
+                }
+                let value = self.values.get(id).copied().unwrap_or(1.0);
+                if (value - 1.0).abs() <= AT_ONE {
+                    delete.execute([id])?;
+                } else {
+                    upsert.execute(params![id, value])?;
+                }
+            }
+        }
+        tx.execute("DELETE FROM rank_residuals", [])?;
+        {
+            let mut insert =
+                tx.prepare_cached("INSERT INTO rank_residuals(def_id, value) VALUES (?1, ?2)")?;
+            for (id, r) in &self.residual {
+                if r.abs() > PUSH_EPSILON && !self.removed.contains(id) {
+                    insert.execute(params![id, r])?;
+                }
+            }
+        }
+        set_total(tx, self.total)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With a uniform restart, `y` over its sum is the rank of a walk whose dangling
+    /// walks restart uniformly (the stationary distribution `rank` used to compute).
+    #[test]
+    fn the_kept_value_over_its_sum_is_the_walks_rank() {
+        // 0 → 1 → 2, 0 → 2, 3 dangling, 2 → 0.
+        let edges = vec![(0, 1, 1.0), (1, 2, 1.0), (0, 2, 0.5), (2, 0, 1.0)];
+        let n = 4;
+        let csr = Csr::new(n, edges.clone());
+        let y = csr.solve(&vec![1.0; n]);
+        let sum: f64 = y.iter().sum();
+        let x: Vec<f64> = y.iter().map(|v| v / sum).collect();
+        // The walk with dangling mass spread uniformly, to convergence.
+        let mut walk = vec![1.0 / n as f64; n];
+        for _ in 0..500 {
+            let mut next = vec![(1.0 - DAMPING) / n as f64; n];
+            let mut dangling = 0.0;
+            for (i, r) in walk.iter().enumerate() {
+                let out: Vec<_> = edges.iter().filter(|e| e.0 as usize == i).collect();
+                let total: f64 = out.iter().map(|e| e.2).sum();
+                if out.is_empty() {
+                    dangling += r;
+                }
+                for e in out {
+                    next[e.1 as usize] += DAMPING * r * e.2 / total;
+                }
+            }
+            for v in next.iter_mut() {
+                *v += DAMPING * dangling / n as f64;
+            }
+            walk = next;
+        }
+        for (a, b) in x.iter().zip(&walk) {
+            assert!((a - b).abs() < 1e-3 * b, "{x:?} vs {walk:?}");
+        }
+    }
+}
