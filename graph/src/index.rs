@@ -1009,7 +1009,7 @@ impl Graph {
         // The kept ranks follow the update when they describe the edges now; the precise
         // tier's rows are not followed (its writes forget them instead).
         let mut upkeep = if !bulk && !precise_rows && ranks::kept(&tx).map_err(sql)? {
-            Some(RankUpkeep::default())
+            Some(RankUpkeep::begin(&tx).map_err(sql)?)
         } else {
             None
         };
@@ -1520,6 +1520,11 @@ impl Graph {
         }
         // The whole tree's ranks: computed after a build that resolved every file, kept
         // current by an update, forgotten by what cannot keep them.
+        if interrupted || resolve_all {
+            if let Some(upkeep) = upkeep.take() {
+                upkeep.abandon(&tx).map_err(sql)?;
+            }
+        }
         if interrupted {
             ranks::forget(&tx).map_err(sql)?;
         } else if resolve_all {
@@ -1532,13 +1537,16 @@ impl Graph {
                             ranks::SpillError::Io(e) => rank_error(e),
                         })?
                 }
-                None => {
-                    ranks::RankGraph::read(&tx, &crate::query::rank_edges_sql(precise_rows), floor)
-                        .map_err(sql)?
-                }
+                None => ranks::RankGraph::read(
+                    &tx,
+                    &crate::query::rank_edges_sql(precise_rows),
+                    floor,
+                    false,
+                )
+                .map_err(sql)?,
             };
             drop(rank_spill.take());
-            let y = graph.csr.solve(&vec![1.0; graph.ids.len()]);
+            let y = graph.csr.solve(|_| 1.0);
             ranks::keep(&tx, &graph.ids, &y).map_err(sql)?;
             lap("ranks computed");
         } else if let Some(upkeep) = upkeep {

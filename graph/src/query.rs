@@ -768,9 +768,10 @@ impl Graph {
             &self.conn,
             &rank_edges_sql(self.has_precise_rows()?),
             crate::resolve::DEFAULT_MIN_CONFIDENCE,
+            false,
         )
         .map_err(self.q_err())?;
-        let y = graph.csr.solve(&vec![1.0; graph.ids.len()]);
+        let y = graph.csr.solve(|_| 1.0);
         let kept = (|| -> rusqlite::Result<bool> {
             let tx = rusqlite::Transaction::new_unchecked(
                 &self.conn,
@@ -818,6 +819,7 @@ impl Graph {
             &self.conn,
             &rank_edges_sql(self.has_precise_rows()?),
             min_confidence,
+            !focus_files.is_empty(),
         )
         .map_err(self.q_err())?;
         let n = graph.ids.len();
@@ -829,15 +831,11 @@ impl Graph {
             .iter()
             .map(|f| focus_files.contains(f))
             .collect();
-        let restart: Vec<f64> = if in_focus.iter().any(|f| *f) {
-            in_focus
-                .iter()
-                .map(|f| if *f { 1.0 } else { 0.0 })
-                .collect()
+        let y = if in_focus.iter().any(|f| *f) {
+            graph.csr.solve(|i| if in_focus[i] { 1.0 } else { 0.0 })
         } else {
-            vec![1.0; n]
+            graph.csr.solve(|_| 1.0)
         };
-        let y = graph.csr.solve(&restart);
         let sum: f64 = y.iter().sum();
         let sum = if sum > 0.0 { sum } else { 1.0 };
         let mut order: Vec<usize> = (0..n).collect();

@@ -39,57 +39,99 @@ const FOCUS_BUDGET: usize = 50_000;
 /// A kept rank this close to 1 (a definition nothing reaches) has no row.
 const AT_ONE: f64 = 1e-12;
 
-/// Edges grouped by their source (compressed rows), over dense node indexes.
+/// Edges grouped by their source (compressed rows), over dense node indexes: four bytes a
+/// node and five an edge (its target and rung), as a kernel-size tree has millions of both.
+/// No list of the edges is held while it is built (a count, then a fill).
 #[derive(Debug, Default)]
 pub(crate) struct Csr {
-    starts: Vec<usize>,
+    starts: Vec<u32>,
     targets: Vec<u32>,
-    weights: Vec<f64>,
-    totals: Vec<f64>,
+    rungs: Vec<u8>,
+}
+
+/// An edge over node places: from, to, rung.
+pub(crate) type PlacedEdge = (u32, u32, u8);
+
+/// The weight of an edge of each rung (its confidence).
+fn weights() -> [f64; 8] {
+    let mut out = [0.0; 8];
+    for (code, slot) in out.iter_mut().enumerate() {
+        *slot = rung_of(code as i64).confidence();
+    }
+    out
 }
 
 impl Csr {
-    /// `edges` as `(from, to, weight)` over `n` nodes, in a canonical order (the sums of a
-    /// walk do not depend on the order the rows came in).
-    pub(crate) fn new(n: usize, mut edges: Vec<(u32, u32, f64)>) -> Csr {
-        edges.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(x.2.total_cmp(&y.2)));
-        let mut starts = vec![0; n + 1];
-        for (a, _, _) in &edges {
-            starts[*a as usize + 1] += 1;
-        }
+    /// Over `n` nodes, from `edges`, which it calls twice to be given every edge (a count,
+    /// then a fill). Edges past the four billionth are left out (a tree would need tens of
+    /// gigabytes of references to have them).
+    pub(crate) fn build<E>(
+        n: usize,
+        mut edges: impl FnMut(&mut dyn FnMut(PlacedEdge)) -> Result<(), E>,
+    ) -> Result<Csr, E> {
+        let mut starts: Vec<u32> = vec![0; n + 1];
+        let mut count: u32 = 0;
+        edges(&mut |(from, _, _)| {
+            if count < u32::MAX && (from as usize) < n {
+                count += 1;
+                starts[from as usize + 1] += 1;
+            }
+        })?;
         for i in 0..n {
             starts[i + 1] += starts[i];
         }
-        let totals = (0..n)
-            .map(|i| edges[starts[i]..starts[i + 1]].iter().map(|e| e.2).sum())
-            .collect();
-        Csr {
+        let mut cursor: Vec<u32> = starts[..n].to_vec();
+        let mut targets: Vec<u32> = vec![0; count as usize];
+        let mut rungs: Vec<u8> = vec![0; count as usize];
+        edges(&mut |(from, to, rung)| {
+            let Some(slot) = cursor.get_mut(from as usize) else {
+                return;
+            };
+            let at = *slot as usize;
+            // Within its row (a fill never passes the count, whose edges are the same).
+            if at < starts[from as usize + 1] as usize {
+                targets[at] = to;
+                rungs[at] = rung;
+                *slot += 1;
+            }
+        })?;
+        Ok(Csr {
             starts,
-            targets: edges.iter().map(|e| e.1).collect(),
-            weights: edges.iter().map(|e| e.2).collect(),
-            totals,
-        }
+            targets,
+            rungs,
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
     }
 
     /// `y = restart + d·Pᵀy` by power iteration: at most [`ITERATIONS`], fewer once a step
-    /// changes the sum by less than a billionth.
-    pub(crate) fn solve(&self, restart: &[f64]) -> Vec<f64> {
-        let mut y = restart.to_vec();
+    /// changes the sum by less than a billionth. `restart` gives each node's restart weight.
+    pub(crate) fn solve(&self, restart: impl Fn(usize) -> f64) -> Vec<f64> {
+        let n = self.len();
+        let weights = weights();
+        let weight = |e: usize| weights[usize::from(self.rungs[e]) & 7];
+        let mut y: Vec<f64> = (0..n).map(&restart).collect();
+        let mut next: Vec<f64> = vec![0.0; n];
         for _ in 0..ITERATIONS {
-            let mut next = restart.to_vec();
+            for (i, slot) in next.iter_mut().enumerate() {
+                *slot = restart(i);
+            }
             for (i, value) in y.iter().enumerate() {
-                let total = self.totals[i];
+                let (a, b) = (self.starts[i] as usize, self.starts[i + 1] as usize);
+                let total: f64 = (a..b).map(weight).sum();
                 if total <= 0.0 {
                     continue;
                 }
                 let share = DAMPING * value / total;
-                for e in self.starts[i]..self.starts[i + 1] {
-                    next[self.targets[e] as usize] += share * self.weights[e];
+                for e in a..b {
+                    next[self.targets[e] as usize] += share * weight(e);
                 }
             }
             let delta: f64 = next.iter().zip(&y).map(|(a, b)| (a - b).abs()).sum();
             let sum: f64 = next.iter().sum();
-            y = next;
+            std::mem::swap(&mut y, &mut next);
             if delta <= 1e-9 * sum {
                 break;
             }
@@ -107,9 +149,16 @@ pub(crate) struct RankGraph {
 }
 
 impl RankGraph {
-    /// The edges of `edges_sql` (rows: enclosing definition, target, rung).
-    pub(crate) fn read(conn: &Connection, edges_sql: &str, floor: f64) -> rusqlite::Result<Self> {
-        let mut graph = Places::read(conn)?;
+    /// The edges of `edges_sql` (rows: enclosing definition, target, rung); `with_files`:
+    /// each definition's file too (for a focus).
+    pub(crate) fn read(
+        conn: &Connection,
+        edges_sql: &str,
+        floor: f64,
+        with_files: bool,
+    ) -> rusqlite::Result<Self> {
+        let places = Places::read(conn, with_files)?;
+        let mut edges: Vec<PlacedEdge> = Vec::new();
         {
             let mut stmt = conn.prepare_cached(edges_sql)?;
             let rows = stmt.query_map([], |r| {
@@ -121,10 +170,14 @@ impl RankGraph {
             })?;
             for row in rows {
                 let (from, to, rung) = row?;
-                graph.add(from, to, rung, floor);
+                edges.extend(places.edge(from, to, rung, floor));
             }
         }
-        Ok(graph.finish())
+        let csr = Csr::build(places.ids.len(), |sink| {
+            edges.iter().for_each(|e| sink(*e));
+            Ok::<(), rusqlite::Error>(())
+        })?;
+        Ok(places.with(csr))
     }
 
     /// The edges a build wrote to `spill` as it resolved, and those of `more_sql` (what
@@ -135,39 +188,47 @@ impl RankGraph {
         more_sql: &str,
         floor: f64,
     ) -> Result<Self, SpillError> {
-        let mut graph = Places::read(conn).map_err(SpillError::Sql)?;
-        for edge in spill.read().map_err(SpillError::Io)? {
-            let (from, to, rung) = edge.map_err(SpillError::Io)?;
-            graph.add(from, to, rung, floor);
+        let places = Places::read(conn, false).map_err(SpillError::Sql)?;
+        let mut more: Vec<PlacedEdge> = Vec::new();
+        {
+            let mut stmt = conn.prepare_cached(more_sql).map_err(SpillError::Sql)?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, i64>(2)?,
+                    ))
+                })
+                .map_err(SpillError::Sql)?;
+            for row in rows {
+                let (from, to, rung) = row.map_err(SpillError::Sql)?;
+                more.extend(places.edge(from, to, rung, floor));
+            }
         }
-        let mut stmt = conn.prepare_cached(more_sql).map_err(SpillError::Sql)?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                ))
-            })
-            .map_err(SpillError::Sql)?;
-        for row in rows {
-            let (from, to, rung) = row.map_err(SpillError::Sql)?;
-            graph.add(from, to, rung, floor);
-        }
-        Ok(graph.finish())
+        let csr = Csr::build(places.ids.len(), |sink| {
+            for edge in spill.read().map_err(SpillError::Io)? {
+                let (from, to, rung) = edge.map_err(SpillError::Io)?;
+                if let Some(edge) = places.edge(from, to, rung, floor) {
+                    sink(edge);
+                }
+            }
+            more.iter().for_each(|e| sink(*e));
+            Ok(())
+        })?;
+        Ok(places.with(csr))
     }
 }
 
-/// The definitions in id order, and the edges gathered so far over their places.
+/// The definitions in id order (and their files, when asked).
 struct Places {
     ids: Vec<DefId>,
     files: Vec<FileId>,
     dense: bool,
-    edges: Vec<(u32, u32, f64)>,
 }
 
 impl Places {
-    fn read(conn: &Connection) -> rusqlite::Result<Self> {
+    fn read(conn: &Connection, with_files: bool) -> rusqlite::Result<Self> {
         let mut ids: Vec<DefId> = Vec::new();
         let mut files: Vec<FileId> = Vec::new();
         let mut stmt = conn.prepare_cached("SELECT id, file_id FROM defs ORDER BY id")?;
@@ -175,18 +236,15 @@ impl Places {
         for row in rows {
             let (id, file) = row?;
             ids.push(id);
-            files.push(file);
+            if with_files {
+                files.push(file);
+            }
         }
         // Ids are usually dense (a clean build numbers them in order): then an id is its
         // place.
         let n = ids.len();
         let dense = n > 0 && ids[n - 1] - ids[0] + 1 == n as i64;
-        Ok(Places {
-            ids,
-            files,
-            dense,
-            edges: Vec::new(),
-        })
+        Ok(Places { ids, files, dense })
     }
 
     fn at(&self, id: DefId) -> Option<u32> {
@@ -201,22 +259,19 @@ impl Places {
         place.and_then(|p| u32::try_from(p).ok())
     }
 
-    fn add(&mut self, from: DefId, to: DefId, rung: i64, floor: f64) {
-        let w = rung_of(rung).confidence();
-        if w < floor || from == to {
-            return;
+    /// The edge over places, unless below `floor`, a loop, or not between definitions.
+    fn edge(&self, from: DefId, to: DefId, rung: i64, floor: f64) -> Option<PlacedEdge> {
+        if rung_of(rung).confidence() < floor || from == to {
+            return None;
         }
-        if let (Some(a), Some(b)) = (self.at(from), self.at(to)) {
-            self.edges.push((a, b, w));
-        }
+        Some((self.at(from)?, self.at(to)?, u8::try_from(rung).ok()?))
     }
 
-    fn finish(self) -> RankGraph {
-        let n = self.ids.len();
+    fn with(self, csr: Csr) -> RankGraph {
         RankGraph {
             ids: self.ids,
             files: self.files,
-            csr: Csr::new(n, self.edges),
+            csr,
         }
     }
 }
@@ -498,26 +553,54 @@ fn file_defs(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<DefId>> {
     rows.collect()
 }
 
-fn file_fills(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(DefId, DefId)>> {
-    let mut stmt = tx.prepare_cached(
-        "SELECT def_id, implemented_id FROM fills WHERE file_id = ?1 ORDER BY def_id, implemented_id",
-    )?;
-    let rows = stmt.query_map([file], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
-    rows.collect()
-}
-
 /// What an update's files held before it wrote, for keeping the ranks current
 /// ([`RankUpkeep::finish`]). Read before each file's references are rewritten or
 /// re-resolved.
+///
+/// A file's edges are its own rows but one: the members that fill what its references call
+/// come from the `fills` rows of any file, which another file's removal or resolution may
+/// change under it. Temporary triggers count each `fills` row deleted and inserted while
+/// the update runs; any net change forgets the kept ranks (for the next whole computation)
+/// rather than keep them from edges read half-way.
 #[derive(Debug, Default)]
 pub(crate) struct RankUpkeep {
     files: BTreeSet<FileId>,
     edges: HashMap<DefId, Vec<(DefId, f64)>>,
     defs: HashSet<DefId>,
-    fills: Vec<(FileId, Vec<(DefId, DefId)>)>,
 }
 
 impl RankUpkeep {
+    /// Starts watching `fills` (inside the update's transaction: rolled back with it).
+    pub(crate) fn begin(tx: &Connection) -> rusqlite::Result<Self> {
+        tx.execute_batch(
+            "CREATE TEMP TABLE IF NOT EXISTS rank_fill_changes(
+               def_id INTEGER NOT NULL, implemented_id INTEGER NOT NULL, delta INTEGER NOT NULL);
+             DELETE FROM temp.rank_fill_changes;
+             CREATE TEMP TRIGGER IF NOT EXISTS rank_fill_deleted AFTER DELETE ON main.fills
+             BEGIN
+               INSERT INTO rank_fill_changes VALUES (old.def_id, old.implemented_id, -1);
+             END;
+             CREATE TEMP TRIGGER IF NOT EXISTS rank_fill_inserted AFTER INSERT ON main.fills
+             BEGIN
+               INSERT INTO rank_fill_changes VALUES (new.def_id, new.implemented_id, 1);
+             END;",
+        )?;
+        Ok(RankUpkeep::default())
+    }
+
+    /// The update does not keep the ranks (it computes them anew, or forgets them).
+    pub(crate) fn abandon(self, tx: &Connection) -> rusqlite::Result<()> {
+        Self::stop_watching(tx)
+    }
+
+    fn stop_watching(tx: &Connection) -> rusqlite::Result<()> {
+        tx.execute_batch(
+            "DROP TRIGGER IF EXISTS temp.rank_fill_deleted;
+             DROP TRIGGER IF EXISTS temp.rank_fill_inserted;
+             DELETE FROM temp.rank_fill_changes;",
+        )
+    }
+
     /// Notes what `file` holds now, once per file.
     pub(crate) fn before(&mut self, tx: &Connection, file: FileId) -> rusqlite::Result<()> {
         if !self.files.insert(file) {
@@ -525,20 +608,26 @@ impl RankUpkeep {
         }
         self.edges.extend(file_edges(tx, file)?);
         self.defs.extend(file_defs(tx, file)?);
-        self.fills.push((file, file_fills(tx, file)?));
         Ok(())
     }
 
     /// Once the update's rows are written: the kept ranks follow the change in the noted
-    /// files' edges and definitions. A change in which members fill an interface's (the
-    /// dispatch edges of references in files the update did not touch) forgets the kept
-    /// ranks instead, for the next whole computation.
+    /// files' edges and definitions, or are forgotten when the members that fill an
+    /// interface's changed.
     pub(crate) fn finish(self, tx: &Connection) -> rusqlite::Result<PushStats> {
-        for (file, fills) in &self.fills {
-            if file_fills(tx, *file)? != *fills {
-                forget(tx)?;
-                return Ok(PushStats::default());
-            }
+        let fills_changed = tx
+            .query_row(
+                "SELECT 1 FROM temp.rank_fill_changes GROUP BY def_id, implemented_id
+                  HAVING SUM(delta) != 0 LIMIT 1",
+                [],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some();
+        Self::stop_watching(tx)?;
+        if fills_changed {
+            forget(tx)?;
+            return Ok(PushStats::default());
         }
         let mut new_edges: HashMap<DefId, Vec<(DefId, f64)>> = HashMap::new();
         let mut new_defs: HashSet<DefId> = HashSet::new();
@@ -796,12 +885,22 @@ mod tests {
     #[test]
     fn the_kept_value_over_its_sum_is_the_walks_rank() {
         // 0 → 1 → 2, 0 → 2, 3 dangling, 2 → 0.
-        let edges = vec![(0, 1, 1.0), (1, 2, 1.0), (0, 2, 0.5), (2, 0, 1.0)];
+        // Rungs: 0 exact (1.0), 3 name (a lower weight).
+        let edges: Vec<PlacedEdge> = vec![(0, 1, 0), (1, 2, 0), (0, 2, 3), (2, 0, 0)];
         let n = 4;
-        let csr = Csr::new(n, edges.clone());
-        let y = csr.solve(&vec![1.0; n]);
+        let csr = Csr::build(n, |sink| {
+            edges.iter().for_each(|e| sink(*e));
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        let y = csr.solve(|_| 1.0);
         let sum: f64 = y.iter().sum();
         let x: Vec<f64> = y.iter().map(|v| v / sum).collect();
+        let w = weights();
+        let edges: Vec<(u32, u32, f64)> = edges
+            .iter()
+            .map(|(a, b, r)| (*a, *b, w[*r as usize]))
+            .collect();
         // The walk with dangling mass spread uniformly, to convergence.
         let mut walk = vec![1.0 / n as f64; n];
         for _ in 0..500 {

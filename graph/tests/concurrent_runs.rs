@@ -58,6 +58,14 @@ fn four_runs_on_one_root_share_one_index() {
                             callers.value.sites.iter().any(|s| s.path == rel),
                             "run {run}: the call in {rel} is not a caller of get"
                         );
+                        // The kept ranks took in its own write.
+                        let added = graph.find(&name, None).unwrap()[0].id;
+                        let ranks = graph.rank_of(&[added, get.id]).unwrap();
+                        assert!(
+                            ranks.get(&added).is_some_and(|r| *r > 0.0)
+                                && ranks.get(&get.id).is_some_and(|r| *r > 0.0),
+                            "run {run}: no rank for {name} or get: {ranks:?}"
+                        );
                     } else {
                         // A reader: the callers only grow while the writers add calls.
                         let callers = graph
@@ -68,6 +76,10 @@ fn four_runs_on_one_root_share_one_index() {
                         seen = n;
                         let symbols = graph.symbols("Session", 20).unwrap();
                         assert!(!symbols.value.is_empty(), "run {run}: no Session");
+                        let map = graph
+                            .rank(&[], 20, DEFAULT_MIN_CONFIDENCE)
+                            .unwrap_or_else(|e| panic!("run {run} rank {round}: {e}"));
+                        assert_eq!(map.value.len(), 20, "run {run}: a short map");
                     }
                 }
             })
@@ -88,4 +100,32 @@ fn four_runs_on_one_root_share_one_index() {
         .filter(|s| s.path.contains("/run"))
         .count();
     assert_eq!(written, 2 * ROUNDS);
+    // The ranks both writers kept current are a clean build's.
+    let kept = ranks_by_place(&graph);
+    let fresh = tempfile::tempdir().unwrap();
+    let (clean, _) = Graph::open_with(&root, common::config(fresh.path())).unwrap();
+    let clean = ranks_by_place(&clean);
+    assert_eq!(kept.len(), clean.len());
+    for (place, score) in &clean {
+        let kept = kept.get(place).copied().unwrap_or(f64::NAN);
+        assert!(
+            (kept - score).abs() <= 0.01 * score,
+            "{place}: kept {kept}, clean {score}"
+        );
+    }
+}
+
+fn ranks_by_place(graph: &Graph) -> std::collections::HashMap<String, f64> {
+    graph
+        .rank(&[], usize::MAX, DEFAULT_MIN_CONFIDENCE)
+        .unwrap()
+        .value
+        .into_iter()
+        .map(|r| {
+            (
+                format!("{}:{}:{}", r.symbol.path, r.symbol.line, r.symbol.column),
+                r.score,
+            )
+        })
+        .collect()
 }
