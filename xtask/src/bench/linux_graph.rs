@@ -258,15 +258,20 @@ fn render(r: &Report<'_>) -> String {
             ms(r.queries, "focus_ms") <= 200.0,
         ),
         (
-            "a write to it adding a call to the best-ranked definition, then `map`",
-            "≤ 100 ms, then ≤ 200 ms".to_owned(),
+            "a write to that file adding a call to the best-ranked definition (one update)",
+            "≤ 100 ms".to_owned(),
             format!(
-                "{:.0} ms ({} rank pushes), then {:.0} ms",
+                "{:.0} ms ({} rank pushes)",
                 ms(r.queries, "write_ms"),
-                r.queries["write_rank_pushes"],
-                ms(r.queries, "rank_after_write_ms")
+                r.queries["write_rank_pushes"]
             ),
-            ms(r.queries, "write_ms") <= 100.0 && ms(r.queries, "rank_after_write_ms") <= 200.0,
+            ms(r.queries, "write_ms") <= 100.0,
+        ),
+        (
+            "`map`'s ranking of the whole tree after that write",
+            "≤ 200 ms".to_owned(),
+            format!("{:.0} ms", ms(r.queries, "rank_after_write_ms")),
+            ms(r.queries, "rank_after_write_ms") <= 200.0,
         ),
         (
             "one-file update (a C function appended), 30 files, p50 / p95",
