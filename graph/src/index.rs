@@ -1588,7 +1588,24 @@ impl Graph {
                 lines.remove(rel);
             }
             drop(lines);
-            self.names.borrow_mut().take();
+            // The names the files read again define join the kept list.
+            let mut names = self.names.borrow_mut();
+            let appended = match names.as_mut().and_then(Arc::get_mut) {
+                Some(list) if extracted_ids.len() <= BULK_FILES => {
+                    let mut added: Vec<String> = Vec::new();
+                    for file in &extracted_ids {
+                        added.extend(file_def_names(&self.conn, *file).map_err(self.sql())?);
+                    }
+                    added.sort_unstable();
+                    added.dedup();
+                    list.append(&added)
+                }
+                _ => false,
+            };
+            if !appended {
+                names.take();
+            }
+            drop(names);
             self.precise_state.borrow_mut().take();
         }
         if interrupted {
@@ -1812,6 +1829,13 @@ fn has_files(conn: &Connection) -> rusqlite::Result<bool> {
 /// SQLite's count of commits by other connections, as this connection sees it.
 pub(crate) fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA data_version", [], |r| r.get(0))
+}
+
+/// The distinct names a file defines.
+fn file_def_names(conn: &Connection, file: FileId) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached("SELECT DISTINCT name FROM defs WHERE file_id = ?1")?;
+    let rows = stmt.query_map([file], |r| r.get::<_, String>(0))?;
+    rows.collect()
 }
 
 fn insert_file(tx: &Connection, fresh: &Fresh) -> rusqlite::Result<FileId> {

@@ -372,6 +372,8 @@ impl Graph {
         let names = self.name_list()?;
         let mut matched = names.containing(&q);
         matched.sort_by(|a, b| (a.0, a.1.len(), a.1).cmp(&(b.0, b.1.len(), b.1)));
+        // An update may have appended a name the list had.
+        matched.dedup();
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -440,7 +442,8 @@ impl Graph {
     /// Every distinct definition name and its lower-case form (cached until the index
     /// changes).
     fn name_list(&self) -> Result<crate::index::NameList> {
-        if let Some(names) = self.names.borrow().as_ref() {
+        let version = crate::index::data_version(&self.conn).map_err(self.q_err())?;
+        if let Some(names) = self.names.borrow().as_ref().filter(|n| n.at == version) {
             return Ok(names.clone());
         }
         let mut stmt = self
@@ -454,6 +457,8 @@ impl Graph {
         for name in rows {
             names.push(&name.map_err(self.q_err())?);
         }
+        names.at = version;
+        names.read = names.lower_starts.len();
         let names = std::sync::Arc::new(names);
         *self.names.borrow_mut() = Some(names.clone());
         Ok(names)
@@ -942,15 +947,38 @@ pub(crate) const FILL_EDGES_SQL: &str = "
 /// Every distinct definition name, as written and lower-cased, each list one string with
 /// the names one per line: a kernel-size tree has millions of names, and a substring
 /// search is one `memmem` pass over one buffer, not millions of small strings.
+///
+/// An update appends the names its files define (a reload costs most of a second on a
+/// kernel-size tree): a name may then be listed twice, or outlive its last definition,
+/// which the lookup by name that follows makes harmless. Past a tenth more entries, or
+/// after another run's commit, the list is read again.
 #[derive(Debug, Default)]
 pub(crate) struct Names {
     lower: String,
     lower_starts: Vec<usize>,
     written: String,
     written_starts: Vec<usize>,
+    /// `PRAGMA data_version` when read (another run's commit changes it).
+    pub(crate) at: i64,
+    /// Entries as read, and appended since.
+    read: usize,
+    appended: usize,
 }
 
 impl Names {
+    /// Appends `names` unless the list has grown by a tenth since it was read (then false:
+    /// read it again).
+    pub(crate) fn append(&mut self, names: &[String]) -> bool {
+        if self.appended + names.len() > (self.read / 10).max(10_000) {
+            return false;
+        }
+        for name in names {
+            self.push(name);
+        }
+        self.appended += names.len();
+        true
+    }
+
     fn push(&mut self, name: &str) {
         // A name with a line break in it would read as two.
         if name.contains('\n') {
