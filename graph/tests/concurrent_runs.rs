@@ -101,10 +101,10 @@ fn four_runs_on_one_root_share_one_index() {
         .count();
     assert_eq!(written, 2 * ROUNDS);
     // The ranks both writers kept current are a clean build's.
-    let kept = ranks_by_place(&graph);
+    let kept = common::ranks(&graph);
     let fresh = tempfile::tempdir().unwrap();
     let (clean, _) = Graph::open_with(&root, common::config(fresh.path())).unwrap();
-    let clean = ranks_by_place(&clean);
+    let clean = common::ranks(&clean);
     assert_eq!(kept.len(), clean.len());
     for (place, score) in &clean {
         let kept = kept.get(place).copied().unwrap_or(f64::NAN);
@@ -113,19 +113,4 @@ fn four_runs_on_one_root_share_one_index() {
             "{place}: kept {kept}, clean {score}"
         );
     }
-}
-
-fn ranks_by_place(graph: &Graph) -> std::collections::HashMap<String, f64> {
-    graph
-        .rank(&[], usize::MAX, DEFAULT_MIN_CONFIDENCE)
-        .unwrap()
-        .value
-        .into_iter()
-        .map(|r| {
-            (
-                format!("{}:{}:{}", r.symbol.path, r.symbol.line, r.symbol.column),
-                r.score,
-            )
-        })
-        .collect()
 }

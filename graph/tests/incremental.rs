@@ -9,7 +9,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use cc_graph::{Graph, DEFAULT_MIN_CONFIDENCE};
+use cc_graph::Graph;
 use proptest::prelude::*;
 
 const NAMES: [&str; 4] = ["alpha", "beta", "gamma", "Klass"];
@@ -267,24 +267,7 @@ fn clean_snapshot(root: &Path) -> (Vec<String>, BTreeMap<String, f64>) {
     let cache = tempfile::tempdir().unwrap();
     let (graph, stats) = Graph::open_with(root, common::config(cache.path())).unwrap();
     assert!(stats.rebuilt);
-    (graph.snapshot().unwrap(), ranks(&graph))
-}
-
-/// The whole tree's ranks (kept by the index), by where each definition is.
-fn ranks(graph: &Graph) -> BTreeMap<String, f64> {
-    graph
-        .rank(&[], usize::MAX, DEFAULT_MIN_CONFIDENCE)
-        .unwrap()
-        .value
-        .into_iter()
-        .map(|r| {
-            let s = r.symbol;
-            (
-                format!("{}:{}:{}:{}", s.path, s.qualified_name, s.line, s.column),
-                r.score,
-            )
-        })
-        .collect()
+    (graph.snapshot().unwrap(), common::ranks(&graph))
 }
 
 /// Kept ranks within 1% of a clean computation's (a missed change of edges is tens of
@@ -333,7 +316,7 @@ proptest! {
             let incremental = graph.snapshot().unwrap();
             let (clean, clean_ranks) = clean_snapshot(dir.path());
             prop_assert!(incremental == clean, "after {op:?}:\n{}", first_difference(&incremental, &clean));
-            let kept = ranks(&graph);
+            let kept = common::ranks(&graph);
             if let Some(difference) = ranks_differ(&kept, &clean_ranks) {
                 prop_assert!(false, "ranks after {op:?}: {difference}");
             }

@@ -21,6 +21,23 @@ pub fn config(cache: &Path) -> GraphConfig {
     }
 }
 
+/// The whole tree's ranks (kept by the index), by where each definition is.
+pub fn ranks(graph: &Graph) -> std::collections::BTreeMap<String, f64> {
+    graph
+        .rank(&[], usize::MAX, DEFAULT_MIN_CONFIDENCE)
+        .unwrap()
+        .value
+        .into_iter()
+        .map(|r| {
+            let s = r.symbol;
+            (
+                format!("{}:{}:{}:{}", s.path, s.qualified_name, s.line, s.column),
+                r.score,
+            )
+        })
+        .collect()
+}
+
 pub fn write_tree(dir: &Path, files: &[(&str, &str)]) {
     for (path, text) in files {
         let p = dir.join(path);
