@@ -33,7 +33,7 @@ use crate::table::{Backing, DefId, DefInfo, FileId, FileIndex, FileInfo, NoBacki
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch (14: C and C++ files record their own includes' keys only).
-pub const SCHEMA_VERSION: i64 = 15;
+pub const SCHEMA_VERSION: i64 = 16;
 
 /// Why the index could not be opened or updated.
 #[derive(Debug, thiserror::Error)]
@@ -305,6 +305,10 @@ CREATE TABLE precise_implements(file_id INTEGER NOT NULL, def_id INTEGER NOT NUL
 CREATE INDEX precise_implements_file ON precise_implements(file_id);
 CREATE INDEX precise_implements_implemented ON precise_implements(implemented_id);
 CREATE TABLE ranks(def_id INTEGER PRIMARY KEY, score REAL NOT NULL);
+CREATE TABLE file_counts(file_id INTEGER PRIMARY KEY, refs INTEGER NOT NULL,
+  exact INTEGER NOT NULL, import INTEGER NOT NULL, package INTEGER NOT NULL, name INTEGER NOT NULL,
+  ambiguous INTEGER NOT NULL, unknown INTEGER NOT NULL, external INTEGER NOT NULL,
+  fanout INTEGER NOT NULL);
 CREATE INDEX ranks_score ON ranks(score);
 CREATE TABLE rank_residuals(def_id INTEGER PRIMARY KEY, value REAL NOT NULL);
 ";
@@ -1318,6 +1322,13 @@ impl Graph {
                 let mut insert_dep = tx
                     .prepare_cached("INSERT OR IGNORE INTO deps(key_id, file_id) VALUES (?1, ?2)")
                     .map_err(sql)?;
+                let mut insert_counts = tx
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO file_counts(file_id, refs, exact, import, package,
+                           name, ambiguous, unknown, external, fanout)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    )
+                    .map_err(sql)?;
                 let mut find_key = tx
                     .prepare_cached("SELECT id FROM keys WHERE key = ?1")
                     .map_err(sql)?;
@@ -1402,6 +1413,7 @@ impl Graph {
                         if ords.is_some() {
                             delete_fanout.execute([file]).map_err(sql)?;
                         }
+                        let mut fanned: HashSet<(i64, DefId)> = HashSet::new();
                         for (i, target) in dispatch {
                             let ord = match ords {
                                 Some(ords) => ords.get(*i).copied(),
@@ -1411,8 +1423,14 @@ impl Graph {
                                 insert_fanout
                                     .execute(params![file, ord, target])
                                     .map_err(sql)?;
+                                fanned.insert((ord, *target));
                             }
                         }
+                        // The file's share of `Graph::stats`, as its rows now say.
+                        let written = ords.as_ref().map_or(refs.len(), Vec::len);
+                        let mut counts = FileCounts::of(outcomes.iter().take(written));
+                        counts.fanout = fanned.len();
+                        counts.write(&mut insert_counts, *file).map_err(sql)?;
                         delete_fills.execute([file]).map_err(sql)?;
                         for (member, implemented) in fills {
                             insert_fill
@@ -1535,7 +1553,7 @@ impl Graph {
             let floor = crate::resolve::DEFAULT_MIN_CONFIDENCE;
             let graph = match rank_spill.as_mut() {
                 Some(spill) => {
-                    ranks::RankGraph::from_spill(&tx, spill, crate::query::FILL_EDGES_SQL, floor)
+                    ranks::RankGraph::from_spill(&tx, spill, &crate::query::fill_edges_sql(), floor)
                         .map_err(|e| match e {
                             ranks::SpillError::Sql(e) => sql(e),
                             ranks::SpillError::Io(e) => rank_error(e),
@@ -1829,6 +1847,64 @@ fn has_files(conn: &Connection) -> rusqlite::Result<bool> {
 /// SQLite's count of commits by other connections, as this connection sees it.
 pub(crate) fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA data_version", [], |r| r.get(0))
+}
+
+/// One file's share of [`Graph::stats`]: its references by outcome and rung, and its fan-out
+/// rows.
+#[derive(Debug, Default)]
+struct FileCounts {
+    refs: usize,
+    exact: usize,
+    import: usize,
+    package: usize,
+    name: usize,
+    ambiguous: usize,
+    unknown: usize,
+    external: usize,
+    fanout: usize,
+}
+
+impl FileCounts {
+    fn of<'a>(outcomes: impl Iterator<Item = &'a Outcome>) -> Self {
+        let mut c = FileCounts::default();
+        for outcome in outcomes {
+            c.refs += 1;
+            match outcome {
+                Outcome::Resolved { rung, .. } => match rung {
+                    Rung::Exact => c.exact += 1,
+                    Rung::Import => c.import += 1,
+                    Rung::Package => c.package += 1,
+                    Rung::Name => c.name += 1,
+                    Rung::Dispatch | Rung::Precise => {}
+                },
+                Outcome::Unresolved { candidates } if *candidates > 1 => c.ambiguous += 1,
+                Outcome::Unresolved { .. } => c.unknown += 1,
+                Outcome::External => c.external += 1,
+            }
+        }
+        c
+    }
+
+    fn write(
+        &self,
+        insert: &mut rusqlite::CachedStatement<'_>,
+        file: FileId,
+    ) -> rusqlite::Result<()> {
+        let n = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
+        insert.execute(params![
+            file,
+            n(self.refs),
+            n(self.exact),
+            n(self.import),
+            n(self.package),
+            n(self.name),
+            n(self.ambiguous),
+            n(self.unknown),
+            n(self.external),
+            n(self.fanout)
+        ])?;
+        Ok(())
+    }
 }
 
 /// The distinct names a file defines.
@@ -2175,6 +2251,7 @@ fn delete_file(tx: &Connection, file: FileId) -> rusqlite::Result<()> {
         "literal_args",
         "fills",
         "deps",
+        "file_counts",
     ] {
         tx.execute(&format!("DELETE FROM {table} WHERE file_id = ?1"), [file])?;
     }

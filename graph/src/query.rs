@@ -159,7 +159,7 @@ pub struct Ranked {
 }
 
 /// Counts over the whole index.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Stats {
     pub files: usize,
     pub files_with_syntax_errors: usize,
@@ -856,8 +856,76 @@ impl Graph {
             .collect())
     }
 
-    /// Counts over the whole index.
+    /// Counts over the whole index: summed from each file's counts, kept as its references
+    /// are resolved (a kernel-size tree has millions of references: counting them takes
+    /// tens of seconds), unless the precise tier's rows change which edges count.
     pub fn stats(&self) -> Result<Stats> {
+        if self.has_precise_rows()? {
+            return self.stats_by_scan();
+        }
+        let mut stats = self.stats_of_files()?;
+        let sums = self
+            .conn
+            .query_row(
+                "SELECT IFNULL(SUM(refs), 0), IFNULL(SUM(exact), 0), IFNULL(SUM(import), 0),
+                   IFNULL(SUM(package), 0), IFNULL(SUM(name), 0), IFNULL(SUM(ambiguous), 0),
+                   IFNULL(SUM(unknown), 0), IFNULL(SUM(external), 0), IFNULL(SUM(fanout), 0)
+                 FROM file_counts",
+                [],
+                |r| {
+                    let mut v = [0i64; 9];
+                    for (i, slot) in v.iter_mut().enumerate() {
+                        *slot = r.get(i)?;
+                    }
+                    Ok(v)
+                },
+            )
+            .map_err(self.q_err())?;
+        let n = |i: usize| usize::try_from(sums[i]).unwrap_or(0);
+        stats.references = n(0);
+        stats.exact = n(1);
+        stats.import = n(2);
+        stats.package = n(3);
+        stats.name = n(4);
+        stats.ambiguous = n(5);
+        stats.unknown = n(6);
+        stats.external = n(7);
+        // The dispatch edges: each reference's fan-out (its file's), and the members that
+        // fill what it calls (any file's `fills`).
+        let filled: i64 = self
+            .conn
+            .query_row(
+                &format!("SELECT COUNT(*) FROM ({FILL_TARGETS_SQL})"),
+                [],
+                |r| r.get(0),
+            )
+            .map_err(self.q_err())?;
+        stats.dispatch = n(8) + usize::try_from(filled).unwrap_or(0);
+        Ok(stats)
+    }
+
+    /// The counts of files and definitions, and the index's size.
+    fn stats_of_files(&self) -> Result<Stats> {
+        let count = |sql: &str| -> Result<usize> {
+            self.conn
+                .query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map(|n| usize::try_from(n).unwrap_or(0))
+                .map_err(self.q_err())
+        };
+        Ok(Stats {
+            files: count("SELECT COUNT(*) FROM files")?,
+            files_with_syntax_errors: count("SELECT COUNT(*) FROM files WHERE syntax_errors > 0")?,
+            definitions: count("SELECT COUNT(*) FROM defs")?,
+            precise: count("SELECT COUNT(*) FROM precise WHERE target_id IS NOT NULL")?,
+            index_bytes: std::fs::metadata(&self.db_path).map_or(0, |m| m.len())
+                + std::fs::metadata(format!("{}-wal", self.db_path.display()))
+                    .map_or(0, |m| m.len()),
+            ..Stats::default()
+        })
+    }
+
+    /// [`Graph::stats`] counted from the references and edges themselves.
+    fn stats_by_scan(&self) -> Result<Stats> {
         let count = |sql: &str| -> Result<usize> {
             self.conn
                 .query_row(sql, [], |r| r.get::<_, i64>(0))
@@ -865,19 +933,13 @@ impl Graph {
                 .map_err(self.q_err())
         };
         let mut stats = Stats {
-            files: count("SELECT COUNT(*) FROM files")?,
-            files_with_syntax_errors: count("SELECT COUNT(*) FROM files WHERE syntax_errors > 0")?,
-            definitions: count("SELECT COUNT(*) FROM defs")?,
             references: count("SELECT COUNT(*) FROM refs")?,
             ambiguous: count("SELECT COUNT(*) FROM refs WHERE outcome = 1 AND candidates > 1")?,
             unknown: count(
                 "SELECT COUNT(*) FROM refs WHERE outcome = 1 AND IFNULL(candidates, 0) <= 1",
             )?,
             external: count("SELECT COUNT(*) FROM refs WHERE outcome = 2")?,
-            index_bytes: std::fs::metadata(&self.db_path).map_or(0, |m| m.len())
-                + std::fs::metadata(format!("{}-wal", self.db_path.display()))
-                    .map_or(0, |m| m.len()),
-            ..Stats::default()
+            ..self.stats_of_files()?
         };
         let mut stmt = self
             .conn
@@ -901,7 +963,6 @@ impl Graph {
             "SELECT COUNT(*) FROM ({}) WHERE rung = 4",
             edges_sql("IS NOT NULL")
         ))?;
-        stats.precise = count("SELECT COUNT(*) FROM precise WHERE target_id IS NOT NULL")?;
         Ok(stats)
     }
 }
@@ -927,22 +988,31 @@ pub(crate) fn rank_edges_sql(precise_rows: bool) -> String {
       WHERE r.enclosing_id IS NOT NULL
      UNION ALL "
         .to_owned()
-        + FILL_EDGES_SQL
+        + &fill_edges_sql()
 }
 
-/// The rank's edges to the members that fill what a reference calls (an interface's member
-/// an object literal or a type's method fills): the part of [`rank_edges_sql`]'s scan form
-/// that a build's own writes do not hold (see [`crate::ranks::EdgeSpill`]).
-pub(crate) const FILL_EDGES_SQL: &str = "
-     SELECT r.enclosing_id, u.target_id, 4 FROM (
+/// Each reference and a member that fills what it calls (an interface's member an object
+/// literal or a type's method fills), once: the dispatch edges `fills` gives. `fills` is
+/// the outer loop (`CROSS JOIN`): it is small, and without it SQLite may walk every
+/// reference (half a second on a kernel-size tree that has no `fills` at all).
+const FILL_TARGETS_SQL: &str = "
        SELECT DISTINCT file_id, ord, target_id FROM (
          SELECT r.file_id, r.ord, f.def_id AS target_id FROM fills f
-           JOIN refs r ON r.target_id = f.implemented_id
+           CROSS JOIN refs r ON r.target_id = f.implemented_id
          UNION ALL
          SELECT x.file_id, x.ord, f.def_id FROM fills f
-           JOIN fanout x ON x.target_id = f.implemented_id)) u
-       JOIN refs r ON r.file_id = u.file_id AND r.ord = u.ord
-      WHERE r.enclosing_id IS NOT NULL";
+           CROSS JOIN fanout x ON x.target_id = f.implemented_id)";
+
+/// The rank's edges to the members that fill what a reference calls: the part of
+/// [`rank_edges_sql`]'s scan form that a build's own writes do not hold (see
+/// [`crate::ranks::EdgeSpill`]).
+pub(crate) fn fill_edges_sql() -> String {
+    format!(
+        "SELECT r.enclosing_id, u.target_id, 4 FROM ({FILL_TARGETS_SQL}) u
+           JOIN refs r ON r.file_id = u.file_id AND r.ord = u.ord
+          WHERE r.enclosing_id IS NOT NULL"
+    )
+}
 
 /// Every distinct definition name, as written and lower-cased, each list one string with
 /// the names one per line: a kernel-size tree has millions of names, and a substring
@@ -1095,6 +1165,8 @@ mod tests {
             "no fan-out or fill edge: {general:?}"
         );
         assert_eq!(scanned, general);
+        // The counts kept per file are those counted from the rows.
+        assert_eq!(graph.stats().unwrap(), graph.stats_by_scan().unwrap());
         // The ranks the build kept (from the edges it wrote as it resolved, and the fills)
         // are those computed from the tables.
         let floor = crate::DEFAULT_MIN_CONFIDENCE;
@@ -1174,6 +1246,7 @@ mod tests {
         // Every definition of the focus file ranks, and first.
         let focus = graph.defs_in(&["m3.py"]).unwrap();
         assert!(focus.iter().all(|id| pushed.iter().any(|(p, _)| p == id)));
+        assert_eq!(graph.stats().unwrap(), graph.stats_by_scan().unwrap());
         // Unfocused: the kept ranks are the whole computation's.
         let kept = graph.rank_ids(&[], 50, floor).unwrap();
         let computed = graph.computed_ranks(&[], 50, floor).unwrap();
