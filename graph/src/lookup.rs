@@ -148,6 +148,19 @@ impl Graph {
         )
     }
 
+    /// Indexed files with syntax errors: a definition where such a file did not parse is
+    /// not in the index, which an answer that found nothing must say.
+    pub fn files_with_syntax_errors(&self) -> Result<usize> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM files WHERE syntax_errors > 0",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| usize::try_from(n).unwrap_or(0))
+            .map_err(self.q_err())
+    }
+
     /// Indexed files per language, most first.
     pub fn files_per_language(&self) -> Result<Vec<(String, usize)>> {
         let mut stmt = self

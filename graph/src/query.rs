@@ -914,7 +914,7 @@ impl Graph {
         };
         Ok(Stats {
             files: count("SELECT COUNT(*) FROM files")?,
-            files_with_syntax_errors: count("SELECT COUNT(*) FROM files WHERE syntax_errors > 0")?,
+            files_with_syntax_errors: self.files_with_syntax_errors()?,
             definitions: count("SELECT COUNT(*) FROM defs")?,
             precise: count("SELECT COUNT(*) FROM precise WHERE target_id IS NOT NULL")?,
             index_bytes: std::fs::metadata(&self.db_path).map_or(0, |m| m.len())

@@ -391,3 +391,36 @@ async fn an_index_kept_empty_by_ignore_rules_says_so() {
         "{text}"
     );
 }
+
+/// Non-negotiable 7: "no match" from a tree where a file did not parse says so. A C macro
+/// region tree-sitter cannot read swallows the definition after it.
+#[tokio::test]
+async fn no_match_says_that_files_with_syntax_errors_may_hide_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("good.c"), "int visible(void) { return 1; }\n").unwrap();
+    std::fs::write(
+        root.join("broken.c"),
+        "int ok(void) { return 0; }\nint (((broken( { ]]\nint hidden_after_error(void) { return 2; }\n",
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let registry = registry(root, cache.path(), Surface::Full);
+    let (found, _) = call(&registry, json!({"action": "symbols", "query": "visible"})).await;
+    assert_eq!(found["total"], 1, "{found:#}");
+    assert!(found["files_with_syntax_errors"].is_null(), "{found:#}");
+    let (value, text) = call(
+        &registry,
+        json!({"action": "symbols", "query": "nothing_like_it"}),
+    )
+    .await;
+    assert_eq!(value["total"], 0, "{value:#}");
+    assert_eq!(value["files_with_syntax_errors"], 1, "{value:#}");
+    assert!(
+        text.starts_with(
+            "no definitions match `nothing_like_it` among those indexed; 1 indexed file(s) have \
+             syntax errors, and a definition where a file did not parse is not indexed"
+        ),
+        "{text}"
+    );
+}

@@ -394,7 +394,17 @@ fn symbols(graph: &Graph, args: &GraphArgs) -> Result<(Value, String), ToolError
     });
     let total = hits.len();
     hits.truncate(limit);
-    let mut lines = vec![if total == 0 {
+    // Nothing found is said with what could hide a definition: files that did not parse.
+    let unparsed = if total == 0 {
+        graph.files_with_syntax_errors().map_err(index_error)?
+    } else {
+        0
+    };
+    let mut lines = vec![if total == 0 && unparsed > 0 {
+        format!(
+            "no definitions match `{query}` among those indexed; {unparsed} indexed file(s) have syntax errors, and a definition where a file did not parse is not indexed"
+        )
+    } else if total == 0 {
         format!("no definitions match `{query}`")
     } else {
         format!(
@@ -420,6 +430,7 @@ fn symbols(graph: &Graph, args: &GraphArgs) -> Result<(Value, String), ToolError
             "results": results,
             "total": total,
             "truncated": total > hits.len(),
+            "files_with_syntax_errors": (total == 0).then_some(unparsed),
         }),
         lines.join("\n"),
     ))
