@@ -904,14 +904,17 @@ impl Graph {
         Ok(stats)
     }
 
+    /// The one number `sql` selects, as a count.
+    fn count(&self, sql: &str) -> Result<usize> {
+        self.conn
+            .query_row(sql, [], |r| r.get::<_, i64>(0))
+            .map(|n| usize::try_from(n).unwrap_or(0))
+            .map_err(self.q_err())
+    }
+
     /// The counts of files and definitions, and the index's size.
     fn stats_of_files(&self) -> Result<Stats> {
-        let count = |sql: &str| -> Result<usize> {
-            self.conn
-                .query_row(sql, [], |r| r.get::<_, i64>(0))
-                .map(|n| usize::try_from(n).unwrap_or(0))
-                .map_err(self.q_err())
-        };
+        let count = |sql: &str| self.count(sql);
         Ok(Stats {
             files: count("SELECT COUNT(*) FROM files")?,
             files_with_syntax_errors: self.files_with_syntax_errors()?,
@@ -926,12 +929,7 @@ impl Graph {
 
     /// [`Graph::stats`] counted from the references and edges themselves.
     fn stats_by_scan(&self) -> Result<Stats> {
-        let count = |sql: &str| -> Result<usize> {
-            self.conn
-                .query_row(sql, [], |r| r.get::<_, i64>(0))
-                .map(|n| usize::try_from(n).unwrap_or(0))
-                .map_err(self.q_err())
-        };
+        let count = |sql: &str| self.count(sql);
         let mut stats = Stats {
             references: count("SELECT COUNT(*) FROM refs")?,
             ambiguous: count("SELECT COUNT(*) FROM refs WHERE outcome = 1 AND candidates > 1")?,
