@@ -6,7 +6,6 @@ use rusqlite::params;
 use crate::index::{rung_code, rung_of, Graph, Result, REF_NAME, REF_RECEIVER};
 use crate::query::Callee;
 use crate::resolve::Rung;
-use crate::table::DefId;
 
 /// The outcome a reference takes when the precise tier says its name is no workspace
 /// definition (a local, a library's): no edge.
@@ -179,15 +178,6 @@ impl Graph {
             out.push((language, usize::try_from(n).unwrap_or(0)));
         }
         Ok(out)
-    }
-
-    /// The PageRank score of every definition ([`Graph::rank`] without a focus), by id.
-    pub fn rank_scores(
-        &self,
-        min_confidence: f64,
-    ) -> Result<std::collections::HashMap<DefId, f64>> {
-        self.rank_ids(&[], usize::MAX, min_confidence)
-            .map(|ranked| ranked.into_iter().collect())
     }
 
     /// The files whose resolution looked at `path` (relative): the files that import it (and
