@@ -50,6 +50,7 @@ pub mod edit_split;
 mod error;
 pub mod ext;
 pub mod jdtls;
+pub mod kotlin;
 mod ledger;
 pub mod missing;
 pub mod policy;

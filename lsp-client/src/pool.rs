@@ -15,6 +15,7 @@ use crate::config::LspConfig;
 use crate::detect::{find_root, Prober, Skipped};
 use crate::diagnostic::Diagnostic;
 use crate::error::{fmt_duration, ConfigError};
+use crate::kotlin::KotlinCompiler;
 use crate::server::{ApplyEdit, DiagnosticsOutcome, LanguageServer, Via, WatchedChange};
 use crate::table::{Family, ServerTable};
 use cc_workspace::watch::{ChangeKind, Changes, Subscription, TreeWatcher};
@@ -202,6 +203,8 @@ pub struct ServerPool {
     /// The JDT LS workspace folder each Java root holds for the pool's life (a restart keeps
     /// its folder; another run takes another).
     java_workspaces: Mutex<HashMap<Key, Arc<crate::jdtls::DataLease>>>,
+    /// The warm Kotlin compiler of each java-family root that had a Kotlin file checked.
+    kotlin: Mutex<HashMap<PathBuf, Arc<KotlinCompiler>>>,
     me: Weak<ServerPool>,
 }
 
@@ -239,6 +242,7 @@ impl ServerPool {
             watching: Mutex::new(None),
             interpreters: Mutex::new(HashMap::new()),
             java_workspaces: Mutex::new(HashMap::new()),
+            kotlin: Mutex::new(HashMap::new()),
             me: me.clone(),
         })
     }
@@ -712,6 +716,14 @@ impl ServerPool {
                 }
             }
         }
+        let idle = self.options.idle_timeout;
+        self.stop_kotlin_compilers(|compiler| {
+            Instant::now()
+                .into_std()
+                .duration_since(compiler.last_used())
+                >= idle
+        })
+        .await;
     }
 
     /// Restarts the server of `family` at `root` (every root when `None`): stops it, clears
@@ -734,6 +746,10 @@ impl ServerPool {
                 server.shutdown(self.options.shutdown_grace).await;
                 stopped += 1;
             }
+        }
+        if family == "java" {
+            self.stop_kotlin_compilers(|compiler| root.is_none_or(|root| compiler.root() == root))
+                .await;
         }
         stopped
     }
@@ -766,6 +782,7 @@ impl ServerPool {
         for task in tasks {
             let _ = task.await;
         }
+        self.stop_kotlin_compilers(|_| true).await;
     }
 
     /// Each family: its root(s), server, state and the reason, decided now.
@@ -843,6 +860,9 @@ impl ServerPool {
                              on its next use",
                             now.display()
                         ));
+                    }
+                    if let Some(compiler) = lock(&self.kotlin).get(&root) {
+                        reason.push_str(&format!("; {}", compiler.describe()));
                     }
                     known_row.reason = Some(reason);
                 } else if let Some(crash) = instance
@@ -1101,16 +1121,50 @@ impl ServerPool {
                 let _ = server.save(&ticket.path);
             }
         }
+        let written_paths: Vec<PathBuf> = paths
+            .iter()
+            .filter(|(_, w)| *w)
+            .map(|(path, _)| path.clone())
+            .collect();
         let (tickets, navigation_only): (Vec<_>, Vec<_>) = tickets
             .into_iter()
             .partition(|(ticket, _)| server.spec().diagnoses(&ticket.path));
-        for (ticket, _) in navigation_only {
+        // Kotlin files (written, or dependents of the write) go to the Kotlin compiler, which
+        // compiles them all at once, while the server's waits run.
+        let mut compiled_paths: Vec<PathBuf> = Vec::new();
+        let mut navigation_only: Vec<PathBuf> =
+            navigation_only.into_iter().map(|(t, _)| t.path).collect();
+        if server.spec().java_runtime {
+            let kotlin_dependents = paths.iter().filter(|(path, w)| {
+                !*w && !server.spec().diagnoses(path) && crate::kotlin::compiles(path)
+            });
+            navigation_only.extend(kotlin_dependents.map(|(path, _)| path.clone()));
+            let (kotlin, rest): (Vec<_>, Vec<_>) = navigation_only
+                .into_iter()
+                .partition(|path| crate::kotlin::compiles(path) && path.exists());
+            compiled_paths = kotlin;
+            navigation_only = rest;
+        }
+        let synced_at = Instant::now();
+        let compile = (!compiled_paths.is_empty()).then(|| {
+            let compiler = self.kotlin_compiler(root, server.spec());
+            let cap = server.spec().timing.indexing_cap;
+            tokio::spawn(async move {
+                match compiler {
+                    Ok(compiler) => compiler.check(cap).await,
+                    Err(reason) => Err(crate::kotlin::NotChecked::Unchecked(reason)),
+                }
+            })
+        });
+        for path in navigation_only {
             let reason = format!(
                 "{} reports no diagnostics for .{} files: it reads them for navigation only",
                 server.spec().name,
-                crate::table::extension(&ticket.path).unwrap_or_default()
+                crate::table::extension(&path).unwrap_or_default()
             );
-            outcomes.push((ticket.path, CheckOutcome::Unchecked { reason }));
+            if written_paths.contains(&path) {
+                outcomes.push((path, CheckOutcome::Unchecked { reason }));
+            }
         }
         let waits: Vec<_> = tickets
             .into_iter()
@@ -1128,7 +1182,94 @@ impl ServerPool {
                 Err(error) => tracing::warn!(%error, "a diagnostics wait failed"),
             }
         }
+        if let Some(compile) = compile {
+            let result = compile.await.unwrap_or_else(|error| {
+                Err(crate::kotlin::NotChecked::Unchecked(format!(
+                    "the Kotlin compile task failed: {error}"
+                )))
+            });
+            for path in compiled_paths {
+                let outcome = match &result {
+                    Ok(compiled) => CheckOutcome::Checked {
+                        server: "kotlinc".into(),
+                        diagnostics: dedup(compiled.of(&path)),
+                        unchanged: false,
+                        via: Some(Via::Compiler),
+                        synced_at,
+                        answered_at: Some(Instant::now()),
+                    },
+                    Err(crate::kotlin::NotChecked::Pending(reason)) => CheckOutcome::Pending {
+                        server: "kotlinc".into(),
+                        reason: reason.clone(),
+                    },
+                    // A dependent that cannot be checked is left out, as elsewhere.
+                    Err(crate::kotlin::NotChecked::Unchecked(_))
+                        if !written_paths.contains(&path) =>
+                    {
+                        continue
+                    }
+                    Err(crate::kotlin::NotChecked::Unchecked(reason)) => {
+                        CheckOutcome::Unchecked {
+                            reason: format!(
+                                "{} reports no diagnostics for .kt files (it reads them for navigation only), and {reason}",
+                                server.spec().name
+                            ),
+                        }
+                    }
+                };
+                outcomes.push((path, outcome));
+            }
+        }
         outcomes
+    }
+
+    /// The warm Kotlin compiler of a java-family `root`, made on first use.
+    fn kotlin_compiler(
+        &self,
+        root: &Path,
+        spec: &crate::table::ServerSpec,
+    ) -> Result<Arc<KotlinCompiler>, String> {
+        if let Some(compiler) = lock(&self.kotlin).get(root) {
+            return Ok(compiler.clone());
+        }
+        let compiler = Arc::new(KotlinCompiler::locate(
+            root,
+            &self.workspace,
+            &self.path_var(),
+            spec,
+            self.options.trust == Trust::ReadOnly,
+        )?);
+        Ok(lock(&self.kotlin)
+            .entry(root.to_path_buf())
+            .or_insert(compiler)
+            .clone())
+    }
+
+    /// The Kotlin compilers' JVMs now running (their pids), for tests of reaping.
+    pub fn kotlin_compiler_pids(&self) -> Vec<u32> {
+        lock(&self.kotlin)
+            .values()
+            .filter_map(|compiler| compiler.pid())
+            .collect()
+    }
+
+    /// Stops the Kotlin compilers of roots `keep` says no to.
+    async fn stop_kotlin_compilers(&self, stop: impl Fn(&KotlinCompiler) -> bool) {
+        let stopped: Vec<Arc<KotlinCompiler>> = {
+            let mut compilers = lock(&self.kotlin);
+            let roots: Vec<PathBuf> = compilers
+                .iter()
+                .filter(|(_, compiler)| stop(compiler))
+                .map(|(root, _)| root.clone())
+                .collect();
+            roots
+                .iter()
+                .filter_map(|root| compilers.remove(root))
+                .collect()
+        };
+        for compiler in stopped {
+            compiler.shutdown().await;
+        }
     }
 }
 

@@ -248,3 +248,89 @@ async fn a_checker_past_its_timeout_is_killed_with_its_children() {
     );
     cc_process::testing::assert_no_tagged("CC_CHECKER_TAG", &tag).await;
 }
+
+/// Kotlin diagnostics on write come from JetBrains' compiler kept warm in one JVM per root
+/// (`cc_lsp_client::kotlin`): a check of an unchanged tree is the last compile's answer, a
+/// change is seen, a JVM killed between checks (the shell, the OOM killer) is started again,
+/// and nothing of it outlives `shutdown`.
+#[tokio::test]
+async fn the_warm_kotlin_compiler_follows_changes_and_survives_a_killed_jvm() {
+    use cc_lsp_client::kotlin::KotlinCompiler;
+    use std::sync::Arc;
+    use std::time::Duration;
+    if require_peer("kotlinc").is_none() {
+        return;
+    }
+    let greeter = "package a\n\nfun greet(name: String): String = \"hi \" + name\n";
+    let fixture = fixture(
+        &[
+            ("settings.gradle", ""),
+            ("src/a/Greeter.kt", greeter),
+            (
+                "src/a/Use.kt",
+                "package a\n\nfun use(): String = greet(\"x\")\n",
+            ),
+        ],
+        "",
+    );
+    let user = fixture.ws.join("src/a/Use.kt");
+    let table = cc_lsp_client::ServerTable::builtin();
+    let spec = &table.family("java").unwrap().servers[0];
+    let path_var = std::env::var_os("PATH").unwrap();
+    let compiler =
+        Arc::new(KotlinCompiler::locate(&fixture.ws, &fixture.ws, &path_var, spec, false).unwrap());
+    let cap = Duration::from_secs(300);
+    let first = compiler.check(cap).await.unwrap();
+    assert_eq!(first.of(&user), [], "{first:#?}");
+    let again = compiler.check(cap).await.unwrap();
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "an unchanged tree is compiled once"
+    );
+
+    std::fs::write(
+        fixture.ws.join("src/a/Greeter.kt"),
+        greeter.replace("name: String)", "name: String, loud: Boolean)"),
+    )
+    .unwrap();
+    let changed = compiler.check(cap).await.unwrap();
+    let errors = changed.of(&user);
+    assert_eq!(errors.len(), 1, "{changed:#?}");
+    assert_eq!(errors[0].line, 3, "{errors:?}");
+    assert!(errors[0].message.contains("loud"), "{errors:?}");
+
+    // Killed between two checks: the next one starts a new JVM.
+    let pid = compiler.pid().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-9", "--", &format!("-{pid}")])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_group_gone(pid).await;
+    std::fs::write(fixture.ws.join("src/a/Greeter.kt"), greeter).unwrap();
+    let restored = compiler.check(cap).await.unwrap();
+    assert_eq!(restored.of(&user), [], "{restored:#?}");
+    let second = compiler.pid().unwrap();
+    assert_ne!(second, pid);
+    compiler.shutdown().await;
+    assert_group_gone(second).await;
+}
+
+/// A `kotlinc` that is not JetBrains' distribution (no `lib/kotlin-compiler.jar` beside its
+/// `bin/`) is told as the reason Kotlin files are not checked on write.
+#[test]
+fn a_kotlinc_without_its_compiler_jar_is_the_reason_kotlin_is_not_checked() {
+    use cc_lsp_client::kotlin::KotlinCompiler;
+    let fixture = fixture(&[("settings.gradle", ""), ("A.kt", "")], "");
+    let bin = fixture.ws.join("tools/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("kotlinc");
+    std::fs::write(&fake, "#!/bin/sh\nexit 0\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let table = cc_lsp_client::ServerTable::builtin();
+    let spec = &table.family("java").unwrap().servers[0];
+    let error =
+        KotlinCompiler::locate(&fixture.ws, &fixture.ws, bin.as_os_str(), spec, false).unwrap_err();
+    assert!(error.contains("no lib/kotlin-compiler.jar"), "{error}");
+}

@@ -1141,9 +1141,17 @@ async fn java_expo_signature_change_reports_the_callers_in_other_files() {
     let new = "public <T> T getModuleOf(Class<T> interfaceClass)";
     let broken = edit(&project, EXPO_JAVA, old, new).await;
     assert_answered(&broken);
-    // The Kotlin callers are not compiled (JDT LS reads Kotlin for search only): the Java
-    // caller is the one reported, and no unresolved import comes back as new.
-    assert_eq!(files_with_new(&broken), [EXPO_JAVA_CALLER], "{broken:#}");
+    // The Java caller is reported by JDT LS, the Kotlin callers by the Kotlin compiler (JDT
+    // LS reads Kotlin for search only), and no unresolved import comes back as new.
+    assert_eq!(
+        files_with_new(&broken),
+        [
+            EXPO_JAVA_CALLER,
+            EXPO_KOTLIN_CALLER,
+            "android/src/main/java/expo/modules/kotlin/AppContext.kt"
+        ],
+        "{broken:#}"
+    );
     assert!(
         new_diagnostics(&broken)
             .iter()
@@ -1185,35 +1193,99 @@ async fn java_expo_rename_changes_the_java_code_and_lists_the_kotlin_callers_lef
     assert!(text.contains("PermissionsService.kt"), "{result:#}");
     assert!(text.contains("does not compile .kt files"), "{result:#}");
     assert_answered(&result);
-    assert_eq!(new_diagnostics(&result), [], "{result:#}");
+    // The Kotlin compiler, which checks the Kotlin files on write, reports the uses left
+    // there: nothing else is new.
+    let new = new_diagnostics(&result);
+    assert!(!new.is_empty(), "{result:#}");
+    assert!(
+        new.iter().all(|(path, message)| path.ends_with(".kt")
+            && message.contains("unresolved reference 'getModule'")),
+        "{result:#}"
+    );
+    project.shutdown().await;
+}
+
+const EXPO_KOTLIN: &str = "android/src/main/java/expo/modules/kotlin/types/ArrayTypeConverter.kt";
+const EXPO_KOTLIN_SAME_PACKAGE_CALLER: &str =
+    "android/src/main/java/expo/modules/kotlin/types/TypeConverterProvider.kt";
+
+/// Kotlin is compiled on write by JetBrains' compiler kept warm (JDT LS reads Kotlin for
+/// navigation only): a signature change reports the caller in another file, a comment edit
+/// and the fix report nothing new, and no missing Android package comes back as new.
+#[tokio::test]
+async fn kotlin_expo_signature_change_reports_the_callers_in_other_files() {
+    if require_peer("jdtls").is_none() || require_peer("kotlinc").is_none() {
+        return;
+    }
+    let Some(project) = Setup::default().real("expo-modules-core", &[]) else {
+        return;
+    };
+    let comment = edit(
+        &project,
+        EXPO_KOTLIN,
+        "internal fun isPrimitiveArray(typeDescriptor: TypeDescriptor): Boolean {",
+        "/** Whether the array holds primitives (a comment edit). */\ninternal fun isPrimitiveArray(typeDescriptor: TypeDescriptor): Boolean {",
+    )
+    .await;
+    assert_answered(&comment);
+    assert_eq!(new_diagnostics(&comment), [], "{comment:#}");
+    assert!(
+        comment["diagnostics"]["scope"]["files_checked"]
+            .as_u64()
+            .unwrap()
+            >= 1,
+        "{comment:#}"
+    );
+
+    let old = "internal fun isPrimitiveArray(typeDescriptor: TypeDescriptor): Boolean {";
+    let new =
+        "internal fun isPrimitiveArray(typeDescriptor: TypeDescriptor, strict: Boolean): Boolean {";
+    let broken = edit(&project, EXPO_KOTLIN, old, new).await;
+    assert_answered(&broken);
+    assert_eq!(
+        files_with_new(&broken),
+        [EXPO_KOTLIN_SAME_PACKAGE_CALLER],
+        "{broken:#}"
+    );
+    assert!(
+        new_diagnostics(&broken)
+            .iter()
+            .all(|(_, message)| message.contains("strict")),
+        "{broken:#}"
+    );
+    // The caller's own list says so too, with the missing packages folded into a note.
+    let listed = project
+        .lsp(json!({"action": "diagnostics", "file": EXPO_KOTLIN_SAME_PACKAGE_CALLER}))
+        .await;
+    assert!(listed.get("error").is_none(), "{listed:#}");
+    let messages = serde_json::to_string(&listed["diagnostics"]).unwrap();
+    assert!(messages.contains("strict"), "{listed:#}");
+    // `status` says what checks Kotlin files.
+    let status = project.lsp(json!({"action": "status"})).await;
+    assert!(
+        serde_json::to_string(&status)
+            .unwrap()
+            .contains("Kotlin files are compiled on write by kotlinc (JVM pid"),
+        "{status:#}"
+    );
+
+    let fixed = edit(&project, EXPO_KOTLIN, new, old).await;
+    assert_answered(&fixed);
+    assert_eq!(new_diagnostics(&fixed), [], "{fixed:#}");
+    // The compiler's JVM is the run's: `shutdown` checks that it is gone with it.
+    let compilers = project.kotlin_compiler_pids();
+    assert_eq!(compilers.len(), 1, "{compilers:?}");
     project.shutdown().await;
 }
 
 #[tokio::test]
-async fn kotlin_expo_a_write_is_unchecked_with_the_reason_and_its_uses_are_found() {
+async fn kotlin_expo_first_references_from_java_reach_kotlin_marked_by_name() {
     if require_peer("jdtls").is_none() {
         return;
     }
     let Some(project) = Setup::default().real("expo-modules-core", &[]) else {
         return;
     };
-    let written = edit(
-        &project,
-        EXPO_KOTLIN_CALLER,
-        "mActivityProvider = moduleRegistry",
-        "mActivityProvider = /* a comment edit */ moduleRegistry",
-    )
-    .await;
-    // Never "no new diagnostics" for a file nothing checked.
-    let unchecked = &written["diagnostics"]["unchecked"];
-    assert_eq!(unchecked[0]["path"], EXPO_KOTLIN_CALLER, "{written:#}");
-    assert!(
-        unchecked[0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("reports no diagnostics for .kt files"),
-        "{written:#}"
-    );
     // The first references from Java reach the Kotlin callers, marked as found by name.
     let line = project
         .read(EXPO_JAVA)

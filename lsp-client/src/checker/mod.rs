@@ -36,8 +36,9 @@ use tokio::time::Instant;
 use crate::diagnostic::Diagnostic;
 use crate::error::fmt_duration;
 
+pub(crate) use parse::parse as parse_output;
 pub use parse::Format;
-pub(crate) use plan::{plan, Plan};
+pub(crate) use plan::{find_program, install_hint, output_dir, plan, Plan};
 
 /// Bytes of a checker's stdout or stderr kept at most (the rest is read and dropped, so a
 /// chatty checker never blocks on a full pipe).

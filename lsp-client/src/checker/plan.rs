@@ -299,7 +299,7 @@ pub(crate) fn plan(
 }
 
 /// Where a compiler run as a checker puts its output: the cache, never the tree.
-fn output_dir(compiler: &str, root: &Path) -> PathBuf {
+pub(crate) fn output_dir(compiler: &str, root: &Path) -> PathBuf {
     let hash = xxhash_rust::xxh3::xxh3_64(root.as_os_str().as_encoded_bytes());
     cc_workspace::cache_dir().join(format!("{compiler}/{hash:016x}"))
 }
@@ -429,7 +429,7 @@ fn is_clang_tidy(program: &str) -> bool {
 /// The checker's program: a path as given (relative to the root), else the project's own
 /// tool folders from the root up to the workspace, else PATH (with `NAME-NN` versions for
 /// clang-tidy).
-fn find_program(
+pub(crate) fn find_program(
     program: &str,
     root: &Path,
     workspace: &Path,
@@ -464,7 +464,7 @@ fn is_executable(path: &Path) -> bool {
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
-fn install_hint(program: &str, family: &str) -> String {
+pub(crate) fn install_hint(program: &str, family: &str) -> String {
     let how = match file_name(Path::new(program)).as_str() {
         "basedpyright" => "install it with `pip install basedpyright` (or `uv tool install basedpyright`)",
         "pyright" => "install it with `pip install pyright` or `npm install -g pyright`",

@@ -64,6 +64,9 @@ pub enum Via {
     /// A versioned publish after a rebuild of what the file includes, taken as final once
     /// the file stayed idle a moment (clangd after a header change).
     Settled,
+    /// A compile of the project's sources by the family's compiler, not its server (Kotlin
+    /// files of the java family: [`crate::kotlin`]).
+    Compiler,
 }
 
 /// A synced version, to wait on.

@@ -211,7 +211,8 @@ pub use cc_process::testing::{assert_group_gone, live_group_members as group_mem
 
 /// Shuts the supervisor down and checks that every server it ran is gone with its group.
 pub async fn shutdown_and_check(sup: &ServerPool) {
-    let pids: Vec<u32> = sup.running().iter().filter_map(|s| s.pid()).collect();
+    let mut pids: Vec<u32> = sup.running().iter().filter_map(|s| s.pid()).collect();
+    pids.extend(sup.kotlin_compiler_pids());
     sup.shutdown().await;
     for pid in pids {
         assert_group_gone(pid).await;

@@ -494,9 +494,14 @@ pub(super) async fn classify(
             }
             if !server.spec().diagnoses(path) {
                 // Its answers there are by name (JDT LS's Kotlin search), not by symbol.
+                let after = if cc_lsp_client::kotlin::compiles(path) {
+                    " (the Kotlin compiler's diagnostics of this write name the uses it broke)"
+                } else {
+                    ""
+                };
                 found.code.push(leftover(format!(
                     "{} does not compile .{} files, so it cannot tell whether this is the \
-                     symbol: check it by hand",
+                     symbol: check it by hand{after}",
                     server.name(),
                     path.extension()
                         .and_then(|e| e.to_str())

@@ -208,9 +208,17 @@ impl Project {
         pids
     }
 
-    /// Ends the run and checks the process table: no process of any server it ran is left.
+    /// Pids (process groups) of the Kotlin compilers kept warm now.
+    #[allow(dead_code)] // Not every test binary compiles Kotlin.
+    pub fn kotlin_compiler_pids(&self) -> Vec<u32> {
+        self.supervisor.kotlin_compiler_pids()
+    }
+
+    /// Ends the run and checks the process table: no process of any server (or Kotlin
+    /// compiler) it ran is left.
     pub async fn shutdown(self) {
-        let pids = self.server_pids();
+        let mut pids = self.server_pids();
+        pids.extend(self.supervisor.kotlin_compiler_pids());
         self.registry.shutdown(Duration::from_secs(5)).await;
         for pid in pids {
             assert_group_gone(pid).await;

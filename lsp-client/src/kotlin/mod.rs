@@ -1,0 +1,300 @@
+//! Kotlin diagnostics on write. JDT LS reads Kotlin for navigation only, and no Kotlin
+//! language server is installable from the registries, so a written Kotlin file (and a
+//! Kotlin dependent of any write) is checked by JetBrains' compiler itself, kept warm in one
+//! JVM per project root ([`KotlinCompiler`], `KotlinCheck.java`).
+//!
+//! Each check compiles every Kotlin file of the root with its Java files — what `kotlinc`
+//! does for `diagnostics "*"` — since a module cannot be compiled in part without its other
+//! files' declarations turning into errors. A check of a tree whose sources did not change
+//! since the last compile (the baseline taken just before a write, a dependent asked for
+//! twice) is answered from that compile. A compile that outlasts the caller's cap keeps
+//! going, and its result answers the next check.
+
+mod daemon;
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cc_process::lock;
+
+use crate::diagnostic::Diagnostic;
+use daemon::{Daemon, Failure, Launch};
+
+/// More source files than this under one root are not compiled on every write.
+pub const MAX_SOURCES: usize = 3000;
+
+/// What a check gives when it has no diagnostics to give.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotChecked {
+    /// The compile did not end within the cap; it goes on.
+    Pending(String),
+    /// The files cannot be checked this way (no compiler, too many files, a crash).
+    Unchecked(String),
+}
+
+/// One compile's diagnostics, by file.
+#[derive(Debug, Default)]
+pub struct Compiled {
+    fingerprint: u64,
+    by_file: HashMap<PathBuf, Vec<Diagnostic>>,
+    /// How long the compile took.
+    pub took: Duration,
+}
+
+impl Compiled {
+    /// The diagnostics of `path` (none when the compiler said nothing of it).
+    pub fn of(&self, path: &Path) -> Vec<Diagnostic> {
+        self.by_file.get(path).cloned().unwrap_or_default()
+    }
+}
+
+/// JetBrains' Kotlin compiler kept warm for one project root.
+pub struct KotlinCompiler {
+    root: PathBuf,
+    launch: Launch,
+    daemon: tokio::sync::Mutex<Option<Daemon>>,
+    last: Mutex<Option<Arc<Compiled>>>,
+    last_used: Mutex<Instant>,
+    /// Why the compiler cannot run (its JVM failed to start): told until a reload.
+    failed: Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for KotlinCompiler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KotlinCompiler")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KotlinCompiler {
+    /// The compiler for `root`, when `kotlinc` (JetBrains' distribution: its `lib/` beside
+    /// `bin/kotlinc`) and a Java runtime are found; else why not. Found as the project
+    /// checker finds `kotlinc` (the project's `node_modules/.bin` first, never inside the
+    /// workspace on a read-only surface).
+    pub fn locate(
+        root: &Path,
+        workspace: &Path,
+        path_var: &OsStr,
+        spec: &crate::table::ServerSpec,
+        read_only: bool,
+    ) -> Result<KotlinCompiler, String> {
+        let launch = Launch::find(root, workspace, path_var, spec, read_only)?;
+        Ok(KotlinCompiler {
+            root: root.to_path_buf(),
+            launch,
+            daemon: tokio::sync::Mutex::new(None),
+            last: Mutex::new(None),
+            last_used: Mutex::new(Instant::now()),
+            failed: Mutex::new(None),
+        })
+    }
+
+    /// The project root it compiles.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// When it was last asked for a check.
+    pub fn last_used(&self) -> Instant {
+        *lock(&self.last_used)
+    }
+
+    /// The pid of its JVM, when one runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.daemon.try_lock().ok()?.as_ref().map(Daemon::pid)
+    }
+
+    /// One clause for `status`: what checks Kotlin files on write, or why nothing does.
+    pub fn describe(&self) -> String {
+        if let Some(failed) = lock(&self.failed).as_ref() {
+            return format!("Kotlin files are not checked on write: {failed}");
+        }
+        let last = lock(&self.last)
+            .as_ref()
+            .map(|last| format!(", last compile {}", crate::error::fmt_duration(last.took)))
+            .unwrap_or_default();
+        match self.pid() {
+            Some(pid) => {
+                format!("Kotlin files are compiled on write by kotlinc (JVM pid {pid}{last})")
+            }
+            None => format!(
+                "Kotlin files are compiled on write by kotlinc (its JVM is not running{last})"
+            ),
+        }
+    }
+
+    /// The diagnostics of the root's sources as they are on disk now: from the last compile
+    /// when no source changed since, else from a new one, waited for up to `cap`.
+    pub async fn check(self: &Arc<Self>, cap: Duration) -> Result<Arc<Compiled>, NotChecked> {
+        *lock(&self.last_used) = Instant::now();
+        if let Some(reason) = lock(&self.failed).clone() {
+            return Err(NotChecked::Unchecked(reason));
+        }
+        let root = self.root.clone();
+        let sources = tokio::task::spawn_blocking(move || Sources::read(&root))
+            .await
+            .map_err(|error| NotChecked::Unchecked(format!("listing the sources failed: {error}")))?
+            .map_err(NotChecked::Unchecked)?;
+        if let Some(last) = self.last_matching(sources.fingerprint) {
+            return Ok(last);
+        }
+        let me = self.clone();
+        let files = sources.files.len();
+        // Spawned: a compile past the cap still ends, and answers the next check.
+        let compile = tokio::spawn(async move { me.compile(sources).await });
+        match tokio::time::timeout(cap, compile).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(error)) => Err(NotChecked::Unchecked(format!(
+                "the Kotlin compile task failed: {error}"
+            ))),
+            Err(_) => Err(NotChecked::Pending(format!(
+                "the Kotlin compiler is still compiling {files} source file(s) after {}; its result answers the next check",
+                crate::error::fmt_duration(cap)
+            ))),
+        }
+    }
+
+    fn last_matching(&self, fingerprint: u64) -> Option<Arc<Compiled>> {
+        lock(&self.last)
+            .as_ref()
+            .filter(|last| last.fingerprint == fingerprint)
+            .cloned()
+    }
+
+    async fn compile(&self, sources: Sources) -> Result<Arc<Compiled>, NotChecked> {
+        let mut daemon = self.daemon.lock().await;
+        // Another check may have compiled this very state while this one waited.
+        if let Some(last) = self.last_matching(sources.fingerprint) {
+            return Ok(last);
+        }
+        let started = Instant::now();
+        let arguments = self.arguments(&sources.files);
+        // A JVM found dead (killed between checks, out of memory) is started again once.
+        let mut attempts = 0;
+        let output = loop {
+            attempts += 1;
+            let fresh = daemon.is_none();
+            if fresh {
+                match Daemon::start(&self.launch).await {
+                    Ok(started) => *daemon = Some(started),
+                    Err(reason) => {
+                        *lock(&self.failed) = Some(reason.clone());
+                        return Err(NotChecked::Unchecked(reason));
+                    }
+                }
+            }
+            let Some(running) = daemon.as_mut() else {
+                return Err(NotChecked::Unchecked(
+                    "the Kotlin compiler did not start".into(),
+                ));
+            };
+            match running.compile(&arguments).await {
+                Ok(output) => break output,
+                Err(Failure::Threw(reason)) => return Err(NotChecked::Unchecked(reason)),
+                Err(Failure::Gone(reason)) => {
+                    if let Some(mut gone) = daemon.take() {
+                        gone.stop().await;
+                    }
+                    if fresh {
+                        // One that could not do its first compile (no compiler in the
+                        // runtime, a runtime too old) would only fail again.
+                        *lock(&self.failed) = Some(reason.clone());
+                        return Err(NotChecked::Unchecked(reason));
+                    }
+                    if attempts > 1 {
+                        return Err(NotChecked::Unchecked(reason));
+                    }
+                    tracing::info!(%reason, "the Kotlin compiler's JVM is gone: starting another");
+                }
+            }
+        };
+        let found = crate::checker::parse_output(
+            crate::checker::Format::Gcc,
+            "kotlinc",
+            &output,
+            "",
+            &self.root,
+        )
+        .map_err(NotChecked::Unchecked)?;
+        let mut by_file: HashMap<PathBuf, Vec<Diagnostic>> = HashMap::new();
+        for found in found {
+            by_file
+                .entry(found.path)
+                .or_default()
+                .push(found.diagnostic);
+        }
+        let compiled = Arc::new(Compiled {
+            fingerprint: sources.fingerprint,
+            by_file,
+            took: started.elapsed(),
+        });
+        *lock(&self.last) = Some(compiled.clone());
+        Ok(compiled)
+    }
+
+    /// `kotlinc`'s arguments: classes to the cache (never into the tree), then every source.
+    fn arguments(&self, files: &[PathBuf]) -> Vec<String> {
+        let mut arguments = vec![
+            "-d".to_owned(),
+            crate::checker::output_dir("kotlin-check", &self.root)
+                .to_string_lossy()
+                .into_owned(),
+        ];
+        arguments.extend(files.iter().map(|f| f.to_string_lossy().into_owned()));
+        arguments
+    }
+
+    /// Stops its JVM (the whole process group).
+    pub async fn shutdown(&self) {
+        if let Some(mut daemon) = self.daemon.lock().await.take() {
+            daemon.stop().await;
+        }
+    }
+}
+
+/// The Kotlin and Java sources of a root, and a fingerprint of their paths and bytes.
+struct Sources {
+    files: Vec<PathBuf>,
+    fingerprint: u64,
+}
+
+impl Sources {
+    fn read(root: &Path) -> Result<Sources, String> {
+        let mut files: Vec<PathBuf> = cc_workspace::walk::Walk::new(root)
+            .extensions(&["kt", "java"])
+            .limit(MAX_SOURCES + 1)
+            .files()
+            .map(|entry| entry.path)
+            // The compiler's arguments are lines.
+            .filter(|path| !path.to_string_lossy().contains('\n'))
+            .collect();
+        if files.len() > MAX_SOURCES {
+            return Err(format!(
+                "more than {MAX_SOURCES} Kotlin and Java files under the project root: too many to compile on every write; ask for `diagnostics \"*\"` instead"
+            ));
+        }
+        files.sort();
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for file in &files {
+            hasher.update(file.as_os_str().as_encoded_bytes());
+            hasher.update(&[0]);
+            // A file that cannot be read counts as empty; the compiler will say why.
+            let bytes = std::fs::read(file).unwrap_or_default();
+            hasher.update(&(bytes.len() as u64).to_le_bytes());
+            hasher.update(&bytes);
+        }
+        Ok(Sources {
+            files,
+            fingerprint: hasher.digest(),
+        })
+    }
+}
+
+/// Whether a file is one the Kotlin compiler checks.
+pub fn compiles(path: &Path) -> bool {
+    crate::table::extension(path).as_deref() == Some("kt")
+}
