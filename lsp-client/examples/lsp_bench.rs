@@ -97,6 +97,17 @@ const CASES: &[Case] = &[
         bad: "package m;\nclass A { int x = \"s\"; }\n",
         good: "package m;\nclass A { int x = 1; }\n",
     },
+    // Kotlin files of the java family: JDT LS starts for the root, the warm Kotlin compiler
+    // answers.
+    Case {
+        server: "kotlinc (warm JVM, java family)",
+        peer: "kotlinc",
+        config: "",
+        files: &[("pom.xml", "<project/>\n")],
+        file: "src/main/kotlin/m/A.kt",
+        bad: "package m\nval x: Int = \"s\"\n",
+        good: "package m\nval x: Int = 1\n",
+    },
     Case {
         server: "rust-analyzer",
         peer: "rust-analyzer",
@@ -184,6 +195,16 @@ const CROSS: &[Cross] = &[
         bad: "package m;\npublic class Lib { public static int f(int a, int b) { return a; } }\n",
         user: "src/main/java/m/User.java",
         user_text: "package m;\nclass User { int y = Lib.f(1); }\n",
+    },
+    Cross {
+        server: "kotlinc (warm JVM, java family)",
+        peer: "kotlinc",
+        files: &[("pom.xml", "<project/>\n")],
+        lib: "src/main/kotlin/m/Lib.kt",
+        good: "package m\nfun f(a: Int): Int = a\n",
+        bad: "package m\nfun f(a: Int, b: Int): Int = a\n",
+        user: "src/main/kotlin/m/User.kt",
+        user_text: "package m\nval y = f(1)\n",
     },
     Cross {
         server: "rust-analyzer",
@@ -557,5 +578,79 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for case in REAL_STARTS {
         println!("{}", real_start(case).await?);
     }
+    println!("{}", kotlin_real_writes(rounds.min(6)).await?);
     Ok(())
+}
+
+/// Kotlin writes on a copy of expo-modules-core (245 Kotlin and 51 Java files): the first
+/// check (JDT LS's start, then the compiler's JVM and its cold compile), then `rounds` writes
+/// that alternate a signature between a form its caller in another file satisfies and one
+/// it does not, each checked with that caller as a dependent.
+async fn kotlin_real_writes(
+    rounds: usize,
+) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    let row = json!({"server": "kotlinc (warm JVM)", "case": "real_writes", "project": "expo-modules-core"});
+    let missing = ["jdtls", "kotlinc"]
+        .into_iter()
+        .find(|peer| cc_process::find_on_path(peer).is_none());
+    let copy = cc_process::testing::copy_project("expo-modules-core");
+    let (None, Some(copy)) = (missing, copy) else {
+        let mut row = row;
+        row["missing"] = json!(missing.unwrap_or("expo-modules-core"));
+        return Ok(row);
+    };
+    let ws = copy.path().to_path_buf();
+    let file = ws.join("android/src/main/java/expo/modules/kotlin/types/ArrayTypeConverter.kt");
+    let user = ws.join("android/src/main/java/expo/modules/kotlin/types/TypeConverterProvider.kt");
+    let good = std::fs::read_to_string(&file)?;
+    let bad = good.replace(
+        "fun isPrimitiveArray(typeDescriptor: TypeDescriptor): Boolean",
+        "fun isPrimitiveArray(typeDescriptor: TypeDescriptor, strict: Boolean): Boolean",
+    );
+    let sup = ServerPool::new(
+        &ws,
+        LspConfig::default().table()?,
+        ServerPoolOptions::default(),
+    );
+    let errors_in_user = |checks: &[cc_lsp_client::FileCheck]| {
+        checks
+            .iter()
+            .find(|c| c.path == user)
+            .and_then(|c| match &c.outcome {
+                CheckOutcome::Checked { diagnostics, .. } => {
+                    Some(diagnostics.iter().any(|d| d.message.contains("strict")))
+                }
+                _ => None,
+            })
+    };
+    let started = Instant::now();
+    let first = sup
+        .check_files(std::slice::from_ref(&file), std::slice::from_ref(&user))
+        .await;
+    let first_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let first_ok = errors_in_user(&first) == Some(false);
+    let (mut write_ms, mut wrong, mut pending) = (Vec::new(), 0, 0);
+    for round in 0..rounds {
+        let broken = round % 2 == 0;
+        std::fs::write(&file, if broken { &bad } else { &good })?;
+        let at = Instant::now();
+        let checks = sup
+            .check_files(std::slice::from_ref(&file), std::slice::from_ref(&user))
+            .await;
+        match errors_in_user(&checks) {
+            None => pending += 1,
+            Some(errors) if errors != broken => wrong += 1,
+            Some(_) => write_ms.push(at.elapsed().as_secs_f64() * 1000.0),
+        }
+    }
+    sup.shutdown().await;
+    let mut row = row;
+    row["first_ms"] = json!(first_ms);
+    row["first_ok"] = json!(first_ok);
+    row["rounds"] = json!(rounds);
+    row["pending"] = json!(pending);
+    row["wrong"] = json!(wrong);
+    row["write_p50_ms"] = json!(percentile(&mut write_ms.clone(), 0.5));
+    row["write_max_ms"] = json!(write_ms.iter().cloned().fold(f64::NAN, f64::max));
+    Ok(row)
 }

@@ -19,6 +19,8 @@
 //! - [`ServerPool`]: detection (marker AND binary AND a probe that runs), lazy start, idle
 //!   reaping, crash-loop guard, status.
 //! - [`Ledger`]: which diagnostics are new.
+//! - [`kotlin`]: Kotlin diagnostics on write from JetBrains' compiler kept warm in one JVM
+//!   per root (JDT LS reads Kotlin for navigation only).
 //! - [`checker`]: the project checker (`basedpyright`, `tsc`, `cargo check`, `go vet`,
 //!   `clang-tidy`) run over a whole project, its output read into the same [`Diagnostic`]s.
 //!

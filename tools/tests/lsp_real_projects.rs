@@ -1279,7 +1279,7 @@ async fn kotlin_expo_signature_change_reports_the_callers_in_other_files() {
 }
 
 #[tokio::test]
-async fn kotlin_expo_first_references_from_java_reach_kotlin_marked_by_name() {
+async fn kotlin_expo_first_references_reach_kotlin_by_name_and_a_kotlin_rename_says_what_to_do() {
     if require_peer("jdtls").is_none() {
         return;
     }
@@ -1302,6 +1302,26 @@ async fn kotlin_expo_first_references_from_java_reach_kotlin_marked_by_name() {
     assert!(text.contains(EXPO_JAVA_CALLER), "{found:#}");
     assert!(text.contains(EXPO_KOTLIN_CALLER), "{found:#}");
     assert_eq!(found["by_name"], json!(["kt"]), "{found:#}");
+
+    // A Kotlin declaration is not renamed from JDT LS's search by name (it would take an
+    // overload or a same-named member along): refused, nothing changed, with what to do.
+    let before = project.read(EXPO_KOTLIN);
+    let line = before
+        .lines()
+        .position(|l| l.contains("internal fun isPrimitiveArray("))
+        .unwrap()
+        + 1;
+    let refused = project
+        .call(
+            "lsp_rename",
+            json!({"file": EXPO_KOTLIN, "line": line, "symbol": "isPrimitiveArray", "new_name": "isArrayOfPrimitives"}),
+        )
+        .await;
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("nothing was changed"), "{refused:#}");
+    assert!(message.contains("by name"), "{refused:#}");
+    assert!(message.contains("Kotlin compiler"), "{refused:#}");
+    assert_eq!(project.read(EXPO_KOTLIN), before);
     project.shutdown().await;
 }
 

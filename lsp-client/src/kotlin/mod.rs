@@ -9,6 +9,23 @@
 //! since the last compile (the baseline taken just before a write, a dependent asked for
 //! twice) is answered from that compile. A compile that outlasts the caller's cap keeps
 //! going, and its result answers the next check.
+//!
+//! ```no_run
+//! use std::{path::Path, sync::Arc, time::Duration};
+//! use cc_lsp_client::{kotlin::KotlinCompiler, ServerTable};
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let root = Path::new("/work/app");
+//! let table = ServerTable::builtin();
+//! let spec = &table.family("java").ok_or("no java family")?.servers[0];
+//! let path = std::env::var_os("PATH").unwrap_or_default();
+//! let compiler = Arc::new(KotlinCompiler::locate(root, root, &path, spec, false)?);
+//! match compiler.check(Duration::from_secs(60)).await {
+//!     Ok(compiled) => println!("{:?}", compiled.of(&root.join("src/A.kt"))),
+//!     Err(not_checked) => println!("{not_checked:?}"),
+//! }
+//! compiler.shutdown().await;
+//! # Ok(()) }
+//! ```
 
 mod daemon;
 

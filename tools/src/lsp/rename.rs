@@ -65,6 +65,34 @@ pub(super) fn is_identifier(symbol: &str) -> bool {
             .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
 }
 
+/// A declaration in a file the server reads for navigation only (JDT LS and Kotlin): its
+/// places are found by name, so a rename built from them would take overloads and other
+/// symbols of that name along. Refused, with what to do instead.
+fn refuse_by_name_only(opened: &Opened, symbol: &str) -> Result<(), ToolError> {
+    if opened.server.spec().diagnoses(&opened.path) {
+        return Ok(());
+    }
+    let extension = opened
+        .path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    let checked = if cc_lsp_client::kotlin::compiles(&opened.path) {
+        "; the Kotlin compiler's diagnostics after each write name any use left"
+    } else {
+        ""
+    };
+    Err(refused(
+        "cannot_rename",
+        format!(
+            "{} cannot rename `{symbol}`: it reads .{extension} files for navigation only, \
+             finding places by name (overloads and other symbols of that name too). Ask `lsp` \
+             for its `references`, then edit the places that are this symbol{checked}",
+            opened.server.name()
+        ),
+    ))
+}
+
 fn refused(kind: &str, message: String) -> ToolError {
     ToolError::new(kind.to_owned(), format!("{message}; nothing was changed"))
 }
@@ -350,6 +378,7 @@ impl Tool for LspRenameTool {
         };
         self.sync_open_documents(&opened)?;
         let position = requests::position(&opened.path, at.line, at.character);
+        refuse_by_name_only(&opened, &args.symbol)?;
         self.prepare(&opened, &position, &args.symbol).await?;
         let target = rename_scope::Target::of(
             &opened.server,
