@@ -717,13 +717,8 @@ impl ServerPool {
             }
         }
         let idle = self.options.idle_timeout;
-        self.stop_kotlin_compilers(|compiler| {
-            Instant::now()
-                .into_std()
-                .duration_since(compiler.last_used())
-                >= idle
-        })
-        .await;
+        self.stop_kotlin_compilers(|compiler| compiler.idle_for() >= idle)
+            .await;
     }
 
     /// Restarts the server of `family` at `root` (every root when `None`): stops it, clears
@@ -1268,6 +1263,7 @@ impl ServerPool {
                 .collect()
         };
         for compiler in stopped {
+            tracing::debug!(root = %compiler.root().display(), "stopping the Kotlin compiler");
             compiler.shutdown().await;
         }
     }

@@ -8,7 +8,9 @@ mod common;
 
 use std::path::Path;
 
-use cc_lsp_client::{CheckerError, ProjectCheck, ProjectChecker, ServerPoolOptions, Severity};
+use cc_lsp_client::{
+    CheckOutcome, CheckerError, ProjectCheck, ProjectChecker, ServerPoolOptions, Severity,
+};
 use cc_process::testing::require_peer;
 use common::*;
 
@@ -333,4 +335,66 @@ fn a_kotlinc_without_its_compiler_jar_is_the_reason_kotlin_is_not_checked() {
     let error =
         KotlinCompiler::locate(&fixture.ws, &fixture.ws, bin.as_os_str(), spec, false).unwrap_err();
     assert!(error.contains("no lib/kotlin-compiler.jar"), "{error}");
+}
+
+/// Through the pool: a written Kotlin file of a java-family root and its Kotlin dependent are
+/// checked by the warm compiler (JDT LS compiles Java only), and the compiler's JVM, idle, is
+/// reaped as an idle server is.
+#[tokio::test]
+async fn the_pool_checks_kotlin_with_the_warm_compiler_and_reaps_it_when_idle() {
+    use cc_lsp_client::Via;
+    use std::time::Duration;
+    if require_peer("jdtls").is_none() || require_peer("kotlinc").is_none() {
+        return;
+    }
+    let options = ServerPoolOptions {
+        idle_timeout: Duration::from_secs(3),
+        ..ServerPoolOptions::default()
+    };
+    let fixture = fixture_with(
+        &[
+            ("pom.xml", "<project/>\n"),
+            (
+                "src/main/kotlin/m/Lib.kt",
+                "package m\nfun f(a: Int): Int = a\n",
+            ),
+            ("src/main/kotlin/m/User.kt", "package m\nval y = f(1)\n"),
+        ],
+        "",
+        options,
+    );
+    let lib = fixture.ws.join("src/main/kotlin/m/Lib.kt");
+    let user = fixture.ws.join("src/main/kotlin/m/User.kt");
+    std::fs::write(&lib, "package m\nfun f(a: Int, b: Int): Int = a\n").unwrap();
+    let checks = fixture
+        .sup
+        .check_files(std::slice::from_ref(&lib), std::slice::from_ref(&user))
+        .await;
+    assert_eq!(checks.len(), 2, "{checks:#?}");
+    for check in &checks {
+        let CheckOutcome::Checked {
+            server,
+            diagnostics,
+            via,
+            ..
+        } = &check.outcome
+        else {
+            panic!("{checks:#?}");
+        };
+        assert_eq!((server.as_str(), *via), ("kotlinc", Some(Via::Compiler)));
+        let errors = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+        assert_eq!(errors, usize::from(check.path == user), "{checks:#?}");
+    }
+    let pids = fixture.sup.kotlin_compiler_pids();
+    assert_eq!(pids.len(), 1);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !fixture.sup.kotlin_compiler_pids().is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(fixture.sup.kotlin_compiler_pids(), Vec::<u32>::new());
+    assert_group_gone(pids[0]).await;
+    shutdown_and_check(&fixture.sup).await;
 }

@@ -115,9 +115,13 @@ impl KotlinCompiler {
         &self.root
     }
 
-    /// When it was last asked for a check.
-    pub fn last_used(&self) -> Instant {
-        *lock(&self.last_used)
+    /// How long it has been idle: since the end of its last compile, or the last check it
+    /// answered from one; zero while it compiles.
+    pub fn idle_for(&self) -> Duration {
+        if self.daemon.try_lock().is_err() {
+            return Duration::ZERO;
+        }
+        lock(&self.last_used).elapsed()
     }
 
     /// The pid of its JVM, when one runs.
@@ -250,6 +254,8 @@ impl KotlinCompiler {
             took: started.elapsed(),
         });
         *lock(&self.last) = Some(compiled.clone());
+        // Idle counts from the end of the last compile, not from its start.
+        *lock(&self.last_used) = Instant::now();
         Ok(compiled)
     }
 
