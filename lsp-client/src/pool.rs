@@ -1240,6 +1240,23 @@ impl ServerPool {
             .clone())
     }
 
+    /// The warm Kotlin compiler of the java-family root of `path` (made on first use), or
+    /// why there is none.
+    pub fn kotlin_compiler_for(&self, path: &Path) -> Result<Arc<KotlinCompiler>, String> {
+        let (family, root) = self.route(path).map_err(|unavailable| unavailable.reason)?;
+        let spec = family
+            .servers
+            .iter()
+            .find(|spec| spec.java_runtime)
+            .ok_or_else(|| {
+                format!(
+                    "{} files are not compiled by the Kotlin compiler",
+                    family.name
+                )
+            })?;
+        self.kotlin_compiler(&root, spec)
+    }
+
     /// The Kotlin compilers' JVMs now running (their pids), for tests of reaping.
     pub fn kotlin_compiler_pids(&self) -> Vec<u32> {
         lock(&self.kotlin)

@@ -45,7 +45,7 @@ pub enum PositionError {
 }
 
 /// A character of an identifier (`$` too: PHP variables, JavaScript names).
-pub(crate) fn is_ident(c: char) -> bool {
+pub fn is_ident(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '$'
 }
 

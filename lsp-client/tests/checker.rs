@@ -398,3 +398,51 @@ async fn the_pool_checks_kotlin_with_the_warm_compiler_and_reaps_it_when_idle() 
     assert_group_gone(pids[0]).await;
     shutdown_and_check(&fixture.sup).await;
 }
+
+/// `uses_of` finds a declaration's uses by the compiler's resolution: a member of another
+/// class with the same name, and a name on a receiver it cannot resolve, are not among them.
+#[tokio::test]
+async fn the_kotlin_compiler_finds_the_uses_of_a_declaration_and_only_those() {
+    use cc_lsp_client::kotlin::{KotlinCompiler, Use};
+    use std::sync::Arc;
+    use std::time::Duration;
+    if require_peer("kotlinc").is_none() {
+        return;
+    }
+    let fixture = fixture(
+        &[
+            ("settings.gradle", ""),
+            ("src/a/Greeter.kt", "package a\n\nfun greet(name: String): String = \"hi \" + name\n"),
+            ("src/a/Other.kt", "package a\n\nclass Other {\n    fun greet(): String = \"other\"\n}\n"),
+            (
+                "src/b/Use.kt",
+                "package b\n\nimport a.greet\nimport a.Other\n\nfun use(): String = greet(\"x\") + Other().greet()\nfun broken(): String = greet(nope)\nfun lost(): String = Missing().greet()\n",
+            ),
+        ],
+        "",
+    );
+    let table = cc_lsp_client::ServerTable::builtin();
+    let spec = &table.family("java").unwrap().servers[0];
+    let path_var = std::env::var_os("PATH").unwrap();
+    let compiler =
+        Arc::new(KotlinCompiler::locate(&fixture.ws, &fixture.ws, &path_var, spec, false).unwrap());
+    let greeter = fixture.ws.join("src/a/Greeter.kt");
+    let user = fixture.ws.join("src/b/Use.kt");
+    let uses = compiler
+        .uses_of(&greeter, 2, 4, "greet", Duration::from_secs(300))
+        .await
+        .unwrap();
+    // The import and the calls of `a.greet`, the one with an error in its argument too;
+    // not `Other().greet()`, nor a `greet` of a class the compiler cannot resolve.
+    let places: Vec<(u32, u32)> = uses
+        .iter()
+        .inspect(|u| assert_eq!(u.path, user, "{uses:?}"))
+        .map(|Use { line, column, .. }| (*line, *column))
+        .collect();
+    assert_eq!(places, [(3, 9), (6, 20), (7, 23)], "{uses:?}");
+    // The tree itself is untouched.
+    assert!(std::fs::read_to_string(&greeter)
+        .unwrap()
+        .contains("fun greet("));
+    compiler.shutdown().await;
+}

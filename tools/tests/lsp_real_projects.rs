@@ -1279,7 +1279,7 @@ async fn kotlin_expo_signature_change_reports_the_callers_in_other_files() {
 }
 
 #[tokio::test]
-async fn kotlin_expo_first_references_reach_kotlin_by_name_and_a_kotlin_rename_says_what_to_do() {
+async fn kotlin_expo_first_references_reach_kotlin_by_name_and_a_kotlin_rename_is_the_compilers() {
     if require_peer("jdtls").is_none() {
         return;
     }
@@ -1303,25 +1303,54 @@ async fn kotlin_expo_first_references_reach_kotlin_by_name_and_a_kotlin_rename_s
     assert!(text.contains(EXPO_KOTLIN_CALLER), "{found:#}");
     assert_eq!(found["by_name"], json!(["kt"]), "{found:#}");
 
-    // A Kotlin declaration is not renamed from JDT LS's search by name (it would take an
-    // overload or a same-named member along): refused, nothing changed, with what to do.
-    let before = project.read(EXPO_KOTLIN);
+    // A name declared three times (overloads): refused, nothing changed, with the reason.
+    let registry = "android/src/main/java/expo/modules/kotlin/ModuleRegistry.kt";
+    let before = project.read(registry);
     let line = before
         .lines()
-        .position(|l| l.contains("internal fun isPrimitiveArray("))
+        .position(|l| l.contains("fun getModuleHolder(name: String)"))
         .unwrap()
         + 1;
     let refused = project
         .call(
             "lsp_rename",
-            json!({"file": EXPO_KOTLIN, "line": line, "symbol": "isPrimitiveArray", "new_name": "isArrayOfPrimitives"}),
+            json!({"file": registry, "line": line, "symbol": "getModuleHolder", "new_name": "findModuleHolder"}),
         )
         .await;
     let message = refused["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("nothing was changed"), "{refused:#}");
-    assert!(message.contains("by name"), "{refused:#}");
-    assert!(message.contains("Kotlin compiler"), "{refused:#}");
-    assert_eq!(project.read(EXPO_KOTLIN), before);
+    assert!(message.contains("is declared 3 times"), "{refused:#}");
+    assert_eq!(project.read(registry), before);
+
+    // A Kotlin declaration declared once: renamed with the uses the Kotlin compiler resolves
+    // to it (JDT LS cannot rename Kotlin), complete, and the write's compile finds nothing new.
+    let result = rename(
+        &project,
+        EXPO_KOTLIN,
+        "internal fun isPrimitiveArray(",
+        "isPrimitiveArray",
+        "isArrayOfPrimitives",
+    )
+    .await;
+    assert_eq!(result["built_from"], "kotlin_compiler", "{result:#}");
+    assert_eq!(result["complete"], true, "{result:#}");
+    assert_eq!(
+        code_mentions(
+            &project.ws.join("android"),
+            &[".kt", ".java"],
+            "isPrimitiveArray"
+        ),
+        Vec::<String>::new(),
+        "{result:#}"
+    );
+    assert!(
+        project
+            .read(EXPO_KOTLIN_SAME_PACKAGE_CALLER)
+            .contains("isArrayOfPrimitives(typeDescriptor)"),
+        "{result:#}"
+    );
+    assert_answered(&result);
+    assert_eq!(new_diagnostics(&result), [], "{result:#}");
     project.shutdown().await;
 }
 

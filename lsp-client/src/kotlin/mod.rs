@@ -52,6 +52,18 @@ pub enum NotChecked {
     Unchecked(String),
 }
 
+/// A use of a declaration, as [`KotlinCompiler::uses_of`] found it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Use {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line.
+    pub line: u32,
+    /// 0-based column of the name's start, in characters (UTF-16 code units), as the
+    /// compiler counts.
+    pub column: u32,
+}
+
 /// One compile's diagnostics, by file.
 #[derive(Debug, Default)]
 pub struct Compiled {
@@ -193,7 +205,26 @@ impl KotlinCompiler {
             return Ok(last);
         }
         let started = Instant::now();
-        let arguments = self.arguments(&sources.files);
+        let by_file = self.run(&mut daemon, &sources.files).await?;
+        let compiled = Arc::new(Compiled {
+            fingerprint: sources.fingerprint,
+            by_file,
+            took: started.elapsed(),
+        });
+        *lock(&self.last) = Some(compiled.clone());
+        // Idle counts from the end of the last compile, not from its start.
+        *lock(&self.last_used) = Instant::now();
+        Ok(compiled)
+    }
+
+    /// One compile of `files` by the daemon (started, or started again once when found
+    /// dead), its diagnostics by file.
+    async fn run(
+        &self,
+        daemon: &mut Option<Daemon>,
+        files: &[PathBuf],
+    ) -> Result<HashMap<PathBuf, Vec<Diagnostic>>, NotChecked> {
+        let arguments = self.arguments(files);
         // A JVM found dead (killed between checks, out of memory) is started again once.
         let mut attempts = 0;
         let output = loop {
@@ -248,15 +279,123 @@ impl KotlinCompiler {
                 .or_default()
                 .push(found.diagnostic);
         }
-        let compiled = Arc::new(Compiled {
-            fingerprint: sources.fingerprint,
-            by_file,
-            took: started.elapsed(),
+        Ok(by_file)
+    }
+
+    /// The uses of the declaration whose name `name` starts at byte `column` of 0-based
+    /// `line` of `declaration`, as the compiler sees them: the root is compiled with that one
+    /// name changed (in a copy of the file; the tree is not touched), and every
+    /// "unresolved reference 'name'" that the change brings is a use, found by the compiler's
+    /// own resolution — never an overload's or another class's member of the same name,
+    /// which still resolve. Kotlin uses only: Java files are read by the compiler, not
+    /// checked.
+    pub async fn uses_of(
+        self: &Arc<Self>,
+        declaration: &Path,
+        line: usize,
+        column: usize,
+        name: &str,
+        cap: Duration,
+    ) -> Result<Vec<Use>, NotChecked> {
+        let before = self.check(cap).await?;
+        let text = std::fs::read_to_string(declaration).map_err(|error| {
+            NotChecked::Unchecked(format!("cannot read {}: {error}", declaration.display()))
+        })?;
+        let line_start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+        let at = line_start + column;
+        if text.get(at..at + name.len()) != Some(name) {
+            return Err(NotChecked::Unchecked(format!(
+                "`{name}` is not at line {} column {} of {}",
+                line + 1,
+                column + 1,
+                declaration.display()
+            )));
+        }
+        let probe = format!("{}{name}", "ccRenameProbe_");
+        let changed = format!("{}{probe}{}", &text[..at], &text[at + name.len()..]);
+        let copy = tempfile::tempdir().map_err(|error| {
+            NotChecked::Unchecked(format!("cannot make a folder for the compile: {error}"))
+        })?;
+        let file_name = declaration.file_name().unwrap_or_default();
+        let probe_path = copy.path().join(file_name);
+        std::fs::write(&probe_path, changed).map_err(|error| {
+            NotChecked::Unchecked(format!("cannot write the compile's copy: {error}"))
+        })?;
+        let root = self.root.clone();
+        let sources = tokio::task::spawn_blocking(move || Sources::read(&root))
+            .await
+            .map_err(|error| NotChecked::Unchecked(format!("listing the sources failed: {error}")))?
+            .map_err(NotChecked::Unchecked)?;
+        if !sources.files.iter().any(|f| f == declaration) {
+            return Err(NotChecked::Unchecked(format!(
+                "{} is not among the Kotlin compiler's sources of {}",
+                declaration.display(),
+                self.root.display()
+            )));
+        }
+        let files: Vec<PathBuf> = sources
+            .files
+            .iter()
+            .map(|f| {
+                if f == declaration {
+                    probe_path.clone()
+                } else {
+                    f.clone()
+                }
+            })
+            .collect();
+        let me = self.clone();
+        let compile = tokio::spawn(async move {
+            let mut daemon = me.daemon.lock().await;
+            let found = me.run(&mut daemon, &files).await;
+            *lock(&me.last_used) = Instant::now();
+            found
         });
-        *lock(&self.last) = Some(compiled.clone());
-        // Idle counts from the end of the last compile, not from its start.
-        *lock(&self.last_used) = Instant::now();
-        Ok(compiled)
+        let after = match tokio::time::timeout(cap, compile).await {
+            Ok(Ok(found)) => found?,
+            Ok(Err(error)) => {
+                return Err(NotChecked::Unchecked(format!(
+                    "the Kotlin compile task failed: {error}"
+                )))
+            }
+            Err(_) => {
+                return Err(NotChecked::Pending(format!(
+                    "the Kotlin compiler did not finish within {}",
+                    crate::error::fmt_duration(cap)
+                )))
+            }
+        };
+        let unresolved = |d: &Diagnostic| {
+            d.severity == crate::Severity::Error
+                && d.message
+                    .starts_with(&format!("unresolved reference '{name}'"))
+        };
+        let mut uses = Vec::new();
+        for (path, diagnostics) in after {
+            let path = if path == probe_path {
+                declaration.to_path_buf()
+            } else {
+                path
+            };
+            let already = before.of(&path);
+            for diagnostic in diagnostics.into_iter().filter(unresolved) {
+                let known = already.iter().any(|d| {
+                    unresolved(d)
+                        && d.line == diagnostic.line
+                        && d.character == diagnostic.character
+                });
+                if !known {
+                    uses.push(Use {
+                        path: path.clone(),
+                        line: diagnostic.line,
+                        column: diagnostic.character,
+                    });
+                }
+            }
+        }
+        uses.sort();
+        uses.dedup();
+        Ok(uses)
     }
 
     /// `kotlinc`'s arguments: classes to the cache (never into the tree), then every source.

@@ -346,7 +346,10 @@ const FUNCTION_KINDS: &[&str] = &[
 
 /// Each definition's name and its shapes (comment-free token text of what callers see), as a
 /// multiset so that overloads and redefinitions compare as a whole.
-fn definitions(grammar: &tree_sitter::Language, text: &str) -> BTreeMap<String, Vec<String>> {
+pub(crate) fn definitions(
+    grammar: &tree_sitter::Language,
+    text: &str,
+) -> BTreeMap<String, Vec<String>> {
     let mut parser = tree_sitter::Parser::new();
     if parser.set_language(grammar).is_err() {
         return BTreeMap::new();

@@ -15,6 +15,7 @@ mod diagnostics;
 mod enclosing;
 mod importers;
 mod inactive;
+mod kotlin_rename;
 mod nav;
 mod open;
 mod project;

@@ -378,8 +378,13 @@ impl Tool for LspRenameTool {
         };
         self.sync_open_documents(&opened)?;
         let position = requests::position(&opened.path, at.line, at.character);
-        refuse_by_name_only(&opened, &args.symbol)?;
-        self.prepare(&opened, &position, &args.symbol).await?;
+        // A Kotlin declaration: JDT LS cannot rename it; the Kotlin compiler finds its uses.
+        let kotlin = !opened.server.spec().diagnoses(&opened.path)
+            && cc_lsp_client::kotlin::compiles(&opened.path);
+        if !kotlin {
+            refuse_by_name_only(&opened, &args.symbol)?;
+            self.prepare(&opened, &position, &args.symbol).await?;
+        }
         let target = rename_scope::Target::of(
             &opened.server,
             (
@@ -389,7 +394,18 @@ impl Tool for LspRenameTool {
             ),
         )
         .await;
-        let answer = if renames {
+        let answer = if kotlin {
+            Ok(super::kotlin_rename::edit(
+                &self.supervisor,
+                &self.root,
+                &opened,
+                &at,
+                &args.symbol,
+                new_name,
+                &mentions,
+            )
+            .await?)
+        } else if renames {
             requests::rename(&opened.server, position, new_name, RENAME_TIMEOUT).await
         } else {
             rename_scope::edit_from_references(
@@ -481,7 +497,14 @@ impl Tool for LspRenameTool {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        if from_references {
+        if kotlin {
+            let _ = write!(
+                text,
+                " ({} cannot rename Kotlin: the edit was built from the uses the Kotlin \
+                 compiler resolves to the declaration, and the scan)",
+                server.name()
+            );
+        } else if from_references {
             let _ = write!(
                 text,
                 " ({} cannot rename: the edit was built from its references and the scan)",
@@ -502,7 +525,13 @@ impl Tool for LspRenameTool {
             "edits": edits,
             "complete": complete,
             "added_by_scan": completion.added,
-            "built_from": if from_references { "references" } else { "rename" },
+            "built_from": if kotlin {
+                "kotlin_compiler"
+            } else if from_references {
+                "references"
+            } else {
+                "rename"
+            },
             "leftovers": {
                 "code": listed(&completion.code),
                 "code_total": completion.code.len(),

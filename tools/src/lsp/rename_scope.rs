@@ -184,7 +184,7 @@ pub(super) async fn edit_from_references(
     let answer = requests::at_position(server, AtPosition::References, at, timeout).await?;
     let encoding = server.encoding();
     let mut texts: BTreeMap<PathBuf, Option<Vec<String>>> = BTreeMap::new();
-    let mut extra: Vec<(PathBuf, TextEdit)> = Vec::new();
+    let mut places: Vec<(PathBuf, u32, u32)> = Vec::new();
     let mut seen: BTreeSet<(PathBuf, u32, u32)> = BTreeSet::new();
     for item in answer.as_array().into_iter().flatten() {
         let (Some(path), Ok(range)) = (
@@ -222,25 +222,39 @@ pub(super) async fn edit_from_references(
         if !seen.insert((path.clone(), range.start.line, start)) {
             continue;
         }
-        let end = start.saturating_add(units(old, encoding));
-        extra.push((
-            path,
-            TextEdit::new(
-                Range::new(
-                    Position::new(range.start.line, start),
-                    Position::new(range.start.line, end),
+        places.push((path, range.start.line, start));
+    }
+    // `null` as a server's rename answers when there is nothing to rename.
+    Ok(edit_at(places, old, new_name, encoding))
+}
+
+/// A rename of `old` to `new_name` at each of `places` (file, 0-based line, start in
+/// `encoding`), as a server's rename answers (`null` when there are none).
+pub(super) fn edit_at(
+    places: Vec<(PathBuf, u32, u32)>,
+    old: &str,
+    new_name: &str,
+    encoding: cc_lsp_client::PositionEncoding,
+) -> Value {
+    if places.is_empty() {
+        return Value::Null;
+    }
+    let extra = places
+        .into_iter()
+        .map(|(path, line, start)| {
+            let end = start.saturating_add(units(old, encoding));
+            (
+                path,
+                TextEdit::new(
+                    Range::new(Position::new(line, start), Position::new(line, end)),
+                    new_name.to_owned(),
                 ),
-                new_name.to_owned(),
-            ),
-        ));
-    }
-    if extra.is_empty() {
-        // As a server's rename answers when there is nothing to rename.
-        return Ok(Value::Null);
-    }
+            )
+        })
+        .collect();
     let mut edit = WorkspaceEdit::default();
     add_edits(&mut edit, extra);
-    Ok(serde_json::to_value(edit).unwrap_or(Value::Null))
+    serde_json::to_value(edit).unwrap_or(Value::Null)
 }
 
 /// Adds `extra` text edits (computed against the files as they are) to `edit`, in the same
