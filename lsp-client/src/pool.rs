@@ -922,6 +922,11 @@ impl ServerPool {
                     if let (Some(limits), Ok(_)) = (limits, &resolved) {
                         root_row.reason = root_row.reason.map(|r| format!("{r}; {limits}"));
                     }
+                    if let Ok(resolved) = &resolved {
+                        if let Some(kotlin) = self.kotlin_status(root, &resolved.spec) {
+                            root_row.reason = root_row.reason.map(|r| format!("{r}; {kotlin}"));
+                        }
+                    }
                     rows.push(root_row);
                 }
             }
@@ -1255,6 +1260,35 @@ impl ServerPool {
                 )
             })?;
         self.kotlin_compiler(&root, spec)
+    }
+
+    /// For a java-family root holding Kotlin files: what will check them on write, or why
+    /// nothing will.
+    fn kotlin_status(&self, root: &Path, spec: &crate::table::ServerSpec) -> Option<String> {
+        if !spec.java_runtime {
+            return None;
+        }
+        let has_kotlin = cc_workspace::walk::Walk::new(root)
+            .extensions(&["kt"])
+            .limit(50_000)
+            .files()
+            .next()
+            .is_some();
+        if !has_kotlin {
+            return None;
+        }
+        Some(
+            match KotlinCompiler::locate(
+                root,
+                &self.workspace,
+                &self.path_var(),
+                spec,
+                self.options.trust == Trust::ReadOnly,
+            ) {
+                Ok(_) => "Kotlin files are compiled on write by kotlinc (a JVM kept warm, started on the first Kotlin check)".to_owned(),
+                Err(reason) => reason,
+            },
+        )
     }
 
     /// The Kotlin compilers' JVMs now running (their pids), for tests of reaping.

@@ -365,6 +365,16 @@ async fn the_pool_checks_kotlin_with_the_warm_compiler_and_reaps_it_when_idle() 
     );
     let lib = fixture.ws.join("src/main/kotlin/m/Lib.kt");
     let user = fixture.ws.join("src/main/kotlin/m/User.kt");
+    // Before anything runs, `status` says what will check the Kotlin files.
+    let status = fixture.sup.status().await;
+    let java = status.iter().find(|row| row.language == "java").unwrap();
+    assert!(
+        java.reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("Kotlin files are compiled on write by kotlinc"),
+        "{java:?}"
+    );
     std::fs::write(&lib, "package m\nfun f(a: Int, b: Int): Int = a\n").unwrap();
     let checks = fixture
         .sup
