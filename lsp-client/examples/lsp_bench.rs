@@ -396,6 +396,15 @@ const REAL_STARTS: &[RealStart] = &[
         symbol: "getModule",
     },
     RealStart {
+        server: "jdtls (a Kotlin file)",
+        peer: "jdtls",
+        project: "expo-modules-core",
+        files: &[],
+        file: "android/src/main/java/expo/modules/kotlin/ModuleRegistry.kt",
+        line_of: "fun getModuleHolder(name: String)",
+        symbol: "getModuleHolder",
+    },
+    RealStart {
         server: "intelephense",
         peer: "intelephense",
         project: "symfony-console",

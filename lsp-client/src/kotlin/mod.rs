@@ -167,11 +167,7 @@ impl KotlinCompiler {
         if let Some(reason) = lock(&self.failed).clone() {
             return Err(NotChecked::Unchecked(reason));
         }
-        let root = self.root.clone();
-        let sources = tokio::task::spawn_blocking(move || Sources::read(&root))
-            .await
-            .map_err(|error| NotChecked::Unchecked(format!("listing the sources failed: {error}")))?
-            .map_err(NotChecked::Unchecked)?;
+        let sources = self.sources().await?;
         if let Some(last) = self.last_matching(sources.fingerprint) {
             return Ok(last);
         }
@@ -189,6 +185,15 @@ impl KotlinCompiler {
                 crate::error::fmt_duration(cap)
             ))),
         }
+    }
+
+    /// The root's sources now (read off the async threads: it hashes every file).
+    async fn sources(&self) -> Result<Sources, NotChecked> {
+        let root = self.root.clone();
+        tokio::task::spawn_blocking(move || Sources::read(&root))
+            .await
+            .map_err(|error| NotChecked::Unchecked(format!("listing the sources failed: {error}")))?
+            .map_err(NotChecked::Unchecked)
     }
 
     fn last_matching(&self, fingerprint: u64) -> Option<Arc<Compiled>> {
@@ -321,11 +326,7 @@ impl KotlinCompiler {
         std::fs::write(&probe_path, changed).map_err(|error| {
             NotChecked::Unchecked(format!("cannot write the compile's copy: {error}"))
         })?;
-        let root = self.root.clone();
-        let sources = tokio::task::spawn_blocking(move || Sources::read(&root))
-            .await
-            .map_err(|error| NotChecked::Unchecked(format!("listing the sources failed: {error}")))?
-            .map_err(NotChecked::Unchecked)?;
+        let sources = self.sources().await?;
         if !sources.files.iter().any(|f| f == declaration) {
             return Err(NotChecked::Unchecked(format!(
                 "{} is not among the Kotlin compiler's sources of {}",
