@@ -392,13 +392,17 @@ async fn an_index_kept_empty_by_ignore_rules_says_so() {
     );
 }
 
-/// Non-negotiable 7: "no match" from a tree where a file did not parse says so. A C macro
-/// region tree-sitter cannot read swallows the definition after it.
+/// Non-negotiable 7: "no match" (no definition, no caller, no dependent) from a tree where a
+/// file did not parse says so. A C region tree-sitter cannot read swallows what follows it.
 #[tokio::test]
 async fn no_match_says_that_files_with_syntax_errors_may_hide_definitions() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    std::fs::write(root.join("good.c"), "int visible(void) { return 1; }\n").unwrap();
+    std::fs::write(
+        root.join("good.c"),
+        "int visible(void) { return 1; }\nint caller(void) { return visible(); }\n",
+    )
+    .unwrap();
     std::fs::write(
         root.join("broken.c"),
         "int ok(void) { return 0; }\nint (((broken( { ]]\nint hidden_after_error(void) { return 2; }\n",
@@ -423,4 +427,26 @@ async fn no_match_says_that_files_with_syntax_errors_may_hide_definitions() {
         ),
         "{text}"
     );
+    // A caller found: no caveat.
+    let (value, _) = call(
+        &registry,
+        json!({"action": "callers", "file": "good.c", "line": 1, "symbol": "visible"}),
+    )
+    .await;
+    assert_eq!(value["total"], 1, "{value:#}");
+    assert!(value["files_with_syntax_errors"].is_null(), "{value:#}");
+    // No caller, no dependent: said with the same caveat (the broken file may call it).
+    for action in ["callers", "impact"] {
+        let (value, text) = call(
+            &registry,
+            json!({"action": action, "file": "good.c", "line": 2, "symbol": "caller"}),
+        )
+        .await;
+        assert_eq!(value["total"], 0, "{value:#}");
+        assert_eq!(value["files_with_syntax_errors"], 1, "{value:#}");
+        assert!(
+            text.contains("1 indexed file(s) have syntax errors, and a"),
+            "{text}"
+        );
+    }
 }

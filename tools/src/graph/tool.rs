@@ -395,11 +395,7 @@ fn symbols(graph: &Graph, args: &GraphArgs) -> Result<(Value, String), ToolError
     let total = hits.len();
     hits.truncate(limit);
     // Nothing found is said with what could hide a definition: files that did not parse.
-    let unparsed = if total == 0 {
-        graph.files_with_syntax_errors().map_err(index_error)?
-    } else {
-        0
-    };
+    let unparsed = unparsed_when_empty(graph, total)?;
     let mut lines = vec![if total == 0 && unparsed > 0 {
         format!(
             "no definitions match `{query}` among those indexed; {unparsed} indexed file(s) have syntax errors, and a definition where a file did not parse is not indexed"
@@ -434,6 +430,15 @@ fn symbols(graph: &Graph, args: &GraphArgs) -> Result<(Value, String), ToolError
         }),
         lines.join("\n"),
     ))
+}
+
+/// When an answer found nothing, how many indexed files have syntax errors: what is written
+/// where a file did not parse is not indexed, so "nothing" may miss it (non-negotiable 7).
+fn unparsed_when_empty(graph: &Graph, found: usize) -> Result<usize, ToolError> {
+    if found > 0 {
+        return Ok(0);
+    }
+    graph.files_with_syntax_errors().map_err(index_error)
 }
 
 fn outline(graph: &Graph, rel: &str, limit: usize) -> Result<(Value, String), ToolError> {
@@ -566,6 +571,12 @@ fn callers(
             floor.rung().as_str()
         ));
     }
+    let unparsed = unparsed_when_empty(graph, total + answer.below_floor)?;
+    if unparsed > 0 {
+        text.push(format!(
+            "{unparsed} indexed file(s) have syntax errors, and a call where a file did not parse is not indexed"
+        ));
+    }
     let mut target_json = symbol_json(&answer.target);
     target_json["signature"] = json!(answer.target.signature);
     Ok((
@@ -577,6 +588,7 @@ fn callers(
             "truncated": total > limit,
             "below_floor": answer.below_floor,
             "min_confidence": floor.rung().as_str(),
+            "files_with_syntax_errors": (total + answer.below_floor == 0).then_some(unparsed),
         }),
         text.join("\n"),
     ))
@@ -766,6 +778,13 @@ fn impact(
             }
         ));
     }
+    let nothing = total + answer.top_level_uses.len();
+    let unparsed = unparsed_when_empty(graph, nothing)?;
+    if unparsed > 0 {
+        text.push(format!(
+            "{unparsed} indexed file(s) have syntax errors, and a use where a file did not parse is not indexed"
+        ));
+    }
     let levels: Vec<Value> = levels
         .into_iter()
         .map(|(depth, dependents)| {
@@ -788,6 +807,7 @@ fn impact(
             "total": total,
             "listed": listed,
             "truncated": listed < total,
+            "files_with_syntax_errors": (nothing == 0).then_some(unparsed),
             "depth_cut": answer.truncated,
             "min_confidence": floor.rung().as_str(),
         }),
