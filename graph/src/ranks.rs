@@ -642,8 +642,12 @@ impl RankUpkeep {
             ranks.values.insert(*id, 0.0);
             *ranks.residual.entry(*id).or_default() += 1.0;
         }
+        // A removed source takes back what it gave by its rank before the update, read
+        // before its entry is reset below.
+        let mut removed_values: HashMap<DefId, f64> = HashMap::new();
         for id in self.defs.difference(&new_defs) {
             let value = ranks.value(tx, *id)?;
+            removed_values.insert(*id, value);
             ranks.total -= value;
             ranks.values.insert(*id, 1.0);
             ranks.removed.insert(*id);
@@ -658,7 +662,9 @@ impl RankUpkeep {
             if old == new {
                 continue;
             }
-            let value = if self.defs.contains(&source) {
+            let value = if let Some(value) = removed_values.get(&source) {
+                *value
+            } else if self.defs.contains(&source) {
                 ranks.value(tx, source)?
             } else {
                 0.0
