@@ -484,7 +484,6 @@ pub(crate) fn focused(
         budget: FOCUS_BUDGET,
         values: HashMap::new(),
         changed: HashSet::new(),
-        removed: HashSet::new(),
         residual: focus.iter().map(|id| (*id, 1.0)).collect(),
         total: 0.0,
         edges: HashMap::new(),
@@ -644,22 +643,6 @@ impl RankUpkeep {
             return Ok(PushStats::default());
         }
         let mut ranks = KeptRanks::load(tx)?;
-        // Definitions added start at 0 with their restart as residual; those removed take
-        // their rank with them.
-        for id in new_defs.difference(&self.defs) {
-            ranks.values.insert(*id, 0.0);
-            *ranks.residual.entry(*id).or_default() += 1.0;
-        }
-        // A removed source takes back what it gave by its rank before the update, read
-        // before its entry is reset below.
-        let mut removed_values: HashMap<DefId, f64> = HashMap::new();
-        for id in self.defs.difference(&new_defs) {
-            let value = ranks.value(tx, *id)?;
-            removed_values.insert(*id, value);
-            ranks.total -= value;
-            ranks.values.insert(*id, 1.0);
-            ranks.removed.insert(*id);
-        }
         // Each source whose edges changed: the share its rank gave along the old edges is
         // taken back and given along the new ones.
         let empty = Vec::new();
@@ -670,9 +653,7 @@ impl RankUpkeep {
             if old == new {
                 continue;
             }
-            let value = if let Some(value) = removed_values.get(&source) {
-                *value
-            } else if self.defs.contains(&source) {
+            let value = if self.defs.contains(&source) {
                 ranks.value(tx, source)?
             } else {
                 0.0
@@ -690,9 +671,6 @@ impl RankUpkeep {
                         sign * DAMPING * value * w / total;
                 }
             }
-        }
-        for id in &ranks.removed {
-            ranks.residual.remove(id);
         }
         let stats = ranks.push(tx, new_edges)?;
         ranks.write(tx)?;
@@ -716,7 +694,6 @@ struct KeptRanks {
     budget: usize,
     values: HashMap<DefId, f64>,
     changed: HashSet<DefId>,
-    removed: HashSet<DefId>,
     residual: HashMap<DefId, f64>,
     total: f64,
     /// Out-edges by source, of each file read so far.
@@ -741,7 +718,6 @@ impl KeptRanks {
             budget: PUSH_BUDGET,
             values: HashMap::new(),
             changed: HashSet::new(),
-            removed: HashSet::new(),
             residual,
             total: total(tx)?,
             edges: HashMap::new(),
@@ -833,9 +809,6 @@ impl KeptRanks {
                 .map(|(t, w)| (*t, DAMPING * r * w / total))
                 .collect();
             for (target, share) in shares {
-                if self.removed.contains(&target) {
-                    continue;
-                }
                 let slot = self.residual.entry(target).or_default();
                 *slot += share;
                 if slot.abs() > self.epsilon && queued.insert(target) {
@@ -856,18 +829,12 @@ impl KeptRanks {
             let mut delete = tx.prepare_cached("DELETE FROM ranks WHERE def_id = ?1")?;
             let mut upsert =
                 tx.prepare_cached("INSERT OR REPLACE INTO ranks(def_id, score) VALUES (?1, ?2)")?;
-            for id in &self.removed {
-                delete.execute([id])?;
-            }
             for id in self.changed.iter().chain(
                 self.values
                     .iter()
                     .filter(|(_, v)| **v == 0.0)
                     .map(|(id, _)| id),
             ) {
-                if self.removed.contains(id) {
-                    continue;
-                }
                 let value = self.values.get(id).copied().unwrap_or(1.0);
                 if (value - 1.0).abs() <= AT_ONE {
                     delete.execute([id])?;
@@ -881,7 +848,7 @@ impl KeptRanks {
             let mut insert =
                 tx.prepare_cached("INSERT INTO rank_residuals(def_id, value) VALUES (?1, ?2)")?;
             for (id, r) in &self.residual {
-                if r.abs() > PUSH_EPSILON && !self.removed.contains(id) {
+                if r.abs() > PUSH_EPSILON {
                     insert.execute(params![id, r])?;
                 }
             }

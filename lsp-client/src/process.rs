@@ -64,24 +64,10 @@ impl ServerProcess {
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let (in_tx, in_rx) = mpsc::unbounded_channel();
         let stderr_task = stderr.map(|stderr| {
-            let tail = tail.clone();
-            let name = name.to_owned();
             let logs = logs.then(|| in_tx.downgrade());
-            tokio::spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::debug!(server = %name, "stderr: {line}");
-                    let kept = truncate(&line, STDERR_LINE_BYTES);
-                    {
-                        let mut tail = lock(&tail);
-                        if tail.len() == STDERR_LINES {
-                            tail.pop_front();
-                        }
-                        tail.push_back(kept.clone());
-                    }
-                    if let Some(logs) = logs.as_ref().and_then(|logs| logs.upgrade()) {
-                        let _ = logs.send(Incoming::Log { line: kept });
-                    }
+            keep_stderr_tail(stderr, name, tail.clone(), move |kept| {
+                if let Some(logs) = logs.as_ref().and_then(|logs| logs.upgrade()) {
+                    let _ = logs.send(Incoming::Log { line: kept });
                 }
             })
         });
@@ -161,6 +147,36 @@ fn ended(
                 stderr_tail,
             }
         })
+    })
+}
+
+/// The last lines a child printed on stderr, oldest first.
+pub(crate) type StderrTail = Arc<Mutex<VecDeque<String>>>;
+
+/// Reads a child's `stderr` to its end (a child that fills the pipe never stalls), keeping
+/// its last [`STDERR_LINES`] lines, each cut to [`STDERR_LINE_BYTES`], in `tail`; `each`
+/// gets every kept line too.
+pub(crate) fn keep_stderr_tail(
+    stderr: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    name: &str,
+    tail: StderrTail,
+    mut each: impl FnMut(String) + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    let name = name.to_owned();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            tracing::debug!(server = %name, "stderr: {line}");
+            let kept = truncate(&line, STDERR_LINE_BYTES);
+            {
+                let mut tail = lock(&tail);
+                if tail.len() == STDERR_LINES {
+                    tail.pop_front();
+                }
+                tail.push_back(kept.clone());
+            }
+            each(kept);
+        }
     })
 }
 

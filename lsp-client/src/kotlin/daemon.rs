@@ -2,23 +2,21 @@
 //! launcher, in its own process group, spoken to over its stdin and stdout (one request at a
 //! time: the compiler's arguments, one per line, then an empty line).
 
-use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cc_process::{lock, GroupChild};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::process::{keep_stderr_tail, StderrTail};
 use tokio::process::{ChildStdin, ChildStdout};
 
 /// The program the JVM runs.
 const SOURCE: &str = include_str!("KotlinCheck.java");
 /// Bytes of compiler messages kept per compile (the rest is read and dropped).
 const OUTPUT_CAP: usize = 32 * 1024 * 1024;
-/// Lines of the JVM's stderr kept for the reason it stopped.
-const STDERR_LINES: usize = 12;
 /// The JVM's heap: the compiler holds every source of the module at once.
 const HEAP: &str = "-Xmx2g";
 
@@ -105,7 +103,7 @@ pub(super) struct Daemon {
     child: GroupChild,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr: StderrTail,
 }
 
 impl Daemon {
@@ -130,20 +128,9 @@ impl Daemon {
         let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
             return Err("the Kotlin compiler's JVM has no pipes".into());
         };
-        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr = StderrTail::default();
         if let Some(pipe) = child.take_stderr() {
-            let tail = stderr.clone();
-            tokio::spawn(async move {
-                let mut lines = BufReader::new(pipe).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::debug!("kotlin compiler stderr: {line}");
-                    let mut tail = lock(&tail);
-                    if tail.len() == STDERR_LINES {
-                        tail.pop_front();
-                    }
-                    tail.push_back(line);
-                }
-            });
+            keep_stderr_tail(pipe, "kotlin compiler", stderr.clone(), |_| {});
         }
         Ok(Daemon {
             child,

@@ -32,6 +32,7 @@ mod daemon;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -87,6 +88,8 @@ pub struct KotlinCompiler {
     daemon: tokio::sync::Mutex<Option<Daemon>>,
     last: Mutex<Option<Arc<Compiled>>>,
     last_used: Mutex<Instant>,
+    /// The running JVM's pid (0: none).
+    pid: AtomicU32,
     /// Why the compiler cannot run (its JVM failed to start): told until a reload.
     failed: Mutex<Option<String>>,
 }
@@ -118,6 +121,7 @@ impl KotlinCompiler {
             daemon: tokio::sync::Mutex::new(None),
             last: Mutex::new(None),
             last_used: Mutex::new(Instant::now()),
+            pid: AtomicU32::new(0),
             failed: Mutex::new(None),
         })
     }
@@ -138,7 +142,9 @@ impl KotlinCompiler {
 
     /// The pid of its JVM, when one runs.
     pub fn pid(&self) -> Option<u32> {
-        self.daemon.try_lock().ok()?.as_ref().map(Daemon::pid)
+        // Kept beside the daemon: its lock is held for a whole compile.
+        let pid = self.pid.load(Ordering::SeqCst);
+        (pid != 0).then_some(pid)
     }
 
     /// One clause for `status`: what checks Kotlin files on write, or why nothing does.
@@ -237,7 +243,10 @@ impl KotlinCompiler {
             let fresh = daemon.is_none();
             if fresh {
                 match Daemon::start(&self.launch).await {
-                    Ok(started) => *daemon = Some(started),
+                    Ok(started) => {
+                        self.pid.store(started.pid(), Ordering::SeqCst);
+                        *daemon = Some(started);
+                    }
                     Err(reason) => {
                         *lock(&self.failed) = Some(reason.clone());
                         return Err(NotChecked::Unchecked(reason));
@@ -256,6 +265,7 @@ impl KotlinCompiler {
                     if let Some(mut gone) = daemon.take() {
                         gone.stop().await;
                     }
+                    self.pid.store(0, Ordering::SeqCst);
                     if fresh {
                         // One that could not do its first compile (no compiler in the
                         // runtime, a runtime too old) would only fail again.
@@ -416,6 +426,7 @@ impl KotlinCompiler {
         if let Some(mut daemon) = self.daemon.lock().await.take() {
             daemon.stop().await;
         }
+        self.pid.store(0, Ordering::SeqCst);
     }
 }
 
