@@ -1282,7 +1282,9 @@ mod tests {
         };
         let mut per_file = Vec::new();
         for file in files {
-            for (from, edges) in crate::ranks::file_edges(&graph.conn, file).unwrap() {
+            for (from, edges) in
+                crate::ranks::file_edges(&graph.conn, file, crate::ranks::FillsAsOf::Now).unwrap()
+            {
                 per_file.extend(edges.into_iter().map(|(to, _)| (from, to, 0)));
             }
         }

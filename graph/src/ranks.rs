@@ -484,6 +484,7 @@ pub(crate) fn focused(
         budget: FOCUS_BUDGET,
         values: HashMap::new(),
         changed: HashSet::new(),
+        removed: HashSet::new(),
         residual: focus.iter().map(|id| (*id, 1.0)).collect(),
         total: 0.0,
         edges: HashMap::new(),
@@ -497,14 +498,41 @@ pub(crate) fn focused(
     Ok(out.into_iter().map(|(id, v)| (id, v / total)).collect())
 }
 
+/// Which `fills` rows a file's edges are read with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FillsAsOf {
+    /// The table as it is.
+    Now,
+    /// As it was when the update's [`RankUpkeep::begin`] started counting its changes:
+    /// another file's rewrite may have deleted and re-inserted rows before this file is
+    /// noted.
+    UpdateStart,
+}
+
 /// The rank graph's out-edges of the references in one file, by source, at the default
 /// floor: the references' own edges, their dispatch edges, and the members that fill what
 /// they call (the rows of `rank_edges_sql` without precise-tier rows, for one file).
 pub(crate) fn file_edges(
     tx: &Connection,
     file: FileId,
+    fills: FillsAsOf,
 ) -> rusqlite::Result<HashMap<DefId, Vec<(DefId, f64)>>> {
-    let mut stmt = tx.prepare_cached(
+    // The fill targets of each reference: every row of `fills` counts 1, and at the
+    // update's start each change counted so far is undone (a deleted row counts again, an
+    // inserted one no more); a target is there while its count is above 0.
+    let undone = if fills == FillsAsOf::UpdateStart {
+        "UNION ALL
+             SELECT r.ord, c.def_id, -c.delta FROM refs r
+               JOIN temp.rank_fill_changes c ON c.implemented_id = r.target_id
+              WHERE r.file_id = ?1
+             UNION ALL
+             SELECT x.ord, c.def_id, -c.delta FROM fanout x
+               JOIN temp.rank_fill_changes c ON c.implemented_id = x.target_id
+              WHERE x.file_id = ?1"
+    } else {
+        ""
+    };
+    let mut stmt = tx.prepare_cached(&format!(
         "SELECT r.enclosing_id, r.target_id, r.rung FROM refs r
           WHERE r.file_id = ?1 AND r.target_id IS NOT NULL AND r.enclosing_id IS NOT NULL
          UNION ALL
@@ -513,17 +541,19 @@ pub(crate) fn file_edges(
           WHERE x.file_id = ?1 AND r.enclosing_id IS NOT NULL
          UNION ALL
          SELECT r.enclosing_id, u.target_id, 4 FROM (
-           SELECT DISTINCT file_id, ord, target_id FROM (
-             SELECT r.file_id, r.ord, f.def_id AS target_id FROM refs r
+           SELECT ord, target_id FROM (
+             SELECT r.ord, f.def_id AS target_id, 1 AS n FROM refs r
                JOIN fills f ON f.implemented_id = r.target_id
               WHERE r.file_id = ?1
              UNION ALL
-             SELECT x.file_id, x.ord, f.def_id FROM fanout x
+             SELECT x.ord, f.def_id, 1 FROM fanout x
                JOIN fills f ON f.implemented_id = x.target_id
-              WHERE x.file_id = ?1)) u
-           JOIN refs r ON r.file_id = u.file_id AND r.ord = u.ord
-          WHERE r.enclosing_id IS NOT NULL",
-    )?;
+              WHERE x.file_id = ?1
+             {undone})
+           GROUP BY ord, target_id HAVING SUM(n) > 0) u
+           JOIN refs r ON r.file_id = ?1 AND r.ord = u.ord
+          WHERE r.enclosing_id IS NOT NULL"
+    ))?;
     let rows = stmt.query_map([file], |r| {
         Ok((
             r.get::<_, i64>(0)?,
@@ -559,8 +589,9 @@ fn file_defs(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<DefId>> {
 /// A file's edges are its own rows but one: the members that fill what its references call
 /// come from the `fills` rows of any file, which another file's removal or resolution may
 /// change under it. Temporary triggers count each `fills` row deleted and inserted while
-/// the update runs; any net change forgets the kept ranks (for the next whole computation)
-/// rather than keep them from edges read half-way.
+/// the update runs: a file noted after such a change reads its edges with the changes
+/// undone ([`FillsAsOf::UpdateStart`]), and any net change forgets the kept ranks (for the
+/// next whole computation), as files never noted then had their dispatch edges changed.
 #[derive(Debug, Default)]
 pub(crate) struct RankUpkeep {
     files: BTreeSet<FileId>,
@@ -605,7 +636,8 @@ impl RankUpkeep {
         if !self.files.insert(file) {
             return Ok(());
         }
-        self.edges.extend(file_edges(tx, file)?);
+        self.edges
+            .extend(file_edges(tx, file, FillsAsOf::UpdateStart)?);
         self.defs.extend(file_defs(tx, file)?);
         Ok(())
     }
@@ -631,18 +663,26 @@ impl RankUpkeep {
         let mut new_edges: HashMap<DefId, Vec<(DefId, f64)>> = HashMap::new();
         let mut new_defs: HashSet<DefId> = HashSet::new();
         for file in &self.files {
-            new_edges.extend(file_edges(tx, *file)?);
+            new_edges.extend(file_edges(tx, *file, FillsAsOf::Now)?);
             new_defs.extend(file_defs(tx, *file)?);
         }
-        // Definitions added or removed: other files' edges that reach them (through
-        // interfaces they fill, fan-outs) changed too without being noted here, and the
-        // incremental proptest finds cases the pushes below get wrong. The ranks are computed
-        // afresh by the next reader instead; a change of calls alone is still pushed.
-        if self.defs.symmetric_difference(&new_defs).next().is_some() {
-            forget(tx)?;
-            return Ok(PushStats::default());
-        }
         let mut ranks = KeptRanks::load(tx)?;
+        // Definitions added start at 0 with their restart as residual; those removed take
+        // their rank with them.
+        for id in new_defs.difference(&self.defs) {
+            ranks.values.insert(*id, 0.0);
+            *ranks.residual.entry(*id).or_default() += 1.0;
+        }
+        // A removed source takes back what it gave by its rank before the update, read
+        // before its entry is reset below.
+        let mut removed_values: HashMap<DefId, f64> = HashMap::new();
+        for id in self.defs.difference(&new_defs) {
+            let value = ranks.value(tx, *id)?;
+            removed_values.insert(*id, value);
+            ranks.total -= value;
+            ranks.values.insert(*id, 1.0);
+            ranks.removed.insert(*id);
+        }
         // Each source whose edges changed: the share its rank gave along the old edges is
         // taken back and given along the new ones.
         let empty = Vec::new();
@@ -653,7 +693,9 @@ impl RankUpkeep {
             if old == new {
                 continue;
             }
-            let value = if self.defs.contains(&source) {
+            let value = if let Some(value) = removed_values.get(&source) {
+                *value
+            } else if self.defs.contains(&source) {
                 ranks.value(tx, source)?
             } else {
                 0.0
@@ -671,6 +713,9 @@ impl RankUpkeep {
                         sign * DAMPING * value * w / total;
                 }
             }
+        }
+        for id in &ranks.removed {
+            ranks.residual.remove(id);
         }
         let stats = ranks.push(tx, new_edges)?;
         ranks.write(tx)?;
@@ -694,6 +739,7 @@ struct KeptRanks {
     budget: usize,
     values: HashMap<DefId, f64>,
     changed: HashSet<DefId>,
+    removed: HashSet<DefId>,
     residual: HashMap<DefId, f64>,
     total: f64,
     /// Out-edges by source, of each file read so far.
@@ -718,6 +764,7 @@ impl KeptRanks {
             budget: PUSH_BUDGET,
             values: HashMap::new(),
             changed: HashSet::new(),
+            removed: HashSet::new(),
             residual,
             total: total(tx)?,
             edges: HashMap::new(),
@@ -754,7 +801,7 @@ impl KeptRanks {
                 .optional()?;
             if let Some(file) = file {
                 if self.files_read.insert(file) {
-                    for (source, edges) in file_edges(tx, file)? {
+                    for (source, edges) in file_edges(tx, file, FillsAsOf::Now)? {
                         self.edges.entry(source).or_insert(edges);
                     }
                 }
@@ -809,6 +856,9 @@ impl KeptRanks {
                 .map(|(t, w)| (*t, DAMPING * r * w / total))
                 .collect();
             for (target, share) in shares {
+                if self.removed.contains(&target) {
+                    continue;
+                }
                 let slot = self.residual.entry(target).or_default();
                 *slot += share;
                 if slot.abs() > self.epsilon && queued.insert(target) {
@@ -829,12 +879,18 @@ impl KeptRanks {
             let mut delete = tx.prepare_cached("DELETE FROM ranks WHERE def_id = ?1")?;
             let mut upsert =
                 tx.prepare_cached("INSERT OR REPLACE INTO ranks(def_id, score) VALUES (?1, ?2)")?;
+            for id in &self.removed {
+                delete.execute([id])?;
+            }
             for id in self.changed.iter().chain(
                 self.values
                     .iter()
                     .filter(|(_, v)| **v == 0.0)
                     .map(|(id, _)| id),
             ) {
+                if self.removed.contains(id) {
+                    continue;
+                }
                 let value = self.values.get(id).copied().unwrap_or(1.0);
                 if (value - 1.0).abs() <= AT_ONE {
                     delete.execute([id])?;
@@ -848,7 +904,7 @@ impl KeptRanks {
             let mut insert =
                 tx.prepare_cached("INSERT INTO rank_residuals(def_id, value) VALUES (?1, ?2)")?;
             for (id, r) in &self.residual {
-                if r.abs() > PUSH_EPSILON {
+                if r.abs() > PUSH_EPSILON && !self.removed.contains(id) {
                     insert.execute(params![id, r])?;
                 }
             }

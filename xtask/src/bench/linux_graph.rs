@@ -258,19 +258,24 @@ fn render(r: &Report<'_>) -> String {
             ms(r.queries, "focus_ms") <= 200.0,
         ),
         (
-            "a write to that file adding a call to the best-ranked definition (one update)",
+            "a write to that file adding a function that calls the best-ranked definition (one update), 10 writes, p50",
             "≤ 100 ms".to_owned(),
             format!(
-                "{:.0} ms ({} rank pushes)",
+                "{:.0} ms (max {:.0} ms; {} rank pushes)",
                 ms(r.queries, "write_ms"),
+                ms(r.queries, "write_max_ms"),
                 r.queries["write_rank_pushes"]
             ),
             ms(r.queries, "write_ms") <= 100.0,
         ),
         (
-            "`map`'s ranking of the whole tree after that write",
+            "`map`'s ranking of the whole tree after each write, p50",
             "≤ 200 ms".to_owned(),
-            format!("{:.0} ms", ms(r.queries, "rank_after_write_ms")),
+            format!(
+                "{:.0} ms (max {:.0} ms)",
+                ms(r.queries, "rank_after_write_ms"),
+                ms(r.queries, "rank_after_write_max_ms")
+            ),
             ms(r.queries, "rank_after_write_ms") <= 200.0,
         ),
         (
@@ -337,7 +342,8 @@ mod tests {
             warm: &serde_json::json!({"seconds": 0.2}),
             queries: &serde_json::json!({"p50_ms": 4.0, "p95_ms": 30.0, "rank_ms": 900.0,
                 "focus": "kernel/fork.c", "focus_ms": 40.0, "focus_listed": 2000,
-                "write_ms": 30.0, "write_rank_pushes": 12, "rank_after_write_ms": 20.0}),
+                "write_ms": 30.0, "write_max_ms": 40.0, "write_rank_pushes": 12,
+                "rank_after_write_ms": 20.0, "rank_after_write_max_ms": 25.0}),
             updates: &serde_json::json!({"p50_ms": 90.0, "p95_ms": 120.0}),
             callers: &serde_json::json!({"seconds": 0.5, "rungs": {"import": 2}}),
             search: &m,
