@@ -1502,14 +1502,21 @@ async fn java_expo_checker_compiles_java_and_kotlin_and_tells_missing_packages_o
     );
     // A broken Kotlin caller adds its error (with this many errors from the missing
     // libraries the list is cut, so the count tells; a broken Java caller is the write
-    // diagnostics' test above).
-    edit(
-        &project,
-        "android/src/main/java/expo/modules/kotlin/types/ArrayTypeConverter.kt",
-        "internal fun isPrimitiveArray(typeDescriptor: TypeDescriptor): Boolean {",
-        "internal fun isPrimitiveArray(typeDescriptor: TypeDescriptor, strict: Boolean): Boolean {",
+    // diagnostics' test above). The shell breaks it, as an agent's command would: the
+    // checker reads the tree as it is, and the `edit` tool's own checks (JDT LS and the
+    // Kotlin compiler, a minute on this project) are other tests' business.
+    let converter = "android/src/main/java/expo/modules/kotlin/types/ArrayTypeConverter.kt";
+    let text = project.read(converter);
+    let signature = "internal fun isPrimitiveArray(typeDescriptor: TypeDescriptor): Boolean {";
+    assert!(text.contains(signature), "{converter} changed upstream");
+    std::fs::write(
+        project.ws.join(converter),
+        text.replace(
+            signature,
+            "internal fun isPrimitiveArray(typeDescriptor: TypeDescriptor, strict: Boolean): Boolean {",
+        ),
     )
-    .await;
+    .unwrap();
     let kotlin_broken = check().await;
     assert!(
         errors(&kotlin_broken) > errors(&before),
