@@ -11,7 +11,7 @@
 //! intersect what changed (names defined before or after, paths added or removed, packages
 //! and folders whose members changed) are re-resolved with the changed files; a change to a
 //! configuration file (`go.mod`, `tsconfig.json`, …) re-resolves everything. The result is
-//! the index a clean build would write, row for row (`tests/incremental.rs`).
+//! the index a clean build would write, row for row (`tests/it/incremental.rs`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};

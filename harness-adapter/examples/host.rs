@@ -121,8 +121,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(hook) = &embedded.after_write {
         let written = root.join("example_written.py");
         std::fs::write(&written, "x: int = 'not an int'\n")?;
-        let diagnostics = hook.after_write(std::slice::from_ref(&written)).await;
-        println!("diagnostics of the host's own write: {diagnostics}");
+        // A typed report: the host reads its fields, or its text as the agent would.
+        let report = hook.after_write(std::slice::from_ref(&written)).await;
+        let new = report.checks.as_ref().map_or(0, |checks| checks.new.len());
+        println!(
+            "diagnostics of the host's own write ({new} new):\n{}",
+            cc_tools::report::Render::render(&report)
+        );
         std::fs::remove_file(&written)?;
     }
 

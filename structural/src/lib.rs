@@ -49,7 +49,7 @@
 //! kind than the same code in a file declares the pair ([`Language::equivalent_kinds`]:
 //! Kotlin's `class $C { $$$B }` body).
 //!
-//! # Matching ([`matcher`]; each rule has a test in `tests/semantics.rs`)
+//! # Matching ([`matcher`]; each rule has a test in `tests/it/semantics.rs`)
 //!
 //! - Every named child of the code must be matched, except one in an omittable part the
 //!   pattern leaves out entirely: a part whose presence does not change what the construct

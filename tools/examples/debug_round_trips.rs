@@ -24,7 +24,7 @@ use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
 use serde_json::{json, Value};
 
 // The text-reading helpers of the `debug_*` tests (`number_after`).
-#[path = "../tests/debug_support/mod.rs"]
+#[path = "../tests/it/debug_support/mod.rs"]
 mod debug_support;
 
 use debug_support::number_after;

@@ -47,6 +47,7 @@ pub mod lsp;
 pub mod notices;
 mod own_writes;
 pub mod registry;
+pub mod report;
 pub mod resources;
 pub mod root;
 pub mod spool;

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::Value;
 
 use crate::registry::{AfterWrite, PlannedWrite};
+use crate::report::WriteReport;
 use crate::root::WorkspaceRoot;
 
 /// The run's after-write hook with the watcher told first.
@@ -48,7 +48,7 @@ impl AfterWrite for ExpectWrites {
         self.inner.renamed(old, new).await;
     }
 
-    async fn after_write(&self, paths: &[PathBuf]) -> Value {
+    async fn after_write(&self, paths: &[PathBuf]) -> WriteReport {
         self.inner.after_write(paths).await
     }
 }

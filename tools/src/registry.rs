@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::approve::{Approval, ApprovalRequest, Approver};
 use crate::error::{kinds, ToolError};
 use crate::notices::{self, Notices};
+use crate::report::{Render, WriteReport};
 use crate::root::WorkspaceRoot;
 use crate::tier::{Surface, Tier};
 use crate::tool::{CallContext, Origin, ProgressSink, Reenter, Tool, ToolOutput};
@@ -72,9 +73,9 @@ pub trait AfterWrite: Send + Sync {
     /// new for that.
     async fn renamed(&self, _old: &str, _new: &str) {}
 
-    /// Called after a call wrote `paths` (absolute). `Value::Null`: nothing checked them
+    /// Called after a call wrote `paths` (absolute). An empty report: nothing checked them
     /// (a hook that only keeps an index current), so nothing is attached.
-    async fn after_write(&self, paths: &[PathBuf]) -> Value;
+    async fn after_write(&self, paths: &[PathBuf]) -> WriteReport;
 }
 
 /// Something the run must stop when it ends (servers, adapters, kernels, workers).
@@ -519,177 +520,24 @@ async fn dispatch_call(
     let mut output = entry.tool.call(&ctx, args).await?;
     if !output.written.is_empty() {
         if let Some(hook) = &inner.after_write {
-            let diagnostics = hook.after_write(&output.written).await;
-            // Null: nothing checked the files (a hook that only keeps an index current).
-            if diagnostics.is_null() {
+            let report = hook.after_write(&output.written).await;
+            if report.is_empty() {
                 return Ok(output);
             }
             // Agents often read only the text: it must carry the diagnostics too.
             if let Some(text) = &mut output.text {
                 text.push('\n');
-                text.push_str(&render_diagnostics(&diagnostics));
+                text.push_str(&report.render());
             }
             if let Value::Object(object) = &mut output.value {
-                object.insert("diagnostics".into(), diagnostics);
+                object.insert(
+                    "diagnostics".into(),
+                    serde_json::to_value(&report).unwrap_or_default(),
+                );
             }
         }
     }
     Ok(output)
-}
-
-/// A compact rendering of `{"new": [...], "pending": [...], "unchecked": [...]}`.
-pub fn render_diagnostics(diagnostics: &Value) -> String {
-    let list = |key: &str| diagnostics[key].as_array().cloned().unwrap_or_default();
-    let (new, pending, unchecked) = (list("new"), list("pending"), list("unchecked"));
-    let mut lines = Vec::new();
-    if new.is_empty() {
-        lines.push("no new diagnostics".to_owned());
-    } else {
-        lines.push(format!("{} new diagnostic(s):", new.len()));
-        for item in &new {
-            lines.push(format!("  {}", diagnostic_line(item)));
-        }
-    }
-    for item in &pending {
-        let server = item
-            .as_str()
-            .map(str::to_owned)
-            .unwrap_or_else(|| item.to_string());
-        lines.push(format!(
-            "pending: {server} has not answered yet (not clean)"
-        ));
-    }
-    if let Some(files) = diagnostics["pending_files"].as_array() {
-        let files: Vec<&str> = files.iter().filter_map(Value::as_str).collect();
-        lines.push(format!("  not answered for: {}", files.join(", ")));
-    }
-    for item in &unchecked {
-        lines.push(format!(
-            "unchecked: {} ({})",
-            item["path"].as_str().unwrap_or("?"),
-            item["reason"].as_str().unwrap_or("")
-        ));
-    }
-    if let Some(files) = diagnostics["no_baseline"].as_array() {
-        let files: Vec<&str> = files.iter().filter_map(Value::as_str).collect();
-        lines.push(format!(
-            "note: no earlier diagnostics were known for {}, so some of the above may predate \
-             this write",
-            files.join(", ")
-        ));
-    }
-    if let Some(note) = diagnostics["missing_dependencies"]["note"].as_str() {
-        lines.push(format!("note: {note}"));
-    }
-    if let Some(outside) = diagnostics.get("changed_outside") {
-        lines.extend(render_changed_outside(outside));
-    }
-    let scope = &diagnostics["scope"];
-    if let Some(checked) = scope["files_checked"].as_u64() {
-        let dependents = scope["dependents_checked"].as_u64().unwrap_or(0);
-        let skipped = scope["dependents_skipped"].as_u64().unwrap_or(0);
-        let mut line = format!(
-            "checked {checked} file(s): {} written, {dependents} that depend on them",
-            checked.saturating_sub(dependents)
-        );
-        if let Some(names) = scope["dependents"].as_array().filter(|n| !n.is_empty()) {
-            let names: Vec<&str> = names.iter().filter_map(Value::as_str).take(10).collect();
-            line.push_str(&format!(
-                " ({}{})",
-                names.join(", "),
-                if dependents > 10 { ", …" } else { "" }
-            ));
-        }
-        if skipped > 0 {
-            line.push_str(&format!(
-                "; {skipped} more file(s) that may depend on them were not checked (limit)"
-            ));
-        }
-        if let Some(from) = scope["dependents_from"]
-            .as_array()
-            .filter(|f| !f.is_empty())
-        {
-            let from: Vec<&str> = from
-                .iter()
-                .filter_map(Value::as_str)
-                .map(|f| {
-                    if f == "graph" {
-                        "the code graph"
-                    } else {
-                        "a word scan"
-                    }
-                })
-                .collect();
-            line.push_str(&format!("; dependents found by {}", from.join(" and ")));
-        }
-        lines.push(line);
-    }
-    lines.join("\n")
-}
-
-/// What changed outside the run (the shell, git, a formatter) since the last write, and what
-/// it brought: never this write's doing.
-fn render_changed_outside(outside: &Value) -> Vec<String> {
-    let mut lines = Vec::new();
-    let files: Vec<&str> = outside["files"]
-        .as_array()
-        .map(|f| f.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let total = outside["files_total"]
-        .as_u64()
-        .unwrap_or(files.len() as u64);
-    let mut line = format!(
-        "changed outside this run since the last write: {total} file(s){}",
-        if files.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " ({}{})",
-                files
-                    .iter()
-                    .take(10)
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if total > 10 { ", …" } else { "" }
-            )
-        }
-    );
-    if let Some(note) = outside["note"].as_str() {
-        line.push_str(&format!("; {note}"));
-    }
-    lines.push(line);
-    let new = outside["new"].as_array().cloned().unwrap_or_default();
-    if !new.is_empty() {
-        lines.push(format!(
-            "  {} diagnostic(s) came with those changes, not with this write:",
-            new.len()
-        ));
-        for item in &new {
-            lines.push(format!("  {}", diagnostic_line(item)));
-        }
-    }
-    lines
-}
-
-/// `path:line: severity [code]: first line of the message`.
-fn diagnostic_line(item: &Value) -> String {
-    let code = item["code"]
-        .as_str()
-        .map(|code| format!(" [{code}]"))
-        .unwrap_or_default();
-    format!(
-        "{}:{}: {}{code}: {}",
-        item["path"].as_str().unwrap_or("?"),
-        item["line"],
-        item["severity"].as_str().unwrap_or("?"),
-        item["message"]
-            .as_str()
-            .unwrap_or("")
-            .lines()
-            .next()
-            .unwrap_or("")
-    )
 }
 
 /// The error of a call cancelled before it started.

@@ -1,5 +1,5 @@
 //! `cargo xtask graph-keys [PROJECT...]`: builds the code graph's answer keys from real
-//! language servers (`graph/tests/keys/PROJECT.json`, read by `graph/tests/accuracy.rs`).
+//! language servers (`graph/tests/keys/PROJECT.json`, read by `graph/tests/it/accuracy.rs`).
 //!
 //! Each project is copied from `.peers/projects/` to `$TMPDIR/cc-graph-keys/` and handed to the
 //! `cc-graph` example `answer_key`, which lists every function and method through the

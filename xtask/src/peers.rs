@@ -126,7 +126,7 @@ pub const PEERS: &[Peer] = &[
     // Debian bookworm (LLVM 19 throughout: `lldb-19` conflicts with the older `lldb`).
     peer(Apt, "clangd-19",         "1:19.1.7-3~deb12u1",     "clangd-19",     &["--version"]),
     peer(Apt, "clang-tidy-19",     "1:19.1.7-3~deb12u1",     "clang-tidy-19", &["--version"]),
-    // A formatter run by the shell behind the run (tools/tests/behind_the_run.rs).
+    // A formatter run by the shell behind the run (tools/tests/it/behind_the_run.rs).
     peer(Apt, "clang-format-19",   "1:19.1.7-3~deb12u1",     "clang-format-19", &["--version"]),
     // The same for Java (Artistic Style) and PHP (PHP_CodeSniffer's `phpcbf`).
     peer(Apt, "astyle",            "3.1-3+b1",               "astyle",        &["--version"]),

@@ -243,9 +243,12 @@ struct RecordWrites(Mutex<Vec<PathBuf>>);
 
 #[async_trait]
 impl AfterWrite for RecordWrites {
-    async fn after_write(&self, paths: &[PathBuf]) -> Value {
+    async fn after_write(&self, paths: &[PathBuf]) -> crate::report::WriteReport {
         self.0.lock().unwrap().extend_from_slice(paths);
-        json!({"new": [], "pending": ["test-server"], "unchecked": []})
+        crate::report::WriteReport::checked(crate::report::WriteDiagnostics {
+            pending: vec!["test-server".into()],
+            ..Default::default()
+        })
     }
 }
 

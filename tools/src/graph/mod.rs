@@ -24,10 +24,11 @@ use cc_graph::{Graph, GraphConfig, UpdateStats};
 use cc_process::lock;
 use cc_workspace::watch::{ChangeKind, Subscription, TreeWatcher};
 use cc_workspace::BrokenSection;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::{kinds, ToolError};
 use crate::registry::{AfterWrite, PlannedWrite};
+use crate::report::WriteReport;
 use crate::root::WorkspaceRoot;
 use crate::tool::ProgressSink;
 
@@ -400,21 +401,17 @@ impl AfterWrite for GraphAfterWrite {
         }
     }
 
-    async fn after_write(&self, paths: &[PathBuf]) -> Value {
+    async fn after_write(&self, paths: &[PathBuf]) -> WriteReport {
         let updated = self.graph.update(paths).await;
-        let value = match &self.inner {
+        let mut report = match &self.inner {
             Some(inner) => inner.after_write(paths).await,
-            None => Value::Null,
+            None => WriteReport::default(),
         };
-        match updated {
-            // A failed update is said, never silent: the next graph call re-reads the files.
-            Some(Err(error)) => {
-                let mut value = if value.is_object() { value } else { json!({}) };
-                value["graph_update_failed"] = Value::String(error);
-                value
-            }
-            _ => value,
+        // A failed update is said, never silent: the next graph call re-reads the files.
+        if let Some(Err(error)) = updated {
+            report.graph_update_failed = Some(error);
         }
+        report
     }
 }
 

@@ -18,7 +18,7 @@ fn registry(dir: &Path, cache: &Path, surface: Surface) -> Registry {
         graph: Some(Ok(cc_graph::GraphConfig {
             cache_dir: cache.to_path_buf(),
             threads: 2,
-            // The precise tier has its own tests (tools/tests/graph_precise.rs).
+            // The precise tier has its own tests (tools/tests/it/graph_precise.rs).
             precise: false,
             ..cc_graph::GraphConfig::default()
         })),

@@ -24,10 +24,14 @@ use async_trait::async_trait;
 use cc_lsp_client::missing::MissingDependencies;
 use cc_lsp_client::{CheckOutcome, Diagnostic, FileCheck, Ledger, ServerPool};
 use cc_workspace::watch::Subscription;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::dependents::{self, Change};
 use crate::registry::{AfterWrite, PlannedWrite};
+use crate::report::{
+    ChangedOutside, CheckScope, MissingDependenciesNote, NewDiagnostic, UncheckedFile,
+    WriteDiagnostics, WriteReport,
+};
 use crate::root::WorkspaceRoot;
 
 /// Text larger than this is not parsed for changed definitions.
@@ -87,7 +91,7 @@ struct Outside {
     /// Set when the watcher could not list them all: why.
     gap: Option<String>,
     /// What the outside changes brought, found by taking baselines again.
-    new: Vec<Value>,
+    new: Vec<NewDiagnostic>,
 }
 
 impl LspDiagnostics {
@@ -134,7 +138,7 @@ impl LspDiagnostics {
     }
 
     /// The missing packages no write result has named yet, as a note (then told).
-    fn missing_note(&self) -> Option<Value> {
+    fn missing_note(&self) -> Option<MissingDependenciesNote> {
         let mut seen = lock(&self.missing);
         let seen = &mut *seen;
         let fresh = MissingDependencies {
@@ -153,7 +157,10 @@ impl LspDiagnostics {
         }
         seen.told.extend(fresh.packages.iter().cloned());
         let note = fresh.sentence("the language server")?;
-        Some(json!({"packages": fresh.packages, "note": note}))
+        Some(MissingDependenciesNote {
+            packages: fresh.packages.into_iter().collect(),
+            note,
+        })
     }
 
     /// Records every checked file of `checks` as the baseline; returns the files that could
@@ -237,7 +244,7 @@ impl LspDiagnostics {
                     let shown = self.root.relative(&check.path);
                     let mut outside = lock(&self.outside);
                     for diagnostic in added {
-                        outside.new.push(diagnostic_json(&shown, &diagnostic));
+                        outside.new.push(NewDiagnostic::new(&shown, &diagnostic));
                     }
                 }
                 CheckOutcome::Removed => lock(&self.ledger).removed(&check.path),
@@ -248,21 +255,18 @@ impl LspDiagnostics {
     }
 
     /// What the next result says of the changes made outside, and forgets it.
-    fn report_outside(&self) -> Option<Value> {
+    fn report_outside(&self) -> Option<ChangedOutside> {
         let mut outside = lock(&self.outside);
         if outside.files.is_empty() && outside.new.is_empty() && outside.gap.is_none() {
             return None;
         }
         let files: Vec<String> = std::mem::take(&mut outside.files).into_iter().collect();
-        let mut value = json!({
-            "files": files.iter().take(20).collect::<Vec<_>>(),
-            "files_total": files.len(),
-            "new": std::mem::take(&mut outside.new),
-        });
-        if let Some(gap) = outside.gap.take() {
-            value["note"] = Value::String(gap);
-        }
-        Some(value)
+        Some(ChangedOutside {
+            files_total: files.len(),
+            files: files.into_iter().take(20).collect(),
+            new: std::mem::take(&mut outside.new),
+            note: outside.gap.take(),
+        })
     }
 
     /// The dependents of one server's share of a write, and where they came from.
@@ -326,16 +330,9 @@ fn as_changes(texts: &[(PathBuf, Option<String>, Option<String>)]) -> Vec<Change
         .collect()
 }
 
-/// One new diagnostic as the agent sees it.
+/// One diagnostic as the agent sees it, in a JSON result.
 pub(crate) fn diagnostic_json(path: &str, diagnostic: &Diagnostic) -> Value {
-    json!({
-        "path": path,
-        "line": diagnostic.line,
-        "severity": diagnostic.severity.as_str(),
-        "code": diagnostic.code,
-        "message": diagnostic.message,
-        "source": diagnostic.source,
-    })
+    serde_json::to_value(NewDiagnostic::new(path, diagnostic)).unwrap_or_default()
 }
 
 #[async_trait]
@@ -432,7 +429,7 @@ impl AfterWrite for LspDiagnostics {
         lock(&self.ledger).rename_symbol(old, new);
     }
 
-    async fn after_write(&self, paths: &[PathBuf]) -> Value {
+    async fn after_write(&self, paths: &[PathBuf]) -> WriteReport {
         let mut dependents: Vec<PathBuf> = Vec::new();
         let mut skipped = 0;
         let mut sources: Vec<&'static str> = Vec::new();
@@ -487,7 +484,7 @@ impl AfterWrite for LspDiagnostics {
                         no_baseline.push(shown.clone());
                     }
                     for diagnostic in added {
-                        new.push(diagnostic_json(&shown, &diagnostic));
+                        new.push(NewDiagnostic::new(&shown, &diagnostic));
                     }
                 }
                 CheckOutcome::Pending { server, reason } => {
@@ -499,7 +496,10 @@ impl AfterWrite for LspDiagnostics {
                 }
                 CheckOutcome::Unchecked { reason } => {
                     if !is_dependent {
-                        unchecked.push(json!({"path": shown, "reason": reason}));
+                        unchecked.push(UncheckedFile {
+                            path: shown,
+                            reason,
+                        });
                     }
                 }
                 CheckOutcome::Removed => lock(&self.ledger).removed(&check.path),
@@ -507,31 +507,22 @@ impl AfterWrite for LspDiagnostics {
         }
         let shown_dependents: Vec<String> =
             dependents.iter().map(|p| self.root.relative(p)).collect();
-        let mut result = json!({
-            "new": new,
-            "pending": pending,
-            "unchecked": unchecked,
-            "scope": {
-                "files_checked": files_checked,
-                "dependents_checked": dependents_checked,
-                "dependents_skipped": skipped,
-                "dependents": shown_dependents,
-                "dependents_from": sources,
-            },
-        });
-        if !pending_files.is_empty() {
-            result["pending_files"] = json!(pending_files);
-        }
-        if !no_baseline.is_empty() {
-            result["no_baseline"] = json!(no_baseline);
-        }
-        if let Some(missing) = self.missing_note() {
-            result["missing_dependencies"] = missing;
-        }
-        if let Some(outside) = self.report_outside() {
-            result["changed_outside"] = outside;
-        }
-        result
+        WriteReport::checked(WriteDiagnostics {
+            new,
+            pending,
+            pending_files,
+            unchecked,
+            no_baseline,
+            missing_dependencies: self.missing_note(),
+            changed_outside: self.report_outside(),
+            scope: Some(CheckScope {
+                files_checked,
+                dependents_checked,
+                dependents_skipped: skipped,
+                dependents: shown_dependents,
+                dependents_from: sources.iter().map(|s| (*s).to_owned()).collect(),
+            }),
+        })
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use cc_structural::Languages;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::{AfterWrite, AllowAll, Approver, Registry, Resources, Run};
 
@@ -18,9 +18,9 @@ pub(super) struct Recorder {
 
 #[async_trait]
 impl AfterWrite for Recorder {
-    async fn after_write(&self, paths: &[PathBuf]) -> Value {
+    async fn after_write(&self, paths: &[PathBuf]) -> crate::report::WriteReport {
         self.paths.lock().unwrap().extend_from_slice(paths);
-        json!({"new": []})
+        crate::report::WriteReport::checked(Default::default())
     }
 }
 

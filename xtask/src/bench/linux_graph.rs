@@ -261,10 +261,10 @@ fn render(r: &Report<'_>) -> String {
             "a write to that file adding a function that calls the best-ranked definition (one update), 10 writes, p50",
             "≤ 100 ms".to_owned(),
             format!(
-                "{:.0} ms (max {:.0} ms; {} rank pushes)",
+                "{:.0} ms (max {:.0} ms; {:.0} rank pushes)",
                 ms(r.queries, "write_ms"),
                 ms(r.queries, "write_max_ms"),
-                r.queries["write_rank_pushes"]
+                ms(r.queries, "write_rank_pushes")
             ),
             ms(r.queries, "write_ms") <= 100.0,
         ),

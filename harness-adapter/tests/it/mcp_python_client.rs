@@ -1,0 +1,76 @@
+//! `cc-harness mcp` driven by the official Python MCP SDK client (a real peer).
+
+#![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common;
+
+fn run_client(root: &Path) -> Option<Value> {
+    let python = common::python_with(&["mcp"])?;
+    Some(common::run_client_script(
+        &python,
+        "mcp_client.py",
+        &[root.as_os_str()],
+    ))
+}
+
+#[test]
+fn official_python_client_sees_surfaces_and_refusals() {
+    let parent = tempfile::tempdir().unwrap();
+    let root = parent.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("hello.txt"), "hello\n").unwrap();
+    let Some(report) = run_client(&root) else {
+        return;
+    };
+
+    let full = &report["full"];
+    assert_eq!(full["server"], "cc-harness");
+    let tools = full["tools"].as_object().unwrap();
+    for name in ["read", "write", "edit"] {
+        assert!(tools.contains_key(name), "full surface lists {name}");
+    }
+    assert_eq!(full["tools"]["read"]["read_only"], true);
+    assert_eq!(full["tools"]["write"]["read_only"], false);
+    assert_eq!(full["tools"]["write"]["destructive"], true);
+    assert_eq!(full["read"]["is_error"], false);
+    assert_eq!(full["read"]["structured"]["content"], "hello\n");
+    assert_eq!(full["write_outside"]["is_error"], true);
+    assert_eq!(
+        full["write_outside"]["structured"]["error"]["kind"],
+        "outside_root"
+    );
+    assert!(!parent.path().join("escape.txt").exists());
+    assert_eq!(full["write_inside"]["is_error"], false);
+    assert_eq!(
+        full["missing_file"]["structured"]["error"]["kind"],
+        "not_found"
+    );
+
+    for surface in ["plan", "readonly_subagent"] {
+        let session = &report[surface];
+        let tools = session["tools"].as_object().unwrap();
+        for (name, tool) in tools {
+            assert_eq!(
+                tool["read_only"], true,
+                "{surface} lists non-read tool {name}"
+            );
+        }
+        assert!(tools.contains_key("read"));
+        assert!(!tools.contains_key("write") && !tools.contains_key("edit"));
+        assert_eq!(session["read"]["is_error"], false);
+        assert_eq!(session["write_inside"]["is_error"], true);
+        assert_eq!(
+            session["write_inside"]["structured"]["error"]["kind"],
+            "not_available"
+        );
+    }
+    // Only the full session's write landed.
+    assert_eq!(
+        std::fs::read_to_string(root.join("made.txt")).unwrap(),
+        "full"
+    );
+}
