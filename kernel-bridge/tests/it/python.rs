@@ -764,7 +764,11 @@ async fn kernels_and_their_children_die_with_a_killed_host() {
     let Some(_) = python() else { return };
     let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
     command
-        .args(["--exact", "python::helper_host_that_gets_killed", "--nocapture"])
+        .args([
+            "--exact",
+            "python::helper_host_that_gets_killed",
+            "--nocapture",
+        ])
         .env("CC_KERNEL_HELPER", "1")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());

@@ -401,6 +401,27 @@ mod tests {
         ");
     }
 
+    /// The README's description of `diagnostics` names every field of the type, and no other.
+    #[test]
+    fn the_readme_lists_the_fields_of_the_report() {
+        let readme = include_str!("../../../README.md");
+        let start = readme
+            .find("`diagnostics` is `{")
+            .expect("the README describes `diagnostics`");
+        let block = &readme[start..];
+        let block = &block[..block.find("}`").expect("the description ends with }`")];
+        let listed: std::collections::BTreeSet<&str> =
+            block.split('"').skip(1).step_by(2).collect();
+        let schema = WriteReport::json_schema();
+        let fields: std::collections::BTreeSet<&str> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(listed, fields, "{block}");
+    }
+
     /// A graph failure with nothing checked never reads as a clean check.
     #[test]
     fn a_graph_failure_alone_claims_no_check() {

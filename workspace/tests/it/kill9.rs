@@ -109,7 +109,12 @@ fn a_commit_in_progress_in_another_process_is_left_alone() {
     let (root, state) = (base.path().join("root"), base.path().join("state"));
     lay_out(&root);
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "kill9::kill9_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "kill9::kill9_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD, format!("{}\n{}", root.display(), state.display()))
         .env(PAUSE, "1")
         .stdout(Stdio::piped())
@@ -157,7 +162,12 @@ impl Rng {
 /// of the rest of its output.
 fn start(root: &Path, state: &Path) -> (std::process::Child, std::io::Lines<impl BufRead>) {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "kill9::kill9_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "kill9::kill9_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD, format!("{}\n{}", root.display(), state.display()))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -172,6 +172,25 @@ fn reread_lsp_section(ws: PathBuf) -> cc_tools::resources::LspConfigSource {
     })
 }
 
+/// A write's `"diagnostics"` is the typed report, field for field: read back as
+/// [`cc_tools::report::WriteReport`] it serializes to the same JSON (a key the type does not
+/// know, or a value of another shape, fails here). The `lsp diagnostics` action's own list
+/// is not a write's report.
+pub fn assert_typed_diagnostics(result: &Value) {
+    let Some(diagnostics) = result.get("diagnostics").filter(|d| d.is_object()) else {
+        return;
+    };
+    let report: cc_tools::report::WriteReport = serde_json::from_value(diagnostics.clone())
+        .unwrap_or_else(|error| {
+            panic!("diagnostics are not a WriteReport ({error}): {diagnostics:#}")
+        });
+    assert_eq!(
+        &serde_json::to_value(&report).unwrap(),
+        diagnostics,
+        "diagnostics carry what WriteReport does not"
+    );
+}
+
 /// A project with the default [`Setup`].
 pub fn project(files: &[(&str, &str)]) -> Project {
     Setup::default().build(files)
@@ -181,7 +200,10 @@ impl Project {
     /// Calls `tool`; a tool error comes back as its `{"error": …}` envelope.
     pub async fn call(&self, tool: &str, args: Value) -> Value {
         match self.registry.call(tool, args).await {
-            Ok(output) => output.value,
+            Ok(output) => {
+                assert_typed_diagnostics(&output.value);
+                output.value
+            }
             Err(error) => error.to_envelope(),
         }
     }
