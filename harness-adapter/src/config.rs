@@ -34,7 +34,7 @@ pub struct ToolsConfig {
     /// `[graph]`: where and how the code graph is kept.
     pub graph: Result<GraphConfig, BrokenSection>,
     /// `[structural]`: the tree cache of `ast_grep`.
-    pub structural: StructuralSection,
+    pub structural: Result<StructuralSection, BrokenSection>,
     /// `[workers]`: the `vibe_*` worker commands, when configured.
     pub workers: Option<WorkersSection>,
     /// `[questions] timeout_seconds`: how long `ask_user` waits.
@@ -48,7 +48,7 @@ impl Default for ToolsConfig {
             debug: Ok(DebugConfig::default()),
             kernel: Ok(KernelOverrides::default()),
             graph: Ok(GraphConfig::default()),
-            structural: StructuralSection::default(),
+            structural: Ok(StructuralSection::default()),
             workers: None,
             question_timeout: None,
         }
@@ -57,6 +57,7 @@ impl Default for ToolsConfig {
 
 /// The `[structural]` section.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StructuralSection {
     /// The memory budget of `ast_grep`'s tree cache (estimated, MiB; default 256, 0 keeps
     /// no trees).
@@ -141,17 +142,14 @@ impl ToolsConfig {
             }
             None => None,
         };
-        let structural = typed(&table, "structural").unwrap_or_else(|message| {
-            tracing::warn!("[structural] in .cc/tools.toml: {message}; using the defaults");
-            StructuralSection::default()
-        });
         Ok(ToolsConfig {
             lsp: lsp_section(&table),
             debug: typed(&table, "debug").map_err(|message| BrokenSection::new("debug", message)),
             kernel: typed(&table, "kernel")
                 .map_err(|message| BrokenSection::new("kernel", message)),
             graph: typed(&table, "graph").map_err(|message| BrokenSection::new("graph", message)),
-            structural,
+            structural: typed(&table, "structural")
+                .map_err(|message| BrokenSection::new("structural", message)),
             workers,
             question_timeout,
         })
@@ -243,7 +241,10 @@ mod tests {
         assert_eq!(config.debug.unwrap().ttl_seconds, Some(5.0));
         assert_eq!(config.graph.unwrap().threads, 2);
         assert_eq!(config.kernel.unwrap().output_cap_bytes, Some(10));
-        assert_eq!(config.structural.tree_cache_bytes(), Some(1024 * 1024));
+        assert_eq!(
+            config.structural.unwrap().tree_cache_bytes(),
+            Some(1024 * 1024)
+        );
     }
 
     #[test]
@@ -260,10 +261,17 @@ mod tests {
             (config.debug.unwrap_err(), "unknown key `ttl`"),
             (config.graph.unwrap_err(), "unknown key `cache`"),
             (config.kernel.unwrap_err(), "pyhton"),
+            // Like every section, not replaced by the defaults.
+            (config.structural.unwrap_err(), "-1"),
         ] {
             assert!(broken.message.contains(needle), "{broken}");
         }
-        assert_eq!(config.structural, StructuralSection::default());
+        let typo = load("[structural]\ntree_cache = 1\n").unwrap();
+        let broken = typo.structural.unwrap_err();
+        assert!(
+            broken.message.contains("unknown field `tree_cache`"),
+            "{broken}"
+        );
         let error = load("[lsp\n").unwrap_err().to_string();
         assert!(error.contains("tools.toml"), "{error}");
         let error = load("[workers]\nfats = 1\n").unwrap_err().to_string();

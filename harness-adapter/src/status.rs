@@ -71,9 +71,10 @@ pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
         "families": {
             "host files": {"available": true, "tools": ["read", "write", "edit", "apply_patch"]},
             "structural": {
-                "available": true,
+                "available": config.structural.is_ok(),
                 "tools": ["ast_grep", "ast_edit", "resolve"],
                 "languages": grammars,
+                "broken": broken(&config.structural),
             },
             "code graph": graph,
             "language servers": {
@@ -300,13 +301,16 @@ pub fn render(status: &Value) -> String {
         }
     };
     render_recovery(&mut out, &status["recovery"]);
+    let structural = &families["structural"];
     out.push_str(&format!(
-        "\nhost files (read, write, edit, apply_patch): available\n\nstructural search (ast_grep, ast_edit, resolve): available for {}\n",
-        families["structural"]["languages"]
+        "\nhost files (read, write, edit, apply_patch): available\n\nstructural search (ast_grep, ast_edit, resolve): {} for {}\n",
+        mark(&structural["available"]),
+        structural["languages"]
             .as_array()
             .map(|names| names.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
             .unwrap_or_default()
     ));
+    push_broken(&mut out, structural);
     let graph = &families["code graph"];
     out.push_str(&format!(
         "\ncode graph (graph): {}: {}\n",

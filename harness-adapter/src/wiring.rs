@@ -21,7 +21,12 @@ pub fn resources_for(root: &WorkspaceRoot, config: &ToolsConfig) -> Resources {
         kernels: Some(kernel_factory(root, config, None)),
         parsers: Some(Arc::new(cc_structural::Languages::builtin())),
         graph: Some(config.graph.clone()),
-        tree_cache_bytes: config.structural.tree_cache_bytes(),
+        tree_cache_bytes: config
+            .structural
+            .as_ref()
+            .ok()
+            .and_then(|s| s.tree_cache_bytes()),
+        structural_broken: config.structural.as_ref().err().cloned(),
         ..Default::default()
     }
 }

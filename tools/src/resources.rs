@@ -56,6 +56,9 @@ pub struct Resources {
     /// for the run, least recently used dropped first); `None`:
     /// [`cc_structural::DEFAULT_TREE_CACHE_BYTES`], 0 keeps none.
     pub tree_cache_bytes: Option<usize>,
+    /// A `[structural]` section that could not be used: `ast_grep`, `ast_edit` and `resolve`
+    /// are listed, and each call says what to fix.
+    pub structural_broken: Option<cc_workspace::BrokenSection>,
 }
 
 impl std::fmt::Debug for Resources {
@@ -73,6 +76,7 @@ impl std::fmt::Debug for Resources {
             .field("parsers", &self.parsers.is_some())
             .field("graph", &self.graph)
             .field("tree_cache_bytes", &self.tree_cache_bytes)
+            .field("structural_broken", &self.structural_broken)
             .finish()
     }
 }
@@ -107,7 +111,7 @@ impl Resources {
                 self.tree_cache_bytes
                     .unwrap_or(cc_structural::DEFAULT_TREE_CACHE_BYTES),
             ));
-            crate::structural::register(&mut builder, parsers, trees);
+            crate::structural::register(&mut builder, parsers, trees, self.structural_broken);
             let config = self
                 .graph
                 .unwrap_or_else(|| Ok(cc_graph::GraphConfig::default()));

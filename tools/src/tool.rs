@@ -39,6 +39,60 @@ pub trait Tool: Send + Sync + 'static {
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError>;
 }
 
+/// A tool whose configuration section could not be used: listed as the tool is (name, tier,
+/// arguments), and each call fails with what to fix (`invalid_config`), so a broken section
+/// neither hides the tool nor falls back to the defaults silently.
+pub struct BrokenConfig {
+    inner: Arc<dyn Tool>,
+    broken: cc_workspace::BrokenSection,
+}
+
+impl std::fmt::Debug for BrokenConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrokenConfig")
+            .field("tool", &self.inner.name())
+            .field("broken", &self.broken)
+            .finish()
+    }
+}
+
+impl BrokenConfig {
+    /// `inner`, unusable until `broken` is fixed.
+    pub fn new(inner: Arc<dyn Tool>, broken: cc_workspace::BrokenSection) -> Self {
+        BrokenConfig { inner, broken }
+    }
+}
+
+#[async_trait]
+impl Tool for BrokenConfig {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn tier(&self) -> Tier {
+        self.inner.tier()
+    }
+
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+
+    fn input_schema(&self) -> Value {
+        self.inner.input_schema()
+    }
+
+    fn parallel_safe(&self) -> bool {
+        self.inner.parallel_safe()
+    }
+
+    async fn call(&self, _ctx: &CallContext, _args: Value) -> Result<ToolOutput, ToolError> {
+        Err(ToolError::new(
+            crate::kinds::INVALID_CONFIG,
+            self.broken.to_string(),
+        ))
+    }
+}
+
 /// An image a tool returns (a matplotlib figure, say).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Image {

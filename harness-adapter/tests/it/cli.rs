@@ -256,7 +256,7 @@ fn a_broken_section_of_each_family_is_reported_the_same_way() {
     std::fs::write(
         dir.path().join(".cc/tools.toml"),
         "[lsp.pyhton]\nenabled = false\n[debug]\nttl = 5\n[kernel]\npyhton = \"x\"\n\
-         [graph]\ncache = 1\n",
+         [graph]\ncache = 1\n[structural]\ntree_cache = 1\n",
     )
     .unwrap();
     let status = status_json(dir.path());
@@ -289,6 +289,13 @@ fn a_broken_section_of_each_family_is_reported_the_same_way() {
             "unknown key `cache`",
             "graph",
             r#"{"action": "symbols", "query": "x"}"#,
+        ),
+        (
+            "structural",
+            "structural",
+            "unknown field `tree_cache`",
+            "ast_grep",
+            r#"{"pattern": "x", "language": "python"}"#,
         ),
     ] {
         let entry = &status["families"][family];

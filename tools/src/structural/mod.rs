@@ -186,20 +186,30 @@ pub fn register(
     builder: &mut crate::registry::RegistryBuilder,
     parsers: Arc<Languages>,
     trees: Arc<cc_structural::TreeCache>,
+    broken: Option<cc_workspace::BrokenSection>,
 ) {
     let root = builder.run().root.clone();
     let store = Arc::new(EditStore::default().follow(root.clone(), builder.notices().clone()));
-    builder.add_tool(Arc::new(AstGrepTool::with_trees(
-        root.clone(),
-        parsers.clone(),
-        trees,
-    )));
-    builder.add_tool(Arc::new(AstEditTool::new(
-        root.clone(),
-        parsers,
-        store.clone(),
-    )));
-    builder.add_tool(Arc::new(ResolveTool::new(root, store)));
+    let tools: [Arc<dyn crate::Tool>; 3] = [
+        Arc::new(AstGrepTool::with_trees(
+            root.clone(),
+            parsers.clone(),
+            trees,
+        )),
+        Arc::new(AstEditTool::new(root.clone(), parsers, store.clone())),
+        Arc::new(ResolveTool::new(root, store)),
+    ];
+    for tool in tools {
+        // A broken `[structural]` section does not hide the tools: each call says what to
+        // fix, as every family's does.
+        match &broken {
+            Some(broken) => builder.add_tool(Arc::new(crate::tool::BrokenConfig::new(
+                tool,
+                broken.clone(),
+            ))),
+            None => builder.add_tool(tool),
+        }
+    }
 }
 
 #[cfg(test)]
