@@ -155,7 +155,7 @@ async fn raw(
     Ok((launch_ms, steps))
 }
 
-/// The supervisor: (launch to first stop, step latencies).
+/// The debugger: (launch to first stop, step latencies).
 async fn ours(target: &Target, rounds: usize) -> Result<(f64, Vec<f64>)> {
     let Target {
         root,

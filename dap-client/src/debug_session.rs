@@ -1,4 +1,4 @@
-//! The supervisor: one debug session per conversation, with its breakpoints, its TTL, and
+//! The debugger: one debug session per conversation, with its breakpoints, its TTL, and
 //! the adapter table for one workspace root.
 
 use cc_process::lock;
@@ -70,7 +70,7 @@ impl std::fmt::Debug for DebugSession {
 }
 
 impl DebugSession {
-    /// A supervisor for the workspace at `root` with `config`.
+    /// A debugger for the workspace at `root` with `config`.
     pub fn new(root: impl Into<PathBuf>, config: DebugConfig) -> Self {
         DebugSession {
             env: Environment::new(root),
@@ -83,7 +83,7 @@ impl DebugSession {
         }
     }
 
-    /// A supervisor whose `[debug]` section could not be used: `adapters` reports `broken`
+    /// A debugger whose `[debug]` section could not be used: `adapters` reports `broken`
     /// and `launch`/`attach` refuse with it, so the tool stays and says what to fix.
     pub fn broken(root: impl Into<PathBuf>, broken: BrokenSection) -> Self {
         DebugSession {

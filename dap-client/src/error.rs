@@ -1,5 +1,5 @@
 //! The errors of this crate: [`ClientError`] for one request on a connection, [`DebugError`]
-//! for what a session or the supervisor refuses or fails to do.
+//! for what a session or the debugger refuses or fails to do.
 
 use std::time::Duration;
 
@@ -41,7 +41,7 @@ pub enum ClientError {
     },
 }
 
-/// What the supervisor or a session could not do. [`kind`](DebugError::kind) is a stable
+/// What the debugger or a session could not do. [`kind`](DebugError::kind) is a stable
 /// machine-readable name; the message says what to do next.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]

@@ -1,4 +1,4 @@
-//! What the supervisor's operations return: serializable reports with the caps applied.
+//! What the debugger's operations return: serializable reports with the caps applied.
 //!
 //! Every report that concerns a session carries a flattened [`Position`]: `"state"`, and
 //! `"stopped": {reason, file, line, thread_id}` while stopped or `"exited": {code}` after

@@ -219,7 +219,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(text) => toml::from_str(text)?,
         None => cc_lsp_client::LspConfig::default(),
     };
-    let supervisor = ServerPool::from_config(&root, &config)?;
+    let pool = ServerPool::from_config(&root, &config)?;
     let exts = extensions(language);
     let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(&root)
         .build()
@@ -246,9 +246,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut server_name = String::new();
     for file in &files {
         let text = std::fs::read_to_string(file)?;
-        let (family, _) = supervisor.route(file).map_err(|u| u.reason)?;
+        let (family, _) = pool.route(file).map_err(|u| u.reason)?;
         let language_id = family.language_id(file);
-        let server = supervisor.server_for(file).await.map_err(|u| u.reason)?;
+        let server = pool.server_for(file).await.map_err(|u| u.reason)?;
         server_name = server.name().to_owned();
         server.ensure_synced(file, &text, &language_id)?;
         server.wait_ready(TIMEOUT).await;
@@ -281,7 +281,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut dispatch_from: Vec<Vec<(String, u64)>> = Vec::new();
     for def in &defs {
         let file = root.join(&def.path);
-        let server = supervisor.server_for(&file).await.map_err(|u| u.reason)?;
+        let server = pool.server_for(&file).await.map_err(|u| u.reason)?;
         let encoding = server.encoding();
         let uri = cc_lsp_client::uri::path_to_uri(&file);
         let mut refs = references(&server, &uri, def.line, def.character).await;
@@ -426,6 +426,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     std::fs::write(out, serde_json::to_string_pretty(&key)? + "\n")?;
     eprintln!("wrote {out}: {} definitions", keyed.len());
-    supervisor.shutdown().await;
+    pool.shutdown().await;
     Ok(())
 }

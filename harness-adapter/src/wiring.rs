@@ -15,7 +15,7 @@ use crate::config::ToolsConfig;
 pub fn resources_for(root: &WorkspaceRoot, config: &ToolsConfig) -> Resources {
     Resources {
         host_files: true,
-        debug: Some(debug_supervisor(root, config)),
+        debug: Some(debug_session(root, config)),
         language_servers: Some(language_servers(root, config)),
         lsp_config: Some(lsp_config_source(root)),
         kernels: Some(kernel_factory(root, config, None)),
@@ -41,7 +41,7 @@ fn language_servers(root: &WorkspaceRoot, config: &ToolsConfig) -> Arc<cc_lsp_cl
             .map_err(|error| BrokenSection::new("lsp", error).then("call `lsp reload`"))
     });
     match configured {
-        Ok(supervisor) => supervisor,
+        Ok(pool) => pool,
         Err(broken) => ServerPool::broken(root.path(), broken),
     }
 }
@@ -52,12 +52,9 @@ fn lsp_config_source(root: &WorkspaceRoot) -> cc_tools::resources::LspConfigSour
     Arc::new(move || ToolsConfig::reload_lsp(&root))
 }
 
-/// The run's debug supervisor, configured by `[debug]`. A broken section does not hide the
+/// The run's debug session, configured by `[debug]`. A broken section does not hide the
 /// tool: `debug adapters` reports it and `launch` refuses until it is fixed.
-fn debug_supervisor(
-    root: &WorkspaceRoot,
-    config: &ToolsConfig,
-) -> Arc<cc_dap_client::DebugSession> {
+fn debug_session(root: &WorkspaceRoot, config: &ToolsConfig) -> Arc<cc_dap_client::DebugSession> {
     use cc_dap_client::DebugSession;
     let session = match &config.debug {
         Ok(debug) => DebugSession::new(root.path(), debug.clone()),

@@ -322,11 +322,8 @@ mod tests {
         let error = section("[lsp.python]\ncomand = 1\n").unwrap_err();
         let broken = cc_workspace::BrokenSection::new("lsp", error);
         let dir = tempfile::tempdir().unwrap();
-        let supervisor = crate::ServerPool::broken(dir.path(), broken);
-        let error = supervisor
-            .route(&dir.path().join("a.py"))
-            .unwrap_err()
-            .reason;
+        let pool = crate::ServerPool::broken(dir.path(), broken);
+        let error = pool.route(&dir.path().join("a.py")).unwrap_err().reason;
         assert!(error.contains("unknown field `comand`"), "{error}");
         assert!(error.contains("fix the [lsp] section"), "{error}");
     }

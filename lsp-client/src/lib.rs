@@ -1,4 +1,4 @@
-//! Language-server client: a channel-based JSON-RPC transport, a supervisor that starts one
+//! Language-server client: a channel-based JSON-RPC transport, a pool that starts one
 //! server per (language, root) on demand, and the diagnostics of the exact version just
 //! written.
 //!
@@ -31,13 +31,13 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! std::fs::write(dir.path().join("notes.txt"), "hello").unwrap();
 //! let workspace = dir.path().canonicalize().unwrap();
-//! let supervisor = ServerPool::new(&workspace, ServerTable::builtin(), ServerPoolOptions::default());
-//! let checks = supervisor.check_written(&[workspace.join("notes.txt")]).await;
+//! let pool = ServerPool::new(&workspace, ServerTable::builtin(), ServerPoolOptions::default());
+//! let checks = pool.check_written(&[workspace.join("notes.txt")]).await;
 //! assert!(matches!(
 //!     &checks[0].outcome,
 //!     cc_lsp_client::CheckOutcome::Unchecked { reason } if reason.contains(".txt")
 //! ));
-//! supervisor.shutdown().await;
+//! pool.shutdown().await;
 //! # }
 //! ```
 

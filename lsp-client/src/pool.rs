@@ -217,7 +217,7 @@ impl std::fmt::Debug for ServerPool {
 }
 
 impl ServerPool {
-    /// A supervisor for the workspace at `workspace` (an absolute, canonical path).
+    /// A pool for the workspace at `workspace` (an absolute, canonical path).
     pub fn new(workspace: &Path, table: ServerTable, options: ServerPoolOptions) -> Arc<Self> {
         Self::build(workspace, table, options, None)
     }
@@ -247,7 +247,7 @@ impl ServerPool {
         })
     }
 
-    /// A supervisor whose `[lsp]` section could not be used. It does not fail: every
+    /// A pool whose `[lsp]` section could not be used. It does not fail: every
     /// language then reports `broken` (in `status` and as the reason files are unchecked)
     /// until [`ServerPool::replace_config`] succeeds, rather than silently using defaults.
     pub fn broken(workspace: &Path, broken: BrokenSection) -> Arc<Self> {
@@ -259,7 +259,7 @@ impl ServerPool {
         )
     }
 
-    /// A supervisor configured by `config`.
+    /// A pool configured by `config`.
     pub fn from_config(workspace: &Path, config: &LspConfig) -> Result<Arc<Self>, ConfigError> {
         let options = ServerPoolOptions {
             idle_timeout: config.idle_timeout(),
@@ -279,12 +279,12 @@ impl ServerPool {
         self.options.dependents_limit
     }
 
-    /// Whether this supervisor's servers may run workspace code.
+    /// Whether this pool's servers may run workspace code.
     pub fn trust(&self) -> Trust {
         self.options.trust
     }
 
-    /// A supervisor over the same workspace and table whose servers run no workspace code
+    /// A pool over the same workspace and table whose servers run no workspace code
     /// (itself when it already is one). Servers are never shared between the two: a
     /// read-only run never reaches a server started with full trust.
     pub fn read_only(self: &Arc<Self>) -> Arc<Self> {
@@ -688,13 +688,13 @@ impl ServerPool {
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(period).await;
-                let Some(supervisor) = me.upgrade() else {
+                let Some(pool) = me.upgrade() else {
                     return;
                 };
-                if supervisor.closed.load(Ordering::SeqCst) {
+                if pool.closed.load(Ordering::SeqCst) {
                     return;
                 }
-                supervisor.reap_idle().await;
+                pool.reap_idle().await;
             }
         });
     }

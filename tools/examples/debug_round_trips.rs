@@ -170,7 +170,7 @@ async fn drive(
     })
 }
 
-/// This process's peak resident set (the registry and the supervisor; adapters are processes
+/// This process's peak resident set (the registry and the debugger; adapters are processes
 /// of their own), in MiB, from `/proc/self/status`.
 fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

@@ -99,8 +99,8 @@ impl Resources {
         if let Some(backend) = self.workers {
             crate::vibe::register(&mut builder, Roster::new(backend));
         }
-        if let Some(supervisor) = self.debug {
-            crate::debug::register(&mut builder, supervisor);
+        if let Some(debugger) = self.debug {
+            crate::debug::register(&mut builder, debugger);
         }
         if let Some(factory) = self.kernels {
             crate::eval::register(&mut builder, factory);
@@ -118,9 +118,8 @@ impl Resources {
             graph = Some(crate::graph::register(&mut builder, config));
         }
         let mut after_write = self.after_write;
-        if let Some(supervisor) = self.language_servers {
-            let hook =
-                crate::lsp::register(&mut builder, supervisor, self.lsp_config, graph.clone());
+        if let Some(pool) = self.language_servers {
+            let hook = crate::lsp::register(&mut builder, pool, self.lsp_config, graph.clone());
             after_write.get_or_insert(hook);
         }
         for tool in self.host_tools {

@@ -124,7 +124,7 @@ pub(crate) struct Plan {
     pub notes: Vec<String>,
 }
 
-/// What planning needs from the supervisor.
+/// What planning needs from the debugger.
 pub(crate) struct Context<'a> {
     pub env: &'a Environment,
     pub extra_env: &'a [(String, String)],

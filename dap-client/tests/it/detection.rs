@@ -265,7 +265,7 @@ async fn debugpy_runs_on_the_checkouts_venv() {
         return;
     }
     let site = String::from_utf8(site.stdout).unwrap().trim().to_owned();
-    // PATH for the supervisor: system directories whose python3 lacks debugpy.
+    // PATH for the debugger: system directories whose python3 lacks debugpy.
     let system_path = OsString::from("/usr/bin:/bin");
     let system_python = std::process::Command::new("/usr/bin/python3")
         .args(["-c", "import debugpy"])

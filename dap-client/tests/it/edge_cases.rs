@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use cc_dap_client::report::ProgramState;
 use cc_dap_client::{Action, DebugConfig, DebugSession};
 
-/// A workspace with `prog.py` and a supervisor whose debugpy is the scripted adapter in
+/// A workspace with `prog.py` and a debugger whose debugpy is the scripted adapter in
 /// `mode`; its processes carry a tag named after the mode.
 struct Fake {
     _dir: tempfile::TempDir,

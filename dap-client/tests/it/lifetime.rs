@@ -1,4 +1,4 @@
-//! A session's processes end with the supervisor: on `shutdown` (even during a blocking
+//! A session's processes end with the debugger: on `shutdown` (even during a blocking
 //! call) and when it is dropped.
 
 #![allow(clippy::unwrap_used)]
@@ -56,7 +56,7 @@ async fn shutdown_ends_a_session_even_during_a_blocking_call() {
 }
 
 #[tokio::test]
-async fn dropping_the_supervisor_kills_the_session() {
+async fn dropping_the_debugger_kills_the_session() {
     if support::debugpy_python().is_none() {
         return;
     }

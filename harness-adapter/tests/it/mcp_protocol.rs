@@ -69,7 +69,7 @@ impl Tool for Patient {
     }
 }
 
-/// Owns a real process group, like a language-server supervisor does.
+/// Owns a real process group, like a language-server pool does.
 struct ProcessOwner(Mutex<Option<cc_process::GroupChild>>);
 
 #[async_trait]

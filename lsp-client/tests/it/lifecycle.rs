@@ -1,4 +1,4 @@
-//! The supervisor against real servers: a server killed mid-request, restart, crash loop,
+//! The pool against real servers: a server killed mid-request, restart, crash loop,
 //! idle reaping, detection reasons, and the process table after every test.
 
 #![allow(clippy::unwrap_used)] // Tests unwrap freely: a panic is a failure.
@@ -123,7 +123,7 @@ async fn killed_mid_request_fails_clearly_then_restarts_then_crash_loop_turns_it
 }
 
 #[tokio::test]
-async fn idle_servers_are_reaped_and_dropping_the_supervisor_kills_the_rest() {
+async fn idle_servers_are_reaped_and_dropping_the_pool_kills_the_rest() {
     if require_peer("pylsp").is_none() {
         return;
     }
@@ -143,7 +143,7 @@ async fn idle_servers_are_reaped_and_dropping_the_supervisor_kills_the_rest() {
         "{python:?}"
     );
 
-    // One server per (language, root); servers never shut down die with the supervisor.
+    // One server per (language, root); servers never shut down die with the pool.
     let fixture = fixture_with(
         &[
             ("a/setup.py", ""),

@@ -25,14 +25,14 @@ pub use args::{DebugArgs, Op};
 /// The `debug` tool of one run.
 #[derive(Debug, Clone)]
 pub struct DebugTool {
-    supervisor: Arc<DebugSession>,
+    debugger: Arc<DebugSession>,
     root: WorkspaceRoot,
 }
 
 impl DebugTool {
-    /// A `debug` tool over `supervisor`, with paths confined to `root`.
-    pub fn new(supervisor: Arc<DebugSession>, root: WorkspaceRoot) -> Self {
-        DebugTool { supervisor, root }
+    /// A `debug` tool over `debugger`, with paths confined to `root`.
+    pub fn new(debugger: Arc<DebugSession>, root: WorkspaceRoot) -> Self {
+        DebugTool { debugger, root }
     }
 }
 
@@ -48,10 +48,10 @@ impl Shutdown for DebugShutdown {
 }
 
 /// Registers `debug` and its shutdown hook.
-pub fn register(builder: &mut RegistryBuilder, supervisor: Arc<DebugSession>) {
+pub fn register(builder: &mut RegistryBuilder, debugger: Arc<DebugSession>) {
     let root = builder.run().root.clone();
-    builder.add_tool(Arc::new(DebugTool::new(supervisor.clone(), root)));
-    builder.add_shutdown(Arc::new(DebugShutdown(supervisor)));
+    builder.add_tool(Arc::new(DebugTool::new(debugger.clone(), root)));
+    builder.add_shutdown(Arc::new(DebugShutdown(debugger)));
 }
 
 fn tool_error(op: Op, error: DebugError) -> ToolError {
@@ -112,11 +112,11 @@ impl Tool for DebugTool {
         let args: DebugArgs = parse_args(args)?;
         args.validate()?;
         let op = args.op;
-        let sup = &self.supervisor;
+        let debugger = &self.debugger;
         let fail = |error: DebugError| tool_error(op, error);
         let value = match op {
-            Op::Adapters => to_json(&sup.adapters().await)?,
-            Op::Status => to_json(&sup.status().await)?,
+            Op::Adapters => to_json(&debugger.adapters().await)?,
+            Op::Status => to_json(&debugger.status().await)?,
             Op::Breakpoints => {
                 let file = self
                     .root
@@ -128,7 +128,12 @@ impl Tool for DebugTool {
                     )));
                 }
                 let lines = args.lines.unwrap_or_default();
-                to_json(&sup.set_breakpoints(&file, &lines).await.map_err(fail)?)?
+                to_json(
+                    &debugger
+                        .set_breakpoints(&file, &lines)
+                        .await
+                        .map_err(fail)?,
+                )?
             }
             Op::Launch => {
                 let program_args = args.args.clone().unwrap_or_default();
@@ -147,7 +152,8 @@ impl Tool for DebugTool {
                 request.wait = args.wait();
                 request.exceptions = args.exceptions.clone();
                 to_json(
-                    &sup.launch_with(&request, interrupt(ctx))
+                    &debugger
+                        .launch_with(&request, interrupt(ctx))
                         .await
                         .map_err(fail)?,
                 )?
@@ -155,7 +161,8 @@ impl Tool for DebugTool {
             Op::Attach => {
                 let port = args.port.unwrap_or_default();
                 to_json(
-                    &sup.attach(port, args.adapter.as_deref())
+                    &debugger
+                        .attach(port, args.adapter.as_deref())
                         .await
                         .map_err(fail)?,
                 )?
@@ -169,38 +176,43 @@ impl Tool for DebugTool {
                     _ => Action::StepOut,
                 };
                 to_json(
-                    &sup.act_waiting(action, args.thread_id, args.wait(), interrupt(ctx))
+                    &debugger
+                        .act_waiting(action, args.thread_id, args.wait(), interrupt(ctx))
                         .await
                         .map_err(fail)?,
                 )?
             }
-            Op::Threads => to_json(&sup.threads().await.map_err(fail)?)?,
-            Op::Stack => to_json(&sup.stack(args.thread_id).await.map_err(fail)?)?,
+            Op::Threads => to_json(&debugger.threads().await.map_err(fail)?)?,
+            Op::Stack => to_json(&debugger.stack(args.thread_id).await.map_err(fail)?)?,
             Op::Scopes => to_json(
-                &sup.scopes(args.frame_id.unwrap_or_default())
+                &debugger
+                    .scopes(args.frame_id.unwrap_or_default())
                     .await
                     .map_err(fail)?,
             )?,
             Op::Variables => to_json(
-                &sup.variables(args.reference.unwrap_or_default())
+                &debugger
+                    .variables(args.reference.unwrap_or_default())
                     .await
                     .map_err(fail)?,
             )?,
             Op::Locals => to_json(
-                &sup.locals(args.frame_id, args.scope.as_deref())
+                &debugger
+                    .locals(args.frame_id, args.scope.as_deref())
                     .await
                     .map_err(fail)?,
             )?,
             Op::Evaluate => to_json(
-                &sup.evaluate(
-                    args.expression.as_deref().unwrap_or_default(),
-                    args.frame_id,
-                )
-                .await
-                .map_err(fail)?,
+                &debugger
+                    .evaluate(
+                        args.expression.as_deref().unwrap_or_default(),
+                        args.frame_id,
+                    )
+                    .await
+                    .map_err(fail)?,
             )?,
-            Op::Output => to_json(&sup.output().await.map_err(fail)?)?,
-            Op::Terminate => to_json(&sup.terminate().await)?,
+            Op::Output => to_json(&debugger.output().await.map_err(fail)?)?,
+            Op::Terminate => to_json(&debugger.terminate().await)?,
         };
         let options = render::Options {
             all_frames: args.all_frames.unwrap_or(false),

@@ -53,7 +53,7 @@ struct Prepared {
 /// is not new and one that came back is.
 #[derive(Debug)]
 pub struct LspDiagnostics {
-    supervisor: Arc<ServerPool>,
+    pool: Arc<ServerPool>,
     root: WorkspaceRoot,
     ledger: Mutex<Ledger>,
     prepared: Mutex<HashMap<PathBuf, Prepared>>,
@@ -95,10 +95,10 @@ struct Outside {
 }
 
 impl LspDiagnostics {
-    /// A hook over `supervisor`, showing paths relative to `root`.
-    pub fn new(supervisor: Arc<ServerPool>, root: WorkspaceRoot) -> Self {
+    /// A hook over `pool`, showing paths relative to `root`.
+    pub fn new(pool: Arc<ServerPool>, root: WorkspaceRoot) -> Self {
         LspDiagnostics {
-            supervisor,
+            pool,
             root,
             ledger: Mutex::new(Ledger::default()),
             prepared: Mutex::new(HashMap::new()),
@@ -117,7 +117,7 @@ impl LspDiagnostics {
 
     /// The diagnostics of `diagnostics` that the policy of `path`'s family reports.
     fn reported(&self, path: &Path, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
-        let reported: Vec<Diagnostic> = match self.supervisor.route(path) {
+        let reported: Vec<Diagnostic> = match self.pool.route(path) {
             Ok((family, _)) => diagnostics
                 .into_iter()
                 .filter(|d| family.reports(d))
@@ -127,12 +127,8 @@ impl LspDiagnostics {
                 .filter(|d| d.is_problem() && !d.is_noise())
                 .collect(),
         };
-        let (kept, missing) = without_missing(
-            &self.supervisor,
-            path,
-            reported,
-            &mut lock(&self.source_roots),
-        );
+        let (kept, missing) =
+            without_missing(&self.pool, path, reported, &mut lock(&self.source_roots));
         lock(&self.missing).since_told.add(missing);
         kept
     }
@@ -278,7 +274,7 @@ impl LspDiagnostics {
         let Some(first) = planned.first() else {
             return (dependents::Found::default(), "none");
         };
-        let Ok((family, root)) = self.supervisor.route(&first.path) else {
+        let Ok((family, root)) = self.pool.route(&first.path) else {
             return (dependents::Found::default(), "none");
         };
         let extensions = family.extensions.clone();
@@ -339,11 +335,11 @@ pub(crate) fn diagnostic_json(path: &str, diagnostic: &Diagnostic) -> Value {
 impl AfterWrite for LspDiagnostics {
     async fn before_write(&self, planned: &[PlannedWrite]) {
         self.look_outside().await;
-        let limit = self.supervisor.dependents_limit();
+        let limit = self.pool.dependents_limit();
         // Group the written files by server (family and root): dependents are per project.
         let mut groups: Vec<(String, PathBuf, Vec<&PlannedWrite>)> = Vec::new();
         for write in planned {
-            let Ok((family, root)) = self.supervisor.route(&write.path) else {
+            let Ok((family, root)) = self.pool.route(&write.path) else {
                 continue;
             };
             match groups
@@ -358,7 +354,7 @@ impl AfterWrite for LspDiagnostics {
         let mut to_retake: Vec<PathBuf> = Vec::new();
         let mut prepared: Vec<(PathBuf, Prepared)> = Vec::new();
         for (_, _, writes) in &groups {
-            let cross_file = match self.supervisor.server_for(&writes[0].path).await {
+            let cross_file = match self.pool.server_for(&writes[0].path).await {
                 Ok(server) => server.spec().cross_file,
                 Err(_) => continue,
             };
@@ -408,7 +404,7 @@ impl AfterWrite for LspDiagnostics {
             // Retaken files go as dependents: the answer must be one given after the
             // servers heard of the outside changes, not the list they already had.
             to_retake.retain(|path| !to_baseline.contains(path));
-            let mut checks = self.supervisor.check_files(&to_baseline, &to_retake).await;
+            let mut checks = self.pool.check_files(&to_baseline, &to_retake).await;
             let retaken: Vec<FileCheck> = {
                 let (retaken, first): (Vec<FileCheck>, Vec<FileCheck>) = checks
                     .drain(..)
@@ -460,7 +456,7 @@ impl AfterWrite for LspDiagnostics {
                 .cloned()
                 .collect()
         };
-        let checks = self.supervisor.check_files(paths, &dependents).await;
+        let checks = self.pool.check_files(paths, &dependents).await;
         let mut new = Vec::new();
         let mut pending: Vec<String> = Vec::new();
         let mut pending_files = Vec::new();
@@ -530,7 +526,7 @@ impl AfterWrite for LspDiagnostics {
 /// ([`cc_lsp_client::missing`]): Java sources only. `roots` caches each project's source
 /// roots (found by their package lines) across the files of one answer.
 pub(crate) fn without_missing(
-    supervisor: &ServerPool,
+    pool: &ServerPool,
     path: &Path,
     diagnostics: Vec<Diagnostic>,
     roots: &mut HashMap<PathBuf, Vec<PathBuf>>,
@@ -538,7 +534,7 @@ pub(crate) fn without_missing(
     if !cc_lsp_client::missing::reads(path) || diagnostics.is_empty() {
         return (diagnostics, MissingDependencies::default());
     }
-    let (Ok((_, root)), Ok(text)) = (supervisor.route(path), std::fs::read_to_string(path)) else {
+    let (Ok((_, root)), Ok(text)) = (pool.route(path), std::fs::read_to_string(path)) else {
         return (diagnostics, MissingDependencies::default());
     };
     let roots = roots

@@ -38,7 +38,7 @@ const DECLARING: &[&str] = &[
 
 /// The rename's edit (as a server's rename answers), or why it is refused.
 pub(super) async fn edit(
-    supervisor: &ServerPool,
+    pool: &ServerPool,
     root: &WorkspaceRoot,
     opened: &Opened,
     at: &Located,
@@ -84,9 +84,7 @@ pub(super) async fn edit(
             places.join(", ")
         )));
     }
-    let compiler = supervisor
-        .kotlin_compiler_for(&opened.path)
-        .map_err(refused)?;
+    let compiler = pool.kotlin_compiler_for(&opened.path).map_err(refused)?;
     let uses = compiler
         .uses_of(&opened.path, at.line as usize, column, symbol, USES_CAP)
         .await

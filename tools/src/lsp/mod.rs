@@ -66,28 +66,27 @@ impl Shutdown for StopServers {
 /// interpreter or TypeScript, no `cargo check`); they are never the servers of a full run.
 pub fn register(
     builder: &mut RegistryBuilder,
-    supervisor: Arc<ServerPool>,
+    pool: Arc<ServerPool>,
     config: Option<LspConfigSource>,
     graph: Option<Arc<crate::graph::GraphIndex>>,
 ) -> Arc<LspDiagnostics> {
-    let supervisor = if builder.run().surface.allows(crate::Tier::Write) {
-        supervisor
+    let pool = if builder.run().surface.allows(crate::Tier::Write) {
+        pool
     } else {
-        supervisor.read_only()
+        pool.read_only()
     };
     let root = builder.run().root.clone();
     // Servers hear of every change on disk from the run's one watcher.
     let watched = root.clone();
-    supervisor.watch(Arc::new(move || watched.watcher().ok()));
-    let hook =
-        Arc::new(LspDiagnostics::new(supervisor.clone(), root.clone()).with_graph(graph.clone()));
-    supervisor.set_applier(Arc::new(
+    pool.watch(Arc::new(move || watched.watcher().ok()));
+    let hook = Arc::new(LspDiagnostics::new(pool.clone(), root.clone()).with_graph(graph.clone()));
+    pool.set_applier(Arc::new(
         TransactionApplier::new(root.clone()).with_graph(graph),
     ));
     builder.add_tool(Arc::new(
-        LspTool::new(supervisor.clone(), root.clone()).with_config_source(config),
+        LspTool::new(pool.clone(), root.clone()).with_config_source(config),
     ));
-    builder.add_tool(Arc::new(LspRenameTool::new(supervisor.clone(), root)));
-    builder.add_shutdown(Arc::new(StopServers(supervisor)));
+    builder.add_tool(Arc::new(LspRenameTool::new(pool.clone(), root)));
+    builder.add_shutdown(Arc::new(StopServers(pool)));
     hook
 }

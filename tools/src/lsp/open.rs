@@ -20,8 +20,8 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 
 /// Refuses a call while the `[lsp]` section is broken, with the section's words (as every
 /// family refuses its calls), rather than as an unavailable server.
-pub(super) fn refuse_broken(supervisor: &ServerPool) -> Result<(), ToolError> {
-    match supervisor.config_error() {
+pub(super) fn refuse_broken(pool: &ServerPool) -> Result<(), ToolError> {
+    match pool.config_error() {
         Some(broken) => Err(ToolError::new(kinds::INVALID_CONFIG, broken)),
         None => Ok(()),
     }
@@ -57,7 +57,7 @@ pub(super) struct Opened {
 /// The file's server, with the file synced as it is on disk and indexing finished.
 pub(super) async fn open(
     ctx: &CallContext,
-    supervisor: &ServerPool,
+    pool: &ServerPool,
     root: &WorkspaceRoot,
     file: Option<&str>,
 ) -> Result<Opened, ToolError> {
@@ -72,9 +72,9 @@ pub(super) async fn open(
         &shown,
         crate::fs::FileLimits::default().edit_bytes,
     )?;
-    let (family, _) = supervisor.route(&path).map_err(|u| unavailable(u.reason))?;
+    let (family, _) = pool.route(&path).map_err(|u| unavailable(u.reason))?;
     let language_id = family.language_id(&path);
-    let server = supervisor
+    let server = pool
         .server_for(&path)
         .await
         .map_err(|u| unavailable(u.reason))?;

@@ -25,11 +25,11 @@ fn checker_error(error: &CheckerError) -> ToolError {
 /// Runs the checker of every project in the workspace (or of `language`'s only).
 pub(crate) async fn check(
     ctx: &CallContext,
-    supervisor: &ServerPool,
+    pool: &ServerPool,
     root: &WorkspaceRoot,
     language: Option<&str>,
 ) -> Result<ToolOutput, ToolError> {
-    let checker = ProjectChecker::for_pool(supervisor);
+    let checker = ProjectChecker::for_pool(pool);
     let targets = checker
         .project_targets(language)
         .map_err(|u| ToolError::new(kinds::NOT_AVAILABLE, u.reason))?;

@@ -33,14 +33,14 @@ const YOUNG_RETRY: Duration = Duration::from_secs(10);
 /// `lsp_rename`: rename a symbol everywhere the language server finds it.
 #[derive(Debug)]
 pub struct LspRenameTool {
-    supervisor: Arc<ServerPool>,
+    pool: Arc<ServerPool>,
     root: WorkspaceRoot,
 }
 
 impl LspRenameTool {
-    /// An `lsp_rename` tool over `supervisor`.
-    pub fn new(supervisor: Arc<ServerPool>, root: WorkspaceRoot) -> Self {
-        LspRenameTool { supervisor, root }
+    /// An `lsp_rename` tool over `pool`.
+    pub fn new(pool: Arc<ServerPool>, root: WorkspaceRoot) -> Self {
+        LspRenameTool { pool, root }
     }
 }
 
@@ -108,7 +108,7 @@ impl LspRenameTool {
             match std::fs::read_to_string(&path) {
                 Ok(text) => {
                     let language_id = self
-                        .supervisor
+                        .pool
                         .route(&path)
                         .map(|(family, _)| family.language_id(&path))
                         .unwrap_or_default();
@@ -331,7 +331,7 @@ impl Tool for LspRenameTool {
 
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: RenameArgs = parse_args(args)?;
-        open::refuse_broken(&self.supervisor)?;
+        open::refuse_broken(&self.pool)?;
         let new_name = args.new_name.trim();
         if new_name.is_empty() {
             return Err(ToolError::invalid_arguments("`new_name` is empty"));
@@ -341,7 +341,7 @@ impl Tool for LspRenameTool {
                 "`new_name` is `{new_name}`, the name it already has"
             )));
         }
-        let opened = open::open(ctx, &self.supervisor, &self.root, Some(&args.file)).await?;
+        let opened = open::open(ctx, &self.pool, &self.root, Some(&args.file)).await?;
         let at = open::position(&opened, Some(args.line), Some(&args.symbol))?;
         let renames = opened
             .server
@@ -366,7 +366,7 @@ impl Tool for LspRenameTool {
         let identifier = is_identifier(&args.symbol);
         let mentions = if identifier {
             rename_scope::make_visible(
-                &self.supervisor,
+                &self.pool,
                 &opened.server,
                 &self.root,
                 &opened.path,
@@ -396,7 +396,7 @@ impl Tool for LspRenameTool {
         .await;
         let answer = if kotlin {
             Ok(super::kotlin_rename::edit(
-                &self.supervisor,
+                &self.pool,
                 &self.root,
                 &opened,
                 &at,

@@ -50,13 +50,13 @@ pub(super) struct Mentions {
 /// Opens every workspace file of the server's language that mentions `name` in the server
 /// (from disk, unless already open with that text), so that it can rename there too.
 pub(super) async fn make_visible(
-    supervisor: &ServerPool,
+    pool: &ServerPool,
     server: &LanguageServer,
     root: &WorkspaceRoot,
     origin: &Path,
     name: &str,
 ) -> Mentions {
-    let Some(family) = supervisor.table().family(server.family()).cloned() else {
+    let Some(family) = pool.table().family(server.family()).cloned() else {
         return Mentions::default();
     };
     let workspace = root.path().to_path_buf();
@@ -73,7 +73,7 @@ pub(super) async fn make_visible(
         ..Mentions::default()
     };
     for file in files {
-        match supervisor.route(&file) {
+        match pool.route(&file) {
             Ok((_, project)) if project == server.root() => {
                 if let Ok(text) = std::fs::read_to_string(&file) {
                     let _ = server.ensure_synced(&file, &text, &family.language_id(&file));

@@ -29,7 +29,7 @@ const FILE_SYMBOLS_CAP: usize = 200;
 
 /// `lsp`: ask the language servers.
 pub struct LspTool {
-    supervisor: Arc<ServerPool>,
+    pool: Arc<ServerPool>,
     root: WorkspaceRoot,
     config: Option<LspConfigSource>,
 }
@@ -37,7 +37,7 @@ pub struct LspTool {
 impl std::fmt::Debug for LspTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LspTool")
-            .field("supervisor", &self.supervisor)
+            .field("pool", &self.pool)
             .field("root", &self.root)
             .field("config", &self.config.is_some())
             .finish()
@@ -45,10 +45,10 @@ impl std::fmt::Debug for LspTool {
 }
 
 impl LspTool {
-    /// An `lsp` tool over `supervisor`.
-    pub fn new(supervisor: Arc<ServerPool>, root: WorkspaceRoot) -> Self {
+    /// An `lsp` tool over `pool`.
+    pub fn new(pool: Arc<ServerPool>, root: WorkspaceRoot) -> Self {
         LspTool {
-            supervisor,
+            pool,
             root,
             config: None,
         }
@@ -144,7 +144,7 @@ impl LspTool {
     }
 
     async fn open(&self, ctx: &CallContext, file: Option<&str>) -> Result<Opened, ToolError> {
-        open::open(ctx, &self.supervisor, &self.root, file).await
+        open::open(ctx, &self.pool, &self.root, file).await
     }
 
     fn locate(&self, args: &LspArgs, opened: &Opened) -> Result<Located, ToolError> {
@@ -220,7 +220,7 @@ impl LspTool {
         let cross_file = matches!(action, Action::References | Action::Implementation);
         let mentions = if cross_file && super::rename::is_identifier(symbol) {
             let mentions = super::rename_scope::make_visible(
-                &self.supervisor,
+                &self.pool,
                 &opened.server,
                 &self.root,
                 &opened.path,
@@ -331,7 +331,7 @@ impl LspTool {
                 if !diagnosed.is_empty() {
                     // What the server does not compile: its answers there are by name, and
                     // a use there it did not list is not evidence of none.
-                    if let Ok((family, _)) = self.supervisor.route(&opened.path) {
+                    if let Ok((family, _)) = self.pool.route(&opened.path) {
                         let not_compiled: Vec<&String> = family
                             .extensions
                             .iter()
@@ -438,16 +438,11 @@ impl LspTool {
             // Any running or startable server answers; the file (if given) picks which.
             let probe = match args.file.as_deref() {
                 Some(file) => self.open(ctx, Some(file)).await?.server,
-                None => self
-                    .supervisor
-                    .running()
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| {
-                        ToolError::invalid_arguments(
+                None => self.pool.running().into_iter().next().ok_or_else(|| {
+                    ToolError::invalid_arguments(
                         "no language server is running yet; give `file` so the right one starts",
                     )
-                    })?,
+                })?,
             };
             if !probe.supports("workspaceSymbolProvider", "workspace/symbol") {
                 return Ok(unsupported(&probe, "symbols"));
@@ -523,13 +518,8 @@ impl LspTool {
         args: &LspArgs,
     ) -> Result<ToolOutput, ToolError> {
         if args.file.as_deref() == Some("*") {
-            return super::project::check(
-                ctx,
-                &self.supervisor,
-                &self.root,
-                args.language.as_deref(),
-            )
-            .await;
+            return super::project::check(ctx, &self.pool, &self.root, args.language.as_deref())
+                .await;
         }
         let file = args
             .file
@@ -537,10 +527,7 @@ impl LspTool {
             .ok_or_else(|| ToolError::invalid_arguments("`diagnostics` needs `file`"))?;
         let path = self.root.resolve_existing(file)?;
         let shown = self.root.relative(&path);
-        let checks = self
-            .supervisor
-            .check_written(std::slice::from_ref(&path))
-            .await;
+        let checks = self.pool.check_written(std::slice::from_ref(&path)).await;
         let outcome = checks
             .into_iter()
             .next()
@@ -557,7 +544,7 @@ impl LspTool {
                     .filter(Diagnostic::is_problem)
                     .collect();
                 let (problems, missing) = super::diagnostics::without_missing(
-                    &self.supervisor,
+                    &self.pool,
                     &path,
                     problems,
                     &mut Default::default(),
@@ -619,17 +606,14 @@ impl LspTool {
         };
         if let Some(source) = &self.config {
             let config = source().map_err(refused)?;
-            self.supervisor.replace_config(&config).map_err(|error| {
+            self.pool.replace_config(&config).map_err(|error| {
                 refused(BrokenSection::new("lsp", error).then("call `lsp reload` again"))
             })?;
         }
         let (family, root) = match (args.file.as_deref(), args.language.as_deref()) {
             (Some(file), _) => {
                 let path = self.root.resolve(file)?;
-                let (family, root) = self
-                    .supervisor
-                    .route(&path)
-                    .map_err(|u| unavailable(u.reason))?;
+                let (family, root) = self.pool.route(&path).map_err(|u| unavailable(u.reason))?;
                 (family.name.clone(), Some(root))
             }
             (None, Some(language)) => (language.to_owned(), None),
@@ -639,7 +623,7 @@ impl LspTool {
                 ))
             }
         };
-        let stopped = self.supervisor.reload(&family, root.as_deref()).await;
+        let stopped = self.pool.reload(&family, root.as_deref()).await;
         Ok(
             ToolOutput::new(json!({"action": "reload", "language": family, "stopped": stopped}))
                 .with_text(format!(
@@ -722,7 +706,7 @@ impl Tool for LspTool {
         let args: LspArgs = parse_args(args)?;
         match args.action {
             Action::Status => {
-                let rows = self.supervisor.status().await;
+                let rows = self.pool.status().await;
                 let text = rows
                     .iter()
                     .map(|row| {
@@ -743,7 +727,7 @@ impl Tool for LspTool {
                     })
                     .collect::<Vec<_>>()
                     .join("\n");
-                let read_only = self.supervisor.trust() == cc_lsp_client::Trust::ReadOnly;
+                let read_only = self.pool.trust() == cc_lsp_client::Trust::ReadOnly;
                 let text = if read_only {
                     format!(
                         "read-only surface: servers run no workspace code (no build scripts or \
@@ -754,22 +738,22 @@ impl Tool for LspTool {
                 };
                 Ok(ToolOutput::new(json!({
                     "languages": rows,
-                    "trust": self.supervisor.trust(),
+                    "trust": self.pool.trust(),
                 }))
                 .with_text(text))
             }
             Action::Reload => self.reload(&args).await,
             // `status` shows a broken section and `reload` may fix it; the rest refuse.
             Action::Diagnostics => {
-                open::refuse_broken(&self.supervisor)?;
+                open::refuse_broken(&self.pool)?;
                 self.diagnostics(ctx, &args).await
             }
             Action::Symbols => {
-                open::refuse_broken(&self.supervisor)?;
+                open::refuse_broken(&self.pool)?;
                 self.symbols(ctx, &args).await
             }
             action => {
-                open::refuse_broken(&self.supervisor)?;
+                open::refuse_broken(&self.pool)?;
                 self.navigate(ctx, &args, action).await
             }
         }

@@ -16,9 +16,9 @@ use serde_json::json;
 fn the_schema_is_exec_tier_and_serialized() {
     let (_dir, root) = workspace();
     let run = Run::builder(&root).conversation("schema").build();
-    let supervisor = Arc::new(DebugSession::new(&root, DebugConfig::default()));
+    let debugger = Arc::new(DebugSession::new(&root, DebugConfig::default()));
     let registry = Resources {
-        debug: Some(supervisor),
+        debug: Some(debugger),
         ..Default::default()
     }
     .build(run);

@@ -370,7 +370,7 @@ async fn reload_restarts_one_roots_server() {
     let outline = |file: &str| json!({"action": "symbols", "file": file});
     let pid_of = |root: &str| {
         let root = p.ws.join(root);
-        p.supervisor
+        p.pool
             .running()
             .iter()
             .find(|server| server.root() == root)

@@ -580,11 +580,11 @@ async fn burst(
         let (text, needle) = broken(version);
         needles.push(needle);
         std::fs::write(&path, text).unwrap();
-        let supervisor = project.supervisor.clone();
+        let pool = project.pool.clone();
         let path = path.clone();
-        checks.push(tokio::spawn(async move {
-            supervisor.check_files(&[path], &[]).await
-        }));
+        checks.push(tokio::spawn(
+            async move { pool.check_files(&[path], &[]).await },
+        ));
     }
     let mut last = None;
     for check in checks {

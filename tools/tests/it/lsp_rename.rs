@@ -176,7 +176,7 @@ async fn a_servers_apply_edit_goes_through_the_transaction() {
         ("main.ts", main),
     ]);
     let path = p.ws.join("main.ts");
-    let server = p.supervisor.server_for(&path).await.unwrap();
+    let server = p.pool.server_for(&path).await.unwrap();
     server.ensure_synced(&path, main, "typescript").unwrap();
     // Organizing imports makes typescript-language-server send the edit back as
     // `workspace/applyEdit`, and wait for the answer.

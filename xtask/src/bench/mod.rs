@@ -80,7 +80,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "dap",
-        about: "debugger: supervisor step vs bare DAP step, round trips to read a local",
+        about: "debugger: debugger step vs bare DAP step, round trips to read a local",
         run: dap::run,
     },
     Family {

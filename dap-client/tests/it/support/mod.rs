@@ -6,7 +6,7 @@
 #[allow(unused_imports)] // Not every test binary needs them.
 pub use cc_process::testing::{assert_gone, unique_tag};
 
-/// Put in the environment of every adapter a supervisor starts (debuggees inherit it), so
+/// Put in the environment of every adapter a debugger starts (debuggees inherit it), so
 /// the process table can be searched for leftovers.
 pub const TAG_VAR: &str = "CC_DAP_TEST_TAG";
 

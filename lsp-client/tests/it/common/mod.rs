@@ -1,4 +1,4 @@
-//! Helpers shared by the integration tests: fixtures, supervisors with lenient caps, and
+//! Helpers shared by the integration tests: fixtures, pools with lenient caps, and
 //! process-table checks.
 #![allow(dead_code)]
 
@@ -71,7 +71,7 @@ pub struct Fixture {
     pub sup: Arc<ServerPool>,
 }
 
-/// A workspace with `files`, and a supervisor configured by `config` (an `[lsp]` TOML
+/// A workspace with `files`, and a pool configured by `config` (an `[lsp]` TOML
 /// document). Caps are generous: machines running the suite are loaded.
 pub fn fixture(files: &[(&str, &str)], config: &str) -> Fixture {
     fixture_with(files, config, ServerPoolOptions::default())
@@ -209,7 +209,7 @@ async fn new_moved_fixed_broken(fixture: &Fixture, case: &Scenario<'_>) {
 #[allow(unused_imports)] // Not every test binary needs them.
 pub use cc_process::testing::{assert_group_gone, live_group_members as group_members};
 
-/// Shuts the supervisor down and checks that every server it ran is gone with its group.
+/// Shuts the pool down and checks that every server it ran is gone with its group.
 pub async fn shutdown_and_check(sup: &ServerPool) {
     let mut pids: Vec<u32> = sup.running().iter().filter_map(|s| s.pid()).collect();
     pids.extend(sup.kotlin_compiler_pids());

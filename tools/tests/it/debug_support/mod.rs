@@ -1,4 +1,4 @@
-//! Shared by the `debug_*` tests: a registry with a debug supervisor, calls, and
+//! Shared by the `debug_*` tests: a registry with a debug session, calls, and
 //! process-table checks.
 
 #![allow(dead_code, clippy::unwrap_used)]
@@ -61,16 +61,16 @@ pub fn registry_with_env(
     tag: &str,
     env: &[(&str, &str)],
 ) -> Registry {
-    let mut supervisor = DebugSession::new(root, config).with_env(TAG_VAR, tag);
+    let mut debugger = DebugSession::new(root, config).with_env(TAG_VAR, tag);
     for (key, value) in env {
-        supervisor = supervisor.with_env(*key, *value);
+        debugger = debugger.with_env(*key, *value);
     }
-    let supervisor = Arc::new(supervisor);
+    let debugger = Arc::new(debugger);
     let run = Run::builder(root)
         .conversation(format!("debug-test-{tag}"))
         .build();
     Resources {
-        debug: Some(supervisor),
+        debug: Some(debugger),
         ..Default::default()
     }
     .build(run)

@@ -75,7 +75,7 @@ pub struct Project {
     _keep: Box<dyn std::any::Any + Send + Sync>,
     /// The workspace root (canonical).
     pub ws: PathBuf,
-    pub supervisor: Arc<ServerPool>,
+    pub pool: Arc<ServerPool>,
     pub registry: Registry,
 }
 
@@ -120,16 +120,16 @@ impl Setup<'_> {
             .get("lsp")
             .map(|section| <LspConfig as serde::Deserialize>::deserialize(section.clone()).unwrap())
             .unwrap_or_default();
-        let supervisor = ServerPool::new(root.path(), config.table().unwrap(), self.options);
-        // The registry of a read-only surface uses the supervisor's read-only twin: hold
+        let pool = ServerPool::new(root.path(), config.table().unwrap(), self.options);
+        // The registry of a read-only surface uses the pool's read-only twin: hold
         // that one, so that the tests see the servers the tools use.
-        let supervisor = if self.surface.allows(cc_tools::Tier::Write) {
-            supervisor
+        let pool = if self.surface.allows(cc_tools::Tier::Write) {
+            pool
         } else {
-            supervisor.read_only()
+            pool.read_only()
         };
         let registry = Resources {
-            language_servers: Some(supervisor.clone()),
+            language_servers: Some(pool.clone()),
             lsp_config: Some(reread_lsp_section(ws.clone())),
             ..self.resources
         }
@@ -142,7 +142,7 @@ impl Setup<'_> {
         Project {
             _keep: keep,
             ws,
-            supervisor,
+            pool,
             registry,
         }
     }
@@ -221,7 +221,7 @@ impl Project {
     /// Pids (process groups) of the servers running now.
     pub fn server_pids(&self) -> Vec<u32> {
         let mut pids: Vec<u32> = self
-            .supervisor
+            .pool
             .running()
             .iter()
             .filter_map(|server| server.pid())
@@ -233,14 +233,14 @@ impl Project {
     /// Pids (process groups) of the Kotlin compilers kept warm now.
     #[allow(dead_code)] // Not every test binary compiles Kotlin.
     pub fn kotlin_compiler_pids(&self) -> Vec<u32> {
-        self.supervisor.kotlin_compiler_pids()
+        self.pool.kotlin_compiler_pids()
     }
 
     /// Ends the run and checks the process table: no process of any server (or Kotlin
     /// compiler) it ran is left.
     pub async fn shutdown(self) {
         let mut pids = self.server_pids();
-        pids.extend(self.supervisor.kotlin_compiler_pids());
+        pids.extend(self.pool.kotlin_compiler_pids());
         self.registry.shutdown(Duration::from_secs(5)).await;
         for pid in pids {
             assert_group_gone(pid).await;
