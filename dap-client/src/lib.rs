@@ -46,6 +46,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod adapters;
 mod capture;
 mod client;

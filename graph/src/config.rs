@@ -25,6 +25,7 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 pub struct GraphConfig {
     /// The folder holding one index per workspace root.
     pub cache_dir: PathBuf,
+    /// Files larger than this many bytes are not indexed (counted as too large).
     pub max_file_bytes: u64,
     /// Worker threads for walking, extracting and resolving; 0: the machine's cores.
     pub threads: usize,

@@ -70,10 +70,13 @@ pub fn separator(language: &LanguageSpec) -> &'static str {
 /// Why a file could not be extracted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExtractError {
+    /// The language's symbol query does not compile.
     #[error(transparent)]
     Query(#[from] QueryError),
+    /// The source could not be parsed.
     #[error(transparent)]
     Parse(#[from] cc_languages::ParseError),
+    /// The language has no symbol query (`queries/LANG.scm`).
     #[error("{0} has no symbol query")]
     NoQuery(String),
 }

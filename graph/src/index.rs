@@ -38,48 +38,71 @@ pub const SCHEMA_VERSION: i64 = 16;
 /// Why the index could not be opened or updated.
 #[derive(Debug, thiserror::Error)]
 pub enum GraphError {
+    /// The SQLite index could not be opened, read or written.
     #[error("the index at {path} could not be used: {source}")]
     Sqlite {
+        /// The index file.
         path: PathBuf,
+        /// What SQLite said.
         #[source]
         source: rusqlite::Error,
     },
+    /// The folder of the index could not be created.
     #[error("cannot create the index folder {path}: {source}")]
     CacheDir {
+        /// That folder.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// The workspace root could not be resolved to a canonical path.
     #[error("the workspace root {path} is not a readable folder: {source}")]
     Root {
+        /// The root as given.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// The lock beside the index could not be taken.
     #[error("cannot lock {path} (one open of an index at a time): {source}")]
     Lock {
+        /// The lock file.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
     /// The precise tier's output could not be read.
     #[error("{indexer}: {message}")]
     Precise {
+        /// The indexer's name ([`crate::Indexer::name`]).
         indexer: &'static str,
+        /// What went wrong.
         message: String,
     },
+    /// A large build's references could not be kept in their file beside the index until
+    /// they are resolved.
     #[error("cannot keep the build's references in {path} until they are resolved: {source}")]
     Pending {
+        /// That file.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// A build's edges could not be kept in their file beside the index until the ranks are
+    /// computed.
     #[error("cannot keep the build's edges in {path} until the ranks are computed: {source}")]
     RankEdges {
+        /// That file.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// No definition has the id asked about (the id, as text).
     #[error("no symbol `{0}` in the index")]
     UnknownSymbol(String),
     /// The first build was cancelled: what was extracted is kept, and the next open goes on
@@ -88,7 +111,12 @@ pub enum GraphError {
         "indexing was cancelled after {done} of {total} files; what was read is kept and the \
          next call goes on from there"
     )]
-    Cancelled { done: usize, total: usize },
+    Cancelled {
+        /// Files read and written before it stopped.
+        done: usize,
+        /// Files it had to read.
+        total: usize,
+    },
 }
 
 pub(crate) type Result<T> = std::result::Result<T, GraphError>;
@@ -102,7 +130,9 @@ pub struct UpdateStats {
     pub hashed: usize,
     /// Files parsed and extracted again.
     pub extracted: usize,
+    /// Files new to the index.
     pub added: usize,
+    /// Indexed files no longer found, removed from the index.
     pub removed: usize,
     /// Files whose references were resolved again (the changed ones and their dependents).
     pub re_resolved: usize,

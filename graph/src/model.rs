@@ -7,17 +7,29 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DefKind {
+    /// A function outside any type.
     Function,
+    /// A function inside a type, or tied to one (a Go receiver, a Rust `impl`).
     Method,
+    /// A class.
     Class,
+    /// A struct (a C or Rust union too).
     Struct,
+    /// An enum.
     Enum,
+    /// An interface (a PHP trait and a Java annotation type too).
     Interface,
+    /// A Rust trait.
     Trait,
+    /// A type alias (`type A = B`, a C `typedef`).
     TypeAlias,
+    /// A module or namespace (a Rust `mod`, a Ruby `module`, a C++ or C# namespace).
     Module,
+    /// A constant (a C `#define` or enumerator, an all-caps Python variable).
     Constant,
+    /// A variable outside any type (a Rust `static`, a module-level assignment).
     Variable,
+    /// A field: a variable declared inside a type.
     Field,
     /// A Rust `macro_rules!`: only a macro invocation (`name!(…)`) reaches it.
     Macro,
@@ -90,7 +102,9 @@ impl DefKind {
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]
 pub struct Pos {
+    /// Line, from 1.
     pub line: u32,
+    /// Column, from 1, in bytes.
     pub column: u32,
 }
 
@@ -106,13 +120,16 @@ impl Pos {
 /// A definition found in a file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Definition {
+    /// The name as declared.
     pub name: String,
+    /// What it is.
     pub kind: DefKind,
     /// Names of the enclosing definitions and the name, joined by the language's separator
     /// (`Session.request`, `FlagSet.Parse`, `Version::parse`).
     pub qualified_name: String,
     /// Where the whole definition starts and ends (the end line is inclusive).
     pub start: Pos,
+    /// The whole definition's last line (inclusive).
     pub end_line: u32,
     /// Where its name is.
     pub name_pos: Pos,
@@ -153,6 +170,7 @@ pub enum RefKind {
 }
 
 impl RefKind {
+    /// The name used in the index and results.
     pub fn as_str(self) -> &'static str {
         match self {
             RefKind::Call => "call",
@@ -160,6 +178,7 @@ impl RefKind {
         }
     }
 
+    /// The kind called `name` (as [`RefKind::as_str`] gives it).
     pub fn parse(name: &str) -> Option<RefKind> {
         match name {
             "call" => Some(RefKind::Call),
@@ -172,6 +191,7 @@ impl RefKind {
 /// A use of a name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reference {
+    /// A call or a type use.
     pub kind: RefKind,
     /// The name used (the callee's last segment).
     pub name: String,
@@ -252,8 +272,11 @@ pub struct Local {
 /// argument `argument` of the call whose callee's name is at `call`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallbackParam {
+    /// Where the name of the call's callee is.
     pub call: Pos,
+    /// Which argument of the call the function is, from 0.
     pub argument: u32,
+    /// Which parameter of that function, from 0.
     pub param: u32,
 }
 
@@ -276,9 +299,14 @@ pub struct FileFacts {
     /// The package, module or namespace the file declares (`package cobra`, Java's
     /// `package a.b`), when the language has such a declaration.
     pub package: Option<String>,
+    /// The definitions, outer before inner ([`Definition::parent`] and
+    /// [`Reference::enclosing`] are indexes into this list).
     pub definitions: Vec<Definition>,
+    /// The calls and type uses.
     pub references: Vec<Reference>,
+    /// The imports, one per imported name (or module).
     pub imports: Vec<Import>,
+    /// The local bindings inside its functions.
     pub locals: Vec<Local>,
     /// `ERROR` and missing nodes in the tree (the file was only partly understood).
     pub syntax_errors: u32,

@@ -24,14 +24,18 @@ pub fn is_config(path: &str) -> bool {
 /// A Go module: its path and folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GoModule {
+    /// The module path its `go.mod` declares.
     pub path: String,
+    /// The folder of its `go.mod`, relative to the root (`""` at the root).
     pub dir: String,
 }
 
 /// A TypeScript project: `baseUrl` and `paths`, relative to the root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TsConfig {
+    /// The folder of its `tsconfig.json` or `jsconfig.json`, relative to the root.
     pub dir: String,
+    /// `compilerOptions.baseUrl`, relative to the root.
     pub base_url: Option<String>,
     /// (pattern, targets): `@/*` → [`src/*`].
     pub paths: Vec<(String, Vec<String>)>,
@@ -40,7 +44,9 @@ pub struct TsConfig {
 /// What the configuration files say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Project {
+    /// Every `go.mod`'s module.
     pub go_modules: Vec<GoModule>,
+    /// Every `tsconfig.json` and `jsconfig.json` with `compilerOptions`.
     pub ts_configs: Vec<TsConfig>,
     /// Include folders, relative to the root.
     pub include_dirs: Vec<String>,

@@ -18,17 +18,25 @@ use crate::table::DefId;
 pub struct Symbol {
     /// Its id in this index (valid until the file it is in changes).
     pub id: DefId,
+    /// The name as declared.
     pub name: String,
+    /// What it is.
     pub kind: DefKind,
+    /// Its name after those of the enclosing definitions
+    /// ([`crate::model::Definition::qualified_name`]).
     pub qualified_name: String,
     /// Relative to the root, `/`-separated.
     pub path: String,
     /// Where its name is (1-based; the column counts bytes).
     pub line: u32,
+    /// The column of its name.
     pub column: u32,
     /// The definition's span.
     pub start_line: u32,
+    /// The span's last line (inclusive).
     pub end_line: u32,
+    /// Its first line from where it starts, trimmed (at most 200 characters), read from the
+    /// file when answered.
     pub signature: String,
     /// The qualified name of the enclosing definition.
     pub parent: Option<String>,
@@ -37,29 +45,39 @@ pub struct Symbol {
 /// An answer and how current the index was when it was given.
 #[derive(Debug, Clone, Serialize)]
 pub struct Answer<T> {
+    /// The answer itself.
     pub value: T,
+    /// How current the index was.
     pub freshness: Freshness,
 }
 
 /// A place that uses a definition.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Site {
+    /// The file, relative to the root, `/`-separated.
     pub path: String,
+    /// Where the name used is (1-based; the column counts bytes).
     pub line: u32,
+    /// The column of the name used.
     pub column: u32,
+    /// A call or a type use.
     pub kind: RefKind,
     /// The receiver as written (`self`, `s.session`).
     pub receiver: Option<String>,
     /// The definition the site is in (`None` at a file's top level).
     pub caller: Option<Symbol>,
+    /// How the use was resolved to the definition.
     pub rung: Rung,
+    /// The rung's confidence ([`Rung::confidence`]).
     pub confidence: f64,
 }
 
 /// The callers of one definition.
 #[derive(Debug, Clone, Serialize)]
 pub struct Callers {
+    /// The definition asked about.
     pub target: Symbol,
+    /// Its call sites at or above the floor, by path, line and column.
     pub sites: Vec<Site>,
     /// Call sites below the confidence floor (the `name` rung by default), not listed.
     pub below_floor: usize,
@@ -68,13 +86,20 @@ pub struct Callers {
 /// What one definition calls.
 #[derive(Debug, Clone, Serialize)]
 pub struct Callee {
+    /// Where the name called is (1-based; the column counts bytes).
     pub line: u32,
+    /// The column of the name called.
     pub column: u32,
+    /// The name called (the callee's last segment).
     pub name: String,
+    /// The receiver or qualifier as written.
     pub receiver: Option<String>,
     /// The definition called, when resolved at or above the floor.
     pub target: Option<Symbol>,
+    /// How the call was resolved, whatever the floor (`precise` also where the precise tier
+    /// says it names no workspace definition).
     pub rung: Option<Rung>,
+    /// That rung's confidence.
     pub confidence: Option<f64>,
     /// The definitions that may run in place of `target` (rung `dispatch`: a Go interface's
     /// implementations, a C function's build alternatives), when the floor admits them.
@@ -87,6 +112,7 @@ pub struct Callee {
 /// A definition that depends on the one asked about, and how far away it is.
 #[derive(Debug, Clone, Serialize)]
 pub struct Impacted {
+    /// The dependent definition.
     pub symbol: Symbol,
     /// 1: uses it directly.
     pub depth: usize,
@@ -97,7 +123,9 @@ pub struct Impacted {
 /// Impact of changing a definition.
 #[derive(Debug, Clone, Serialize)]
 pub struct Impact {
+    /// The definition asked about.
     pub target: Symbol,
+    /// What depends on it, nearest first, then by path and line.
     pub dependents: Vec<Impacted>,
     /// Files with top-level code that uses a definition of the set (module code, no
     /// enclosing definition): path and line.
@@ -154,23 +182,34 @@ impl FileLines {
 /// A ranked definition.
 #[derive(Debug, Clone, Serialize)]
 pub struct Ranked {
+    /// The definition.
     pub symbol: Symbol,
+    /// Higher first: the match score for [`Graph::symbols`], the definition's share of the
+    /// whole PageRank for [`Graph::rank`].
     pub score: f64,
 }
 
 /// Counts over the whole index.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Stats {
+    /// Files indexed.
     pub files: usize,
+    /// Files with at least one syntax error (partly understood).
     pub files_with_syntax_errors: usize,
+    /// Definitions.
     pub definitions: usize,
+    /// References: calls and type uses.
     pub references: usize,
     /// Edges per rung (`precise`: references a compiler-grade indexer resolved, in place of
     /// their own edges).
     pub precise: usize,
+    /// Edges of the `exact` rung.
     pub exact: usize,
+    /// Edges of the `import` rung.
     pub import: usize,
+    /// Edges of the `package` rung.
     pub package: usize,
+    /// Edges of the `name` rung.
     pub name: usize,
     /// Dispatch edges (a reference may have several, beside its own edge).
     pub dispatch: usize,
@@ -180,6 +219,7 @@ pub struct Stats {
     pub unknown: usize,
     /// References through something outside the workspace.
     pub external: usize,
+    /// The index's size on disk, its write-ahead log included.
     pub index_bytes: u64,
 }
 

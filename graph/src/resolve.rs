@@ -35,15 +35,21 @@ use crate::table::{Backing, Def, DefId, DefInfo, Deps, FileId, FileInfo, Table};
 pub enum Rung {
     /// A compiler-grade indexer (SCIP) named the definition ([`crate::precise`]).
     Precise,
+    /// Defined in an enclosing scope or at the top of the same file, or a member of a
+    /// receiver's known type.
     Exact,
+    /// Reached through an import resolved to a file.
     Import,
+    /// Defined at the top of another file of the same package.
     Package,
     /// One of the definitions that can run in place of the call's static target.
     Dispatch,
+    /// The only definition of the name in the workspace (below the default floor).
     Name,
 }
 
 impl Rung {
+    /// Every rung, strongest first.
     pub const ALL: [Rung; 6] = [
         Rung::Precise,
         Rung::Exact,
@@ -53,6 +59,7 @@ impl Rung {
         Rung::Name,
     ];
 
+    /// The name used in the index and results.
     pub fn as_str(self) -> &'static str {
         match self {
             Rung::Precise => "precise",
@@ -64,6 +71,7 @@ impl Rung {
         }
     }
 
+    /// The rung called `s` (as [`Rung::as_str`] gives it).
     pub fn parse(s: &str) -> Option<Rung> {
         Rung::ALL.into_iter().find(|r| r.as_str() == s)
     }
@@ -92,13 +100,17 @@ pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
 /// What became of one reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
+    /// An edge to `target`, found by `rung`.
     Resolved {
+        /// The definition referred to.
         target: DefId,
+        /// The rung that found it.
         rung: Rung,
     },
     /// No edge; `candidates` definitions of the name were possible (0: none in the
     /// workspace, 2+: ambiguous).
     Unresolved {
+        /// How many definitions of the name were possible.
         candidates: u32,
     },
     /// Reached through something outside the workspace.
@@ -108,11 +120,15 @@ pub enum Outcome {
 /// A reference as resolution needs it.
 #[derive(Debug, Clone)]
 pub struct RefIn {
+    /// A call or a type use.
     pub kind: RefKind,
     /// One copy per distinct name, shared by its uses ([`crate::pending`]).
     pub name: Arc<str>,
+    /// The receiver or qualifier as written ([`crate::model::Reference::receiver`]).
     pub receiver: Option<Arc<str>>,
+    /// The innermost definition around it.
     pub enclosing: Option<DefId>,
+    /// Where the name is.
     pub pos: crate::model::Pos,
 }
 
@@ -172,6 +188,7 @@ pub type DispatchEdges = Vec<(usize, DefId)>;
 pub struct Resolved {
     /// One per reference, in order.
     pub outcomes: Vec<Outcome>,
+    /// The dispatch edges of its references.
     pub dispatch: DispatchEdges,
     /// An object literal's member passed as an argument, and the member of the parameter's
     /// declared type it fills (a call of that member may run it).

@@ -22,10 +22,15 @@ pub type DefId = i64;
 /// What resolution needs of a definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DefInfo {
+    /// Its id in the index.
     pub id: DefId,
+    /// The file it is in.
     pub file: FileId,
+    /// Its name, unqualified.
     pub name: String,
+    /// What it is.
     pub kind: DefKind,
+    /// The innermost definition around it.
     pub parent: Option<DefId>,
     /// What most definitions lack (see [`DefDetail`]), in one allocation: a kernel-size
     /// tree's table holds millions of definitions.
@@ -38,11 +43,17 @@ pub struct DefInfo {
 /// [`crate::model::Definition`]).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct DefDetail<'a> {
+    /// As [`DefInfo::owner`].
     pub owner: Option<&'a str>,
+    /// As [`DefInfo::type_text`].
     pub type_text: Option<&'a str>,
+    /// As [`DefInfo::returns`].
     pub returns: Option<&'a str>,
+    /// As [`DefInfo::self_name`].
     pub self_name: Option<&'a str>,
+    /// The bases, one per line (empty: none).
     pub bases: Option<&'a str>,
+    /// The type parameters, one per line (empty: none).
     pub type_params: Option<&'a str>,
 }
 
@@ -56,6 +67,7 @@ const BASES: usize = 4;
 const TYPE_PARAMS: usize = 5;
 
 impl DefInfo {
+    /// A definition, its detail packed into one allocation (none when it has no part).
     pub fn new(
         id: DefId,
         file: FileId,
@@ -178,9 +190,12 @@ impl ByName {
 /// is held without a list of its own.
 #[derive(Debug, Clone, Default)]
 pub enum Defs {
+    /// No definition.
     #[default]
     None,
+    /// One definition (most names).
     One(Def),
+    /// Two or more, in id order.
     Many(Arc<Vec<Def>>),
 }
 
@@ -220,10 +235,13 @@ impl Defs {
 /// What resolution needs of a file.
 #[derive(Debug, Clone)]
 pub struct FileInfo {
+    /// Its id in the index.
     pub id: FileId,
     /// Relative to the root, `/`-separated.
     pub path: String,
+    /// The language it is parsed as.
     pub language: &'static LanguageSpec,
+    /// The package, module or namespace it declares ([`crate::model::FileFacts::package`]).
     pub package: Option<String>,
 }
 
@@ -236,19 +254,24 @@ impl FileInfo {
 
 /// Where the table gets what it does not hold yet (the index, during an update).
 pub trait Backing {
+    /// Every definition called `name`.
     fn defs_named(&self, name: &str) -> Vec<DefInfo>;
+    /// The definition with id `id`, if there is one.
     fn def(&self, id: DefId) -> Option<DefInfo>;
     /// The definitions directly inside interface `iface` (in its file).
     fn interface_members(&self, iface: &DefInfo) -> Vec<DefInfo>;
+    /// A file's imports.
     fn imports_of(&self, file: FileId) -> Vec<Import>;
+    /// A file's local bindings, each with the definition it is local to.
     fn locals_of(&self, file: FileId) -> Vec<(Local, Option<DefId>)>;
 }
 
 /// The keys one file's resolution read: `n:NAME` (definitions of a name), `p:PATH` (whether
-/// a file exists there, and its imports), `d:DIR` (the files of a folder), `k:LANG:PACKAGE`
-/// (the files of a package).
+/// a file exists there, and its imports), `d:DIR` (the files of a folder), `b:NAME` (the
+/// files of that name), `k:LANG:PACKAGE` (the files of a package).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Deps {
+    /// The keys, each with its prefix.
     pub keys: BTreeSet<String>,
     buffer: String,
 }
@@ -323,6 +346,7 @@ impl Backing for NoBacking {
 
 /// The symbol table.
 pub struct Table<B = NoBacking> {
+    /// What the configuration files say (how imports resolve).
     pub project: Project,
     files: Arc<FileIndex>,
     names: ByName,
@@ -359,6 +383,7 @@ pub struct FileIndex {
 }
 
 impl FileIndex {
+    /// The lookups of `files`.
     pub fn new(files: Vec<FileInfo>) -> Self {
         let mut index = FileIndex::default();
         for file in files {
@@ -393,18 +418,22 @@ impl FileIndex {
         index
     }
 
+    /// How many files it holds.
     pub fn len(&self) -> usize {
         self.files.len()
     }
 
+    /// Whether it holds no file.
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
     }
 
+    /// Whether it holds the file `id`.
     pub fn contains(&self, id: FileId) -> bool {
         self.files.contains_key(&id)
     }
 
+    /// Every file's id, in no particular order.
     pub fn ids(&self) -> impl Iterator<Item = FileId> + '_ {
         self.files.keys().copied()
     }
@@ -510,10 +539,12 @@ impl<B: Backing> Table<B> {
         self.defs.get(at)
     }
 
+    /// A file by id.
     pub fn file(&self, id: FileId) -> Option<&FileInfo> {
         self.files.files.get(&id)
     }
 
+    /// Every file, in no particular order.
     pub fn files(&self) -> impl Iterator<Item = &FileInfo> {
         self.files.files.values()
     }

@@ -1,6 +1,8 @@
 //! The `cc-harness` binary's library half: configuration, wiring of a run's resources, the
 //! MCP server, and the embedding API for Rust hosts.
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod embed;
 pub mod mcp;

@@ -39,6 +39,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 mod bridge;
 mod capture;
 mod config;

@@ -20,6 +20,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -113,6 +115,7 @@ const fn spec(
     }
 }
 
+/// Python (`.py`, `.pyi`).
 pub static PYTHON: LanguageSpec = spec(
     "python",
     &["py"],
@@ -120,6 +123,7 @@ pub static PYTHON: LanguageSpec = spec(
     tree_sitter_python::LANGUAGE,
     tree_sitter_python::NODE_TYPES,
 );
+/// Rust (`.rs`).
 pub static RUST: LanguageSpec = spec(
     "rust",
     &["rs"],
@@ -127,6 +131,7 @@ pub static RUST: LanguageSpec = spec(
     tree_sitter_rust::LANGUAGE,
     tree_sitter_rust::NODE_TYPES,
 );
+/// JavaScript, JSX included (`.js`, `.mjs`, `.cjs`, `.jsx`).
 pub static JAVASCRIPT: LanguageSpec = spec(
     "javascript",
     &["js", "jsx"],
@@ -134,6 +139,7 @@ pub static JAVASCRIPT: LanguageSpec = spec(
     tree_sitter_javascript::LANGUAGE,
     tree_sitter_javascript::NODE_TYPES,
 );
+/// TypeScript without JSX (`.ts`, `.mts`, `.cts`).
 pub static TYPESCRIPT: LanguageSpec = spec(
     "typescript",
     &["ts"],
@@ -141,6 +147,7 @@ pub static TYPESCRIPT: LanguageSpec = spec(
     tree_sitter_typescript::LANGUAGE_TYPESCRIPT,
     tree_sitter_typescript::TYPESCRIPT_NODE_TYPES,
 );
+/// TypeScript with JSX (`.tsx`).
 pub static TSX: LanguageSpec = spec(
     "tsx",
     &[],
@@ -148,6 +155,7 @@ pub static TSX: LanguageSpec = spec(
     tree_sitter_typescript::LANGUAGE_TSX,
     tree_sitter_typescript::TSX_NODE_TYPES,
 );
+/// Go (`.go`).
 pub static GO: LanguageSpec = spec(
     "go",
     &["golang"],
@@ -155,6 +163,7 @@ pub static GO: LanguageSpec = spec(
     tree_sitter_go::LANGUAGE,
     tree_sitter_go::NODE_TYPES,
 );
+/// C (`.c`, and `.h` headers).
 pub static C: LanguageSpec = spec(
     "c",
     &[],
@@ -162,6 +171,7 @@ pub static C: LanguageSpec = spec(
     tree_sitter_c::LANGUAGE,
     tree_sitter_c::NODE_TYPES,
 );
+/// C++ (`.cpp`, `.cc`, `.hpp` and the other C++ extensions).
 pub static CPP: LanguageSpec = spec(
     "cpp",
     &["c++", "cxx"],
@@ -171,6 +181,7 @@ pub static CPP: LanguageSpec = spec(
     tree_sitter_cpp::LANGUAGE,
     tree_sitter_cpp::NODE_TYPES,
 );
+/// Java (`.java`).
 pub static JAVA: LanguageSpec = spec(
     "java",
     &[],
@@ -178,6 +189,7 @@ pub static JAVA: LanguageSpec = spec(
     tree_sitter_java::LANGUAGE,
     tree_sitter_java::NODE_TYPES,
 );
+/// Dart (`.dart`).
 pub static DART: LanguageSpec = spec(
     "dart",
     &[],
@@ -185,6 +197,7 @@ pub static DART: LanguageSpec = spec(
     tree_sitter_dart::LANGUAGE,
     tree_sitter_dart::NODE_TYPES,
 );
+/// Bash and POSIX shell (`.sh`, `.bash`).
 pub static BASH: LanguageSpec = spec(
     "bash",
     &["sh", "shell"],
@@ -192,6 +205,7 @@ pub static BASH: LanguageSpec = spec(
     tree_sitter_bash::LANGUAGE,
     tree_sitter_bash::NODE_TYPES,
 );
+/// JSON (`.json`).
 pub static JSON: LanguageSpec = spec(
     "json",
     &[],
@@ -199,6 +213,7 @@ pub static JSON: LanguageSpec = spec(
     tree_sitter_json::LANGUAGE,
     tree_sitter_json::NODE_TYPES,
 );
+/// Ruby (`.rb`, `.rake`, `.gemspec`).
 pub static RUBY: LanguageSpec = spec(
     "ruby",
     &["rb"],
@@ -206,6 +221,7 @@ pub static RUBY: LanguageSpec = spec(
     tree_sitter_ruby::LANGUAGE,
     tree_sitter_ruby::NODE_TYPES,
 );
+/// C# (`.cs`).
 pub static C_SHARP: LanguageSpec = spec(
     "c_sharp",
     &["csharp", "cs", "c#"],
@@ -213,6 +229,7 @@ pub static C_SHARP: LanguageSpec = spec(
     tree_sitter_c_sharp::LANGUAGE,
     tree_sitter_c_sharp::NODE_TYPES,
 );
+/// Kotlin (`.kt`, `.kts`).
 pub static KOTLIN: LanguageSpec = spec(
     "kotlin",
     &["kt"],

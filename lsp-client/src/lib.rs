@@ -41,6 +41,8 @@
 //! # }
 //! ```
 
+#![warn(missing_docs)]
+
 pub use lsp_types;
 
 mod capabilities;

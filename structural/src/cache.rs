@@ -40,11 +40,15 @@ struct Inner {
 /// What the cache holds and how it has done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TreeCacheStats {
+    /// Trees held.
     pub trees: usize,
     /// Estimated bytes held.
     pub bytes: usize,
+    /// The budget, in estimated bytes.
     pub budget: usize,
+    /// Lookups that found the tree of the same bytes.
     pub hits: u64,
+    /// Lookups that found none, or one of other bytes.
     pub misses: u64,
 }
 

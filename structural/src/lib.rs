@@ -86,6 +86,8 @@
 //! listed, not searched; patterns nested too deep are refused ([`MAX_PATTERN_DEPTH`]). Captured code is copied as bytes (a file need not be UTF-8) and new
 //! lines take the file's line ending.
 
+#![warn(missing_docs)]
+
 pub mod builtin;
 pub mod cache;
 pub mod find;

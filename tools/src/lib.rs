@@ -33,6 +33,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod approve;
 pub mod ask_user;
 mod cancel;

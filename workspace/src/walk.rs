@@ -87,6 +87,7 @@ pub const GENERATED_MARKERS: &[&str] = &["pyvenv.cfg", "CACHEDIR.TAG", "CMakeCac
 /// One file or folder found by a [`Walk`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    /// The root as given to [`Walk::new`], joined with the path beneath it.
     pub path: PathBuf,
     /// 0 for the root, 1 for its children, …
     pub depth: usize,
@@ -106,6 +107,7 @@ pub struct Walk {
 }
 
 impl Walk {
+    /// A walk of everything beneath `root`: no depth bound, every extension, no limit.
     pub fn new(root: impl AsRef<Path>) -> Self {
         Walk {
             root: root.as_ref().to_path_buf(),

@@ -14,7 +14,9 @@ pub const TEST_RUN_VAR: &str = "CC_TEST_RUN";
 /// A process that carried the token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Survivor {
+    /// Its process id.
     pub pid: u32,
+    /// Its command line, arguments joined by spaces (`[comm]` when it has none).
     pub cmdline: String,
 }
 

@@ -12,6 +12,8 @@
 //!
 //! The logic lives in this library so that it is unit-tested; `main.rs` only parses arguments.
 
+#![warn(missing_docs)]
+
 pub mod bench;
 pub mod ci;
 pub mod graph_keys;

@@ -52,6 +52,7 @@ impl Kind {
 pub struct Peer {
     /// The package as its installer names it (pip: with extras, without the version).
     pub package: &'static str,
+    /// Which installer installs it.
     pub kind: Kind,
     /// The exact version installed (Debian: the full package version).
     pub version: &'static str,
@@ -196,9 +197,11 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The layout under the repository root `root`.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self { root: root.into() }
     }
+    /// `.peers`: every project-local peer, and the installers' stamps.
     pub fn peers_dir(&self) -> PathBuf {
         self.root.join(".peers")
     }
@@ -206,15 +209,19 @@ impl Layout {
     pub fn projects_dir(&self) -> PathBuf {
         self.peers_dir().join("projects")
     }
+    /// `.peers/venv`: the virtualenv the pip peers are installed in.
     pub fn venv(&self) -> PathBuf {
         self.peers_dir().join("venv")
     }
+    /// The venv's `bin`.
     pub fn venv_bin(&self) -> PathBuf {
         self.venv().join("bin")
     }
+    /// `.peers/npm`: the npm peers' `package.json` and `node_modules`.
     pub fn npm_dir(&self) -> PathBuf {
         self.peers_dir().join("npm")
     }
+    /// `.peers/npm/node_modules/.bin`: the npm peers' binaries.
     pub fn npm_bin(&self) -> PathBuf {
         self.npm_dir().join("node_modules").join(".bin")
     }

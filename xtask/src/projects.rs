@@ -30,11 +30,18 @@ pub enum Source {
     /// An npm package's tarball.
     Npm(&'static str),
     /// A crates.io crate; `fetch`: also fetch its locked dependencies.
-    Crate { name: &'static str, fetch: bool },
+    Crate {
+        /// The crate's name on crates.io.
+        name: &'static str,
+        /// Whether to also fetch its locked dependencies.
+        fetch: bool,
+    },
     /// A Debian binary package, of which the folder `keep` (absolute inside the package) is
     /// the project.
     Debian {
+        /// The Debian package's name.
         package: &'static str,
+        /// The folder of the package that is the project.
         keep: &'static str,
     },
 }
@@ -44,6 +51,7 @@ pub enum Source {
 pub struct Project {
     /// Its folder under `.peers/projects/`, and the name tests ask for.
     pub name: &'static str,
+    /// Where it comes from.
     pub source: Source,
     /// The exact version (Debian: the full package version).
     pub version: &'static str,

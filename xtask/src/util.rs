@@ -67,12 +67,16 @@ pub fn run_to_stderr(cmd: &mut Command) -> Result<()> {
 /// What a captured command produced. `status` is `None` when it timed out and was killed.
 #[derive(Debug)]
 pub struct Captured {
+    /// Its exit status; `None` when it timed out and was killed.
     pub status: Option<ExitStatus>,
+    /// What it wrote to stdout (invalid UTF-8 replaced).
     pub stdout: String,
+    /// What it wrote to stderr (invalid UTF-8 replaced).
     pub stderr: String,
 }
 
 impl Captured {
+    /// Whether it finished in time and exited 0.
     pub fn success(&self) -> bool {
         self.status.is_some_and(|s| s.success())
     }

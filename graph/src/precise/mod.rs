@@ -58,6 +58,7 @@ pub enum Indexer {
 }
 
 impl Indexer {
+    /// Every indexer.
     pub const ALL: [Indexer; 3] = [Indexer::TypeScript, Indexer::Python, Indexer::Rust];
 
     /// The indexer's name, as `status` and answers say it.
@@ -140,7 +141,9 @@ impl Default for PreciseOptions {
 /// What one indexer would do for the tree as the index holds it now.
 #[derive(Debug, Clone)]
 pub struct PrecisePlan {
+    /// The indexer that would run.
     pub indexer: Indexer,
+    /// The workspace root, where it runs.
     pub root: PathBuf,
     /// The content key: the indexer and every file it reads (path and hash).
     pub key: String,
@@ -176,6 +179,7 @@ pub struct PreciseState {
     /// Files of those indexers' languages changed (or added) since the indexer read the
     /// tree: tree-sitter's edges there until the next run. The first 20.
     pub pending: Vec<String>,
+    /// How many such files in all.
     pub pending_total: usize,
     /// Files of their languages the indexers do not read (outside the project their
     /// configuration names: a `tsconfig.json`'s `include`, `[tool.pyright] include`).

@@ -25,25 +25,48 @@ const STDERR_TAIL: usize = 2_000;
 /// Why an indexer did not give an output.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum PreciseError {
+    /// No binary of the indexer on PATH runs.
     #[error("{indexer} is not installed: {why}; {hint}")]
     Missing {
+        /// The indexer's name.
         indexer: &'static str,
+        /// What was tried, and why it does not do.
         why: String,
+        /// How to install it ([`Indexer::install_hint`]).
         hint: &'static str,
     },
+    /// The plan keeps the indexer off here ([`PrecisePlan::skipped`]).
     #[error("{indexer} does not run here: {why}")]
-    Skipped { indexer: &'static str, why: String },
+    Skipped {
+        /// The indexer's name.
+        indexer: &'static str,
+        /// Why it is off.
+        why: String,
+    },
+    /// The indexer exited with an error, or wrote no output.
     #[error("{indexer} failed ({status}): {stderr}")]
     Failed {
+        /// The indexer's name.
         indexer: &'static str,
+        /// Its exit status, or `no output written` when it exited 0 without one.
         status: String,
+        /// The end of what it wrote to stderr.
         stderr: String,
     },
+    /// The run took longer than the timeout; its process group was killed.
     #[error("{indexer} ran out of time ({seconds} s) and was ended")]
-    TimedOut { indexer: &'static str, seconds: u64 },
+    TimedOut {
+        /// The indexer's name.
+        indexer: &'static str,
+        /// The timeout, in seconds.
+        seconds: u64,
+    },
+    /// Preparing, starting or waiting for the run, or keeping its output, failed.
     #[error("{indexer}: {message}")]
     Io {
+        /// The indexer's name.
         indexer: &'static str,
+        /// What failed, and the system's error.
         message: String,
     },
 }

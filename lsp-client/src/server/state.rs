@@ -81,6 +81,36 @@ pub(super) struct Inner {
 }
 
 impl Inner {
+    /// A server's state before it said anything: idle since `now`, busy until it reports its
+    /// status, logs that it is ready or builds its index, as its spec expects.
+    pub(super) fn new(
+        now: Instant,
+        expects_status: bool,
+        awaiting_ready_log: bool,
+        awaiting_index: bool,
+    ) -> Self {
+        Inner {
+            published: HashMap::new(),
+            pulled: HashMap::new(),
+            pulled_raw: HashMap::new(),
+            seq: 0,
+            progress: HashMap::new(),
+            quiescent: None,
+            idle_since: now,
+            registrations: HashMap::new(),
+            refresh_gen: 0,
+            last_error_message: None,
+            file_status: HashMap::new(),
+            preamble_builds: HashMap::new(),
+            expects_status,
+            awaiting_ready_log,
+            awaiting_index,
+            save_seq: 0,
+            disk_change_seq: 0,
+            check_begin_seq: 0,
+        }
+    }
+
     pub(super) fn busy(&self) -> bool {
         !self.progress.is_empty()
             || self.quiescent == Some(false)

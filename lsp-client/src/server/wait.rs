@@ -1,7 +1,7 @@
 //! Waiting for the diagnostics of one synced version: pulled, pushed with that version,
 //! asked of tsserver, or unchanged after a quiet window; pending past the cap.
 
-use super::state::Inner;
+use super::state::{Inner, Published};
 use super::LanguageServer;
 use crate::diagnostic::Diagnostic;
 use crate::error::LspError;
@@ -211,6 +211,12 @@ impl LanguageServer {
         // leaves a wait for a publish that will not come; the file is reopened once, under
         // this version.
         let mut reopened: Option<i64> = None;
+        let wait = PushWait {
+            ticket,
+            timing,
+            quiet,
+            versions_open_files: self.spec.versions_open_files,
+        };
         loop {
             if self.supports_pull() {
                 return self.pull(ticket, timing).await;
@@ -222,180 +228,20 @@ impl LanguageServer {
                     self.exited_error("textDocument/publishDiagnostics"),
                 );
             }
-            let now = Instant::now();
-            let mut wake;
-            let mut reopen = false;
-            {
-                let inner = self.state.lock();
-                let busy = inner.busy();
-                let deadline = deadline(ticket.sent_at, timing, &inner);
-                wake = deadline;
-                let fresh = inner
-                    .published
-                    .get(&ticket.path)
-                    .filter(|p| p.seq > ticket.seq_before);
-                let mut ready_at = None;
-                // Preamble work seen after the publish may have preceded it: clangd's
-                // "Built preamble" line comes on stderr, read apart from the publish, and
-                // even a "parsing includes" status can be written after the publish it
-                // preceded. clangd can also go idle between a publish and a rebuild's, so
-                // idleness alone does not tell; idle for a while with nothing since:
-                // reopen, and wait for that publish.
-                if let (Some(published), Some((state, status_seq, idle_at))) =
-                    (fresh, inner.file_status.get(&ticket.path))
-                {
-                    if reopened.is_none()
-                        && published.rebuilding
-                        && state == "idle"
-                        && *status_seq > published.seq
-                        && published.version.is_some_and(|v| v >= ticket.version)
-                    {
-                        if now >= *idle_at + LOG_STALL_REOPEN {
-                            reopen = true;
-                        } else {
-                            wake = wake.min(*idle_at + LOG_STALL_REOPEN);
-                        }
+            let step = decide(&wait, &self.state.lock(), Instant::now(), reopened, &work);
+            match step {
+                Step::Done(outcome) => return outcome,
+                Step::Reopen => {
+                    tracing::debug!(server = %self.spec.name, path = %ticket.path.display(), "idle after a preamble line with no publish since: reopening");
+                    // The reopened file's publish has a higher version, which this wait takes.
+                    reopened = Some(self.reopen(&ticket.path).unwrap_or(i64::MAX));
+                }
+                Step::Sleep(wake) => {
+                    tokio::select! {
+                        _ = changes.changed() => {}
+                        _ = tokio::time::sleep_until(wake) => {}
                     }
                 }
-                if let Some(published) = fresh {
-                    match published.version {
-                        Some(version) if version >= ticket.version => {
-                            // clangd: a change that makes the file's preamble stale (an
-                            // included header changed) is published twice, first against the
-                            // old preamble, then against the new one once it is built. Its log
-                            // says when a preamble was built ("Built preamble … for file F")
-                            // and its status when the file is idle again: the list stands
-                            // once the file went idle after it with no preamble work in
-                            // between, and it came after the last preamble built since the
-                            // change. A file's first build waits for its preamble and
-                            // publishes once.
-                            // An opened (or reopened) file's first build waits for its
-                            // preamble and publishes once: its preamble line precedes that
-                            // publish, however late it is read.
-                            let first_build =
-                                ticket.opened || reopened.is_some_and(|at| version >= at);
-                            let settled = match inner.file_status.get(&ticket.path) {
-                                None => true,
-                                Some(_) if first_build => true,
-                                Some(_) => {
-                                    let built = inner.preamble_builds.get(&ticket.path).copied();
-                                    let after_build = built.is_none_or(|built| {
-                                        built <= ticket.seq_before || published.seq > built
-                                    });
-                                    // Idle after an update that built no preamble: the list stands
-                                    // once the build's log line could no longer be on its way.
-                                    let nothing_rebuilt = match published.idle_after_update {
-                                        Some(idle) if now >= idle + PREAMBLE_LOG_LAG => {
-                                            built.is_none_or(|built| built < published.seq)
-                                        }
-                                        Some(idle) => {
-                                            wake = wake.min(idle + PREAMBLE_LOG_LAG);
-                                            false
-                                        }
-                                        None => false,
-                                    };
-                                    (published.settled || nothing_rebuilt) && after_build
-                                }
-                            };
-                            let via = Via::VersionedPush;
-                            if settled {
-                                ready_at =
-                                    Some((published.at.max(inner.idle_since) + timing.settle, via));
-                            }
-                        }
-                        // A pass over the workspace, not this version's answer; after a
-                        // reopen, the list a `didClose` clears.
-                        None if self.spec.versions_open_files || reopened.is_some() => {}
-                        None => {
-                            // A change is checked no sooner than the server's debounce after
-                            // it: what comes sooner is an earlier check's. Such a server also
-                            // checks its open files again once it has indexed: a list it
-                            // published while still indexing is provisional.
-                            let mut earliest = if ticket.opened {
-                                ticket.sent_at
-                            } else {
-                                ticket.sent_at + timing.debounce
-                            };
-                            if inner.idle_since > ticket.sent_at {
-                                earliest = earliest.max(inner.idle_since);
-                            }
-                            let first = if timing.debounce.is_zero() {
-                                Some(
-                                    published
-                                        .history
-                                        .iter()
-                                        .find(|(seq, _, _)| *seq > ticket.seq_before)
-                                        .map_or(published.at, |(_, at, _)| *at),
-                                )
-                            } else {
-                                published
-                                    .history
-                                    .iter()
-                                    .find(|(seq, at, _)| {
-                                        *seq > ticket.seq_before && *at >= earliest
-                                    })
-                                    .map(|(_, at, _)| *at)
-                            };
-                            match first {
-                                Some(first) => {
-                                    ready_at = Some((
-                                        first.max(inner.idle_since) + timing.settle,
-                                        Via::UnversionedPush,
-                                    ))
-                                }
-                                None if published.at < earliest => wake = wake.min(earliest),
-                                None => {}
-                            }
-                        }
-                        Some(_older) => {}
-                    }
-                }
-                if let (Some((at, via)), Some(published)) = (ready_at, fresh) {
-                    if !busy && now >= at {
-                        return DiagnosticsOutcome::Fresh {
-                            diagnostics: published.diagnostics.clone(),
-                            answered_at: published.at,
-                            via,
-                        };
-                    }
-                    if !busy {
-                        wake = wake.min(at);
-                    }
-                }
-                // Silence means "unchanged" only when there is a list it leaves standing: a
-                // file the server never published for has no answer yet (pending), which
-                // must not read as clean.
-                let last = inner.published.get(&ticket.path);
-                if let (Some(quiet), None, Some(last)) = (quiet, ready_at, last) {
-                    let quiet_at = ticket.sent_at.max(inner.idle_since) + quiet;
-                    if !busy && now >= quiet_at && work.stopped(now) {
-                        return DiagnosticsOutcome::Unchanged {
-                            diagnostics: last.diagnostics.clone(),
-                        };
-                    }
-                    if !busy {
-                        wake = wake.min(quiet_at.max(now + WorkWatch::EVERY));
-                    }
-                }
-                if work.watching() {
-                    wake = wake.min(now + WorkWatch::EVERY);
-                }
-                if now >= deadline {
-                    return DiagnosticsOutcome::Pending {
-                        waited: now - ticket.sent_at,
-                        indexing: busy || inner.idle_since > ticket.sent_at,
-                    };
-                }
-            }
-            if reopen {
-                tracing::debug!(server = %self.spec.name, path = %ticket.path.display(), "idle after a preamble line with no publish since: reopening");
-                // The reopened file's publish has a higher version, which this wait takes.
-                reopened = Some(self.reopen(&ticket.path).unwrap_or(i64::MAX));
-                continue;
-            }
-            tokio::select! {
-                _ = changes.changed() => {}
-                _ = tokio::time::sleep_until(wake) => {}
             }
         }
     }
@@ -621,6 +467,227 @@ impl LanguageServer {
     }
 }
 
+/// What a push wait is waiting for, fixed for the wait.
+struct PushWait<'t> {
+    ticket: &'t SyncTicket,
+    timing: Timing,
+    /// Silence for this long (the server stopped working) means the last list stands.
+    quiet: Option<Duration>,
+    /// [`crate::ServerSpec::versions_open_files`].
+    versions_open_files: bool,
+}
+
+/// What one look at the server's state decides.
+#[derive(Debug)]
+enum Step {
+    /// The wait is over.
+    Done(DiagnosticsOutcome),
+    /// Reopen the file (clangd idle after a preamble line, no publish since), then look again.
+    Reopen,
+    /// Nothing yet: look again when the state changes, or at this instant.
+    Sleep(Instant),
+}
+
+/// The push wait's rules (see the crate docs) over the server's state at `now`: pure, so
+/// each rule is tested without a server and without async. `reopened`: the version the file
+/// was reopened under by this wait, if it was; `work`: whether the server's process stopped
+/// working (the quiet rule).
+fn decide(
+    wait: &PushWait<'_>,
+    inner: &Inner,
+    now: Instant,
+    reopened: Option<i64>,
+    work: &WorkWatch,
+) -> Step {
+    let (ticket, timing) = (wait.ticket, wait.timing);
+    let busy = inner.busy();
+    let deadline = deadline(ticket.sent_at, timing, inner);
+    let mut look = Look {
+        wait,
+        inner,
+        now,
+        reopened,
+        wake: deadline,
+    };
+    let fresh = inner
+        .published
+        .get(&ticket.path)
+        .filter(|p| p.seq > ticket.seq_before);
+    let reopen = fresh.is_some_and(|published| look.reopen_due(published));
+    let ready_at = fresh.and_then(|published| match published.version {
+        Some(version) if version >= ticket.version => look
+            .versioned_ready(published, version)
+            .map(|at| (at, Via::VersionedPush)),
+        // A pass over the workspace, not this version's answer; after a reopen, the list a
+        // `didClose` clears.
+        None if wait.versions_open_files || reopened.is_some() => None,
+        None => look
+            .unversioned_ready(published)
+            .map(|at| (at, Via::UnversionedPush)),
+        Some(_older) => None,
+    });
+    if let (Some((at, via)), Some(published)) = (ready_at, fresh) {
+        if !busy && now >= at {
+            return Step::Done(DiagnosticsOutcome::Fresh {
+                diagnostics: published.diagnostics.clone(),
+                answered_at: published.at,
+                via,
+            });
+        }
+        if !busy {
+            look.wake_at(at);
+        }
+    }
+    // Silence means "unchanged" only when there is a list it leaves standing: a file the
+    // server never published for has no answer yet (pending), which must not read as clean.
+    let last = inner.published.get(&ticket.path);
+    if let (Some(quiet), None, Some(last)) = (wait.quiet, ready_at, last) {
+        let quiet_at = ticket.sent_at.max(inner.idle_since) + quiet;
+        if !busy && now >= quiet_at && work.stopped(now) {
+            return Step::Done(DiagnosticsOutcome::Unchanged {
+                diagnostics: last.diagnostics.clone(),
+            });
+        }
+        if !busy {
+            look.wake_at(quiet_at.max(now + WorkWatch::EVERY));
+        }
+    }
+    if work.watching() {
+        look.wake_at(now + WorkWatch::EVERY);
+    }
+    if now >= deadline {
+        return Step::Done(DiagnosticsOutcome::Pending {
+            waited: now - ticket.sent_at,
+            indexing: busy || inner.idle_since > ticket.sent_at,
+        });
+    }
+    if reopen {
+        Step::Reopen
+    } else {
+        Step::Sleep(look.wake)
+    }
+}
+
+/// One look at the server's state: what the rules read, and the earliest moment one of them
+/// asks to look again.
+struct Look<'a> {
+    wait: &'a PushWait<'a>,
+    inner: &'a Inner,
+    now: Instant,
+    reopened: Option<i64>,
+    wake: Instant,
+}
+
+impl Look<'_> {
+    fn wake_at(&mut self, at: Instant) {
+        self.wake = self.wake.min(at);
+    }
+
+    /// Preamble work seen after the publish may have preceded it: clangd's "Built preamble"
+    /// line comes on stderr, read apart from the publish, and even a "parsing includes"
+    /// status can be written after the publish it preceded. clangd can also go idle between
+    /// a publish and a rebuild's, so idleness alone does not tell; idle for a while with
+    /// nothing since: reopen (once), and wait for that publish.
+    fn reopen_due(&mut self, published: &Published) -> bool {
+        let ticket = self.wait.ticket;
+        let Some((state, status_seq, idle_at)) = self.inner.file_status.get(&ticket.path) else {
+            return false;
+        };
+        if self.reopened.is_some()
+            || !published.rebuilding
+            || state != "idle"
+            || *status_seq <= published.seq
+            || published.version.is_none_or(|v| v < ticket.version)
+        {
+            return false;
+        }
+        if self.now >= *idle_at + LOG_STALL_REOPEN {
+            true
+        } else {
+            self.wake_at(*idle_at + LOG_STALL_REOPEN);
+            false
+        }
+    }
+
+    /// When a publish of the synced `version` (or a later one) stands, once it has.
+    ///
+    /// clangd: a change that makes the file's preamble stale (an included header changed)
+    /// is published twice, first against the old preamble, then against the new one once it
+    /// is built. Its log says when a preamble was built ("Built preamble … for file F") and
+    /// its status when the file is idle again: the list stands once the file went idle after
+    /// it with no preamble work in between, and it came after the last preamble built since
+    /// the change. An opened (or reopened) file's first build waits for its preamble and
+    /// publishes once: its preamble line precedes that publish, however late it is read.
+    fn versioned_ready(&mut self, published: &Published, version: i64) -> Option<Instant> {
+        let (ticket, inner) = (self.wait.ticket, self.inner);
+        let first_build = ticket.opened || self.reopened.is_some_and(|at| version >= at);
+        let settled = match inner.file_status.get(&ticket.path) {
+            None => true,
+            Some(_) if first_build => true,
+            Some(_) => {
+                let built = inner.preamble_builds.get(&ticket.path).copied();
+                let after_build =
+                    built.is_none_or(|built| built <= ticket.seq_before || published.seq > built);
+                // Idle after an update that built no preamble: the list stands once the
+                // build's log line could no longer be on its way.
+                let nothing_rebuilt = match published.idle_after_update {
+                    Some(idle) if self.now >= idle + PREAMBLE_LOG_LAG => {
+                        built.is_none_or(|built| built < published.seq)
+                    }
+                    Some(idle) => {
+                        self.wake_at(idle + PREAMBLE_LOG_LAG);
+                        false
+                    }
+                    None => false,
+                };
+                (published.settled || nothing_rebuilt) && after_build
+            }
+        };
+        settled.then(|| published.at.max(inner.idle_since) + self.wait.timing.settle)
+    }
+
+    /// When a publish without a version stands, once one counts.
+    ///
+    /// A change is checked no sooner than the server's debounce after it: what comes sooner
+    /// is an earlier check's. Such a server also checks its open files again once it has
+    /// indexed: a list it published while still indexing is provisional.
+    fn unversioned_ready(&mut self, published: &Published) -> Option<Instant> {
+        let (ticket, inner, timing) = (self.wait.ticket, self.inner, self.wait.timing);
+        let mut earliest = if ticket.opened {
+            ticket.sent_at
+        } else {
+            ticket.sent_at + timing.debounce
+        };
+        if inner.idle_since > ticket.sent_at {
+            earliest = earliest.max(inner.idle_since);
+        }
+        let first = if timing.debounce.is_zero() {
+            Some(
+                published
+                    .history
+                    .iter()
+                    .find(|(seq, _, _)| *seq > ticket.seq_before)
+                    .map_or(published.at, |(_, at, _)| *at),
+            )
+        } else {
+            published
+                .history
+                .iter()
+                .find(|(seq, at, _)| *seq > ticket.seq_before && *at >= earliest)
+                .map(|(_, at, _)| *at)
+        };
+        match first {
+            Some(first) => Some(first.max(inner.idle_since) + timing.settle),
+            None => {
+                if published.at < earliest {
+                    self.wake_at(earliest);
+                }
+                None
+            }
+        }
+    }
+}
+
 /// When to give up: the cap after the change, stretched while the server is busy (up to the
 /// indexing cap), and a fresh cap after it went idle.
 pub(super) fn deadline(sent_at: Instant, timing: Timing, inner: &Inner) -> Instant {
@@ -699,5 +766,222 @@ impl WorkWatch {
         now.duration_since(*first_at) >= Self::WINDOW
             && last.saturating_sub(*first) <= Self::IDLE_TICKS
             && !self.runnable
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn ticket(sent_at: Instant, version: i64) -> SyncTicket {
+        SyncTicket {
+            path: PathBuf::from("/w/a.py"),
+            version,
+            sent_at,
+            seq_before: 0,
+            opened: false,
+            recheck: false,
+        }
+    }
+
+    fn published(at: Instant, seq: u64, version: Option<i64>) -> Published {
+        Published {
+            version,
+            diagnostics: Vec::new(),
+            raw: Vec::new(),
+            seq,
+            at,
+            history: VecDeque::from([(seq, at, version)]),
+            settled: false,
+            rebuilding: false,
+            updating: false,
+            idle_after_update: None,
+        }
+    }
+
+    fn wait(ticket: &SyncTicket, timing: Timing) -> PushWait<'_> {
+        PushWait {
+            ticket,
+            timing,
+            quiet: timing.quiet,
+            versions_open_files: false,
+        }
+    }
+
+    fn unwatched() -> WorkWatch {
+        WorkWatch::new(None)
+    }
+
+    fn state(at: Instant) -> Inner {
+        Inner::new(at, false, false, false)
+    }
+
+    #[test]
+    fn a_publish_of_the_synced_version_is_the_answer_once_settled() {
+        let t0 = Instant::now();
+        let ticket = ticket(t0, 2);
+        let timing = Timing {
+            settle: 50 * MS,
+            ..Timing::default()
+        };
+        let mut inner = state(t0);
+        let at = t0 + 10 * MS;
+        inner
+            .published
+            .insert(ticket.path.clone(), published(at, 1, Some(2)));
+        let wait = wait(&ticket, timing);
+        // Within the settle window: look again when it ends.
+        match decide(&wait, &inner, at, None, &unwatched()) {
+            Step::Sleep(wake) => assert_eq!(wake, at + 50 * MS),
+            other => panic!("{other:?}"),
+        }
+        match decide(&wait, &inner, at + 60 * MS, None, &unwatched()) {
+            Step::Done(DiagnosticsOutcome::Fresh { via, .. }) => {
+                assert_eq!(via, Via::VersionedPush)
+            }
+            other => panic!("{other:?}"),
+        }
+        // An older version's publish is not the answer.
+        inner
+            .published
+            .insert(ticket.path.clone(), published(at, 1, Some(1)));
+        assert!(matches!(
+            decide(&wait, &inner, at + 60 * MS, None, &unwatched()),
+            Step::Sleep(_)
+        ));
+    }
+
+    #[test]
+    fn an_unversioned_publish_sooner_than_the_debounce_is_an_earlier_checks() {
+        let t0 = Instant::now();
+        let ticket = ticket(t0, 2);
+        let timing = Timing {
+            debounce: 200 * MS,
+            ..Timing::default()
+        };
+        let mut inner = state(t0);
+        inner
+            .published
+            .insert(ticket.path.clone(), published(t0 + 20 * MS, 1, None));
+        let wait = wait(&ticket, timing);
+        match decide(&wait, &inner, t0 + 30 * MS, None, &unwatched()) {
+            Step::Sleep(wake) => assert_eq!(wake, t0 + 200 * MS),
+            other => panic!("{other:?}"),
+        }
+        inner
+            .published
+            .insert(ticket.path.clone(), published(t0 + 250 * MS, 2, None));
+        match decide(&wait, &inner, t0 + 260 * MS, None, &unwatched()) {
+            Step::Done(DiagnosticsOutcome::Fresh { via, .. }) => {
+                assert_eq!(via, Via::UnversionedPush)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Silence is "unchanged" only for a file the server published for before; a file it
+    /// never answered for stays pending, never clean.
+    #[test]
+    fn silence_keeps_the_last_list_and_never_makes_a_file_clean() {
+        let t0 = Instant::now();
+        let ticket = ticket(t0, 2);
+        let timing = Timing {
+            quiet: Some(300 * MS),
+            ..Timing::default()
+        };
+        let wait = wait(&ticket, timing);
+        let mut inner = state(t0);
+        match decide(&wait, &inner, t0 + 400 * MS, None, &unwatched()) {
+            Step::Sleep(wake) => assert_eq!(wake, t0 + timing.cap),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            decide(&wait, &inner, t0 + timing.cap, None, &unwatched()),
+            Step::Done(DiagnosticsOutcome::Pending {
+                indexing: false,
+                ..
+            })
+        ));
+        // A list from before the change (seq not after the ticket's).
+        let mut before = published(t0 - 5 * MS, 0, None);
+        before.seq = 0;
+        inner.published.insert(ticket.path.clone(), before);
+        match decide(&wait, &inner, t0 + 100 * MS, None, &unwatched()) {
+            Step::Sleep(wake) => assert_eq!(wake, t0 + 300 * MS),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            decide(&wait, &inner, t0 + 300 * MS, None, &unwatched()),
+            Step::Done(DiagnosticsOutcome::Unchanged { .. })
+        ));
+    }
+
+    /// A busy server stretches the cap up to the indexing cap, and nothing is taken while
+    /// it works.
+    #[test]
+    fn a_busy_server_is_waited_for_up_to_the_indexing_cap() {
+        let t0 = Instant::now();
+        let ticket = ticket(t0, 2);
+        let timing = Timing::default();
+        let wait = wait(&ticket, timing);
+        let mut inner = state(t0);
+        inner
+            .progress
+            .insert("index".into(), ("Indexing".into(), None));
+        inner
+            .published
+            .insert(ticket.path.clone(), published(t0 + MS, 1, Some(2)));
+        match decide(&wait, &inner, t0 + timing.cap, None, &unwatched()) {
+            Step::Sleep(wake) => assert_eq!(wake, t0 + timing.indexing_cap),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            decide(&wait, &inner, t0 + timing.indexing_cap, None, &unwatched()),
+            Step::Done(DiagnosticsOutcome::Pending { indexing: true, .. })
+        ));
+    }
+
+    /// clangd idle a while after a preamble line that followed its publish, with nothing
+    /// since: the file is reopened, once.
+    #[test]
+    fn a_preamble_line_after_the_publish_reopens_the_file_once() {
+        let t0 = Instant::now();
+        let ticket = ticket(t0, 2);
+        let wait = wait(&ticket, Timing::default());
+        let mut inner = state(t0);
+        let mut list = published(t0 + MS, 1, Some(2));
+        list.rebuilding = true;
+        inner.published.insert(ticket.path.clone(), list);
+        let idle_at = t0 + 10 * MS;
+        inner
+            .file_status
+            .insert(ticket.path.clone(), ("idle".into(), 2, idle_at));
+        match decide(&wait, &inner, idle_at + MS, None, &unwatched()) {
+            Step::Sleep(wake) => assert_eq!(wake, idle_at + LOG_STALL_REOPEN),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            decide(
+                &wait,
+                &inner,
+                idle_at + LOG_STALL_REOPEN,
+                None,
+                &unwatched()
+            ),
+            Step::Reopen
+        ));
+        assert!(!matches!(
+            decide(
+                &wait,
+                &inner,
+                idle_at + LOG_STALL_REOPEN,
+                Some(3),
+                &unwatched()
+            ),
+            Step::Reopen
+        ));
     }
 }

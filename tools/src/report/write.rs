@@ -80,6 +80,7 @@ pub struct NewDiagnostic {
     pub severity: String,
     /// The server's code (`reportAttributeAccessIssue`, `E0308`), if any.
     pub code: Option<String>,
+    /// The server's message (the text shows its first line).
     pub message: String,
     /// Which tool produced it (`basedpyright`, `clang`), if said.
     pub source: Option<String>,
@@ -119,6 +120,7 @@ impl NewDiagnostic {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UncheckedFile {
+    /// The file, relative to the workspace root.
     pub path: String,
     /// Why (no server for the language, a server that cannot start, what to install).
     pub reason: String,
@@ -141,6 +143,7 @@ pub struct MissingDependenciesNote {
 pub struct ChangedOutside {
     /// The first 20 files changed.
     pub files: Vec<String>,
+    /// How many files changed in all.
     pub files_total: usize,
     /// Diagnostics those changes brought.
     pub new: Vec<NewDiagnostic>,
@@ -153,10 +156,13 @@ pub struct ChangedOutside {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckScope {
+    /// Files whose diagnostics were read: the written ones and their dependents.
     pub files_checked: usize,
+    /// Of those, the files that depend on the written ones.
     pub dependents_checked: usize,
     /// Files that may depend on the written ones and were not checked (the limit).
     pub dependents_skipped: usize,
+    /// The dependents checked, relative to the workspace root.
     pub dependents: Vec<String>,
     /// How the dependents were found: `graph` (the code graph) or `word_scan`.
     pub dependents_from: Vec<String>,

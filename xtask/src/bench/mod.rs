@@ -57,6 +57,7 @@ pub struct Family {
     pub name: &'static str,
     /// One line for `cargo xtask help`.
     pub about: &'static str,
+    /// Runs the family; its section of BENCHMARKS.md (Markdown) on success.
     pub run: fn(&Context) -> Result<String>,
 }
 
@@ -127,6 +128,8 @@ pub struct Context {
 }
 
 impl Context {
+    /// The context of the repository at `root`: finds Cargo's target directory and the
+    /// peers' PATH.
     pub fn new(root: &Path) -> Result<Self> {
         Ok(Self {
             root: root.to_path_buf(),
