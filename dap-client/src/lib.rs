@@ -64,6 +64,8 @@ pub mod report;
 mod ring;
 mod session;
 mod state;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testing;
 
 pub use adapters::{launch_arguments, pick_adapter, AdapterKind};
 pub use client::{parse_body, Client, PendingResponse};

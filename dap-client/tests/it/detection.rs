@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::support;
+use cc_dap_client::testing as support;
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::support;
+use cc_dap_client::testing as support;
 
 use std::path::{Path, PathBuf};
 

@@ -3,9 +3,6 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
-#[path = "../../../../dap-client/tests/it/support/mod.rs"]
-mod process;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,7 +12,9 @@ use serde_json::Value;
 
 // Not every test binary uses every helper.
 #[allow(unused_imports)]
-pub use process::{assert_gone, assert_no_tagged, debugpy_python, unique_tag, TAG_VAR};
+pub use cc_dap_client::testing::{
+    assert_gone, assert_no_tagged, debugpy_python, unique_tag, TAG_VAR,
+};
 
 /// Whether an lldb DAP server is on PATH; otherwise reports the missing peer (a failure
 /// under CI, a loud skip locally).

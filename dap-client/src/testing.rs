@@ -1,9 +1,8 @@
-//! The tag the dap tests put on what they start; the process-table checks themselves are
-//! `cc_process::testing`'s.
+//! For tests of the debugger (this crate's and those of the crates above it): the tag the
+//! tests put on what they start, and the peer they need; the process-table checks themselves
+//! are `cc_process::testing`'s. Behind the `test-support` feature, which only
+//! `[dev-dependencies]` enable.
 
-#![allow(dead_code)]
-
-#[allow(unused_imports)] // Not every test binary needs them.
 pub use cc_process::testing::{assert_gone, unique_tag};
 
 /// Put in the environment of every adapter a debugger starts (debuggees inherit it), so
