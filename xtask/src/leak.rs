@@ -126,7 +126,15 @@ mod tests {
             .spawn()
             .unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while find(var, &token).len() < 3 && std::time::Instant::now() < deadline {
+        // Until both children have exec'd `sleep` (a forked child shows the shell's command
+        // line for a moment).
+        let sleeping = || {
+            find(var, &token)
+                .iter()
+                .filter(|s| s.cmdline == "sleep 300")
+                .count()
+        };
+        while sleeping() < 2 && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         let reaped = reap(var, &token);
