@@ -7,6 +7,8 @@
 mod args;
 mod render;
 
+pub use render::{DebugReport, Options as RenderOptions};
+
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -33,6 +35,25 @@ impl DebugTool {
     /// A `debug` tool over `debugger`, with paths confined to `root`.
     pub fn new(debugger: Arc<DebugSession>, root: WorkspaceRoot) -> Self {
         DebugTool { debugger, root }
+    }
+
+    /// What `launch` asks for: a program (confined to the workspace), a module or a test.
+    fn launch_request(&self, args: &DebugArgs) -> Result<LaunchRequest, ToolError> {
+        let program_args = args.args.clone().unwrap_or_default();
+        let mut request = match (args.program.clone(), args.module.clone(), args.test.clone()) {
+            (Some(program), _, _) => {
+                let program = self.root.resolve_existing(&program)?;
+                LaunchRequest::program(program, &program_args)
+            }
+            (None, Some(module), _) => LaunchRequest::module(module, &program_args),
+            (None, None, test) => {
+                LaunchRequest::test(test.unwrap_or_default()).with_args(&program_args)
+            }
+        };
+        request.adapter = args.adapter.clone();
+        request.wait = args.wait();
+        request.exceptions = args.exceptions.clone();
+        Ok(request)
     }
 }
 
@@ -114,9 +135,9 @@ impl Tool for DebugTool {
         let op = args.op;
         let debugger = &self.debugger;
         let fail = |error: DebugError| tool_error(op, error);
-        let value = match op {
-            Op::Adapters => to_json(&debugger.adapters().await)?,
-            Op::Status => to_json(&debugger.status().await)?,
+        let report = match op {
+            Op::Adapters => DebugReport::Adapters(debugger.adapters().await),
+            Op::Status => DebugReport::Status(debugger.status().await),
             Op::Breakpoints => {
                 let file = self
                     .root
@@ -128,44 +149,30 @@ impl Tool for DebugTool {
                     )));
                 }
                 let lines = args.lines.unwrap_or_default();
-                to_json(
-                    &debugger
+                DebugReport::Breakpoints(
+                    debugger
                         .set_breakpoints(&file, &lines)
                         .await
                         .map_err(fail)?,
-                )?
+                )
             }
             Op::Launch => {
-                let program_args = args.args.clone().unwrap_or_default();
-                let mut request =
-                    match (args.program.clone(), args.module.clone(), args.test.clone()) {
-                        (Some(program), _, _) => {
-                            let program = self.root.resolve_existing(&program)?;
-                            LaunchRequest::program(program, &program_args)
-                        }
-                        (None, Some(module), _) => LaunchRequest::module(module, &program_args),
-                        (None, None, test) => {
-                            LaunchRequest::test(test.unwrap_or_default()).with_args(&program_args)
-                        }
-                    };
-                request.adapter = args.adapter.clone();
-                request.wait = args.wait();
-                request.exceptions = args.exceptions.clone();
-                to_json(
-                    &debugger
+                let request = self.launch_request(&args)?;
+                DebugReport::Start(
+                    debugger
                         .launch_with(&request, interrupt(ctx))
                         .await
                         .map_err(fail)?,
-                )?
+                )
             }
             Op::Attach => {
                 let port = args.port.unwrap_or_default();
-                to_json(
-                    &debugger
+                DebugReport::Start(
+                    debugger
                         .attach(port, args.adapter.as_deref())
                         .await
                         .map_err(fail)?,
-                )?
+                )
             }
             Op::Continue | Op::Pause | Op::StepOver | Op::StepIn | Op::StepOut => {
                 let action = match op {
@@ -175,49 +182,50 @@ impl Tool for DebugTool {
                     Op::StepIn => Action::StepIn,
                     _ => Action::StepOut,
                 };
-                to_json(
-                    &debugger
+                DebugReport::Step(
+                    debugger
                         .act_waiting(action, args.thread_id, args.wait(), interrupt(ctx))
                         .await
                         .map_err(fail)?,
-                )?
+                )
             }
-            Op::Threads => to_json(&debugger.threads().await.map_err(fail)?)?,
-            Op::Stack => to_json(&debugger.stack(args.thread_id).await.map_err(fail)?)?,
-            Op::Scopes => to_json(
-                &debugger
+            Op::Threads => DebugReport::Threads(debugger.threads().await.map_err(fail)?),
+            Op::Stack => DebugReport::Stack(debugger.stack(args.thread_id).await.map_err(fail)?),
+            Op::Scopes => DebugReport::Scopes(
+                debugger
                     .scopes(args.frame_id.unwrap_or_default())
                     .await
                     .map_err(fail)?,
-            )?,
-            Op::Variables => to_json(
-                &debugger
+            ),
+            Op::Variables => DebugReport::Variables(
+                debugger
                     .variables(args.reference.unwrap_or_default())
                     .await
                     .map_err(fail)?,
-            )?,
-            Op::Locals => to_json(
-                &debugger
+            ),
+            Op::Locals => DebugReport::Locals(
+                debugger
                     .locals(args.frame_id, args.scope.as_deref())
                     .await
                     .map_err(fail)?,
-            )?,
-            Op::Evaluate => to_json(
-                &debugger
+            ),
+            Op::Evaluate => DebugReport::Evaluate(
+                debugger
                     .evaluate(
                         args.expression.as_deref().unwrap_or_default(),
                         args.frame_id,
                     )
                     .await
                     .map_err(fail)?,
-            )?,
-            Op::Output => to_json(&debugger.output().await.map_err(fail)?)?,
-            Op::Terminate => to_json(&debugger.terminate().await)?,
+            ),
+            Op::Output => DebugReport::Output(debugger.output().await.map_err(fail)?),
+            Op::Terminate => DebugReport::Terminate(debugger.terminate().await),
         };
         let options = render::Options {
             all_frames: args.all_frames.unwrap_or(false),
         };
-        let text = render::render(op, &value, options);
+        let text = report.render_with(options);
+        let value = to_json(&report)?;
         Ok(ToolOutput::new(value).with_text(text))
     }
 }

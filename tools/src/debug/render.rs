@@ -1,28 +1,66 @@
-//! Text renderings of `debug` results. Many clients show the model only the text, so each
-//! carries every handle the next call needs: thread ids, frame ids (`frame N`), each scope's
-//! reference and each variable's (`ref N`) when it has children — and for a stop, the source
-//! around the line and the frame's locals.
+//! Text renderings of `debug` results, from the debugger's typed reports (the JSON result is
+//! the same report serialized, so the two cannot drift apart). Many clients show the model
+//! only the text, so each carries every handle the next call needs: thread ids, frame ids
+//! (`frame N`), each scope's reference and each variable's (`ref N`) when it has children —
+//! and for a stop, the source around the line and the frame's locals.
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use cc_dap_client::report::{
+    AdaptersReport, BreakpointView, BreakpointsReport, EvaluateReport, ExceptionStops,
+    FileBreakpoints, FrameView, LocalsReport, LocalsSummary, OutputPiece, OutputReport, Position,
+    ProgramEnd, ProgramState, ScopesReport, StackReport, StartReport, StatusReport, StepReport,
+    Stopped, TerminateReport, ThreadsReport, VariableView, VariablesReport,
+};
+use serde::Serialize;
 
-use super::args::Op;
-
-fn str_of<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
+/// What one `debug` call returns: the report of its operation.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum DebugReport {
+    /// `adapters`.
+    Adapters(AdaptersReport),
+    /// `status`.
+    Status(StatusReport),
+    /// `breakpoints`.
+    Breakpoints(BreakpointsReport),
+    /// `launch` and `attach`.
+    Start(StartReport),
+    /// `continue`, `pause` and the steps.
+    Step(StepReport),
+    /// `threads`.
+    Threads(ThreadsReport),
+    /// `stack`.
+    Stack(StackReport),
+    /// `scopes`.
+    Scopes(ScopesReport),
+    /// `variables`.
+    Variables(VariablesReport),
+    /// `locals`.
+    Locals(LocalsReport),
+    /// `evaluate`.
+    Evaluate(EvaluateReport),
+    /// `output`.
+    Output(OutputReport),
+    /// `terminate`.
+    Terminate(TerminateReport),
 }
 
-fn num(value: &Value, key: &str) -> String {
-    value
-        .get(key)
-        .filter(|v| !v.is_null())
-        .map(Value::to_string)
-        .unwrap_or_else(|| "?".into())
+/// What the caller asked about the rendering itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// `stack`: every frame, no run of library frames folded.
+    pub all_frames: bool,
 }
 
-fn reference(value: &Value, key: &str) -> Option<i64> {
-    value.get(key).and_then(Value::as_i64).filter(|r| *r > 0)
+/// A number, or `?` when the adapter did not say.
+fn or_unknown(value: Option<i64>) -> String {
+    value.map_or_else(|| "?".to_owned(), |v| v.to_string())
+}
+
+/// A reference that points at children (0 means none).
+fn children(reference: i64) -> Option<i64> {
+    (reference > 0).then_some(reference)
 }
 
 /// A stop's exception text beyond the result that reports the stop: its first line, cut.
@@ -32,29 +70,31 @@ const REPEATED_STOP_TEXT_CHARS: usize = 120;
 /// The exception text of a stop in full (`report_stop`: the result of the call that
 /// stopped), else shortened: an assertion's explanation can be a thousand characters, and
 /// `stack` or `status` need not repeat it.
-fn position_of(value: &Value, report_stop: bool) -> String {
-    match str_of(value, "state") {
-        Some("stopped") => {
-            let stop = &value["stopped"];
+fn position_of(position: &Position, report_stop: bool) -> String {
+    match position.state {
+        ProgramState::Stopped => {
+            let stop = position.stopped.as_ref();
             let mut line = format!(
                 "stopped at {}:{}",
-                str_of(stop, "file").unwrap_or("?"),
-                num(stop, "line")
+                stop.and_then(|s| s.file.as_deref()).unwrap_or("?"),
+                or_unknown(stop.and_then(|s| s.line))
             );
-            if let Some(function) = str_of(stop, "function") {
+            if let Some(function) = stop.and_then(|s| s.function.as_deref()) {
                 let _ = write!(line, " in {function}");
             }
             let _ = write!(
                 line,
                 " ({}, thread {}",
-                str_of(stop, "reason").unwrap_or("?"),
-                num(stop, "thread_id")
+                stop.map_or("?", |s| s.reason.as_str()),
+                or_unknown(stop.and_then(|s| s.thread_id))
             );
-            if let Some(frame) = reference(stop, "frame_id") {
+            if let Some(frame) = stop.and_then(|s| s.frame_id).filter(|f| *f > 0) {
                 let _ = write!(line, ", frame {frame}");
             }
             line.push(')');
-            let said = match (str_of(stop, "description"), str_of(stop, "text")) {
+            let description = stop.and_then(|s| s.description.as_deref());
+            let text = stop.and_then(|s| s.text.as_deref());
+            let said = match (description, text) {
                 (Some(description), Some(text)) if description != text => {
                     format!(": {description}: {text}")
                 }
@@ -68,16 +108,15 @@ fn position_of(value: &Value, report_stop: bool) -> String {
             }
             line
         }
-        Some("exited") => match value["exited"].get("code").and_then(Value::as_i64) {
+        ProgramState::Exited => match position.exited.as_ref().and_then(|e| e.code) {
             Some(code) => format!("exited with code {code}"),
             None => "exited".into(),
         },
-        Some("running") => "running".into(),
-        Some("adapter_exited") => "the debug adapter exited; the session is over".into(),
-        Some("expired") => "the session expired".into(),
-        Some("launch_failed") => "no session: the last launch failed".into(),
-        Some("none") => "no session".into(),
-        _ => String::new(),
+        ProgramState::Running => "running".into(),
+        ProgramState::AdapterExited => "the debug adapter exited; the session is over".into(),
+        ProgramState::Expired => "the session expired".into(),
+        ProgramState::LaunchFailed => "no session: the last launch failed".into(),
+        ProgramState::None => "no session".into(),
     }
 }
 
@@ -93,113 +132,113 @@ fn shortened(text: &str) -> String {
 }
 
 /// Where the program is, as a result other than the stop's own shows it.
-pub fn position(value: &Value) -> String {
-    position_of(value, false)
+fn position(position: &Position) -> String {
+    position_of(position, false)
 }
 
 /// `frame N: function at file:line`.
-fn frame_line(frame: &Value) -> String {
+fn frame_line(frame: &FrameView) -> String {
     format!(
         "frame {}: {} at {}:{}",
-        num(frame, "id"),
-        str_of(frame, "function").unwrap_or("?"),
-        str_of(frame, "file").unwrap_or("?"),
-        num(frame, "line")
+        frame.id,
+        frame.function,
+        frame.file.as_deref().unwrap_or("?"),
+        frame.line
     )
 }
 
 /// `name: type = value [ref N]`, the value marked `…` when cut (a group without a value,
 /// such as debugpy's "special variables", is `name [ref N]`).
-fn variable_line(variable: &Value) -> String {
-    let value = str_of(variable, "value").unwrap_or("");
-    let mut line = str_of(variable, "name").unwrap_or("?").to_owned();
-    if let Some(kind) = str_of(variable, "type") {
+fn variable_line(variable: &VariableView) -> String {
+    let mut line = variable.name.clone();
+    if let Some(kind) = &variable.type_name {
         let _ = write!(line, ": {kind}");
     }
-    if !value.is_empty() || variable["type"].is_string() {
-        let _ = write!(line, " = {value}");
+    if !variable.value.is_empty() || variable.type_name.is_some() {
+        let _ = write!(line, " = {}", variable.value);
     }
-    if variable["value_truncated"] == true {
+    if variable.value_truncated {
         line.push('…');
     }
-    if let Some(children) = reference(variable, "reference") {
+    if let Some(children) = children(variable.reference) {
         let _ = write!(line, " [ref {children}]");
     }
     line
 }
 
-fn push_variables(lines: &mut Vec<String>, variables: &Value) {
-    for variable in variables.as_array().into_iter().flatten() {
+fn push_variables(lines: &mut Vec<String>, variables: &[VariableView]) {
+    for variable in variables {
         lines.push(format!("  {}", variable_line(variable)));
     }
 }
 
 /// The source around a stop (the stop line marked `>`) and the frame's locals.
-fn push_stop_detail(lines: &mut Vec<String>, value: &Value) {
-    let stop = &value["stopped"];
-    let shown = &stop["shown_frame"];
-    let current = if shown.is_object() {
-        lines.push(format!(
-            "nearest frame in the workspace: {}",
-            frame_line(shown)
-        ));
-        shown["line"].as_i64()
-    } else {
-        stop["line"].as_i64()
+fn push_stop_detail(lines: &mut Vec<String>, position: &Position) {
+    let Some(stop) = &position.stopped else {
+        return;
     };
-    if let Some(note) = str_of(stop, "source_note") {
+    let current = match &stop.shown_frame {
+        Some(shown) => {
+            lines.push(format!(
+                "nearest frame in the workspace: {}",
+                frame_line(shown)
+            ));
+            Some(shown.line)
+        }
+        None => stop.line,
+    };
+    if let Some(note) = &stop.source_note {
         lines.push(format!("note: {note}"));
     }
-    let source = stop["source"].as_array().into_iter().flatten();
-    let width = stop["source"]
-        .as_array()
-        .and_then(|l| l.last())
-        .map_or(1, |l| num(l, "line").len());
+    let source = stop.source.as_deref().unwrap_or_default();
+    let width = source.last().map_or(1, |l| l.line.to_string().len());
     for line in source {
-        let number = line["line"].as_i64();
-        let mark = if number.is_some() && number == current {
-            '>'
-        } else {
-            ' '
-        };
-        lines.push(format!(
-            "{mark} {:>width$} | {}",
-            num(line, "line"),
-            str_of(line, "text").unwrap_or("")
-        ));
+        let mark = if Some(line.line) == current { '>' } else { ' ' };
+        lines.push(format!("{mark} {:>width$} | {}", line.line, line.text));
     }
-    let locals = &stop["locals"];
-    if locals.is_object() {
-        let scope = str_of(locals, "scope").unwrap_or("locals");
-        let shown = locals["variables"].as_array().map_or(0, Vec::len);
-        let mut header = format!("locals ({scope}, ref {}", num(locals, "reference"));
-        if locals["truncated"] == true {
-            let _ = write!(header, "; first {shown} of {}", num(locals, "total"));
-        }
-        if let Some(unreadable) = locals["unreadable"].as_u64() {
-            let _ = write!(header, "; {unreadable} the debugger cannot read left out");
-        }
-        header.push_str("):");
-        if shown == 0 {
-            header.push_str(" none");
-        }
-        lines.push(header);
-        push_variables(lines, &locals["variables"]);
+    if let Some(locals) = &stop.locals {
+        lines.push(locals_header(locals));
+        push_variables(lines, &locals.variables);
     }
+}
+
+fn locals_header(locals: &LocalsSummary) -> String {
+    let shown = locals.variables.len();
+    let mut header = format!("locals ({}, ref {}", locals.scope, locals.reference);
+    if locals.truncated {
+        let _ = write!(header, "; first {shown} of {}", locals.total);
+    }
+    if locals.unreadable > 0 {
+        let _ = write!(
+            header,
+            "; {} the debugger cannot read left out",
+            locals.unreadable
+        );
+    }
+    header.push_str("):");
+    if shown == 0 {
+        header.push_str(" none");
+    }
+    header
 }
 
 /// Stop texts at least this long are not repeated in the output attached to the result.
 const REPEATED_TEXT_MIN_CHARS: usize = 40;
 
-fn push_output_and_note(text: &mut String, value: &Value) {
-    if let Some(output) = value
-        .get("output")
-        .and_then(|o| o.get("text"))
-        .and_then(Value::as_str)
-    {
+/// What the program printed during the call (the stop's own message not repeated), then
+/// the report's note.
+fn push_output_and_note(
+    text: &mut String,
+    output: Option<&OutputPiece>,
+    stopped: Option<&Stopped>,
+    note: Option<&str>,
+) {
+    if let Some(output) = output.map(|o| o.text.as_str()) {
         text.push_str("\noutput:\n");
         // A panic's message is the stop's text and what the program printed: once is enough.
-        let said = str_of(&value["stopped"], "text").filter(|t| t.len() >= REPEATED_TEXT_MIN_CHARS);
+        let said = stopped
+            .and_then(|s| s.text.as_deref())
+            .filter(|t| t.len() >= REPEATED_TEXT_MIN_CHARS);
         match said.filter(|said| output.contains(*said)) {
             Some(said) => text.push_str(
                 output
@@ -209,22 +248,20 @@ fn push_output_and_note(text: &mut String, value: &Value) {
             None => text.push_str(output.trim_end()),
         }
     }
-    if let Some(note) = str_of(value, "note") {
+    if let Some(note) = note {
         text.push_str("\nnote: ");
         text.push_str(note);
     }
 }
 
 /// "3, 7 (not verified: why), 9 (placed at 10)", or `None` for an empty list.
-fn breakpoint_lines(breakpoints: &Value) -> Option<String> {
+fn breakpoint_lines(breakpoints: &[BreakpointView]) -> Option<String> {
     let lines: Vec<String> = breakpoints
-        .as_array()
-        .into_iter()
-        .flatten()
+        .iter()
         .map(|b| {
-            let mut line = num(b, "line");
-            match (b["verified"].as_bool(), b["actual_line"].as_i64()) {
-                (Some(false), _) => match str_of(b, "message") {
+            let mut line = b.line.to_string();
+            match (b.verified, b.actual_line) {
+                (Some(false), _) => match &b.message {
                     Some(why) => {
                         let _ = write!(line, " (not verified: {why})");
                     }
@@ -242,83 +279,58 @@ fn breakpoint_lines(breakpoints: &Value) -> Option<String> {
 }
 
 /// "stops on exceptions: uncaught, userUnhandled (offered: …; `exceptions` sets them)".
-fn exception_stops(stops: &Value, adapter: Option<&str>) -> Option<String> {
-    if !stops.is_object() {
-        return None;
-    }
-    let names = |key: &str| -> Vec<&str> {
-        stops[key]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect()
-    };
-    let (filters, offered, functions) = (names("filters"), names("offered"), names("functions"));
-    let mut line = if offered.is_empty() {
+fn exception_stops(stops: &ExceptionStops, adapter: &str) -> String {
+    let mut line = if stops.offered.is_empty() {
         match adapter {
-            Some("delve") => {
-                "stops on unrecovered panics (delve's own; no exception filters)".to_owned()
-            }
+            "delve" => "stops on unrecovered panics (delve's own; no exception filters)".to_owned(),
             _ => "stops on no exception filters (the adapter offers none)".to_owned(),
         }
     } else {
         format!(
             "stops on exceptions: {} (offered: {}; `exceptions` sets them)",
-            if filters.is_empty() {
+            if stops.filters.is_empty() {
                 "none".to_owned()
             } else {
-                filters.join(", ")
+                stops.filters.join(", ")
             },
-            offered.join(", ")
+            stops.offered.join(", ")
         )
     };
-    if !functions.is_empty() {
-        let _ = write!(line, "; and in {}", functions.join(", "));
+    if !stops.functions.is_empty() {
+        let _ = write!(line, "; and in {}", stops.functions.join(", "));
     }
-    Some(line)
+    line
 }
 
 /// "breakpoints: a.py 3, 7; b.py 9", or `None` without any.
-fn all_breakpoints(files: &Value) -> Option<String> {
+fn all_breakpoints(files: &[FileBreakpoints]) -> Option<String> {
     let parts: Vec<String> = files
-        .as_array()
-        .into_iter()
-        .flatten()
+        .iter()
         .filter_map(|file| {
-            breakpoint_lines(&file["breakpoints"])
-                .map(|at| format!("{} {at}", str_of(file, "file").unwrap_or("?")))
+            breakpoint_lines(&file.breakpoints).map(|at| format!("{} {at}", file.file))
         })
         .collect();
     (!parts.is_empty()).then(|| format!("breakpoints: {}", parts.join("; ")))
 }
 
-fn count_header(what: &str, value: &Value, shown: usize, total_key: &str) -> String {
-    if value["truncated"] == true {
-        format!("{what} (first {shown} of {}):", num(value, total_key))
+fn count_header(what: &str, truncated: bool, shown: usize, total: &str) -> String {
+    if truncated {
+        format!("{what} (first {shown} of {total}):")
     } else {
         format!("{what} ({shown}):")
     }
 }
 
-/// What the caller asked about the rendering itself.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Options {
-    /// `stack`: every frame, no run of library frames folded.
-    pub all_frames: bool,
-}
-
 /// The frame lines of `stack`: runs of two or more library frames after the top one fold
 /// into a line that says whose they are and which ids they hold (`all_frames` lists them).
-fn push_frames(lines: &mut Vec<String>, frames: &[Value], all: bool) {
-    let library = |frame: &Value| str_of(frame, "library").map(str::to_owned);
+fn push_frames(lines: &mut Vec<String>, frames: &[FrameView], all: bool) {
     let mut at = 0;
     while at < frames.len() {
-        let run_end = if at == 0 || all || library(&frames[at]).is_none() {
+        let run_end = if at == 0 || all || frames[at].library.is_none() {
             at + 1
         } else {
             (at..frames.len())
-                .find(|&i| library(&frames[i]).is_none())
+                .find(|&i| frames[i].library.is_none())
                 .unwrap_or(frames.len())
         };
         if run_end - at < 2 {
@@ -326,278 +338,364 @@ fn push_frames(lines: &mut Vec<String>, frames: &[Value], all: bool) {
             at += 1;
             continue;
         }
-        let mut owners: Vec<String> = Vec::new();
-        for frame in &frames[at..run_end] {
-            if let Some(owner) = library(frame) {
-                if !owners.contains(&owner) {
-                    owners.push(owner);
-                }
+        let mut owners: Vec<&str> = Vec::new();
+        for owner in frames[at..run_end]
+            .iter()
+            .filter_map(|f| f.library.as_deref())
+        {
+            if !owners.contains(&owner) {
+                owners.push(owner);
             }
         }
         lines.push(format!(
             "  … {} frames of {} (frame {} to {}; `all_frames: true` lists them)",
             run_end - at,
             owners.join("/"),
-            num(&frames[at], "id"),
-            num(&frames[run_end - 1], "id")
+            frames[at].id,
+            frames[run_end - 1].id
         ));
         at = run_end;
     }
 }
 
-/// The whole rendering of `op`'s result.
-pub fn render(op: Op, value: &Value, options: Options) -> String {
-    let mut text = match op {
-        Op::Adapters => {
-            let mut lines = Vec::new();
-            for adapter in value["adapters"].as_array().into_iter().flatten() {
-                let name = str_of(adapter, "name").unwrap_or("?");
-                let line = if adapter["available"] == true {
-                    format!("{name}: available")
-                } else {
-                    format!(
-                        "{name}: not available ({})",
-                        str_of(adapter, "reason").unwrap_or("unknown")
-                    )
-                };
-                lines.push(line);
-            }
-            if let Some(error) = str_of(value, "config_error") {
-                lines.push(format!("config error: {error}"));
-            }
-            return lines.join("\n");
-        }
-        Op::Launch | Op::Attach => {
-            let mut lines = vec![format!(
-                "{}: {}",
-                str_of(value, "adapter").unwrap_or("?"),
-                str_of(value, "target").unwrap_or("?")
-            )];
-            lines.extend(all_breakpoints(&value["breakpoints"]));
-            lines.extend(exception_stops(
-                &value["exceptions"],
-                str_of(value, "adapter"),
-            ));
-            lines.push(position_of(value, true));
-            push_stop_detail(&mut lines, value);
-            lines.join("\n")
-        }
-        Op::Continue | Op::Pause | Op::StepOver | Op::StepIn | Op::StepOut => {
-            let mut lines = vec![position_of(value, true)];
-            push_stop_detail(&mut lines, value);
-            lines.join("\n")
-        }
-        Op::Threads => {
-            let threads = value["threads"].as_array();
-            let mut lines = vec![
-                position(value),
-                count_header("threads", value, threads.map_or(0, Vec::len), "total"),
-            ];
-            for thread in threads.into_iter().flatten() {
-                lines.push(format!(
-                    "  thread {}: {}",
-                    num(thread, "id"),
-                    str_of(thread, "name").unwrap_or("")
-                ));
-            }
-            lines.join("\n")
-        }
-        Op::Stack => {
-            let frames = value["frames"].as_array();
-            let shown = frames.map_or(0, Vec::len);
-            let mut lines = vec![
-                position(value),
-                count_header(
-                    &format!("stack of thread {}", num(value, "thread_id")),
-                    value,
-                    shown,
-                    "total_frames",
-                ),
-            ];
-            push_frames(
-                &mut lines,
-                frames.map_or(&[][..], Vec::as_slice),
-                options.all_frames,
-            );
-            lines.join("\n")
-        }
-        Op::Scopes => {
-            let mut lines = vec![
-                position(value),
-                format!("scopes of frame {}:", num(value, "frame_id")),
-            ];
-            for scope in value["scopes"].as_array().into_iter().flatten() {
-                let mut line = format!(
-                    "  {}: ref {}",
-                    str_of(scope, "name").unwrap_or("?"),
-                    num(scope, "reference")
-                );
-                let mut extra = Vec::new();
-                if let Some(count) = scope["variables"].as_i64() {
-                    extra.push(format!("{count} variables"));
-                }
-                if scope["expensive"] == true {
-                    extra.push("expensive".to_owned());
-                }
-                if !extra.is_empty() {
-                    let _ = write!(line, " ({})", extra.join(", "));
-                }
-                lines.push(line);
-            }
-            lines.join("\n")
-        }
-        Op::Variables => {
-            let shown = value["variables"].as_array().map_or(0, Vec::len);
-            let mut lines = vec![count_header(
-                &format!("children of ref {}", num(value, "reference")),
-                value,
-                shown,
-                "total",
-            )];
-            push_variables(&mut lines, &value["variables"]);
-            lines.join("\n")
-        }
-        Op::Locals => {
-            let shown = value["variables"].as_array().map_or(0, Vec::len);
-            let mut lines = vec![count_header(
-                &format!(
-                    "{} of frame {}, ref {}",
-                    str_of(value, "scope").unwrap_or("locals"),
-                    num(value, "frame_id"),
-                    num(value, "reference")
-                ),
-                value,
-                shown,
-                "total",
-            )];
-            push_variables(&mut lines, &value["variables"]);
-            let scope = str_of(value, "scope").unwrap_or_default();
-            let others: Vec<&str> = value["scopes"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .filter(|name| *name != scope)
-                .collect();
-            if !others.is_empty() {
-                lines.push(format!("other scopes (`scope`): {}", others.join(", ")));
-            }
-            lines.join("\n")
-        }
-        Op::Evaluate => {
-            let mut line = format!(
-                "{}{} = {}",
-                str_of(value, "expression").unwrap_or("?"),
-                str_of(value, "type")
-                    .map(|t| format!(": {t}"))
-                    .unwrap_or_default(),
-                str_of(value, "result").unwrap_or("")
-            );
-            if value["result_truncated"] == true {
-                let _ = write!(line, "… ({} characters)", num(value, "result_length"));
-            }
-            if let Some(children) = reference(value, "reference") {
-                let _ = write!(line, " [ref {children}]");
-            }
-            line
-        }
-        Op::Breakpoints => {
-            let file = str_of(value, "file").unwrap_or("?");
-            let mut text = match breakpoint_lines(&value["breakpoints"]) {
-                None => format!("{file}: no breakpoints"),
-                Some(lines) => format!("{file}: breakpoints at {lines}"),
-            };
-            if value["state"] != "none" {
-                text.push('\n');
-                text.push_str(&position(value));
-            }
-            text
-        }
-        Op::Status => {
-            let mut lines = vec![position(value)];
-            if let Some(session) = value["session"].as_object() {
-                lines.push(format!(
-                    "session: {} debugging {}, expires in {}s",
-                    session
-                        .get("adapter")
-                        .and_then(Value::as_str)
-                        .unwrap_or("?"),
-                    session.get("target").and_then(Value::as_str).unwrap_or("?"),
-                    session
-                        .get("expires_in_seconds")
-                        .map_or_else(|| "?".to_owned(), Value::to_string)
-                ));
-            }
-            // Without a working session, breakpoints wait for the next `launch`.
-            let waiting = value["session"].is_null() || value["state"] == "adapter_exited";
-            for file in value["breakpoints"].as_array().into_iter().flatten() {
-                if let Some(at) = breakpoint_lines(&file["breakpoints"]) {
-                    let file = str_of(file, "file").unwrap_or("?");
-                    let when = if waiting { " (sent at `launch`)" } else { "" };
-                    lines.push(format!("breakpoints in {file}: {at}{when}"));
-                }
-            }
-            lines.join("\n")
-        }
-        Op::Output => {
-            let output = str_of(value, "output").unwrap_or("");
-            let mut text = if output.is_empty() {
-                "(no output)".to_owned()
-            } else {
-                output.trim_end().to_owned()
-            };
-            if value["truncated"] == true {
-                let _ = write!(
-                    text,
-                    "\n(the first {} bytes are no longer kept)",
-                    num(value, "dropped_bytes")
-                );
-            }
-            text.push('\n');
-            text.push_str(&position(value));
-            text
-        }
-        Op::Terminate => {
-            if value["terminated"] == true {
-                let program = &value["program"];
-                let how = match str_of(program, "how") {
-                    Some("exited") => match program["code"].as_i64() {
-                        Some(code) => format!("the program had exited with code {code}"),
-                        None => "the program had exited".to_owned(),
-                    },
-                    Some("killed_while_stopped") => match str_of(program, "at") {
-                        Some(at) => format!("the program, stopped at {at}, was ended"),
-                        None => "the program was stopped and was ended".to_owned(),
-                    },
-                    Some("killed_while_running") => {
-                        "the program was running and was ended".to_owned()
-                    }
-                    _ => "how the program ended is not known".to_owned(),
-                };
-                format!(
-                    "terminated the {} session: {how}",
-                    str_of(value, "adapter").unwrap_or("debug")
-                )
-            } else {
-                "nothing to terminate".into()
-            }
-        }
-    };
-    if matches!(
-        op,
-        Op::Launch
-            | Op::Attach
-            | Op::Continue
-            | Op::Pause
-            | Op::StepOver
-            | Op::StepIn
-            | Op::StepOut
-            | Op::Status
-            | Op::Terminate
-            | Op::Breakpoints
-            | Op::Output
-    ) {
-        push_output_and_note(&mut text, value);
+impl crate::report::Render for DebugReport {
+    fn render(&self) -> String {
+        self.render_with(Options::default())
     }
+}
+
+impl DebugReport {
+    /// The whole text of the report, as `options` ask.
+    pub fn render_with(&self, options: Options) -> String {
+        match self {
+            DebugReport::Adapters(report) => adapters(report),
+            DebugReport::Start(report) => start(report),
+            DebugReport::Step(report) => step(report),
+            DebugReport::Threads(report) => {
+                let mut lines = vec![
+                    position(&report.position),
+                    count_header(
+                        "threads",
+                        report.truncated,
+                        report.threads.len(),
+                        &report.total.to_string(),
+                    ),
+                ];
+                for thread in &report.threads {
+                    lines.push(format!("  thread {}: {}", thread.id, thread.name));
+                }
+                lines.join("\n")
+            }
+            DebugReport::Stack(report) => {
+                let mut lines = vec![
+                    position(&report.position),
+                    count_header(
+                        &format!("stack of thread {}", report.thread_id),
+                        report.truncated,
+                        report.frames.len(),
+                        &or_unknown(report.total_frames),
+                    ),
+                ];
+                push_frames(&mut lines, &report.frames, options.all_frames);
+                lines.join("\n")
+            }
+            DebugReport::Scopes(report) => scopes(report),
+            DebugReport::Variables(report) => {
+                let mut lines = vec![count_header(
+                    &format!("children of ref {}", report.reference),
+                    report.truncated,
+                    report.variables.len(),
+                    &report.total.to_string(),
+                )];
+                push_variables(&mut lines, &report.variables);
+                lines.join("\n")
+            }
+            DebugReport::Locals(report) => locals(report),
+            DebugReport::Evaluate(report) => evaluate(report),
+            DebugReport::Breakpoints(report) => {
+                let mut text = match breakpoint_lines(&report.breakpoints) {
+                    None => format!("{}: no breakpoints", report.file),
+                    Some(lines) => format!("{}: breakpoints at {lines}", report.file),
+                };
+                if report.position.state != ProgramState::None {
+                    text.push('\n');
+                    text.push_str(&position(&report.position));
+                }
+                push_output_and_note(&mut text, None, None, report.note.as_deref());
+                text
+            }
+            DebugReport::Status(report) => status(report),
+            DebugReport::Output(report) => {
+                let mut text = if report.output.is_empty() {
+                    "(no output)".to_owned()
+                } else {
+                    report.output.trim_end().to_owned()
+                };
+                if report.truncated {
+                    let _ = write!(
+                        text,
+                        "\n(the first {} bytes are no longer kept)",
+                        report.dropped_bytes
+                    );
+                }
+                text.push('\n');
+                text.push_str(&position(&report.position));
+                push_output_and_note(&mut text, None, None, report.note.as_deref());
+                text
+            }
+            DebugReport::Terminate(report) => terminate(report),
+        }
+    }
+}
+
+fn start(report: &StartReport) -> String {
+    let mut lines = vec![format!("{}: {}", report.adapter, report.target)];
+    lines.extend(all_breakpoints(&report.breakpoints));
+    lines.push(exception_stops(&report.exceptions, &report.adapter));
+    lines.push(position_of(&report.position, true));
+    push_stop_detail(&mut lines, &report.position);
+    let mut text = lines.join("\n");
+    push_output_and_note(
+        &mut text,
+        report.output.as_ref(),
+        report.position.stopped.as_ref(),
+        report.note.as_deref(),
+    );
     text
+}
+
+fn step(report: &StepReport) -> String {
+    let mut lines = vec![position_of(&report.position, true)];
+    push_stop_detail(&mut lines, &report.position);
+    let mut text = lines.join("\n");
+    push_output_and_note(
+        &mut text,
+        report.output.as_ref(),
+        report.position.stopped.as_ref(),
+        report.note.as_deref(),
+    );
+    text
+}
+
+fn adapters(report: &AdaptersReport) -> String {
+    let mut lines = Vec::new();
+    for adapter in &report.adapters {
+        let line = if adapter.available {
+            format!("{}: available", adapter.name)
+        } else {
+            format!(
+                "{}: not available ({})",
+                adapter.name,
+                adapter.reason.as_deref().unwrap_or("unknown")
+            )
+        };
+        lines.push(line);
+    }
+    if let Some(error) = &report.config_error {
+        lines.push(format!("config error: {error}"));
+    }
+    lines.join("\n")
+}
+
+fn scopes(report: &ScopesReport) -> String {
+    let mut lines = vec![
+        position(&report.position),
+        format!("scopes of frame {}:", report.frame_id),
+    ];
+    for scope in &report.scopes {
+        let mut line = format!("  {}: ref {}", scope.name, scope.reference);
+        let mut extra = Vec::new();
+        if let Some(count) = scope.variables {
+            extra.push(format!("{count} variables"));
+        }
+        if scope.expensive {
+            extra.push("expensive".to_owned());
+        }
+        if !extra.is_empty() {
+            let _ = write!(line, " ({})", extra.join(", "));
+        }
+        lines.push(line);
+    }
+    lines.join("\n")
+}
+
+fn locals(report: &LocalsReport) -> String {
+    let mut lines = vec![count_header(
+        &format!(
+            "{} of frame {}, ref {}",
+            report.scope, report.frame_id, report.reference
+        ),
+        report.truncated,
+        report.variables.len(),
+        &report.total.to_string(),
+    )];
+    push_variables(&mut lines, &report.variables);
+    let others: Vec<&str> = report
+        .scopes
+        .iter()
+        .map(String::as_str)
+        .filter(|name| *name != report.scope)
+        .collect();
+    if !others.is_empty() {
+        lines.push(format!("other scopes (`scope`): {}", others.join(", ")));
+    }
+    lines.join("\n")
+}
+
+fn evaluate(report: &EvaluateReport) -> String {
+    let mut line = format!(
+        "{}{} = {}",
+        report.expression,
+        report
+            .type_name
+            .as_deref()
+            .map(|t| format!(": {t}"))
+            .unwrap_or_default(),
+        report.result
+    );
+    if report.result_truncated {
+        let length = report
+            .result_length
+            .map_or_else(|| "?".to_owned(), |n| n.to_string());
+        let _ = write!(line, "… ({length} characters)");
+    }
+    if let Some(children) = children(report.reference) {
+        let _ = write!(line, " [ref {children}]");
+    }
+    line
+}
+
+fn status(report: &StatusReport) -> String {
+    let mut lines = vec![position(&report.position)];
+    if let Some(session) = &report.session {
+        lines.push(format!(
+            "session: {} debugging {}, expires in {}s",
+            session.adapter, session.target, session.expires_in_seconds
+        ));
+    }
+    // Without a working session, breakpoints wait for the next `launch`.
+    let waiting = report.session.is_none() || report.position.state == ProgramState::AdapterExited;
+    for file in &report.breakpoints {
+        if let Some(at) = breakpoint_lines(&file.breakpoints) {
+            let when = if waiting { " (sent at `launch`)" } else { "" };
+            lines.push(format!("breakpoints in {}: {at}{when}", file.file));
+        }
+    }
+    let mut text = lines.join("\n");
+    push_output_and_note(&mut text, None, None, report.note.as_deref());
+    text
+}
+
+fn terminate(report: &TerminateReport) -> String {
+    let mut text = if report.terminated {
+        let how = match &report.program {
+            Some(ProgramEnd::Exited { code: Some(code) }) => {
+                format!("the program had exited with code {code}")
+            }
+            Some(ProgramEnd::Exited { code: None }) => "the program had exited".to_owned(),
+            Some(ProgramEnd::KilledWhileStopped { at: Some(at) }) => {
+                format!("the program, stopped at {at}, was ended")
+            }
+            Some(ProgramEnd::KilledWhileStopped { at: None }) => {
+                "the program was stopped and was ended".to_owned()
+            }
+            Some(ProgramEnd::KilledWhileRunning) => {
+                "the program was running and was ended".to_owned()
+            }
+            Some(ProgramEnd::Unknown) | None => "how the program ended is not known".to_owned(),
+        };
+        format!(
+            "terminated the {} session: {how}",
+            report.adapter.as_deref().unwrap_or("debug")
+        )
+    } else {
+        "nothing to terminate".into()
+    };
+    push_output_and_note(&mut text, None, None, report.note.as_deref());
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cc_dap_client::report::SourceLine;
+
+    fn stopped_here() -> StepReport {
+        StepReport {
+            position: Position {
+                state: ProgramState::Stopped,
+                stopped: Some(Stopped {
+                    reason: "breakpoint".into(),
+                    file: Some("app.py".into()),
+                    line: Some(9),
+                    thread_id: Some(1),
+                    function: Some("main".into()),
+                    frame_id: Some(3),
+                    description: None,
+                    text: None,
+                    source: Some(vec![
+                        SourceLine {
+                            line: 8,
+                            text: "x = 1".into(),
+                        },
+                        SourceLine {
+                            line: 9,
+                            text: "y = f(x)".into(),
+                        },
+                        SourceLine {
+                            line: 10,
+                            text: "print(y)".into(),
+                        },
+                    ]),
+                    source_note: None,
+                    locals: Some(LocalsSummary {
+                        scope: "Locals".into(),
+                        reference: 7,
+                        variables: vec![VariableView {
+                            name: "x".into(),
+                            value: "1".into(),
+                            type_name: Some("int".into()),
+                            reference: 0,
+                            value_length: None,
+                            value_truncated: false,
+                        }],
+                        total: 1,
+                        truncated: false,
+                        unreadable: 0,
+                    }),
+                    shown_frame: None,
+                }),
+                exited: None,
+            },
+            output: Some(OutputPiece {
+                text: "started\n".into(),
+                truncated: false,
+            }),
+            note: None,
+        }
+    }
+
+    /// The JSON result is the debugger's report as it serializes itself.
+    #[test]
+    fn the_json_is_the_report_itself() {
+        let report = stopped_here();
+        assert_eq!(
+            serde_json::to_value(DebugReport::Step(report.clone())).unwrap(),
+            serde_json::to_value(report).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_stop_shows_where_the_source_and_the_locals() {
+        insta::assert_snapshot!(DebugReport::Step(stopped_here()).render_with(Options::default()), @r"
+        stopped at app.py:9 in main (breakpoint, thread 1, frame 3)
+           8 | x = 1
+        >  9 | y = f(x)
+          10 | print(y)
+        locals (Locals, ref 7):
+          x: int = 1
+        output:
+        started
+        ");
+    }
 }
