@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use cc_process::is_executable;
 use cc_workspace::python::{PythonChoice, PythonQuery};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::adapters::AdapterKind;
@@ -95,7 +96,7 @@ pub struct ResolvedAdapter {
 }
 
 /// What `adapters` reports for one adapter.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct AdapterStatus {
     /// The table name.
     pub name: String,

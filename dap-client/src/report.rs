@@ -4,6 +4,7 @@
 //! `"stopped": {reason, file, line, thread_id}` while stopped or `"exited": {code}` after
 //! exit, so a caller never needs a second call to know where the program is.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::detect::AdapterStatus;
@@ -20,7 +21,7 @@ pub const MAX_THREADS: usize = 100;
 pub const OUTPUT_TAIL_BYTES: usize = 4000;
 
 /// Where the program is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProgramState {
     /// No session.
@@ -41,7 +42,7 @@ pub enum ProgramState {
 }
 
 /// The program's position, attached to every result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Position {
     /// The overall state.
     pub state: ProgramState,
@@ -65,7 +66,7 @@ impl Position {
 }
 
 /// Where the program stopped.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Stopped {
     /// `breakpoint`, `step`, `pause`, `exception`, `entry`, …
     pub reason: String,
@@ -105,7 +106,7 @@ pub struct Stopped {
 }
 
 /// One source line around a stop.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SourceLine {
     /// Its 1-based number.
     pub line: i64,
@@ -117,7 +118,7 @@ pub struct SourceLine {
 pub const MAX_SOURCE_LINE_CHARS: usize = 200;
 
 /// The first locals of the top frame, as a stop result shows them.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct LocalsSummary {
     /// The scope they come from (`Locals`).
     pub scope: String,
@@ -131,7 +132,7 @@ pub struct LocalsSummary {
     pub truncated: bool,
     /// Values the debugger could not read, left out (lldb's `void` type parameters of a
     /// generic function).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub unreadable: usize,
 }
 
@@ -140,14 +141,14 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// How the program ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Exited {
     /// The exit code, when the adapter reported one.
     pub code: Option<i64>,
 }
 
 /// Output produced during one call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct OutputPiece {
     /// The text (its end, when cut).
     pub text: String,
@@ -156,7 +157,7 @@ pub struct OutputPiece {
 }
 
 /// One breakpoint line as placed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct BreakpointView {
     /// The line asked for.
     pub line: i64,
@@ -171,7 +172,7 @@ pub struct BreakpointView {
 }
 
 /// The breakpoints of one file.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FileBreakpoints {
     /// The file.
     pub file: String,
@@ -180,7 +181,7 @@ pub struct FileBreakpoints {
 }
 
 /// Result of `launch` and `attach`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct StartReport {
     /// The adapter used.
     pub adapter: String,
@@ -207,19 +208,19 @@ pub struct StartReport {
 
 /// Which exceptions stop the program: the filters set and those the adapter offers
 /// (`launch {exceptions}` picks among them), and the functions stopped in (`rust_panic`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 pub struct ExceptionStops {
     /// The exception filters set (`uncaught`, `userUnhandled`, …).
     pub filters: Vec<String>,
     /// Every filter the adapter offers.
     pub offered: Vec<String>,
     /// Functions a breakpoint stops in (a Rust panic's `rust_panic`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub functions: Vec<String>,
 }
 
 /// Result of `continue`, `pause` and the steps.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct StepReport {
     /// Where the program is.
     #[serde(flatten)]
@@ -233,7 +234,7 @@ pub struct StepReport {
 }
 
 /// The live session, as `status` describes it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SessionInfo {
     /// The adapter.
     pub adapter: String,
@@ -250,7 +251,7 @@ pub struct SessionInfo {
 }
 
 /// Result of `status`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct StatusReport {
     /// The session, if one lives.
     pub session: Option<SessionInfo>,
@@ -265,7 +266,7 @@ pub struct StatusReport {
 }
 
 /// Result of `breakpoints`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct BreakpointsReport {
     /// The file.
     pub file: String,
@@ -283,7 +284,7 @@ pub struct BreakpointsReport {
 }
 
 /// One thread.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ThreadView {
     /// Its id.
     pub id: i64,
@@ -292,7 +293,7 @@ pub struct ThreadView {
 }
 
 /// Result of `threads`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ThreadsReport {
     /// The threads (at most [`MAX_THREADS`]).
     pub threads: Vec<ThreadView>,
@@ -306,7 +307,7 @@ pub struct ThreadsReport {
 }
 
 /// One frame.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FrameView {
     /// Its id (for `scopes`, `evaluate`).
     pub id: i64,
@@ -323,7 +324,7 @@ pub struct FrameView {
 }
 
 /// Result of `stack`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct StackReport {
     /// The thread.
     pub thread_id: i64,
@@ -339,7 +340,7 @@ pub struct StackReport {
 }
 
 /// One scope.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ScopeView {
     /// Its name (`Locals`, `Globals`, …).
     pub name: String,
@@ -353,7 +354,7 @@ pub struct ScopeView {
 }
 
 /// Result of `scopes`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ScopesReport {
     /// The frame.
     pub frame_id: i64,
@@ -365,7 +366,7 @@ pub struct ScopesReport {
 }
 
 /// One variable, its value capped.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct VariableView {
     /// Its name.
     pub name: String,
@@ -384,7 +385,7 @@ pub struct VariableView {
 }
 
 /// Result of `variables`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct VariablesReport {
     /// The container asked for.
     pub reference: i64,
@@ -400,7 +401,7 @@ pub struct VariablesReport {
 }
 
 /// Result of `locals`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct LocalsReport {
     /// The frame.
     pub frame_id: i64,
@@ -422,7 +423,7 @@ pub struct LocalsReport {
 }
 
 /// Result of `evaluate`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct EvaluateReport {
     /// The expression.
     pub expression: String,
@@ -446,7 +447,7 @@ pub struct EvaluateReport {
 }
 
 /// Result of `output`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct OutputReport {
     /// The program's stdout and stderr, as kept by the ring buffer.
     pub output: String,
@@ -465,7 +466,7 @@ pub struct OutputReport {
 }
 
 /// Result of `terminate`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TerminateReport {
     /// Whether a session was ended by this call.
     pub terminated: bool,
@@ -493,7 +494,7 @@ pub struct TerminateReport {
 }
 
 /// How the debuggee ended, as `terminate` found it (never the adapter's own exit status).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "how", rename_all = "snake_case")]
 pub enum ProgramEnd {
     /// It had exited by itself, with this code when the adapter reported one.
@@ -513,7 +514,7 @@ pub enum ProgramEnd {
 }
 
 /// Result of `adapters`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct AdaptersReport {
     /// One entry per adapter of the table.
     pub adapters: Vec<AdapterStatus>,

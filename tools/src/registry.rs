@@ -98,6 +98,9 @@ pub struct ToolSchema {
     pub input_schema: Value,
     /// Whether calls may overlap.
     pub parallel_safe: bool,
+    /// JSON schema of a successful result, when the tool declares one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
 }
 
 struct Entry {
@@ -278,6 +281,7 @@ impl Registry {
                 description: entry.tool.description().to_owned(),
                 input_schema: entry.tool.input_schema(),
                 parallel_safe: entry.tool.parallel_safe(),
+                output_schema: entry.tool.output_schema(),
             })
             .collect()
     }

@@ -35,6 +35,12 @@ pub trait Tool: Send + Sync + 'static {
         true
     }
 
+    /// The JSON schema of a successful result, for a tool whose results are a typed report
+    /// ([`output_schema_for`]); published as MCP's `outputSchema`. `None`: not declared.
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
+
     /// Runs one call.
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError>;
 }
@@ -83,6 +89,10 @@ impl Tool for BrokenConfig {
 
     fn parallel_safe(&self) -> bool {
         self.inner.parallel_safe()
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        self.inner.output_schema()
     }
 
     async fn call(&self, _ctx: &CallContext, _args: Value) -> Result<ToolOutput, ToolError> {
@@ -374,7 +384,22 @@ pub fn schema_for<T: schemars::JsonSchema>() -> Value {
     if let Value::Object(object) = &mut value {
         object.remove("$schema");
     }
-    portable(&mut value);
+    portable(&mut value, true);
+    value
+}
+
+/// The JSON schema of a tool's result type `T`, as MCP's `outputSchema` wants it: an object
+/// at the root (a result that is one of several reports says so beside their `anyOf`), the
+/// formats JSON Schema does not define removed. Lines are not bounded: a frame without
+/// source has line 0.
+pub fn output_schema_for<T: schemars::JsonSchema>() -> Value {
+    let schema = schemars::schema_for!(T);
+    let mut value = schema.to_value();
+    if let Value::Object(object) = &mut value {
+        object.remove("$schema");
+        object.insert("type".into(), Value::from("object"));
+    }
+    portable(&mut value, false);
     value
 }
 
@@ -402,7 +427,7 @@ const STANDARD_FORMATS: &[&str] = &[
 ];
 
 /// See [`schema_for`]. A work list, not recursion: a schema is walked node by node.
-fn portable(schema: &mut Value) {
+fn portable(schema: &mut Value, one_based_lines: bool) {
     let mut stack: Vec<&mut Value> = vec![schema];
     while let Some(node) = stack.pop() {
         match node {
@@ -414,7 +439,9 @@ fn portable(schema: &mut Value) {
                 {
                     object.remove("format");
                 }
-                if let Some(Value::Object(properties)) = object.get_mut("properties") {
+                if let Some(Value::Object(properties)) =
+                    object.get_mut("properties").filter(|_| one_based_lines)
+                {
                     for (name, property) in properties.iter_mut() {
                         let one_based = if name == "line" || name.ends_with("_line") {
                             Some(&mut *property)

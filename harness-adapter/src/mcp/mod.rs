@@ -343,7 +343,7 @@ impl ServerHandler for Front {
 
 fn tool_listing(schema: &ToolSchema) -> Value {
     let read_only = schema.tier == Tier::Read;
-    json!({
+    let mut listing = json!({
         "name": schema.name,
         "description": schema.description,
         "inputSchema": schema.input_schema,
@@ -354,7 +354,12 @@ fn tool_listing(schema: &ToolSchema) -> Value {
             "openWorldHint": false,
         },
         "_meta": {"tier": schema.tier.as_str(), "parallelSafe": schema.parallel_safe},
-    })
+    });
+    // A client checks each result's `structuredContent` against it.
+    if let Some(output) = &schema.output_schema {
+        listing["outputSchema"] = output.clone();
+    }
+    listing
 }
 
 /// One progress report, or the end of the call.

@@ -23,6 +23,11 @@ fn official_python_client_sees_surfaces_and_refusals() {
     let root = parent.path().join("root");
     std::fs::create_dir(&root).unwrap();
     std::fs::write(root.join("hello.txt"), "hello\n").unwrap();
+    std::fs::write(
+        root.join("app.py"),
+        "def f(x):\n    y = x * 2\n    return y\n\nprint(f(3))\n",
+    )
+    .unwrap();
     let Some(report) = run_client(&root) else {
         return;
     };
@@ -49,6 +54,24 @@ fn official_python_client_sees_surfaces_and_refusals() {
         full["missing_file"]["structured"]["error"]["kind"],
         "not_found"
     );
+
+    // `debug` publishes the schema of its typed reports, and the SDK checked these results
+    // against it (a result that did not conform raises in the client).
+    assert_eq!(full["tools"]["debug"]["has_output_schema"], true);
+    assert_eq!(full["tools"]["read"]["has_output_schema"], false);
+    assert_eq!(full["debug_adapters"]["is_error"], false);
+    assert!(full["debug_adapters"]["structured"]["adapters"].is_array());
+    assert_eq!(full["debug_status"]["structured"]["state"], "none");
+    let session = full["debug_session"].as_array().unwrap();
+    for (step, state) in [(1, "stopped"), (4, "stopped"), (5, "exited"), (6, "none")] {
+        assert_eq!(session[step]["is_error"], false, "{:#}", session[step]);
+        assert_eq!(
+            session[step]["structured"]["state"], state,
+            "{:#}",
+            session[step]
+        );
+    }
+    assert_eq!(session[1]["structured"]["stopped"]["line"], 2);
 
     for surface in ["plan", "readonly_subagent"] {
         let session = &report[surface];

@@ -129,6 +129,10 @@ impl Tool for DebugTool {
         false
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tool::output_schema_for::<DebugReport>())
+    }
+
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: DebugArgs = parse_args(args)?;
         args.validate()?;

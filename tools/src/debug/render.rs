@@ -15,7 +15,7 @@ use cc_dap_client::report::{
 use serde::Serialize;
 
 /// What one `debug` call returns: the report of its operation.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum DebugReport {
     /// `adapters`.
