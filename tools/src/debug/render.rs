@@ -452,28 +452,35 @@ fn start(report: &StartReport) -> String {
     let mut lines = vec![format!("{}: {}", report.adapter, report.target)];
     lines.extend(all_breakpoints(&report.breakpoints));
     lines.push(exception_stops(&report.exceptions, &report.adapter));
-    lines.push(position_of(&report.position, true));
-    push_stop_detail(&mut lines, &report.position);
-    let mut text = lines.join("\n");
-    push_output_and_note(
-        &mut text,
+    where_it_stopped(
+        lines,
+        &report.position,
         report.output.as_ref(),
-        report.position.stopped.as_ref(),
         report.note.as_deref(),
-    );
-    text
+    )
 }
 
 fn step(report: &StepReport) -> String {
-    let mut lines = vec![position_of(&report.position, true)];
-    push_stop_detail(&mut lines, &report.position);
-    let mut text = lines.join("\n");
-    push_output_and_note(
-        &mut text,
+    where_it_stopped(
+        Vec::new(),
+        &report.position,
         report.output.as_ref(),
-        report.position.stopped.as_ref(),
         report.note.as_deref(),
-    );
+    )
+}
+
+/// `lines`, then the stop (or end) a call waited for in full, its source and locals, what
+/// the program printed meanwhile and the note.
+fn where_it_stopped(
+    mut lines: Vec<String>,
+    position: &Position,
+    output: Option<&OutputPiece>,
+    note: Option<&str>,
+) -> String {
+    lines.push(position_of(position, true));
+    push_stop_detail(&mut lines, position);
+    let mut text = lines.join("\n");
+    push_output_and_note(&mut text, output, position.stopped.as_ref(), note);
     text
 }
 
