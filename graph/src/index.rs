@@ -33,7 +33,7 @@ use crate::table::{Backing, DefId, DefInfo, FileId, FileIndex, FileInfo, NoBacki
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch (14: C and C++ files record their own includes' keys only).
-pub const SCHEMA_VERSION: i64 = 16;
+pub const SCHEMA_VERSION: i64 = 17;
 
 /// Why the index could not be opened or updated.
 #[derive(Debug, thiserror::Error)]
@@ -282,6 +282,18 @@ struct Fresh {
     facts: FileFacts,
 }
 
+/// The index's tables. `defs.kind` and `defs.qname` are computed, not stored (a kernel or a
+/// standard library has hundreds of thousands of definitions): the kind is stored as its
+/// place in [`DefKind::ALL`], the qualified name only where it is not the name itself.
+fn schema() -> String {
+    let kinds: String = DefKind::ALL
+        .iter()
+        .enumerate()
+        .map(|(code, kind)| format!(" WHEN {code} THEN '{}'", kind.as_str()))
+        .collect();
+    SCHEMA.replace("{KIND_OF_CODE}", &format!("CASE kind_code{kinds} END"))
+}
+
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files(
@@ -291,8 +303,10 @@ CREATE TABLE files(
 CREATE TABLE config_files(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
   hash INTEGER NOT NULL);
 CREATE TABLE defs(
-  id INTEGER PRIMARY KEY AUTOINCREMENT, file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
-  qname TEXT NOT NULL, parent_id INTEGER, owner TEXT, type_text TEXT, returns TEXT, bases TEXT,
+  id INTEGER PRIMARY KEY AUTOINCREMENT, file_id INTEGER NOT NULL, name TEXT NOT NULL,
+  kind_code INTEGER NOT NULL, kind TEXT GENERATED ALWAYS AS ({KIND_OF_CODE}) VIRTUAL,
+  own_qname TEXT, qname TEXT GENERATED ALWAYS AS (IFNULL(own_qname, name)) VIRTUAL,
+  parent_id INTEGER, owner TEXT, type_text TEXT, returns TEXT, bases TEXT,
   self_name TEXT, type_params TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL, end_line INTEGER NOT NULL,
   name_line INTEGER NOT NULL, name_col INTEGER NOT NULL);
 CREATE TABLE names(id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
@@ -612,7 +626,7 @@ impl Graph {
                 }
                 let conn = Connection::open(&db_path).map_err(sql)?;
                 Self::pragmas(&conn).map_err(sql)?;
-                conn.execute_batch(SCHEMA).map_err(sql)?;
+                conn.execute_batch(&schema()).map_err(sql)?;
                 create_query_indexes(&conn).map_err(sql)?;
                 conn.execute(
                     "INSERT INTO meta(key, value) VALUES ('schema', ?1), ('root', ?2)",
@@ -1986,8 +2000,8 @@ fn insert_facts(
     let mut ids: Vec<DefId> = Vec::with_capacity(facts.definitions.len());
     let mut nth: HashMap<(String, String), usize> = HashMap::new();
     let mut insert = tx.prepare_cached(
-        "INSERT INTO defs(id, file_id, name, kind, qname, parent_id, owner, type_text, returns,
-           bases, self_name, line, col, end_line, name_line, name_col, type_params)
+        "INSERT INTO defs(id, file_id, name, kind_code, own_qname, parent_id, owner, type_text,
+           returns, bases, self_name, line, col, end_line, name_line, name_col, type_params)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
     )?;
     for def in &facts.definitions {
@@ -2023,12 +2037,17 @@ fn insert_facts(
                 None
             }
         };
+        let kind_code = DefKind::ALL
+            .iter()
+            .position(|k| *k == def.kind)
+            .and_then(|code| i64::try_from(code).ok());
+        let own_qname = (def.qualified_name != def.name).then_some(&def.qualified_name);
         insert.execute(params![
             id,
             file,
             def.name,
-            kind,
-            def.qualified_name,
+            kind_code,
+            own_qname,
             parent,
             def.owner,
             def.type_text,
