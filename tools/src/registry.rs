@@ -445,40 +445,7 @@ async fn dispatch_call(
         .tools
         .get(name)
         .ok_or_else(|| unknown_tool(inner, name))?;
-    let tier = entry.tool.tier();
-    if !run.surface.allows(tier) {
-        return Err(ToolError::new(
-            kinds::NOT_AVAILABLE,
-            format!(
-                "tool `{name}` is not available on the {} surface: it is {tier}-tier and this \
-                 surface sees read-tier tools only",
-                run.surface
-            ),
-        )
-        .with_detail("tier", tier.as_str())
-        .with_detail("surface", run.surface.as_str()));
-    }
-    if !args.is_object() && !args.is_null() {
-        return Err(ToolError::invalid_arguments(format!(
-            "arguments of `{name}` must be a JSON object, got {}",
-            json_type_name(&args)
-        )));
-    }
-    if tier != Tier::Read {
-        let request = ApprovalRequest {
-            conversation_id: &run.conversation_id,
-            tool: name,
-            tier,
-            args: &args,
-            origin: &origin,
-        };
-        if let Approval::Deny { reason } = run.approver.approve(request).await {
-            return Err(ToolError::new(
-                kinds::DENIED,
-                format!("the call of `{name}` was not approved: {reason}"),
-            ));
-        }
-    }
+    admit(run, name, entry.tool.tier(), &args, &origin).await?;
 
     let _serial_guard = match &entry.serial {
         Some(mutex) => {
@@ -522,26 +489,79 @@ async fn dispatch_call(
         notices: inner.notices.clone(),
     };
     let mut output = entry.tool.call(&ctx, args).await?;
-    if !output.written.is_empty() {
-        if let Some(hook) = &inner.after_write {
-            let report = hook.after_write(&output.written).await;
-            if report.is_empty() {
-                return Ok(output);
-            }
-            // Agents often read only the text: it must carry the diagnostics too.
-            if let Some(text) = &mut output.text {
-                text.push('\n');
-                text.push_str(&report.render());
-            }
-            if let Value::Object(object) = &mut output.value {
-                object.insert(
-                    "diagnostics".into(),
-                    serde_json::to_value(&report).unwrap_or_default(),
-                );
-            }
-        }
+    if let Some(hook) = inner
+        .after_write
+        .as_ref()
+        .filter(|_| !output.written.is_empty())
+    {
+        let report = hook.after_write(&output.written).await;
+        attach_write_report(&mut output, report);
     }
     Ok(output)
+}
+
+/// Whether the run lets the call through: the tool's tier on this surface, an object of
+/// arguments, and (for a tool that is not read-only) the approver.
+async fn admit(
+    run: &Run,
+    name: &str,
+    tier: Tier,
+    args: &Value,
+    origin: &Origin,
+) -> Result<(), ToolError> {
+    if !run.surface.allows(tier) {
+        return Err(ToolError::new(
+            kinds::NOT_AVAILABLE,
+            format!(
+                "tool `{name}` is not available on the {} surface: it is {tier}-tier and this \
+                 surface sees read-tier tools only",
+                run.surface
+            ),
+        )
+        .with_detail("tier", tier.as_str())
+        .with_detail("surface", run.surface.as_str()));
+    }
+    if !args.is_object() && !args.is_null() {
+        return Err(ToolError::invalid_arguments(format!(
+            "arguments of `{name}` must be a JSON object, got {}",
+            json_type_name(args)
+        )));
+    }
+    if tier != Tier::Read {
+        let request = ApprovalRequest {
+            conversation_id: &run.conversation_id,
+            tool: name,
+            tier,
+            args,
+            origin,
+        };
+        if let Approval::Deny { reason } = run.approver.approve(request).await {
+            return Err(ToolError::new(
+                kinds::DENIED,
+                format!("the call of `{name}` was not approved: {reason}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What the after-write hooks found, attached to a writing call's result: as
+/// `diagnostics` and, since agents often read only the text, as its last lines. An empty
+/// report (nothing checked the files) attaches nothing.
+fn attach_write_report(output: &mut ToolOutput, report: WriteReport) {
+    if report.is_empty() {
+        return;
+    }
+    if let Some(text) = &mut output.text {
+        text.push('\n');
+        text.push_str(&report.render());
+    }
+    if let Value::Object(object) = &mut output.value {
+        object.insert(
+            "diagnostics".into(),
+            serde_json::to_value(&report).unwrap_or_default(),
+        );
+    }
 }
 
 /// The error of a call cancelled before it started.

@@ -332,91 +332,8 @@ impl Tool for ApplyPatchTool {
         })?;
         let mut planned: Vec<Planned> = Vec::new();
         for file in &files {
-            let target = file.new.as_ref().or(file.old.as_ref()).ok_or_else(|| {
-                ToolError::new(
-                    "invalid_patch",
-                    "a file patch goes from /dev/null to /dev/null",
-                )
-            })?;
-            let path = self.root.resolve(target)?;
-            let shown = self.root.relative(&path);
-            if planned.iter().any(|p| p.path == path) {
-                return Err(ToolError::new(
-                    "invalid_patch",
-                    format!("`{shown}` appears twice in the patch; give each file one section"),
-                ));
-            }
-            if file.old.is_some() && file.new.is_some() && file.old != file.new {
-                return Err(ToolError::new(
-                    "invalid_patch",
-                    format!(
-                        "renames are not supported (`{}` → `{}`); patch the content and move \
-                         the file separately",
-                        file.old.as_deref().unwrap_or_default(),
-                        file.new.as_deref().unwrap_or_default()
-                    ),
-                ));
-            }
-            let before = super::read_bytes(
-                &self.root,
-                &path,
-                &shown,
-                super::FileLimits::default().edit_bytes,
-                "patching",
-            )?;
-            let original = match (&before, file.old.is_some()) {
-                (Some(_), false) => {
-                    return Err(ToolError::new(
-                        "already_exists",
-                        format!("the patch creates `{shown}`, but it already exists"),
-                    ))
-                }
-                (None, true) => {
-                    return Err(ToolError::new(
-                        kinds::NOT_FOUND,
-                        format!("the patch changes `{shown}`, which does not exist"),
-                    ))
-                }
-                (Some(bytes), true) => String::from_utf8(bytes.clone()).map_err(|_| {
-                    ToolError::new("not_text", format!("`{shown}` is not UTF-8 text"))
-                })?,
-                (None, false) => String::new(),
-            };
-            let applied = apply_hunks(&original, &file.hunks, &shown).map_err(|message| {
-                ToolError::new("patch_does_not_apply", message).with_detail("path", shown.clone())
-            })?;
-            let added = file
-                .hunks
-                .iter()
-                .flat_map(|h| &h.lines)
-                .filter(|l| matches!(l, Line::Add(_)))
-                .count();
-            let removed = file
-                .hunks
-                .iter()
-                .flat_map(|h| &h.lines)
-                .filter(|l| matches!(l, Line::Remove(_)))
-                .count();
-            let after = if file.new.is_none() {
-                if !applied.is_empty() {
-                    return Err(ToolError::new(
-                        "patch_does_not_apply",
-                        format!("the patch deletes `{shown}` but does not remove all of its lines"),
-                    ));
-                }
-                None
-            } else {
-                Some(applied)
-            };
-            planned.push(Planned {
-                path,
-                shown,
-                before,
-                after,
-                hunks: file.hunks.len(),
-                added,
-                removed,
-            });
+            let next = self.plan_file(file, &planned)?;
+            planned.push(next);
         }
         commit(ctx, &self.root, &planned).await?;
         let summary: Vec<Value> = planned
@@ -438,6 +355,97 @@ impl Tool for ApplyPatchTool {
         Ok(ToolOutput::new(json!({"files": summary}))
             .with_text(format!("patched {text}"))
             .with_written(planned.iter().map(|p| p.path.clone())))
+    }
+}
+
+impl ApplyPatchTool {
+    /// One file's section of the patch, checked and applied in memory: what the commit will
+    /// write (nothing is written here). `planned`: the files before it (each may appear once).
+    fn plan_file(&self, file: &FilePatch, planned: &[Planned]) -> Result<Planned, ToolError> {
+        let target = file.new.as_ref().or(file.old.as_ref()).ok_or_else(|| {
+            ToolError::new(
+                "invalid_patch",
+                "a file patch goes from /dev/null to /dev/null",
+            )
+        })?;
+        let path = self.root.resolve(target)?;
+        let shown = self.root.relative(&path);
+        if planned.iter().any(|p| p.path == path) {
+            return Err(ToolError::new(
+                "invalid_patch",
+                format!("`{shown}` appears twice in the patch; give each file one section"),
+            ));
+        }
+        if file.old.is_some() && file.new.is_some() && file.old != file.new {
+            return Err(ToolError::new(
+                "invalid_patch",
+                format!(
+                    "renames are not supported (`{}` → `{}`); patch the content and move \
+                     the file separately",
+                    file.old.as_deref().unwrap_or_default(),
+                    file.new.as_deref().unwrap_or_default()
+                ),
+            ));
+        }
+        let before = super::read_bytes(
+            &self.root,
+            &path,
+            &shown,
+            super::FileLimits::default().edit_bytes,
+            "patching",
+        )?;
+        let original = match (&before, file.old.is_some()) {
+            (Some(_), false) => {
+                return Err(ToolError::new(
+                    "already_exists",
+                    format!("the patch creates `{shown}`, but it already exists"),
+                ))
+            }
+            (None, true) => {
+                return Err(ToolError::new(
+                    kinds::NOT_FOUND,
+                    format!("the patch changes `{shown}`, which does not exist"),
+                ))
+            }
+            (Some(bytes), true) => String::from_utf8(bytes.clone())
+                .map_err(|_| ToolError::new("not_text", format!("`{shown}` is not UTF-8 text")))?,
+            (None, false) => String::new(),
+        };
+        let applied = apply_hunks(&original, &file.hunks, &shown).map_err(|message| {
+            ToolError::new("patch_does_not_apply", message).with_detail("path", shown.clone())
+        })?;
+        let added = file
+            .hunks
+            .iter()
+            .flat_map(|h| &h.lines)
+            .filter(|l| matches!(l, Line::Add(_)))
+            .count();
+        let removed = file
+            .hunks
+            .iter()
+            .flat_map(|h| &h.lines)
+            .filter(|l| matches!(l, Line::Remove(_)))
+            .count();
+        let after = if file.new.is_none() {
+            if !applied.is_empty() {
+                return Err(ToolError::new(
+                    "patch_does_not_apply",
+                    format!("the patch deletes `{shown}` but does not remove all of its lines"),
+                ));
+            }
+            None
+        } else {
+            Some(applied)
+        };
+        Ok(Planned {
+            path,
+            shown,
+            before,
+            after,
+            hunks: file.hunks.len(),
+            added,
+            removed,
+        })
     }
 }
 
