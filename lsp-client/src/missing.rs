@@ -141,13 +141,62 @@ pub fn split_missing(
     names.extend(firsts);
     let mut kept = Vec::new();
     for (i, diagnostic) in diagnostics.into_iter().enumerate() {
+        let qualified = || {
+            let line = (diagnostic.line as usize)
+                .checked_sub(1)
+                .and_then(|at| lines.get(at))
+                .copied()
+                .unwrap_or_default();
+            qualified_use_of_missing(&diagnostic.message, line, exists)
+        };
         if unresolved_import[i] || follows_from(&diagnostic.message, &names) {
             missing.diagnostics += 1;
+        } else if let Some(package) = qualified() {
+            missing.diagnostics += 1;
+            missing.packages.insert(package);
         } else {
             kept.push(diagnostic);
         }
     }
     (kept, missing)
+}
+
+/// The package of a qualified use (`com.facebook.react.uimanager.ViewManager` in code) that
+/// "ViewManager cannot be resolved to a type" is about, when the sources do not have it.
+/// JDT LS names such a use's first segment after a full build and its last one after some
+/// incremental builds: either way it only says the dependency is missing.
+fn qualified_use_of_missing(
+    message: &str,
+    line: &str,
+    exists: &dyn Fn(&str, Option<&str>) -> bool,
+) -> Option<String> {
+    let name = message.strip_suffix(" cannot be resolved to a type")?;
+    if !name.starts_with(|c: char| c.is_ascii_uppercase()) || name.contains('.') {
+        return None;
+    }
+    let is_part = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    let mut from = 0;
+    while let Some(found) = line[from..].find(&format!(".{name}")) {
+        let at = from + found;
+        let end = at + 1 + name.len();
+        from = end;
+        if line[end..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let start = line[..at]
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !is_part(*c))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let package = &line[start..at];
+        let lower = package
+            .split('.')
+            .all(|segment| segment.starts_with(|c: char| c.is_ascii_lowercase()));
+        if package.contains('.') && lower && !exists(package, Some(name)) {
+            return Some(package.to_owned());
+        }
+    }
+    None
 }
 
 /// JDT LS's and javac's words for an import that does not resolve.
@@ -334,6 +383,39 @@ mod tests {
             Some(("com.x".into(), Some("Outer".into()), Some("Inner".into())))
         );
         assert_eq!(imported("int x;"), None);
+    }
+
+    /// A fully qualified use of a missing package is left out whichever segment JDT LS
+    /// names (the first after a full build, the type after some incremental ones); a
+    /// qualified use of a package the sources have stays an error.
+    #[test]
+    fn a_qualified_use_of_a_missing_package_is_missing_whichever_segment_is_named() {
+        let text = "package a;\nclass A {\n  java.util.List<com.facebook.react.uimanager.ViewManager> m;\n  own.pkg.Thing t;\n}\n";
+        let exists = |package: &str, _: Option<&str>| {
+            package.starts_with("own") || package.starts_with("java")
+        };
+        for message in [
+            "ViewManager cannot be resolved to a type",
+            "com.facebook cannot be resolved to a type",
+        ] {
+            let (kept, missing) = split_missing(
+                text,
+                vec![
+                    error(3, message),
+                    error(4, "Thing cannot be resolved to a type"),
+                ],
+                &exists,
+            );
+            let kept: Vec<&str> = kept.iter().map(|d| d.message.as_str()).collect();
+            // The second wording has no import to follow from; only the first is read here.
+            if message.starts_with("ViewManager") {
+                assert_eq!(kept, ["Thing cannot be resolved to a type"], "{message}");
+                assert!(missing.packages.contains("com.facebook.react.uimanager"));
+                assert_eq!(missing.diagnostics, 1);
+            } else {
+                assert!(kept.contains(&"Thing cannot be resolved to a type"));
+            }
+        }
     }
 
     #[test]
