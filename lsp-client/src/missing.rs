@@ -175,8 +175,9 @@ fn qualified_use_of_missing(
         return None;
     }
     let is_part = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    let needle = format!(".{name}");
     let mut from = 0;
-    while let Some(found) = line[from..].find(&format!(".{name}")) {
+    while let Some(found) = line[from..].find(&needle) {
         let at = from + found;
         let end = at + 1 + name.len();
         from = end;
