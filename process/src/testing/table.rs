@@ -244,7 +244,14 @@ mod tests {
             .env("CC_PROCESS_TEST_TAG", &tag)
             .spawn()
             .expect("spawn sleep");
-        let found = tagged("CC_PROCESS_TEST_TAG", &tag);
+        // The parent resumes from a vfork-style spawn before the kernel has set the new
+        // image's environment, so the first look may see nothing yet.
+        let deadline = Instant::now() + GONE_WITHIN;
+        let mut found = tagged("CC_PROCESS_TEST_TAG", &tag);
+        while found.is_empty() && Instant::now() < deadline {
+            std::thread::sleep(POLL);
+            found = tagged("CC_PROCESS_TEST_TAG", &tag);
+        }
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].0, child.id());
         assert_eq!(found[0].1, "sleep 30");
