@@ -30,7 +30,19 @@ use crate::model::{DefKind, Import, Local, RefKind};
 use crate::table::{Backing, Def, DefId, DefInfo, Deps, FileId, FileInfo, Table};
 
 /// How an edge was resolved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Rung {
     /// A compiler-grade indexer (SCIP) named the definition ([`crate::precise`]).

@@ -388,6 +388,19 @@ pub fn schema_for<T: schemars::JsonSchema>() -> Value {
     value
 }
 
+/// A typed report's result: its JSON, and its text from the same value.
+pub fn report_output<R: serde::Serialize + crate::report::Render>(
+    report: &R,
+) -> Result<ToolOutput, ToolError> {
+    Ok(ToolOutput::new(report_json(report)?).with_text(report.render()))
+}
+
+/// A report's JSON (a report that does not serialize is a bug, said as an internal error).
+pub fn report_json(report: &impl serde::Serialize) -> Result<Value, ToolError> {
+    serde_json::to_value(report)
+        .map_err(|error| ToolError::internal(format!("could not serialize the result: {error}")))
+}
+
 /// The JSON schema of a tool's result type `T`, as MCP's `outputSchema` wants it: an object
 /// at the root (a result that is one of several reports says so beside their `anyOf`), the
 /// formats JSON Schema does not define removed. Lines are not bounded: a frame without

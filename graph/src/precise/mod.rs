@@ -44,7 +44,19 @@ use crate::index::{Graph, GraphError, Result};
 use crate::table::{DefId, FileId};
 
 /// A compiler-grade indexer the precise tier can run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub enum Indexer {
     /// `scip-typescript` (npm `@sourcegraph/scip-typescript`): TypeScript and JavaScript.
     #[serde(rename = "scip-typescript")]
@@ -170,7 +182,7 @@ impl PrecisePlan {
 }
 
 /// How precise the index is: part of every answer's [`crate::Freshness`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PreciseState {
     /// The indexers whose output is imported.
     pub indexers: Vec<Indexer>,

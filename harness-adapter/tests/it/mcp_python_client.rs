@@ -73,6 +73,29 @@ fn official_python_client_sees_surfaces_and_refusals() {
     }
     assert_eq!(session[1]["structured"]["stopped"]["line"], 2);
 
+    // `graph` too: every action's report was checked against its schema by the SDK.
+    assert_eq!(full["tools"]["graph"]["has_output_schema"], true);
+    let graph = full["graph"].as_object().unwrap();
+    assert_eq!(graph.len(), 7);
+    for (action, result) in graph {
+        assert_eq!(result["is_error"], false, "{action}: {result:#}");
+        assert_eq!(
+            result["structured"]["action"],
+            action.as_str(),
+            "{result:#}"
+        );
+        assert_eq!(result["structured"]["index"]["fresh"], true, "{result:#}");
+    }
+    assert_eq!(
+        graph["callers"]["structured"]["total"], 1,
+        "{:#}",
+        graph["callers"]
+    );
+    assert_eq!(
+        graph["outline"]["structured"]["definitions"][0]["name"],
+        "f"
+    );
+
     for surface in ["plan", "readonly_subagent"] {
         let session = &report[surface];
         let tools = session["tools"].as_object().unwrap();

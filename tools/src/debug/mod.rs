@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use cc_dap_client::{Action, DebugError, DebugSession, Interrupt, LaunchRequest};
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::ToolError;
@@ -83,11 +82,6 @@ fn tool_error(op: Op, error: DebugError) -> ToolError {
 fn interrupt(ctx: &CallContext) -> Interrupt {
     let cancel = ctx.cancellation().clone();
     Interrupt::new(async move { cancel.cancelled().await })
-}
-
-fn to_json(report: &impl Serialize) -> Result<Value, ToolError> {
-    serde_json::to_value(report)
-        .map_err(|error| ToolError::internal(format!("could not serialize the result: {error}")))
 }
 
 #[async_trait]
@@ -229,7 +223,7 @@ impl Tool for DebugTool {
             all_frames: args.all_frames.unwrap_or(false),
         };
         let text = report.render_with(options);
-        let value = to_json(&report)?;
+        let value = crate::tool::report_json(&report)?;
         Ok(ToolOutput::new(value).with_text(text))
     }
 }

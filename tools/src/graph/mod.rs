@@ -24,7 +24,6 @@ use cc_graph::{Graph, GraphConfig, UpdateStats};
 use cc_process::lock;
 use cc_workspace::watch::{ChangeKind, Subscription, TreeWatcher};
 use cc_workspace::BrokenSection;
-use serde_json::Value;
 
 use crate::error::{kinds, ToolError};
 use crate::registry::{AfterWrite, PlannedWrite};
@@ -52,8 +51,8 @@ pub(crate) struct Checked {
     pub error: Option<String>,
     /// Set when the watcher could not list the changes, so every file was stat'ed: why.
     pub rescanned: Option<String>,
-    /// What ignore rules kept out of the index when this call built it: JSON and text.
-    pub left_out: Option<(Value, String)>,
+    /// What ignore rules kept out of the index when this call built it.
+    pub left_out: Option<crate::left_out::LeftOutReport>,
 }
 
 /// The run's code graph: closed until the first `graph` call opens it.
@@ -125,10 +124,12 @@ impl GraphIndex {
         ))
     }
 
-    /// The precise tier's state per indexer (`status`), and one line each.
-    pub(crate) fn precise_report(&self) -> Option<(Value, Vec<String>)> {
-        let tier = self.precise.as_ref()?;
-        Some((tier.report(), tier.report_lines()))
+    /// What each indexer of the precise tier did last (`status`); `None`: the tier is off.
+    pub(crate) fn precise_report(
+        &self,
+    ) -> Option<std::collections::BTreeMap<cc_graph::Indexer, crate::report::graph::IndexerRun>>
+    {
+        Some(self.precise.as_ref()?.report())
     }
 
     /// Whether a call has opened the index in this run.
@@ -183,16 +184,10 @@ impl GraphIndex {
                             ),
                         },
                     )?;
-                checked.left_out = stats.left_out_by_ignore.as_ref().map(|left_out| {
-                    (
-                        crate::left_out::value(graph.root(), left_out),
-                        crate::left_out::line(
-                            graph.root(),
-                            left_out,
-                            "of indexed languages are not in the index",
-                        ),
-                    )
-                });
+                checked.left_out = stats
+                    .left_out_by_ignore
+                    .as_ref()
+                    .map(|left_out| crate::left_out::LeftOutReport::new(graph.root(), left_out));
                 checked.opened = Some(stats);
                 *guard = Some(graph);
                 this.open.store(true, Ordering::Release);

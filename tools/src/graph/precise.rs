@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use cc_graph::precise::{self, PreciseError, PreciseOptions};
 use cc_graph::{Indexer, PreciseImport};
 use cc_process::lock;
-use serde_json::{json, Value};
 
 use super::GraphIndex;
+use crate::report::graph::IndexerRun;
 
 /// How long a pass waits after a change before it plans (a burst of writes is one pass).
 pub(crate) const SETTLE: Duration = Duration::from_millis(1500);
@@ -124,79 +124,43 @@ impl PreciseTier {
     }
 
     /// Each indexer's last outcome, as `status` shows it.
-    pub(crate) fn report(&self) -> Value {
+    pub(crate) fn report(&self) -> BTreeMap<Indexer, IndexerRun> {
         let state = lock(&self.state);
-        let mut out = serde_json::Map::new();
+        let mut out = BTreeMap::new();
         for (indexer, outcome) in &state.outcomes {
-            let value = match outcome {
+            let run = match outcome {
                 Outcome::Imported {
                     import,
                     took,
                     cached,
-                } => json!({
-                    "state": "imported",
-                    "files": import.files,
-                    "edges": import.edges,
-                    "dispatch": import.dispatch,
-                    "no_edge": import.no_edge,
-                    "took_ms": took.as_millis() as u64,
-                    "from_cache": cached,
-                }),
-                Outcome::Failed { error, .. } => json!({
-                    "state": match error {
-                        PreciseError::Missing { .. } => "missing",
-                        PreciseError::Skipped { .. } => "skipped",
-                        _ => "failed",
-                    },
-                    "reason": error.to_string(),
-                }),
+                } => IndexerRun::Imported {
+                    files: import.files,
+                    edges: import.edges,
+                    dispatch: import.dispatch,
+                    no_edge: import.no_edge,
+                    took_ms: took.as_millis() as u64,
+                    from_cache: *cached,
+                },
+                Outcome::Failed { error, .. } => {
+                    let reason = error.to_string();
+                    match error {
+                        PreciseError::Missing { .. } => IndexerRun::Missing { reason },
+                        PreciseError::Skipped { .. } => IndexerRun::Skipped { reason },
+                        _ => IndexerRun::Failed { reason },
+                    }
+                }
             };
-            out.insert(indexer.name().to_owned(), value);
+            out.insert(*indexer, run);
         }
         if let Some((indexer, since)) = state.running {
             out.insert(
-                indexer.name().to_owned(),
-                json!({"state": "running", "for_ms": since.elapsed().as_millis() as u64}),
+                indexer,
+                IndexerRun::Running {
+                    for_ms: since.elapsed().as_millis() as u64,
+                },
             );
         }
-        Value::Object(out)
-    }
-
-    /// One line per indexer for `status`'s text.
-    pub(crate) fn report_lines(&self) -> Vec<String> {
-        let state = lock(&self.state);
-        let mut lines = Vec::new();
-        for (indexer, outcome) in &state.outcomes {
-            if state.running.is_some_and(|(i, _)| i == *indexer) {
-                continue;
-            }
-            lines.push(match outcome {
-                Outcome::Imported {
-                    import,
-                    took,
-                    cached,
-                } => format!(
-                    "{}: {} file(s) precise, {} edge(s), {} dispatch, {} with no workspace \
-                     definition ({} in {} ms)",
-                    indexer.name(),
-                    import.files,
-                    import.edges,
-                    import.dispatch,
-                    import.no_edge,
-                    if *cached { "from its cache" } else { "indexed" },
-                    took.as_millis()
-                ),
-                Outcome::Failed { error, .. } => format!("{}: {error}", indexer.name()),
-            });
-        }
-        if let Some((indexer, since)) = state.running {
-            lines.push(format!(
-                "{}: running for {} s (answers come from tree-sitter's edges meanwhile)",
-                indexer.name(),
-                since.elapsed().as_secs()
-            ));
-        }
-        lines
+        out
     }
 }
 

@@ -1,12 +1,12 @@
-//! Pieces every `graph` result shares: the `index` member, symbols as JSON and text, the
-//! source line of a site, test files, token counts.
+//! Pieces every `graph` result is built from: the `index` member, the source line of a site,
+//! test files, token counts.
 
 use std::collections::HashMap;
 
-use cc_graph::{Freshness, Symbol};
-use serde_json::{json, Value};
+use cc_graph::Freshness;
 
 use super::Checked;
+use crate::report::graph::{IndexOpened, IndexReport};
 use crate::root::WorkspaceRoot;
 
 /// Tokens as the `map` budget counts them: characters / 4, rounded up (about what
@@ -15,120 +15,30 @@ pub(crate) fn tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)
 }
 
-/// The `index` member: `{fresh, stale_files, files, updated, opened?, error?}`.
-pub(crate) fn index_json(freshness: &Freshness, checked: &Checked) -> Value {
-    let mut value = json!({
-        "fresh": checked.stale.is_empty() && checked.error.is_none(),
-        "stale_files": checked.stale,
-        "files": freshness.files,
-        "updated": checked.updated,
-    });
-    if let Some(stats) = &checked.opened {
-        value["opened"] = json!({
-            "rebuilt": stats.rebuilt,
-            "files_seen": stats.files_seen,
-            "extracted": stats.extracted,
-            "too_large": stats.too_large,
-        });
+/// The `index` member of every result: how current the index was, and what this call did to
+/// it.
+pub(crate) fn index_report(
+    freshness: &Freshness,
+    checked: &Checked,
+    precise_running: Option<String>,
+) -> IndexReport {
+    IndexReport {
+        fresh: checked.stale.is_empty() && checked.error.is_none(),
+        stale_files: checked.stale.clone(),
+        files: freshness.files,
+        updated: checked.updated.clone(),
+        opened: checked.opened.as_ref().map(|stats| IndexOpened {
+            rebuilt: stats.rebuilt,
+            files_seen: stats.files_seen,
+            extracted: stats.extracted,
+            too_large: stats.too_large,
+        }),
+        error: checked.error.clone(),
+        rescanned: checked.rescanned.clone(),
+        left_out_by_ignore: checked.left_out.clone(),
+        precise: freshness.precise.clone(),
+        precise_running,
     }
-    if let Some(error) = &checked.error {
-        value["error"] = Value::String(error.clone());
-    }
-    if let Some(why) = &checked.rescanned {
-        value["rescanned"] = Value::String(why.clone());
-    }
-    if let Some((left_out, _)) = &checked.left_out {
-        value["left_out_by_ignore"] = left_out.clone();
-    }
-    if let Some(precise) = &freshness.precise {
-        value["precise"] = json!({
-            "indexers": precise.indexers,
-            "files": precise.files,
-            "pending": precise.pending,
-            "pending_total": precise.pending_total,
-            "not_read": precise.not_read,
-        });
-    }
-    value
-}
-
-/// One line for the text: how current the answer is.
-pub(crate) fn index_line(freshness: &Freshness, checked: &Checked) -> String {
-    let mut line = format!("index: {} files", freshness.files);
-    if let Some(stats) = &checked.opened {
-        if stats.rebuilt {
-            line.push_str(&format!(", built now ({} extracted)", stats.extracted));
-        } else {
-            line.push_str(&format!(
-                ", opened now ({} of {} files re-read)",
-                stats.extracted, stats.files_seen
-            ));
-        }
-        if stats.too_large > 0 {
-            line.push_str(&format!(", {} too large to index", stats.too_large));
-        }
-    }
-    if !checked.updated.is_empty() {
-        line.push_str(&format!(
-            ", {} file(s) changed on disk re-read now: {}",
-            checked.updated.len(),
-            first_few(&checked.updated, 5)
-        ));
-    }
-    if let Some(why) = &checked.rescanned {
-        line.push_str(&format!(" ({why})"));
-    }
-    if checked.stale.is_empty() && checked.error.is_none() {
-        line.push_str(", fresh");
-    } else {
-        line.push_str(&format!(
-            ", NOT fresh: {} file(s) changed on disk are not reflected ({}){}",
-            checked.stale.len(),
-            first_few(&checked.stale, 5),
-            checked
-                .error
-                .as_ref()
-                .map(|e| format!(": {e}"))
-                .unwrap_or_default()
-        ));
-    }
-    if let Some((_, left_out)) = &checked.left_out {
-        line.push_str(&format!("; {left_out}"));
-    }
-    if let Some(precise) = &freshness.precise {
-        line.push_str(&format!("; {}", precise.describe()));
-    }
-    line
-}
-
-fn first_few(items: &[String], n: usize) -> String {
-    let mut s = items.iter().take(n).cloned().collect::<Vec<_>>().join(", ");
-    if items.len() > n {
-        s.push_str(&format!(", … {} more", items.len() - n));
-    }
-    s
-}
-
-/// A symbol as results list it.
-pub(crate) fn symbol_json(symbol: &Symbol) -> Value {
-    json!({
-        "name": symbol.name,
-        "qualified_name": symbol.qualified_name,
-        "kind": symbol.kind.as_str(),
-        "path": symbol.path,
-        "line": symbol.line,
-    })
-}
-
-/// `function Session.request (requests/sessions.py:500)`.
-pub(crate) fn symbol_text(symbol: &Symbol) -> String {
-    format!(
-        "{} {} ({}:{})",
-        symbol.kind.as_str(),
-        symbol.qualified_name,
-        symbol.path,
-        symbol.line
-    )
 }
 
 /// Whether a path is a test file by the usual conventions.
@@ -187,15 +97,6 @@ impl<'a> Lines<'a> {
     }
 }
 
-/// "first N of TOTAL" when the list was cut, else "all N".
-pub(crate) fn shown(n: usize, total: usize) -> String {
-    if n < total {
-        format!("first {n} of {total}")
-    } else {
-        format!("all {total}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,7 +116,5 @@ mod tests {
             assert!(!is_test(path), "{path}");
         }
         assert_eq!(tokens("abcde"), 2);
-        assert_eq!(shown(3, 10), "first 3 of 10");
-        assert_eq!(shown(3, 3), "all 3");
     }
 }

@@ -7,16 +7,20 @@ use async_trait::async_trait;
 use cc_graph::{DefKind, Graph, Rung, Symbol};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::position::{relative_file, target};
-use super::render::{
-    index_json, index_line, is_test, shown, symbol_json, symbol_text, tokens, Lines,
-};
+use super::render::{index_report, is_test, tokens, Lines};
 use super::{index_error, GraphIndex};
 use crate::error::ToolError;
+use crate::report::graph::{
+    map_line, CallSite, CalleesReport, CallersReport, Dependent, EdgeCounts, GraphAnswer,
+    GraphReport, ImpactFile, ImpactLevel, ImpactReport, MapDefinition, MapFile, MapReport,
+    OutlineNode, OutlineReport, PreciseOff, PreciseTier, ResolvedCall, SignedSymbol, StatusReport,
+    SymbolHit, SymbolRef, SymbolsReport, TopLevelUse, UnresolvedCall, UnresolvedCounts, Verified,
+};
 use crate::tier::Tier;
-use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
+use crate::tool::{parse_args, report_output, schema_for, CallContext, Tool, ToolOutput};
 
 const DESCRIPTION: &str = "The code graph of the workspace (tree-sitter definitions, calls and \
 type uses; every edge records how it was resolved: precise (a compiler-grade indexer such as \
@@ -162,44 +166,44 @@ impl Tool for GraphTool {
         schema_for::<GraphArgs>()
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tool::output_schema_for::<GraphReport>())
+    }
+
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: GraphArgs = parse_args(args)?;
         let verify = args.verify == Some(true);
-        let action = args.action;
-        if verify && !matches!(action, Action::Callers | Action::Impact) {
+        if verify && !matches!(args.action, Action::Callers | Action::Impact) {
             return Err(ToolError::invalid_arguments(
                 "`verify` applies to `callers` and `impact`",
             ));
         }
         let index = self.index.clone();
-        let (mut value, mut text) = self
+        let mut report = self
             .index
             .with(
                 ctx.progress_sink(),
                 Some(ctx.cancellation().flag()),
                 move |graph, checked| {
-                    let (mut value, text) = answer(&index, graph, &args)?;
+                    let answer = answer(&index, graph, &args)?;
                     let freshness = graph.freshness();
-                    value["index"] = index_json(&freshness, checked);
-                    let mut text = format!("{text}\n{}", index_line(&freshness, checked));
-                    if let Some(note) = index.precise_note() {
-                        value["index"]["precise_running"] = Value::String(note.clone());
-                        text.push_str(&format!("; {note}"));
-                    }
-                    Ok((value, text))
+                    Ok(GraphReport {
+                        answer,
+                        index: index_report(&freshness, checked, index.precise_note()),
+                        verification: None,
+                    })
                 },
             )
             .await?;
         // The graph is released: the server is asked now.
-        match (verify, action) {
-            (true, Action::Callers) => super::verify::callers(ctx, &mut value, &mut text).await,
-            (true, Action::Impact) => super::verify::impact(ctx, &mut value, &mut text).await,
-            _ => {}
+        if verify {
+            report.verification = match &mut report.answer {
+                GraphAnswer::Callers(callers) => Some(super::verify::callers(ctx, callers).await),
+                GraphAnswer::Impact(impact) => Some(super::verify::impact(ctx, impact).await),
+                _ => None,
+            };
         }
-        if text.is_empty() {
-            text = value.to_string();
-        }
-        Ok(ToolOutput::new(value).with_text(text))
+        report_output(&report)
     }
 }
 
@@ -212,21 +216,21 @@ fn answer(
     index: &GraphIndex,
     graph: &mut Graph,
     args: &GraphArgs,
-) -> Result<(Value, String), ToolError> {
+) -> Result<GraphAnswer, ToolError> {
     let root = index.root();
-    match args.action {
-        Action::Status => status(index, graph),
-        Action::Symbols => symbols(graph, args),
+    Ok(match args.action {
+        Action::Status => GraphAnswer::Status(status(index, graph)?),
+        Action::Symbols => GraphAnswer::Symbols(symbols(graph, args)?),
         Action::Outline => {
             let file = args
                 .file
                 .as_deref()
                 .ok_or_else(|| ToolError::invalid_arguments("`outline` needs `file`"))?;
-            outline(
+            GraphAnswer::Outline(outline(
                 graph,
                 &relative_file(root, file)?,
                 args.max_results.unwrap_or(200),
-            )
+            )?)
         }
         Action::Callers | Action::Callees | Action::Impact => {
             let (floor, min) = floor(args);
@@ -239,19 +243,27 @@ fn answer(
                 min,
             )?;
             match args.action {
-                Action::Callers => {
-                    callers(graph, root, target, floor, args.max_results.unwrap_or(50))
-                }
-                Action::Callees => {
-                    callees(graph, root, target, min, args.max_results.unwrap_or(100))
-                }
-                _ => impact(
+                Action::Callers => GraphAnswer::Callers(callers(
+                    graph,
+                    root,
+                    target,
+                    floor,
+                    args.max_results.unwrap_or(50),
+                )?),
+                Action::Callees => GraphAnswer::Callees(callees(
+                    graph,
+                    root,
+                    target,
+                    min,
+                    args.max_results.unwrap_or(100),
+                )?),
+                _ => GraphAnswer::Impact(impact(
                     graph,
                     target,
                     args.depth.unwrap_or(3).clamp(1, 10),
                     floor,
                     args.max_results.unwrap_or(100),
-                ),
+                )?),
             }
         }
         Action::Map => {
@@ -259,16 +271,16 @@ fn answer(
             for file in args.focus.iter().flatten() {
                 focus.push(relative_file(root, file)?);
             }
-            map(
+            GraphAnswer::Map(map(
                 graph,
-                &focus,
+                focus,
                 args.budget_tokens.unwrap_or(1024).clamp(64, 16384),
-            )
+            )?)
         }
-    }
+    })
 }
 
-fn status(index: &GraphIndex, graph: &Graph) -> Result<(Value, String), ToolError> {
+fn status(index: &GraphIndex, graph: &Graph) -> Result<StatusReport, ToolError> {
     let stats = graph.stats().map_err(index_error)?;
     let languages = graph.files_per_language().map_err(index_error)?;
     let unresolved = stats.ambiguous + stats.unknown;
@@ -277,78 +289,41 @@ fn status(index: &GraphIndex, graph: &Graph) -> Result<(Value, String), ToolErro
     } else {
         unresolved as f64 / stats.references as f64
     };
-    let checked_at = graph.freshness().checked_at_ms;
-    let value = json!({
-        "action": "status",
-        "files": stats.files,
-        "files_per_language": languages.iter().map(|(l, n)| (l.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
-        "files_with_syntax_errors": stats.files_with_syntax_errors,
-        "definitions": stats.definitions,
-        "references": stats.references,
-        "edges": {"precise": stats.precise, "exact": stats.exact, "import": stats.import, "package": stats.package, "dispatch": stats.dispatch, "name": stats.name},
-        "unresolved": {"ambiguous": stats.ambiguous, "unknown": stats.unknown, "external": stats.external},
-        "unresolved_share": (share * 1000.0).round() / 1000.0,
-        "index_path": graph.index_path().display().to_string(),
-        "index_bytes": stats.index_bytes,
-        "last_update_ms": checked_at,
-    });
-    let langs: Vec<String> = languages.iter().map(|(l, n)| format!("{l} {n}")).collect();
-    let text = format!(
-        "code graph: {} files ({}), {} definitions, {} references\n\
-         edges: {} precise, {} exact, {} import, {} package, {} dispatch, {} name-guessed (left out by default)\n\
-         unresolved: {} ambiguous, {} unknown ({:.1}% of references); {} external\n\
-         index: {} ({} bytes), compared with the disk at {} ms since the epoch",
-        stats.files,
-        if langs.is_empty() {
-            "none".to_owned()
-        } else {
-            langs.join(", ")
+    Ok(StatusReport {
+        files: stats.files,
+        files_per_language: languages.into_iter().collect(),
+        files_with_syntax_errors: stats.files_with_syntax_errors,
+        definitions: stats.definitions,
+        references: stats.references,
+        edges: EdgeCounts {
+            precise: stats.precise,
+            exact: stats.exact,
+            import: stats.import,
+            package: stats.package,
+            dispatch: stats.dispatch,
+            name: stats.name,
         },
-        stats.definitions,
-        stats.references,
-        stats.precise,
-        stats.exact,
-        stats.import,
-        stats.package,
-        stats.dispatch,
-        stats.name,
-        stats.ambiguous,
-        stats.unknown,
-        share * 100.0,
-        stats.external,
-        graph.index_path().display(),
-        stats.index_bytes,
-        checked_at,
-    );
-    let (value, text) = match index.precise_report() {
-        Some((report, lines)) => {
-            let mut value = value;
-            value["precise"] = report;
-            let lines = if lines.is_empty() {
-                "no indexer has run yet (each runs in the background once the index is open)"
-                    .to_owned()
-            } else {
-                lines.join("\n  ")
-            };
-            (value, format!("{text}\nprecise tier:\n  {lines}"))
-        }
-        None => {
-            let mut value = value;
-            value["precise"] = json!("off");
-            (
-                value,
-                format!("{text}\nprecise tier: off ([graph] precise = false)"),
-            )
-        }
-    };
-    Ok((value, text))
+        unresolved: UnresolvedCounts {
+            ambiguous: stats.ambiguous,
+            unknown: stats.unknown,
+            external: stats.external,
+        },
+        unresolved_share: (share * 1000.0).round() / 1000.0,
+        index_path: graph.index_path().display().to_string(),
+        index_bytes: stats.index_bytes,
+        last_update_ms: graph.freshness().checked_at_ms,
+        precise: match index.precise_report() {
+            Some(runs) => PreciseTier::Indexers(runs),
+            None => PreciseTier::Off(PreciseOff::Off),
+        },
+    })
 }
 
 fn language_of(path: &str) -> Option<&'static str> {
     cc_languages::for_path(std::path::Path::new(path)).map(|l| l.name)
 }
 
-fn symbols(graph: &Graph, args: &GraphArgs) -> Result<(Value, String), ToolError> {
+fn symbols(graph: &Graph, args: &GraphArgs) -> Result<SymbolsReport, ToolError> {
     let query = args
         .query
         .as_deref()
@@ -396,40 +371,22 @@ fn symbols(graph: &Graph, args: &GraphArgs) -> Result<(Value, String), ToolError
     hits.truncate(limit);
     // Nothing found is said with what could hide a definition: files that did not parse.
     let unparsed = unparsed_when_empty(graph, total)?;
-    let mut lines = vec![if total == 0 && unparsed > 0 {
-        format!(
-            "no definitions match `{query}` among those indexed; {unparsed} indexed file(s) have syntax errors, and a definition where a file did not parse is not indexed"
-        )
-    } else if total == 0 {
-        format!("no definitions match `{query}`")
-    } else {
-        format!(
-            "definitions matching `{query}`: {} (exact names, then prefixes, then substrings; by PageRank within each)",
-            shown(hits.len(), total)
-        )
-    }];
-    let results: Vec<Value> = hits
+    let results = hits
         .iter()
-        .map(|(_, rank, s)| {
-            lines.push(format!("  {}  {}", symbol_text(s), s.signature));
-            let mut v = symbol_json(s);
-            v["signature"] = json!(s.signature);
-            v["language"] = json!(language_of(&s.path));
-            v["rank"] = json!((rank * 1e6).round() / 1e6);
-            v
+        .map(|(_, rank, s)| SymbolHit {
+            symbol: s.into(),
+            signature: s.signature.clone(),
+            language: language_of(&s.path).map(str::to_owned),
+            rank: (rank * 1e6).round() / 1e6,
         })
         .collect();
-    Ok((
-        json!({
-            "action": "symbols",
-            "query": query,
-            "results": results,
-            "total": total,
-            "truncated": total > hits.len(),
-            "files_with_syntax_errors": (total == 0).then_some(unparsed),
-        }),
-        lines.join("\n"),
-    ))
+    Ok(SymbolsReport {
+        query: query.to_owned(),
+        results,
+        total,
+        truncated: total > hits.len(),
+        files_with_syntax_errors: (total == 0).then_some(unparsed),
+    })
 }
 
 /// When an answer found nothing, how many indexed files have syntax errors: what is written
@@ -441,82 +398,53 @@ fn unparsed_when_empty(graph: &Graph, found: usize) -> Result<usize, ToolError> 
     graph.files_with_syntax_errors().map_err(index_error)
 }
 
-fn outline(graph: &Graph, rel: &str, limit: usize) -> Result<(Value, String), ToolError> {
+fn outline(graph: &Graph, rel: &str, limit: usize) -> Result<OutlineReport, ToolError> {
     let mut defs = graph.outline(rel).map_err(index_error)?.value;
     let total = defs.len();
     // Outer before inner: a kept definition's parent is kept too.
     defs.truncate(limit);
-    let names: std::collections::HashSet<String> =
-        defs.iter().map(|d| d.qualified_name.clone()).collect();
-    // Nest without recursion: children come after their parent, so walking backwards every
-    // node's children are complete when it is reached.
-    let mut children: HashMap<String, Vec<Value>> = HashMap::new();
-    let mut roots: Vec<Value> = Vec::new();
-    for d in defs.iter().rev() {
-        let mut node = json!({
-            "name": d.name,
-            "qualified_name": d.qualified_name,
-            "kind": d.kind.as_str(),
-            "line": d.line,
-            "end_line": d.end_line,
-            "signature": d.signature,
-        });
-        if let Some(mut kids) = children.remove(&d.qualified_name) {
-            kids.reverse();
-            node["children"] = Value::Array(kids);
-        }
-        match &d.parent {
-            Some(p) if names.contains(p) => children.entry(p.clone()).or_default().push(node),
-            _ => roots.push(node),
+    Ok(OutlineReport {
+        file: rel.to_owned(),
+        definitions: nest(&defs),
+        total,
+        truncated: total > defs.len(),
+    })
+}
+
+/// The outline's tree: a definition goes under the nearest definition before it named as its
+/// parent; one whose parent is elsewhere (or later in the file) is outermost. Without
+/// recursion: walking backwards, every node's children are complete when it is reached.
+fn nest(defs: &[Symbol]) -> Vec<OutlineNode> {
+    let mut latest: HashMap<&str, usize> = HashMap::new();
+    let mut parent_of = Vec::with_capacity(defs.len());
+    for (i, d) in defs.iter().enumerate() {
+        parent_of.push(d.parent.as_deref().and_then(|p| latest.get(p).copied()));
+        latest.insert(d.qualified_name.as_str(), i);
+    }
+    let mut nodes: Vec<OutlineNode> = defs
+        .iter()
+        .map(|d| OutlineNode {
+            name: d.name.clone(),
+            qualified_name: d.qualified_name.clone(),
+            kind: d.kind,
+            line: d.line,
+            start_line: d.start_line,
+            end_line: d.end_line,
+            signature: d.signature.clone(),
+            parent: d.parent.clone(),
+            children: Vec::new(),
+        })
+        .collect();
+    let mut roots = Vec::new();
+    while let Some(mut node) = nodes.pop() {
+        node.children.reverse();
+        match parent_of[nodes.len()] {
+            Some(p) => nodes[p].children.push(node),
+            None => roots.push(node),
         }
     }
     roots.reverse();
-    let mut lines = vec![format!(
-        "outline of {rel}: {} definitions ({})",
-        total,
-        shown(defs.len(), total)
-    )];
-    let depth_of = |d: &Symbol| -> usize {
-        let mut depth = 0;
-        let mut parent = d.parent.clone();
-        while let Some(p) = parent {
-            depth += 1;
-            if depth > 32 {
-                break;
-            }
-            parent = defs
-                .iter()
-                .find(|o| o.qualified_name == p)
-                .and_then(|o| o.parent.clone());
-        }
-        depth
-    };
-    for d in &defs {
-        lines.push(format!(
-            "{}{} {}  L{}-{}: {}",
-            "  ".repeat(depth_of(d) + 1),
-            d.kind.as_str(),
-            d.name,
-            d.start_line,
-            d.end_line,
-            d.signature
-        ));
-    }
-    if defs.is_empty() {
-        lines[0] = format!("outline of {rel}: no definitions indexed (not a file of a language with symbols, or empty)");
-    }
-    Ok((
-        json!({"action": "outline", "file": rel, "definitions": roots, "total": total, "truncated": total > defs.len()}),
-        lines.join("\n"),
-    ))
-}
-
-fn confidence_tag(rung: Rung) -> String {
-    if rung == Rung::Name {
-        format!("[NAME-GUESSED {}]", rung.confidence())
-    } else {
-        format!("[{} {}]", rung.as_str(), rung.confidence())
-    }
+    roots
 }
 
 fn callers(
@@ -525,73 +453,41 @@ fn callers(
     target: Symbol,
     floor: Floor,
     limit: usize,
-) -> Result<(Value, String), ToolError> {
+) -> Result<CallersReport, ToolError> {
     let answer = graph
         .callers(target.id, floor.rung().confidence())
         .map_err(index_error)?
         .value;
     let total = answer.sites.len();
     let mut lines_of = Lines::new(root);
-    let mut text = vec![format!(
-        "callers of {}: {} call site(s) ({}), edges at or above `{}`",
-        symbol_text(&answer.target),
-        total,
-        shown(total.min(limit), total),
-        floor.rung().as_str()
-    )];
-    let mut callers = Vec::new();
-    for site in answer.sites.iter().take(limit) {
-        let line_text = lines_of.get(&site.path, site.line);
-        let from = site.caller.as_ref().map(symbol_json);
-        text.push(format!(
-            "  {}:{} in {} {}: {}",
-            site.path,
-            site.line,
-            site.caller
-                .as_ref()
-                .map(|c| format!("{} {}", c.kind.as_str(), c.qualified_name))
-                .unwrap_or_else(|| "top-level code".into()),
-            confidence_tag(site.rung),
-            line_text
-        ));
-        callers.push(json!({
-            "path": site.path,
-            "line": site.line,
-            "text": line_text,
-            "from": from,
-            "confidence": site.confidence,
-            "rung": site.rung.as_str(),
-            "name_guessed": site.rung == Rung::Name,
-        }));
-    }
-    if answer.below_floor > 0 {
-        text.push(format!(
-            "{} more call site(s) resolved below `{}` (name-guessed) are not listed; min_confidence: \"name\" lists them",
-            answer.below_floor,
-            floor.rung().as_str()
-        ));
-    }
+    let callers = answer
+        .sites
+        .iter()
+        .take(limit)
+        .map(|site| CallSite {
+            path: site.path.clone(),
+            line: site.line,
+            text: lines_of.get(&site.path, site.line),
+            from: site.caller.as_ref().map(SymbolRef::from),
+            confidence: site.confidence,
+            rung: site.rung,
+            name_guessed: site.rung == Rung::Name,
+            verified: Verified::default(),
+        })
+        .collect();
     let unparsed = unparsed_when_empty(graph, total + answer.below_floor)?;
-    if unparsed > 0 {
-        text.push(format!(
-            "{unparsed} indexed file(s) have syntax errors, and a call where a file did not parse is not indexed"
-        ));
-    }
-    let mut target_json = symbol_json(&answer.target);
-    target_json["signature"] = json!(answer.target.signature);
-    Ok((
-        json!({
-            "action": "callers",
-            "target": target_json,
-            "callers": callers,
-            "total": total,
-            "truncated": total > limit,
-            "below_floor": answer.below_floor,
-            "min_confidence": floor.rung().as_str(),
-            "files_with_syntax_errors": (total + answer.below_floor == 0).then_some(unparsed),
-        }),
-        text.join("\n"),
-    ))
+    Ok(CallersReport {
+        target: SignedSymbol {
+            symbol: (&answer.target).into(),
+            signature: answer.target.signature.clone(),
+        },
+        callers,
+        total,
+        truncated: total > limit,
+        below_floor: answer.below_floor,
+        min_confidence: floor.rung(),
+        files_with_syntax_errors: (total + answer.below_floor == 0).then_some(unparsed),
+    })
 }
 
 fn callees(
@@ -600,82 +496,41 @@ fn callees(
     caller: Symbol,
     min: f64,
     limit: usize,
-) -> Result<(Value, String), ToolError> {
+) -> Result<CalleesReport, ToolError> {
     let mut calls = graph.callees(caller.id, min).map_err(index_error)?.value;
     let total = calls.len();
     calls.truncate(limit);
     let mut lines_of = Lines::new(root);
     let mut resolved = Vec::new();
     let mut unresolved = Vec::new();
-    let mut text_resolved = Vec::new();
-    let mut text_unresolved = Vec::new();
     for c in &calls {
-        let called = match &c.receiver {
-            Some(r) => format!("{r}.{}", c.name),
-            None => c.name.clone(),
-        };
         match (&c.target, c.rung) {
-            (Some(t), Some(rung)) => {
-                text_resolved.push(format!(
-                    "  L{} {called} -> {} {}",
-                    c.line,
-                    symbol_text(t),
-                    confidence_tag(rung)
-                ));
-                for d in &c.dispatch {
-                    text_resolved.push(format!(
-                        "      may run {} {}",
-                        symbol_text(d),
-                        confidence_tag(Rung::Dispatch)
-                    ));
-                }
-                resolved.push(json!({
-                    "line": c.line,
-                    "name": c.name,
-                    "receiver": c.receiver,
-                    "target": symbol_json(t),
-                    "rung": rung.as_str(),
-                    "confidence": rung.confidence(),
-                    "name_guessed": rung == Rung::Name,
-                    "dispatch": c.dispatch.iter().map(symbol_json).collect::<Vec<_>>(),
-                }));
-            }
-            _ => {
-                let why = c.unresolved.clone().unwrap_or_else(|| "unknown".into());
-                text_unresolved.push(format!("  L{} {called}: {why}", c.line));
-                unresolved.push(json!({
-                    "line": c.line,
-                    "name": c.name,
-                    "receiver": c.receiver,
-                    "reason": why,
-                    "text": lines_of.get(&caller.path, c.line),
-                }));
-            }
+            (Some(t), Some(rung)) => resolved.push(ResolvedCall {
+                line: c.line,
+                name: c.name.clone(),
+                receiver: c.receiver.clone(),
+                target: t.into(),
+                rung,
+                confidence: rung.confidence(),
+                name_guessed: rung == Rung::Name,
+                dispatch: c.dispatch.iter().map(SymbolRef::from).collect(),
+            }),
+            _ => unresolved.push(UnresolvedCall {
+                line: c.line,
+                name: c.name.clone(),
+                receiver: c.receiver.clone(),
+                reason: c.unresolved.clone().unwrap_or_else(|| "unknown".into()),
+                text: lines_of.get(&caller.path, c.line),
+            }),
         }
     }
-    let mut text = vec![format!(
-        "calls made by {}: {} resolved, {} unresolved ({} calls)",
-        symbol_text(&caller),
-        resolved.len(),
-        unresolved.len(),
-        shown(calls.len(), total)
-    )];
-    text.extend(text_resolved);
-    if !text_unresolved.is_empty() {
-        text.push("unresolved:".into());
-        text.extend(text_unresolved);
-    }
-    Ok((
-        json!({
-            "action": "callees",
-            "caller": symbol_json(&caller),
-            "calls": resolved,
-            "unresolved": unresolved,
-            "total": total,
-            "truncated": total > calls.len(),
-        }),
-        text.join("\n"),
-    ))
+    Ok(CalleesReport {
+        caller: (&caller).into(),
+        calls: resolved,
+        unresolved,
+        total,
+        truncated: total > calls.len(),
+    })
 }
 
 fn impact(
@@ -684,147 +539,79 @@ fn impact(
     depth: usize,
     floor: Floor,
     limit: usize,
-) -> Result<(Value, String), ToolError> {
+) -> Result<ImpactReport, ToolError> {
     let answer = graph
         .impact(target.id, depth, floor.rung().confidence())
         .map_err(index_error)?
         .value;
     let total = answer.dependents.len();
     let mut files: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut counts: BTreeMap<usize, usize> = BTreeMap::new();
     for d in &answer.dependents {
         *files.entry(d.symbol.path.as_str()).or_default() += 1;
+        *counts.entry(d.depth).or_default() += 1;
     }
     for (path, _) in &answer.top_level_uses {
         files.entry(path.as_str()).or_default();
     }
-    let tests: Vec<&str> = files.keys().copied().filter(|p| is_test(p)).collect();
-    let mut levels: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
-    let mut counts: BTreeMap<usize, usize> = BTreeMap::new();
-    let mut text = vec![format!(
-        "impact of {}: {} dependent definition(s) in {} file(s) ({} test file(s)) within depth {depth}, edges at or above `{}`{}",
-        symbol_text(&answer.target),
-        total,
-        files.len(),
-        tests.len(),
-        floor.rung().as_str(),
-        if answer.truncated { "; more lie beyond that depth" } else { "" }
-    )];
-    for d in &answer.dependents {
-        *counts.entry(d.depth).or_default() += 1;
-    }
-    let mut listed = 0;
-    let mut current = 0;
-    for d in &answer.dependents {
-        if listed >= limit {
-            break;
+    let mut levels: Vec<ImpactLevel> = Vec::new();
+    for d in answer.dependents.iter().take(limit) {
+        if levels.last().is_none_or(|level| level.depth != d.depth) {
+            levels.push(ImpactLevel {
+                depth: d.depth,
+                count: counts.get(&d.depth).copied().unwrap_or(0),
+                dependents: Vec::new(),
+            });
         }
-        if d.depth != current {
-            current = d.depth;
-            text.push(format!(
-                "depth {current} ({}):",
-                counts.get(&current).copied().unwrap_or(0)
-            ));
+        if let Some(level) = levels.last_mut() {
+            level.dependents.push(Dependent {
+                symbol: (&d.symbol).into(),
+                start_line: d.symbol.start_line,
+                end_line: d.symbol.end_line,
+                confidence: d.confidence,
+                test: is_test(&d.symbol.path),
+                verified: Verified::default(),
+            });
         }
-        listed += 1;
-        let test = is_test(&d.symbol.path);
-        text.push(format!(
-            "  {}{}{}",
-            symbol_text(&d.symbol),
-            if test { " [test]" } else { "" },
-            if d.confidence < Rung::Dispatch.confidence() {
-                " [NAME-GUESSED]"
-            } else if d.confidence < Rung::Package.confidence() {
-                " [via dispatch]"
-            } else {
-                ""
-            }
-        ));
-        let mut v = symbol_json(&d.symbol);
-        v["start_line"] = json!(d.symbol.start_line);
-        v["end_line"] = json!(d.symbol.end_line);
-        v["confidence"] = json!(d.confidence);
-        v["test"] = json!(test);
-        levels.entry(d.depth).or_default().push(v);
     }
-    if listed < total {
-        text.push(format!("listed {}", shown(listed, total)));
-    }
-    if !answer.top_level_uses.is_empty() {
-        let places: Vec<String> = answer
-            .top_level_uses
-            .iter()
-            .take(20)
-            .map(|(p, l)| format!("{p}:{l}"))
-            .collect();
-        text.push(format!(
-            "top-level code using them: {}{}",
-            places.join(", "),
-            if answer.top_level_uses.len() > 20 {
-                format!(" (first 20 of {})", answer.top_level_uses.len())
-            } else {
-                String::new()
-            }
-        ));
-    }
-    let file_list: Vec<String> = files.keys().take(30).map(|p| p.to_string()).collect();
-    if !file_list.is_empty() {
-        text.push(format!(
-            "files: {}{}",
-            file_list.join(", "),
-            if files.len() > 30 {
-                format!(" (first 30 of {})", files.len())
-            } else {
-                String::new()
-            }
-        ));
-    }
+    let listed = total.min(limit);
     let nothing = total + answer.top_level_uses.len();
     let unparsed = unparsed_when_empty(graph, nothing)?;
-    if unparsed > 0 {
-        text.push(format!(
-            "{unparsed} indexed file(s) have syntax errors, and a use where a file did not parse is not indexed"
-        ));
-    }
-    let levels: Vec<Value> = levels
-        .into_iter()
-        .map(|(depth, dependents)| {
-            json!({"depth": depth, "count": counts.get(&depth).copied().unwrap_or(0), "dependents": dependents})
-        })
-        .collect();
-    let files_json: Vec<Value> = files
-        .iter()
-        .map(|(p, n)| json!({"path": p, "dependents": n, "test": is_test(p)}))
-        .collect();
-    Ok((
-        json!({
-            "action": "impact",
-            "target": symbol_json(&answer.target),
-            "depth": depth,
-            "levels": levels,
-            "files": files_json,
-            "tests": tests,
-            "top_level_uses": answer.top_level_uses.iter().map(|(p, l)| json!({"path": p, "line": l})).collect::<Vec<_>>(),
-            "total": total,
-            "listed": listed,
-            "truncated": listed < total,
-            "files_with_syntax_errors": (nothing == 0).then_some(unparsed),
-            "depth_cut": answer.truncated,
-            "min_confidence": floor.rung().as_str(),
-        }),
-        text.join("\n"),
-    ))
+    Ok(ImpactReport {
+        target: (&answer.target).into(),
+        depth,
+        levels,
+        tests: files
+            .keys()
+            .filter(|p| is_test(p))
+            .map(|p| p.to_string())
+            .collect(),
+        files: files
+            .iter()
+            .map(|(path, n)| ImpactFile {
+                path: path.to_string(),
+                dependents: *n,
+                test: is_test(path),
+            })
+            .collect(),
+        top_level_uses: answer
+            .top_level_uses
+            .iter()
+            .map(|(path, line)| TopLevelUse {
+                path: path.clone(),
+                line: *line,
+            })
+            .collect(),
+        total,
+        listed,
+        truncated: listed < total,
+        files_with_syntax_errors: (nothing == 0).then_some(unparsed),
+        depth_cut: answer.truncated,
+        min_confidence: floor.rung(),
+    })
 }
 
-/// `  L321 Request.__init__: def __init__(` (the qualified name when it says more).
-fn map_line(s: &Symbol) -> String {
-    if s.qualified_name == s.name {
-        format!("  L{}: {}", s.start_line, s.signature)
-    } else {
-        format!("  L{} {}: {}", s.start_line, s.qualified_name, s.signature)
-    }
-}
-
-fn map(graph: &Graph, focus: &[String], budget: usize) -> Result<(Value, String), ToolError> {
+fn map(graph: &Graph, focus: Vec<String>, budget: usize) -> Result<MapReport, ToolError> {
     let focus_refs: Vec<&str> = focus.iter().map(String::as_str).collect();
     let ranked = graph
         .rank(
@@ -835,15 +622,7 @@ fn map(graph: &Graph, focus: &[String], budget: usize) -> Result<(Value, String)
         .map_err(index_error)?
         .value;
     let files_total = graph.freshness().files;
-    let header = format!(
-        "repo map: most important definitions by PageRank{}, within {budget} tokens (tokens = characters / 4)",
-        if focus.is_empty() {
-            String::new()
-        } else {
-            format!(" around {}", focus.join(", "))
-        }
-    );
-    let mut used = tokens(&header) + 20;
+    let mut used = tokens(&MapReport::header(budget, &focus)) + 20;
     // Files in order of their best definition; definitions in file order when shown.
     let mut order: Vec<String> = Vec::new();
     let mut chosen: HashMap<String, Vec<(Symbol, f64)>> = HashMap::new();
@@ -851,10 +630,14 @@ fn map(graph: &Graph, focus: &[String], budget: usize) -> Result<(Value, String)
         if matches!(r.symbol.kind, DefKind::Field | DefKind::Variable) {
             continue;
         }
-        let line = format!("{}\n", map_line(&r.symbol));
+        let s = &r.symbol;
+        let line = format!(
+            "{}\n",
+            map_line(&s.name, &s.qualified_name, s.start_line, &s.signature)
+        );
         let mut cost = tokens(&line);
-        if !chosen.contains_key(&r.symbol.path) {
-            cost += tokens(&r.symbol.path) + 1;
+        if !chosen.contains_key(&s.path) {
+            cost += tokens(&s.path) + 1;
         }
         if used + cost > budget {
             continue;
@@ -866,42 +649,31 @@ fn map(graph: &Graph, focus: &[String], budget: usize) -> Result<(Value, String)
         }
         chosen.entry(path).or_default().push((r.symbol, r.score));
     }
-    let mut text = vec![header];
-    let mut files_json = Vec::new();
-    let mut definitions = 0;
-    for path in &order {
-        let Some(defs) = chosen.get_mut(path) else {
+    let mut files = Vec::new();
+    for path in order {
+        let Some(mut defs) = chosen.remove(&path) else {
             continue;
         };
         defs.sort_by_key(|(s, _)| s.start_line);
-        text.push(format!("{path}:"));
-        let mut defs_json = Vec::new();
-        for (s, score) in defs.iter() {
-            definitions += 1;
-            text.push(map_line(s));
-            let mut v = symbol_json(s);
-            v["signature"] = json!(s.signature);
-            v["rank"] = json!((score * 1e6).round() / 1e6);
-            defs_json.push(v);
-        }
-        files_json.push(json!({"path": path, "definitions": defs_json}));
+        let definitions = defs
+            .iter()
+            .map(|(s, score)| MapDefinition {
+                symbol: s.into(),
+                start_line: s.start_line,
+                signature: s.signature.clone(),
+                rank: (score * 1e6).round() / 1e6,
+            })
+            .collect();
+        files.push(MapFile { path, definitions });
     }
-    text.push(format!(
-        "{} of {files_total} files and {definitions} definitions shown; about {used} tokens",
-        order.len()
-    ));
-    Ok((
-        json!({
-            "action": "map",
-            "files": files_json,
-            "files_shown": order.len(),
-            "files_total": files_total,
-            "definitions_shown": definitions,
-            "budget_tokens": budget,
-            "tokens": used,
-            "token_count": "characters / 4, rounded up",
-            "focus": focus,
-        }),
-        text.join("\n"),
-    ))
+    Ok(MapReport {
+        files_shown: files.len(),
+        definitions_shown: files.iter().map(|f| f.definitions.len()).sum(),
+        files,
+        files_total,
+        budget_tokens: budget,
+        tokens: used,
+        token_count: "characters / 4, rounded up".into(),
+        focus,
+    })
 }

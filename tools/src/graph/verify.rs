@@ -4,7 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{json, Value};
+use serde_json::json;
+
+use crate::report::graph::{CallersReport, ImpactReport, Verdict, Verification, Verified};
 
 use crate::tool::CallContext;
 
@@ -123,28 +125,31 @@ async fn references(ctx: &CallContext, path: &str, line: u64, name: &str) -> Ref
 }
 
 /// One verdict.
-fn verdict(refs: Option<&Refs>, path: &str, from: u64, to: u64) -> (&'static str, String) {
+fn verdict(refs: Option<&Refs>, path: &str, from: u64, to: u64) -> (Verdict, String) {
     match refs {
         None => (
-            "unverifiable",
+            Verdict::Unverifiable,
             format!("not checked: at most {MAX_REQUESTS} reference requests per answer"),
         ),
-        Some(r) if r.error.is_some() => ("unverifiable", r.error.clone().unwrap_or_default()),
+        Some(r) if r.error.is_some() => {
+            (Verdict::Unverifiable, r.error.clone().unwrap_or_default())
+        }
         Some(r) if r.found_by_name(path) => (
-            "unverifiable",
+            Verdict::Unverifiable,
             "the server finds uses in this kind of file by name only (it does not compile it)"
                 .to_owned(),
         ),
-        Some(r) if r.hits(path, from, to) => ("confirmed", String::new()),
-        Some(r) if r.left_out(path, from).is_some() => {
-            ("unverifiable", r.left_out(path, from).unwrap_or_default())
-        }
+        Some(r) if r.hits(path, from, to) => (Verdict::Confirmed, String::new()),
+        Some(r) if r.left_out(path, from).is_some() => (
+            Verdict::Unverifiable,
+            r.left_out(path, from).unwrap_or_default(),
+        ),
         Some(r) if r.complete => (
-            "refuted",
+            Verdict::Refuted,
             "the server's references do not include it".to_owned(),
         ),
         Some(_) => (
-            "unverifiable",
+            Verdict::Unverifiable,
             "not in the server's references, which were cut or incomplete".to_owned(),
         ),
     }
@@ -155,156 +160,120 @@ struct Tally {
     confirmed: usize,
     refuted: usize,
     unverifiable: usize,
-    notes: Vec<String>,
 }
 
 impl Tally {
-    fn add(&mut self, item: &mut Value, place: String, verdict: (&'static str, String)) {
+    fn add(&mut self, item: &mut Verified, verdict: (Verdict, String)) {
         let (what, why) = verdict;
         match what {
-            "confirmed" => self.confirmed += 1,
-            "refuted" => self.refuted += 1,
-            _ => self.unverifiable += 1,
+            Verdict::Confirmed => self.confirmed += 1,
+            Verdict::Refuted => self.refuted += 1,
+            Verdict::Unverifiable => self.unverifiable += 1,
         }
-        item["verified"] = json!(what);
-        if !why.is_empty() {
-            item["verify_note"] = json!(why);
-        }
-        if what != "confirmed" {
-            self.notes.push(format!(
-                "  {what}: {place}{}",
-                if why.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({why})")
-                }
-            ));
-        }
+        item.verified = Some(what);
+        item.verify_note = (!why.is_empty()).then_some(why);
     }
 
-    fn finish(self, value: &mut Value, text: &mut String, requests: usize) {
-        value["verification"] = json!({
-            "confirmed": self.confirmed,
-            "refuted": self.refuted,
-            "unverifiable": self.unverifiable,
-            "requests": requests,
-            "by": "the language server's references (lsp references)",
-        });
-        text.push_str(&format!(
-            "\nverified through the language server's references: {} confirmed, {} refuted, {} unverifiable",
-            self.confirmed, self.refuted, self.unverifiable
-        ));
-        for note in self.notes {
-            text.push('\n');
-            text.push_str(&note);
+    fn finish(self, requests: usize) -> Verification {
+        Verification {
+            confirmed: self.confirmed,
+            refuted: self.refuted,
+            unverifiable: self.unverifiable,
+            requests,
+            by: "the language server's references (lsp references)".into(),
         }
     }
-}
-
-fn place_of(v: &Value) -> (String, u64) {
-    (
-        v["path"].as_str().unwrap_or("").to_owned(),
-        v["line"].as_u64().unwrap_or(0),
-    )
 }
 
 /// Marks every caller of a `callers` answer.
-pub(crate) async fn callers(ctx: &CallContext, value: &mut Value, text: &mut String) {
-    let target = value["target"].clone();
-    let (path, line) = place_of(&target);
-    let name = target["name"].as_str().unwrap_or("").to_owned();
-    let refs = references(ctx, &path, line, &name).await;
+pub(crate) async fn callers(ctx: &CallContext, report: &mut CallersReport) -> Verification {
+    let target = &report.target.symbol;
+    let refs = references(ctx, &target.path, target.line.into(), &target.name).await;
     let mut tally = Tally::default();
-    if let Some(items) = value["callers"].as_array_mut() {
-        for item in items {
-            let (p, l) = place_of(item);
-            tally.add(item, format!("{p}:{l}"), verdict(Some(&refs), &p, l, l));
-        }
+    for site in &mut report.callers {
+        let line = u64::from(site.line);
+        let verdict = verdict(Some(&refs), &site.path, line, line);
+        tally.add(&mut site.verified, verdict);
     }
-    tally.finish(value, text, 1);
+    tally.finish(1)
 }
 
 /// Marks every dependent of an `impact` answer: one at depth d is confirmed when the
 /// references of a definition at depth d-1 (the target for d = 1) fall inside its span.
-pub(crate) async fn impact(ctx: &CallContext, value: &mut Value, text: &mut String) {
-    let target = value["target"].clone();
-    let mut requests = 0;
+pub(crate) async fn impact(ctx: &CallContext, report: &mut ImpactReport) -> Verification {
+    let target = &report.target;
+    let mut requests = 1;
     // The definitions of the previous depth, with their references when fetched.
-    let mut previous: Vec<Option<Refs>> = {
-        let (path, line) = place_of(&target);
-        requests += 1;
-        vec![Some(
-            references(ctx, &path, line, target["name"].as_str().unwrap_or("")).await,
-        )]
-    };
+    let mut previous: Vec<Option<Refs>> = vec![Some(
+        references(ctx, &target.path, target.line.into(), &target.name).await,
+    )];
     let mut tally = Tally::default();
-    if let Some(levels) = value["levels"].as_array_mut() {
-        let deepest = levels.last().and_then(|l| l["depth"].as_u64()).unwrap_or(0);
-        for level in levels.iter_mut() {
-            let depth = level["depth"].as_u64().unwrap_or(0);
-            let mut current: Vec<Option<Refs>> = Vec::new();
-            let dependents = level["dependents"].as_array_mut();
-            for item in dependents.into_iter().flatten() {
-                let (p, l) = place_of(item);
-                let end = item["end_line"].as_u64().unwrap_or(l);
-                let start = item["start_line"].as_u64().unwrap_or(l);
-                let confirmed = previous
-                    .iter()
-                    .flatten()
-                    .any(|r| r.error.is_none() && r.hits(&p, start, end));
-                let all_known = previous.iter().all(|r| {
-                    r.as_ref()
-                        .is_some_and(|r| r.error.is_none() && r.complete && r.outside_total == 0)
-                });
-                let by_name = previous.iter().flatten().any(|r| r.found_by_name(&p));
-                let verdict = if by_name {
-                    (
-                        "unverifiable",
-                        "the server finds uses in this kind of file by name only (it does not \
-                         compile it)"
-                            .to_owned(),
-                    )
-                } else if confirmed {
-                    ("confirmed", String::new())
-                } else if all_known {
-                    (
-                        "refuted",
-                        "no use of it is in the server's references of the level before".to_owned(),
-                    )
-                } else {
-                    let why = previous
-                        .iter()
-                        .flatten()
-                        .find_map(|r| r.error.clone())
-                        .unwrap_or_else(|| {
-                            format!(
-                                "the references of the level before were cut, incomplete, or not fetched (at most {MAX_REQUESTS} requests)"
-                            )
-                        });
-                    ("unverifiable", why)
-                };
-                tally.add(
-                    item,
-                    format!(
-                        "depth {depth} {} ({p}:{l})",
-                        item["qualified_name"].as_str().unwrap_or("")
-                    ),
-                    verdict,
-                );
-                // Its own references, for the next level (none after the deepest).
-                if depth == deepest {
-                    continue;
-                }
-                if requests < MAX_REQUESTS {
-                    requests += 1;
-                    let name = item["name"].as_str().unwrap_or("").to_owned();
-                    current.push(Some(references(ctx, &p, l, &name).await));
-                } else {
-                    current.push(None);
-                }
+    let deepest = report.levels.last().map_or(0, |level| level.depth);
+    for level in &mut report.levels {
+        let mut current: Vec<Option<Refs>> = Vec::new();
+        for item in &mut level.dependents {
+            let p = item.symbol.path.clone();
+            let (start, end) = (u64::from(item.start_line), u64::from(item.end_line));
+            tally.add(
+                &mut item.verified,
+                impact_verdict(&previous, &p, start, end),
+            );
+            // Its own references, for the next level (none after the deepest).
+            if level.depth == deepest {
+                continue;
             }
-            previous = current;
+            if requests < MAX_REQUESTS {
+                requests += 1;
+                let line = item.symbol.line.into();
+                current.push(Some(references(ctx, &p, line, &item.symbol.name).await));
+            } else {
+                current.push(None);
+            }
         }
+        previous = current;
     }
-    tally.finish(value, text, requests);
+    tally.finish(requests)
+}
+
+/// The verdict on a dependent spanning `start..=end` of `path`, from the references of the
+/// level before.
+fn impact_verdict(
+    previous: &[Option<Refs>],
+    path: &str,
+    start: u64,
+    end: u64,
+) -> (Verdict, String) {
+    let confirmed = previous
+        .iter()
+        .flatten()
+        .any(|r| r.error.is_none() && r.hits(path, start, end));
+    let all_known = previous.iter().all(|r| {
+        r.as_ref()
+            .is_some_and(|r| r.error.is_none() && r.complete && r.outside_total == 0)
+    });
+    if previous.iter().flatten().any(|r| r.found_by_name(path)) {
+        (
+            Verdict::Unverifiable,
+            "the server finds uses in this kind of file by name only (it does not compile it)"
+                .to_owned(),
+        )
+    } else if confirmed {
+        (Verdict::Confirmed, String::new())
+    } else if all_known {
+        (
+            Verdict::Refuted,
+            "no use of it is in the server's references of the level before".to_owned(),
+        )
+    } else {
+        let why = previous
+            .iter()
+            .flatten()
+            .find_map(|r| r.error.clone())
+            .unwrap_or_else(|| {
+                format!(
+                    "the references of the level before were cut, incomplete, or not fetched (at most {MAX_REQUESTS} requests)"
+                )
+            });
+        (Verdict::Unverifiable, why)
+    }
 }

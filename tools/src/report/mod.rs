@@ -3,8 +3,11 @@
 //! JSON and text come from the same fields, so they cannot drift apart, and a Rust host reads
 //! the type instead of keys of a `serde_json::Value`.
 
+pub mod graph;
 mod write;
 
+pub use crate::left_out::{LeftOutReport, RuleCount};
+pub use graph::GraphReport;
 pub use write::{
     ChangedOutside, CheckScope, MissingDependenciesNote, NewDiagnostic, UncheckedFile,
     WriteDiagnostics, WriteReport,

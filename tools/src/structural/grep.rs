@@ -396,14 +396,11 @@ fn add_left_out(
     output: &mut ToolOutput,
     left_out: &cc_workspace::walk::LeftOut,
 ) {
-    if let Value::Object(object) = &mut output.value {
-        object.insert(
-            "left_out_by_ignore".into(),
-            crate::left_out::value(root.path(), left_out),
-        );
+    let report = crate::left_out::LeftOutReport::new(root.path(), left_out);
+    let line = report.line("of the language were not searched") + "\n";
+    if let (Value::Object(object), Ok(value)) = (&mut output.value, serde_json::to_value(&report)) {
+        object.insert("left_out_by_ignore".into(), value);
     }
-    let line =
-        crate::left_out::line(root.path(), left_out, "of the language were not searched") + "\n";
     match &mut output.text {
         Some(text) => text.push_str(&line),
         None => output.text = Some(line),

@@ -44,6 +44,7 @@ async fn call(registry: &Registry, args: Value) -> (Value, String) {
     match registry.call("graph", args.clone()).await {
         Ok(output) => {
             let text = output.render_text();
+            crate::lsp_support::assert_graph_report(&output.value, &text);
             (output.value, text)
         }
         Err(error) => panic!("graph {args}: {}", error.to_envelope()),

@@ -191,6 +191,21 @@ pub fn assert_typed_diagnostics(result: &Value) {
     );
 }
 
+/// A `graph` result is the typed report: read back as [`cc_tools::report::GraphReport`] it
+/// serializes to the same JSON and renders the same text (a Rust host's type, the JSON and
+/// the agent's text say the same).
+pub fn assert_graph_report(value: &Value, text: &str) {
+    use cc_tools::report::Render;
+    let report: cc_tools::report::GraphReport = serde_json::from_value(value.clone())
+        .unwrap_or_else(|error| panic!("not a GraphReport ({error}): {value:#}"));
+    assert_eq!(
+        &serde_json::to_value(&report).unwrap(),
+        value,
+        "the result carries what GraphReport does not"
+    );
+    assert_eq!(report.render(), text, "the text is not the report's");
+}
+
 /// A project with the default [`Setup`].
 pub fn project(files: &[(&str, &str)]) -> Project {
     Setup::default().build(files)
@@ -202,6 +217,9 @@ impl Project {
         match self.registry.call(tool, args).await {
             Ok(output) => {
                 assert_typed_diagnostics(&output.value);
+                if tool == "graph" {
+                    assert_graph_report(&output.value, &output.render_text());
+                }
                 output.value
             }
             Err(error) => error.to_envelope(),
