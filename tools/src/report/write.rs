@@ -186,7 +186,13 @@ impl Render for WriteReport {
 impl Render for WriteDiagnostics {
     fn render(&self) -> String {
         let mut lines = Vec::new();
-        if self.new.is_empty() {
+        let nothing_checked = self.scope.as_ref().is_some_and(|s| s.files_checked == 0);
+        if self.new.is_empty() && nothing_checked {
+            // Non-negotiable 7: "no new diagnostics" only for files that were checked.
+            lines.push(
+                "no file was checked: nothing is known of this write's diagnostics".to_owned(),
+            );
+        } else if self.new.is_empty() {
             lines.push("no new diagnostics".to_owned());
         } else {
             lines.push(format!("{} new diagnostic(s):", self.new.len()));
@@ -426,6 +432,26 @@ mod tests {
             .map(String::as_str)
             .collect();
         assert_eq!(listed, fields, "{block}");
+    }
+
+    /// A check that reached no file never reads as a clean one.
+    #[test]
+    fn nothing_checked_claims_no_clean_check() {
+        let text = WriteReport::checked(WriteDiagnostics {
+            unchecked: vec![UncheckedFile {
+                path: "a.zig".into(),
+                reason: "no language server for zig".into(),
+            }],
+            scope: Some(CheckScope::default()),
+            ..WriteDiagnostics::default()
+        })
+        .render();
+        assert!(!text.contains("no new diagnostics"), "{text}");
+        assert!(text.starts_with("no file was checked"), "{text}");
+        assert!(
+            text.contains("unchecked: a.zig (no language server for zig)"),
+            "{text}"
+        );
     }
 
     /// A graph failure with nothing checked never reads as a clean check.
