@@ -14,7 +14,7 @@ pub struct DisplayItem {
 }
 
 /// An exception that ended a cell.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CellError {
     /// The exception's type (`ZeroDivisionError`, `TypeError`, `KeyboardInterrupt`).
     pub ename: String,
@@ -25,7 +25,7 @@ pub struct CellError {
 }
 
 /// Whether the interpreter's state from earlier cells is still there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StateStatus {
     /// Variables, imports and data of earlier cells are available.
@@ -46,7 +46,9 @@ impl StateStatus {
 
 /// Bytes cut from the middle of each stream because the cell's output went over its budget
 /// (one budget for stdout and stderr together).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Truncated {
     /// Bytes cut from stdout.
     pub stdout: u64,

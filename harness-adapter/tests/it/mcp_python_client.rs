@@ -73,6 +73,19 @@ fn official_python_client_sees_surfaces_and_refusals() {
     }
     assert_eq!(session[1]["structured"]["stopped"]["line"], 2);
 
+    // `eval` too (when python3 can run the kernel, as everywhere the SDK runs).
+    assert_eq!(full["tools"]["eval"]["has_output_schema"], true);
+    let eval = full["eval"].as_array().unwrap();
+    assert_eq!(eval[0]["structured"]["stdout"], "hi\n", "{:#}", eval[0]);
+    assert_eq!(eval[0]["structured"]["result"], "42", "{:#}", eval[0]);
+    assert!(eval[1]["structured"]["display"].is_array(), "{:#}", eval[1]);
+    assert_eq!(
+        eval[2]["structured"]["error"]["ename"], "ZeroDivisionError",
+        "{:#}",
+        eval[2]
+    );
+    assert_eq!(eval[2]["structured"]["state"], "kept", "{:#}", eval[2]);
+
     // `graph` too: every action's report was checked against its schema by the SDK.
     assert_eq!(full["tools"]["graph"]["has_output_schema"], true);
     let graph = full["graph"].as_object().unwrap();

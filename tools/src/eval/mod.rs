@@ -8,7 +8,6 @@
 //! (MCP clients give up on a silent request long before the inactivity budget ends).
 
 mod bridge;
-mod render;
 #[cfg(test)]
 mod tests;
 
@@ -25,6 +24,7 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 use crate::registry::{RegistryBuilder, Shutdown};
+use crate::report::eval::EvalReport;
 use crate::tier::Tier;
 use crate::tool::{parse_args, schema_for, CallContext, Image, Tool, ToolOutput};
 
@@ -177,6 +177,10 @@ impl Tool for EvalTool {
         false
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tool::output_schema_for::<EvalReport>())
+    }
+
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: EvalArgs = parse_args(args)?;
         let description = args.description.trim();
@@ -211,14 +215,13 @@ impl Tool for EvalTool {
         let images: Vec<Image> = outcome
             .display
             .iter()
-            .filter(|item| render::is_attached_image(item))
+            .filter(|item| crate::report::eval::is_attached_image(item))
             .map(|item| Image {
                 mime: item.mime.clone(),
                 data_base64: item.data.clone(),
             })
             .collect();
-        let text = render::text(&outcome);
-        let mut output = ToolOutput::new(render::json(&outcome)).with_text(text);
+        let mut output = crate::tool::report_output(&EvalReport::from(&outcome))?;
         for image in images {
             output = output.with_image(image);
         }

@@ -513,8 +513,15 @@ fn the_text_rendering_shows_output_values_errors_and_what_happened() {
         cancelled: false,
         notices: vec!["The cell produced no output for 300 s (the inactivity budget) and was interrupted; the kernel and earlier state are kept.".into()],
     };
-    insta::assert_snapshot!("eval_text", super::render::text(&outcome));
-    insta::assert_json_snapshot!("eval_json_with_everything", super::render::json(&outcome));
+    let report = crate::report::eval::EvalReport::from(&outcome);
+    insta::assert_snapshot!("eval_text", crate::report::Render::render(&report));
+    let json = serde_json::to_value(&report).unwrap();
+    insta::assert_json_snapshot!("eval_json_with_everything", json);
+    // The JSON reads back as the same report.
+    assert_eq!(
+        serde_json::from_value::<crate::report::eval::EvalReport>(json).unwrap(),
+        report
+    );
 }
 
 #[tokio::test]

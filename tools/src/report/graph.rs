@@ -1122,52 +1122,8 @@ pub(crate) fn shown(n: usize, total: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-
     use super::*;
-
-    /// The names at the top level of the `{…}` that `text` starts with (`name?` is `name`;
-    /// `…` stands for fields listed elsewhere).
-    fn top_level_keys(text: &str) -> BTreeSet<String> {
-        let mut keys = BTreeSet::new();
-        let mut depth = 0;
-        let mut name = String::new();
-        let mut in_value = false;
-        for c in text.chars() {
-            match c {
-                '{' | '[' | '(' => {
-                    depth += 1;
-                    if depth > 1 {
-                        in_value = true;
-                    }
-                }
-                '}' | ']' | ')' => depth -= 1,
-                ',' if depth == 1 => in_value = false,
-                ':' if depth == 1 => in_value = true,
-                _ if depth == 1 && !in_value => name.push(c),
-                _ => {}
-            }
-            if depth == 1 && matches!(c, ',' | ':') || depth == 0 {
-                let key = name.trim().trim_end_matches('?').to_owned();
-                if !key.is_empty() && key != "…" {
-                    keys.insert(key);
-                }
-                name.clear();
-            }
-            if depth == 0 {
-                break;
-            }
-        }
-        keys
-    }
-
-    fn properties<T: JsonSchema>() -> BTreeSet<String> {
-        let schema = schemars::schema_for!(T).to_value();
-        schema["properties"]
-            .as_object()
-            .map(|p| p.keys().cloned().collect())
-            .unwrap_or_default()
-    }
+    use crate::report::readme::{properties, top_level_keys};
 
     /// The README's graph table lists, per action, every field of that action's report and no
     /// other, and its sentence on `index` and `verification` those of theirs.
@@ -1202,12 +1158,5 @@ mod tests {
         };
         assert_eq!(after("`index: {"), properties::<IndexReport>());
         assert_eq!(after("`verification: {"), properties::<Verification>());
-    }
-
-    #[test]
-    fn keys_are_read_at_the_top_level_only() {
-        let keys = top_level_keys("{a, b: {c, d}, e?: [{f}], …, g} h");
-        let expected: BTreeSet<String> = ["a", "b", "e", "g"].map(String::from).into();
-        assert_eq!(keys, expected);
     }
 }
