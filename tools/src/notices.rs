@@ -129,10 +129,14 @@ pub(crate) fn attach(output: &mut ToolOutput, notices: &[Notice]) {
         }
     }
     if let Value::Object(object) = &mut output.value {
-        object.insert(
-            "notices".into(),
-            Value::Array(notices.iter().map(Notice::to_json).collect()),
-        );
+        let run_notices = notices.iter().map(Notice::to_json);
+        // A tool's own notices (a kernel's, of the same shape) stay: these join them.
+        match object.get_mut("notices") {
+            Some(Value::Array(own)) => own.extend(run_notices),
+            _ => {
+                object.insert("notices".into(), Value::Array(run_notices.collect()));
+            }
+        }
     }
 }
 
@@ -294,5 +298,23 @@ mod tests {
             "changed\nnote: a thing happened\nnote: and another"
         );
         assert_eq!(error.to_json()["notices"][1]["kind"], "other");
+    }
+
+    /// A result with notices of its own (an `eval` cell's kernel) keeps them.
+    #[test]
+    fn a_tools_own_notices_are_kept() {
+        let notices = Notices::new();
+        notices.push("tree_changed", "the tree changed", json!({}));
+        let mut output = ToolOutput::new(
+            json!({"notices": [{"kind": "kernel", "message": "the kernel restarted"}]}),
+        );
+        attach(&mut output, &notices.drain());
+        assert_eq!(
+            output.value["notices"],
+            json!([
+                {"kind": "kernel", "message": "the kernel restarted"},
+                {"kind": "tree_changed", "message": "the tree changed"},
+            ])
+        );
     }
 }

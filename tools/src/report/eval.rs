@@ -34,10 +34,27 @@ pub struct EvalReport {
     /// Interrupted because the call was cancelled.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cancelled: bool,
-    /// What happened to the kernel (a restart, a kill, …).
+    /// What happened to the kernel (a restart, a kill, …), as `kernel` notices; the run's
+    /// own notices, when any, follow them in the same list (the registry adds them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notices: Vec<String>,
+    pub notices: Vec<ResultNotice>,
 }
+
+/// A notice in a result: `{kind, message, …detail}`, the shape of the run's notices.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ResultNotice {
+    /// What happened (`kernel` for an `eval` cell's kernel; the run's: `recovered`,
+    /// `tree_changed`, …).
+    pub kind: String,
+    /// One sentence for the agent.
+    pub message: String,
+    /// Structured facts of the run's notices.
+    #[serde(flatten)]
+    pub detail: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+/// The kind of an `eval` cell's own notices.
+pub const KERNEL_NOTICE: &str = "kernel";
 
 /// One rich output.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -104,7 +121,15 @@ impl From<&CellOutcome> for EvalReport {
             state: outcome.state,
             timed_out: outcome.timed_out,
             cancelled: outcome.cancelled,
-            notices: outcome.notices.clone(),
+            notices: outcome
+                .notices
+                .iter()
+                .map(|message| ResultNotice {
+                    kind: KERNEL_NOTICE.into(),
+                    message: message.clone(),
+                    detail: Default::default(),
+                })
+                .collect(),
         }
     }
 }
@@ -145,8 +170,9 @@ impl Render for EvalReport {
                 truncated.stdout, truncated.stderr
             ));
         }
-        for notice in &self.notices {
-            parts.push(format!("[{notice}]"));
+        // The run's notices are the registry's to render (`note:` lines).
+        for notice in self.notices.iter().filter(|n| n.kind == KERNEL_NOTICE) {
+            parts.push(format!("[{}]", notice.message));
         }
         if parts.is_empty() {
             parts.push("[no output]".to_owned());
