@@ -86,6 +86,31 @@ fn official_python_client_sees_surfaces_and_refusals() {
     );
     assert_eq!(eval[2]["structured"]["state"], "kept", "{:#}", eval[2]);
 
+    // The structural tools too.
+    let structural = full["structural"].as_array().unwrap();
+    assert_eq!(
+        structural[0]["structured"]["total"], 1,
+        "{:#}",
+        structural[0]
+    );
+    assert_eq!(
+        structural[0]["structured"]["matches"][0]["captures"]["A"],
+        "f(3)"
+    );
+    assert_eq!(
+        structural[1]["structured"]["status"], "proposed",
+        "{:#}",
+        structural[1]
+    );
+    assert_eq!(
+        structural[2]["structured"]["status"], "discarded",
+        "{:#}",
+        structural[2]
+    );
+    for name in ["ast_grep", "ast_edit", "resolve"] {
+        assert_eq!(full["tools"][name]["has_output_schema"], true, "{name}");
+    }
+
     // `graph` too: every action's report was checked against its schema by the SDK.
     assert_eq!(full["tools"]["graph"]["has_output_schema"], true);
     let graph = full["graph"].as_object().unwrap();

@@ -5,6 +5,7 @@
 
 pub mod eval;
 pub mod graph;
+pub mod structural;
 mod write;
 
 pub use crate::left_out::{LeftOutReport, RuleCount};

@@ -11,16 +11,20 @@ use cc_structural::{
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{
     blocking, choose_language, max_file_bytes, parse_context, pattern_error, resolve_target,
     search_error, shown,
 };
 use crate::error::{kinds, ToolError};
+use crate::report::structural::{
+    AstEditReport, EditStatus, EditWarning, FileReason, ResolveReport, ResolveStatus,
+    SkippedRewrite, StagedFileReport, StagedLimits,
+};
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
-use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
+use crate::tool::{parse_args, report_output, schema_for, CallContext, Tool, ToolOutput};
 
 /// What a failed `resolve` adds to its error: the staged edit is gone.
 pub(super) const EDIT_DROPPED: &str =
@@ -347,6 +351,10 @@ impl Tool for AstEditTool {
         schema_for::<AstEditArgs>()
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tool::output_schema_for::<AstEditReport>())
+    }
+
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: AstEditArgs = parse_args(args)?;
         let max_file_bytes = max_file_bytes(args.max_file_bytes)?;
@@ -370,169 +378,21 @@ impl Tool for AstEditTool {
         })
         .await?;
         if staged.cancelled {
-            return Ok(
-                ToolOutput::new(json!({"status": "cancelled", "replacements": 0}))
-                    .with_text("cancelled: nothing was staged"),
-            );
+            return report_output(&AstEditReport::cancelled());
         }
-        let root = &self.root;
-        let files: Vec<Value> = staged
-            .files
-            .iter()
-            .map(|f| json!({"path": shown(root, &f.path), "replacements": f.replacements, "diff": f.diff}))
-            .collect();
-        let warnings: Vec<Value> = staged
-            .warnings
-            .iter()
-            .map(|w| {
-                json!({
-                    "kind": w.kind.name(),
-                    "path": shown(root, &w.path),
-                    "line": w.line,
-                    "text": w.text,
-                })
-            })
-            .collect();
-        let mut skipped: Vec<Value> = staged
-            .skipped_matches
-            .iter()
-            .map(|s| {
-                json!({
-                    "why": "would_delete",
-                    "path": shown(root, &s.path),
-                    "line": s.line,
-                    "part": s.part,
-                    "part_line": s.part_line,
-                    "reason": s.reason,
-                })
-            })
-            .collect();
-        skipped.extend(staged.unparsable.iter().map(|u| {
-            json!({
-                "why": "would_not_parse",
-                "path": shown(root, &u.path),
-                "line": u.line,
-                "rewritten_line": u.rewritten_line,
-                "error": u.error,
-                "text": u.text,
-                "new_errors": u.new_errors,
-                "replacements": u.replacements,
-                "reason": unparsable_reason(u),
-            })
-        }));
-        let skipped_files: Vec<Value> = staged
-            .skipped
-            .iter()
-            .map(|s| json!({"path": shown(root, &s.path), "reason": s.reason}))
-            .collect();
-        let mut facts = String::new();
-        if !staged.skipped_matches.is_empty() {
-            facts.push_str(&format!(
-                "{} match{} not rewritten, so as not to delete code the pattern does not name:\n",
-                staged.skipped_matches.len(),
-                if staged.skipped_matches.len() == 1 {
-                    ""
-                } else {
-                    "es"
-                }
-            ));
-            for s in &staged.skipped_matches {
-                facts.push_str(&format!(
-                    "  skipped {}:{}: would delete `{}` (line {})\n",
-                    shown(root, &s.path),
-                    s.line,
-                    s.part,
-                    s.part_line
-                ));
-            }
-            facts.push_str(
-                "  name such parts in the pattern and the rewrite (a metavariable), or narrow \
-                 the pattern\n",
-            );
-        }
-        if !staged.unparsable.is_empty() {
-            facts.push_str(&format!(
-                "{} file{} not staged, because the rewritten code would not parse (resolve \
-                 accept cannot write {}):\n",
-                staged.unparsable.len(),
-                if staged.unparsable.len() == 1 {
-                    ""
-                } else {
-                    "s"
-                },
-                if staged.unparsable.len() == 1 {
-                    "it"
-                } else {
-                    "them"
-                },
-            ));
-            for u in &staged.unparsable {
-                facts.push_str(&format!(
-                    "  not staged {}:{}: line {} of the rewritten file: {}: `{}` ({} new \
-                     error{})\n",
-                    shown(root, &u.path),
-                    u.line,
-                    u.rewritten_line,
-                    u.error,
-                    u.text,
-                    u.new_errors,
-                    if u.new_errors == 1 { "" } else { "s" },
-                ));
-            }
-            facts.push_str("  check the template against those matches, or narrow the pattern\n");
-        }
-        for s in &staged.skipped {
-            facts.push_str(&format!(
-                "file skipped {}: {}\n",
-                shown(root, &s.path),
-                s.reason
-            ));
-        }
-        if staged.parse_errors_total > 0 {
-            facts.push_str(&super::grep::parse_errors_text(
-                root,
-                &staged.parse_errors,
-                staged.parse_errors_total,
-            ));
-        }
-        let parse_errors: Vec<Value> = staged
-            .parse_errors
-            .iter()
-            .map(|e| json!({"path": shown(root, &e.path), "line": e.line, "count": e.count}))
-            .collect();
-        let extras = |value: &mut Value| {
-            value["skipped"] = Value::Array(skipped.clone());
-            if !skipped_files.is_empty() {
-                value["skipped_files"] = Value::Array(skipped_files.clone());
-            }
-            if staged.parse_errors_total > 0 {
-                value["parse_errors"] = Value::Array(parse_errors.clone());
-                value["parse_errors_total"] = json!(staged.parse_errors_total);
-            }
-        };
-        let (replacements, skipped_nested) = (staged.replacements, staged.skipped_nested);
+        let mut report = self.proposal(&staged);
         if staged.transaction.is_empty() {
+            // Matches that were not staged are not "no matches".
             let nothing_matched = staged.unparsable.is_empty() && staged.skipped_matches.is_empty();
-            let mut value = json!({
-                // Matches that were not staged are not "no matches".
-                "status": if nothing_matched { "no_matches" } else { "not_staged" },
-                "replacements": 0,
-                "files": [],
-                "warnings": [],
-                "skipped_nested": skipped_nested,
-            });
-            extras(&mut value);
-            let head = if !staged.unparsable.is_empty() && staged.skipped_matches.is_empty() {
-                "nothing staged: no rewritten file would parse\n"
-            } else if !staged.unparsable.is_empty() {
-                "nothing staged: each rewritten file would not parse, or its matches were \
-                 skipped\n"
-            } else if staged.skipped_matches.is_empty() {
-                "no match: nothing staged; check the pattern with ast_grep\n"
+            report.status = if nothing_matched {
+                EditStatus::NoMatches
             } else {
-                "nothing staged: every match was skipped\n"
+                EditStatus::NotStaged
             };
-            return Ok(ToolOutput::new(value).with_text(format!("{head}{facts}")));
+            report.replacements = 0;
+            report.files.clear();
+            report.warnings.clear();
+            return report_output(&report);
         }
         let size = staged_bytes(&staged);
         if size > self.store.max_bytes {
@@ -548,66 +408,88 @@ impl Tool for AstEditTool {
             .with_detail("bytes", size)
             .with_detail("limit", self.store.max_bytes));
         }
-        let text = render_proposal(&files, &warnings, replacements, skipped_nested);
-        let mut value = json!({
-            "status": "proposed",
-            "replacements": replacements,
-            "files": files,
-            "warnings": warnings,
-            "skipped_nested": skipped_nested,
-        });
-        extras(&mut value);
         let (edit_id, evicted) = self.store.insert(staged);
-        value["edit_id"] = json!(edit_id);
+        report.edit_id = Some(edit_id);
         if !evicted.is_empty() {
-            facts.push_str(&format!(
-                "evicted the oldest staged edit(s) {} (at most {} edits and {} bytes are kept)\n",
-                evicted.join(", "),
-                self.store.max_edits,
-                self.store.max_bytes
-            ));
-            value["evicted"] = json!(evicted);
+            report.staged_limits = Some(StagedLimits {
+                edits: self.store.max_edits,
+                bytes: self.store.max_bytes,
+            });
+            report.evicted = evicted;
         }
-        Ok(ToolOutput::new(value).with_text(format!(
-            "{text}{facts}call resolve with edit_id \"{edit_id}\" and action \"accept\" to write it, or \"discard\""
-        )))
+        report_output(&report)
     }
 }
 
-fn render_proposal(
-    files: &[Value],
-    warnings: &[Value],
-    replacements: usize,
-    nested: usize,
-) -> String {
-    let mut out = format!(
-        "proposed: {replacements} replacement{} in {} file{}\n",
-        if replacements == 1 { "" } else { "s" },
-        files.len(),
-        if files.len() == 1 { "" } else { "s" }
-    );
-    for file in files {
-        out.push_str(file["diff"].as_str().unwrap_or(""));
-        if !out.ends_with('\n') {
-            out.push('\n');
+impl AstEditTool {
+    /// The report of `staged` as a proposal (the caller settles its status and id).
+    fn proposal(&self, staged: &StagedRewrite) -> AstEditReport {
+        let root = &self.root;
+        let mut skipped: Vec<SkippedRewrite> = staged
+            .skipped_matches
+            .iter()
+            .map(|s| SkippedRewrite::WouldDelete {
+                path: shown(root, &s.path),
+                line: s.line,
+                part: s.part.clone(),
+                part_line: s.part_line,
+                reason: s.reason.clone(),
+            })
+            .collect();
+        skipped.extend(
+            staged
+                .unparsable
+                .iter()
+                .map(|u| SkippedRewrite::WouldNotParse {
+                    path: shown(root, &u.path),
+                    line: u.line,
+                    rewritten_line: u.rewritten_line,
+                    error: u.error.clone(),
+                    text: u.text.clone(),
+                    new_errors: u.new_errors,
+                    replacements: u.replacements,
+                    reason: unparsable_reason(u),
+                }),
+        );
+        AstEditReport {
+            status: EditStatus::Proposed,
+            replacements: staged.replacements,
+            files: staged
+                .files
+                .iter()
+                .map(|f| StagedFileReport {
+                    path: shown(root, &f.path),
+                    replacements: f.replacements,
+                    diff: f.diff.clone(),
+                })
+                .collect(),
+            warnings: staged
+                .warnings
+                .iter()
+                .map(|w| EditWarning {
+                    kind: w.kind.name().to_owned(),
+                    path: shown(root, &w.path),
+                    line: w.line,
+                    text: w.text.clone(),
+                })
+                .collect(),
+            skipped_nested: staged.skipped_nested,
+            skipped,
+            skipped_files: staged
+                .skipped
+                .iter()
+                .map(|s| FileReason {
+                    path: shown(root, &s.path),
+                    reason: s.reason.clone(),
+                })
+                .collect(),
+            parse_errors: super::grep::parse_errors(root, &staged.parse_errors),
+            parse_errors_total: staged.parse_errors_total,
+            edit_id: None,
+            evicted: Vec::new(),
+            staged_limits: None,
         }
     }
-    for w in warnings {
-        out.push_str(&format!(
-            "warning: {} at {}:{}: {}\n",
-            w["kind"].as_str().unwrap_or(""),
-            w["path"].as_str().unwrap_or(""),
-            w["line"],
-            w["text"].as_str().unwrap_or("")
-        ));
-    }
-    if nested > 0 {
-        out.push_str(&format!(
-            "{nested} match{} inside a replaced match left for a second pass\n",
-            if nested == 1 { "" } else { "es" }
-        ));
-    }
-    out
 }
 
 /// Why a file whose rewrite would not parse is not staged, and what to do.
@@ -691,6 +573,10 @@ impl Tool for ResolveTool {
         schema_for::<ResolveArgs>()
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tool::output_schema_for::<ResolveReport>())
+    }
+
     fn parallel_safe(&self) -> bool {
         // Commits touching the same files must not interleave.
         false
@@ -733,10 +619,14 @@ impl Tool for ResolveTool {
             }
         };
         if args.action == Action::Discard {
-            return Ok(
-                ToolOutput::new(json!({"status": "discarded", "edit_id": args.edit_id}))
-                    .with_text(format!("discarded {}; nothing was written", args.edit_id)),
-            );
+            return report_output(&ResolveReport {
+                status: ResolveStatus::Discarded,
+                edit_id: args.edit_id,
+                replacements: None,
+                files: None,
+                not_written: Vec::new(),
+                diagnostics: None,
+            });
         }
         let replacements = staged.replacements;
         let not_staged: Vec<String> = staged
@@ -755,29 +645,15 @@ impl Tool for ResolveTool {
         .await;
         match committed {
             Ok(written) => {
-                let files: Vec<String> = written.iter().map(|p| shown(&self.root, p)).collect();
-                let mut text = format!(
-                    "wrote {} ({replacements} replacement{} in {} file{}): {}",
-                    args.edit_id,
-                    if replacements == 1 { "" } else { "s" },
-                    files.len(),
-                    if files.len() == 1 { "" } else { "s" },
-                    files.join(", ")
-                );
-                let mut value = json!({
-                    "status": "accepted",
-                    "edit_id": args.edit_id,
-                    "replacements": replacements,
-                    "files": files,
-                });
-                if !not_staged.is_empty() {
-                    text.push_str(&format!(
-                        "\nnot written (never staged: their rewrite would not parse): {}",
-                        not_staged.join(", ")
-                    ));
-                    value["not_written"] = json!(not_staged);
-                }
-                Ok(ToolOutput::new(value).with_text(text).with_written(written))
+                let report = ResolveReport {
+                    status: ResolveStatus::Accepted,
+                    edit_id: args.edit_id,
+                    replacements: Some(replacements),
+                    files: Some(written.iter().map(|p| shown(&self.root, p)).collect()),
+                    not_written: not_staged,
+                    diagnostics: None,
+                };
+                Ok(report_output(&report)?.with_written(written))
             }
             Err(error) => Err(error.with_detail("edit_id", args.edit_id)),
         }

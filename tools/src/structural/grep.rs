@@ -11,17 +11,21 @@ use cc_structural::search::{search_with, MatchSink, SearchReport, SinkError};
 use cc_structural::{Captured, Languages, Match, Pattern, Position, SearchOptions, TreeCache};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{
     blocking, choose_language, max_file_bytes, parse_context, pattern_error, resolve_target,
     search_error, shown,
 };
 use crate::error::{kinds, ToolError};
+use crate::left_out::LeftOutReport;
+use crate::report::structural::{
+    match_listing, FileReason, GrepReport, GrepResult, ParseErrorsAt, Point, TooLargeFile,
+};
 use crate::root::WorkspaceRoot;
 use crate::spool::{push_element, JsonSpool, SpoolRun, SpooledArray};
 use crate::tier::Tier;
-use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
+use crate::tool::{parse_args, report_json, schema_for, CallContext, Tool, ToolOutput};
 
 const DEFAULT_MAX_RESULTS: usize = 50;
 
@@ -111,6 +115,10 @@ impl Tool for AstGrepTool {
         schema_for::<AstGrepArgs>()
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tool::output_schema_for::<GrepResult>())
+    }
+
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: AstGrepArgs = parse_args(args)?;
         let max_file_bytes = max_file_bytes(args.max_file_bytes)?;
@@ -154,10 +162,16 @@ impl Tool for AstGrepTool {
                     .extensions(searched.language().extensions())
                     .left_out()
             });
-            let mut output = render_result(&root, &searched, report, matches)?;
-            if let Some(left_out) = left_out.filter(|l| l.files > 0) {
-                add_left_out(&root, &mut output, &left_out);
-            }
+            let left_out_by_ignore = left_out
+                .filter(|l| l.files > 0)
+                .map(|l| LeftOutReport::new(root.path(), &l));
+            let report = grep_report(&root, &searched, report, left_out_by_ignore);
+            let text = match_listing(previews(&matches), matches.len(), report.total)
+                .map_err(spool_error)?
+                + &report.facts();
+            let output = ToolOutput::new(report_json(&report)?)
+                .with_spooled("matches", matches)
+                .with_text(text);
             Ok(output)
         })
         .await
@@ -238,8 +252,8 @@ impl SpoolSink {
 #[derive(Serialize)]
 struct MatchJson<'a> {
     path: &'a str,
-    start: PositionJson,
-    end: PositionJson,
+    start: Point,
+    end: Point,
     text: Cow<'a, str>,
     captures: CapturesJson<'a>,
 }
@@ -248,8 +262,8 @@ impl<'a> MatchJson<'a> {
     fn new(path: &'a str, source: &'a [u8], m: &'a Match) -> Self {
         MatchJson {
             path,
-            start: m.start.into(),
-            end: m.end.into(),
+            start: point(m.start),
+            end: point(m.end),
             text: text_of(source, m.range.clone()),
             captures: CapturesJson {
                 source,
@@ -259,18 +273,10 @@ impl<'a> MatchJson<'a> {
     }
 }
 
-#[derive(Serialize, Deserialize)]
-struct PositionJson {
-    line: usize,
-    column: usize,
-}
-
-impl From<Position> for PositionJson {
-    fn from(p: Position) -> Self {
-        PositionJson {
-            line: p.line,
-            column: p.column,
-        }
+fn point(p: Position) -> Point {
+    Point {
+        line: p.line,
+        column: p.column,
     }
 }
 
@@ -311,186 +317,67 @@ fn text_of(source: &[u8], range: std::ops::Range<usize>) -> Cow<'_, str> {
 #[derive(Deserialize)]
 struct Preview {
     path: String,
-    start: PositionJson,
+    start: Point,
     text: String,
 }
 
-/// The result as JSON (the matches spooled) and text.
-fn render_result(
+/// The spooled matches as the listing reads them: `(path, start, text)`.
+fn previews(
+    matches: &SpooledArray,
+) -> impl Iterator<Item = std::io::Result<(String, Point, String)>> + '_ {
+    matches.elements().map(|element| {
+        let m: Preview = serde_json::from_slice(&element?).map_err(std::io::Error::other)?;
+        Ok((m.path, m.start, m.text))
+    })
+}
+
+/// The result's report (its matches are spooled beside it).
+fn grep_report(
     root: &WorkspaceRoot,
     pattern: &Pattern,
     result: SearchReport,
-    matches: SpooledArray,
-) -> Result<ToolOutput, ToolError> {
-    let mut text = render(&matches, result.total).map_err(spool_error)?;
-    let truncated = result.truncated();
-    let mut value = json!({
-        "language": pattern.language().name(),
-        "context": pattern.context().name(),
-        "total": result.total,
-        "truncated": truncated,
-    });
-    let mut facts = String::new();
-    if result.cancelled {
-        value["cancelled"] = json!(true);
-        facts.push_str(
-            "cancelled: the search stopped before every file was looked at; the matches \
-             and the total cover only the files searched\n",
-        );
-    }
-    if !result.skipped.is_empty() {
-        value["skipped"] = result
+    left_out_by_ignore: Option<LeftOutReport>,
+) -> GrepReport {
+    GrepReport {
+        language: pattern.language().name().to_owned(),
+        context: pattern.context().name().to_owned(),
+        total: result.total,
+        truncated: result.truncated(),
+        cancelled: result.cancelled,
+        skipped: result
             .skipped
             .iter()
-            .map(|s| json!({"path": shown(root, &s.path), "reason": s.reason}))
-            .collect();
-        for s in &result.skipped {
-            facts.push_str(&format!("skipped {}: {}\n", shown(root, &s.path), s.reason));
-        }
-    }
-    if !result.too_large.is_empty() {
-        value["too_large"] = result
+            .map(|s| FileReason {
+                path: shown(root, &s.path),
+                reason: s.reason.clone(),
+            })
+            .collect(),
+        too_large: result
             .too_large
             .iter()
-            .map(|t| json!({"path": shown(root, &t.path), "size": t.size}))
-            .collect();
-        for t in &result.too_large {
-            facts.push_str(&format!(
-                "not searched (over max_file_bytes): {} ({} bytes)\n",
-                shown(root, &t.path),
-                t.size
-            ));
-        }
-    }
-    if result.parse_errors_total > 0 {
-        value["parse_errors"] = result
-            .parse_errors
-            .iter()
-            .map(|e| json!({"path": shown(root, &e.path), "line": e.line, "count": e.count}))
-            .collect();
-        value["parse_errors_total"] = json!(result.parse_errors_total);
-        facts.push_str(&parse_errors_text(
-            root,
-            &result.parse_errors,
-            result.parse_errors_total,
-        ));
-    }
-    if result.exhausted > 0 {
-        // Never a silent miss: say that some candidates were too costly to decide.
-        value["undecided"] = json!(result.exhausted);
-        facts.push_str(&format!(
-            "{} candidate node(s) needed more backtracking than allowed and were not \
-             matched; use fewer `$$$` in one list\n",
-            result.exhausted
-        ));
-    }
-    text.push_str(&facts);
-    Ok(ToolOutput::new(value)
-        .with_spooled("matches", matches)
-        .with_text(text))
-}
-
-/// `left_out_by_ignore` and its line of text.
-fn add_left_out(
-    root: &WorkspaceRoot,
-    output: &mut ToolOutput,
-    left_out: &cc_workspace::walk::LeftOut,
-) {
-    let report = crate::left_out::LeftOutReport::new(root.path(), left_out);
-    let line = report.line("of the language were not searched") + "\n";
-    if let (Value::Object(object), Ok(value)) = (&mut output.value, serde_json::to_value(&report)) {
-        object.insert("left_out_by_ignore".into(), value);
-    }
-    match &mut output.text {
-        Some(text) => text.push_str(&line),
-        None => output.text = Some(line),
+            .map(|t| TooLargeFile {
+                path: shown(root, &t.path),
+                size: t.size,
+            })
+            .collect(),
+        parse_errors: parse_errors(root, &result.parse_errors),
+        parse_errors_total: result.parse_errors_total,
+        undecided: result.exhausted,
+        left_out_by_ignore,
     }
 }
 
-/// `N file(s) did not parse cleanly …` with the listed ones, for the text rendering.
-pub(super) fn parse_errors_text(
+/// The files with syntax errors, as results list them.
+pub(super) fn parse_errors(
     root: &WorkspaceRoot,
     listed: &[cc_structural::ParseErrors],
-    total: usize,
-) -> String {
-    let mut out = format!(
-        "{total} file(s) have syntax errors the grammar could not read (a part of such a file \
-         may match nothing):"
-    );
-    for e in listed {
-        out.push_str(&format!(
-            " {}:{} ({} error{})",
-            shown(root, &e.path),
-            e.line,
-            e.count,
-            if e.count == 1 { "" } else { "s" }
-        ));
-    }
-    if total > listed.len() {
-        out.push_str(&format!(" and {} more", total - listed.len()));
-    }
-    out.push('\n');
-    out
-}
-
-/// The text lists at most this many matches (the JSON result holds every returned one).
-pub(super) const TEXT_MAX_MATCHES: usize = 1000;
-/// … and stops listing once the listing is this long.
-pub(super) const TEXT_MAX_BYTES: usize = 64 << 10;
-/// A match's first line is shown up to this many characters.
-const TEXT_LINE_CHARS: usize = 200;
-
-/// The header and one line per match, for the first [`TEXT_MAX_MATCHES`] matches (and at
-/// most about [`TEXT_MAX_BYTES`]): a text of tens of thousands of lines helps no model, and
-/// the header and the last line say how many more the JSON result holds.
-fn render(matches: &SpooledArray, total: usize) -> std::io::Result<String> {
-    let returned = matches.len();
-    let mut listing = String::new();
-    let mut listed = 0;
-    for element in matches.elements() {
-        if listed == TEXT_MAX_MATCHES || listing.len() >= TEXT_MAX_BYTES {
-            break;
-        }
-        let m: Preview = serde_json::from_slice(&element?).map_err(std::io::Error::other)?;
-        let line = m.text.lines().next().unwrap_or("");
-        let (first, cut) = match line.char_indices().nth(TEXT_LINE_CHARS) {
-            Some((at, _)) => (&line[..at], true),
-            None => (line, false),
-        };
-        let more = if cut || m.text.contains('\n') {
-            " …"
-        } else {
-            ""
-        };
-        listing.push_str(&format!(
-            "{}:{}:{}: {first}{more}\n",
-            m.path, m.start.line, m.start.column
-        ));
-        listed += 1;
-    }
-    let plural = if total == 1 { "" } else { "es" };
-    let mut out = if listed < returned {
-        let returned_part = if returned == total {
-            format!("all {total} are in the JSON result (structuredContent)")
-        } else {
-            format!("the first {returned} are in the JSON result (structuredContent)")
-        };
-        format!(
-            "{total} match{plural}; this text lists the first {listed} of {total}, \
-             {returned_part}\n"
-        )
-    } else if total == returned {
-        format!("{total} match{plural}\n")
-    } else {
-        format!("{total} matches, showing the first {returned}\n")
-    };
-    out.push_str(&listing);
-    if listed < returned {
-        out.push_str(&format!(
-            "… {} more returned in the JSON result, not listed here (narrow `path` or the \
-             pattern to see them in this text)\n",
-            returned - listed
-        ));
-    }
-    Ok(out)
+) -> Vec<ParseErrorsAt> {
+    listed
+        .iter()
+        .map(|e| ParseErrorsAt {
+            path: shown(root, &e.path),
+            line: e.line,
+            count: e.count,
+        })
+        .collect()
 }
