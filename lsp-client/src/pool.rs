@@ -43,7 +43,17 @@ pub struct ServerPoolOptions {
 }
 
 /// What the workspace's own code may do when a server or checker starts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Trust {
     /// Servers run as they normally do (build scripts, proc macros, the project's
@@ -79,7 +89,9 @@ pub struct Unavailable {
 }
 
 /// The state of one family in [`ServerPool::status`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ServerState {
     /// A server process is up.
@@ -93,7 +105,7 @@ pub enum ServerState {
 }
 
 /// One row of [`ServerPool::status`].
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct LanguageStatus {
     /// The family (`python`).
     pub language: String,

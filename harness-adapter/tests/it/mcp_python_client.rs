@@ -23,6 +23,8 @@ fn official_python_client_sees_surfaces_and_refusals() {
     let root = parent.path().join("root");
     std::fs::create_dir(&root).unwrap();
     std::fs::write(root.join("hello.txt"), "hello\n").unwrap();
+    // A Python project: its language server answers `lsp`.
+    std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"app\"\n").unwrap();
     std::fs::write(
         root.join("app.py"),
         "def f(x):\n    y = x * 2\n    return y\n\nprint(f(3))\n",
@@ -110,6 +112,19 @@ fn official_python_client_sees_surfaces_and_refusals() {
     for name in ["ast_grep", "ast_edit", "resolve"] {
         assert_eq!(full["tools"][name]["has_output_schema"], true, "{name}");
     }
+
+    // `lsp` too: every action's report against the schema.
+    assert_eq!(full["tools"]["lsp"]["has_output_schema"], true);
+    let lsp = full["lsp"].as_object().unwrap();
+    for (action, result) in lsp {
+        assert_eq!(result["is_error"], false, "{action}: {result:#}");
+    }
+    assert_eq!(
+        lsp["references"]["structured"]["total"], 2,
+        "{:#}",
+        lsp["references"]
+    );
+    assert_eq!(lsp["definition"]["structured"]["locations"][0]["line"], 1);
 
     // `graph` too: every action's report was checked against its schema by the SDK.
     assert_eq!(full["tools"]["graph"]["has_output_schema"], true);

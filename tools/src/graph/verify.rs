@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::json;
 
 use crate::report::graph::{CallersReport, ImpactReport, Verdict, Verification, Verified};
+use crate::report::lsp::{LspReport, NavAnswer};
 
 use crate::tool::CallContext;
 
@@ -73,54 +74,52 @@ impl Refs {
 
 async fn references(ctx: &CallContext, path: &str, line: u64, name: &str) -> Refs {
     let args = json!({"action": "references", "file": path, "line": line, "symbol": name});
-    match ctx.call_tool("lsp", args).await {
-        Ok(output) => {
-            let v = output.value;
-            if v["supported"] == false {
-                return Refs::failed(
-                    v["message"]
-                        .as_str()
-                        .unwrap_or("references are not supported by the server")
-                        .to_owned(),
-                );
-            }
-            let places = v["locations"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|l| Some((l["path"].as_str()?.to_owned(), l["line"].as_u64()?)))
-                .collect();
-            let outside: HashMap<(String, u64), String> = v["outside_project"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|o| {
-                    Some((
-                        (o["path"].as_str()?.to_owned(), o["line"].as_u64()?),
-                        o["why"]
-                            .as_str()
-                            .unwrap_or("outside its project")
-                            .to_owned(),
-                    ))
-                })
-                .collect();
-            let outside_total = v["outside_project_total"]
-                .as_u64()
-                .map_or(outside.len(), |n| usize::try_from(n).unwrap_or(usize::MAX));
-            Refs {
-                places,
-                complete: v["truncated"] != true && v.get("incomplete").is_none(),
-                outside,
-                outside_total,
-                error: None,
-                by_name: ["by_name", "not_compiled"]
-                    .iter()
-                    .flat_map(|key| v[*key].as_array().into_iter().flatten())
-                    .filter_map(|e| e.as_str().map(str::to_owned))
-                    .collect(),
-            }
+    let output = match ctx.call_tool("lsp", args).await {
+        Ok(output) => output,
+        Err(error) => {
+            return Refs::failed(format!("no language server answered: {}", error.message()))
         }
-        Err(error) => Refs::failed(format!("no language server answered: {}", error.message())),
+    };
+    let report = match serde_json::from_value::<LspReport>(output.value) {
+        Ok(LspReport::Unsupported(unsupported)) => return Refs::failed(unsupported.message),
+        Ok(LspReport::Navigation(report)) => report,
+        Ok(_) | Err(_) => {
+            return Refs::failed("the references answer could not be read".to_owned());
+        }
+    };
+    let NavAnswer::Locations {
+        locations,
+        truncated,
+        outside_project,
+        outside_project_total,
+        by_name,
+        not_compiled,
+        ..
+    } = report.answer
+    else {
+        return Refs::failed("the references answer holds no locations".to_owned());
+    };
+    let outside: HashMap<(String, u64), String> = outside_project
+        .into_iter()
+        .flatten()
+        .map(|place| {
+            let why = place
+                .why
+                .unwrap_or_else(|| "outside its project".to_owned());
+            ((place.path, place.line), why)
+        })
+        .collect();
+    Refs {
+        places: locations.into_iter().map(|l| (l.path, l.line)).collect(),
+        complete: !truncated && report.incomplete.is_none(),
+        outside_total: outside_project_total.unwrap_or(outside.len()),
+        outside,
+        error: None,
+        by_name: by_name
+            .into_iter()
+            .flatten()
+            .chain(not_compiled.into_iter().flatten())
+            .collect(),
     }
 }
 

@@ -6,12 +6,13 @@
 use cc_lsp_client::lsp_types::{CodeActionOptions, CodeActionProviderCapability, Position, Range};
 use cc_lsp_client::position::units;
 use cc_lsp_client::{DiagnosticsOutcome, Located};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::open::{lsp_error, Opened};
 use super::requests;
 use super::REQUEST_TIMEOUT;
 use crate::error::ToolError;
+use crate::report::lsp::{CodeActionEntry, HandedDiagnostic};
 
 /// The LSP range of a diagnostic as (start line, end line), 0-based.
 fn lines_of(diagnostic: &Value) -> Option<(u64, u64)> {
@@ -62,12 +63,12 @@ fn request_range(at: &Located, symbol: &str, opened: &Opened, context: &[Value])
 }
 
 /// Asks for the code actions at `at` and describes each: title, kind, whether it carries
-/// an edit, which of the handed-back diagnostics it fixes.
+/// an edit, which of the handed-back diagnostics it fixes; with the diagnostics handed back.
 pub(super) async fn code_actions(
     opened: &Opened,
     at: &Located,
     symbol: &str,
-) -> Result<(Value, String), ToolError> {
+) -> Result<(Vec<CodeActionEntry>, Vec<HandedDiagnostic>), ToolError> {
     let context = diagnostics_on_line(opened, at.line).await?;
     let range = request_range(at, symbol, opened, &context);
     let answer = requests::code_actions(
@@ -86,7 +87,8 @@ pub(super) async fn code_actions(
             ..
         }))
     );
-    let actions: Vec<Value> = answer
+    let string = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
+    let actions = answer
         .as_array()
         .into_iter()
         .flatten()
@@ -94,44 +96,50 @@ pub(super) async fn code_actions(
             // A bare `Command` has a string `command`; a `CodeAction` may carry one inside.
             let is_command = item.get("command").is_some_and(Value::is_string);
             let has_edit = item.get("edit").is_some();
-            let fixes: Vec<&str> = item
-                .get("diagnostics")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|d| d.get("message").and_then(Value::as_str))
-                .collect();
-            let mut entry = json!({
-                "title": item.get("title"),
-                "kind": if is_command { None } else { item.get("kind") },
-                "has_edit": has_edit,
-                "command": if is_command { item.get("command") } else { item.get("command").and_then(|c| c.get("command")) },
-                "preferred": item.get("isPreferred").and_then(Value::as_bool).unwrap_or(false),
-            });
-            if !has_edit && !is_command && resolvable && item.get("data").is_some() {
+            CodeActionEntry {
+                title: string(item.get("title")),
+                kind: if is_command {
+                    None
+                } else {
+                    string(item.get("kind"))
+                },
+                has_edit,
+                command: if is_command {
+                    string(item.get("command"))
+                } else {
+                    string(item.get("command").and_then(|c| c.get("command")))
+                },
+                preferred: item
+                    .get("isPreferred")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
                 // The server fills in the edit when the action is resolved.
-                entry["edit_on_resolve"] = json!(true);
+                edit_on_resolve: !has_edit
+                    && !is_command
+                    && resolvable
+                    && item.get("data").is_some(),
+                fixes: item
+                    .get("diagnostics")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|d| string(d.get("message")))
+                    .collect(),
             }
-            if !fixes.is_empty() {
-                entry["fixes"] = json!(fixes);
-            }
-            entry
         })
         .collect();
-    let text = actions
+    let handed = context
         .iter()
-        .map(|a| a["title"].as_str().unwrap_or("").to_owned())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let handed: Vec<Value> = context
-        .iter()
-        .map(|d| {
-            json!({
-                "line": lines_of(d).map_or(0, |(start, _)| start + 1),
-                "message": d.get("message").and_then(Value::as_str).unwrap_or("").trim_end(),
-                "code": d.get("code"),
-            })
+        .map(|d| HandedDiagnostic {
+            line: lines_of(d).map_or(0, |(start, _)| start + 1),
+            message: d
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim_end()
+                .to_owned(),
+            code: d.get("code").cloned(),
         })
         .collect();
-    Ok((json!({"actions": actions, "diagnostics": handed}), text))
+    Ok((actions, handed))
 }

@@ -24,7 +24,6 @@ use async_trait::async_trait;
 use cc_lsp_client::missing::MissingDependencies;
 use cc_lsp_client::{CheckOutcome, Diagnostic, FileCheck, Ledger, ServerPool};
 use cc_workspace::watch::Subscription;
-use serde_json::Value;
 
 use super::dependents::{self, Change};
 use crate::registry::{AfterWrite, PlannedWrite};
@@ -324,11 +323,6 @@ fn as_changes(texts: &[(PathBuf, Option<String>, Option<String>)]) -> Vec<Change
             new: new.as_deref(),
         })
         .collect()
-}
-
-/// One diagnostic as the agent sees it, in a JSON result.
-pub(crate) fn diagnostic_json(path: &str, diagnostic: &Diagnostic) -> Value {
-    serde_json::to_value(NewDiagnostic::new(path, diagnostic)).unwrap_or_default()
 }
 
 #[async_trait]

@@ -5,10 +5,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use cc_structural::Languages;
-use serde_json::{json, Value};
-
 use super::dependents::{definition_name, DEFINITION_KINDS};
+use crate::report::lsp::Enclosing;
+use cc_structural::Languages;
 
 /// Parsed files of one answer (each file parsed once).
 #[derive(Default)]
@@ -51,7 +50,7 @@ fn kind_of(node_kind: &str, inside_type: bool) -> &'static str {
 impl Enclosings {
     /// The innermost named definition that contains 1-based `line` of `path`, as `{name,
     /// kind, line}`; `None` at the top level or for a file without a grammar.
-    pub(crate) fn at(&mut self, path: &Path, line: usize) -> Option<Value> {
+    pub(crate) fn at(&mut self, path: &Path, line: usize) -> Option<Enclosing> {
         let entry = self.files.entry(path.to_path_buf()).or_insert_with(|| {
             let language = Languages::builtin().for_path(path)?;
             let bytes = std::fs::read(path).ok()?;
@@ -91,11 +90,11 @@ impl Enclosings {
                     } else {
                         kind_of(node.kind(), inside_type)
                     };
-                    return Some(json!({
-                        "name": name,
-                        "kind": kind,
-                        "line": node.start_position().row + 1,
-                    }));
+                    return Some(Enclosing {
+                        name,
+                        kind: kind.to_owned(),
+                        line: node.start_position().row + 1,
+                    });
                 }
             }
             node = node.parent()?;
@@ -125,6 +124,14 @@ fn declares_function(node: tree_sitter::Node<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
+
+    /// The definition around `line` of `path`, as its JSON.
+    fn at(enclosing: &mut Enclosings, path: &Path, line: usize) -> Option<Value> {
+        enclosing
+            .at(path, line)
+            .map(|e| serde_json::to_value(e).unwrap())
+    }
 
     #[test]
     fn references_are_placed_in_their_definition() {
@@ -137,14 +144,14 @@ mod tests {
         .unwrap();
         let mut enclosing = Enclosings::default();
         assert_eq!(
-            enclosing.at(&path, 5),
+            at(&mut enclosing, &path, 5),
             Some(json!({"name": "send", "kind": "method", "line": 4}))
         );
         assert_eq!(
-            enclosing.at(&path, 9),
+            at(&mut enclosing, &path, 9),
             Some(json!({"name": "helper", "kind": "function", "line": 8}))
         );
-        assert_eq!(enclosing.at(&path, 11), None);
+        assert_eq!(at(&mut enclosing, &path, 11), None);
         let rust = dir.path().join("a.rs");
         std::fs::write(
             &rust,
@@ -152,7 +159,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            enclosing.at(&rust, 4),
+            at(&mut enclosing, &rust, 4),
             Some(json!({"name": "go", "kind": "method", "line": 3}))
         );
         // A prototype is a function; one behind a macro the grammar misreads gets no label.
@@ -165,9 +172,9 @@ BROTLI_COMMON_API const BrotliTransforms* BrotliGetTransforms(void);
         )
         .unwrap();
         assert_eq!(
-            enclosing.at(&c, 1),
+            at(&mut enclosing, &c, 1),
             Some(json!({"name": "GetT", "kind": "function", "line": 1}))
         );
-        assert_eq!(enclosing.at(&c, 2), None);
+        assert_eq!(at(&mut enclosing, &c, 2), None);
     }
 }

@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use cc_lsp_client::uri::uri_to_path;
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use crate::report::lsp::{Place, SymbolEntry};
 use crate::root::WorkspaceRoot;
 
 /// Reads each file once per call, for the text of result lines.
@@ -29,21 +30,28 @@ impl Lines {
     }
 }
 
-/// `{path, line, text}` for a URI and 0-based line.
-pub(crate) fn location(root: &WorkspaceRoot, lines: &mut Lines, uri: &str, line0: u64) -> Value {
-    let line = usize::try_from(line0).unwrap_or(0) + 1;
-    match uri_to_path(uri) {
-        Some(path) => json!({
-            "path": root.relative(&path),
-            "line": line,
-            "text": lines.line(&path, line),
-        }),
-        None => json!({"path": uri, "line": line, "text": ""}),
+/// The place of a URI and 0-based line: root-relative path, 1-based line, its text.
+pub(crate) fn location(root: &WorkspaceRoot, lines: &mut Lines, uri: &str, line0: u64) -> Place {
+    let line = line0.saturating_add(1);
+    let (path, text) = match uri_to_path(uri) {
+        Some(path) => {
+            let text = lines.line(&path, usize::try_from(line).unwrap_or(usize::MAX));
+            (root.relative(&path), text)
+        }
+        None => (uri.to_owned(), String::new()),
+    };
+    Place {
+        path,
+        line,
+        text,
+        within: None,
+        confirmed_by: None,
+        why: None,
     }
 }
 
 /// Location | Location[] | LocationLink[] | null → locations.
-pub(crate) fn locations(root: &WorkspaceRoot, answer: &Value) -> Vec<Value> {
+pub(crate) fn locations(root: &WorkspaceRoot, answer: &Value) -> Vec<Place> {
     let items: Vec<&Value> = match answer {
         Value::Array(items) => items.iter().collect(),
         Value::Object(_) => vec![answer],
@@ -147,7 +155,11 @@ pub(crate) fn symbol_kind(kind: Option<u64>) -> &'static str {
 }
 
 /// DocumentSymbol[] (flattened, with their container) or SymbolInformation[].
-pub(crate) fn symbols(root: &WorkspaceRoot, file_uri: Option<&str>, answer: &Value) -> Vec<Value> {
+pub(crate) fn symbols(
+    root: &WorkspaceRoot,
+    file_uri: Option<&str>,
+    answer: &Value,
+) -> Vec<SymbolEntry> {
     let mut out = Vec::new();
     let mut lines = Lines::default();
     fn walk(
@@ -156,7 +168,7 @@ pub(crate) fn symbols(root: &WorkspaceRoot, file_uri: Option<&str>, answer: &Val
         uri: Option<&str>,
         items: &[Value],
         container: Option<&str>,
-        out: &mut Vec<Value>,
+        out: &mut Vec<SymbolEntry>,
     ) {
         for item in items {
             let name = item.get("name").and_then(Value::as_str).unwrap_or("");
@@ -176,16 +188,22 @@ pub(crate) fn symbols(root: &WorkspaceRoot, file_uri: Option<&str>, answer: &Val
                 .and_then(|s| s.get("line"))
                 .and_then(Value::as_u64)
                 .unwrap_or(0);
-            let mut entry = match item_uri {
-                Some(u) => location(root, lines, u, line0),
-                None => json!({"line": line0 + 1}),
+            let (path, line, text) = match item_uri {
+                Some(u) => {
+                    let place = location(root, lines, u, line0);
+                    (Some(place.path), place.line, Some(place.text))
+                }
+                None => (None, line0 + 1, None),
             };
-            entry["name"] = json!(name);
-            entry["kind"] = json!(kind);
             let container = container.or_else(|| item.get("containerName").and_then(Value::as_str));
-            if let Some(container) = container.filter(|c| !c.is_empty()) {
-                entry["container"] = json!(container);
-            }
+            let entry = SymbolEntry {
+                path,
+                line,
+                text,
+                name: name.to_owned(),
+                kind: kind.to_owned(),
+                container: container.filter(|c| !c.is_empty()).map(str::to_owned),
+            };
             out.push(entry);
             if let Some(children) = item.get("children").and_then(Value::as_array) {
                 walk(root, lines, uri, children, Some(name), out);
@@ -198,53 +216,8 @@ pub(crate) fn symbols(root: &WorkspaceRoot, file_uri: Option<&str>, answer: &Val
     out
 }
 
-/// Locations grouped by file, then by the definition they lie in (`in`), each with its line
-/// text: "who uses this" in one reading.
-pub(crate) fn grouped(locations: &[Value]) -> String {
-    let mut out = String::new();
-    let mut file: Option<&str> = None;
-    let mut within: Option<String> = None;
-    for location in locations {
-        let path = location["path"].as_str().unwrap_or("");
-        if file != Some(path) {
-            out.push_str(&format!("{path}\n"));
-            file = Some(path);
-            within = None;
-        }
-        let place = match location.get("in").filter(|v| !v.is_null()) {
-            Some(def) => format!(
-                "in {} {} (line {})",
-                def["kind"].as_str().unwrap_or(""),
-                def["name"].as_str().unwrap_or(""),
-                def["line"]
-            ),
-            None => "(top level)".to_owned(),
-        };
-        if within.as_deref() != Some(place.as_str()) {
-            out.push_str(&format!("  {place}:\n"));
-            within = Some(place);
-        }
-        out.push_str(&format!(
-            "    {}: {}\n",
-            location["line"],
-            location["text"].as_str().unwrap_or("")
-        ));
-    }
-    out.trim_end().to_owned()
-}
-
-/// The heading of a list of `total` results of which `shown` are listed: `first 50 of 313
-/// references` when cut, `3 references` otherwise.
-pub(crate) fn count_heading(shown: usize, total: usize, what: &str) -> String {
-    if shown < total {
-        format!("first {shown} of {total} {what}")
-    } else {
-        format!("{total} {what}")
-    }
-}
-
 /// The first `cap` items, with the total and whether it was cut.
-pub(crate) fn capped(items: Vec<Value>, cap: usize) -> (Vec<Value>, usize, bool) {
+pub(crate) fn capped<T>(items: Vec<T>, cap: usize) -> (Vec<T>, usize, bool) {
     let total = items.len();
     let mut items = items;
     items.truncate(cap);

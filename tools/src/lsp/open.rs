@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cc_lsp_client::{locate, LanguageServer, Located, LspError, ServerPool};
-use serde_json::json;
 
 use crate::error::{kinds, ToolError};
+use crate::report::lsp::{LspReport, UnsupportedReport};
 use crate::root::WorkspaceRoot;
-use crate::tool::{CallContext, ToolOutput};
+use crate::tool::CallContext;
 
 /// How long to let a freshly started server finish indexing before asking it.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -160,8 +160,10 @@ pub(super) fn position(
 }
 
 /// "not supported by <server>", as an answer rather than an error.
-pub(super) fn unsupported(server: &LanguageServer, action: &str) -> ToolOutput {
-    let message = format!("not supported by {}", server.name());
-    ToolOutput::new(json!({"action": action, "supported": false, "message": message}))
-        .with_text(format!("{action}: {message}"))
+pub(super) fn unsupported(server: &LanguageServer, action: &str) -> LspReport {
+    LspReport::Unsupported(UnsupportedReport {
+        action: action.to_owned(),
+        supported: false,
+        message: format!("not supported by {}", server.name()),
+    })
 }

@@ -4,16 +4,18 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::error::{kinds, ToolError};
+use crate::report::lsp::{
+    MissingPackages, ProjectCheckReport, ProjectCheckRow, ProjectUnchecked,
+    LEFT_OUT_BY_CONFIGURATION,
+};
+use crate::report::NewDiagnostic;
+use crate::root::WorkspaceRoot;
+use crate::tool::CallContext;
 use cc_lsp_client::missing::{reads, split_file, MissingDependencies};
 use cc_lsp_client::{
     CheckerError, ProjectCheck, ProjectChecker, ProjectDiagnostic, ServerPool, Severity,
 };
-use serde_json::{json, Value};
-
-use super::diagnostics::diagnostic_json;
-use crate::error::{kinds, ToolError};
-use crate::root::WorkspaceRoot;
-use crate::tool::{CallContext, ToolOutput};
 
 /// Diagnostics listed at most (errors first); the total is always given.
 const PROJECT_DIAGNOSTICS_CAP: usize = 200;
@@ -28,7 +30,7 @@ pub(crate) async fn check(
     pool: &ServerPool,
     root: &WorkspaceRoot,
     language: Option<&str>,
-) -> Result<ToolOutput, ToolError> {
+) -> Result<ProjectCheckReport, ToolError> {
     let checker = ProjectChecker::for_pool(pool);
     let targets = checker
         .project_targets(language)
@@ -106,12 +108,12 @@ pub(crate) async fn check(
             ))
     });
     let total = found.len();
-    let listed: Vec<Value> = found
+    let listed: Vec<NewDiagnostic> = found
         .iter()
         .take(PROJECT_DIAGNOSTICS_CAP)
-        .map(|(path, d)| diagnostic_json(path, d))
+        .map(|(path, d)| NewDiagnostic::new(path, d))
         .collect();
-    let summary: Vec<Value> = checks
+    let summary: Vec<ProjectCheckRow> = checks
         .iter()
         .zip(&missing_by_check)
         .map(|(check, missing)| {
@@ -122,14 +124,6 @@ pub(crate) async fn check(
                     .filter(|d| d.diagnostic.severity == severity)
                     .count()
             };
-            let mut row = json!({
-                "language": check.family,
-                "root": root.relative(&check.root),
-                "command": check.command,
-                "exit_code": check.exit_code,
-                "errors": count(Severity::Error),
-                "warnings": count(Severity::Warning),
-            });
             let program = check.command.split(' ').next().unwrap_or("the checker");
             let notes: Vec<String> = check
                 .note
@@ -137,109 +131,57 @@ pub(crate) async fn check(
                 .cloned()
                 .chain(missing.sentence(program))
                 .collect();
-            if !notes.is_empty() {
-                row["note"] = json!(notes.join("; "));
+            ProjectCheckRow {
+                language: check.family.clone(),
+                root: root.relative(&check.root),
+                command: check.command.clone(),
+                exit_code: check.exit_code,
+                errors: count(Severity::Error),
+                warnings: count(Severity::Warning),
+                note: (!notes.is_empty()).then(|| notes.join("; ")),
+                missing_dependencies: (missing.diagnostics > 0).then(|| MissingPackages {
+                    packages: missing.packages.iter().cloned().collect(),
+                    diagnostics: missing.diagnostics,
+                    note: None,
+                }),
             }
-            if missing.diagnostics > 0 {
-                row["missing_dependencies"] = json!({
-                    "packages": missing.packages,
-                    "diagnostics": missing.diagnostics,
-                });
-            }
-            row
         })
         .collect();
-    let mut unchecked: Vec<Value> = failures
+    let mut unchecked: Vec<ProjectUnchecked> = failures
         .iter()
-        .map(|(family, root, error)| {
-            json!({"language": family, "root": root, "kind": error.kind(), "reason": error.to_string()})
+        .map(|(family, root, error)| ProjectUnchecked {
+            language: family.clone(),
+            root: root.clone(),
+            kind: error.kind().to_owned(),
+            reason: error.to_string(),
+            files: None,
+            files_total: None,
         })
         .collect();
     // Files the project's own configuration leaves out of its checker: never silently.
-    let mut left_out_lines = Vec::new();
     for (check, left_out) in checks
         .iter()
         .flat_map(|check| check.left_out.iter().map(move |l| (check, l)))
     {
-        let reason = &left_out.reason;
         let files: Vec<String> = left_out.files.iter().map(|p| root.relative(p)).collect();
-        left_out_lines.push(format!(
-            "{} [{}]: {} file(s) not checked, {reason}: {}{}",
-            check.family,
-            root.relative(&check.root),
-            files.len(),
-            files
-                .iter()
-                .take(10)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", "),
-            if files.len() > 10 { ", …" } else { "" }
-        ));
-        unchecked.push(json!({
-            "language": check.family,
-            "root": root.relative(&check.root),
-            "kind": "left_out_by_configuration",
-            "reason": reason,
-            "files": files.iter().take(50).collect::<Vec<_>>(),
-            "files_total": files.len(),
-        }));
+        unchecked.push(ProjectUnchecked {
+            language: check.family.clone(),
+            root: root.relative(&check.root),
+            kind: LEFT_OUT_BY_CONFIGURATION.to_owned(),
+            reason: left_out.reason.clone(),
+            files_total: Some(files.len()),
+            files: Some(files.into_iter().take(50).collect()),
+        });
     }
-
-    let mut text: Vec<String> = summary
-        .iter()
-        .map(|row| {
-            format!(
-                "{} [{}] `{}`: {} error(s), {} warning(s)",
-                row["language"].as_str().unwrap_or(""),
-                row["root"].as_str().unwrap_or(""),
-                row["command"].as_str().unwrap_or(""),
-                row["errors"],
-                row["warnings"]
-            )
-        })
-        .collect();
-    text.extend(listed.iter().map(|d| {
-        format!(
-            "{}:{}: {}: {}",
-            d["path"].as_str().unwrap_or(""),
-            d["line"],
-            d["severity"].as_str().unwrap_or(""),
-            d["message"].as_str().unwrap_or("")
-        )
-    }));
-    if total > listed.len() {
-        text.push(format!(
-            "… {} more not listed (first {} of {total})",
-            total - listed.len(),
-            listed.len()
-        ));
-    }
-    text.extend(
-        failures
-            .iter()
-            .map(|(family, root, error)| format!("{family} [{root}]: not checked: {error}")),
-    );
-    text.extend(left_out_lines);
-    for row in &summary {
-        if let Some(note) = row["note"].as_str() {
-            text.push(format!(
-                "note ({} [{}]): {note}",
-                row["language"].as_str().unwrap_or(""),
-                row["root"].as_str().unwrap_or("")
-            ));
-        }
-    }
-    let value = json!({
-        "action": "diagnostics",
-        "file": "*",
-        "checks": summary,
-        "diagnostics": listed,
-        "total": total,
-        "truncated": total > PROJECT_DIAGNOSTICS_CAP,
-        "unchecked": unchecked,
-    });
-    Ok(ToolOutput::new(value).with_text(text.join("\n")))
+    Ok(ProjectCheckReport {
+        action: "diagnostics".into(),
+        file: "*".into(),
+        checks: summary,
+        diagnostics: listed,
+        total,
+        truncated: total > PROJECT_DIAGNOSTICS_CAP,
+        unchecked,
+    })
 }
 
 /// `diagnostics` less those of Java and Kotlin files that only say a dependency is not on disk

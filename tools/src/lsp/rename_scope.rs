@@ -97,6 +97,18 @@ pub(super) struct Leftover {
 }
 
 impl Leftover {
+    /// The place, listed apart with why.
+    pub(super) fn place(&self, root: &WorkspaceRoot) -> crate::report::lsp::Place {
+        crate::report::lsp::Place {
+            path: root.relative(&self.path),
+            line: self.line as u64,
+            text: self.text.clone(),
+            within: None,
+            confirmed_by: None,
+            why: Some(self.why.clone()),
+        }
+    }
+
     pub(super) fn to_json(&self, root: &WorkspaceRoot) -> Value {
         json!({
             "path": root.relative(&self.path),

@@ -11,17 +11,21 @@ use cc_lsp_client::{CheckOutcome, Diagnostic, Located, ServerPool};
 use cc_workspace::BrokenSection;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::diagnostics::diagnostic_json;
 use super::nav;
 use super::open::{self, lsp_error, unavailable, unsupported, Opened};
 use super::requests::{self, AtPosition};
 use super::{LspConfigSource, REQUEST_TIMEOUT};
 use crate::error::{kinds, ToolError};
+use crate::report::lsp::{
+    AskedAt, CodeActionsReport, FileDiagnosticsReport, LspReport, LspStatusReport, MissingPackages,
+    NavAnswer, NavigationReport, Place, ReloadReport, SymbolEntry, SymbolsReport,
+};
+use crate::report::NewDiagnostic;
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
-use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
+use crate::tool::{parse_args, report_output, schema_for, CallContext, Tool, ToolOutput};
 
 const REFERENCES_CAP: usize = 50;
 const WORKSPACE_SYMBOLS_CAP: usize = 100;
@@ -117,46 +121,16 @@ struct LspArgs {
     language: Option<String>,
 }
 
-impl LspTool {
-    /// The code occurrences of `symbol` in files of another project than the server's (a
-    /// sibling project with its own root): the server cannot search them.
-    fn outside_project(
-        &self,
-        mentions: &super::rename_scope::Mentions,
-        symbol: &str,
-    ) -> Vec<Value> {
-        let mut places = Vec::new();
-        for (path, _) in &mentions.elsewhere {
-            let Ok(bytes) = std::fs::read(path) else {
-                continue;
-            };
-            for occurrence in super::scan::occurrences(path, &bytes, symbol) {
-                if occurrence.place == super::scan::Place::Code {
-                    places.push(json!({
-                        "path": self.root.relative(path),
-                        "line": occurrence.line,
-                        "text": occurrence.text,
-                    }));
-                }
-            }
-        }
-        places
-    }
+/// What a navigation action asks the server, and how it says it.
+struct NavRequest {
+    name: &'static str,
+    provider: &'static str,
+    method: &'static str,
+}
 
-    async fn open(&self, ctx: &CallContext, file: Option<&str>) -> Result<Opened, ToolError> {
-        open::open(ctx, &self.pool, &self.root, file).await
-    }
-
-    fn locate(&self, args: &LspArgs, opened: &Opened) -> Result<Located, ToolError> {
-        open::position(opened, args.line, args.symbol.as_deref())
-    }
-
-    async fn navigate(
-        &self,
-        ctx: &CallContext,
-        args: &LspArgs,
-        action: Action,
-    ) -> Result<ToolOutput, ToolError> {
+impl NavRequest {
+    /// The request of a navigation action (`None` for the others).
+    fn of(action: Action) -> Option<NavRequest> {
         let (name, provider, method) = match action {
             Action::Definition => (
                 "definition",
@@ -179,44 +153,98 @@ impl LspTool {
                 "textDocument/references",
             ),
             Action::Hover => ("hover", "hoverProvider", "textDocument/hover"),
-            _ => (
+            Action::CodeActions => (
                 "code_actions",
                 "codeActionProvider",
                 "textDocument/codeAction",
             ),
+            Action::Status | Action::Reload | Action::Diagnostics | Action::Symbols => return None,
         };
+        Some(NavRequest {
+            name,
+            provider,
+            method,
+        })
+    }
+}
+
+impl LspTool {
+    /// The code occurrences of `symbol` in files of another project than the server's (a
+    /// sibling project with its own root): the server cannot search them.
+    fn outside_project(
+        &self,
+        mentions: &super::rename_scope::Mentions,
+        symbol: &str,
+    ) -> Vec<Place> {
+        let mut places = Vec::new();
+        for (path, _) in &mentions.elsewhere {
+            let Ok(bytes) = std::fs::read(path) else {
+                continue;
+            };
+            for occurrence in super::scan::occurrences(path, &bytes, symbol) {
+                if occurrence.place == super::scan::Place::Code {
+                    places.push(Place {
+                        path: self.root.relative(path),
+                        line: occurrence.line as u64,
+                        text: occurrence.text,
+                        within: None,
+                        confirmed_by: None,
+                        why: None,
+                    });
+                }
+            }
+        }
+        places
+    }
+
+    async fn open(&self, ctx: &CallContext, file: Option<&str>) -> Result<Opened, ToolError> {
+        open::open(ctx, &self.pool, &self.root, file).await
+    }
+
+    fn locate(&self, args: &LspArgs, opened: &Opened) -> Result<Located, ToolError> {
+        open::position(opened, args.line, args.symbol.as_deref())
+    }
+
+    /// `definition`, `type_definition`, `implementation`, `references`, `hover` and
+    /// `code_actions`: open the file, find the symbol on the line, ask, describe.
+    async fn navigate(
+        &self,
+        ctx: &CallContext,
+        args: &LspArgs,
+        action: Action,
+    ) -> Result<LspReport, ToolError> {
+        let request = NavRequest::of(action)
+            .ok_or_else(|| ToolError::internal(format!("{action:?} is not a navigation action")))?;
         let opened = self.open(ctx, args.file.as_deref()).await?;
         let at = self.locate(args, &opened)?;
-        if !opened.server.supports(provider, method) {
-            return Ok(unsupported(&opened.server, name));
+        if !opened.server.supports(request.provider, request.method) {
+            return Ok(unsupported(&opened.server, request.name));
         }
-        let position = requests::position(&opened.path, at.line, at.character);
-        let mut value = json!({
-            "action": name,
-            "file": opened.shown,
-            "line": at.line + 1,
-            "symbol": args.symbol,
-            "column": at.column,
-        });
-        if at.occurrences > 1 {
-            value["note"] = json!(format!(
-                "`{}` occurs {} times on that line; column {} was used",
-                args.symbol.as_deref().unwrap_or(""),
-                at.occurrences,
-                at.column
-            ));
-        }
+        let symbol = args.symbol.as_deref().unwrap_or_default();
+        let asked = AskedAt {
+            action: request.name.to_owned(),
+            file: opened.shown.clone(),
+            line: at.line + 1,
+            symbol: args.symbol.clone(),
+            column: at.column,
+            note: (at.occurrences > 1).then(|| {
+                format!(
+                    "`{symbol}` occurs {} times on that line; column {} was used",
+                    at.occurrences, at.column
+                )
+            }),
+        };
         if action == Action::CodeActions {
-            let symbol = args.symbol.as_deref().unwrap_or_default();
-            let (found, text) = super::actions::code_actions(&opened, &at, symbol).await?;
-            value["actions"] = found["actions"].clone();
-            value["diagnostics"] = found["diagnostics"].clone();
-            return Ok(ToolOutput::new(value).with_text(text));
+            let (actions, diagnostics) = super::actions::code_actions(&opened, &at, symbol).await?;
+            return Ok(LspReport::CodeActions(CodeActionsReport {
+                at: asked,
+                actions,
+                diagnostics,
+            }));
         }
         // Uses outside the server's configured project (tests a tsconfig.json or pyright
         // `include` leaves out) are found only in files it has open: open every file that
         // mentions the name first (as `lsp_rename` does); the rest is listed apart.
-        let symbol = args.symbol.as_deref().unwrap_or_default();
         let cross_file = matches!(action, Action::References | Action::Implementation);
         let mentions = if cross_file && super::rename::is_identifier(symbol) {
             let mentions = super::rename_scope::make_visible(
@@ -239,201 +267,151 @@ impl LspTool {
             Action::References => AtPosition::References,
             _ => AtPosition::Hover,
         };
+        let position = requests::position(&opened.path, at.line, at.character);
         let answer = requests::at_position(&opened.server, what, position, REQUEST_TIMEOUT)
             .await
             .map_err(lsp_error)?;
-        let place = format!(
-            "`{}` at {}:{}",
-            args.symbol.as_deref().unwrap_or(""),
-            opened.shown,
-            at.line + 1
-        );
-        let mut text;
-        let mut text_notes: Vec<String> = Vec::new();
-        let empty;
-        match action {
-            Action::Hover => {
-                let hover = nav::hover_text(&answer);
-                empty = hover.is_none();
-                text = hover
-                    .clone()
-                    .unwrap_or_else(|| format!("no hover information for {place}"));
-                value["hover"] = json!(hover);
+        let answer = if action == Action::Hover {
+            NavAnswer::Hover {
+                hover: nav::hover_text(&answer),
             }
-            _ => {
-                let cap = if action == Action::References {
-                    REFERENCES_CAP
-                } else {
-                    usize::MAX
-                };
-                let mut all = nav::locations(&self.root, &answer);
-                let mut outside = Vec::new();
-                if let (Some(mentions), Action::References) = (&mentions, action) {
-                    // Uses the server's answer missed (files it had not loaded, another
-                    // project's): confirmed by the server's own `definition`, added; the
-                    // rest listed apart, with why.
-                    let target = super::rename_scope::Target::of(
-                        &opened.server,
-                        (
-                            opened.path.clone(),
-                            u64::from(at.line),
-                            u64::from(at.character),
-                        ),
-                    )
-                    .await;
-                    let covered = super::rename_scope::location_starts(&answer);
-                    let found = super::rename_scope::classify(
-                        &opened.server,
-                        &self.root,
-                        mentions,
-                        symbol,
-                        &target,
-                        &covered,
-                        "search",
-                    )
-                    .await;
-                    for place in found.confirmed {
-                        all.push(json!({
-                            "path": self.root.relative(&place.path),
-                            "line": place.line0 + 1,
-                            "text": place.text,
-                            "confirmed_by": "definition",
-                        }));
-                    }
-                    outside = found.code.iter().map(|l| l.to_json(&self.root)).collect();
-                } else if let Some(mentions) = &mentions {
-                    outside = self.outside_project(mentions, symbol);
-                }
-                if cross_file {
-                    // Grouped by file in the text, so in file and line order.
-                    all.sort_by(|a, b| {
-                        (a["path"].as_str(), a["line"].as_u64())
-                            .cmp(&(b["path"].as_str(), b["line"].as_u64()))
-                    });
-                    // Who uses it: each place with the definition it lies in.
-                    let mut enclosing = super::enclosing::Enclosings::default();
-                    for location in &mut all {
-                        let path = self
-                            .root
-                            .path()
-                            .join(location["path"].as_str().unwrap_or(""));
-                        let line = location["line"].as_u64().unwrap_or(0) as usize;
-                        location["in"] = enclosing.at(&path, line).unwrap_or(Value::Null);
-                    }
-                }
-                let by_name: BTreeSet<String> = all
-                    .iter()
-                    .filter_map(|l| l["path"].as_str())
-                    .filter(|p| !opened.server.spec().diagnoses(Path::new(p)))
-                    .filter_map(|p| Path::new(p).extension()?.to_str().map(str::to_owned))
-                    .collect();
-                let diagnosed = &opened.server.spec().diagnosed_extensions;
-                if !diagnosed.is_empty() {
-                    // What the server does not compile: its answers there are by name, and
-                    // a use there it did not list is not evidence of none.
-                    if let Ok((family, _)) = self.pool.route(&opened.path) {
-                        let not_compiled: Vec<&String> = family
-                            .extensions
-                            .iter()
-                            .filter(|e| !diagnosed.contains(e))
-                            .collect();
-                        value["not_compiled"] = json!(not_compiled);
-                    }
-                }
-                if !by_name.is_empty() {
-                    // JDT LS's Kotlin search matches by name: a place there may be another
-                    // symbol of the same name.
-                    value["by_name"] = json!(by_name);
-                    text_notes.push(format!(
-                        "places in .{} files come from {}'s search by name, not its compiler: \
-                         some may be other symbols of the same name",
-                        by_name.iter().cloned().collect::<Vec<_>>().join(", ."),
-                        opened.server.name()
-                    ));
-                }
-                let (locations, total, truncated) = nav::capped(all, cap);
-                empty = locations.is_empty() && outside.is_empty();
-                let what = name.replace('_', " ");
-                text = if locations.is_empty() {
-                    format!("no {what} found for {place} ({})", opened.server.name())
-                } else if cross_file {
-                    format!(
-                        "{} of {place}:\n{}",
-                        nav::count_heading(locations.len(), total, &what),
-                        nav::grouped(&locations)
-                    )
-                } else {
-                    let mut lines = vec![format!(
-                        "{} of {place}:",
-                        nav::count_heading(locations.len(), total, &what)
-                    )];
-                    lines.extend(locations.iter().map(|l| {
-                        format!(
-                            "{}:{}: {}",
-                            l["path"].as_str().unwrap_or(""),
-                            l["line"],
-                            l["text"].as_str().unwrap_or("")
-                        )
-                    }));
-                    lines.join("\n")
-                };
-                value["locations"] = json!(locations);
-                value["total"] = json!(total);
-                value["truncated"] = json!(truncated);
-                if mentions.is_some() {
-                    let (listed, outside_total, _) = nav::capped(outside, REFERENCES_CAP);
-                    if !listed.is_empty() {
-                        text.push_str(&format!(
-                            "\n{} of the same name in code that {} did not include (outside \
-                             its project, or not confirmed):",
-                            nav::count_heading(listed.len(), outside_total, "occurrences"),
-                            opened.server.name()
-                        ));
-                        for place in &listed {
-                            let why = place["why"]
-                                .as_str()
-                                .map(|why| format!(" ({why})"))
-                                .unwrap_or_default();
-                            text.push_str(&format!(
-                                "\n  {}:{}: {}{why}",
-                                place["path"].as_str().unwrap_or(""),
-                                place["line"],
-                                place["text"].as_str().unwrap_or("")
-                            ));
-                        }
-                    }
-                    value["outside_project"] = json!(listed);
-                    value["outside_project_total"] = json!(outside_total);
-                }
-            }
-        }
-        for note in text_notes {
-            text.push_str(&format!("\nnote: {note}"));
-        }
-        // The text carries every fact the JSON has: which occurrence on the line was used.
-        if let Some(note) = value.get("note").and_then(Value::as_str) {
-            text.push_str(&format!("\nnote: {note}"));
-        }
-        if let Some(incomplete) = &opened.incomplete {
-            text.push_str(&format!("\nINCOMPLETE: {incomplete}"));
-            value["incomplete"] = json!(incomplete);
-        }
-        if let Some(limits) = &opened.limits {
-            text.push_str(&format!("\nnote: {limits}"));
-            value["limits"] = json!(limits);
-        }
-        if empty {
-            if let Some(inactive) =
-                super::inactive::reason(&opened.server, &opened.path, u64::from(at.line)).await
-            {
-                text.push_str(&format!("; the code there is {inactive}"));
-                value["inactive"] = json!(inactive);
-            }
-        }
-        Ok(ToolOutput::new(value).with_text(text))
+        } else {
+            self.places(&opened, &at, action, symbol, mentions.as_ref(), &answer)
+                .await
+        };
+        let empty = match &answer {
+            NavAnswer::Hover { hover } => hover.is_none(),
+            NavAnswer::Locations {
+                locations,
+                outside_project,
+                ..
+            } => locations.is_empty() && outside_project.as_ref().is_none_or(Vec::is_empty),
+        };
+        let inactive = if empty {
+            super::inactive::reason(&opened.server, &opened.path, u64::from(at.line)).await
+        } else {
+            None
+        };
+        Ok(LspReport::Navigation(NavigationReport {
+            at: asked,
+            server: opened.server.name().to_owned(),
+            answer,
+            incomplete: opened.incomplete.clone(),
+            limits: opened.limits.clone(),
+            inactive,
+        }))
     }
 
-    async fn symbols(&self, ctx: &CallContext, args: &LspArgs) -> Result<ToolOutput, ToolError> {
+    /// The places a definition, implementation or references answer names, with the uses
+    /// the server missed (confirmed, added) and those it could not include (apart).
+    async fn places(
+        &self,
+        opened: &Opened,
+        at: &Located,
+        action: Action,
+        symbol: &str,
+        mentions: Option<&super::rename_scope::Mentions>,
+        answer: &Value,
+    ) -> NavAnswer {
+        let cross_file = matches!(action, Action::References | Action::Implementation);
+        let mut all = nav::locations(&self.root, answer);
+        let mut outside = Vec::new();
+        if let (Some(mentions), Action::References) = (mentions, action) {
+            // Uses the server's answer missed (files it had not loaded, another project's):
+            // confirmed by the server's own `definition`, added; the rest listed apart, with
+            // why.
+            let target = super::rename_scope::Target::of(
+                &opened.server,
+                (
+                    opened.path.clone(),
+                    u64::from(at.line),
+                    u64::from(at.character),
+                ),
+            )
+            .await;
+            let covered = super::rename_scope::location_starts(answer);
+            let found = super::rename_scope::classify(
+                &opened.server,
+                &self.root,
+                mentions,
+                symbol,
+                &target,
+                &covered,
+                "search",
+            )
+            .await;
+            for place in found.confirmed {
+                all.push(Place {
+                    path: self.root.relative(&place.path),
+                    line: place.line0 + 1,
+                    text: place.text,
+                    within: None,
+                    confirmed_by: Some("definition".into()),
+                    why: None,
+                });
+            }
+            outside = found.code.iter().map(|l| l.place(&self.root)).collect();
+        } else if let Some(mentions) = mentions {
+            outside = self.outside_project(mentions, symbol);
+        }
+        if cross_file {
+            // Grouped by file in the text, so in file and line order; each place with the
+            // definition it lies in ("who uses it").
+            all.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+            let mut enclosing = super::enclosing::Enclosings::default();
+            for location in &mut all {
+                let path = self.root.path().join(&location.path);
+                location.within = enclosing.at(&path, location.line as usize);
+            }
+        }
+        let by_name: BTreeSet<String> = all
+            .iter()
+            .map(|l| Path::new(&l.path))
+            .filter(|p| !opened.server.spec().diagnoses(p))
+            .filter_map(|p| p.extension()?.to_str().map(str::to_owned))
+            .collect();
+        // What the server does not compile: its answers there are by name, and a use there
+        // it did not list is not evidence of none.
+        let diagnosed = &opened.server.spec().diagnosed_extensions;
+        let not_compiled = if diagnosed.is_empty() {
+            None
+        } else {
+            self.pool.route(&opened.path).ok().map(|(family, _)| {
+                family
+                    .extensions
+                    .iter()
+                    .filter(|e| !diagnosed.contains(e))
+                    .cloned()
+                    .collect()
+            })
+        };
+        let cap = if action == Action::References {
+            REFERENCES_CAP
+        } else {
+            usize::MAX
+        };
+        let (locations, total, truncated) = nav::capped(all, cap);
+        let (outside_project, outside_project_total) = match mentions {
+            Some(_) => {
+                let (listed, outside_total, _) = nav::capped(outside, REFERENCES_CAP);
+                (Some(listed), Some(outside_total))
+            }
+            None => (None, None),
+        };
+        NavAnswer::Locations {
+            locations,
+            total,
+            truncated,
+            outside_project,
+            outside_project_total,
+            // JDT LS's Kotlin search matches by name: a place there may be another symbol
+            // of the same name.
+            by_name: (!by_name.is_empty()).then(|| by_name.into_iter().collect()),
+            not_compiled,
+        }
+    }
+
+    async fn symbols(&self, ctx: &CallContext, args: &LspArgs) -> Result<LspReport, ToolError> {
         if let Some(query) = args.query.as_deref() {
             // Any running or startable server answers; the file (if given) picks which.
             let probe = match args.file.as_deref() {
@@ -452,31 +430,24 @@ impl LspTool {
                 .map_err(lsp_error)?;
             // Symbols of system headers and installed packages are not the workspace's: they
             // are counted, not listed (which of them a server has indexed yet varies).
-            let (inside, outside): (Vec<Value>, Vec<Value>) =
+            let (inside, outside): (Vec<SymbolEntry>, Vec<SymbolEntry>) =
                 nav::symbols(&self.root, None, &answer)
                     .into_iter()
                     .partition(|s| {
-                        s["path"]
-                            .as_str()
-                            .is_some_and(|p| !std::path::Path::new(p).is_absolute())
+                        s.path
+                            .as_deref()
+                            .is_some_and(|p| !Path::new(p).is_absolute())
                     });
-            let (items, total, truncated) = nav::capped(inside, WORKSPACE_SYMBOLS_CAP);
-            let mut output = symbol_output(
-                json!({"action": "symbols", "query": query}),
-                items,
+            let (symbols, total, truncated) = nav::capped(inside, WORKSPACE_SYMBOLS_CAP);
+            return Ok(LspReport::Symbols(SymbolsReport {
+                action: "symbols".into(),
+                query: Some(query.to_owned()),
+                file: None,
+                symbols,
                 total,
                 truncated,
-            );
-            output.value["outside_workspace"] = json!(outside.len());
-            if !outside.is_empty() {
-                if let Some(text) = &mut output.text {
-                    text.push_str(&format!(
-                        "\n({} more outside the workspace, not listed)",
-                        outside.len()
-                    ));
-                }
-            }
-            return Ok(output);
+                outside_workspace: Some(outside.len()),
+            }));
         }
         let opened = self
             .open(ctx, args.file.as_deref())
@@ -500,26 +471,26 @@ impl LspTool {
         let answer = requests::document_symbols(&opened.server, &opened.path, REQUEST_TIMEOUT)
             .await
             .map_err(lsp_error)?;
-        let (items, total, truncated) = nav::capped(
+        let (symbols, total, truncated) = nav::capped(
             nav::symbols(&self.root, Some(&uri), &answer),
             FILE_SYMBOLS_CAP,
         );
-        Ok(symbol_output(
-            json!({"action": "symbols", "file": opened.shown}),
-            items,
+        Ok(LspReport::Symbols(SymbolsReport {
+            action: "symbols".into(),
+            query: None,
+            file: Some(opened.shown),
+            symbols,
             total,
             truncated,
-        ))
+            outside_workspace: None,
+        }))
     }
 
-    async fn diagnostics(
-        &self,
-        ctx: &CallContext,
-        args: &LspArgs,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn diagnostics(&self, ctx: &CallContext, args: &LspArgs) -> Result<LspReport, ToolError> {
         if args.file.as_deref() == Some("*") {
             return super::project::check(ctx, &self.pool, &self.root, args.language.as_deref())
-                .await;
+                .await
+                .map(LspReport::ProjectCheck);
         }
         let file = args
             .file
@@ -549,39 +520,21 @@ impl LspTool {
                     problems,
                     &mut Default::default(),
                 );
-                let list: Vec<Value> = problems
-                    .iter()
-                    .map(|d| diagnostic_json(&shown, d))
-                    .collect();
-                let mut text = list
-                    .iter()
-                    .map(|d| {
-                        format!(
-                            "{}:{}: {}: {}",
-                            shown,
-                            d["line"],
-                            d["severity"].as_str().unwrap_or(""),
-                            d["message"].as_str().unwrap_or("")
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                if text.is_empty() {
-                    text = format!("{shown}: no other errors or warnings ({server})");
-                    if missing.diagnostics == 0 {
-                        text = format!("{shown}: no errors or warnings ({server})");
-                    }
-                }
-                let mut value = json!({"action": "diagnostics", "file": shown, "server": server, "diagnostics": list});
-                if let Some(note) = missing.sentence(&server) {
-                    text.push_str(&format!("\nnote: {note}"));
-                    value["missing_dependencies"] = json!({
-                        "packages": missing.packages,
-                        "diagnostics": missing.diagnostics,
-                        "note": note,
-                    });
-                }
-                Ok(ToolOutput::new(value).with_text(text))
+                let missing_dependencies = missing.sentence(&server).map(|note| MissingPackages {
+                    packages: missing.packages.iter().cloned().collect(),
+                    diagnostics: missing.diagnostics,
+                    note: Some(note),
+                });
+                Ok(LspReport::FileDiagnostics(FileDiagnosticsReport {
+                    action: "diagnostics".into(),
+                    diagnostics: problems
+                        .iter()
+                        .map(|d| NewDiagnostic::new(&shown, d))
+                        .collect(),
+                    file: shown,
+                    server,
+                    missing_dependencies,
+                }))
             }
             CheckOutcome::Pending { server, reason } => Err(ToolError::new(
                 kinds::TIMEOUT,
@@ -595,7 +548,7 @@ impl LspTool {
         }
     }
 
-    async fn reload(&self, args: &LspArgs) -> Result<ToolOutput, ToolError> {
+    async fn reload(&self, args: &LspArgs) -> Result<LspReport, ToolError> {
         // The configuration as it is now: a server restarted with the old one would not be
         // what the agent asked for after editing `.cc/tools.toml`.
         let refused = |broken: BrokenSection| {
@@ -624,54 +577,13 @@ impl LspTool {
             }
         };
         let stopped = self.pool.reload(&family, root.as_deref()).await;
-        Ok(
-            ToolOutput::new(json!({"action": "reload", "language": family, "stopped": stopped}))
-                .with_text(format!(
-                    "{family}: {}stopped {stopped} server(s); the next request starts it afresh",
-                    if self.config.is_some() {
-                        "re-read .cc/tools.toml and "
-                    } else {
-                        ""
-                    }
-                )),
-        )
+        Ok(LspReport::Reload(ReloadReport {
+            action: "reload".into(),
+            language: family,
+            stopped,
+            config_reread: self.config.is_some(),
+        }))
     }
-}
-
-fn symbol_output(mut value: Value, items: Vec<Value>, total: usize, truncated: bool) -> ToolOutput {
-    let scope = match (value["query"].as_str(), value["file"].as_str()) {
-        (Some(query), _) => format!("matching `{query}` in the workspace"),
-        (None, Some(file)) => format!("in {file}"),
-        _ => String::new(),
-    };
-    let heading = if items.is_empty() {
-        format!("no symbols {scope}")
-    } else {
-        format!(
-            "{} {scope}:",
-            nav::count_heading(items.len(), total, "symbols")
-        )
-    };
-    let listed = items
-        .iter()
-        .map(|s| {
-            format!(
-                "{} {} {}:{}",
-                s["kind"].as_str().unwrap_or(""),
-                s["name"].as_str().unwrap_or(""),
-                s["path"].as_str().unwrap_or(""),
-                s["line"]
-            )
-        })
-        .collect::<Vec<_>>();
-    let text = std::iter::once(heading)
-        .chain(listed)
-        .collect::<Vec<_>>()
-        .join("\n");
-    value["symbols"] = json!(items);
-    value["total"] = json!(total);
-    value["truncated"] = json!(truncated);
-    ToolOutput::new(value).with_text(text)
 }
 
 #[async_trait]
@@ -702,60 +614,37 @@ impl Tool for LspTool {
         schema_for::<LspArgs>()
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tool::output_schema_for::<LspReport>())
+    }
+
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: LspArgs = parse_args(args)?;
-        match args.action {
-            Action::Status => {
-                let rows = self.pool.status().await;
-                let text = rows
-                    .iter()
-                    .map(|row| {
-                        format!(
-                            "{} [{}] {}: {}{}",
-                            row.language,
-                            row.root.as_deref().unwrap_or("-"),
-                            row.server.as_deref().unwrap_or("-"),
-                            serde_json::to_value(row.state)
-                                .ok()
-                                .and_then(|v| v.as_str().map(str::to_owned))
-                                .unwrap_or_default(),
-                            row.reason
-                                .as_deref()
-                                .map(|r| format!(" ({r})"))
-                                .unwrap_or_default()
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                let read_only = self.pool.trust() == cc_lsp_client::Trust::ReadOnly;
-                let text = if read_only {
-                    format!(
-                        "read-only surface: servers run no workspace code (no build scripts or \
-                         proc macros, no project interpreter or TypeScript, no cargo check)\n{text}"
-                    )
-                } else {
-                    text
-                };
-                Ok(ToolOutput::new(json!({
-                    "languages": rows,
-                    "trust": self.pool.trust(),
-                }))
-                .with_text(text))
-            }
-            Action::Reload => self.reload(&args).await,
+        let report = match args.action {
+            Action::Status => LspReport::Status(LspStatusReport {
+                languages: self.pool.status().await,
+                trust: self.pool.trust(),
+            }),
+            Action::Reload => self.reload(&args).await?,
             // `status` shows a broken section and `reload` may fix it; the rest refuse.
             Action::Diagnostics => {
                 open::refuse_broken(&self.pool)?;
-                self.diagnostics(ctx, &args).await
+                self.diagnostics(ctx, &args).await?
             }
             Action::Symbols => {
                 open::refuse_broken(&self.pool)?;
-                self.symbols(ctx, &args).await
+                self.symbols(ctx, &args).await?
             }
-            action => {
+            action @ (Action::Definition
+            | Action::TypeDefinition
+            | Action::Implementation
+            | Action::References
+            | Action::Hover
+            | Action::CodeActions) => {
                 open::refuse_broken(&self.pool)?;
-                self.navigate(ctx, &args, action).await
+                self.navigate(ctx, &args, action).await?
             }
-        }
+        };
+        report_output(&report)
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod eval;
 pub mod graph;
+pub mod lsp;
 pub mod structural;
 mod write;
 

@@ -406,7 +406,7 @@ async fn reload_restarts_one_roots_server() {
     let out = p.lsp(json!({"action": "reload", "file": "a/m.c"})).await;
     assert_eq!(
         out,
-        json!({"action": "reload", "language": "c", "stopped": 1})
+        json!({"action": "reload", "language": "c", "stopped": 1, "config_reread": true})
     );
     lsp_support::assert_group_gone(a).await;
     assert_eq!(pid_of("a"), None);
