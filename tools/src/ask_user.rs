@@ -12,10 +12,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::{kinds, ToolError};
+use crate::report::files::AskUserReport;
 use crate::tier::Tier;
+use crate::tool::report_output;
 use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
 
 /// How long a question waits for an answer by default.
@@ -169,6 +171,10 @@ impl Tool for AskUserTool {
         schema_for::<Question>()
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tool::output_schema_for::<AskUserReport>())
+    }
+
     fn parallel_safe(&self) -> bool {
         // One question at a time: two cards at once confuse the human.
         false
@@ -190,26 +196,14 @@ impl Tool for AskUserTool {
                 "no_human",
                 format!("nobody can answer right now ({reason}). {PROCEED_ON_ASSUMPTION}"),
             )),
-            Ok(Answer::Skipped) => Ok(ToolOutput::new(json!({
-                "status": "skipped",
-                "instruction": format!("The user skipped this question. {PROCEED_ON_ASSUMPTION}"),
-            }))
-            .with_text(format!("skipped. {PROCEED_ON_ASSUMPTION}"))),
+            Ok(Answer::Skipped) => report_output(&AskUserReport::Skipped {
+                instruction: format!("The user skipped this question. {PROCEED_ON_ASSUMPTION}"),
+            }),
             Ok(Answer::Answered { selected, text }) => {
                 check_answer(&question, &selected, &text).map_err(|problem| {
                     ToolError::internal(format!("the question port {problem}"))
                 })?;
-                let rendering = match (&text, selected.is_empty()) {
-                    (Some(text), true) => format!("answered: {text}"),
-                    (Some(text), false) => format!("answered: {} ({text})", selected.join(", ")),
-                    (None, _) => format!("answered: {}", selected.join(", ")),
-                };
-                Ok(ToolOutput::new(json!({
-                    "status": "answered",
-                    "selected": selected,
-                    "text": text,
-                }))
-                .with_text(rendering))
+                report_output(&AskUserReport::Answered { selected, text })
             }
         }
     }

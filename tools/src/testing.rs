@@ -88,3 +88,63 @@ impl RunBuilder {
         self.run
     }
 }
+
+/// A successful result of `tool` is its typed report: read back as the report's type
+/// ([`crate::report`]), it serializes to the same JSON and renders the same text, so the
+/// JSON, the text and a Rust host's type say the same. The run's notices (and their `note:`
+/// lines), which the registry adds to any result, are set aside first; a tool without a
+/// report that reads back (`debug`, a test's own) passes.
+pub fn assert_typed_result(tool: &str, value: &serde_json::Value, text: &str) {
+    use crate::report::{eval, files, graph, lsp, structural};
+    match tool {
+        "read" => reads_back::<files::ReadReport>(value, text),
+        "write" => reads_back::<files::WriteFileReport>(value, text),
+        "edit" => reads_back::<files::EditReport>(value, text),
+        "apply_patch" => reads_back::<files::PatchReport>(value, text),
+        "ask_user" => reads_back::<files::AskUserReport>(value, text),
+        "graph" => reads_back::<graph::GraphReport>(value, text),
+        "lsp" => reads_back::<lsp::LspReport>(value, text),
+        "lsp_rename" => reads_back::<lsp::RenameReport>(value, text),
+        "ast_grep" => reads_back::<structural::GrepResult>(value, text),
+        "ast_edit" => reads_back::<structural::AstEditReport>(value, text),
+        "resolve" => reads_back::<structural::ResolveReport>(value, text),
+        "eval" => reads_back::<eval::EvalReport>(value, text),
+        _ => {}
+    }
+}
+
+/// [`assert_typed_result`] for one report type.
+fn reads_back<R>(value: &serde_json::Value, text: &str)
+where
+    R: serde::de::DeserializeOwned + serde::Serialize + crate::report::Render,
+{
+    use serde_json::Value;
+    let mut value = value.clone();
+    let mut text = text.to_owned();
+    // The run's notices come last in `notices` (after a tool's own, an eval cell's kernel
+    // notices) and as the text's last `note:` lines.
+    if let Some(Value::Array(notices)) = value.get_mut("notices") {
+        let own = notices
+            .iter()
+            .take_while(|n| n["kind"] == crate::report::eval::KERNEL_NOTICE)
+            .count();
+        for notice in notices.drain(own..).rev() {
+            let line = format!("\nnote: {}", notice["message"].as_str().unwrap_or(""));
+            text = text
+                .strip_suffix(&line)
+                .unwrap_or_else(|| panic!("no {line:?} at the end of {text}"))
+                .to_owned();
+        }
+        if own == 0 {
+            value.as_object_mut().map(|o| o.remove("notices"));
+        }
+    }
+    let report: R = serde_json::from_value(value.clone())
+        .unwrap_or_else(|error| panic!("not the typed report ({error}): {value:#}"));
+    assert_eq!(
+        serde_json::to_value(&report).expect("a report serializes"),
+        value,
+        "the result carries what the report does not"
+    );
+    assert_eq!(report.render(), text, "the text is not the report's");
+}

@@ -402,16 +402,43 @@ pub fn report_json(report: &impl serde::Serialize) -> Result<Value, ToolError> {
 }
 
 /// The JSON schema of a tool's result type `T`, as MCP's `outputSchema` wants it: an object
-/// at the root (a result that is one of several reports says so beside their `anyOf`), the
-/// formats JSON Schema does not define removed. Lines are not bounded: a frame without
-/// source has line 0.
+/// at the root, the formats JSON Schema does not define removed. Lines are not bounded: a
+/// frame without source has line 0.
+///
+/// The root is either the report or the error envelope (`{"error": {kind, message, …}}`): a
+/// failed call's `structuredContent` is the envelope, and clients that check every
+/// `structuredContent` against the schema (the TypeScript SDK does, errors included) must
+/// find it conforms.
 pub fn output_schema_for<T: schemars::JsonSchema>() -> Value {
     let schema = schemars::schema_for!(T);
-    let mut value = schema.to_value();
-    if let Value::Object(object) = &mut value {
+    let mut report = schema.to_value();
+    let mut root = serde_json::Map::new();
+    if let Value::Object(object) = &mut report {
         object.remove("$schema");
-        object.insert("type".into(), Value::from("object"));
+        for key in ["$defs", "title", "description"] {
+            if let Some(value) = object.remove(key) {
+                root.insert(key.into(), value);
+            }
+        }
     }
+    let envelope = serde_json::json!({
+        "description": "A failed call: what went wrong and what to do.",
+        "type": "object",
+        "properties": {
+            "error": {
+                "type": "object",
+                "properties": {
+                    "kind": {"type": "string", "description": "The error kind (`not_found`, `stale`, …)."},
+                    "message": {"type": "string", "description": "What went wrong and what to do."}
+                },
+                "required": ["kind", "message"]
+            }
+        },
+        "required": ["error"]
+    });
+    root.insert("type".into(), Value::from("object"));
+    root.insert("anyOf".into(), Value::Array(vec![report, envelope]));
+    let mut value = Value::Object(root);
     portable(&mut value, false);
     value
 }

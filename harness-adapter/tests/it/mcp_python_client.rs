@@ -60,7 +60,10 @@ fn official_python_client_sees_surfaces_and_refusals() {
     // `debug` publishes the schema of its typed reports, and the SDK checked these results
     // against it (a result that did not conform raises in the client).
     assert_eq!(full["tools"]["debug"]["has_output_schema"], true);
-    assert_eq!(full["tools"]["read"]["has_output_schema"], false);
+    // Every tool publishes one now.
+    for (name, tool) in tools {
+        assert_eq!(tool["has_output_schema"], true, "{name}");
+    }
     assert_eq!(full["debug_adapters"]["is_error"], false);
     assert!(full["debug_adapters"]["structured"]["adapters"].is_array());
     assert_eq!(full["debug_status"]["structured"]["state"], "none");

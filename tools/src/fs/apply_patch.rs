@@ -13,11 +13,13 @@ use std::path::PathBuf;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::{kinds, ToolError};
+use crate::report::files::{PatchAction, PatchReport, PatchedFile};
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
+use crate::tool::report_output;
 use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
 
 /// `apply_patch`: apply a unified diff inside the workspace.
@@ -322,6 +324,10 @@ impl Tool for ApplyPatchTool {
         schema_for::<ApplyPatchArgs>()
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tool::output_schema_for::<PatchReport>())
+    }
+
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: ApplyPatchArgs = parse_args(args)?;
         let files = parse_patch(&args.patch).map_err(|message| {
@@ -336,25 +342,25 @@ impl Tool for ApplyPatchTool {
             planned.push(next);
         }
         commit(ctx, &self.root, &planned).await?;
-        let summary: Vec<Value> = planned
+        let files = planned
             .iter()
-            .map(|p| {
-                let action = match (&p.before, &p.after) {
-                    (None, _) => "created",
-                    (Some(_), None) => "deleted",
-                    _ => "modified",
-                };
-                json!({"path": p.shown, "action": action, "hunks": p.hunks, "added": p.added, "removed": p.removed})
+            .map(|p| PatchedFile {
+                path: p.shown.clone(),
+                action: match (&p.before, &p.after) {
+                    (None, _) => PatchAction::Created,
+                    (Some(_), None) => PatchAction::Deleted,
+                    _ => PatchAction::Modified,
+                },
+                hunks: p.hunks,
+                added: p.added,
+                removed: p.removed,
             })
             .collect();
-        let text = planned
-            .iter()
-            .map(|p| format!("{} (+{} -{})", p.shown, p.added, p.removed))
-            .collect::<Vec<_>>()
-            .join(", ");
-        Ok(ToolOutput::new(json!({"files": summary}))
-            .with_text(format!("patched {text}"))
-            .with_written(planned.iter().map(|p| p.path.clone())))
+        Ok(report_output(&PatchReport {
+            files,
+            diagnostics: None,
+        })?
+        .with_written(planned.iter().map(|p| p.path.clone())))
     }
 }
 

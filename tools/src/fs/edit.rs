@@ -1,12 +1,14 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::FileLimits;
 use crate::error::ToolError;
+use crate::report::files::EditReport;
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
+use crate::tool::report_output;
 use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
 
 /// `edit`: replace one exact occurrence of a text in a file.
@@ -64,6 +66,10 @@ impl Tool for EditTool {
         schema_for::<EditArgs>()
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tool::output_schema_for::<EditReport>())
+    }
+
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: EditArgs = parse_args(args)?;
         if args.old_text.is_empty() {
@@ -94,12 +100,12 @@ impl Tool for EditTool {
             .await
             .map_err(|error| ToolError::internal(format!("the edit did not finish: {error}")))??;
         let shown = self.root.relative(&path);
-        Ok(ToolOutput::new(json!({
-            "path": shown,
-            "line": line,
-            "replacements": 1,
-        }))
-        .with_text(format!("edited {shown} at line {line}"))
+        Ok(report_output(&EditReport {
+            path: shown,
+            line,
+            replacements: 1,
+            diagnostics: None,
+        })?
         .with_written([path]))
     }
 }

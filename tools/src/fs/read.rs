@@ -8,13 +8,14 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::FileLimits;
 use crate::error::ToolError;
+use crate::report::files::{CutLine, ReadReport};
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
-use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
+use crate::tool::{parse_args, report_output, schema_for, CallContext, Tool, ToolOutput};
 
 /// Lines returned when the caller gives no limit.
 const DEFAULT_LIMIT: usize = 2000;
@@ -153,6 +154,10 @@ impl Tool for ReadTool {
         schema_for::<ReadArgs>()
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tool::output_schema_for::<ReadReport>())
+    }
+
     async fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: ReadArgs = parse_args(args)?;
         let path = self.root.resolve_existing(&args.path)?;
@@ -220,7 +225,7 @@ fn read(
 
     let mut content = String::new();
     let mut returned = 0usize;
-    let mut cut_lines: Vec<Value> = Vec::new();
+    let mut cut_lines: Vec<CutLine> = Vec::new();
     let mut truncated = false;
     loop {
         if returned == limit {
@@ -259,11 +264,11 @@ fn read(
                 " [... line cut after {} bytes; continue with byte_offset: {resume}]\n",
                 line.kept.len()
             ));
-            cut_lines.push(json!({
-                "line": line_no,
-                "kept_bytes": line.kept.len(),
-                "continue_at": resume,
-            }));
+            cut_lines.push(CutLine {
+                line: line_no,
+                kept_bytes: line.kept.len(),
+                continue_at: resume,
+            });
             // The rest of a cut line is skipped, within the scan budget.
             match lines.skip_line().map_err(io)? {
                 Skip::Line | Skip::End => {}
@@ -282,33 +287,17 @@ fn read(
         (Some(_), Some(rest)) => end_line.map(|end| end + rest),
         _ => None,
     };
-    let shown_total = total_lines.map_or_else(|| "?".to_owned(), |n| n.to_string());
-    let shown_start = first_line.map_or_else(|| format!("byte {start}"), |n| format!("lines {n}"));
-    let rendering = format!(
-        "{shown} ({shown_start}-{} of {shown_total}, {size} bytes{})\n{content}",
-        end_line.map_or_else(|| "?".to_owned(), |n| n.to_string()),
-        if truncated || !cut_lines.is_empty() {
-            ", cut"
-        } else {
-            ""
-        }
-    );
-    let mut value = json!({
-        "path": shown,
-        "content": content,
-        "start_line": first_line,
-        "end_line": end_line,
-        "total_lines": total_lines,
-        "bytes": size,
-        "truncated": truncated,
-    });
-    if !cut_lines.is_empty() {
-        value["cut_lines"] = json!(cut_lines);
-    }
-    if args.byte_offset.is_some() {
-        value["byte_offset"] = json!(start);
-    }
-    Ok(ToolOutput::new(value).with_text(rendering))
+    report_output(&ReadReport {
+        path: shown.to_owned(),
+        content,
+        start_line: first_line,
+        end_line,
+        total_lines,
+        bytes: size,
+        truncated,
+        cut_lines,
+        byte_offset: args.byte_offset.map(|_| start),
+    })
 }
 
 /// How skipping a line ended.

@@ -1,14 +1,16 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use cc_workspace::FileKind;
 
 use super::FileLimits;
 use crate::error::ToolError;
+use crate::report::files::WriteFileReport;
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
+use crate::tool::report_output;
 use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
 
 /// `write`: create or replace a file inside the workspace root.
@@ -65,6 +67,10 @@ impl Tool for WriteTool {
         schema_for::<WriteArgs>()
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tool::output_schema_for::<WriteFileReport>())
+    }
+
     async fn call(&self, ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let args: WriteArgs = parse_args(args)?;
         let path = self.root.resolve(&args.path)?;
@@ -95,15 +101,12 @@ impl Tool for WriteTool {
         })
         .await
         .map_err(|error| ToolError::internal(format!("the write did not finish: {error}")))??;
-        Ok(ToolOutput::new(json!({
-            "path": shown,
-            "bytes": bytes,
-            "created": created,
-        }))
-        .with_text(format!(
-            "{} {shown} ({bytes} bytes)",
-            if created { "created" } else { "wrote" }
-        ))
+        Ok(report_output(&WriteFileReport {
+            path: shown,
+            bytes,
+            created,
+            diagnostics: None,
+        })?
         .with_written([path]))
     }
 }

@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
-use crate::report::{GraphReport, Render};
 use crate::tool::ProgressSink;
 use crate::{CallOptions, Registry, Resources, Run, Surface};
 
@@ -37,20 +36,11 @@ async fn call(registry: &Registry, args: Value) -> (Value, String) {
     match registry.call("graph", args.clone()).await {
         Ok(output) => {
             let text = output.render_text();
-            assert_reads_back(&output.value, &text);
+            crate::testing::assert_typed_result("graph", &output.value, &text);
             (output.value, text)
         }
         Err(error) => panic!("graph {args}: {}", error.to_envelope()),
     }
-}
-
-/// The JSON reads back as the typed report, which serializes to the same JSON and renders
-/// the same text: a Rust host's type and the agent's text say what the JSON says.
-fn assert_reads_back(value: &Value, text: &str) {
-    let report: GraphReport = serde_json::from_value(value.clone())
-        .unwrap_or_else(|e| panic!("not a GraphReport ({e}): {value:#}"));
-    assert_eq!(&serde_json::to_value(&report).unwrap(), value);
-    assert_eq!(report.render(), text);
 }
 
 /// The text without what changes from run to run (the index's folder, times).

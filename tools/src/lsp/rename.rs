@@ -1,7 +1,6 @@
 //! `lsp_rename`: rename the symbol at a line through the language server, every file at
 //! once or none.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,15 +10,19 @@ use cc_lsp_client::workspace_edit::{self, FileChange};
 use cc_lsp_client::{LanguageServer, LspError, ServerPool, WatchedChange};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::apply;
 use super::open::{self, lsp_error, Opened};
 use super::rename_scope;
 use super::requests;
 use crate::error::ToolError;
+use crate::report::lsp::{
+    BuiltFrom, Leftovers, OtherSymbols, Place, RenameReport, Renamed, RenamedFile,
+};
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
+use crate::tool::report_output;
 use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
 
 /// A rename may search the whole project.
@@ -197,106 +200,17 @@ impl LspRenameTool {
         let _ = server.files_changed(&watched, &[]);
     }
 
-    /// What the text says about how complete the rename is.
-    fn completion_text(
-        &self,
-        old: &str,
-        identifier: bool,
-        mentions: &rename_scope::Mentions,
-        completion: &rename_scope::Completion,
-    ) -> String {
-        let mut text = String::new();
-        if !identifier {
-            text.push_str(&format!(
-                "\nnot checked for leftovers: `{old}` is not a plain identifier"
-            ));
-            return text;
-        }
-        if completion.added > 0 {
-            text.push_str(&format!(
-                "\n{} occurrence(s) the server's edit missed were confirmed as the same symbol and renamed too",
-                completion.added
-            ));
-        }
-        let place = |l: &rename_scope::Leftover| {
-            format!(
-                "  {}:{}: {} ({})",
-                self.root.relative(&l.path),
-                l.line,
-                l.text,
-                l.why
-            )
-        };
-        if completion.code.is_empty() && mentions.more == 0 {
-            text.push_str(&format!(
-                "\ncomplete: no code occurrence of `{old}` is left"
-            ));
-        } else {
-            text.push_str(&format!(
-                "\nINCOMPLETE: {} code occurrence(s) of `{old}` are left{}:",
-                completion.code.len(),
-                if mentions.more > 0 {
-                    format!(
-                        " ({} more file(s) mentioning it were not scanned)",
-                        mentions.more
-                    )
-                } else {
-                    String::new()
-                }
-            ));
-            for leftover in completion.code.iter().take(rename_scope::LISTED) {
-                text.push('\n');
-                text.push_str(&place(leftover));
-            }
-            if completion.code.len() > rename_scope::LISTED {
-                text.push_str(&format!(
-                    "\n  (first {} of {})",
-                    rename_scope::LISTED,
-                    completion.code.len()
-                ));
-            }
-        }
-        if !completion.comments.is_empty() {
-            text.push_str(&format!(
-                "\n{} mention(s) in comments or strings were left as they are{}:",
-                completion.comments.len(),
-                if completion.comments.len() > rename_scope::LISTED {
-                    format!(
-                        " (first {} of {})",
-                        rename_scope::LISTED,
-                        completion.comments.len()
-                    )
-                } else {
-                    String::new()
-                }
-            ));
-            for leftover in completion.comments.iter().take(rename_scope::LISTED) {
-                text.push('\n');
-                text.push_str(&place(leftover));
-            }
-        }
-        if !completion.other_symbols.is_empty() {
-            text.push_str(&format!(
-                "\n{} occurrence(s) of `{old}` are other symbols of the same name (left alone)",
-                completion.other_symbols.len()
-            ));
-        }
-        text
-    }
-
-    fn summary(&self, changes: &[FileChange]) -> Vec<Value> {
+    fn summary(&self, changes: &[FileChange]) -> Vec<RenamedFile> {
         changes
             .iter()
-            .map(|change| {
-                let mut row = json!({
-                    "path": self.root.relative(change.path()),
-                    "action": change.action(),
-                    "edits": change.edits(),
-                });
-                if let FileChange::Rename { from, .. } = change {
-                    row["from"] = json!(self.root.relative(from));
-                }
-                row
+            .map(|change| RenamedFile {
+                path: self.root.relative(change.path()),
+                action: change.action().to_owned(),
+                edits: change.edits(),
+                from: match change {
+                    FileChange::Rename { from, .. } => Some(self.root.relative(from)),
+                    _ => None,
+                },
             })
             .collect()
     }
@@ -322,6 +236,10 @@ impl Tool for LspRenameTool {
 
     fn input_schema(&self) -> Value {
         schema_for::<RenameArgs>()
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tool::output_schema_for::<RenameReport>())
     }
 
     fn parallel_safe(&self) -> bool {
@@ -484,67 +402,47 @@ impl Tool for LspRenameTool {
         ctx.note_renamed(&args.symbol, new_name).await;
         self.tell_server(&server, &changes);
         let written = apply::touched(&changes);
-        let files = self.summary(&changes);
-        let edits: usize = changes.iter().map(FileChange::edits).sum();
-        let complete = identifier && completion.code.is_empty() && mentions.more == 0;
-        let mut text = format!(
-            "renamed `{}` to `{new_name}`: {edits} edit(s) in {} file(s): {}",
-            args.symbol,
-            files.len(),
-            files
-                .iter()
-                .map(|f| format!("{} ({})", f["path"].as_str().unwrap_or(""), f["edits"]))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        if kotlin {
-            let _ = write!(
-                text,
-                " ({} cannot rename Kotlin: the edit was built from the uses the Kotlin \
-                 compiler resolves to the declaration, and the scan)",
-                server.name()
-            );
-        } else if from_references {
-            let _ = write!(
-                text,
-                " ({} cannot rename: the edit was built from its references and the scan)",
-                server.name()
-            );
-        }
-        text.push_str(&self.completion_text(&args.symbol, identifier, &mentions, &completion));
-        let listed = |items: &[rename_scope::Leftover]| -> Vec<Value> {
+        let listed = |items: &[rename_scope::Leftover]| -> Vec<Place> {
             items
                 .iter()
                 .take(rename_scope::LISTED)
-                .map(|l| l.to_json(&self.root))
+                .map(|l| l.place(&self.root))
                 .collect()
         };
-        let value = json!({
-            "renamed": {"from": args.symbol, "to": new_name, "file": opened.shown, "line": args.line},
-            "files": files,
-            "edits": edits,
-            "complete": complete,
-            "added_by_scan": completion.added,
-            "built_from": if kotlin {
-                "kotlin_compiler"
+        let report = RenameReport {
+            renamed: Renamed {
+                from: args.symbol.clone(),
+                to: new_name.to_owned(),
+                file: opened.shown.clone(),
+                line: args.line,
+            },
+            files: self.summary(&changes),
+            edits: changes.iter().map(FileChange::edits).sum(),
+            complete: identifier && completion.code.is_empty() && mentions.more == 0,
+            added_by_scan: completion.added,
+            built_from: if kotlin {
+                BuiltFrom::KotlinCompiler
             } else if from_references {
-                "references"
+                BuiltFrom::References
             } else {
-                "rename"
+                BuiltFrom::Rename
             },
-            "leftovers": {
-                "code": listed(&completion.code),
-                "code_total": completion.code.len(),
-                "comments": listed(&completion.comments),
-                "comments_total": completion.comments.len(),
+            leftovers: Leftovers {
+                code: listed(&completion.code),
+                code_total: completion.code.len(),
+                comments: listed(&completion.comments),
+                comments_total: completion.comments.len(),
             },
-            "other_symbols": {
-                "listed": listed(&completion.other_symbols),
-                "total": completion.other_symbols.len(),
+            other_symbols: OtherSymbols {
+                listed: listed(&completion.other_symbols),
+                total: completion.other_symbols.len(),
             },
-            "scanned_files": mentions.own.len() + mentions.elsewhere.len(),
-            "unscanned_files": mentions.more,
-        });
-        Ok(ToolOutput::new(value).with_text(text).with_written(written))
+            scanned_files: mentions.own.len() + mentions.elsewhere.len(),
+            unscanned_files: mentions.more,
+            leftovers_checked: identifier,
+            server: server.name().to_owned(),
+            diagnostics: None,
+        };
+        Ok(report_output(&report)?.with_written(written))
     }
 }

@@ -21,7 +21,7 @@ use cc_lsp_client::lsp_types::{
 use cc_lsp_client::position::{byte_offset, units};
 use cc_lsp_client::uri::{file_uri, uri_path, uri_to_path};
 use cc_lsp_client::{LanguageServer, ServerPool};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::requests::{self, AtPosition};
 use super::scan::{self, Place};
@@ -107,15 +107,6 @@ impl Leftover {
             confirmed_by: None,
             why: Some(self.why.clone()),
         }
-    }
-
-    pub(super) fn to_json(&self, root: &WorkspaceRoot) -> Value {
-        json!({
-            "path": root.relative(&self.path),
-            "line": self.line,
-            "text": self.text,
-            "why": self.why,
-        })
     }
 }
 
@@ -626,6 +617,7 @@ mod tests {
     use super::*;
     use cc_lsp_client::uri::path_to_uri;
     use cc_lsp_client::workspace_edit;
+    use serde_json::json;
 
     #[test]
     fn extra_edits_join_the_servers_list_of_the_same_file() {

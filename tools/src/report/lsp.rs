@@ -736,10 +736,216 @@ mod tests {
             ("| `status` |", properties::<LspStatusReport>()),
             ("| `reload` |", properties::<ReloadReport>()),
             ("| not supported |", properties::<UnsupportedReport>()),
+            ("| `lsp_rename` |", properties::<RenameReport>()),
         ];
         for (row, fields) in rows {
             assert!(fields.len() > 1, "{row}");
             assert_eq!(result_cell(row), fields, "the README's row {row}");
         }
+    }
+}
+
+/// What `lsp_rename` renamed: the symbol as asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Renamed {
+    /// The old name.
+    pub from: String,
+    /// The new name.
+    pub to: String,
+    /// The file it was asked in.
+    pub file: String,
+    /// The line it was asked at.
+    pub line: usize,
+}
+
+/// One file the rename changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RenamedFile {
+    /// The file, relative to the root.
+    pub path: String,
+    /// `modified`, `created`, `renamed` or `deleted`.
+    pub action: String,
+    /// Edits in it.
+    pub edits: usize,
+    /// A renamed file's old path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+}
+
+/// How the rename's edit was built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BuiltFrom {
+    /// The server's rename.
+    Rename,
+    /// The server's references (it cannot rename), and the scan.
+    References,
+    /// The uses the Kotlin compiler resolves to a Kotlin declaration, and the scan.
+    KotlinCompiler,
+}
+
+/// Occurrences of the old name left after the rename.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Leftovers {
+    /// In code (the first few, with why).
+    pub code: Vec<Place>,
+    /// How many in code.
+    pub code_total: usize,
+    /// In comments and strings, left as they are (the first few).
+    pub comments: Vec<Place>,
+    /// How many there.
+    pub comments_total: usize,
+}
+
+/// Occurrences of the old name that are other symbols (left alone).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OtherSymbols {
+    /// The first few.
+    pub listed: Vec<Place>,
+    /// How many in all.
+    pub total: usize,
+}
+
+/// `lsp_rename`'s result: every file written, or none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RenameReport {
+    /// The symbol renamed.
+    pub renamed: Renamed,
+    /// The files changed.
+    pub files: Vec<RenamedFile>,
+    /// Edits in all.
+    pub edits: usize,
+    /// No code occurrence of the old name is left, and every file that mentions it was
+    /// scanned.
+    pub complete: bool,
+    /// Occurrences the server's edit missed that it confirmed as the symbol: renamed too.
+    pub added_by_scan: usize,
+    /// How the edit was built.
+    pub built_from: BuiltFrom,
+    /// What is left of the old name.
+    pub leftovers: Leftovers,
+    /// Occurrences that are other symbols.
+    pub other_symbols: OtherSymbols,
+    /// Files scanned for the old name.
+    pub scanned_files: usize,
+    /// Files mentioning it that were not scanned.
+    pub unscanned_files: usize,
+    /// Whether the scan for leftovers ran (not for a name that is not a plain identifier).
+    pub leftovers_checked: bool,
+    /// The server that renamed.
+    pub server: String,
+    /// What the write's checks found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<super::WriteReport>,
+}
+
+impl RenameReport {
+    /// What the text says about how complete the rename is.
+    fn completion(&self) -> String {
+        let old = &self.renamed.from;
+        if !self.leftovers_checked {
+            return format!("\nnot checked for leftovers: `{old}` is not a plain identifier");
+        }
+        let mut text = String::new();
+        if self.added_by_scan > 0 {
+            text.push_str(&format!(
+                "\n{} occurrence(s) the server's edit missed were confirmed as the same symbol and renamed too",
+                self.added_by_scan
+            ));
+        }
+        let place = |l: &Place| {
+            format!(
+                "\n  {}:{}: {} ({})",
+                l.path,
+                l.line,
+                l.text,
+                l.why.as_deref().unwrap_or_default()
+            )
+        };
+        let leftovers = &self.leftovers;
+        if leftovers.code_total == 0 && self.unscanned_files == 0 {
+            text.push_str(&format!(
+                "\ncomplete: no code occurrence of `{old}` is left"
+            ));
+        } else {
+            text.push_str(&format!(
+                "\nINCOMPLETE: {} code occurrence(s) of `{old}` are left{}:",
+                leftovers.code_total,
+                if self.unscanned_files > 0 {
+                    format!(
+                        " ({} more file(s) mentioning it were not scanned)",
+                        self.unscanned_files
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+            text.extend(leftovers.code.iter().map(place));
+            if leftovers.code_total > leftovers.code.len() {
+                text.push_str(&format!(
+                    "\n  (first {} of {})",
+                    leftovers.code.len(),
+                    leftovers.code_total
+                ));
+            }
+        }
+        if leftovers.comments_total > 0 {
+            text.push_str(&format!(
+                "\n{} mention(s) in comments or strings were left as they are{}:",
+                leftovers.comments_total,
+                if leftovers.comments_total > leftovers.comments.len() {
+                    format!(
+                        " (first {} of {})",
+                        leftovers.comments.len(),
+                        leftovers.comments_total
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+            text.extend(leftovers.comments.iter().map(place));
+        }
+        if self.other_symbols.total > 0 {
+            text.push_str(&format!(
+                "\n{} occurrence(s) of `{old}` are other symbols of the same name (left alone)",
+                self.other_symbols.total
+            ));
+        }
+        text
+    }
+}
+
+impl Render for RenameReport {
+    fn render(&self) -> String {
+        let mut text = format!(
+            "renamed `{}` to `{}`: {} edit(s) in {} file(s): {}",
+            self.renamed.from,
+            self.renamed.to,
+            self.edits,
+            self.files.len(),
+            self.files
+                .iter()
+                .map(|f| format!("{} ({})", f.path, f.edits))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        match self.built_from {
+            BuiltFrom::KotlinCompiler => text.push_str(&format!(
+                " ({} cannot rename Kotlin: the edit was built from the uses the Kotlin \
+                 compiler resolves to the declaration, and the scan)",
+                self.server
+            )),
+            BuiltFrom::References => text.push_str(&format!(
+                " ({} cannot rename: the edit was built from its references and the scan)",
+                self.server
+            )),
+            BuiltFrom::Rename => {}
+        }
+        text.push_str(&self.completion());
+        if let Some(diagnostics) = self.diagnostics.as_ref().filter(|d| !d.is_empty()) {
+            text.push('\n');
+            text.push_str(&diagnostics.render());
+        }
+        text
     }
 }

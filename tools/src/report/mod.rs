@@ -4,6 +4,7 @@
 //! the type instead of keys of a `serde_json::Value`.
 
 pub mod eval;
+pub mod files;
 pub mod graph;
 pub mod lsp;
 pub mod structural;

@@ -8,8 +8,6 @@ use async_trait::async_trait;
 use cc_structural::Languages;
 use serde_json::Value;
 
-use crate::report::structural::{AstEditReport, GrepResult, ResolveReport};
-use crate::report::Render;
 use crate::{AfterWrite, AllowAll, Approver, Registry, Resources, Run};
 
 /// Records the paths the diagnostics-on-write hook is given.
@@ -50,33 +48,16 @@ pub(super) fn registry(dir: &Path) -> Registry {
     registry_with(dir, Arc::new(AllowAll), None)
 }
 
-/// The call's JSON result, or its error envelope. A result is its tool's typed report: read
-/// back as that type, it serializes to the same JSON and renders the same text.
+/// The call's JSON result, or its error envelope; a result is checked to be its tool's typed
+/// report ([`crate::testing::assert_typed_result`]).
 pub(super) async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
     match registry.call(tool, args).await {
         Ok(output) => {
-            let text = output.render_text();
-            match tool {
-                "ast_grep" => reads_back::<GrepResult>(&output.value, &text),
-                "ast_edit" => reads_back::<AstEditReport>(&output.value, &text),
-                "resolve" => reads_back::<ResolveReport>(&output.value, &text),
-                _ => {}
-            }
+            crate::testing::assert_typed_result(tool, &output.value, &output.render_text());
             output.value
         }
         Err(error) => error.to_envelope(),
     }
-}
-
-/// `value` reads back as `R`, which serializes to `value` and renders `text`.
-pub(super) fn reads_back<R>(value: &Value, text: &str)
-where
-    R: serde::de::DeserializeOwned + serde::Serialize + Render,
-{
-    let report: R = serde_json::from_value(value.clone())
-        .unwrap_or_else(|error| panic!("not the typed report ({error}): {value:#}"));
-    assert_eq!(&serde_json::to_value(&report).unwrap(), value);
-    assert_eq!(report.render(), text);
 }
 
 /// Writes `content` at `path` under `root`, creating folders.

@@ -722,10 +722,7 @@ async fn every_match_of_a_real_project_comes_back_as_the_search_found_it() {
             );
         }
         assert_eq!(spooled.render_text(), whole.render_text());
-        super::test_support::reads_back::<crate::report::structural::GrepResult>(
-            &whole.value,
-            &whole.render_text(),
-        );
+        crate::testing::assert_typed_result("ast_grep", &whole.value, &whole.render_text());
     }
 }
 
@@ -789,7 +786,7 @@ async fn the_text_of_a_huge_result_lists_the_first_matches_and_says_so() {
     assert!(text.contains(&format!("… {} more returned", 2_999 - listed)));
     assert_eq!(output.value["matches"].as_array().unwrap().len(), 2_999);
     assert_eq!(output.value["truncated"], true);
-    super::test_support::reads_back::<crate::report::structural::GrepResult>(&output.value, &text);
+    crate::testing::assert_typed_result("ast_grep", &output.value, &text);
 }
 
 #[tokio::test]

@@ -191,39 +191,9 @@ pub fn assert_typed_diagnostics(result: &Value) {
     );
 }
 
-/// A `graph` result is the typed report: read back as [`cc_tools::report::GraphReport`] it
-/// serializes to the same JSON and renders the same text (a Rust host's type, the JSON and
-/// the agent's text say the same).
+/// A `graph` result is the typed report (see [`cc_tools::testing::assert_typed_result`]).
 pub fn assert_graph_report(value: &Value, text: &str) {
-    assert_typed::<cc_tools::report::GraphReport>(value, text);
-}
-
-/// A result of tool `R` reads back as `R`, which serializes to the same JSON and renders the
-/// same text. The run's notices (and their `note:` lines), which the registry adds to any
-/// result, are set aside first.
-pub fn assert_typed<R>(value: &Value, text: &str)
-where
-    R: serde::de::DeserializeOwned + serde::Serialize + cc_tools::report::Render,
-{
-    let mut value = value.clone();
-    let mut text = text.to_owned();
-    if let Some(Value::Array(notices)) = value.as_object_mut().and_then(|o| o.remove("notices")) {
-        for notice in notices.iter().rev() {
-            let line = format!("\nnote: {}", notice["message"].as_str().unwrap_or(""));
-            text = text
-                .strip_suffix(&line)
-                .unwrap_or_else(|| panic!("no {line:?} at the end of {text}"))
-                .to_owned();
-        }
-    }
-    let report: R = serde_json::from_value(value.clone())
-        .unwrap_or_else(|error| panic!("not the typed report ({error}): {value:#}"));
-    assert_eq!(
-        serde_json::to_value(&report).unwrap(),
-        value,
-        "the result carries what the report does not"
-    );
-    assert_eq!(report.render(), text, "the text is not the report's");
+    cc_tools::testing::assert_typed_result("graph", value, text);
 }
 
 /// A project with the default [`Setup`].
@@ -237,12 +207,7 @@ impl Project {
         match self.registry.call(tool, args).await {
             Ok(output) => {
                 assert_typed_diagnostics(&output.value);
-                let text = output.render_text();
-                match tool {
-                    "graph" => assert_typed::<cc_tools::report::GraphReport>(&output.value, &text),
-                    "lsp" => assert_typed::<cc_tools::report::lsp::LspReport>(&output.value, &text),
-                    _ => {}
-                }
+                cc_tools::testing::assert_typed_result(tool, &output.value, &output.render_text());
                 output.value
             }
             Err(error) => error.to_envelope(),
