@@ -109,6 +109,10 @@ pub fn assert_typed_result(tool: &str, value: &serde_json::Value, text: &str) {
         "ast_edit" => reads_back::<structural::AstEditReport>(value, text),
         "resolve" => reads_back::<structural::ResolveReport>(value, text),
         "eval" => reads_back::<eval::EvalReport>(value, text),
+        "vibe_list" => reads_back::<crate::vibe::VibeListReport>(value, text),
+        "vibe_spawn" | "vibe_send" | "vibe_wait" | "vibe_kill" => {
+            reads_back::<crate::vibe::WorkerSnapshot>(value, text);
+        }
         _ => {}
     }
 }

@@ -30,7 +30,10 @@ fn registry(dir: &std::path::Path) -> Registry {
 
 async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
     match registry.call(tool, args).await {
-        Ok(output) => output.value,
+        Ok(output) => {
+            cc_tools::testing::assert_typed_result(tool, &output.value, &output.render_text());
+            output.value
+        }
         Err(error) => error.to_envelope(),
     }
 }

@@ -90,12 +90,16 @@ impl Fixture {
     }
 
     async fn eval_with(&self, args: Value, options: CallOptions) -> Result<ToolOutput, ToolError> {
-        tokio::time::timeout(
+        let result = tokio::time::timeout(
             Duration::from_secs(120),
             self.registry.call_with("eval", args, options),
         )
         .await
-        .expect("eval finished within 2 minutes")
+        .expect("eval finished within 2 minutes");
+        if let Ok(output) = &result {
+            crate::testing::assert_typed_result("eval", &output.value, &output.render_text());
+        }
+        result
     }
 
     async fn py(&self, code: &str) -> Value {

@@ -9,4 +9,4 @@ mod roster;
 mod tools;
 
 pub use roster::{Roster, WorkerBackend, WorkerSnapshot, WorkerState, WorkerTier};
-pub use tools::register;
+pub use tools::{register, VibeListReport};

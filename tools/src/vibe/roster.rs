@@ -43,7 +43,7 @@ pub trait WorkerBackend: Send + Sync {
 }
 
 /// Where a worker is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkerState {
     /// Working on its brief.
@@ -64,7 +64,7 @@ impl WorkerState {
 }
 
 /// A worker as the agent sees it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct WorkerSnapshot {
     /// Its id (`w1`, …).
     pub worker_id: String,

@@ -5,14 +5,17 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::roster::{Roster, RosterError, WorkerSnapshot, WorkerTier};
 use crate::error::ToolError;
 use crate::registry::RegistryBuilder;
+use crate::report::Render;
 use crate::tier::Tier;
-use crate::tool::{parse_args, schema_for, CallContext, Tool, ToolOutput};
+use crate::tool::{
+    output_schema_for, parse_args, report_output, schema_for, CallContext, Tool, ToolOutput,
+};
 
 /// How long `vibe_wait` waits when the agent gives no timeout.
 const DEFAULT_WAIT: Duration = Duration::from_secs(300);
@@ -100,27 +103,45 @@ fn roster_error(error: RosterError) -> ToolError {
     ToolError::new(kind, error.to_string())
 }
 
-fn snapshot_json(snapshot: &WorkerSnapshot) -> Value {
-    serde_json::to_value(snapshot).unwrap_or_else(|_| json!({"worker_id": snapshot.worker_id}))
+impl Render for WorkerSnapshot {
+    fn render(&self) -> String {
+        let mut line = format!(
+            "{} [{}] {} ({:?}, {:.1}s, run {})",
+            self.worker_id,
+            self.tier.as_str(),
+            self.label,
+            self.state,
+            self.elapsed_seconds,
+            self.runs
+        );
+        if let Some(error) = &self.last_error {
+            line.push_str(&format!("\nerror: {error}"));
+        }
+        if let Some(result) = &self.last_result {
+            line.push_str(&format!("\nresult: {result}"));
+        }
+        line
+    }
 }
 
-fn render(snapshot: &WorkerSnapshot) -> String {
-    let mut line = format!(
-        "{} [{}] {} ({:?}, {:.1}s, run {})",
-        snapshot.worker_id,
-        snapshot.tier.as_str(),
-        snapshot.label,
-        snapshot.state,
-        snapshot.elapsed_seconds,
-        snapshot.runs
-    );
-    if let Some(error) = &snapshot.last_error {
-        line.push_str(&format!("\nerror: {error}"));
+/// `vibe_list`: the run's workers, each result cut to [`LIST_RESULT_CHARS`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct VibeListReport {
+    /// The workers, in the order they were started.
+    pub workers: Vec<WorkerSnapshot>,
+}
+
+impl Render for VibeListReport {
+    fn render(&self) -> String {
+        if self.workers.is_empty() {
+            return "no workers".to_owned();
+        }
+        self.workers
+            .iter()
+            .map(Render::render)
+            .collect::<Vec<_>>()
+            .join("\n")
     }
-    if let Some(result) = &snapshot.last_result {
-        line.push_str(&format!("\nresult: {result}"));
-    }
-    line
 }
 
 #[async_trait]
@@ -166,6 +187,13 @@ impl Tool for VibeTool {
         }
     }
 
+    fn output_schema(&self) -> Option<Value> {
+        Some(match self.op {
+            Op::List => output_schema_for::<VibeListReport>(),
+            _ => output_schema_for::<WorkerSnapshot>(),
+        })
+    }
+
     async fn call(&self, _ctx: &CallContext, args: Value) -> Result<ToolOutput, ToolError> {
         let snapshot = match self.op {
             Op::Spawn => {
@@ -207,29 +235,18 @@ impl Tool for VibeTool {
             }
             Op::List => {
                 let _: ListArgs = parse_args(args)?;
-                let workers = self.roster.list();
-                let shown: Vec<Value> = workers
-                    .iter()
-                    .map(|worker| {
-                        let mut value = snapshot_json(worker);
-                        if let Some(result) = &worker.last_result {
-                            if result.chars().count() > LIST_RESULT_CHARS {
-                                let cut: String = result.chars().take(LIST_RESULT_CHARS).collect();
-                                value["last_result"] =
-                                    json!(format!("{cut}… (vibe_wait shows all)"));
-                            }
+                let mut workers = self.roster.list();
+                for worker in &mut workers {
+                    if let Some(result) = &mut worker.last_result {
+                        if result.chars().count() > LIST_RESULT_CHARS {
+                            let cut: String = result.chars().take(LIST_RESULT_CHARS).collect();
+                            *result = format!("{cut}… (vibe_wait shows all)");
                         }
-                        value
-                    })
-                    .collect();
-                let text = if workers.is_empty() {
-                    "no workers".to_owned()
-                } else {
-                    workers.iter().map(render).collect::<Vec<_>>().join("\n")
-                };
-                return Ok(ToolOutput::new(json!({ "workers": shown })).with_text(text));
+                    }
+                }
+                return report_output(&VibeListReport { workers });
             }
         };
-        Ok(ToolOutput::new(snapshot_json(&snapshot)).with_text(render(&snapshot)))
+        report_output(&snapshot)
     }
 }
