@@ -19,8 +19,8 @@ use super::{
 };
 use crate::error::{kinds, ToolError};
 use crate::report::structural::{
-    AstEditReport, EditStatus, EditWarning, FileReason, ResolveReport, ResolveStatus,
-    SkippedRewrite, StagedFileReport, StagedLimits,
+    AstEditReport, EditStatus, EditWarning, ResolveReport, ResolveStatus, SkippedRewrite,
+    StagedFileReport, StagedLimits,
 };
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
@@ -475,14 +475,7 @@ impl AstEditTool {
                 .collect(),
             skipped_nested: staged.skipped_nested,
             skipped,
-            skipped_files: staged
-                .skipped
-                .iter()
-                .map(|s| FileReason {
-                    path: shown(root, &s.path),
-                    reason: s.reason.clone(),
-                })
-                .collect(),
+            skipped_files: super::grep::skipped_files(root, &staged.skipped),
             parse_errors: super::grep::parse_errors(root, &staged.parse_errors),
             parse_errors_total: staged.parse_errors_total,
             edit_id: None,

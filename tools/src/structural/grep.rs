@@ -344,14 +344,7 @@ fn grep_report(
         total: result.total,
         truncated: result.truncated(),
         cancelled: result.cancelled,
-        skipped: result
-            .skipped
-            .iter()
-            .map(|s| FileReason {
-                path: shown(root, &s.path),
-                reason: s.reason.clone(),
-            })
-            .collect(),
+        skipped: skipped_files(root, &result.skipped),
         too_large: result
             .too_large
             .iter()
@@ -365,6 +358,20 @@ fn grep_report(
         undecided: result.exhausted,
         left_out_by_ignore,
     }
+}
+
+/// The files not read, with why, as results list them.
+pub(super) fn skipped_files(
+    root: &WorkspaceRoot,
+    skipped: &[cc_structural::search::Skipped],
+) -> Vec<FileReason> {
+    skipped
+        .iter()
+        .map(|s| FileReason {
+            path: shown(root, &s.path),
+            reason: s.reason.clone(),
+        })
+        .collect()
 }
 
 /// The files with syntax errors, as results list them.
