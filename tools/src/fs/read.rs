@@ -170,13 +170,49 @@ impl Tool for ReadTool {
     }
 }
 
-fn read(
+/// Skips to the first line asked for (`offset`), or stays at `byte_offset`: the number of
+/// the line the reader is at (none inside a line reached by a byte offset).
+fn first_line<R: Read>(
+    lines: &mut Lines<R>,
+    args: &ReadArgs,
+    start: u64,
+    shown: &str,
+    limits: FileLimits,
+    io: impl Fn(std::io::Error) -> ToolError,
+) -> Result<Option<u64>, ToolError> {
+    if args.byte_offset.is_some() {
+        return Ok((start == 0).then_some(1));
+    }
+    let offset = args.offset.unwrap_or(1).max(1);
+    let mut skipped = 1;
+    while skipped < offset {
+        match lines.skip_line().map_err(&io)? {
+            Skip::Line => skipped += 1,
+            Skip::End => break,
+            Skip::Budget => {
+                return Err(ToolError::new(
+                    "too_large",
+                    format!(
+                        "`{shown}` has no line {offset} within the first {} bytes read; \
+                         use `byte_offset` to start further in",
+                        limits.scan_bytes
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(Some(skipped))
+}
+
+/// The file opened as a regular file, its reader at `byte_offset` (within the file): the
+/// lines, the file's size and where reading starts.
+fn open_at(
     root: &WorkspaceRoot,
     path: &std::path::Path,
     shown: &str,
-    args: &ReadArgs,
+    byte_offset: Option<u64>,
     limits: FileLimits,
-) -> Result<ToolOutput, ToolError> {
+) -> Result<(Lines<std::fs::File>, u64, u64), ToolError> {
     let io = |error: std::io::Error| root.io_error("read", shown, &error);
     let mut file = super::open_regular(root, path, shown)?.ok_or_else(|| {
         ToolError::new(
@@ -185,42 +221,31 @@ fn read(
         )
     })?;
     let size = file.metadata().map_err(io)?.len();
-    let limit =
-        usize::try_from(args.limit.unwrap_or(DEFAULT_LIMIT as u64).max(1)).unwrap_or(usize::MAX);
-    let start = args.byte_offset.unwrap_or(0).min(size);
+    let start = byte_offset.unwrap_or(0).min(size);
     if start > 0 {
         file.seek(SeekFrom::Start(start)).map_err(io)?;
     }
-    let mut lines = Lines {
+    let lines = Lines {
         reader: BufReader::with_capacity(64 * 1024, file),
         position: start,
         budget: limits.scan_bytes,
     };
+    Ok((lines, size, start))
+}
+
+fn read(
+    root: &WorkspaceRoot,
+    path: &std::path::Path,
+    shown: &str,
+    args: &ReadArgs,
+    limits: FileLimits,
+) -> Result<ToolOutput, ToolError> {
+    let io = |error: std::io::Error| root.io_error("read", shown, &error);
+    let (mut lines, size, start) = open_at(root, path, shown, args.byte_offset, limits)?;
+    let limit =
+        usize::try_from(args.limit.unwrap_or(DEFAULT_LIMIT as u64).max(1)).unwrap_or(usize::MAX);
     // Where the first returned line is: by line number, or at a byte.
-    let mut line_no: Option<u64> = None;
-    if args.byte_offset.is_none() {
-        let offset = args.offset.unwrap_or(1).max(1);
-        let mut skipped = 1;
-        while skipped < offset {
-            match lines.skip_line().map_err(io)? {
-                Skip::Line => skipped += 1,
-                Skip::End => break,
-                Skip::Budget => {
-                    return Err(ToolError::new(
-                        "too_large",
-                        format!(
-                            "`{shown}` has no line {offset} within the first {} bytes read; \
-                             use `byte_offset` to start further in",
-                            limits.scan_bytes
-                        ),
-                    ))
-                }
-            }
-        }
-        line_no = Some(skipped);
-    } else if start == 0 {
-        line_no = Some(1);
-    }
+    let mut line_no = first_line(&mut lines, args, start, shown, limits, io)?;
     let first_line = line_no;
 
     let mut content = String::new();

@@ -162,56 +162,47 @@ pub(crate) fn symbols(
 ) -> Vec<SymbolEntry> {
     let mut out = Vec::new();
     let mut lines = Lines::default();
-    fn walk(
-        root: &WorkspaceRoot,
-        lines: &mut Lines,
-        uri: Option<&str>,
-        items: &[Value],
-        container: Option<&str>,
-        out: &mut Vec<SymbolEntry>,
-    ) {
-        for item in items {
-            let name = item.get("name").and_then(Value::as_str).unwrap_or("");
-            let kind = symbol_kind(item.get("kind").and_then(Value::as_u64));
-            let (item_uri, range) = match item.get("location") {
-                Some(location) => (
-                    location.get("uri").and_then(Value::as_str),
-                    location.get("range"),
-                ),
-                None => (
-                    uri,
-                    item.get("selectionRange").or_else(|| item.get("range")),
-                ),
-            };
-            let line0 = range
-                .and_then(|r| r.get("start"))
-                .and_then(|s| s.get("line"))
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            let (path, line, text) = match item_uri {
-                Some(u) => {
-                    let place = location(root, lines, u, line0);
-                    (Some(place.path), place.line, Some(place.text))
-                }
-                None => (None, line0 + 1, None),
-            };
-            let container = container.or_else(|| item.get("containerName").and_then(Value::as_str));
-            let entry = SymbolEntry {
-                path,
-                line,
-                text,
-                name: name.to_owned(),
-                kind: kind.to_owned(),
-                container: container.filter(|c| !c.is_empty()).map(str::to_owned),
-            };
-            out.push(entry);
-            if let Some(children) = item.get("children").and_then(Value::as_array) {
-                walk(root, lines, uri, children, Some(name), out);
+    // Depth first, in the server's order, without recursion: each item with the name of the
+    // symbol it is in.
+    let top: &[Value] = answer.as_array().map_or(&[], Vec::as_slice);
+    let mut stack: Vec<(&Value, Option<&str>)> = top.iter().rev().map(|i| (i, None)).collect();
+    while let Some((item, container)) = stack.pop() {
+        let name = item.get("name").and_then(Value::as_str).unwrap_or("");
+        let kind = symbol_kind(item.get("kind").and_then(Value::as_u64));
+        let (item_uri, range) = match item.get("location") {
+            Some(location) => (
+                location.get("uri").and_then(Value::as_str),
+                location.get("range"),
+            ),
+            None => (
+                file_uri,
+                item.get("selectionRange").or_else(|| item.get("range")),
+            ),
+        };
+        let line0 = range
+            .and_then(|r| r.get("start"))
+            .and_then(|s| s.get("line"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let (path, line, text) = match item_uri {
+            Some(u) => {
+                let place = location(root, &mut lines, u, line0);
+                (Some(place.path), place.line, Some(place.text))
             }
+            None => (None, line0 + 1, None),
+        };
+        let container = container.or_else(|| item.get("containerName").and_then(Value::as_str));
+        out.push(SymbolEntry {
+            path,
+            line,
+            text,
+            name: name.to_owned(),
+            kind: kind.to_owned(),
+            container: container.filter(|c| !c.is_empty()).map(str::to_owned),
+        });
+        if let Some(children) = item.get("children").and_then(Value::as_array) {
+            stack.extend(children.iter().rev().map(|child| (child, Some(name))));
         }
-    }
-    if let Some(items) = answer.as_array() {
-        walk(root, &mut lines, file_uri, items, None, &mut out);
     }
     out
 }

@@ -24,19 +24,23 @@ fn checker_error(error: &CheckerError) -> ToolError {
     ToolError::new(error.kind(), error.to_string())
 }
 
-/// Runs the checker of every project in the workspace (or of `language`'s only).
-pub(crate) async fn check(
+/// A checker that failed: its language, its project's root, and why.
+type Failure = (String, String, CheckerError);
+
+/// Runs the checker of every project (or of `language`'s), reporting progress; the checks
+/// that ran and the failures. None ran: the error that says why.
+async fn run_checkers(
     ctx: &CallContext,
     pool: &ServerPool,
     root: &WorkspaceRoot,
     language: Option<&str>,
-) -> Result<ProjectCheckReport, ToolError> {
+) -> Result<(Vec<ProjectCheck>, Vec<Failure>), ToolError> {
     let checker = ProjectChecker::for_pool(pool);
     let targets = checker
         .project_targets(language)
         .map_err(|u| ToolError::new(kinds::NOT_AVAILABLE, u.reason))?;
     let mut checks: Vec<ProjectCheck> = Vec::new();
-    let mut failures: Vec<(String, String, CheckerError)> = Vec::new();
+    let mut failures: Vec<Failure> = Vec::new();
     let count = targets.len() as f64;
     for (index, target) in targets.iter().enumerate() {
         let shown_root = root.relative(&target.root);
@@ -67,25 +71,15 @@ pub(crate) async fn check(
             format!("no project checker could run: {}", reasons.join("; ")),
         ));
     }
+    Ok((checks, failures))
+}
 
-    // Errors that only say a dependency is not on disk: one note per project, not a flood.
-    let mut missing_by_check: Vec<MissingDependencies> = Vec::new();
-    for check in &mut checks {
-        let (kept, missing) = without_missing_in(&check.diagnostics, &check.root);
-        check.diagnostics = kept;
-        missing_by_check.push(missing);
-    }
-    let mut found: Vec<(String, &cc_lsp_client::Diagnostic)> = checks
-        .iter()
-        .flat_map(|check| check.diagnostics.iter())
-        .filter(|d| d.diagnostic.is_problem())
-        .map(|d| (root.relative(&d.path), &d.diagnostic))
-        .collect();
-    // Errors first; among them, the files with the fewest first: a caller a change broke
-    // has one or two, while a file whose libraries are missing has dozens that follow from
-    // them, and the list is cut.
+/// Errors first; among them, the files with the fewest first: a caller a change broke has
+/// one or two, while a file whose libraries are missing has dozens that follow from them, and
+/// the list is cut.
+fn sort_for_listing(found: &mut [(String, &cc_lsp_client::Diagnostic)]) {
     let mut per_file: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for (path, d) in &found {
+    for (path, d) in found.iter() {
         if d.severity == Severity::Error {
             *per_file.entry(path.clone()).or_default() += 1;
         }
@@ -107,6 +101,31 @@ pub(crate) async fn check(
                 b.character,
             ))
     });
+}
+
+/// Runs the checker of every project in the workspace (or of `language`'s only).
+pub(crate) async fn check(
+    ctx: &CallContext,
+    pool: &ServerPool,
+    root: &WorkspaceRoot,
+    language: Option<&str>,
+) -> Result<ProjectCheckReport, ToolError> {
+    let (mut checks, failures) = run_checkers(ctx, pool, root, language).await?;
+
+    // Errors that only say a dependency is not on disk: one note per project, not a flood.
+    let mut missing_by_check: Vec<MissingDependencies> = Vec::new();
+    for check in &mut checks {
+        let (kept, missing) = without_missing_in(&check.diagnostics, &check.root);
+        check.diagnostics = kept;
+        missing_by_check.push(missing);
+    }
+    let mut found: Vec<(String, &cc_lsp_client::Diagnostic)> = checks
+        .iter()
+        .flat_map(|check| check.diagnostics.iter())
+        .filter(|d| d.diagnostic.is_problem())
+        .map(|d| (root.relative(&d.path), &d.diagnostic))
+        .collect();
+    sort_for_listing(&mut found);
     let total = found.len();
     let listed: Vec<NewDiagnostic> = found
         .iter()

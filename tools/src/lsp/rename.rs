@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use cc_lsp_client::lsp_types::TextDocumentPositionParams;
 use cc_lsp_client::workspace_edit::{self, FileChange};
-use cc_lsp_client::{LanguageServer, LspError, ServerPool, WatchedChange};
+use cc_lsp_client::{LanguageServer, Located, LspError, ServerPool, WatchedChange};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -216,6 +216,155 @@ impl LspRenameTool {
     }
 }
 
+/// What the rename is asked: the symbol at its place, and the new name.
+struct Asked<'a> {
+    opened: &'a Opened,
+    at: &'a Located,
+    symbol: &'a str,
+    new_name: &'a str,
+    line: usize,
+}
+
+/// How the edit will be built: the server's rename; its references when it cannot rename
+/// (intelephense's free features), completed by the scan as any other; or, for a Kotlin
+/// declaration JDT LS cannot rename, the uses the Kotlin compiler finds.
+fn built_from(opened: &Opened) -> Result<BuiltFrom, ToolError> {
+    if !opened.server.spec().diagnoses(&opened.path)
+        && cc_lsp_client::kotlin::compiles(&opened.path)
+    {
+        return Ok(BuiltFrom::KotlinCompiler);
+    }
+    if opened
+        .server
+        .supports("renameProvider", "textDocument/rename")
+    {
+        return Ok(BuiltFrom::Rename);
+    }
+    if opened
+        .server
+        .supports("referencesProvider", "textDocument/references")
+    {
+        return Ok(BuiltFrom::References);
+    }
+    Err(ToolError::new(
+        "not_supported",
+        format!(
+            "not supported by {}: it can neither rename nor find references",
+            opened.server.name()
+        ),
+    ))
+}
+
+impl LspRenameTool {
+    /// The server's workspace edit for the rename (built as `built_from` says), or why there
+    /// is none.
+    async fn server_edit(
+        &self,
+        asked: &Asked<'_>,
+        built_from: BuiltFrom,
+        position: TextDocumentPositionParams,
+        mentions: &rename_scope::Mentions,
+    ) -> Result<Value, ToolError> {
+        let Asked {
+            opened,
+            at,
+            symbol,
+            new_name,
+            line,
+        } = *asked;
+        let answer = match built_from {
+            BuiltFrom::KotlinCompiler => Ok(super::kotlin_rename::edit(
+                &self.pool, &self.root, opened, at, symbol, new_name, mentions,
+            )
+            .await?),
+            BuiltFrom::Rename => {
+                requests::rename(&opened.server, position, new_name, RENAME_TIMEOUT).await
+            }
+            BuiltFrom::References => {
+                rename_scope::edit_from_references(
+                    &opened.server,
+                    position,
+                    symbol,
+                    new_name,
+                    RENAME_TIMEOUT,
+                )
+                .await
+            }
+        };
+        let edit = match answer {
+            Ok(edit) => edit,
+            Err(LspError::Server { message, .. }) => {
+                return Err(refused(
+                    "cannot_rename",
+                    format!(
+                        "{} refused to rename `{symbol}` to `{new_name}`: {message}",
+                        opened.server.name(),
+                    ),
+                ))
+            }
+            Err(error) => return Err(lsp_error(error)),
+        };
+        if edit.is_null() {
+            return Err(refused(
+                "cannot_rename",
+                format!(
+                    "{} found nothing to rename at `{symbol}` in {}:{line}",
+                    opened.server.name(),
+                    opened.shown,
+                ),
+            ));
+        }
+        Ok(edit)
+    }
+
+    /// What the rename did, as its report.
+    fn report(
+        &self,
+        asked: &Asked<'_>,
+        built_from: BuiltFrom,
+        changes: &[FileChange],
+        completion: &rename_scope::Completion,
+        mentions: &rename_scope::Mentions,
+    ) -> RenameReport {
+        let identifier = is_identifier(asked.symbol);
+        let listed = |items: &[rename_scope::Leftover]| -> Vec<Place> {
+            items
+                .iter()
+                .take(rename_scope::LISTED)
+                .map(|l| l.place(&self.root))
+                .collect()
+        };
+        RenameReport {
+            renamed: Renamed {
+                from: asked.symbol.to_owned(),
+                to: asked.new_name.to_owned(),
+                file: asked.opened.shown.clone(),
+                line: asked.line,
+            },
+            files: self.summary(changes),
+            edits: changes.iter().map(FileChange::edits).sum(),
+            complete: identifier && completion.code.is_empty() && mentions.more == 0,
+            added_by_scan: completion.added,
+            built_from,
+            leftovers: Leftovers {
+                code: listed(&completion.code),
+                code_total: completion.code.len(),
+                comments: listed(&completion.comments),
+                comments_total: completion.comments.len(),
+            },
+            other_symbols: OtherSymbols {
+                listed: listed(&completion.other_symbols),
+                total: completion.other_symbols.len(),
+            },
+            scanned_files: mentions.own.len() + mentions.elsewhere.len(),
+            unscanned_files: mentions.more,
+            leftovers_checked: identifier,
+            server: asked.opened.server.name().to_owned(),
+            diagnostics: None,
+        }
+    }
+}
+
 #[async_trait]
 impl Tool for LspRenameTool {
     fn name(&self) -> &str {
@@ -261,24 +410,7 @@ impl Tool for LspRenameTool {
         }
         let opened = open::open(ctx, &self.pool, &self.root, Some(&args.file)).await?;
         let at = open::position(&opened, Some(args.line), Some(&args.symbol))?;
-        let renames = opened
-            .server
-            .supports("renameProvider", "textDocument/rename");
-        // A server that finds references but cannot rename (intelephense's free features):
-        // the rename is built from its references, then completed by the scan as any other.
-        let from_references = !renames
-            && opened
-                .server
-                .supports("referencesProvider", "textDocument/references");
-        if !renames && !from_references {
-            return Err(ToolError::new(
-                "not_supported",
-                format!(
-                    "not supported by {}: it can neither rename nor find references",
-                    opened.server.name()
-                ),
-            ));
-        }
+        let built_from = built_from(&opened)?;
         // Every workspace file that mentions the name is opened in the server first, so that
         // it renames outside its configured project too (rename_scope).
         let identifier = is_identifier(&args.symbol);
@@ -296,10 +428,7 @@ impl Tool for LspRenameTool {
         };
         self.sync_open_documents(&opened)?;
         let position = requests::position(&opened.path, at.line, at.character);
-        // A Kotlin declaration: JDT LS cannot rename it; the Kotlin compiler finds its uses.
-        let kotlin = !opened.server.spec().diagnoses(&opened.path)
-            && cc_lsp_client::kotlin::compiles(&opened.path);
-        if !kotlin {
+        if built_from != BuiltFrom::KotlinCompiler {
             refuse_by_name_only(&opened, &args.symbol)?;
             self.prepare(&opened, &position, &args.symbol).await?;
         }
@@ -312,55 +441,16 @@ impl Tool for LspRenameTool {
             ),
         )
         .await;
-        let answer = if kotlin {
-            Ok(super::kotlin_rename::edit(
-                &self.pool,
-                &self.root,
-                &opened,
-                &at,
-                &args.symbol,
-                new_name,
-                &mentions,
-            )
-            .await?)
-        } else if renames {
-            requests::rename(&opened.server, position, new_name, RENAME_TIMEOUT).await
-        } else {
-            rename_scope::edit_from_references(
-                &opened.server,
-                position,
-                &args.symbol,
-                new_name,
-                RENAME_TIMEOUT,
-            )
-            .await
+        let asked = Asked {
+            opened: &opened,
+            at: &at,
+            symbol: &args.symbol,
+            new_name,
+            line: args.line,
         };
-        let edit = match answer {
-            Ok(edit) => edit,
-            Err(LspError::Server { message, .. }) => {
-                return Err(refused(
-                    "cannot_rename",
-                    format!(
-                        "{} refused to rename `{}` to `{new_name}`: {message}",
-                        opened.server.name(),
-                        args.symbol
-                    ),
-                ))
-            }
-            Err(error) => return Err(lsp_error(error)),
-        };
-        if edit.is_null() {
-            return Err(refused(
-                "cannot_rename",
-                format!(
-                    "{} found nothing to rename at `{}` in {}:{}",
-                    opened.server.name(),
-                    args.symbol,
-                    opened.shown,
-                    args.line
-                ),
-            ));
-        }
+        let edit = self
+            .server_edit(&asked, built_from, position, &mentions)
+            .await?;
         let server = opened.server.clone();
         let invalid = |error: workspace_edit::EditError| {
             refused(
@@ -402,47 +492,7 @@ impl Tool for LspRenameTool {
         ctx.note_renamed(&args.symbol, new_name).await;
         self.tell_server(&server, &changes);
         let written = apply::touched(&changes);
-        let listed = |items: &[rename_scope::Leftover]| -> Vec<Place> {
-            items
-                .iter()
-                .take(rename_scope::LISTED)
-                .map(|l| l.place(&self.root))
-                .collect()
-        };
-        let report = RenameReport {
-            renamed: Renamed {
-                from: args.symbol.clone(),
-                to: new_name.to_owned(),
-                file: opened.shown.clone(),
-                line: args.line,
-            },
-            files: self.summary(&changes),
-            edits: changes.iter().map(FileChange::edits).sum(),
-            complete: identifier && completion.code.is_empty() && mentions.more == 0,
-            added_by_scan: completion.added,
-            built_from: if kotlin {
-                BuiltFrom::KotlinCompiler
-            } else if from_references {
-                BuiltFrom::References
-            } else {
-                BuiltFrom::Rename
-            },
-            leftovers: Leftovers {
-                code: listed(&completion.code),
-                code_total: completion.code.len(),
-                comments: listed(&completion.comments),
-                comments_total: completion.comments.len(),
-            },
-            other_symbols: OtherSymbols {
-                listed: listed(&completion.other_symbols),
-                total: completion.other_symbols.len(),
-            },
-            scanned_files: mentions.own.len() + mentions.elsewhere.len(),
-            unscanned_files: mentions.more,
-            leftovers_checked: identifier,
-            server: server.name().to_owned(),
-            diagnostics: None,
-        };
+        let report = self.report(&asked, built_from, &changes, &completion, &mentions);
         Ok(report_output(&report)?.with_written(written))
     }
 }

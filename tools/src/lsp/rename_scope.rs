@@ -454,6 +454,58 @@ pub(super) struct Classified {
     pub other_symbols: Vec<Leftover>,
 }
 
+/// Where an occurrence set aside without asking the server goes.
+enum Bucket {
+    Comments,
+    Code,
+}
+
+/// Why an occurrence at `place` of `path` is set aside without asking the server, and where
+/// it goes: a comment or a string, code of another project, or code the server does not
+/// compile. `None`: ask the server.
+fn set_aside(
+    server: &LanguageServer,
+    root: &WorkspaceRoot,
+    path: &Path,
+    place: Place,
+    elsewhere: Option<&PathBuf>,
+) -> Option<(Bucket, String)> {
+    match place {
+        Place::Comment => return Some((Bucket::Comments, "in a comment".into())),
+        Place::String => return Some((Bucket::Comments, "in a string".into())),
+        Place::Code => {}
+    }
+    if let Some(project) = elsewhere {
+        return Some((
+            Bucket::Code,
+            format!(
+                "in another project ({}), which this server does not see",
+                root.relative(project)
+            ),
+        ));
+    }
+    if server.spec().diagnoses(path) {
+        return None;
+    }
+    // Its answers there are by name (JDT LS's Kotlin search), not by symbol.
+    let after = if cc_lsp_client::kotlin::compiles(path) {
+        " (the Kotlin compiler's diagnostics of this write name the uses it broke)"
+    } else {
+        ""
+    };
+    Some((
+        Bucket::Code,
+        format!(
+            "{} does not compile .{} files, so it cannot tell whether this is the symbol: \
+             check it by hand{after}",
+            server.name(),
+            path.extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or_default()
+        ),
+    ))
+}
+
 /// Sorts out the occurrences of `old` the server's answer left out (see [`Classified`]);
 /// `doing` names the operation in reasons ("rename", "search").
 pub(super) async fn classify(
@@ -493,37 +545,12 @@ pub(super) async fn classify(
                 text: occurrence.text.clone(),
                 why,
             };
-            if occurrence.place != Place::Code {
-                let what = if occurrence.place == Place::Comment {
-                    "in a comment"
-                } else {
-                    "in a string"
-                };
-                found.comments.push(leftover(what.into()));
-                continue;
-            }
-            if let Some(project) = elsewhere {
-                found.code.push(leftover(format!(
-                    "in another project ({}), which this server does not see",
-                    root.relative(project)
-                )));
-                continue;
-            }
-            if !server.spec().diagnoses(path) {
-                // Its answers there are by name (JDT LS's Kotlin search), not by symbol.
-                let after = if cc_lsp_client::kotlin::compiles(path) {
-                    " (the Kotlin compiler's diagnostics of this write name the uses it broke)"
-                } else {
-                    ""
-                };
-                found.code.push(leftover(format!(
-                    "{} does not compile .{} files, so it cannot tell whether this is the \
-                     symbol: check it by hand{after}",
-                    server.name(),
-                    path.extension()
-                        .and_then(|e| e.to_str())
-                        .unwrap_or_default()
-                )));
+            if let Some((bucket, why)) = set_aside(server, root, path, occurrence.place, elsewhere)
+            {
+                match bucket {
+                    Bucket::Comments => found.comments.push(leftover(why)),
+                    Bucket::Code => found.code.push(leftover(why)),
+                }
                 continue;
             }
             if confirmations >= MAX_CONFIRMATIONS {

@@ -364,27 +364,7 @@ impl LspTool {
                 location.within = enclosing.at(&path, location.line as usize);
             }
         }
-        let by_name: BTreeSet<String> = all
-            .iter()
-            .map(|l| Path::new(&l.path))
-            .filter(|p| !opened.server.spec().diagnoses(p))
-            .filter_map(|p| p.extension()?.to_str().map(str::to_owned))
-            .collect();
-        // What the server does not compile: its answers there are by name, and a use there
-        // it did not list is not evidence of none.
-        let diagnosed = &opened.server.spec().diagnosed_extensions;
-        let not_compiled = if diagnosed.is_empty() {
-            None
-        } else {
-            self.pool.route(&opened.path).ok().map(|(family, _)| {
-                family
-                    .extensions
-                    .iter()
-                    .filter(|e| !diagnosed.contains(e))
-                    .cloned()
-                    .collect()
-            })
-        };
+        let (by_name, not_compiled) = self.found_by_name(opened, &all);
         let cap = if action == Action::References {
             REFERENCES_CAP
         } else {
@@ -404,11 +384,43 @@ impl LspTool {
             truncated,
             outside_project,
             outside_project_total,
-            // JDT LS's Kotlin search matches by name: a place there may be another symbol
-            // of the same name.
-            by_name: (!by_name.is_empty()).then(|| by_name.into_iter().collect()),
+            by_name,
             not_compiled,
         }
+    }
+
+    /// The extensions of `places` the server found by name, not by its compiler (JDT LS's
+    /// Kotlin search: a place there may be another symbol of the same name), and those of
+    /// its language it does not compile (a use there it did not list is not evidence of
+    /// none).
+    fn found_by_name(
+        &self,
+        opened: &Opened,
+        places: &[Place],
+    ) -> (Option<Vec<String>>, Option<Vec<String>>) {
+        let by_name: BTreeSet<String> = places
+            .iter()
+            .map(|l| Path::new(&l.path))
+            .filter(|p| !opened.server.spec().diagnoses(p))
+            .filter_map(|p| p.extension()?.to_str().map(str::to_owned))
+            .collect();
+        let diagnosed = &opened.server.spec().diagnosed_extensions;
+        let not_compiled = if diagnosed.is_empty() {
+            None
+        } else {
+            self.pool.route(&opened.path).ok().map(|(family, _)| {
+                family
+                    .extensions
+                    .iter()
+                    .filter(|e| !diagnosed.contains(e))
+                    .cloned()
+                    .collect()
+            })
+        };
+        (
+            (!by_name.is_empty()).then(|| by_name.into_iter().collect()),
+            not_compiled,
+        )
     }
 
     async fn symbols(&self, ctx: &CallContext, args: &LspArgs) -> Result<LspReport, ToolError> {
