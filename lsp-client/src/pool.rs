@@ -822,126 +822,149 @@ impl ServerPool {
                 rows.push(row);
                 continue;
             }
-            // Instances this run has started (or turned off).
-            let mut known: Vec<(PathBuf, Arc<tokio::sync::Mutex<Instance>>)> =
-                lock(&self.instances)
-                    .iter()
-                    .filter(|((f, _), _)| *f == family.name)
-                    .map(|((_, root), slot)| (root.clone(), slot.clone()))
-                    .collect();
-            // In a stable order, by root.
-            known.sort_by(|(a, _), (b, _)| a.cmp(b));
-            let mut covered_roots = Vec::new();
-            for (root, slot) in known {
-                let instance = slot.lock().await;
-                let mut known_row = row.clone();
-                known_row.root = Some(self.display(&root));
-                if let Some(off) = &instance.off {
-                    known_row.state = ServerState::Off;
-                    known_row.reason = Some(off.clone());
-                } else if let Some(server) = instance.server.as_ref().filter(|s| !s.is_closed()) {
-                    known_row.state = ServerState::Running;
-                    known_row.server = Some(server.name().to_owned());
-                    known_row.binary = Some(server.binary().display().to_string());
-                    let busy = server.progress_titles();
-                    let mut reason = format!("pid {}", server.pid().unwrap_or(0));
-                    if !busy.is_empty() {
-                        reason.push_str(&format!("; busy: {}", busy.join(", ")));
-                    }
-                    if let Some(limits) = crate::policy::answer_limits(server.name(), &root) {
-                        reason.push_str(&format!("; {limits}"));
-                    }
-                    if let Some(python) =
-                        lock(&self.interpreters).get(&(family.name.clone(), root.clone()))
-                    {
-                        reason.push_str(&format!(
-                            "; the project's Python: {} ({})",
-                            python.path.display(),
-                            python.why
-                        ));
-                    }
-                    let key = (family.name.clone(), root.clone());
-                    if let Some(now) = self.python_moved(&key, family, &root) {
-                        reason.push_str(&format!(
-                            "; the project's Python is now {}: the server starts again with it \
-                             on its next use",
-                            now.display()
-                        ));
-                    }
-                    if let Some(compiler) = lock(&self.kotlin).get(&root) {
-                        reason.push_str(&format!("; {}", compiler.describe()));
-                    }
-                    known_row.reason = Some(reason);
-                } else if let Some(crash) = instance
-                    .server
-                    .as_ref()
-                    .and_then(|s| s.crashed())
-                    .or_else(|| instance.last_crash.clone())
-                {
-                    known_row.state = ServerState::Idle;
-                    known_row.reason = Some(format!("{crash}; restarts on the next request"));
-                } else {
-                    known_row.state = ServerState::Idle;
-                    known_row.reason =
-                        Some("stopped after being idle; starts on the next request".into());
-                }
-                covered_roots.push(root);
-                rows.push(known_row);
-            }
-            if !covered_roots.is_empty() {
-                continue;
-            }
-            let roots = marker_roots(&self.workspace, &family.markers);
-            let resolved = self.prober.resolve(family, &path_var).await;
-            match &resolved {
-                Ok(resolved) => {
-                    row.server = Some(resolved.spec.name.clone());
-                    row.binary = Some(resolved.binary.display().to_string());
-                    row.skipped = describe_skipped(&resolved.skipped);
-                }
-                Err(not) => row.skipped = describe_skipped(&not.skipped),
-            }
-            match (roots.is_empty(), &resolved) {
-                (false, Ok(_)) => {
-                    row.state = ServerState::Idle;
-                    row.reason = Some("available; starts on the first request".into());
-                }
-                (true, Ok(_)) => {
-                    row.reason = Some(format!(
-                        "no project marker ({}) in the workspace",
-                        family.markers.join(", ")
-                    ));
-                }
-                (false, Err(not)) => row.reason = Some(not.reason.clone()),
-                (true, Err(not)) => {
-                    row.reason = Some(format!(
-                        "no project marker ({}) in the workspace, and {}",
-                        family.markers.join(", "),
-                        not.reason
-                    ));
-                }
-            }
-            if roots.is_empty() {
-                rows.push(row);
+            let known = self.started_rows(family, &row).await;
+            if known.is_empty() {
+                rows.extend(self.unstarted_rows(family, row, &path_var).await);
             } else {
-                for root in roots.iter().take(5) {
-                    let mut root_row = row.clone();
-                    root_row.root = Some(self.display(root));
-                    let limits = root_row
-                        .server
-                        .as_deref()
-                        .and_then(|server| crate::policy::answer_limits(server, root));
-                    if let (Some(limits), Ok(_)) = (limits, &resolved) {
-                        root_row.reason = root_row.reason.map(|r| format!("{r}; {limits}"));
-                    }
-                    if let Ok(resolved) = &resolved {
-                        if let Some(kotlin) = self.kotlin_status(root, &resolved.spec) {
-                            root_row.reason = root_row.reason.map(|r| format!("{r}; {kotlin}"));
-                        }
-                    }
-                    rows.push(root_row);
+                rows.extend(known);
+            }
+        }
+        rows
+    }
+
+    /// The rows of the instances of `family` this run has started (or turned off), by root.
+    async fn started_rows(
+        &self,
+        family: &Family,
+        template: &LanguageStatus,
+    ) -> Vec<LanguageStatus> {
+        let mut known: Vec<(PathBuf, Arc<tokio::sync::Mutex<Instance>>)> = lock(&self.instances)
+            .iter()
+            .filter(|((f, _), _)| *f == family.name)
+            .map(|((_, root), slot)| (root.clone(), slot.clone()))
+            .collect();
+        // In a stable order, by root.
+        known.sort_by(|(a, _), (b, _)| a.cmp(b));
+        let mut rows = Vec::new();
+        for (root, slot) in known {
+            let instance = slot.lock().await;
+            let mut row = template.clone();
+            row.root = Some(self.display(&root));
+            if let Some(off) = &instance.off {
+                row.state = ServerState::Off;
+                row.reason = Some(off.clone());
+            } else if let Some(server) = instance.server.as_ref().filter(|s| !s.is_closed()) {
+                row.state = ServerState::Running;
+                row.server = Some(server.name().to_owned());
+                row.binary = Some(server.binary().display().to_string());
+                row.reason = Some(self.running_reason(family, &root, server));
+            } else if let Some(crash) = instance
+                .server
+                .as_ref()
+                .and_then(|s| s.crashed())
+                .or_else(|| instance.last_crash.clone())
+            {
+                row.state = ServerState::Idle;
+                row.reason = Some(format!("{crash}; restarts on the next request"));
+            } else {
+                row.state = ServerState::Idle;
+                row.reason = Some("stopped after being idle; starts on the next request".into());
+            }
+            rows.push(row);
+        }
+        rows
+    }
+
+    /// What a running server at `root` is doing: its pid, what it is busy with, what its
+    /// answers cannot cover, the project's Python, the Kotlin compiler beside it.
+    fn running_reason(&self, family: &Family, root: &Path, server: &LanguageServer) -> String {
+        let busy = server.progress_titles();
+        let mut reason = format!("pid {}", server.pid().unwrap_or(0));
+        if !busy.is_empty() {
+            reason.push_str(&format!("; busy: {}", busy.join(", ")));
+        }
+        if let Some(limits) = crate::policy::answer_limits(server.name(), root) {
+            reason.push_str(&format!("; {limits}"));
+        }
+        let key = (family.name.clone(), root.to_path_buf());
+        if let Some(python) = lock(&self.interpreters).get(&key) {
+            reason.push_str(&format!(
+                "; the project's Python: {} ({})",
+                python.path.display(),
+                python.why
+            ));
+        }
+        if let Some(now) = self.python_moved(&key, family, root) {
+            reason.push_str(&format!(
+                "; the project's Python is now {}: the server starts again with it on its \
+                 next use",
+                now.display()
+            ));
+        }
+        if let Some(compiler) = lock(&self.kotlin).get(root) {
+            reason.push_str(&format!("; {}", compiler.describe()));
+        }
+        reason
+    }
+
+    /// The rows of a family no server of this run has started: available or not, per
+    /// project root (the first five).
+    async fn unstarted_rows(
+        &self,
+        family: &Family,
+        mut row: LanguageStatus,
+        path_var: &std::ffi::OsStr,
+    ) -> Vec<LanguageStatus> {
+        let roots = marker_roots(&self.workspace, &family.markers);
+        let resolved = self.prober.resolve(family, path_var).await;
+        match &resolved {
+            Ok(resolved) => {
+                row.server = Some(resolved.spec.name.clone());
+                row.binary = Some(resolved.binary.display().to_string());
+                row.skipped = describe_skipped(&resolved.skipped);
+            }
+            Err(not) => row.skipped = describe_skipped(&not.skipped),
+        }
+        match (roots.is_empty(), &resolved) {
+            (false, Ok(_)) => {
+                row.state = ServerState::Idle;
+                row.reason = Some("available; starts on the first request".into());
+            }
+            (true, Ok(_)) => {
+                row.reason = Some(format!(
+                    "no project marker ({}) in the workspace",
+                    family.markers.join(", ")
+                ));
+            }
+            (false, Err(not)) => row.reason = Some(not.reason.clone()),
+            (true, Err(not)) => {
+                row.reason = Some(format!(
+                    "no project marker ({}) in the workspace, and {}",
+                    family.markers.join(", "),
+                    not.reason
+                ));
+            }
+        }
+        if roots.is_empty() {
+            return vec![row];
+        }
+        let mut rows = Vec::new();
+        for root in roots.iter().take(5) {
+            let mut root_row = row.clone();
+            root_row.root = Some(self.display(root));
+            let limits = root_row
+                .server
+                .as_deref()
+                .and_then(|server| crate::policy::answer_limits(server, root));
+            if let (Some(limits), Ok(_)) = (limits, &resolved) {
+                root_row.reason = root_row.reason.map(|r| format!("{r}; {limits}"));
+            }
+            if let Ok(resolved) = &resolved {
+                if let Some(kotlin) = self.kotlin_status(root, &resolved.spec) {
+                    root_row.reason = root_row.reason.map(|r| format!("{r}; {kotlin}"));
                 }
             }
+            rows.push(root_row);
         }
         rows
     }
