@@ -293,25 +293,56 @@ pub fn render(status: &Value) -> String {
         });
     }
     let families = &status["families"];
-    let mark = |available: &Value| {
-        if available == &Value::Bool(true) {
-            "available"
-        } else {
-            "not available"
-        }
-    };
     render_recovery(&mut out, &status["recovery"]);
     let structural = &families["structural"];
     out.push_str(&format!(
         "\nhost files (read, write, edit, apply_patch): available\n\nstructural search (ast_grep, ast_edit, resolve): {} for {}\n",
         mark(&structural["available"]),
-        structural["languages"]
-            .as_array()
-            .map(|names| names.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
-            .unwrap_or_default()
+        names(&structural["languages"])
     ));
     push_broken(&mut out, structural);
-    let graph = &families["code graph"];
+    render_graph(&mut out, &families["code graph"]);
+    render_servers(&mut out, &families["language servers"]);
+    render_debugger(&mut out, &families["debugger"]);
+    render_kernels(&mut out, &families["kernels"]);
+    for (title, family) in [
+        ("questions (ask_user)", "questions"),
+        ("workers (vibe_*)", "workers"),
+    ] {
+        let entry = &families[family];
+        out.push_str(&format!(
+            "\n{title}: {}: {}\n",
+            mark(&entry["available"]),
+            entry["reason"].as_str().unwrap_or("")
+        ));
+    }
+    out
+}
+
+/// `available` or `not available`.
+fn mark(available: &Value) -> &'static str {
+    if available == &Value::Bool(true) {
+        "available"
+    } else {
+        "not available"
+    }
+}
+
+/// An array of names, comma-separated.
+fn names(list: &Value) -> String {
+    list.as_array()
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
+/// The code graph's lines: availability, index, languages, the precise tier.
+fn render_graph(out: &mut String, graph: &Value) {
     out.push_str(&format!(
         "\ncode graph (graph): {}: {}\n",
         mark(&graph["available"]),
@@ -320,17 +351,7 @@ pub fn render(status: &Value) -> String {
     if let Some(index) = graph["index_path"].as_str() {
         out.push_str(&format!("  index: {index}\n"));
     }
-    out.push_str(&format!(
-        "  languages: {}\n",
-        graph["languages"]
-            .as_array()
-            .map(|names| names
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(", "))
-            .unwrap_or_default()
-    ));
+    out.push_str(&format!("  languages: {}\n", names(&graph["languages"])));
     match &graph["precise"] {
         Value::Object(indexers) => {
             out.push_str("  precise tier (compiler-grade indexers, in the background):\n");
@@ -349,12 +370,15 @@ pub fn render(status: &Value) -> String {
         Value::String(off) => out.push_str(&format!("  precise tier: {off}\n")),
         _ => {}
     }
-    let servers = &families["language servers"];
+}
+
+/// The language servers' lines: one per language and project root.
+fn render_servers(out: &mut String, servers: &Value) {
     out.push_str(&format!(
         "\nlanguage servers (lsp, lsp_rename): {}\n",
         mark(&servers["available"])
     ));
-    push_broken(&mut out, servers);
+    push_broken(out, servers);
     for language in servers["languages"].as_array().into_iter().flatten() {
         // One row per project root: say which.
         let root = language["root"]
@@ -372,12 +396,15 @@ pub fn render(status: &Value) -> String {
             out.push_str(&format!("  {:<11} skipped {skipped}\n", ""));
         }
     }
-    let debugger = &families["debugger"];
+}
+
+/// The debugger's lines: one per adapter.
+fn render_debugger(out: &mut String, debugger: &Value) {
     out.push_str(&format!(
         "\ndebugger (debug): {}\n",
         mark(&debugger["available"])
     ));
-    push_broken(&mut out, debugger);
+    push_broken(out, debugger);
     for adapter in debugger["adapters"].as_array().into_iter().flatten() {
         let (state, detail) = if adapter["available"] == true {
             let command: Vec<&str> = adapter["command"]
@@ -399,40 +426,26 @@ pub fn render(status: &Value) -> String {
             state,
         ));
     }
-    let kernels = &families["kernels"];
+}
+
+/// The kernels' lines: one per language.
+fn render_kernels(out: &mut String, kernels: &Value) {
     out.push_str(&format!(
         "\nkernels (eval): {}\n",
         mark(&kernels["available"])
     ));
-    push_broken(&mut out, kernels);
+    push_broken(out, kernels);
     for kernel in kernels["kernels"].as_array().into_iter().flatten() {
         let detail = kernel["interpreter"]
             .as_str()
             .or_else(|| kernel["reason"].as_str())
             .unwrap_or("");
-        let state = if kernel["available"] == true {
-            "available"
-        } else {
-            "not available"
-        };
         out.push_str(&format!(
             "  {:<11} {:<14} {detail}\n",
             kernel["language"].as_str().unwrap_or("?"),
-            state
+            mark(&kernel["available"])
         ));
     }
-    for (title, family) in [
-        ("questions (ask_user)", "questions"),
-        ("workers (vibe_*)", "workers"),
-    ] {
-        let entry = &families[family];
-        out.push_str(&format!(
-            "\n{title}: {}: {}\n",
-            mark(&entry["available"]),
-            entry["reason"].as_str().unwrap_or("")
-        ));
-    }
-    out
 }
 
 /// The commit journal's lines: what was recovered now, or the last recovery.
