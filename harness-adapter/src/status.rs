@@ -43,18 +43,7 @@ pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
     graph["precise"] = precise_status(setup).await;
     let watcher = watcher_status(setup);
 
-    let tools: Vec<Value> = registry
-        .schemas(Surface::Full)
-        .into_iter()
-        .map(|schema| {
-            let visible: Vec<&str> = Surface::ALL
-                .into_iter()
-                .filter(|surface| surface.allows(schema.tier))
-                .map(Surface::as_str)
-                .collect();
-            json!({"name": schema.name, "tier": schema.tier, "surfaces": visible})
-        })
-        .collect();
+    let tools = tool_rows(&registry);
     let available_languages: Vec<&str> = usable(
         &languages,
         "state",
@@ -118,6 +107,22 @@ pub async fn gather(setup: &RunSetup, terminal: bool) -> Value {
             },
         },
     })
+}
+
+/// Each tool with its tier and the surfaces that list it.
+fn tool_rows(registry: &cc_tools::Registry) -> Vec<Value> {
+    registry
+        .schemas(Surface::Full)
+        .into_iter()
+        .map(|schema| {
+            let visible: Vec<&str> = Surface::ALL
+                .into_iter()
+                .filter(|surface| surface.allows(schema.tier))
+                .map(Surface::as_str)
+                .collect();
+            json!({"name": schema.name, "tier": schema.tier, "surfaces": visible})
+        })
+        .collect()
 }
 
 /// The commit journal: what this setup recovered, what the last recovery did.
