@@ -86,33 +86,8 @@ impl Session {
         }
         let resumes = !(action == Action::Continue && stopped.is_none());
         if resumes {
-            let thread = self.pick_thread(thread).await?;
-            let args = ThreadArguments { thread_id: thread };
-            if action != Action::Pause {
-                // Forget the stop before resuming: a new `stopped` event is what we wait for,
-                // and every handle of this stop expires now.
-                self.state.send_modify(|s| {
-                    if s.stopped.take().is_some() {
-                        s.resumes += 1;
-                    }
-                });
-            }
-            let sent = match action {
-                Action::Continue => self.call::<Continue>(&args).await.map(drop),
-                Action::Pause => self.call::<Pause>(&args).await.map(drop),
-                Action::StepOver => self.call::<Next>(&args).await.map(drop),
-                Action::StepIn => self.call::<StepIn>(&args).await.map(drop),
-                Action::StepOut => self.call::<StepOut>(&args).await.map(drop),
-            };
-            if let Err(error) = sent {
-                self.state.send_modify(|s| {
-                    if s.stop_generation == generation && s.stopped.is_none() {
-                        s.stopped = stopped.clone();
-                    }
-                });
-                self.check_usable()?;
-                return Err(error);
-            }
+            self.send_action(action, thread, &stopped, generation)
+                .await?;
         } else if let Some(thread) = thread {
             self.handles().check_thread(thread)?;
         }
@@ -139,6 +114,45 @@ impl Session {
             output: self.output_since(mark),
             note,
         })
+    }
+
+    /// Sends `action` to the thread asked for (or the one picked). A resume forgets the stop
+    /// first; a request that fails puts it back (unless another stop came meanwhile).
+    async fn send_action(
+        &self,
+        action: Action,
+        thread: Option<i64>,
+        stopped: &Option<crate::state::StopInfo>,
+        generation: u64,
+    ) -> Result<(), DebugError> {
+        let thread = self.pick_thread(thread).await?;
+        let args = ThreadArguments { thread_id: thread };
+        if action != Action::Pause {
+            // Forget the stop before resuming: a new `stopped` event is what we wait for,
+            // and every handle of this stop expires now.
+            self.state.send_modify(|s| {
+                if s.stopped.take().is_some() {
+                    s.resumes += 1;
+                }
+            });
+        }
+        let sent = match action {
+            Action::Continue => self.call::<Continue>(&args).await.map(drop),
+            Action::Pause => self.call::<Pause>(&args).await.map(drop),
+            Action::StepOver => self.call::<Next>(&args).await.map(drop),
+            Action::StepIn => self.call::<StepIn>(&args).await.map(drop),
+            Action::StepOut => self.call::<StepOut>(&args).await.map(drop),
+        };
+        if let Err(error) = sent {
+            self.state.send_modify(|s| {
+                if s.stop_generation == generation && s.stopped.is_none() {
+                    s.stopped = stopped.clone();
+                }
+            });
+            self.check_usable()?;
+            return Err(error);
+        }
+        Ok(())
     }
 
     async fn first_thread(&self) -> Result<i64, DebugError> {
