@@ -396,17 +396,36 @@ impl<'a> Extractor<'a> {
     }
 
     fn run(&self, tree: &tree_sitter::Tree) -> FileFacts {
-        let mut facts = FileFacts::default();
-        let mut defs: Vec<PendingDef> = Vec::new();
-        let mut def_at: HashMap<(usize, usize), usize> = HashMap::new();
-        // (byte range, owner, the trait it implements) of owner scopes.
-        let mut owner_scopes: Vec<((usize, usize), String, Option<String>)> = Vec::new();
-        let mut refs: Vec<(usize, Reference)> = Vec::new();
-        let mut locals: Vec<(usize, Local)> = Vec::new();
-        // Where each import statement starts, beside `facts.imports`.
-        let mut import_bytes: Vec<usize> = Vec::new();
-        let mut seen_refs: HashMap<(usize, u8), usize> = HashMap::new();
+        let mut found = Collected::default();
+        self.collect(tree, &mut found);
+        let Collected {
+            mut facts,
+            defs,
+            owner_scopes,
+            refs,
+            locals,
+            import_bytes,
+            ..
+        } = found;
+        if self.language.name == "rust" {
+            rust_import_paths(&mut facts.imports);
+        }
+        let nesting = self.place_definitions(&mut facts, defs, &owner_scopes);
+        nesting.place_references(&mut facts, refs);
+        // An import inside a function binds its name there only (the preprocessor's
+        // `#include` is textual: it binds from there on, wherever it is).
+        if !matches!(self.language.name, "c" | "cpp") {
+            nesting.scope_imports(&mut facts, import_bytes);
+        }
+        nesting.place_locals(&mut facts, locals);
+        if matches!(self.language.name, "javascript" | "typescript" | "tsx") {
+            facts.literal_args = literal_args(&facts, tree, self.source);
+        }
+        facts
+    }
 
+    /// Runs the tags query over the tree and hands each match to its role's collector.
+    fn collect(&self, tree: &tree_sitter::Tree, found: &mut Collected) {
         let mut cursor = QueryCursor::new();
         let mut matches = cursor.matches(self.query, tree.root_node(), self.source);
         let mut count = 0usize;
@@ -416,239 +435,156 @@ impl<'a> Extractor<'a> {
                 break;
             }
             let mut role: Option<(&str, Node<'_>)> = None;
-            let mut caps: Vec<(&str, Node<'_>)> = Vec::with_capacity(m.captures().len());
+            let mut caps = Captures {
+                list: Vec::with_capacity(m.captures().len()),
+                source: self.source,
+            };
             for c in m.captures() {
                 let name = self.names.get(c.index as usize).copied().unwrap_or("");
                 if name.starts_with("definition.")
                     || name.starts_with("reference.")
-                    || name == "import"
-                    || name == "local"
-                    || name == "scope.owner"
-                    || name == "package"
+                    || matches!(name, "import" | "local" | "scope.owner" | "package")
                 {
                     role = Some((name, c.node));
                 } else {
-                    caps.push((name, c.node));
+                    caps.list.push((name, c.node));
                 }
             }
             let Some((role, node)) = role else { continue };
-            let cap = |wanted: &str| caps.iter().find(|(n, _)| *n == wanted).map(|(_, n)| *n);
-            let cap_text = |wanted: &str| cap(wanted).map(|n| collapse(text(n, self.source)));
             if let Some(kind) = role.strip_prefix("definition.") {
-                let Some(kind) = DefKind::parse(kind) else {
-                    continue;
-                };
-                if cap("named_expression").is_some()
-                    && node.parent().is_some_and(|p| {
-                        matches!(
-                            p.kind(),
-                            "pair" | "variable_declarator" | "assignment_expression"
-                        )
-                    })
-                {
-                    continue;
-                }
-                let key = (node.start_byte(), node.end_byte());
-                let index = *def_at.entry(key).or_insert_with(|| {
-                    defs.push(PendingDef {
-                        node: key,
-                        start: Pos::of(node.start_position()),
-                        end_line: Pos::of(node.end_position()).line,
-                        signature: self.signature(node),
-                        type_params: type_params_of(node, self.source),
-                        ..PendingDef::default()
-                    });
-                    defs.len() - 1
-                });
-                let def = &mut defs[index];
-                // A callable reading wins over a variable one (`const f = () => …`).
-                match def.kind {
-                    Some(k) if !kind.is_callable() || k.is_callable() => {}
-                    _ => def.kind = Some(kind),
-                }
-                if def.name.is_none() {
-                    if let Some(n) = cap("name") {
-                        let name = text(n, self.source).trim().to_owned();
-                        if !name.is_empty() {
-                            def.name = Some((name, Pos::of(n.start_position())));
-                        }
-                    }
-                }
-                if def.type_text.is_none() {
-                    def.type_text = cap_text("type");
-                }
-                if def.returns.is_none() {
-                    def.returns = cap_text("returns");
-                }
-                if def.owner.is_none() {
-                    def.owner = cap_text("owner")
-                        .map(|o| type_name(&o))
-                        .filter(|o| !o.is_empty());
-                }
-                // A member of an object literal belongs to no named type, and is no name in
-                // the scope around the literal.
-                if def.owner.is_none() && node.parent().is_some_and(|p| p.kind() == "object") {
-                    def.owner = Some(OBJECT_LITERAL.to_owned());
-                }
-                // A function assigned to an object's member: CommonJS's `exports.f` is a
-                // function of the module; a prototype's member has its owner from its own
-                // pattern; any other object's is of no named type.
-                if let Some(object) = cap_text("member_of") {
-                    if matches!(object.as_str(), "exports" | "module.exports") {
-                        def.kind = Some(DefKind::Function);
-                    } else if def.owner.is_none() && !object.ends_with(".prototype") {
-                        def.owner = Some(ASSIGNED_MEMBER.to_owned());
-                    }
-                }
-                if def.self_name.is_none() {
-                    def.self_name = cap_text("self");
-                }
-                if cap("no_self").is_some() {
-                    def.no_self = true;
-                }
-                for (n, base) in caps.iter().filter(|(n, _)| *n == "base") {
-                    let _ = n;
-                    let mut b = type_name(&collapse(text(*base, self.source)));
-                    // TypeScript's `extends Base<A, B>`: the arguments are the value's
-                    // sibling; a base's type parameters are bound by them.
-                    if let Some(args) = base
-                        .next_named_sibling()
-                        .filter(|s| s.kind() == "type_arguments")
-                    {
-                        if !b.is_empty() {
-                            b.push_str(&collapse(text(args, self.source)));
-                        }
-                    }
-                    if !b.is_empty() && !def.bases.contains(&b) {
-                        def.bases.push(b);
-                    }
-                }
+                self.on_definition(found, kind, node, &caps);
             } else if let Some(kind) = role.strip_prefix("reference.") {
-                // A macro is called in its own namespace: its name is kept with the `!`.
-                let (kind, bang) = match kind {
-                    "call" => (RefKind::Call, ""),
-                    "macro" => (RefKind::Call, "!"),
-                    "type" => (RefKind::Type, ""),
-                    _ => continue,
-                };
-                let Some(name_node) = cap("name") else {
-                    continue;
-                };
-                let name = text(name_node, self.source).trim();
-                if name.is_empty() {
-                    continue;
-                }
-                let receiver = cap_text("receiver").filter(|r| !r.is_empty());
-                // One reference per name node and kind; a pattern that saw a receiver wins.
-                match seen_refs.entry((name_node.start_byte(), kind as u8)) {
-                    std::collections::hash_map::Entry::Occupied(at) => {
-                        let existing = &mut refs[*at.get()].1;
-                        if existing.receiver.is_none() {
-                            existing.receiver = receiver;
-                        }
-                        continue;
-                    }
-                    std::collections::hash_map::Entry::Vacant(slot) => {
-                        slot.insert(refs.len());
-                    }
-                }
-                refs.push((
-                    name_node.start_byte(),
-                    Reference {
-                        kind,
-                        name: format!("{name}{bang}"),
-                        receiver,
-                        pos: Pos::of(name_node.start_position()),
-                        enclosing: None,
-                    },
-                ));
+                on_reference(found, kind, &caps);
             } else if role == "import" {
-                let Some(module) = cap_text("import.module") else {
-                    continue;
-                };
-                import_bytes.push(node.start_byte());
-                let mut module = module.trim_matches(['"', '\'', '<', '>', '`']).to_owned();
-                let mut name = cap_text("import.name");
-                // Rust `use a::b::{self}` imports `b` from `a`, as `use a::b;` does.
-                if name.as_deref() == Some("self") {
-                    name = match module.rsplit_once("::") {
-                        Some((parent, last)) => {
-                            let last = last.trim().to_owned();
-                            module = parent.trim().to_owned();
-                            Some(last)
-                        }
-                        None => None,
-                    };
-                }
-                facts.imports.push(Import {
-                    module,
-                    name,
-                    alias: cap_text("import.alias"),
-                    wildcard: cap("import.wildcard").is_some(),
-                    line: Pos::of(node.start_position()).line,
-                    scope_lines: None,
-                });
+                on_import(found, node, &caps);
             } else if role == "local" {
-                let Some(name) = cap_text("name") else {
-                    continue;
-                };
-                locals.push((
-                    node.start_byte(),
-                    Local {
-                        name,
-                        scope: None,
-                        type_text: cap_text("type"),
-                        value: cap_text("value"),
-                        read: cap_text("read"),
-                        // A Rust binding is in scope after its statement only (`let it =
-                        // it::f()` calls the module `it`).
-                        pos: Pos::of(if self.language.name == "rust" {
-                            node.end_position()
-                        } else {
-                            node.start_position()
-                        }),
-                        param: parameter_index(node),
-                        callback: callback_param(node),
-                    },
-                ));
+                self.on_local(found, node, &caps);
             } else if role == "scope.owner" {
-                if let Some(owner) = cap_text("owner") {
-                    let implemented = cap_text("trait")
+                if let Some(owner) = caps.text("owner") {
+                    let implemented = caps
+                        .text("trait")
                         .map(|t| type_name(&t))
                         .filter(|t| !t.is_empty());
-                    owner_scopes.push((
+                    found.owner_scopes.push((
                         (node.start_byte(), node.end_byte()),
                         type_name(&owner),
                         implemented,
                     ));
                 }
-            } else if role == "package" && facts.package.is_none() {
-                facts.package = cap_text("name");
+            } else if role == "package" && found.facts.package.is_none() {
+                found.facts.package = caps.text("name");
             }
         }
+    }
 
-        if self.language.name == "rust" {
-            // `use a::{b::C}` gives the name `b::C`: the path part belongs to the module.
-            for import in &mut facts.imports {
-                if let Some(name) = import.name.take() {
-                    match name.rsplit_once("::") {
-                        Some((path, last)) => {
-                            import.module = format!("{}::{path}", import.module);
-                            import.name = Some(last.to_owned());
-                        }
-                        None if name == "self" => {
-                            // `use a::{self}` binds the module `a`.
-                            if import.alias.is_none() {
-                                import.alias = import.module.rsplit("::").next().map(str::to_owned);
-                            }
-                        }
-                        None => import.name = Some(name),
-                    }
+    /// A definition match: the definition at the node is made or completed (several
+    /// patterns may see one node).
+    fn on_definition(&self, found: &mut Collected, kind: &str, node: Node<'_>, caps: &Captures) {
+        let Some(kind) = DefKind::parse(kind) else {
+            return;
+        };
+        if caps.node("named_expression").is_some()
+            && node.parent().is_some_and(|p| {
+                matches!(
+                    p.kind(),
+                    "pair" | "variable_declarator" | "assignment_expression"
+                )
+            })
+        {
+            return;
+        }
+        let key = (node.start_byte(), node.end_byte());
+        let defs = &mut found.defs;
+        let index = *found.def_at.entry(key).or_insert_with(|| {
+            defs.push(PendingDef {
+                node: key,
+                start: Pos::of(node.start_position()),
+                end_line: Pos::of(node.end_position()).line,
+                signature: self.signature(node),
+                type_params: type_params_of(node, self.source),
+                ..PendingDef::default()
+            });
+            defs.len() - 1
+        });
+        let def = &mut defs[index];
+        // A callable reading wins over a variable one (`const f = () => …`).
+        match def.kind {
+            Some(k) if !kind.is_callable() || k.is_callable() => {}
+            _ => def.kind = Some(kind),
+        }
+        if def.name.is_none() {
+            if let Some(n) = caps.node("name") {
+                let name = text(n, self.source).trim().to_owned();
+                if !name.is_empty() {
+                    def.name = Some((name, Pos::of(n.start_position())));
                 }
             }
         }
+        if def.type_text.is_none() {
+            def.type_text = caps.text("type");
+        }
+        if def.returns.is_none() {
+            def.returns = caps.text("returns");
+        }
+        if def.self_name.is_none() {
+            def.self_name = caps.text("self");
+        }
+        if caps.node("no_self").is_some() {
+            def.no_self = true;
+        }
+        def_owner(def, node, caps);
+        for base in caps.all("base") {
+            let mut b = type_name(&collapse(text(base, self.source)));
+            // TypeScript's `extends Base<A, B>`: the arguments are the value's sibling; a
+            // base's type parameters are bound by them.
+            if let Some(args) = base
+                .next_named_sibling()
+                .filter(|s| s.kind() == "type_arguments")
+            {
+                if !b.is_empty() {
+                    b.push_str(&collapse(text(args, self.source)));
+                }
+            }
+            if !b.is_empty() && !def.bases.contains(&b) {
+                def.bases.push(b);
+            }
+        }
+    }
 
-        // Definitions in document order, outer before inner; nameless ones dropped.
+    /// A local binding's match.
+    fn on_local(&self, found: &mut Collected, node: Node<'_>, caps: &Captures) {
+        let Some(name) = caps.text("name") else {
+            return;
+        };
+        found.locals.push((
+            node.start_byte(),
+            Local {
+                name,
+                scope: None,
+                type_text: caps.text("type"),
+                value: caps.text("value"),
+                read: caps.text("read"),
+                // A Rust binding is in scope after its statement only (`let it = it::f()`
+                // calls the module `it`).
+                pos: Pos::of(if self.language.name == "rust" {
+                    node.end_position()
+                } else {
+                    node.start_position()
+                }),
+                param: parameter_index(node),
+                callback: callback_param(node),
+            },
+        ));
+    }
+
+    /// The definitions in document order, outer before inner, nameless ones dropped: each
+    /// with its parent, owner, final kind, qualified name and receiver's name.
+    fn place_definitions(
+        &self,
+        facts: &mut FileFacts,
+        defs: Vec<PendingDef>,
+        owner_scopes: &[OwnerScope],
+    ) -> Nesting {
         let mut pending: Vec<PendingDef> = defs
             .into_iter()
             .filter(|d| d.name.is_some() && d.kind.is_some())
@@ -663,7 +599,6 @@ impl<'a> Extractor<'a> {
         let sep = separator(self.language);
         for (i, def) in pending.into_iter().enumerate() {
             let (name, name_pos) = def.name.unwrap_or_default();
-            let mut kind = def.kind.unwrap_or(DefKind::Variable);
             let parent = parents[i];
             let scope = owner_scopes
                 .iter()
@@ -682,38 +617,22 @@ impl<'a> Extractor<'a> {
             let parent_kind = parent
                 .and_then(|p| facts.definitions.get(p))
                 .map(|p: &Definition| p.kind);
-            if kind == DefKind::Function
-                && (owner.is_some() || parent_kind.is_some_and(DefKind::is_type))
-            {
-                kind = DefKind::Method;
-            }
-            if kind == DefKind::Variable && parent_kind.is_some_and(DefKind::is_type) {
-                kind = DefKind::Field;
-            }
-            if kind == DefKind::Variable
-                && self.language.name == "python"
-                && name.chars().any(|c| c.is_ascii_uppercase())
-                && !name.chars().any(|c| c.is_ascii_lowercase())
-            {
-                kind = DefKind::Constant;
-            }
+            let kind = self.final_kind(
+                def.kind.unwrap_or(DefKind::Variable),
+                &name,
+                owner.is_some(),
+                parent_kind,
+            );
             let qualified_name = match (parent, &owner) {
                 (Some(p), _) => format!("{}{sep}{name}", facts.definitions[p].qualified_name),
                 (None, Some(o)) => format!("{o}{sep}{name}"),
                 (None, None) => name.clone(),
             };
             let has_self = kind == DefKind::Method && !def.no_self;
-            let self_name = def.self_name.filter(|_| has_self).or_else(|| {
-                has_self
-                    .then_some(match self.language.name {
-                        "rust" | "python" => Some("self"),
-                        "go" | "c" | "bash" => None,
-                        "ruby" => Some("self"),
-                        _ => Some("this"),
-                    })
-                    .flatten()
-                    .map(str::to_owned)
-            });
+            let self_name = def
+                .self_name
+                .filter(|_| has_self)
+                .or_else(|| has_self.then(|| self.default_self_name()).flatten());
             facts.definitions.push(Definition {
                 name,
                 kind,
@@ -732,37 +651,255 @@ impl<'a> Extractor<'a> {
                 bytes: def.node,
             });
         }
+        Nesting { spans, parents }
+    }
 
-        let last_before = |byte: usize| -> Option<usize> {
-            let n = spans.partition_point(|s| s.0 <= byte);
-            n.checked_sub(1)
+    /// A definition's kind once its place is known: a function of a type is a method, a
+    /// variable of one a field, an all-capitals Python variable a constant.
+    fn final_kind(
+        &self,
+        kind: DefKind,
+        name: &str,
+        has_owner: bool,
+        parent_kind: Option<DefKind>,
+    ) -> DefKind {
+        let in_type = parent_kind.is_some_and(DefKind::is_type);
+        if kind == DefKind::Function && (has_owner || in_type) {
+            return DefKind::Method;
+        }
+        if kind == DefKind::Variable && in_type {
+            return DefKind::Field;
+        }
+        if kind == DefKind::Variable
+            && self.language.name == "python"
+            && name.chars().any(|c| c.is_ascii_uppercase())
+            && !name.chars().any(|c| c.is_ascii_lowercase())
+        {
+            return DefKind::Constant;
+        }
+        kind
+    }
+
+    /// The receiver's name of a method that does not write one.
+    fn default_self_name(&self) -> Option<String> {
+        match self.language.name {
+            "rust" | "python" | "ruby" => Some("self"),
+            "go" | "c" | "bash" => None,
+            _ => Some("this"),
+        }
+        .map(str::to_owned)
+    }
+}
+
+/// An owner scope: (byte range, owner, the trait it implements).
+type OwnerScope = ((usize, usize), String, Option<String>);
+
+/// What the query's matches gave, before definitions are ordered and nested.
+#[derive(Default)]
+struct Collected {
+    /// The imports and the package so far.
+    facts: FileFacts,
+    defs: Vec<PendingDef>,
+    def_at: HashMap<(usize, usize), usize>,
+    owner_scopes: Vec<OwnerScope>,
+    refs: Vec<(usize, Reference)>,
+    locals: Vec<(usize, Local)>,
+    /// Where each import statement starts, beside `facts.imports`.
+    import_bytes: Vec<usize>,
+    seen_refs: HashMap<(usize, u8), usize>,
+}
+
+/// One match's captures other than its role, by capture name.
+struct Captures<'a, 't> {
+    list: Vec<(&'a str, Node<'t>)>,
+    source: &'a [u8],
+}
+
+impl<'t> Captures<'_, 't> {
+    fn node(&self, wanted: &str) -> Option<Node<'t>> {
+        self.list
+            .iter()
+            .find(|(n, _)| *n == wanted)
+            .map(|(_, n)| *n)
+    }
+
+    /// The capture's text, whitespace collapsed.
+    fn text(&self, wanted: &str) -> Option<String> {
+        self.node(wanted).map(|n| collapse(text(n, self.source)))
+    }
+
+    fn all<'c>(&'c self, wanted: &'c str) -> impl Iterator<Item = Node<'t>> + 'c {
+        self.list
+            .iter()
+            .filter(move |(n, _)| *n == wanted)
+            .map(|(_, n)| *n)
+    }
+}
+
+/// A definition's owner from its own match: the `owner` capture, an object literal's, or the
+/// object a function is assigned to.
+fn def_owner(def: &mut PendingDef, node: Node<'_>, caps: &Captures) {
+    if def.owner.is_none() {
+        def.owner = caps
+            .text("owner")
+            .map(|o| type_name(&o))
+            .filter(|o| !o.is_empty());
+    }
+    // A member of an object literal belongs to no named type, and is no name in the scope
+    // around the literal.
+    if def.owner.is_none() && node.parent().is_some_and(|p| p.kind() == "object") {
+        def.owner = Some(OBJECT_LITERAL.to_owned());
+    }
+    // A function assigned to an object's member: CommonJS's `exports.f` is a function of
+    // the module; a prototype's member has its owner from its own pattern; any other
+    // object's is of no named type.
+    if let Some(object) = caps.text("member_of") {
+        if matches!(object.as_str(), "exports" | "module.exports") {
+            def.kind = Some(DefKind::Function);
+        } else if def.owner.is_none() && !object.ends_with(".prototype") {
+            def.owner = Some(ASSIGNED_MEMBER.to_owned());
+        }
+    }
+}
+
+/// A reference match: one reference per name node and kind, a pattern that saw a receiver
+/// winning.
+fn on_reference(found: &mut Collected, kind: &str, caps: &Captures) {
+    // A macro is called in its own namespace: its name is kept with the `!`.
+    let (kind, bang) = match kind {
+        "call" => (RefKind::Call, ""),
+        "macro" => (RefKind::Call, "!"),
+        "type" => (RefKind::Type, ""),
+        _ => return,
+    };
+    let Some(name_node) = caps.node("name") else {
+        return;
+    };
+    let name = text(name_node, caps.source).trim();
+    if name.is_empty() {
+        return;
+    }
+    let receiver = caps.text("receiver").filter(|r| !r.is_empty());
+    match found.seen_refs.entry((name_node.start_byte(), kind as u8)) {
+        std::collections::hash_map::Entry::Occupied(at) => {
+            let existing = &mut found.refs[*at.get()].1;
+            if existing.receiver.is_none() {
+                existing.receiver = receiver;
+            }
+            return;
+        }
+        std::collections::hash_map::Entry::Vacant(slot) => {
+            slot.insert(found.refs.len());
+        }
+    }
+    found.refs.push((
+        name_node.start_byte(),
+        Reference {
+            kind,
+            name: format!("{name}{bang}"),
+            receiver,
+            pos: Pos::of(name_node.start_position()),
+            enclosing: None,
+        },
+    ));
+}
+
+/// An import match.
+fn on_import(found: &mut Collected, node: Node<'_>, caps: &Captures) {
+    let Some(module) = caps.text("import.module") else {
+        return;
+    };
+    found.import_bytes.push(node.start_byte());
+    let mut module = module.trim_matches(['"', '\'', '<', '>', '`']).to_owned();
+    let mut name = caps.text("import.name");
+    // Rust `use a::b::{self}` imports `b` from `a`, as `use a::b;` does.
+    if name.as_deref() == Some("self") {
+        name = match module.rsplit_once("::") {
+            Some((parent, last)) => {
+                let last = last.trim().to_owned();
+                module = parent.trim().to_owned();
+                Some(last)
+            }
+            None => None,
         };
+    }
+    found.facts.imports.push(Import {
+        module,
+        name,
+        alias: caps.text("import.alias"),
+        wildcard: caps.node("import.wildcard").is_some(),
+        line: Pos::of(node.start_position()).line,
+        scope_lines: None,
+    });
+}
+
+/// Rust's `use a::{b::C}` gives the name `b::C`: the path part belongs to the module.
+fn rust_import_paths(imports: &mut [Import]) {
+    for import in imports {
+        if let Some(name) = import.name.take() {
+            match name.rsplit_once("::") {
+                Some((path, last)) => {
+                    import.module = format!("{}::{path}", import.module);
+                    import.name = Some(last.to_owned());
+                }
+                None if name == "self" => {
+                    // `use a::{self}` binds the module `a`.
+                    if import.alias.is_none() {
+                        import.alias = import.module.rsplit("::").next().map(str::to_owned);
+                    }
+                }
+                None => import.name = Some(name),
+            }
+        }
+    }
+}
+
+/// The definitions' spans in document order and each one's parent: where a place in the
+/// file is.
+struct Nesting {
+    spans: Vec<(usize, usize)>,
+    parents: Vec<Option<usize>>,
+}
+
+impl Nesting {
+    /// The innermost definition holding `byte`.
+    fn enclosing(&self, byte: usize) -> Option<usize> {
+        let last_before = self.spans.partition_point(|s| s.0 <= byte).checked_sub(1);
+        innermost(&self.spans, &self.parents, last_before, byte, None)
+    }
+
+    /// The references in document order, each with its enclosing definition; a
+    /// definition's own name is not a use of it.
+    fn place_references(&self, facts: &mut FileFacts, mut refs: Vec<(usize, Reference)>) {
         refs.sort_by_key(|(b, _)| *b);
-        // A definition's own name is not a use of it.
         let def_names: std::collections::HashSet<Pos> =
             facts.definitions.iter().map(|d| d.name_pos).collect();
         refs.retain(|(_, r)| r.kind == RefKind::Call || !def_names.contains(&r.pos));
         for (byte, mut r) in refs {
-            r.enclosing = innermost(&spans, &parents, last_before(byte), byte, None);
+            r.enclosing = self.enclosing(byte);
             facts.references.push(r);
         }
-        // An import inside a function binds its name there only (the preprocessor's
-        // `#include` is textual: it binds from there on, wherever it is).
-        if !matches!(self.language.name, "c" | "cpp") {
-            for (import, byte) in facts.imports.iter_mut().zip(import_bytes) {
-                let mut at = innermost(&spans, &parents, last_before(byte), byte, None);
-                while let Some(def) = at.and_then(|i| facts.definitions.get(i)) {
-                    if def.kind.is_callable() {
-                        import.scope_lines = Some((def.start.line, def.end_line));
-                        break;
-                    }
-                    at = def.parent;
+    }
+
+    /// An import inside a function binds its name in that function's lines only.
+    fn scope_imports(&self, facts: &mut FileFacts, import_bytes: Vec<usize>) {
+        for (import, byte) in facts.imports.iter_mut().zip(import_bytes) {
+            let mut at = self.enclosing(byte);
+            while let Some(def) = at.and_then(|i| facts.definitions.get(i)) {
+                if def.kind.is_callable() {
+                    import.scope_lines = Some((def.start.line, def.end_line));
+                    break;
                 }
+                at = def.parent;
             }
         }
+    }
+
+    /// The local bindings in document order, each in its scope.
+    fn place_locals(&self, facts: &mut FileFacts, mut locals: Vec<(usize, Local)>) {
         locals.sort_by_key(|(b, _)| *b);
         for (byte, mut l) in locals {
-            l.scope = innermost(&spans, &parents, last_before(byte), byte, None);
+            l.scope = self.enclosing(byte);
             // A binding that is the definition itself (a top-level `x = Foo()`) belongs to
             // the definition's scope.
             if let Some(def) = l.scope.and_then(|i| facts.definitions.get(i)) {
@@ -776,10 +913,6 @@ impl<'a> Extractor<'a> {
             }
             facts.locals.push(l);
         }
-        if matches!(self.language.name, "javascript" | "typescript" | "tsx") {
-            facts.literal_args = literal_args(&facts, tree, self.source);
-        }
-        facts
     }
 }
 

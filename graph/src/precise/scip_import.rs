@@ -100,6 +100,10 @@ impl Doc<'_> {
     }
 }
 
+/// A document of the index whose file is as the plan saw it: (its place among the index's
+/// documents, the file, its path, its hash, its bytes).
+type Content = (usize, FileId, String, i64, Vec<u8>);
+
 /// Replaces the precise rows of `plan`'s files with what `index` says (see the module docs).
 pub(super) fn import(
     tx: &Connection,
@@ -109,8 +113,80 @@ pub(super) fn import(
     literals_found: &HashMap<String, (i64, Vec<literals::Literal>)>,
 ) -> rusqlite::Result<PreciseImport> {
     let mut out = PreciseImport::default();
-    // The files the plan saw, read again: one changed since is left out.
-    let mut contents: Vec<(usize, FileId, String, i64, Vec<u8>)> = Vec::new();
+    let contents = read_documents(tx, root, plan, index, &mut out.changed_since);
+    let docs: Vec<Doc<'_>> = contents
+        .iter()
+        .map(|(n, file, _, _, bytes)| Doc {
+            file: *file,
+            lines: bytes.split(|b| *b == b'\n').collect(),
+            encoding: index.documents[*n]
+                .position_encoding
+                .enum_value()
+                .unwrap_or(PositionEncoding::UnspecifiedPositionEncoding),
+        })
+        .collect();
+    let (defs_at, assigned_members) = definitions_at(tx, &docs)?;
+    let defined_in = defined_in(index);
+    let targets = symbol_targets(
+        index,
+        plan,
+        &Described {
+            contents: &contents,
+            docs: &docs,
+            defs_at: &defs_at,
+            assigned_members: &assigned_members,
+            defined_in: &defined_in,
+        },
+    );
+    let related = related_symbols(index, plan);
+    forget_precise(tx, plan)?;
+    let mut writer = PreciseWriter::new(tx, plan)?;
+    let mut modules = WorkspaceModules::new(plan.hashes.keys());
+    // The dispatch targets of each symbol's group, computed once.
+    let mut groups: HashMap<&str, Vec<DefId>> = HashMap::new();
+    for (doc, (n, file, _, hash, _)) in docs.iter().zip(&contents) {
+        let mut said = Sayings {
+            targets: &targets,
+            related: &related,
+            modules: &mut modules,
+            groups: &mut groups,
+        };
+        let seen = said.at_places(doc, &index.documents[*n].occurrences);
+        writer.write_file(*file, *hash, &seen, &mut out)?;
+    }
+    // The files of its languages it did not read (outside its project), as they are now:
+    // not "pending" (no run would read them), counted apart.
+    let read: HashSet<FileId> = contents.iter().map(|c| c.1).collect();
+    let changed: HashSet<&str> = out.changed_since.iter().map(String::as_str).collect();
+    for (path, (file, hash)) in &plan.hashes {
+        if !read.contains(file) && !changed.contains(path.as_str()) {
+            writer.note_file(*file, *hash, false)?;
+        }
+    }
+    if plan.indexer.relates_references() {
+        let context = Context {
+            index,
+            defs_at: &defs_at,
+            targets: &targets,
+            defined_in: &defined_in,
+            literals: literals_found,
+        };
+        out.implements = link_literals(tx, &context, &contents, &docs)?;
+    }
+    out.changed_since.sort();
+    Ok(out)
+}
+
+/// The files the plan saw, read again: one changed since is left out (and named in
+/// `changed_since`).
+fn read_documents(
+    tx: &Connection,
+    root: &Path,
+    plan: &PrecisePlan,
+    index: &Index,
+    changed_since: &mut Vec<String>,
+) -> Vec<Content> {
+    let mut contents = Vec::new();
     for (n, document) in index.documents.iter().enumerate() {
         let Some(&(file, hash)) = plan.hashes.get(&document.relative_path) else {
             continue;
@@ -123,53 +199,45 @@ pub(super) fn import(
             Some(bytes) if now == Some(hash) && crate::index::hash(&bytes) == hash => {
                 contents.push((n, file, document.relative_path.clone(), hash, bytes));
             }
-            _ => out.changed_since.push(document.relative_path.clone()),
+            _ => changed_since.push(document.relative_path.clone()),
         }
     }
-    let docs: Vec<Doc<'_>> = contents
-        .iter()
-        .map(|(n, file, _, _, bytes)| Doc {
-            file: *file,
-            lines: bytes.split(|b| *b == b'\n').collect(),
-            encoding: index.documents[*n]
-                .position_encoding
-                .enum_value()
-                .unwrap_or(PositionEncoding::UnspecifiedPositionEncoding),
-        })
-        .collect();
+    contents
+}
 
-    // Definitions: where each symbol is defined, as a definition of the index.
+/// The definitions of the read files by where their names are, and those that are
+/// functions assigned to a member.
+type DefinitionsAt = (HashMap<FileId, HashMap<(u32, u32), DefId>>, HashSet<DefId>);
+
+fn definitions_at(tx: &Connection, docs: &[Doc<'_>]) -> rusqlite::Result<DefinitionsAt> {
     let mut defs_at: HashMap<FileId, HashMap<(u32, u32), DefId>> = HashMap::new();
     let mut assigned_members: HashSet<DefId> = HashSet::new();
-    {
-        let mut stmt = tx.prepare_cached(
-            "SELECT id, name_line, name_col, owner FROM defs WHERE file_id = ?1 ORDER BY id",
-        )?;
-        for doc in &docs {
-            let rows = stmt.query_map([doc.file], |r| {
-                Ok((
-                    r.get::<_, DefId>(0)?,
-                    r.get::<_, u32>(1)?,
-                    r.get::<_, u32>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                ))
-            })?;
-            let at = defs_at.entry(doc.file).or_default();
-            for row in rows {
-                let (id, line, col, owner) = row?;
-                at.insert((line, col), id);
-                if owner.as_deref() == Some(crate::extract::ASSIGNED_MEMBER) {
-                    assigned_members.insert(id);
-                }
+    let mut stmt = tx.prepare_cached(
+        "SELECT id, name_line, name_col, owner FROM defs WHERE file_id = ?1 ORDER BY id",
+    )?;
+    for doc in docs {
+        let rows = stmt.query_map([doc.file], |r| {
+            Ok((
+                r.get::<_, DefId>(0)?,
+                r.get::<_, u32>(1)?,
+                r.get::<_, u32>(2)?,
+                r.get::<_, Option<String>>(3)?,
+            ))
+        })?;
+        let at = defs_at.entry(doc.file).or_default();
+        for row in rows {
+            let (id, line, col, owner) = row?;
+            at.insert((line, col), id);
+            if owner.as_deref() == Some(crate::extract::ASSIGNED_MEMBER) {
+                assigned_members.insert(id);
             }
         }
     }
-    let described: HashMap<&str, usize> = contents
-        .iter()
-        .enumerate()
-        .map(|(d, (n, ..))| (index.documents[*n].relative_path.as_str(), d))
-        .collect();
-    // The documents each symbol has a definition occurrence in.
+    Ok((defs_at, assigned_members))
+}
+
+/// The documents each symbol has a definition occurrence in.
+fn defined_in(index: &Index) -> HashMap<&str, Vec<&str>> {
     let mut defined_in: HashMap<&str, Vec<&str>> = HashMap::new();
     for document in &index.documents {
         for occurrence in &document.occurrences {
@@ -181,11 +249,35 @@ pub(super) fn import(
             }
         }
     }
+    defined_in
+}
+
+/// What is known of the read documents when their symbols' targets are decided.
+struct Described<'d, 'a> {
+    contents: &'d [Content],
+    docs: &'d [Doc<'a>],
+    defs_at: &'d HashMap<FileId, HashMap<(u32, u32), DefId>>,
+    assigned_members: &'d HashSet<DefId>,
+    defined_in: &'d HashMap<&'a str, Vec<&'a str>>,
+}
+
+/// Where each symbol is defined, as a definition of the index.
+fn symbol_targets<'a>(
+    index: &'a Index,
+    plan: &PrecisePlan,
+    described: &Described<'_, 'a>,
+) -> HashMap<&'a str, Target> {
+    let by_path: HashMap<&str, usize> = described
+        .contents
+        .iter()
+        .enumerate()
+        .map(|(d, (n, ..))| (index.documents[*n].relative_path.as_str(), d))
+        .collect();
     let mut defined: HashMap<&str, (Option<FileId>, Target)> = HashMap::new();
     for document in &index.documents {
-        let doc = described
+        let doc = by_path
             .get(document.relative_path.as_str())
-            .map(|d| &docs[*d]);
+            .map(|d| &described.docs[*d]);
         let workspace_file = plan.hashes.contains_key(&document.relative_path);
         for occurrence in &document.occurrences {
             if occurrence.symbol.starts_with("local ") || occurrence.range.len() < 3 {
@@ -193,7 +285,7 @@ pub(super) fn import(
             }
             let at_def = doc.and_then(|doc| {
                 let place = doc.byte_column(occurrence.range[0], occurrence.range[1])?;
-                defs_at.get(&doc.file)?.get(&place).copied()
+                described.defs_at.get(&doc.file)?.get(&place).copied()
             });
             // scip-python marks only the first of a function's overloads a definition, the
             // rest (the body among them) references at the definitions' names: such a
@@ -201,13 +293,14 @@ pub(super) fn import(
             // a use, as an object literal's member names the interface member it fills).
             let definition = occurrence.symbol_roles & SymbolRole::Definition as i32 != 0;
             let defined_here = || {
-                defined_in
+                described
+                    .defined_in
                     .get(occurrence.symbol.as_str())
                     .is_some_and(|docs| docs.contains(&document.relative_path.as_str()))
             };
             // A function assigned to a member (`inst.check = …`) only fills the member
             // the reference names.
-            let assigned = at_def.is_some_and(|d| assigned_members.contains(&d));
+            let assigned = at_def.is_some_and(|d| described.assigned_members.contains(&d));
             if !definition && (at_def.is_none() || assigned || !defined_here()) {
                 continue;
             }
@@ -237,13 +330,15 @@ pub(super) fn import(
             }
         }
     }
-
-    let targets: HashMap<&str, Target> = defined
+    defined
         .into_iter()
         .map(|(symbol, (_, target))| (symbol, target))
-        .collect();
+        .collect()
+}
 
-    // Symbols related for "find references": each way.
+/// Symbols related for "find references" (implementations and what they implement), each
+/// way; none for an indexer whose relations mean something else.
+fn related_symbols<'a>(index: &'a Index, plan: &PrecisePlan) -> HashMap<&'a str, Vec<&'a str>> {
     let mut related: HashMap<&str, Vec<&str>> = HashMap::new();
     let infos = index
         .documents
@@ -265,8 +360,11 @@ pub(super) fn import(
             }
         }
     }
+    related
+}
 
-    // References: each of the index's references at a place the indexer saw.
+/// Forgets the precise rows of the plan's files.
+fn forget_precise(tx: &Connection, plan: &PrecisePlan) -> rusqlite::Result<()> {
     let mut forget = tx.prepare_cached("DELETE FROM precise WHERE file_id = ?1")?;
     let mut forget_fanout = tx.prepare_cached("DELETE FROM precise_fanout WHERE file_id = ?1")?;
     let mut forget_implements =
@@ -278,29 +376,27 @@ pub(super) fn import(
         forget_implements.execute([file])?;
         forget_file.execute([file])?;
     }
-    // A reference tree-sitter resolved to a member of the type the indexer names (a class's
-    // construction resolved to its constructor) keeps that member: the same call, said more
-    // closely.
-    let mut refs = tx.prepare_cached(
-        "SELECT r.ord, r.line, r.col, r.target_id, d.parent_id FROM refs r
-         LEFT JOIN defs d ON d.id = r.target_id WHERE r.file_id = ?1",
-    )?;
-    let mut insert =
-        tx.prepare_cached("INSERT INTO precise(file_id, ord, target_id) VALUES (?1, ?2, ?3)")?;
-    let mut modules = WorkspaceModules::new(plan.hashes.keys());
-    // The dispatch targets of each symbol's group, computed once.
-    let mut groups: HashMap<&str, Vec<DefId>> = HashMap::new();
-    let mut insert_fanout = tx.prepare_cached(
-        "INSERT OR IGNORE INTO precise_fanout(file_id, ord, target_id) VALUES (?1, ?2, ?3)",
-    )?;
-    let mut insert_file = tx.prepare_cached(
-        "INSERT OR REPLACE INTO precise_files(file_id, hash, indexer, run_key, read)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
-    for (doc, (n, file, _, hash, _)) in docs.iter().zip(&contents) {
-        // Several symbols can stand at one place (a function and a type of one name).
+    Ok(())
+}
+
+/// What the indexer says of each symbol, for the references of one document.
+struct Sayings<'s, 'a> {
+    targets: &'s HashMap<&'a str, Target>,
+    related: &'s HashMap<&'a str, Vec<&'a str>>,
+    modules: &'s mut WorkspaceModules,
+    groups: &'s mut HashMap<&'a str, Vec<DefId>>,
+}
+
+impl<'a> Sayings<'_, 'a> {
+    /// What the document's reference occurrences say, by place (several symbols can stand
+    /// at one place: a function and a type of one name).
+    fn at_places(
+        &mut self,
+        doc: &Doc<'_>,
+        occurrences: &'a [scip::types::Occurrence],
+    ) -> HashMap<(u32, u32), Vec<Said>> {
         let mut seen: HashMap<(u32, u32), Vec<Said>> = HashMap::new();
-        for occurrence in &index.documents[*n].occurrences {
+        for occurrence in occurrences {
             if occurrence.symbol_roles & SymbolRole::Definition as i32 != 0
                 || occurrence.range.len() < 3
             {
@@ -309,44 +405,96 @@ pub(super) fn import(
             let Some(place) = doc.byte_column(occurrence.range[0], occurrence.range[1]) else {
                 continue;
             };
-            // A document-local symbol is a local variable, a parameter, or a name bound
-            // inside a function (an import there, a conditional definition): tree-sitter's
-            // scopes say more of it than "local".
-            let target = if occurrence.symbol.starts_with("local ") {
-                Target::Unknown
-            } else {
-                // A symbol defined nowhere in the index is a library's, unless the library
-                // is named like a workspace module: the indexer's environment may hold an
-                // installed copy of the workspace's own package (`import click` found in
-                // site-packages beside `src/click`), and then tree-sitter's word stands.
-                targets
-                    .get(occurrence.symbol.as_str())
-                    .copied()
-                    .unwrap_or_else(|| match modules.shadows(&occurrence.symbol) {
-                        true => Target::Unknown,
-                        false => Target::Nothing,
-                    })
-            };
-            let fanout = match target {
-                Target::Def(def) => groups
-                    .entry(occurrence.symbol.as_str())
-                    .or_insert_with(|| {
-                        let mut defs: Vec<DefId> = Vec::new();
-                        for other in related_group(&related, occurrence.symbol.as_str()) {
-                            if let Some(Target::Def(d)) = targets.get(other) {
-                                if *d != def && !defs.contains(d) {
-                                    defs.push(*d);
-                                }
-                            }
-                        }
-                        defs
-                    })
-                    .clone(),
-                _ => Vec::new(),
-            };
-            seen.entry(place).or_default().push((target, fanout));
+            let said = self.of_symbol(&occurrence.symbol);
+            seen.entry(place).or_default().push(said);
         }
-        let rows = refs.query_map([file], |r| {
+        seen
+    }
+
+    /// One symbol's target and dispatch targets.
+    fn of_symbol(&mut self, symbol: &'a str) -> Said {
+        // A document-local symbol is a local variable, a parameter, or a name bound inside
+        // a function (an import there, a conditional definition): tree-sitter's scopes say
+        // more of it than "local".
+        let target = if symbol.starts_with("local ") {
+            Target::Unknown
+        } else {
+            // A symbol defined nowhere in the index is a library's, unless the library is
+            // named like a workspace module: the indexer's environment may hold an
+            // installed copy of the workspace's own package (`import click` found in
+            // site-packages beside `src/click`), and then tree-sitter's word stands.
+            self.targets.get(symbol).copied().unwrap_or_else(|| {
+                match self.modules.shadows(symbol) {
+                    true => Target::Unknown,
+                    false => Target::Nothing,
+                }
+            })
+        };
+        let Target::Def(def) = target else {
+            return (target, Vec::new());
+        };
+        let (targets, related) = (self.targets, self.related);
+        let fanout = self
+            .groups
+            .entry(symbol)
+            .or_insert_with(|| {
+                let mut defs: Vec<DefId> = Vec::new();
+                for other in related_group(related, symbol) {
+                    if let Some(Target::Def(d)) = targets.get(other) {
+                        if *d != def && !defs.contains(d) {
+                            defs.push(*d);
+                        }
+                    }
+                }
+                defs
+            })
+            .clone();
+        (target, fanout)
+    }
+}
+
+/// Writes the precise rows, its statements prepared once.
+struct PreciseWriter<'c> {
+    plan: &'c PrecisePlan,
+    refs: rusqlite::CachedStatement<'c>,
+    insert: rusqlite::CachedStatement<'c>,
+    insert_fanout: rusqlite::CachedStatement<'c>,
+    insert_file: rusqlite::CachedStatement<'c>,
+}
+
+impl<'c> PreciseWriter<'c> {
+    fn new(tx: &'c Connection, plan: &'c PrecisePlan) -> rusqlite::Result<Self> {
+        Ok(PreciseWriter {
+            plan,
+            // A reference tree-sitter resolved to a member of the type the indexer names (a
+            // class's construction resolved to its constructor) keeps that member: the same
+            // call, said more closely.
+            refs: tx.prepare_cached(
+                "SELECT r.ord, r.line, r.col, r.target_id, d.parent_id FROM refs r
+                 LEFT JOIN defs d ON d.id = r.target_id WHERE r.file_id = ?1",
+            )?,
+            insert: tx.prepare_cached(
+                "INSERT INTO precise(file_id, ord, target_id) VALUES (?1, ?2, ?3)",
+            )?,
+            insert_fanout: tx.prepare_cached(
+                "INSERT OR IGNORE INTO precise_fanout(file_id, ord, target_id) VALUES (?1, ?2, ?3)",
+            )?,
+            insert_file: tx.prepare_cached(
+                "INSERT OR REPLACE INTO precise_files(file_id, hash, indexer, run_key, read)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?,
+        })
+    }
+
+    /// Each of the file's references at a place the indexer saw gets the indexer's word.
+    fn write_file(
+        &mut self,
+        file: FileId,
+        hash: i64,
+        seen: &HashMap<(u32, u32), Vec<Said>>,
+        out: &mut PreciseImport,
+    ) -> rusqlite::Result<()> {
+        let rows = self.refs.query_map([file], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, u32>(1)?,
@@ -364,45 +512,37 @@ pub(super) fn import(
                         Some(member) if own_parent == Some(def) => member,
                         _ => def,
                     };
-                    insert.execute(params![file, ord, def])?;
+                    self.insert.execute(params![file, ord, def])?;
                     out.edges += 1;
                     for d in fanout {
-                        insert_fanout.execute(params![file, ord, d])?;
+                        self.insert_fanout.execute(params![file, ord, d])?;
                         out.dispatch += 1;
                     }
                 }
                 Some((Target::Nothing, _)) => {
-                    insert.execute(params![file, ord, Option::<DefId>::None])?;
+                    self.insert
+                        .execute(params![file, ord, Option::<DefId>::None])?;
                     out.no_edge += 1;
                 }
                 Some((Target::Unknown, _)) | None => out.unseen += 1,
             }
         }
-        insert_file.execute(params![file, hash, plan.indexer.name(), plan.key, 1])?;
+        self.note_file(file, hash, true)?;
         out.files += 1;
+        Ok(())
     }
-    // The files of its languages it did not read (outside its project), as they are now:
-    // not "pending" (no run would read them), counted apart.
-    let read: std::collections::HashSet<FileId> = contents.iter().map(|c| c.1).collect();
-    let changed: std::collections::HashSet<&str> =
-        out.changed_since.iter().map(String::as_str).collect();
-    for (path, (file, hash)) in &plan.hashes {
-        if !read.contains(file) && !changed.contains(path.as_str()) {
-            insert_file.execute(params![file, hash, plan.indexer.name(), plan.key, 0])?;
-        }
+
+    /// Records the file as this run saw it (`read`: the indexer read it).
+    fn note_file(&mut self, file: FileId, hash: i64, read: bool) -> rusqlite::Result<()> {
+        self.insert_file.execute(params![
+            file,
+            hash,
+            self.plan.indexer.name(),
+            self.plan.key,
+            i64::from(read)
+        ])?;
+        Ok(())
     }
-    if plan.indexer.relates_references() {
-        let context = Context {
-            index,
-            defs_at: &defs_at,
-            targets: &targets,
-            defined_in: &defined_in,
-            literals: literals_found,
-        };
-        out.implements = link_literals(tx, &context, &contents, &docs)?;
-    }
-    out.changed_since.sort();
-    Ok(out)
 }
 
 /// What the import learned of the index, for the literal links.
@@ -421,7 +561,7 @@ struct Context<'a> {
 fn link_literals(
     tx: &Connection,
     context: &Context<'_>,
-    contents: &[(usize, FileId, String, i64, Vec<u8>)],
+    contents: &[Content],
     docs: &[Doc<'_>],
 ) -> rusqlite::Result<usize> {
     let Context {
