@@ -1237,13 +1237,40 @@ type DefShape = (
     String,
 );
 
+/// The definitions a file had, keyed for reuse by (qualified name, kind, occurrence).
+type Reuse = HashMap<(String, String, usize), (DefId, DefShape)>;
+
 /// Inserts a file's facts; definitions whose (qualified name, kind, occurrence) is in
 /// `reuse` keep that id. Returns the definitions' ids in the file's order.
 fn insert_facts(
     tx: &Connection,
     file: FileId,
     facts: &FileFacts,
-    reuse: &HashMap<(String, String, usize), (DefId, DefShape)>,
+    reuse: &Reuse,
+    changed: &mut BTreeSet<String>,
+) -> rusqlite::Result<Vec<DefId>> {
+    let ids = insert_definitions(tx, file, facts, reuse, changed)?;
+    insert_imports(tx, file, &facts.imports)?;
+    insert_locals(tx, file, &facts.locals, &ids)?;
+    let mut insert_literal = tx.prepare_cached(
+        "INSERT OR IGNORE INTO literal_args(file_id, ord, argument, def_id)
+         VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for arg in &facts.literal_args {
+        if let Some(def) = ids.get(arg.member) {
+            insert_literal.execute(params![file, arg.reference as i64, arg.argument, def])?;
+        }
+    }
+    Ok(ids)
+}
+
+/// Inserts the definitions, reusing ids; a name whose definition is new or changed shape
+/// is a changed key.
+fn insert_definitions(
+    tx: &Connection,
+    file: FileId,
+    facts: &FileFacts,
+    reuse: &Reuse,
     changed: &mut BTreeSet<String>,
 ) -> rusqlite::Result<Vec<DefId>> {
     let mut ids: Vec<DefId> = Vec::with_capacity(facts.definitions.len());
@@ -1265,7 +1292,7 @@ fn insert_facts(
         *n += 1;
         let shape: DefShape = (
             def.name.clone(),
-            kind.clone(),
+            kind,
             parent,
             def.owner.clone(),
             def.type_text.clone(),
@@ -1274,18 +1301,10 @@ fn insert_facts(
             def.self_name.clone(),
             type_params.clone().unwrap_or_default(),
         );
-        let id = match reuse.get(&key) {
-            Some((id, old_shape)) => {
-                if *old_shape != shape {
-                    changed.insert(format!("n:{}", def.name));
-                }
-                Some(*id)
-            }
-            None => {
-                changed.insert(format!("n:{}", def.name));
-                None
-            }
-        };
+        let id = reuse.get(&key).map(|(id, _)| *id);
+        if reuse.get(&key).is_none_or(|(_, old)| *old != shape) {
+            changed.insert(format!("n:{}", def.name));
+        }
         let kind_code = DefKind::ALL
             .iter()
             .position(|k| *k == def.kind)
@@ -1312,12 +1331,16 @@ fn insert_facts(
         ])?;
         ids.push(tx.last_insert_rowid());
     }
+    Ok(ids)
+}
+
+fn insert_imports(tx: &Connection, file: FileId, imports: &[Import]) -> rusqlite::Result<()> {
     let mut insert_import = tx.prepare_cached(
         "INSERT INTO imports(file_id, ord, module, name, alias, wildcard, line, scope_first,
            scope_last)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
-    for (i, imp) in facts.imports.iter().enumerate() {
+    for (i, imp) in imports.iter().enumerate() {
         insert_import.execute(params![
             file,
             i as i64,
@@ -1330,12 +1353,22 @@ fn insert_facts(
             imp.scope_lines.map(|s| s.1)
         ])?;
     }
+    Ok(())
+}
+
+/// Inserts the local bindings, their scopes as the definitions' ids `ids`.
+fn insert_locals(
+    tx: &Connection,
+    file: FileId,
+    locals: &[Local],
+    ids: &[DefId],
+) -> rusqlite::Result<()> {
     let mut insert_local = tx.prepare_cached(
         "INSERT INTO locals(file_id, ord, name, scope_id, type_text, value, line, col, read,
            param, cb_line, cb_col, cb_argument, cb_param)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?;
-    for (i, local) in facts.locals.iter().enumerate() {
+    for (i, local) in locals.iter().enumerate() {
         insert_local.execute(params![
             file,
             i as i64,
@@ -1353,16 +1386,7 @@ fn insert_facts(
             local.callback.map(|c| c.param)
         ])?;
     }
-    let mut insert_literal = tx.prepare_cached(
-        "INSERT OR IGNORE INTO literal_args(file_id, ord, argument, def_id)
-         VALUES (?1, ?2, ?3, ?4)",
-    )?;
-    for arg in &facts.literal_args {
-        if let Some(def) = ids.get(arg.member) {
-            insert_literal.execute(params![file, arg.reference as i64, arg.argument, def])?;
-        }
-    }
-    Ok(ids)
+    Ok(())
 }
 
 /// Replaces a changed file's facts, keeping the ids of definitions that stayed.
@@ -1372,56 +1396,60 @@ fn rewrite_file(
     fresh: &Fresh,
     changed: &mut BTreeSet<String>,
 ) -> rusqlite::Result<Vec<DefId>> {
-    // The old definitions, keyed for reuse.
-    let mut reuse: HashMap<(String, String, usize), (DefId, DefShape)> = HashMap::new();
-    let mut old_names: Vec<String> = Vec::new();
-    {
-        let mut stmt = tx.prepare_cached(
-            "SELECT id, name, kind, qname, parent_id, owner, type_text, returns, IFNULL(bases, ''),
-               self_name, IFNULL(type_params, '') FROM defs WHERE file_id = ?1 ORDER BY id",
-        )?;
-        let rows = stmt.query_map([file], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, Option<i64>>(4)?,
-                r.get::<_, Option<String>>(5)?,
-                r.get::<_, Option<String>>(6)?,
-                r.get::<_, Option<String>>(7)?,
-                r.get::<_, String>(8)?,
-                r.get::<_, Option<String>>(9)?,
-                r.get::<_, String>(10)?,
-            ))
-        })?;
-        let mut nth: HashMap<(String, String), usize> = HashMap::new();
-        for row in rows {
-            let (id, name, kind, qname, parent, owner, type_text, returns, bases, self_name, tps) =
-                row?;
-            let n = nth.entry((qname.clone(), kind.clone())).or_insert(0);
-            reuse.insert(
-                (qname, kind.clone(), *n),
-                (
-                    id,
-                    (
-                        name.clone(),
-                        kind,
-                        parent,
-                        owner,
-                        type_text,
-                        returns,
-                        bases,
-                        self_name,
-                        tps,
-                    ),
-                ),
-            );
-            *n += 1;
-            old_names.push(name);
+    let reuse = old_definitions(tx, file)?;
+    note_surface_changes(tx, file, fresh, changed)?;
+    clear_file_rows(tx, file, fresh)?;
+    let ids = insert_facts(tx, file, &fresh.facts, &reuse, changed)?;
+    // Definitions that went away.
+    let kept: HashSet<DefId> = ids.iter().copied().collect();
+    for (id, shape) in reuse.values() {
+        if !kept.contains(id) {
+            crate::precise::forget_target(tx, *id)?;
+            changed.insert(format!("n:{}", shape.0));
         }
     }
-    // Imports and package: when they change, files that read them re-resolve.
+    Ok(ids)
+}
+
+/// The file's definitions as stored, keyed for reuse.
+fn old_definitions(tx: &Connection, file: FileId) -> rusqlite::Result<Reuse> {
+    let mut reuse: Reuse = HashMap::new();
+    let mut stmt = tx.prepare_cached(
+        "SELECT id, name, kind, qname, parent_id, owner, type_text, returns, IFNULL(bases, ''),
+           self_name, IFNULL(type_params, '') FROM defs WHERE file_id = ?1 ORDER BY id",
+    )?;
+    let rows = stmt.query_map([file], |r| {
+        let shape: DefShape = (
+            r.get(1)?,
+            r.get(2)?,
+            r.get(4)?,
+            r.get(5)?,
+            r.get(6)?,
+            r.get(7)?,
+            r.get(8)?,
+            r.get(9)?,
+            r.get(10)?,
+        );
+        Ok((r.get::<_, DefId>(0)?, r.get::<_, String>(3)?, shape))
+    })?;
+    let mut nth: HashMap<(String, String), usize> = HashMap::new();
+    for row in rows {
+        let (id, qname, shape) = row?;
+        let n = nth.entry((qname.clone(), shape.1.clone())).or_insert(0);
+        reuse.insert((qname, shape.1.clone(), *n), (id, shape));
+        *n += 1;
+    }
+    Ok(reuse)
+}
+
+/// The keys a rewrite changes beyond its definitions: its path when its imports or locals
+/// changed (files that read them re-resolve), its packages and folder when its package did.
+fn note_surface_changes(
+    tx: &Connection,
+    file: FileId,
+    fresh: &Fresh,
+    changed: &mut BTreeSet<String>,
+) -> rusqlite::Result<()> {
     let old_imports = load_imports(tx, file)?;
     let old_package: Option<String> = tx
         .query_row("SELECT package FROM files WHERE id = ?1", [file], |r| {
@@ -1464,6 +1492,11 @@ fn rewrite_file(
         }
         changed.insert(format!("d:{}", crate::table::parent_dir(&fresh.rel)));
     }
+    Ok(())
+}
+
+/// Deletes the file's facts and stores its new size, time, hash, language and package.
+fn clear_file_rows(tx: &Connection, file: FileId, fresh: &Fresh) -> rusqlite::Result<()> {
     tx.execute("DELETE FROM defs WHERE file_id = ?1", [file])?;
     tx.execute("DELETE FROM refs WHERE file_id = ?1", [file])?;
     tx.execute("DELETE FROM fanout WHERE file_id = ?1", [file])?;
@@ -1487,21 +1520,7 @@ fn rewrite_file(
             fresh.facts.syntax_errors
         ],
     )?;
-    let ids = insert_facts(tx, file, &fresh.facts, &reuse, changed)?;
-    // Definitions that went away.
-    let kept: HashSet<DefId> = ids.iter().copied().collect();
-    let mut stmt_names: Vec<String> = Vec::new();
-    for ((_, _, _), (id, shape)) in &reuse {
-        if !kept.contains(id) {
-            stmt_names.push(shape.0.clone());
-            crate::precise::forget_target(tx, *id)?;
-        }
-    }
-    for n in stmt_names {
-        changed.insert(format!("n:{n}"));
-    }
-    let _ = old_names;
-    Ok(ids)
+    Ok(())
 }
 
 /// The keys a file's removal (or arrival) changes.

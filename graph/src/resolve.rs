@@ -1049,9 +1049,55 @@ impl<B: Backing> Cx<'_, B> {
         want: Want,
         depth: usize,
     ) -> Found {
-        let chain = self.scope_chain(enclosing);
         let defs = self.table.defs_named(name, &mut self.deps);
         // 1. Enclosing scopes, innermost first.
+        if let Some(found) = self.in_enclosing_scopes(&defs, name, enclosing, want, depth) {
+            return found;
+        }
+        // 2. The file's top level.
+        let here = self.top_level(self.file.id, name, want);
+        if !here.is_empty() {
+            return Found::Defs(collapse(here), Rung::Exact);
+        }
+        // 3. Imports binding the name.
+        if let Some(found) = self.through_binding_imports(name, want, depth) {
+            return found;
+        }
+        // 4. The package.
+        let package_files = self.package_files();
+        let hits: Vec<Def> = defs
+            .iter()
+            .filter(|d| {
+                d.file != self.file.id
+                    && d.parent.is_none()
+                    && d.owner().is_none()
+                    && want.accepts(d.kind)
+                    && package_files.binary_search(&d.file).is_ok()
+            })
+            .cloned()
+            .collect();
+        if !hits.is_empty() {
+            return Found::Defs(collapse(hits), Rung::Package);
+        }
+        // 5. Wildcard imports (and languages whose imports bring every name).
+        if let Some(found) = self.through_wildcards(name, want, depth) {
+            return found;
+        }
+        // 6. The only definition of the name, anywhere in this language family.
+        self.unique(&defs, want, |d| d.parent.is_none() && d.owner().is_none())
+    }
+
+    /// The name among the enclosing scopes' definitions (and an enclosing type's members,
+    /// where members are in scope unqualified), innermost first.
+    fn in_enclosing_scopes(
+        &mut self,
+        defs: &[Def],
+        name: &str,
+        enclosing: Option<DefId>,
+        want: Want,
+        depth: usize,
+    ) -> Option<Found> {
+        let chain = self.scope_chain(enclosing);
         for scope in &chain {
             let is_type = scope.kind.is_type();
             if is_type && !implicit_this(self.lang()) {
@@ -1073,12 +1119,12 @@ impl<B: Backing> Cx<'_, B> {
                 .cloned()
                 .collect();
             if !hits.is_empty() {
-                return Found::Defs(collapse(hits), Rung::Exact);
+                return Some(Found::Defs(collapse(hits), Rung::Exact));
             }
             if is_type && depth < MAX_DEPTH {
                 let inherited = self.member(scope, name, want, depth + 1);
                 if let Found::Defs(d, rung) = inherited {
-                    return Found::Defs(d, rung);
+                    return Some(Found::Defs(d, rung));
                 }
             }
         }
@@ -1087,17 +1133,16 @@ impl<B: Backing> Cx<'_, B> {
             if let Some(method) = chain.iter().find(|d| d.owner().is_some()) {
                 if let Some((owner, rung)) = self.enclosing_type(method, depth) {
                     if let Found::Defs(d, r) = self.member(&owner, name, want, depth + 1) {
-                        return Found::Defs(d, rung.weaker(r));
+                        return Some(Found::Defs(d, rung.weaker(r)));
                     }
                 }
             }
         }
-        // 2. The file's top level.
-        let here = self.top_level(self.file.id, name, want);
-        if !here.is_empty() {
-            return Found::Defs(collapse(here), Rung::Exact);
-        }
-        // 3. Imports binding the name.
+        None
+    }
+
+    /// The name through the visible imports that bind it (`None`: none says anything).
+    fn through_binding_imports(&mut self, name: &str, want: Want, depth: usize) -> Option<Found> {
         let imports = self.imports.clone();
         let line = self.at.line;
         let mut external = false;
@@ -1109,59 +1154,43 @@ impl<B: Backing> Cx<'_, B> {
                 Found::Defs(d, rung) => {
                     let d: Vec<Def> = d.into_iter().filter(|d| want.accepts(d.kind)).collect();
                     if !d.is_empty() {
-                        return Found::Defs(collapse(d), rung);
+                        return Some(Found::Defs(collapse(d), rung));
                     }
                 }
-                Found::Module(files, rung) => return Found::Module(files, rung),
+                Found::Module(files, rung) => return Some(Found::Module(files, rung)),
                 Found::External => external = true,
                 Found::Missing(_) => {}
             }
         }
-        if external {
-            return Found::External;
-        }
-        // 4. The package.
-        let package_files = self.package_files();
-        let hits: Vec<Def> = defs
-            .iter()
-            .filter(|d| {
-                d.file != self.file.id
-                    && d.parent.is_none()
-                    && d.owner().is_none()
-                    && want.accepts(d.kind)
-                    && package_files.binary_search(&d.file).is_ok()
-            })
-            .cloned()
-            .collect();
-        if !hits.is_empty() {
-            return Found::Defs(collapse(hits), Rung::Package);
-        }
-        // 5. Wildcard imports (and languages whose imports bring every name).
+        external.then_some(Found::External)
+    }
+
+    /// The name through wildcard imports, or the includes of a language whose includes
+    /// bring every name transitively.
+    fn through_wildcards(&mut self, name: &str, want: Want, depth: usize) -> Option<Found> {
+        let imports = self.imports.clone();
         if imports::includes_are_transitive(self.file.language)
             && imports.iter().all(|i| i.scope_lines.is_none())
         {
             let hits = self.through_includes(name, want);
-            if !hits.is_empty() {
-                return Found::Defs(collapse(hits), Rung::Import);
+            return (!hits.is_empty()).then(|| Found::Defs(collapse(hits), Rung::Import));
+        }
+        let line = self.at.line;
+        for import in imports.iter().filter(|i| i.visible_at(line)) {
+            if !(import.wildcard || imports::imports_everything(self.file.language)) {
+                continue;
             }
-        } else {
-            for import in imports.iter().filter(|i| i.visible_at(line)) {
-                if !(import.wildcard || imports::imports_everything(self.file.language)) {
-                    continue;
+            if let Found::Module(files, rung) = self.import_module(import, depth) {
+                let mut hits = Vec::new();
+                for file in files {
+                    hits.extend(self.exported(file, name, want, depth + 1));
                 }
-                if let Found::Module(files, rung) = self.import_module(import, depth) {
-                    let mut hits = Vec::new();
-                    for file in files {
-                        hits.extend(self.exported(file, name, want, depth + 1));
-                    }
-                    if !hits.is_empty() {
-                        return Found::Defs(collapse(hits), rung.weaker(Rung::Import));
-                    }
+                if !hits.is_empty() {
+                    return Some(Found::Defs(collapse(hits), rung.weaker(Rung::Import)));
                 }
             }
         }
-        // 6. The only definition of the name, anywhere in this language family.
-        self.unique(&defs, want, |d| d.parent.is_none() && d.owner().is_none())
+        None
     }
 
     fn unique(&mut self, defs: &[Def], want: Want, filter: impl Fn(&DefInfo) -> bool) -> Found {
@@ -2152,40 +2181,9 @@ impl<B: Backing> Cx<'_, B> {
     fn first_segment(&mut self, seg: &str, enclosing: Option<DefId>) -> Target {
         let (name, called) = strip_call(seg);
         let chain = self.scope_chain(enclosing);
-        // `self`, `this`, a Go receiver, Rust `Self`.
         if !called {
-            // An arrow function's `this` is the enclosing one (a member of a literal or an
-            // assignment whose value is an arrow function has no receiver).
-            let lexical_this = matches!(self.lang(), "javascript" | "typescript" | "tsx");
-            let method = chain
-                .iter()
-                .find(|d| d.kind == DefKind::Method && !(lexical_this && d.self_name().is_none()))
-                .cloned();
-            if let Some(method) = method {
-                let is_self = method.self_name() == Some(name)
-                    || (matches!(name, "this" | "self") && self.lang() != "python")
-                    || (name == "Self" && self.lang() == "rust")
-                    || (name == "static" && self.lang() == "php");
-                if is_self {
-                    return match self.enclosing_type(&method, 0) {
-                        Some((t, r)) => Target::Type(t, r),
-                        None => Target::Unknown,
-                    };
-                }
-                if name == "super" || name == "base" || (name == "parent" && self.lang() == "php") {
-                    return self.base_of_enclosing(&method);
-                }
-            } else if name == "Self" && self.lang() == "rust" {
-                if let Some(ty) = chain.iter().find(|d| d.kind.is_type()) {
-                    return Target::Type(ty.clone(), Rung::Exact);
-                }
-            }
-            if name == "self"
-                && self.lang() == "rust"
-                && chain.iter().all(|d| d.kind != DefKind::Method)
-            {
-                // `self::` in a path: this module.
-                return Target::Module(vec![self.file.id], Rung::Exact);
+            if let Some(target) = self.receiver_word(name, &chain) {
+                return target;
             }
             // A local binding with a known type.
             if let Some((t, r)) = self.local_type(name, enclosing, 0) {
@@ -2221,7 +2219,53 @@ impl<B: Backing> Cx<'_, B> {
             }
         }
         // An import, a type, a module-level variable.
-        match self.bare(name, enclosing, Want::Any, 1) {
+        let found = self.bare(name, enclosing, Want::Any, 1);
+        self.segment_target(found)
+    }
+
+    /// `self`, `this`, a Go receiver, Rust `Self` and `self::`, `super`: what the word
+    /// stands for in the enclosing method or module (`None`: it is no such word here).
+    fn receiver_word(&mut self, name: &str, chain: &[Def]) -> Option<Target> {
+        // An arrow function's `this` is the enclosing one (a member of a literal or an
+        // assignment whose value is an arrow function has no receiver).
+        let lexical_this = matches!(self.lang(), "javascript" | "typescript" | "tsx");
+        let method = chain
+            .iter()
+            .find(|d| d.kind == DefKind::Method && !(lexical_this && d.self_name().is_none()))
+            .cloned();
+        if let Some(method) = method {
+            let is_self = method.self_name() == Some(name)
+                || (matches!(name, "this" | "self") && self.lang() != "python")
+                || (name == "Self" && self.lang() == "rust")
+                || (name == "static" && self.lang() == "php");
+            if is_self {
+                return Some(match self.enclosing_type(&method, 0) {
+                    Some((t, r)) => Target::Type(t, r),
+                    None => Target::Unknown,
+                });
+            }
+            if name == "super" || name == "base" || (name == "parent" && self.lang() == "php") {
+                return Some(self.base_of_enclosing(&method));
+            }
+        } else if name == "Self" && self.lang() == "rust" {
+            if let Some(ty) = chain.iter().find(|d| d.kind.is_type()) {
+                return Some(Target::Type(ty.clone(), Rung::Exact));
+            }
+        }
+        if name == "self"
+            && self.lang() == "rust"
+            && chain.iter().all(|d| d.kind != DefKind::Method)
+        {
+            // `self::` in a path: this module.
+            return Some(Target::Module(vec![self.file.id], Rung::Exact));
+        }
+        None
+    }
+
+    /// What a path's first segment found by name stands for: a module, or the type of the
+    /// one definition found.
+    fn segment_target(&mut self, found: Found) -> Target {
+        match found {
             Found::Module(files, rung) => Target::Module(files, rung),
             Found::External => Target::External,
             Found::Defs(defs, rung) if defs.len() == 1 => {

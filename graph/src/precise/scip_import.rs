@@ -66,6 +66,25 @@ struct Doc<'a> {
 }
 
 impl Doc<'_> {
+    /// The symbols of the occurrences at each place.
+    fn symbols_at<'o>(
+        &self,
+        occurrences: &'o [scip::types::Occurrence],
+    ) -> HashMap<(u32, u32), Vec<&'o str>> {
+        let mut symbols_at: HashMap<(u32, u32), Vec<&str>> = HashMap::new();
+        for occurrence in occurrences {
+            if occurrence.range.len() >= 3 {
+                if let Some(place) = self.byte_column(occurrence.range[0], occurrence.range[1]) {
+                    symbols_at
+                        .entry(place)
+                        .or_default()
+                        .push(&occurrence.symbol);
+                }
+            }
+        }
+        symbols_at
+    }
+
     /// The 1-based byte column of a SCIP (0-based line, offset in the document's encoding).
     fn byte_column(&self, line: i32, offset: i32) -> Option<(u32, u32)> {
         let text = self.lines.get(usize::try_from(line).ok()?)?;
@@ -578,19 +597,7 @@ fn link_literals(
         .flat_map(|d| d.symbols.iter())
         .filter_map(|s| Some((s.symbol.as_str(), s.documentation.first()?.as_str())))
         .collect();
-    // Workspace types by name, with the file each is defined in.
-    let mut types: HashMap<String, Vec<(DefId, &str)>> = HashMap::new();
-    for (symbol, target) in targets {
-        if let (true, Target::Def(def)) = (symbol.ends_with('#'), target) {
-            let name = scip::symbol::parse_symbol(symbol)
-                .ok()
-                .and_then(|s| s.descriptors.last().map(|d| d.name.clone()));
-            let file = defined_in.get(symbol).and_then(|docs| docs.first());
-            if let (Some(name), Some(file)) = (name, file) {
-                types.entry(name).or_default().push((*def, *file));
-            }
-        }
-    }
+    let types = workspace_types(targets, defined_in);
     let mut member_of =
         tx.prepare_cached("SELECT id FROM defs WHERE parent_id = ?1 AND name = ?2 LIMIT 1")?;
     let mut bases_of = tx.prepare_cached("SELECT IFNULL(bases, '') FROM defs WHERE id = ?1")?;
@@ -613,17 +620,7 @@ fn link_literals(
         if found.is_empty() {
             continue;
         }
-        let mut symbols_at: HashMap<(u32, u32), Vec<&str>> = HashMap::new();
-        for occurrence in &index.documents[*n].occurrences {
-            if occurrence.range.len() >= 3 {
-                if let Some(place) = doc.byte_column(occurrence.range[0], occurrence.range[1]) {
-                    symbols_at
-                        .entry(place)
-                        .or_default()
-                        .push(&occurrence.symbol);
-                }
-            }
-        }
+        let symbols_at = doc.symbols_at(&index.documents[*n].occurrences);
         for literal in found {
             let mut expected: Vec<DefId> = Vec::new();
             for symbol in symbols_at.get(&literal.callee).into_iter().flatten() {
@@ -666,6 +663,26 @@ fn link_literals(
         }
     }
     Ok(linked)
+}
+
+/// Workspace types by name, with the file each is defined in.
+fn workspace_types<'a>(
+    targets: &HashMap<&'a str, Target>,
+    defined_in: &HashMap<&'a str, Vec<&'a str>>,
+) -> HashMap<String, Vec<(DefId, &'a str)>> {
+    let mut types: HashMap<String, Vec<(DefId, &str)>> = HashMap::new();
+    for (symbol, target) in targets {
+        if let (true, Target::Def(def)) = (symbol.ends_with('#'), target) {
+            let name = scip::symbol::parse_symbol(symbol)
+                .ok()
+                .and_then(|s| s.descriptors.last().map(|d| d.name.clone()));
+            let file = defined_in.get(symbol).and_then(|docs| docs.first());
+            if let (Some(name), Some(file)) = (name, file) {
+                types.entry(name).or_default().push((*def, *file));
+            }
+        }
+    }
+    types
 }
 
 /// Of several types of one name, the one defined in a source file (not a `.d.ts`) whose
