@@ -295,21 +295,7 @@ fn rewrite_file(
     options: &SearchOptions,
     errors: &Mutex<Vec<ParseErrors>>,
 ) -> Result<Option<FileRewrite>, FileFailure> {
-    let over = |size: u64| {
-        FileFailure::Skipped(format!(
-            "{size} bytes, over the {}-byte cap; not searched",
-            options.max_file_bytes
-        ))
-    };
-    if size > options.max_file_bytes {
-        return Err(over(size));
-    }
-    let source = read_capped(path, options.max_file_bytes)
-        .map_err(|e| FileFailure::Skipped(e.to_string()))?
-        .ok_or_else(|| over(std::fs::metadata(path).map_or(size, |m| m.len())))?;
-    if memchr::memchr(0, &source[..source.len().min(8192)]).is_some() {
-        return Err(FileFailure::Skipped("binary file".to_owned()));
-    }
+    let source = read_source(path, size, options)?;
     if !pattern.may_match(&source) {
         return Ok(None);
     }
@@ -344,75 +330,152 @@ fn rewrite_file(
     if found.matches.is_empty() {
         return Ok(None);
     }
+    let (kept, skipped_nested) = outermost_matches(&found.matches, path)?;
+    let spliced = splice(template, path, &source, tree, &kept);
+    if spliced.new == source {
+        if spliced.skipped_matches.is_empty() {
+            return Ok(None);
+        }
+        return Ok(Some(FileRewrite {
+            path: path.to_path_buf(),
+            original: Vec::new(),
+            new: Vec::new(),
+            replacements: 0,
+            skipped_nested,
+            warnings: spliced.warnings,
+            skipped_matches: spliced.skipped_matches,
+            diff: String::new(),
+            unparsable: None,
+        }));
+    }
+    let checked = check_rewritten(
+        pattern,
+        parser,
+        options,
+        tree,
+        &source,
+        &spliced.new,
+        &spliced.edits,
+    );
+    let unparsable = match checked {
+        Ok(None) => None,
+        Ok(Some(mut broken)) => {
+            broken.path = path.to_path_buf();
+            broken.replacements = spliced.replaced;
+            Some(broken)
+        }
+        Err(Stopped::Cancelled) => return Ok(None),
+        Err(Stopped::TooDeep) => return Err(FileFailure::Skipped(too_deep_reason())),
+    };
+    let diff = unified_diff(&label(path), &source, &spliced.new);
+    Ok(Some(FileRewrite {
+        path: path.to_path_buf(),
+        replacements: spliced.replaced,
+        skipped_nested,
+        warnings: spliced.warnings,
+        skipped_matches: spliced.skipped_matches,
+        diff,
+        original: source,
+        new: spliced.new,
+        unparsable,
+    }))
+}
+
+/// The outermost of a file's matches, and how many nested ones were left; refused when two
+/// overlap without one holding the other.
+fn outermost_matches<'m>(
+    matches: &'m [crate::find::Match],
+    path: &Path,
+) -> Result<(Vec<&'m crate::find::Match>, usize), FileFailure> {
+    let ranges: Vec<Range<usize>> = matches.iter().map(|m| m.rewrite_range.clone()).collect();
+    match outermost(&ranges) {
+        Ok((kept, nested)) => Ok((kept.into_iter().map(|i| &matches[i]).collect(), nested)),
+        Err((first, second)) => Err(FileFailure::Fatal(RewriteError::Overlap {
+            path: path.to_path_buf(),
+            first: matches[first].start.line,
+            second: matches[second].start.line,
+        })),
+    }
+}
+
+/// The unified diff of a file's rewrite, the file shown as `shown`.
+fn unified_diff(shown: &str, old: &[u8], new: &[u8]) -> String {
+    let old_text = String::from_utf8_lossy(old);
+    let new_text = String::from_utf8_lossy(new);
+    similar::TextDiff::from_lines(old_text.as_ref(), new_text.as_ref())
+        .unified_diff()
+        .context_radius(2)
+        .header(&format!("a/{shown}"), &format!("b/{shown}"))
+        .to_string()
+}
+
+/// The file's bytes, unless it is over the size cap, unreadable or binary (then skipped,
+/// with the reason).
+fn read_source(path: &Path, size: u64, options: &SearchOptions) -> Result<Vec<u8>, FileFailure> {
+    let over = |size: u64| {
+        FileFailure::Skipped(format!(
+            "{size} bytes, over the {}-byte cap; not searched",
+            options.max_file_bytes
+        ))
+    };
+    if size > options.max_file_bytes {
+        return Err(over(size));
+    }
+    let source = read_capped(path, options.max_file_bytes)
+        .map_err(|e| FileFailure::Skipped(e.to_string()))?
+        .ok_or_else(|| over(std::fs::metadata(path).map_or(size, |m| m.len())))?;
+    if memchr::memchr(0, &source[..source.len().min(8192)]).is_some() {
+        return Err(FileFailure::Skipped("binary file".to_owned()));
+    }
+    Ok(source)
+}
+
+/// A file's text with its matches replaced.
+struct Spliced {
+    new: Vec<u8>,
+    /// (range in the file, range in the rewritten text, line of the match) per replacement.
+    edits: Vec<(Range<usize>, Range<usize>, usize)>,
+    replaced: usize,
+    warnings: Vec<Warning>,
+    skipped_matches: Vec<SkippedMatch>,
+}
+
+/// Replaces each of the `kept` matches (outermost, in document order) by the template's
+/// expansion, carrying over what the pattern left out; a match whose rewrite would delete
+/// such a part is skipped, with the reason.
+fn splice(
+    template: &Template,
+    path: &Path,
+    source: &[u8],
+    tree: &tree_sitter::Tree,
+    kept: &[&crate::find::Match],
+) -> Spliced {
     let comments = crate::find::comment_ranges(tree);
-    let line_comment_ends = line_comment_ends(&source, &comments);
+    let line_comment_ends = line_comment_ends(source, &comments);
     let verbatim = crate::find::verbatim_ranges(tree);
     let layout = Layout {
         line_comment_ends: &line_comment_ends,
         verbatim: &verbatim,
     };
-    let unit = detect_unit(&source);
+    let unit = detect_unit(source);
     let used: Vec<&str> = template.names();
-    let ranges: Vec<Range<usize>> = found
-        .matches
-        .iter()
-        .map(|m| m.rewrite_range.clone())
-        .collect();
-    let (kept, skipped_nested) = match outermost(&ranges) {
-        Ok((kept, nested)) => (
-            kept.into_iter()
-                .map(|i| &found.matches[i])
-                .collect::<Vec<_>>(),
-            nested,
-        ),
-        Err((first, second)) => {
-            return Err(FileFailure::Fatal(RewriteError::Overlap {
-                path: path.to_path_buf(),
-                first: found.matches[first].start.line,
-                second: found.matches[second].start.line,
-            }))
-        }
+    let mut out = Spliced {
+        new: Vec::with_capacity(source.len()),
+        edits: Vec::new(),
+        replaced: 0,
+        warnings: Vec::new(),
+        skipped_matches: Vec::new(),
     };
-    let mut warnings = Vec::new();
-    let mut skipped_matches = Vec::new();
-    let mut replaced = 0;
-    let mut new = Vec::with_capacity(source.len());
     let mut cursor = 0;
-    // (range in the file, range in the rewritten text, line of the match) per replacement.
-    let mut edits: Vec<(Range<usize>, Range<usize>, usize)> = Vec::new();
-    for m in &kept {
-        let carried: Vec<Range<usize>> = m
-            .captures
-            .iter()
-            .filter(|(name, _)| used.contains(&name.as_str()))
-            .filter_map(|(_, c)| match c {
-                Captured::Node(r) | Captured::Text(r) => Some(r.clone()),
-                Captured::Nodes { span, .. } => span.clone(),
-            })
-            .collect();
-        let inside =
-            |r: &Range<usize>| carried.iter().any(|c| c.start <= r.start && r.end <= c.end);
+    for m in kept {
         let range = &m.rewrite_range;
-        // What the pattern left out, unless a substituted capture holds it anyway.
-        let parts: Vec<Range<usize>> = m
-            .omitted
-            .iter()
-            .filter(|r| range.start <= r.start && r.end <= range.end && !inside(r))
-            .cloned()
-            .collect();
-        let in_part = |r: &Range<usize>| parts.iter().any(|p| p.start <= r.start && r.end <= p.end);
-        // Comments no capture carries, nor a part carried over with them.
-        let loose: Vec<Range<usize>> = comments
-            .iter()
-            .filter(|c| range.start <= c.start && c.end <= range.end && !inside(c) && !in_part(c))
-            .cloned()
-            .collect();
-        let expanded = template.expand(&source, range.start, &m.captures, &unit, &layout);
-        let replacement = match carry::carry_over(&source, range, &expanded, &parts, &loose) {
+        let (parts, loose) = left_out(m, &used, &comments);
+        let expanded = template.expand(source, range.start, &m.captures, &unit, &layout);
+        let replacement = match carry::carry_over(source, range, &expanded, &parts, &loose) {
             Ok(replacement) => replacement,
             Err(refusal) => {
-                let (part_line, part) = first_line(&source, &refusal.part);
-                skipped_matches.push(SkippedMatch {
+                let (part_line, part) = first_line(source, &refusal.part);
+                out.skipped_matches.push(SkippedMatch {
                     path: path.to_path_buf(),
                     line: m.start.line,
                     part_line,
@@ -428,61 +491,53 @@ fn rewrite_file(
             }
         };
         for comment in &replacement.dropped {
-            warnings.push(warning(WarningKind::DeletedComment, path, &source, comment));
+            out.warnings
+                .push(warning(WarningKind::DeletedComment, path, source, comment));
         }
-        new.extend_from_slice(&source[cursor..range.start]);
-        let at = new.len();
-        new.extend_from_slice(&replacement.bytes);
-        edits.push((range.clone(), at..new.len(), m.start.line));
+        out.new.extend_from_slice(&source[cursor..range.start]);
+        let at = out.new.len();
+        out.new.extend_from_slice(&replacement.bytes);
+        out.edits
+            .push((range.clone(), at..out.new.len(), m.start.line));
         cursor = range.end;
-        replaced += 1;
+        out.replaced += 1;
     }
-    new.extend_from_slice(&source[cursor..]);
-    if new == source {
-        if skipped_matches.is_empty() {
-            return Ok(None);
-        }
-        return Ok(Some(FileRewrite {
-            path: path.to_path_buf(),
-            original: Vec::new(),
-            new: Vec::new(),
-            replacements: 0,
-            skipped_nested,
-            warnings,
-            skipped_matches,
-            diff: String::new(),
-            unparsable: None,
-        }));
-    }
-    let unparsable = match check_rewritten(pattern, parser, options, tree, &source, &new, &edits) {
-        Ok(None) => None,
-        Ok(Some(mut broken)) => {
-            broken.path = path.to_path_buf();
-            broken.replacements = replaced;
-            Some(broken)
-        }
-        Err(Stopped::Cancelled) => return Ok(None),
-        Err(Stopped::TooDeep) => return Err(FileFailure::Skipped(too_deep_reason())),
-    };
-    let shown = label(path);
-    let old_text = String::from_utf8_lossy(&source);
-    let new_text = String::from_utf8_lossy(&new);
-    let diff = similar::TextDiff::from_lines(old_text.as_ref(), new_text.as_ref())
-        .unified_diff()
-        .context_radius(2)
-        .header(&format!("a/{shown}"), &format!("b/{shown}"))
-        .to_string();
-    Ok(Some(FileRewrite {
-        path: path.to_path_buf(),
-        replacements: replaced,
-        skipped_nested,
-        warnings,
-        skipped_matches,
-        diff,
-        original: source,
-        new,
-        unparsable,
-    }))
+    out.new.extend_from_slice(&source[cursor..]);
+    out
+}
+
+/// What a match's rewrite must carry over: the parts the pattern left out, unless a
+/// substituted capture holds them anyway, and the comments no capture carries, nor a part
+/// carried over with them.
+fn left_out(
+    m: &crate::find::Match,
+    used: &[&str],
+    comments: &[Range<usize>],
+) -> (Vec<Range<usize>>, Vec<Range<usize>>) {
+    let carried: Vec<Range<usize>> = m
+        .captures
+        .iter()
+        .filter(|(name, _)| used.contains(&name.as_str()))
+        .filter_map(|(_, c)| match c {
+            Captured::Node(r) | Captured::Text(r) => Some(r.clone()),
+            Captured::Nodes { span, .. } => span.clone(),
+        })
+        .collect();
+    let inside = |r: &Range<usize>| carried.iter().any(|c| c.start <= r.start && r.end <= c.end);
+    let range = &m.rewrite_range;
+    let parts: Vec<Range<usize>> = m
+        .omitted
+        .iter()
+        .filter(|r| range.start <= r.start && r.end <= range.end && !inside(r))
+        .cloned()
+        .collect();
+    let in_part = |r: &Range<usize>| parts.iter().any(|p| p.start <= r.start && r.end <= p.end);
+    let loose: Vec<Range<usize>> = comments
+        .iter()
+        .filter(|c| range.start <= c.start && c.end <= range.end && !inside(c) && !in_part(c))
+        .cloned()
+        .collect();
+    (parts, loose)
 }
 
 /// The offsets, sorted, where the line comments of a file end: comments with only blanks

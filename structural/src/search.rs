@@ -625,37 +625,12 @@ fn search_file(
     options: &SearchOptions,
     sink: &dyn MatchSink,
 ) -> Result<(), SinkError> {
-    if size > options.max_file_bytes {
-        let mut c = lock(collector);
-        c.files_searched += 1;
-        c.too_large.push(TooLarge {
-            path: path.to_path_buf(),
-            size,
-        });
+    let Some(bytes) = read_or_note(path, size, collector, options) else {
         return Ok(());
-    }
-    let skip = |reason: String| {
-        let mut c = lock(collector);
-        c.files_searched += 1;
-        c.skipped.push(Skipped {
-            path: path.to_path_buf(),
-            reason,
-        });
-        Ok(())
     };
-    let bytes = match read_capped(path, options.max_file_bytes) {
-        Ok(Some(bytes)) => bytes,
-        Ok(None) => {
-            // It grew past the cap since the walk saw it.
-            let mut c = lock(collector);
-            c.files_searched += 1;
-            c.too_large.push(TooLarge {
-                path: path.to_path_buf(),
-                size: std::fs::metadata(path).map_or(size, |m| m.len()),
-            });
-            return Ok(());
-        }
-        Err(error) => return skip(error.to_string()),
+    let skip = |reason: String| {
+        note_skipped(collector, path, reason);
+        Ok(())
     };
     let head = &bytes[..bytes.len().min(8192)];
     if skip_binary && memchr::memchr(0, head).is_some() {
@@ -717,6 +692,50 @@ fn search_file(
         }
     }
     Ok(())
+}
+
+/// The bytes of a file to search; `None` when it is over the size cap or unreadable (noted
+/// in the collector, with the reason).
+fn read_or_note(
+    path: &Path,
+    size: u64,
+    collector: &Mutex<Collector>,
+    options: &SearchOptions,
+) -> Option<Vec<u8>> {
+    let too_large = |size: u64| {
+        let mut c = lock(collector);
+        c.files_searched += 1;
+        c.too_large.push(TooLarge {
+            path: path.to_path_buf(),
+            size,
+        });
+    };
+    if size > options.max_file_bytes {
+        too_large(size);
+        return None;
+    }
+    match read_capped(path, options.max_file_bytes) {
+        Ok(Some(bytes)) => Some(bytes),
+        Ok(None) => {
+            // It grew past the cap since the walk saw it.
+            too_large(std::fs::metadata(path).map_or(size, |m| m.len()));
+            None
+        }
+        Err(error) => {
+            note_skipped(collector, path, error.to_string());
+            None
+        }
+    }
+}
+
+/// Notes a file searched but skipped, with the reason.
+fn note_skipped(collector: &Mutex<Collector>, path: &Path, reason: String) {
+    let mut c = lock(collector);
+    c.files_searched += 1;
+    c.skipped.push(Skipped {
+        path: path.to_path_buf(),
+        reason,
+    });
 }
 
 /// The bytes of `path`, or `None` when it holds more than `cap` bytes (read no further).

@@ -114,102 +114,32 @@ impl Template {
         file_unit: &str,
         layout: &Layout<'_>,
     ) -> Vec<u8> {
-        let line_comment_ends = layout.line_comment_ends;
         let match_indent = line_indent(source, at);
-        let newline: &[u8] = if uses_crlf(source) { b"\r\n" } else { b"\n" };
-        let template_unit = detect_unit(self.template_text().as_bytes());
-        let mut out: Vec<u8> = Vec::new();
-        // An empty `$$$X` at the start of a list takes the separator after it along.
-        let mut drop_leading_separator = false;
-        // The capture just written ends with a line comment.
-        let mut after_line_comment = false;
-        // The indentation of the template line being written, in the file's terms.
-        let mut line_indent_now = match_indent.clone();
+        let mut expansion = Expansion {
+            template: self,
+            source,
+            layout,
+            file_unit,
+            newline: if uses_crlf(source) { b"\r\n" } else { b"\n" },
+            template_unit: detect_unit(self.template_text().as_bytes()),
+            line_indent_now: match_indent.clone(),
+            match_indent,
+            out: Vec::new(),
+            drop_leading_separator: false,
+            after_line_comment: false,
+        };
         for (index, piece) in self.pieces.iter().enumerate() {
             match piece {
-                Piece::Text(text) => {
-                    let text = if std::mem::take(&mut drop_leading_separator) {
-                        without_leading_separator(text)
-                    } else {
-                        text
-                    };
-                    for (i, part) in text.split('\n').enumerate() {
-                        if i > 0 {
-                            out.extend_from_slice(newline);
-                            let (indent, rest) = split_indent(part);
-                            line_indent_now = match_indent.clone();
-                            line_indent_now.extend_from_slice(
-                                convert_indent(indent, &template_unit, file_unit).as_bytes(),
-                            );
-                            if !rest.is_empty() || self.var_follows(index, i, text) {
-                                out.extend_from_slice(&line_indent_now);
-                            }
-                            out.extend_from_slice(rest.as_bytes());
-                        } else if std::mem::take(&mut after_line_comment) && !part.trim().is_empty()
-                        {
-                            // `}` after `// note` would be commented out: its own line.
-                            out.extend_from_slice(newline);
-                            out.extend_from_slice(&line_indent_now);
-                            out.extend_from_slice(part.trim_start_matches([' ', '\t']).as_bytes());
-                        } else {
-                            out.extend_from_slice(part.as_bytes());
-                        }
-                    }
-                    after_line_comment = false;
-                }
+                Piece::Text(text) => expansion.text(index, text),
                 Piece::Var { name, .. } => {
                     let captured = captures.iter().find(|(n, _)| n == name).map(|(_, c)| c);
-                    let Some((range, empty_run)) = captured.map(capture_range) else {
-                        continue;
-                    };
-                    if empty_run {
-                        let line_start = current_line_start(&out);
-                        let next_line = matches!(
-                            self.pieces.get(index + 1),
-                            Some(Piece::Text(t)) if t.starts_with('\n')
-                        );
-                        if line_start > 0 && next_line && out[line_start..].iter().all(is_blank) {
-                            // `$$$B` alone on its line and empty: no line of blanks left.
-                            out.truncate(line_start - 1);
-                            if out.ends_with(b"\r") {
-                                out.pop();
-                            }
-                            continue;
-                        }
-                        // `f($A, $$$R)` → `f(x)`: the `,` before it goes, or else the one after.
-                        drop_leading_separator = !drop_trailing_separator(&mut out);
-                        continue;
+                    if let Some((range, empty_run)) = captured.map(capture_range) {
+                        expansion.capture(index, range, empty_run);
                     }
-                    let text = source.get(range.clone()).unwrap_or(&[]);
-                    let mut from_indent = line_indent(source, range.start);
-                    // The line it lands on: the match's own line until the template starts
-                    // a new one.
-                    let mut to_indent = if out.contains(&b'\n') {
-                        current_line_indent(&out)
-                    } else {
-                        match_indent.clone()
-                    };
-                    let mid_line = !out[current_line_start(&out)..].iter().all(is_blank);
-                    if mid_line && starts_its_line(source, range.start) {
-                        // A capture that had lines of its own (parameters one per line) put
-                        // after code (`def f(`): its lines stay where they were, relative to
-                        // the match, not shifted to where its first line now starts.
-                        from_indent = match_indent.clone();
-                        to_indent = match_indent.clone();
-                    }
-                    push_reindented(
-                        &mut out,
-                        text,
-                        range.start,
-                        &from_indent,
-                        &to_indent,
-                        layout.verbatim,
-                    );
-                    after_line_comment = line_comment_ends.binary_search(&range.end).is_ok();
                 }
             }
         }
-        out
+        expansion.out
     }
 
     fn template_text(&self) -> String {
@@ -227,6 +157,112 @@ impl Template {
     fn var_follows(&self, index: usize, line: usize, text: &str) -> bool {
         line == text.split('\n').count() - 1
             && matches!(self.pieces.get(index + 1), Some(Piece::Var { .. }))
+    }
+}
+
+/// One match's replacement being written, piece by piece.
+struct Expansion<'e> {
+    template: &'e Template,
+    source: &'e [u8],
+    layout: &'e Layout<'e>,
+    file_unit: &'e str,
+    newline: &'static [u8],
+    template_unit: String,
+    /// The indentation of the match's first line.
+    match_indent: Vec<u8>,
+    /// The indentation of the template line being written, in the file's terms.
+    line_indent_now: Vec<u8>,
+    out: Vec<u8>,
+    /// An empty `$$$X` at the start of a list takes the separator after it along.
+    drop_leading_separator: bool,
+    /// The capture just written ends with a line comment.
+    after_line_comment: bool,
+}
+
+impl Expansion<'_> {
+    /// The template's text piece `index`: its new lines indented as the match is.
+    fn text(&mut self, index: usize, text: &str) {
+        let text = if std::mem::take(&mut self.drop_leading_separator) {
+            without_leading_separator(text)
+        } else {
+            text
+        };
+        for (i, part) in text.split('\n').enumerate() {
+            if i > 0 {
+                self.out.extend_from_slice(self.newline);
+                let (indent, rest) = split_indent(part);
+                self.line_indent_now = self.match_indent.clone();
+                self.line_indent_now.extend_from_slice(
+                    convert_indent(indent, &self.template_unit, self.file_unit).as_bytes(),
+                );
+                if !rest.is_empty() || self.template.var_follows(index, i, text) {
+                    self.out.extend_from_slice(&self.line_indent_now);
+                }
+                self.out.extend_from_slice(rest.as_bytes());
+            } else if std::mem::take(&mut self.after_line_comment) && !part.trim().is_empty() {
+                // `}` after `// note` would be commented out: its own line.
+                self.out.extend_from_slice(self.newline);
+                self.out.extend_from_slice(&self.line_indent_now);
+                self.out
+                    .extend_from_slice(part.trim_start_matches([' ', '\t']).as_bytes());
+            } else {
+                self.out.extend_from_slice(part.as_bytes());
+            }
+        }
+        self.after_line_comment = false;
+    }
+
+    /// The capture of the template's piece `index`, from the file's bytes `range`,
+    /// re-indented to where it lands (`empty_run`: an empty `$$$X`).
+    fn capture(&mut self, index: usize, range: Range<usize>, empty_run: bool) {
+        let out = &mut self.out;
+        if empty_run {
+            let line_start = current_line_start(out);
+            let next_line = matches!(
+                self.template.pieces.get(index + 1),
+                Some(Piece::Text(t)) if t.starts_with('\n')
+            );
+            if line_start > 0 && next_line && out[line_start..].iter().all(is_blank) {
+                // `$$$B` alone on its line and empty: no line of blanks left.
+                out.truncate(line_start - 1);
+                if out.ends_with(b"\r") {
+                    out.pop();
+                }
+                return;
+            }
+            // `f($A, $$$R)` → `f(x)`: the `,` before it goes, or else the one after.
+            self.drop_leading_separator = !drop_trailing_separator(out);
+            return;
+        }
+        let text = self.source.get(range.clone()).unwrap_or(&[]);
+        let mut from_indent = line_indent(self.source, range.start);
+        // The line it lands on: the match's own line until the template starts a new one.
+        let mut to_indent = if out.contains(&b'\n') {
+            current_line_indent(out)
+        } else {
+            self.match_indent.clone()
+        };
+        let mid_line = !out[current_line_start(out)..].iter().all(is_blank);
+        if mid_line && starts_its_line(self.source, range.start) {
+            // A capture that had lines of its own (parameters one per line) put after code
+            // (`def f(`): its lines stay where they were, relative to the match, not shifted
+            // to where its first line now starts.
+            from_indent = self.match_indent.clone();
+            to_indent = self.match_indent.clone();
+        }
+        push_reindented(
+            out,
+            text,
+            range.start,
+            &from_indent,
+            &to_indent,
+            self.layout.verbatim,
+        );
+        self.after_line_comment = self
+            .layout
+            .line_comment_ends
+            .binary_search(&range.end)
+            .is_ok();
     }
 }
 

@@ -36,6 +36,7 @@ use std::sync::Arc;
 mod convert;
 mod ladder;
 mod literal;
+mod readings;
 
 use crate::language::{ContextKind, Language, Scaffold};
 use crate::meta::{parse_metavar, MetaVar, Substituted};
@@ -44,6 +45,7 @@ use crate::node::{Grammar, Node};
 use convert::{choose_literals, common_literals, Builder};
 use ladder::accept;
 use literal::LiteralFinder;
+use readings::Readings;
 
 /// The deepest syntax tree a pattern may have (about 200 nested calls): compiling and
 /// matching recurse along it.
@@ -226,269 +228,27 @@ impl Pattern {
         }
         let ts_language = language.grammar();
         let grammar = Grammar::new(language.as_ref(), &ts_language);
-        let mut ladder: Vec<Scaffold> = language.scaffolds(fragment);
-        if fragment.ends_with(';') {
-            // An expression never ends in `;`: C's `PyObject *$X = $Y;` is a declaration, not
-            // a product assigned to.
-            ladder.sort_by_key(|scaffold| scaffold.context == ContextKind::Expression);
-        }
-        if let Some(forced) = context {
-            let available: Vec<ContextKind> = ladder.iter().map(|s| s.context).collect();
-            ladder.retain(|s| s.context == forced);
-            if ladder.is_empty() {
-                let mut names: Vec<&str> = available.iter().map(|c| c.name()).collect();
-                names.dedup();
-                return Err(PatternError::NoSuchContext {
-                    language: language.name().to_owned(),
-                    context: forced,
-                    available: names.join(", "),
-                });
-            }
-        }
-        let quote = language.quote_metavariables();
-        let mut buf = [0u8; 4];
-        let sigils: Vec<Option<&str>> =
-            std::iter::once(language.meta_char().map(|c| &*c.encode_utf8(&mut buf)))
-                .chain(language.fallback_sigil().map(Some))
-                .collect();
-        let mut variants: Vec<Substituted> = Vec::new();
-        for sigil in sigils {
-            for terminate in [false, true] {
-                let variant = Substituted::with_options(fragment, sigil, terminate, quote);
-                if !variants.iter().any(|v| v.text == variant.text) {
-                    variants.push(variant);
-                }
-            }
-        }
-        let mut parser = tree_sitter::Parser::new();
-        if let Err(error) = parser.set_language(&ts_language) {
+        let ladder = readings::ladder_for(language.as_ref(), fragment, context)?;
+        let variants = readings::variants_of(language.as_ref(), fragment);
+        let parsed = readings::parse_all(language.as_ref(), &ts_language, &ladder, &variants)?;
+        let readings = Readings {
+            parsed: &parsed,
+            fragment,
+            grammar: &grammar,
+        };
+        let Some(choice) = readings.choose() else {
             return Err(PatternError::Unparsable {
                 language: language.name().to_owned(),
-                attempts: vec![Attempt {
-                    context: ladder[0].context,
-                    problem: format!("the grammar does not load: {error}"),
-                    line: None,
-                    column: None,
-                }],
-            });
-        }
-        let mut parsed: Vec<Parsed<'_>> = Vec::with_capacity(ladder.len() * variants.len());
-        for scaffold in &ladder {
-            for substituted in &variants {
-                let full = format!("{}{}{}", scaffold.prefix, substituted.text, scaffold.suffix);
-                let tree = parser.parse(&full, None);
-                parsed.push((scaffold, substituted, tree, full));
-            }
-        }
-        // Compiling and matching walk the pattern recursively: its depth is bounded first
-        // (the scaffold adds a few levels).
-        for entry in &parsed {
-            if let Some(tree) = &entry.2 {
-                let depth = crate::node::tree_depth(tree, MAX_PATTERN_DEPTH + 8);
-                if depth > MAX_PATTERN_DEPTH + 8 {
-                    return Err(PatternError::TooLarge {
-                        what: format!("nested more than {MAX_PATTERN_DEPTH} levels deep"),
-                        limit: MAX_PATTERN_DEPTH,
-                    });
-                }
-            }
-        }
-        // Rank every reading: one that reads a keyword of the grammar as an identifier (C's
-        // `return -1;` as `return - 1`, Kotlin's `override fun …` as an infix call on
-        // `override`) loses to any that does not; then a clean parse beats one that needs an
-        // `ERROR` around a metavariable; then the ladder's order decides (the fragment as
-        // written before one with `;` supplied after a metavariable).
-        // A reading as one node beats a reading as several statements (a run), after the
-        // keyword rule.
-        let mut chosen: Option<(usize, bool, (bool, bool, bool))> = None;
-        for (index, entry) in parsed.iter().enumerate() {
-            let Some(tree) = &entry.2 else {
-                continue;
-            };
-            let source = source_of(entry, fragment);
-            for lenient in [false, true] {
-                if let Ok(reading) = accept(&source, Node::new(tree.root_node()), lenient)
-                    .map(|r| r.in_lists(&grammar))
-                {
-                    let rank = (
-                        misreads_keyword(&source, reading.node, &grammar),
-                        reading.run.is_some(),
-                        lenient,
-                    );
-                    if chosen.is_none_or(|(_, _, best)| rank < best) {
-                        chosen = Some((index, lenient, rank));
-                    }
-                    break;
-                }
-            }
-        }
-        let dubious = chosen.is_some_and(|(_, _, (misreads, _, _))| misreads);
-        let sequence = chosen.is_some_and(|(_, _, (_, run, _))| run);
-        let chosen = chosen.map(|(index, lenient, _)| (index, lenient));
-        let Some((mut index, lenient)) = chosen else {
-            let mut attempts: Vec<Attempt> = Vec::new();
-            for entry in parsed.iter().filter(|e| std::ptr::eq(e.1, &variants[0])) {
-                let Some(tree) = &entry.2 else {
-                    continue;
-                };
-                if let Err(mut rejection) = accept(
-                    &source_of(entry, fragment),
-                    Node::new(tree.root_node()),
-                    true,
-                ) {
-                    rejection.context = entry.0.context;
-                    // One reason per context (Rust has two member scaffolds).
-                    if !attempts.iter().any(|a| a.context == rejection.context) {
-                        attempts.push(rejection);
-                    }
-                }
-            }
-            return Err(PatternError::Unparsable {
-                language: language.name().to_owned(),
-                attempts,
+                attempts: readings.attempts(&variants[0]),
             });
         };
-        // A local function where a method is meant (C#, Dart): prefer the class member, and
-        // match the functions of the other rungs too (top-level and local ones).
-        let mut also: Vec<usize> = Vec::new();
-        let accepted_kind = |entry: &Parsed<'_>, lenient: bool| {
-            let tree = entry.2.as_ref()?;
-            accept(
-                &source_of(entry, fragment),
-                Node::new(tree.root_node()),
-                lenient,
-            )
-            .map(|r| r.in_lists(&grammar))
-            .ok()
-            .map(|reading| reading.kind())
-        };
-        let preferring = language.member_preferred_kinds();
-        if parsed[index].0.context == ContextKind::Statement && !sequence {
-            let statement_kind = accepted_kind(&parsed[index], lenient);
-            if statement_kind
-                .as_deref()
-                .is_some_and(|k| preferring.contains(&k))
-            {
-                let member = parsed.iter().position(|entry| {
-                    entry.0.context == ContextKind::ClassMember
-                        && accepted_kind(entry, true).is_some()
-                });
-                if let Some(member) = member {
-                    also.push(index);
-                    let top = parsed.iter().position(|entry| {
-                        entry.0.context == ContextKind::TopLevel
-                            && accepted_kind(entry, true)
-                                .is_some_and(|k| Some(&k) != statement_kind.as_ref())
-                    });
-                    also.extend(top);
-                    index = member;
-                }
-            }
-        }
-        // The same text as a statement, a class member or a top-level declaration, read as
-        // other kinds (Java's `final int x = 1;`, a local and a field; Dart's `final log =
-        // Logger(…);` at the top level): it matches any of them.
-        let declarations = [
-            ContextKind::Statement,
-            ContextKind::ClassMember,
-            ContextKind::TopLevel,
-        ];
-        // (Several statements have one reading.)
-        if declarations.contains(&parsed[index].0.context) && !sequence {
-            let mut kinds: Vec<Option<String>> = also
-                .iter()
-                .map(|&at| accepted_kind(&parsed[at], true))
-                .collect();
-            kinds.push(accepted_kind(&parsed[index], lenient));
-            for other in declarations {
-                if other == parsed[index].0.context {
-                    continue;
-                }
-                for (at, entry) in parsed.iter().enumerate() {
-                    if entry.0.context != other || also.contains(&at) {
-                        continue;
-                    }
-                    let Some(tree) = entry.2.as_ref() else {
-                        continue;
-                    };
-                    let source = source_of(entry, fragment);
-                    let Ok(reading) = accept(&source, Node::new(tree.root_node()), false)
-                        .map(|r| r.in_lists(&grammar))
-                    else {
-                        continue;
-                    };
-                    if reading.run.is_some() {
-                        continue;
-                    }
-                    let kind = Some(reading.kind());
-                    // No worse a reading than the chosen one.
-                    let misreads = misreads_keyword(&source, reading.node, &grammar);
-                    if (!misreads || dubious) && !kinds.contains(&kind) {
-                        also.push(at);
-                        kinds.push(kind);
-                    }
-                }
-            }
-        }
-        let mut names = Vec::new();
-        let mut roots = Vec::with_capacity(1 + also.len());
-        for (position, &at) in std::iter::once(&index).chain(&also).enumerate() {
-            let entry = &parsed[at];
-            let source = source_of(entry, fragment);
-            let tree = entry.2.as_ref().ok_or(PatternError::Empty)?;
-            let reading = accept(&source, Node::new(tree.root_node()), true)
-                .map(|r| r.in_lists(&grammar))
-                .map_err(|rejection| PatternError::Unparsable {
-                    language: language.name().to_owned(),
-                    attempts: vec![rejection],
-                })?;
-            let mut builder = Builder {
-                source: &source,
-                grammar: &grammar,
-                // The same metavariables in every root: one slot each.
-                names: std::mem::take(&mut names),
-            };
-            let root = match reading.run {
-                Some(run) => builder.convert_run(reading.node, run),
-                None => builder.convert(reading.node, true),
-            };
-            names = builder.names;
-            if position == 0 {
-                if let PNode::Meta { multi: true, .. } = root {
-                    return Err(PatternError::OnlyMulti(fragment.to_owned()));
-                }
-                if let PNode::Internal { children, .. } = &root {
-                    if reading.run.is_some() {
-                        check_run(fragment, children)?;
-                    }
-                }
-            }
-            roots.push(root);
-        }
+        let (index, also) = readings.alternates(&choice, language.member_preferred_kinds());
+        let at: Vec<usize> = std::iter::once(index).chain(also).collect();
+        let (mut roots, names) = readings.roots(language.name(), &at)?;
+        let sequence = choice.sequence;
         let literals = choose_literals(common_literals(&roots));
         let finders = literals.iter().map(|l| LiteralFinder::new(l)).collect();
-        let root_kinds: Option<Vec<u16>> = roots
-            .iter()
-            .map(|root| match root {
-                // A run is found in its block by its first statement: the walk must reach
-                // the blocks that may hold one.
-                PNode::Internal { children, .. } if sequence => {
-                    children.iter().find_map(|child| match &child.node {
-                        PNode::Meta { .. } => None,
-                        PNode::StringMeta { kind, .. }
-                        | PNode::Leaf { kind, .. }
-                        | PNode::Internal { kind, .. } => Some(*kind),
-                    })
-                }
-                PNode::Meta { .. } => None,
-                PNode::StringMeta { kind, .. }
-                | PNode::Leaf { kind, .. }
-                | PNode::Internal { kind, .. } => Some(*kind),
-            })
-            .collect();
-        let entry = root_kinds
-            .and_then(|kinds| grammar.entry_table(language.as_ref(), &kinds))
-            .map(Arc::from);
+        let entry = entry_table(&grammar, language.as_ref(), &roots, sequence);
         let root = roots.remove(0);
         Ok(Pattern {
             sequence,
@@ -575,6 +335,37 @@ fn misreads_keyword(source: &Source<'_>, node: Node<'_>, grammar: &Grammar) -> b
             && n.kind().contains("identifier")
             && grammar.is_keyword(source.text(&n).trim().as_bytes())
     })
+}
+
+/// Which kinds of node a search enters: those that may hold a node of a root's kind.
+fn entry_table(
+    grammar: &Grammar,
+    language: &dyn Language,
+    roots: &[PNode],
+    sequence: bool,
+) -> Option<Arc<[bool]>> {
+    let root_kinds: Option<Vec<u16>> = roots
+        .iter()
+        .map(|root| match root {
+            // A run is found in its block by its first statement: the walk must reach the
+            // blocks that may hold one.
+            PNode::Internal { children, .. } if sequence => {
+                children.iter().find_map(|child| match &child.node {
+                    PNode::Meta { .. } => None,
+                    PNode::StringMeta { kind, .. }
+                    | PNode::Leaf { kind, .. }
+                    | PNode::Internal { kind, .. } => Some(*kind),
+                })
+            }
+            PNode::Meta { .. } => None,
+            PNode::StringMeta { kind, .. }
+            | PNode::Leaf { kind, .. }
+            | PNode::Internal { kind, .. } => Some(*kind),
+        })
+        .collect();
+    root_kinds
+        .and_then(|kinds| grammar.entry_table(language, &kinds))
+        .map(Arc::from)
 }
 
 /// A scaffold, the variant of the fragment parsed in it, and the tree.

@@ -75,21 +75,79 @@ pub(crate) fn carry_over(
             dropped: Vec::new(),
         });
     }
-    let dropped = comments;
-    let matched = source.get(range.clone()).unwrap_or(&[]);
-    let local = |r: &Range<usize>| {
-        r.start.saturating_sub(range.start)..r.end.saturating_sub(range.start).min(matched.len())
-    };
     let (replacement, at) = solid(expanded, &[]);
-    let mut insertions: Vec<(usize, usize, Vec<u8>)> = Vec::with_capacity(parts.len());
+    let carrier = Carrier {
+        source,
+        range,
+        matched: source.get(range.clone()).unwrap_or(&[]),
+        expanded,
+        replacement,
+        at,
+        parts,
+        comments,
+    };
+    let mut insertions: Vec<Insertion> = Vec::with_capacity(parts.len());
     for (order, part) in parts.iter().enumerate() {
-        let here = local(part);
+        if let Some((position, text)) = carrier.place_part(part)? {
+            insertions.push((position, order, text));
+        }
+    }
+    let mut lost = Vec::new();
+    for (index, comment) in comments.iter().enumerate() {
+        let here = carrier.local(comment);
+        let text = &carrier.matched[here];
+        if text.is_empty() || contains(expanded, text) {
+            continue;
+        }
+        match carrier.place_comment(comment) {
+            Some((position, text)) => insertions.push((position, parts.len() + index, text)),
+            None => lost.push(comment.clone()),
+        }
+    }
+    Ok(Carried {
+        bytes: insert_all(expanded, insertions),
+        dropped: lost,
+    })
+}
+
+/// Bytes to insert into the replacement: (position, order among equal positions, text).
+type Insertion = (usize, usize, Vec<u8>);
+
+/// One match's replacement and what must be carried into it.
+struct Carrier<'c> {
+    source: &'c [u8],
+    range: &'c Range<usize>,
+    /// The match's bytes.
+    matched: &'c [u8],
+    expanded: &'c [u8],
+    /// The replacement's non-blank bytes, and each one's index in `expanded`.
+    replacement: Vec<u8>,
+    at: Vec<usize>,
+    parts: &'c [Range<usize>],
+    comments: &'c [Range<usize>],
+}
+
+impl Carrier<'_> {
+    /// A range of the file as a range of the match.
+    fn local(&self, r: &Range<usize>) -> Range<usize> {
+        r.start.saturating_sub(self.range.start)
+            ..r.end
+                .saturating_sub(self.range.start)
+                .min(self.matched.len())
+    }
+
+    /// Where `part` goes in the replacement, with its text (`None`: the replacement spells
+    /// it already); `Err` when it has no place.
+    fn place_part(&self, part: &Range<usize>) -> Result<Option<(usize, Vec<u8>)>, Refusal> {
+        let (matched, replacement, at) = (self.matched, &self.replacement, &self.at);
+        let here = self.local(part);
         // Holes: every other part, and what the replacement drops.
-        let holes: Vec<Range<usize>> = parts
+        let holes: Vec<Range<usize>> = self
+            .parts
             .iter()
             .filter(|p| *p != part)
-            .chain(dropped)
-            .map(local)
+            .chain(self.comments)
+            .map(|r| self.local(r))
             .collect();
         let (before, _) = solid(&matched[..here.start], &holes);
         let after_holes: Vec<Range<usize>> = holes
@@ -137,7 +195,7 @@ pub(crate) fn carry_over(
         });
         let by_suffix = replacement.ends_with(&after).then(|| {
             if after.is_empty() {
-                expanded.len()
+                self.expanded.len()
             } else {
                 at[replacement.len() - after.len()]
             }
@@ -154,29 +212,28 @@ pub(crate) fn carry_over(
             head.ends_with(&part_solid)
                 && head[..head.len() - part_solid.len()].last() == before.last()
         };
-        let spelled = spelled_after || spelled_before;
-        if spelled {
-            continue;
+        if spelled_after || spelled_before {
+            return Ok(None);
         }
         let place = by_prefix
             .filter(|&p| next_is(p))
             .or_else(|| by_suffix.filter(|&p| previous_is(p)));
         match place {
-            Some(position) => insertions.push((position, order, text.to_vec())),
-            None => return Err(Refusal { part: part.clone() }),
+            Some(position) => Ok(Some((position, text.to_vec()))),
+            None => Err(Refusal { part: part.clone() }),
         }
     }
-    let mut lost = Vec::new();
-    for (index, comment) in comments.iter().enumerate() {
-        let here = local(comment);
-        let text = &matched[here.clone()];
-        if text.is_empty() || contains(expanded, text) {
-            continue;
-        }
-        let holes: Vec<Range<usize>> = parts
+
+    /// Where a comment the replacement does not spell goes, with its text (`None`: it has
+    /// no place and is dropped).
+    fn place_comment(&self, comment: &Range<usize>) -> Option<(usize, Vec<u8>)> {
+        let (source, matched, expanded) = (self.source, self.matched, self.expanded);
+        let here = self.local(comment);
+        let holes: Vec<Range<usize>> = self
+            .parts
             .iter()
-            .chain(comments.iter().filter(|c| *c != comment))
-            .map(local)
+            .chain(self.comments.iter().filter(|c| *c != comment))
+            .map(|r| self.local(r))
             .collect();
         let (before, _) = solid(&matched[..here.start], &holes);
         let mut start = here.start;
@@ -185,10 +242,10 @@ pub(crate) fn carry_over(
         }
         // Code before it on its line: a trailing comment; else one on a line of its own.
         let trailing = start > 0 && matched[start - 1] != b'\n' && !before.is_empty();
-        let place = (!before.is_empty() && replacement.starts_with(&before))
-            .then(|| at[before.len() - 1] + 1);
-        let rest_blank = |p: usize| {
-            let rest = &expanded[p..];
+        let place = (!before.is_empty() && self.replacement.starts_with(&before))
+            .then(|| self.at[before.len() - 1] + 1)?;
+        let rest_blank = {
+            let rest = &expanded[place..];
             rest.iter()
                 .position(|b| *b == b'\n')
                 .is_some_and(|eol| rest[..eol].iter().all(|b| is_blank(*b)))
@@ -198,37 +255,35 @@ pub(crate) fn carry_over(
         } else {
             b"\n"
         };
-        let insertion = place.and_then(|p| {
-            let mut text = Vec::new();
-            if trailing {
-                text.extend_from_slice(&matched[start..here.end]);
-                if !rest_blank(p) {
-                    // After an opening bracket or a comma a line may break in every grammar
-                    // here (`def get(  # type: ignore` before the parameters): the code goes
-                    // on on the next line, as it did.
-                    if !matches!(before.last(), Some(b'(' | b'[' | b'{' | b',')) {
-                        return None;
-                    }
-                    text.extend_from_slice(newline);
-                    text.extend_from_slice(next_line_indent(source, comment.end));
-                }
-            } else {
-                // On a line of its own, where the replacement has the same code before a
-                // line end (a method whose body is only `// nothing`).
-                if !rest_blank(p) {
+        let mut text = Vec::new();
+        if trailing {
+            text.extend_from_slice(&matched[start..here.end]);
+            if !rest_blank {
+                // After an opening bracket or a comma a line may break in every grammar
+                // here (`def get(  # type: ignore` before the parameters): the code goes
+                // on on the next line, as it did.
+                if !matches!(before.last(), Some(b'(' | b'[' | b'{' | b',')) {
                     return None;
                 }
                 text.extend_from_slice(newline);
-                text.extend_from_slice(line_indent(source, comment.start));
-                text.extend_from_slice(&matched[here.clone()]);
+                text.extend_from_slice(next_line_indent(source, comment.end));
             }
-            Some((p, text))
-        });
-        match insertion {
-            Some((position, text)) => insertions.push((position, parts.len() + index, text)),
-            None => lost.push(comment.clone()),
+        } else {
+            // On a line of its own, where the replacement has the same code before a line
+            // end (a method whose body is only `// nothing`).
+            if !rest_blank {
+                return None;
+            }
+            text.extend_from_slice(newline);
+            text.extend_from_slice(line_indent(source, comment.start));
+            text.extend_from_slice(&matched[here]);
         }
+        Some((place, text))
     }
+}
+
+/// `expanded` with the insertions made, in order of position.
+fn insert_all(expanded: &[u8], mut insertions: Vec<Insertion>) -> Vec<u8> {
     insertions.sort_by_key(|(position, order, _)| (*position, *order));
     let mut out = Vec::with_capacity(expanded.len() + 64);
     let mut cursor = 0;
@@ -247,10 +302,7 @@ pub(crate) fn carry_over(
         cursor = position;
     }
     out.extend_from_slice(&expanded[cursor..]);
-    Ok(Carried {
-        bytes: out,
-        dropped: lost,
-    })
+    out
 }
 
 /// The line of `source` holding byte `at`, from `at` to its end (line ending included).
