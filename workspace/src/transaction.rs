@@ -361,35 +361,14 @@ impl Transaction {
         };
         let plan = self.plan(ws)?;
         let engine = Engine::new(ws, faults);
-        let mut journal = Journal::create(&dir, &plan).map_err(|error| CommitError::Journal {
+        let journal = Journal::create(&dir, &plan).map_err(|error| CommitError::Journal {
             dir: Some(dir.clone()),
             message: error.to_string(),
         })?;
         engine
             .point("write the temporary files", journal.path())
             .map_err(interrupted)?;
-        // The new contents of replacements, each beside its target: no target is touched.
-        for (op, entry) in self.ops.iter().zip(&plan.entries) {
-            let (FileOp::Replace { path, new, .. }, Entry::Replace { temp, .. }) = (op, entry)
-            else {
-                continue;
-            };
-            engine
-                .point("write the temporary file", temp)
-                .map_err(interrupted)?;
-            if let Err(error) = engine.stage(temp, new, path) {
-                for entry in &plan.entries {
-                    engine.remove_temp(entry).map_err(interrupted)?;
-                }
-                let _ = journal.remove();
-                return Err(CommitError::Io {
-                    path: path.clone(),
-                    message: error.to_string(),
-                    restored: Vec::new(),
-                    unrestored: Vec::new(),
-                });
-            }
-        }
+        let mut journal = self.stage_replacements(&engine, journal, &plan)?;
         engine
             .point("journal the committing phase", journal.path())
             .map_err(interrupted)?;
@@ -439,6 +418,39 @@ impl Transaction {
         // look: every step is done, so it finds nothing to do.
         let _ = journal.remove();
         Ok(self.ops.iter().map(|op| op.path().to_path_buf()).collect())
+    }
+
+    /// Writes the new contents of replacements, each beside its target: no target is
+    /// touched. On a failure the temporary files and the journal go; else the journal is
+    /// handed back.
+    fn stage_replacements(
+        &self,
+        engine: &Engine<'_>,
+        journal: Journal,
+        plan: &Plan<'_>,
+    ) -> Result<Journal, CommitError> {
+        for (op, entry) in self.ops.iter().zip(&plan.entries) {
+            let (FileOp::Replace { path, new, .. }, Entry::Replace { temp, .. }) = (op, entry)
+            else {
+                continue;
+            };
+            engine
+                .point("write the temporary file", temp)
+                .map_err(interrupted)?;
+            if let Err(error) = engine.stage(temp, new, path) {
+                for entry in &plan.entries {
+                    engine.remove_temp(entry).map_err(interrupted)?;
+                }
+                let _ = journal.remove();
+                return Err(CommitError::Io {
+                    path: path.clone(),
+                    message: error.to_string(),
+                    restored: Vec::new(),
+                    unrestored: Vec::new(),
+                });
+            }
+        }
+        Ok(journal)
     }
 
     /// The journal's plan: every step with the temporary names it will use, each free now.

@@ -787,80 +787,7 @@ impl Collector {
                 gap = Some(Gap::IgnoreRules);
                 continue;
             }
-            let metadata = std::fs::symlink_metadata(&path);
-            let is_dir = metadata.as_ref().is_ok_and(|m| m.is_dir());
-            let was_watched = self.watched.contains(&path);
-            if !self.relevant(&path, is_dir || was_watched) {
-                continue;
-            }
-            match metadata {
-                Ok(meta) if meta.is_dir() => {
-                    if degraded || was_watched || !self.dir_allowed(&path) {
-                        continue;
-                    }
-                    batch.push(Change {
-                        path: path.clone(),
-                        kind: ChangeKind::Created,
-                        is_dir: true,
-                        outside: true,
-                    });
-                    for file in self.watch_tree(&path, true) {
-                        let outside = self.outside(&file);
-                        batch.push(Change {
-                            path: file,
-                            kind: ChangeKind::Created,
-                            is_dir: false,
-                            outside,
-                        });
-                    }
-                }
-                Ok(meta) => {
-                    if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
-                        if GENERATED_MARKERS.contains(&name) {
-                            // The folder became generated (a build tree): it leaves the tree.
-                            if let Some(parent) = path.parent() {
-                                self.unwatch_under(parent);
-                                batch.push(Change {
-                                    path: parent.to_path_buf(),
-                                    kind: ChangeKind::Removed,
-                                    is_dir: true,
-                                    outside: true,
-                                });
-                            }
-                            continue;
-                        }
-                    }
-                    if !meta.is_file() {
-                        continue;
-                    }
-                    let outside = self.outside(&path);
-                    batch.push(Change {
-                        path,
-                        kind: if seen.created {
-                            ChangeKind::Created
-                        } else {
-                            ChangeKind::Changed
-                        },
-                        is_dir: false,
-                        outside,
-                    });
-                }
-                // Created and gone within the batch: nothing changed there.
-                Err(_) if seen.born && !was_watched => {}
-                Err(_) => {
-                    let is_dir = was_watched;
-                    if is_dir {
-                        self.unwatch_under(&path);
-                    }
-                    let outside = is_dir || self.outside(&path);
-                    batch.push(Change {
-                        path,
-                        kind: ChangeKind::Removed,
-                        is_dir,
-                        outside,
-                    });
-                }
-            }
+            self.changes_at(path, seen, degraded, &mut batch);
         }
         if batch.is_empty() && gap.is_none() {
             return;
@@ -871,6 +798,90 @@ impl Collector {
             state.paths_seen += batch.len() as u64;
             state.dirs = self.watched.len();
         }
+        self.hand_out(&batch, gap);
+    }
+
+    /// What one path of the batch changed, as the disk says now.
+    fn changes_at(&mut self, path: PathBuf, seen: Seen, degraded: bool, batch: &mut Vec<Change>) {
+        let metadata = std::fs::symlink_metadata(&path);
+        let is_dir = metadata.as_ref().is_ok_and(|m| m.is_dir());
+        let was_watched = self.watched.contains(&path);
+        if !self.relevant(&path, is_dir || was_watched) {
+            return;
+        }
+        match metadata {
+            Ok(meta) if meta.is_dir() => {
+                if degraded || was_watched || !self.dir_allowed(&path) {
+                    return;
+                }
+                batch.push(Change {
+                    path: path.clone(),
+                    kind: ChangeKind::Created,
+                    is_dir: true,
+                    outside: true,
+                });
+                for file in self.watch_tree(&path, true) {
+                    let outside = self.outside(&file);
+                    batch.push(Change {
+                        path: file,
+                        kind: ChangeKind::Created,
+                        is_dir: false,
+                        outside,
+                    });
+                }
+            }
+            Ok(meta) => {
+                if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+                    if GENERATED_MARKERS.contains(&name) {
+                        // The folder became generated (a build tree): it leaves the tree.
+                        if let Some(parent) = path.parent() {
+                            self.unwatch_under(parent);
+                            batch.push(Change {
+                                path: parent.to_path_buf(),
+                                kind: ChangeKind::Removed,
+                                is_dir: true,
+                                outside: true,
+                            });
+                        }
+                        return;
+                    }
+                }
+                if !meta.is_file() {
+                    return;
+                }
+                let outside = self.outside(&path);
+                batch.push(Change {
+                    path,
+                    kind: if seen.created {
+                        ChangeKind::Created
+                    } else {
+                        ChangeKind::Changed
+                    },
+                    is_dir: false,
+                    outside,
+                });
+            }
+            // Created and gone within the batch: nothing changed there.
+            Err(_) if seen.born && !was_watched => {}
+            Err(_) => {
+                let is_dir = was_watched;
+                if is_dir {
+                    self.unwatch_under(&path);
+                }
+                let outside = is_dir || self.outside(&path);
+                batch.push(Change {
+                    path,
+                    kind: ChangeKind::Removed,
+                    is_dir,
+                    outside,
+                });
+            }
+        }
+    }
+
+    /// Adds the batch (and the gap) to every live subscription's pending changes, and wakes
+    /// them outside the lock.
+    fn hand_out(&self, batch: &[Change], gap: Option<Gap>) {
         let max_paths = self.shared.options.max_paths;
         let mut wakes = Vec::new();
         let mut subscribers = lock(&self.shared.subscribers);
@@ -884,7 +895,7 @@ impl Collector {
                 // A degraded state is reported by `take` itself.
                 pending.gap.get_or_insert(gap.clone());
             }
-            for change in &batch {
+            for change in batch {
                 match pending.changes.get_mut(&change.path) {
                     Some(earlier) => {
                         earlier.kind = earlier.kind.then(change.kind);

@@ -488,6 +488,45 @@ pub(crate) fn put_paths(out: &mut Vec<u8>, paths: &[PathBuf]) {
 
 /// Reads a journal's bytes back. Every length and offset is checked against what is there.
 pub(crate) fn parse(bytes: &[u8]) -> Result<Parsed<'_>, Unreadable> {
+    let (body, blobs_start) = checked_body(bytes)?;
+    let mut refs: Vec<(u64, u64, u128)> = Vec::new();
+    let mut reader = Reader::new(body);
+    let root = PathBuf::from(std::ffi::OsStr::from_bytes(reader.bytes()?));
+    let pid = u32::try_from(reader.u64()?).map_err(|_| corrupt("pid"))?;
+    let started_ms = reader.u64()?;
+    let count = reader.u64()?;
+    // Raw entries first (blob references as indices into `refs`), then the slices.
+    let mut raw = Vec::new();
+    for _ in 0..count {
+        raw.push(Raw::read(&mut reader, &mut refs)?);
+    }
+    let blobs_len = reader.u64()?;
+    let blobs_end = usize::try_from(blobs_len)
+        .ok()
+        .and_then(|len| blobs_start.checked_add(len))
+        .ok_or(Unreadable::Incomplete)?;
+    if bytes.len() < blobs_end {
+        return Err(Unreadable::Incomplete);
+    }
+    let slices = blob_slices(&bytes[blobs_start..blobs_end], refs)?;
+    let entries = raw
+        .into_iter()
+        .map(|entry| entry.with_contents(&slices))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Parsed {
+        plan: Plan {
+            root,
+            pid,
+            started_ms,
+            entries,
+        },
+        phase: last_phase(&bytes[blobs_end..]),
+    })
+}
+
+/// The plan's bytes, once the magic, the length and the checksum are checked, and where
+/// the contents' area starts.
+fn checked_body(bytes: &[u8]) -> Result<(&[u8], usize), Unreadable> {
     if bytes.len() < MAGIC.len() {
         return if MAGIC.starts_with(bytes) {
             Err(Unreadable::Incomplete)
@@ -516,73 +555,11 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Parsed<'_>, Unreadable> {
             "the plan's checksum does not match".into(),
         ));
     }
-    let blobs_start = checksum_end;
-    let mut refs: Vec<(u64, u64, u128)> = Vec::new();
-    let mut reader = Reader::new(body);
-    let root = PathBuf::from(std::ffi::OsStr::from_bytes(reader.bytes()?));
-    let pid = u32::try_from(reader.u64()?).map_err(|_| corrupt("pid"))?;
-    let started_ms = reader.u64()?;
-    let count = reader.u64()?;
-    // Raw entries first (blob references as indices into `refs`), then the slices.
-    enum Raw {
-        Replace(PathBuf, PathBuf, usize, Digest),
-        Create(PathBuf, Vec<PathBuf>, PathBuf, usize),
-        Delete(PathBuf, PathBuf, PathBuf, Option<usize>),
-        Rename(
-            PathBuf,
-            PathBuf,
-            Vec<PathBuf>,
-            PathBuf,
-            Option<usize>,
-            Option<usize>,
-        ),
-    }
-    let mut raw = Vec::new();
-    for _ in 0..count {
-        let entry = match reader.u8()? {
-            1 => {
-                let path = reader.path()?;
-                let temp = reader.path()?;
-                let original = reader.blob(&mut refs)?;
-                let new = Digest {
-                    len: reader.u64()?,
-                    hash: reader.u128()?,
-                };
-                Raw::Replace(path, temp, original, new)
-            }
-            2 => Raw::Create(
-                reader.path()?,
-                reader.paths()?,
-                reader.path()?,
-                reader.blob(&mut refs)?,
-            ),
-            3 => Raw::Delete(
-                reader.path()?,
-                reader.path()?,
-                reader.path()?,
-                reader.optional_blob(&mut refs)?,
-            ),
-            4 => Raw::Rename(
-                reader.path()?,
-                reader.path()?,
-                reader.paths()?,
-                reader.path()?,
-                reader.optional_blob(&mut refs)?,
-                reader.optional_blob(&mut refs)?,
-            ),
-            other => return Err(corrupt(&format!("step kind {other}"))),
-        };
-        raw.push(entry);
-    }
-    let blobs_len = reader.u64()?;
-    let blobs_end = usize::try_from(blobs_len)
-        .ok()
-        .and_then(|len| blobs_start.checked_add(len))
-        .ok_or(Unreadable::Incomplete)?;
-    if bytes.len() < blobs_end {
-        return Err(Unreadable::Incomplete);
-    }
-    let blob_area = &bytes[blobs_start..blobs_end];
+    Ok((body, checksum_end))
+}
+
+/// The contents each blob reference points at, each checked against its hash.
+fn blob_slices(blob_area: &[u8], refs: Vec<(u64, u64, u128)>) -> Result<Vec<&[u8]>, Unreadable> {
     let mut slices = Vec::with_capacity(refs.len());
     for (offset, len, hash) in refs {
         let slice = usize::try_from(offset)
@@ -596,11 +573,81 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Parsed<'_>, Unreadable> {
         }
         slices.push(slice);
     }
-    let slice = |index: usize| slices.get(index).copied().ok_or_else(|| corrupt("blob"));
-    let optional = |index: Option<usize>| index.map(slice).transpose();
-    let mut entries = Vec::with_capacity(raw.len());
-    for entry in raw {
-        entries.push(match entry {
+    Ok(slices)
+}
+
+/// The phase the records after the contents reach. A record cut short (power lost
+/// mid-append) is ignored, and so is anything after it.
+fn last_phase(records: &[u8]) -> Phase {
+    let mut phase = Phase::Staging;
+    for record in records.chunks(8) {
+        phase = match record {
+            r if r == RECORD_COMMITTING => Phase::Committing,
+            r if r == RECORD_ROLLING_BACK => Phase::RollingBack,
+            r if r == RECORD_ROLLING_FORWARD => Phase::RollingForward,
+            _ => break,
+        };
+    }
+    phase
+}
+
+/// A plan's entry as read, its contents as indices into the blob references.
+enum Raw {
+    Replace(PathBuf, PathBuf, usize, Digest),
+    Create(PathBuf, Vec<PathBuf>, PathBuf, usize),
+    Delete(PathBuf, PathBuf, PathBuf, Option<usize>),
+    Rename(
+        PathBuf,
+        PathBuf,
+        Vec<PathBuf>,
+        PathBuf,
+        Option<usize>,
+        Option<usize>,
+    ),
+}
+
+impl Raw {
+    fn read(reader: &mut Reader<'_>, refs: &mut Vec<(u64, u64, u128)>) -> Result<Raw, Unreadable> {
+        Ok(match reader.u8()? {
+            1 => {
+                let path = reader.path()?;
+                let temp = reader.path()?;
+                let original = reader.blob(refs)?;
+                let new = Digest {
+                    len: reader.u64()?,
+                    hash: reader.u128()?,
+                };
+                Raw::Replace(path, temp, original, new)
+            }
+            2 => Raw::Create(
+                reader.path()?,
+                reader.paths()?,
+                reader.path()?,
+                reader.blob(refs)?,
+            ),
+            3 => Raw::Delete(
+                reader.path()?,
+                reader.path()?,
+                reader.path()?,
+                reader.optional_blob(refs)?,
+            ),
+            4 => Raw::Rename(
+                reader.path()?,
+                reader.path()?,
+                reader.paths()?,
+                reader.path()?,
+                reader.optional_blob(refs)?,
+                reader.optional_blob(refs)?,
+            ),
+            other => return Err(corrupt(&format!("step kind {other}"))),
+        })
+    }
+
+    /// The entry with its contents.
+    fn with_contents<'a>(self, slices: &[&'a [u8]]) -> Result<Entry<'a>, Unreadable> {
+        let slice = |index: usize| slices.get(index).copied().ok_or_else(|| corrupt("blob"));
+        let optional = |index: Option<usize>| index.map(slice).transpose();
+        Ok(match self {
             Raw::Replace(path, temp, original, new) => Entry::Replace {
                 path,
                 temp,
@@ -627,27 +674,8 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Parsed<'_>, Unreadable> {
                 original: optional(original)?,
                 new: optional(new)?,
             },
-        });
+        })
     }
-    let mut phase = Phase::Staging;
-    // A record cut short (power lost mid-append) is ignored, and so is anything after it.
-    for record in bytes[blobs_end..].chunks(8) {
-        phase = match record {
-            r if r == RECORD_COMMITTING => Phase::Committing,
-            r if r == RECORD_ROLLING_BACK => Phase::RollingBack,
-            r if r == RECORD_ROLLING_FORWARD => Phase::RollingForward,
-            _ => break,
-        };
-    }
-    Ok(Parsed {
-        plan: Plan {
-            root,
-            pid,
-            started_ms,
-            entries,
-        },
-        phase,
-    })
 }
 
 fn corrupt(what: &str) -> Unreadable {

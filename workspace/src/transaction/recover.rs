@@ -346,39 +346,8 @@ fn recover_one(
     let last_written = journal.modified();
     let parsed = match journal::parse(&bytes) {
         Ok(parsed) => parsed,
-        Err(Unreadable::Incomplete) => {
-            // Nothing is written before the journal is whole: there is nothing to undo.
-            let engine = Engine::new(ws, faults);
-            engine.point("remove the incomplete journal", &path)?;
-            if let Err(error) = journal.remove() {
-                problems.push(format!("cannot remove {}: {error}", path.display()));
-            }
-            return Ok(Some(Recovery {
-                journal: path.clone(),
-                pid: pid_in_name(&path),
-                started: None,
-                last_written,
-                recovered: SystemTime::now(),
-                phase: Phase::Journaling,
-                direction: Direction::Nothing,
-                files: Vec::new(),
-                temps_removed: Vec::new(),
-            }));
-        }
-        Err(Unreadable::Corrupt(why)) => {
-            let kept = journal.keep_aside();
-            problems.push(match kept {
-                Ok(kept) => format!(
-                    "the journal {} cannot be read ({why}); nothing was done with it, it is kept at {}",
-                    path.display(),
-                    kept.display()
-                ),
-                Err(error) => format!(
-                    "the journal {} cannot be read ({why}) nor moved aside ({error}); nothing was done with it",
-                    path.display()
-                ),
-            });
-            return Ok(None);
+        Err(unreadable) => {
+            return set_aside(ws, journal, unreadable, last_written, faults, problems);
         }
     };
     if parsed.plan.root != ws.path() {
@@ -391,51 +360,8 @@ fn recover_one(
     }
     let entries = &parsed.plan.entries;
     let engine = Engine::new(ws, faults);
-    let direction = match parsed.phase {
-        Phase::Journaling | Phase::Staging | Phase::RollingBack => Direction::Back,
-        Phase::RollingForward => Direction::Forward,
-        Phase::Committing => {
-            let forward = entries.iter().all(|entry| engine.forward_possible(entry));
-            let (direction, phase) = if forward {
-                (Direction::Forward, Phase::RollingForward)
-            } else {
-                (Direction::Back, Phase::RollingBack)
-            };
-            engine.point("journal the recovery's decision", &path)?;
-            if let Err(error) = journal.mark(phase) {
-                // Acting without the record is still right: a recovery that follows
-                // decides again from the disk, and finds the same steps possible.
-                problems.push(format!(
-                    "cannot journal the recovery's decision in {}: {error}",
-                    path.display()
-                ));
-            }
-            direction
-        }
-    };
-    let mut outcomes = Vec::with_capacity(entries.len());
-    match (direction, parsed.phase) {
-        (Direction::Back, Phase::Staging) => {
-            // No target was touched: only the temporary files go.
-            for entry in entries {
-                outcomes.push(engine.classify_old(entry));
-            }
-        }
-        (Direction::Back, _) => {
-            for entry in entries.iter().rev() {
-                outcomes.push(engine.backward(entry)?);
-            }
-            outcomes.reverse();
-        }
-        _ => {
-            for entry in entries {
-                outcomes.push(engine.forward(entry, true)?);
-            }
-            for entry in entries {
-                engine.finish(entry)?;
-            }
-        }
-    }
+    let direction = decide(&engine, &mut journal, parsed.phase, entries, problems)?;
+    let outcomes = run_steps(&engine, direction, parsed.phase, entries)?;
     engine.remove_temps(entries)?;
     let temps_removed = engine.take_removed();
     engine.sync_touched();
@@ -466,6 +392,121 @@ fn recover_one(
         files,
         temps_removed,
     }))
+}
+
+/// A journal that cannot be read: an incomplete one is removed (nothing is written before
+/// the journal is whole: there is nothing to undo), a corrupt one is kept aside untouched.
+fn set_aside(
+    ws: &Workspace,
+    journal: Journal,
+    unreadable: Unreadable,
+    last_written: Option<SystemTime>,
+    faults: &dyn FaultInjector,
+    problems: &mut Vec<String>,
+) -> Result<Option<Recovery>, Crash> {
+    let path = journal.path().to_path_buf();
+    match unreadable {
+        Unreadable::Incomplete => {
+            let engine = Engine::new(ws, faults);
+            engine.point("remove the incomplete journal", &path)?;
+            if let Err(error) = journal.remove() {
+                problems.push(format!("cannot remove {}: {error}", path.display()));
+            }
+            Ok(Some(Recovery {
+                journal: path.clone(),
+                pid: pid_in_name(&path),
+                started: None,
+                last_written,
+                recovered: SystemTime::now(),
+                phase: Phase::Journaling,
+                direction: Direction::Nothing,
+                files: Vec::new(),
+                temps_removed: Vec::new(),
+            }))
+        }
+        Unreadable::Corrupt(why) => {
+            let kept = journal.keep_aside();
+            problems.push(match kept {
+                Ok(kept) => format!(
+                    "the journal {} cannot be read ({why}); nothing was done with it, it is kept at {}",
+                    path.display(),
+                    kept.display()
+                ),
+                Err(error) => format!(
+                    "the journal {} cannot be read ({why}) nor moved aside ({error}); nothing was done with it",
+                    path.display()
+                ),
+            });
+            Ok(None)
+        }
+    }
+}
+
+/// Which way the recovery goes from the journal's phase; a commit cut short goes forward
+/// when every step can, and the decision is journaled before acting on it.
+fn decide(
+    engine: &Engine<'_>,
+    journal: &mut Journal,
+    phase: Phase,
+    entries: &[journal::Entry<'_>],
+    problems: &mut Vec<String>,
+) -> Result<Direction, Crash> {
+    Ok(match phase {
+        Phase::Journaling | Phase::Staging | Phase::RollingBack => Direction::Back,
+        Phase::RollingForward => Direction::Forward,
+        Phase::Committing => {
+            let forward = entries.iter().all(|entry| engine.forward_possible(entry));
+            let (direction, phase) = if forward {
+                (Direction::Forward, Phase::RollingForward)
+            } else {
+                (Direction::Back, Phase::RollingBack)
+            };
+            let path = journal.path().to_path_buf();
+            engine.point("journal the recovery's decision", &path)?;
+            if let Err(error) = journal.mark(phase) {
+                // Acting without the record is still right: a recovery that follows
+                // decides again from the disk, and finds the same steps possible.
+                problems.push(format!(
+                    "cannot journal the recovery's decision in {}: {error}",
+                    path.display()
+                ));
+            }
+            direction
+        }
+    })
+}
+
+/// Undoes or redoes the entries' steps; each entry's outcome, in the plan's order.
+fn run_steps(
+    engine: &Engine<'_>,
+    direction: Direction,
+    phase: Phase,
+    entries: &[journal::Entry<'_>],
+) -> Result<Vec<Outcome>, Crash> {
+    let mut outcomes = Vec::with_capacity(entries.len());
+    match (direction, phase) {
+        (Direction::Back, Phase::Staging) => {
+            // No target was touched: only the temporary files go.
+            for entry in entries {
+                outcomes.push(engine.classify_old(entry));
+            }
+        }
+        (Direction::Back, _) => {
+            for entry in entries.iter().rev() {
+                outcomes.push(engine.backward(entry)?);
+            }
+            outcomes.reverse();
+        }
+        _ => {
+            for entry in entries {
+                outcomes.push(engine.forward(entry, true)?);
+            }
+            for entry in entries {
+                engine.finish(entry)?;
+            }
+        }
+    }
+    Ok(outcomes)
 }
 
 fn save_last(dir: &Path, recovered: &[Recovery]) -> std::io::Result<()> {

@@ -496,85 +496,16 @@ impl<'a> Engine<'a> {
                 temp,
                 original,
                 new,
-            } => {
-                let Some(current) = self.content(path) else {
-                    return Ok(changed(path));
-                };
-                if current == *original {
-                    return Ok(Outcome::AlreadyOld);
-                }
-                if Digest::of(&current) != *new {
-                    return Ok(changed(path));
-                }
-                self.point("write the backup to the temporary file", temp)?;
-                if let Err(error) = self.write_temp(temp, original, Some(path)) {
-                    return Ok(failed("write", temp, &error));
-                }
-                self.point("rename the backup over", path)?;
-                if let Err(error) = self.rename(temp, path) {
-                    return Ok(failed("restore", path, &error));
-                }
-                self.touch(path);
-                Ok(Outcome::Restored)
-            }
+            } => self.unreplace(path, temp, original, *new),
             Entry::Create {
                 path, dirs, new, ..
-            } => {
-                if !self.exists(path) {
-                    self.remove_dirs(dirs)?;
-                    return Ok(Outcome::AlreadyOld);
-                }
-                if self.content(path).is_none_or(|c| c != *new) {
-                    return Ok(changed(path));
-                }
-                self.point("remove the created file", path)?;
-                if let Err(error) = self.remove_file(path) {
-                    return Ok(failed("remove", path, &error));
-                }
-                self.touch(path);
-                self.remove_dirs(dirs)?;
-                Ok(Outcome::Restored)
-            }
+            } => self.uncreate(path, dirs, new),
             Entry::Delete {
                 path,
                 aside,
                 temp,
                 original,
-            } => {
-                if self.kind_here(aside).is_some() {
-                    if self.exists(path) {
-                        return Ok(Outcome::LeftAlone {
-                            reason: format!(
-                                "{} was created again by another writer; the deleted one is kept at {}",
-                                path.display(),
-                                aside.display()
-                            ),
-                        });
-                    }
-                    self.point("move back what was deleted", path)?;
-                    if let Err(error) = self.rename(aside, path) {
-                        return Ok(failed("restore", path, &error));
-                    }
-                    self.touch(path);
-                    return Ok(Outcome::Restored);
-                }
-                if self.exists(path) {
-                    return Ok(if self.as_staged(path, *original) {
-                        Outcome::AlreadyOld
-                    } else {
-                        changed(path)
-                    });
-                }
-                let Some(original) = original else {
-                    return Ok(Outcome::Failed {
-                        reason: format!(
-                            "the deleted folder {} is gone and has no backup",
-                            path.display()
-                        ),
-                    });
-                };
-                self.restore_from_backup(path, temp, original)
-            }
+            } => self.undelete(path, aside, temp, *original),
             Entry::Rename {
                 from,
                 to,
@@ -583,28 +514,122 @@ impl<'a> Engine<'a> {
                 original,
                 new,
             } => match original {
-                None => {
-                    if self.is_dir(from) && !self.exists(to) {
-                        self.remove_dirs(dirs)?;
-                        return Ok(Outcome::AlreadyOld);
-                    }
-                    if self.exists(from) || !self.is_dir(to) {
-                        return Ok(changed(to));
-                    }
-                    self.point("move the folder back", from)?;
-                    let moved = self.rename(to, from);
-                    self.forget_folders();
-                    if let Err(error) = moved {
-                        return Ok(failed("move back", to, &error));
-                    }
-                    self.touch(from);
-                    self.touch(to);
-                    self.remove_dirs(dirs)?;
-                    Ok(Outcome::Restored)
-                }
+                None => self.unmove_folder(from, to, dirs),
                 Some(original) => self.unmove_file(from, to, dirs, temp, original, *new),
             },
         }
+    }
+
+    /// Writes a replaced file's backup back, when the file is still what the commit wrote.
+    fn unreplace(
+        &self,
+        path: &Path,
+        temp: &Path,
+        original: &[u8],
+        new: Digest,
+    ) -> Result<Outcome, Crash> {
+        let Some(current) = self.content(path) else {
+            return Ok(changed(path));
+        };
+        if current == *original {
+            return Ok(Outcome::AlreadyOld);
+        }
+        if Digest::of(&current) != new {
+            return Ok(changed(path));
+        }
+        self.point("write the backup to the temporary file", temp)?;
+        if let Err(error) = self.write_temp(temp, original, Some(path)) {
+            return Ok(failed("write", temp, &error));
+        }
+        self.point("rename the backup over", path)?;
+        if let Err(error) = self.rename(temp, path) {
+            return Ok(failed("restore", path, &error));
+        }
+        self.touch(path);
+        Ok(Outcome::Restored)
+    }
+
+    /// Removes a created file (and the folders made for it), when it is still what the
+    /// commit wrote.
+    fn uncreate(&self, path: &Path, dirs: &[PathBuf], new: &[u8]) -> Result<Outcome, Crash> {
+        if !self.exists(path) {
+            self.remove_dirs(dirs)?;
+            return Ok(Outcome::AlreadyOld);
+        }
+        if self.content(path).is_none_or(|c| c != *new) {
+            return Ok(changed(path));
+        }
+        self.point("remove the created file", path)?;
+        if let Err(error) = self.remove_file(path) {
+            return Ok(failed("remove", path, &error));
+        }
+        self.touch(path);
+        self.remove_dirs(dirs)?;
+        Ok(Outcome::Restored)
+    }
+
+    /// Moves back what was deleted (kept aside), or restores it from its backup.
+    fn undelete(
+        &self,
+        path: &Path,
+        aside: &Path,
+        temp: &Path,
+        original: Option<&[u8]>,
+    ) -> Result<Outcome, Crash> {
+        if self.kind_here(aside).is_some() {
+            if self.exists(path) {
+                return Ok(Outcome::LeftAlone {
+                    reason: format!(
+                        "{} was created again by another writer; the deleted one is kept at {}",
+                        path.display(),
+                        aside.display()
+                    ),
+                });
+            }
+            self.point("move back what was deleted", path)?;
+            if let Err(error) = self.rename(aside, path) {
+                return Ok(failed("restore", path, &error));
+            }
+            self.touch(path);
+            return Ok(Outcome::Restored);
+        }
+        if self.exists(path) {
+            return Ok(if self.as_staged(path, original) {
+                Outcome::AlreadyOld
+            } else {
+                changed(path)
+            });
+        }
+        let Some(original) = original else {
+            return Ok(Outcome::Failed {
+                reason: format!(
+                    "the deleted folder {} is gone and has no backup",
+                    path.display()
+                ),
+            });
+        };
+        self.restore_from_backup(path, temp, original)
+    }
+
+    /// Moves a renamed folder back (and removes the folders made for it).
+    fn unmove_folder(&self, from: &Path, to: &Path, dirs: &[PathBuf]) -> Result<Outcome, Crash> {
+        if self.is_dir(from) && !self.exists(to) {
+            self.remove_dirs(dirs)?;
+            return Ok(Outcome::AlreadyOld);
+        }
+        if self.exists(from) || !self.is_dir(to) {
+            return Ok(changed(to));
+        }
+        self.point("move the folder back", from)?;
+        let moved = self.rename(to, from);
+        self.forget_folders();
+        if let Err(error) = moved {
+            return Ok(failed("move back", to, &error));
+        }
+        self.touch(from);
+        self.touch(to);
+        self.remove_dirs(dirs)?;
+        Ok(Outcome::Restored)
     }
 
     fn unmove_file(
