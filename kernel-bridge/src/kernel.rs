@@ -228,38 +228,15 @@ impl Kernel {
             program: program_text.clone(),
             source,
         };
-        let mut lifeline = None;
-        let host_pipes = if host {
-            // tokio's pipes are close-on-exec; the child's ends are made blocking again.
-            let (host_out, driver_in) = pipe::pipe().map_err(spawn_error)?;
-            let driver_in = driver_in.into_blocking_fd().map_err(spawn_error)?;
-            let (driver_out, host_in) = pipe::pipe().map_err(spawn_error)?;
-            let driver_out = driver_out.into_blocking_fd().map_err(spawn_error)?;
-            // Never written: the kernel's reaper sees end of file when the host is gone.
-            let (host_end, reaper_end) = pipe::pipe().map_err(spawn_error)?;
-            lifeline = Some(host_end.into_blocking_fd().map_err(spawn_error)?);
-            let reaper_end = reaper_end.into_blocking_fd().map_err(spawn_error)?;
-            command.args(["3", "4", "5"]).stdin(Stdio::null());
-            command
-                .fd_mappings(vec![
-                    FdMapping {
-                        parent_fd: driver_in,
-                        child_fd: 3,
-                    },
-                    FdMapping {
-                        parent_fd: driver_out,
-                        child_fd: 4,
-                    },
-                    FdMapping {
-                        parent_fd: reaper_end,
-                        child_fd: 5,
-                    },
-                ])
-                .map_err(|error| spawn_error(std::io::Error::other(error)))?;
-            Some((host_out, host_in))
+        let (host_pipes, lifeline) = if host {
+            let pipes = HostPipes::open(&mut command).map_err(spawn_error)?;
+            (
+                Some((pipes.to_driver, pipes.from_driver)),
+                Some(pipes.lifeline),
+            )
         } else {
             command.stdin(Stdio::piped());
-            None
+            (None, None)
         };
         // `command` (holding the child's ends of the pipes) is dropped inside, so the host
         // keeps only its own ends and sees end of file when the kernel goes.
@@ -276,29 +253,7 @@ impl Kernel {
             to_driver: to_driver.clone(),
             incoming,
         };
-        let mut tasks = Vec::new();
-        if let Some(pipe) = child.take_stderr() {
-            tasks.push(tokio::spawn(pump(pipe, stderr.clone(), shared.clone())));
-        }
-        let stdout_pipe = child.take_stdout();
-        match host_pipes {
-            Some((host_out, host_in)) => {
-                tasks.push(tokio::spawn(write_all(host_out, outgoing)));
-                tasks.push(tokio::spawn(read_lines(host_in, dispatch)));
-                if let Some(pipe) = stdout_pipe {
-                    tasks.push(tokio::spawn(pump(pipe, stdout.clone(), shared.clone())));
-                }
-            }
-            None => {
-                if let Some(stdin) = child.take_stdin() {
-                    tasks.push(tokio::spawn(write_all(stdin, outgoing)));
-                }
-                if let Some(pipe) = stdout_pipe {
-                    tasks.push(tokio::spawn(read_framed(pipe, dispatch)));
-                }
-            }
-        }
-
+        let tasks = start_pumps(&mut child, host_pipes, outgoing, dispatch, &stderr);
         let source = driver_source(language, host);
         let mut boot = format!("{}\n", source.len()).into_bytes();
         boot.extend_from_slice(source.as_bytes());
@@ -412,7 +367,7 @@ impl Kernel {
         &mut self,
         code: &str,
         bridge: Arc<dyn Bridge>,
-        mut cancel: Pin<&mut (dyn Future<Output = ()> + Send)>,
+        cancel: Pin<&mut (dyn Future<Output = ()> + Send)>,
     ) -> CellRun {
         let cell = self.next_cell;
         self.next_cell += 1;
@@ -420,11 +375,45 @@ impl Kernel {
         self.shared.begin(bridge);
         let _ = self.to_driver.send(ToDriver::Exec { cell, code }.encode());
 
-        let mut display = Vec::new();
+        let mut waited = Waited::default();
+        let end = self.until_end(cell, cancel, &mut waited).await;
+        self.shared.end();
+        let run = match end {
+            End::Done {
+                result,
+                error,
+                barrier,
+            } => {
+                let stdout = self.take(&self.stdout, cell, barrier[0]).await;
+                let stderr = self.take(&self.stderr, cell, barrier[1]).await;
+                CellRun {
+                    incomplete: !(stdout.1 && stderr.1),
+                    stdout: stdout.0,
+                    stderr: stderr.0,
+                    result,
+                    error,
+                    display: waited.display,
+                    timed_out: waited.timed_out,
+                    cancelled: waited.cancelled,
+                    died: None,
+                }
+            }
+            End::Died | End::Killed | End::Closing => self.after_death(end, waited).await,
+        };
+        self.in_cell = false;
+        run
+    }
+
+    /// Waits for the cell's end: done, the kernel gone, the run closing, or killed after
+    /// an interrupt (sent at the budget's end or on a cancel) went unheeded past the grace.
+    async fn until_end(
+        &mut self,
+        cell: u64,
+        mut cancel: Pin<&mut (dyn Future<Output = ()> + Send)>,
+        waited: &mut Waited,
+    ) -> End {
         let mut interrupted_at: Option<Instant> = None;
-        let mut timed_out = false;
-        let mut cancelled = false;
-        let end = loop {
+        loop {
             let deadline = match interrupted_at {
                 Some(at) => Some(at + self.limits.grace),
                 None => self.shared.deadline(self.limits.budget),
@@ -442,7 +431,7 @@ impl Kernel {
                     () = self.shared.activity.notified() => Event::Activity,
                     () = sleep => Event::Deadline,
                     () = until_closing(&mut self.closing) => Event::Closing,
-                    () = cancel.as_mut(), if !cancelled => Event::Cancelled,
+                    () = cancel.as_mut(), if !waited.cancelled => Event::Cancelled,
                 }
             };
             match event {
@@ -452,90 +441,70 @@ impl Kernel {
                     error,
                     barrier,
                 })) if done == cell => {
-                    break End::Done {
+                    return End::Done {
                         result,
                         error,
                         barrier,
                     }
                 }
-                Event::Message(Some(FromDriver::Display { items, .. })) => display.extend(items),
+                Event::Message(Some(FromDriver::Display { items, .. })) => {
+                    waited.display.extend(items)
+                }
                 Event::Message(Some(_)) | Event::Activity => {}
-                Event::Message(None) | Event::Exited => break End::Died,
-                Event::Closing => break End::Closing,
-                Event::Deadline if interrupted_at.is_some() => break End::Killed,
+                Event::Message(None) | Event::Exited => return End::Died,
+                Event::Closing => return End::Closing,
+                Event::Deadline if interrupted_at.is_some() => return End::Killed,
                 Event::Deadline => {
-                    timed_out = true;
+                    waited.timed_out = true;
                     interrupted_at = Some(Instant::now());
                     let _ = self.to_driver.send(ToDriver::Interrupt { cell }.encode());
                 }
                 Event::Cancelled => {
-                    cancelled = true;
+                    waited.cancelled = true;
                     if interrupted_at.is_none() {
                         interrupted_at = Some(Instant::now());
                         let _ = self.to_driver.send(ToDriver::Interrupt { cell }.encode());
                     }
                 }
             }
-        };
-        self.shared.end();
+        }
+    }
 
-        match end {
-            End::Done {
-                result,
-                error,
-                barrier,
-            } => {
-                let stdout = self.take(&self.stdout, cell, barrier[0]).await;
-                let stderr = self.take(&self.stderr, cell, barrier[1]).await;
-                self.in_cell = false;
-                CellRun {
-                    incomplete: !(stdout.1 && stderr.1),
-                    stdout: stdout.0,
-                    stderr: stderr.0,
-                    result,
-                    error,
-                    display,
-                    timed_out,
-                    cancelled,
-                    died: None,
-                }
+    /// The cell's run when the kernel died, was killed or was stopped with the run: the
+    /// group is killed and reaped, and what it wrote and displayed before is kept.
+    async fn after_death(&mut self, end: End, mut waited: Waited) -> CellRun {
+        self.child.kill_group();
+        let status = tokio::time::timeout(DRAIN_WAIT, self.child.wait()).await;
+        let status = match status {
+            Ok(Ok(status)) => describe_exit(status),
+            _ => "did not exit".to_owned(),
+        };
+        let reason = match end {
+            End::Killed => format!(
+                "did not stop within {} s of the interrupt and was killed",
+                self.limits.grace.as_secs_f64()
+            ),
+            End::Closing => "was stopped because the run ended".to_owned(),
+            _ => status,
+        };
+        // Whatever was displayed before the end still arrives.
+        while let Ok(message) = self.messages.try_recv() {
+            if let FromDriver::Display { items, .. } = message {
+                waited.display.extend(items);
             }
-            End::Died | End::Killed | End::Closing => {
-                self.child.kill_group();
-                let status = tokio::time::timeout(DRAIN_WAIT, self.child.wait()).await;
-                let status = match status {
-                    Ok(Ok(status)) => describe_exit(status),
-                    _ => "did not exit".to_owned(),
-                };
-                let reason = match end {
-                    End::Killed => format!(
-                        "did not stop within {} s of the interrupt and was killed",
-                        self.limits.grace.as_secs_f64()
-                    ),
-                    End::Closing => "was stopped because the run ended".to_owned(),
-                    _ => status,
-                };
-                // Whatever was displayed before the end still arrives.
-                while let Ok(message) = self.messages.try_recv() {
-                    if let FromDriver::Display { items, .. } = message {
-                        display.extend(items);
-                    }
-                }
-                let stdout = self.stdout.take_at_eof(DRAIN_WAIT).await;
-                let stderr = self.stderr.take_at_eof(DRAIN_WAIT).await;
-                self.in_cell = false;
-                CellRun {
-                    stdout,
-                    stderr,
-                    result: None,
-                    error: None,
-                    display,
-                    timed_out,
-                    cancelled,
-                    died: Some(reason),
-                    incomplete: false,
-                }
-            }
+        }
+        let stdout = self.stdout.take_at_eof(DRAIN_WAIT).await;
+        let stderr = self.stderr.take_at_eof(DRAIN_WAIT).await;
+        CellRun {
+            stdout,
+            stderr,
+            result: None,
+            error: None,
+            display: waited.display,
+            timed_out: waited.timed_out,
+            cancelled: waited.cancelled,
+            died: Some(reason),
+            incomplete: false,
         }
     }
 
@@ -637,6 +606,98 @@ impl Shared {
 }
 
 /// Where the control reader sends what it reads.
+/// The host's ends of a host-mode kernel's pipes (tokio's pipes are close-on-exec; the
+/// child's ends are handed to it as fds 3, 4 and 5).
+struct HostPipes {
+    /// To the driver's input.
+    to_driver: pipe::Sender,
+    /// From the driver's output.
+    from_driver: pipe::Receiver,
+    /// Never written: the kernel's reaper sees end of file when the host is gone.
+    lifeline: OwnedFd,
+}
+
+impl HostPipes {
+    fn open(command: &mut tokio::process::Command) -> std::io::Result<HostPipes> {
+        // The child's ends are made blocking again.
+        let (to_driver, driver_in) = pipe::pipe()?;
+        let driver_in = driver_in.into_blocking_fd()?;
+        let (driver_out, from_driver) = pipe::pipe()?;
+        let driver_out = driver_out.into_blocking_fd()?;
+        let (host_end, reaper_end) = pipe::pipe()?;
+        let lifeline = host_end.into_blocking_fd()?;
+        let reaper_end = reaper_end.into_blocking_fd()?;
+        command.args(["3", "4", "5"]).stdin(Stdio::null());
+        command
+            .fd_mappings(vec![
+                FdMapping {
+                    parent_fd: driver_in,
+                    child_fd: 3,
+                },
+                FdMapping {
+                    parent_fd: driver_out,
+                    child_fd: 4,
+                },
+                FdMapping {
+                    parent_fd: reaper_end,
+                    child_fd: 5,
+                },
+            ])
+            .map_err(std::io::Error::other)?;
+        Ok(HostPipes {
+            to_driver,
+            from_driver,
+            lifeline,
+        })
+    }
+}
+
+/// Starts the tasks that carry the kernel's streams: its stderr, the messages to and from
+/// the driver (over the host pipes, or framed on stdin and stdout), and a host-mode kernel's
+/// own stdout.
+fn start_pumps(
+    child: &mut GroupChild,
+    host_pipes: Option<(pipe::Sender, pipe::Receiver)>,
+    outgoing: mpsc::UnboundedReceiver<Vec<u8>>,
+    dispatch: Dispatch,
+    stderr: &Arc<Stream>,
+) -> Vec<JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    let (stdout, shared) = (dispatch.stdout.clone(), dispatch.shared.clone());
+    if let Some(pipe) = child.take_stderr() {
+        tasks.push(tokio::spawn(pump(pipe, stderr.clone(), shared.clone())));
+    }
+    let stdout_pipe = child.take_stdout();
+    match host_pipes {
+        Some((host_out, host_in)) => {
+            tasks.push(tokio::spawn(write_all(host_out, outgoing)));
+            tasks.push(tokio::spawn(read_lines(host_in, dispatch)));
+            if let Some(pipe) = stdout_pipe {
+                tasks.push(tokio::spawn(pump(pipe, stdout, shared)));
+            }
+        }
+        None => {
+            if let Some(stdin) = child.take_stdin() {
+                tasks.push(tokio::spawn(write_all(stdin, outgoing)));
+            }
+            if let Some(pipe) = stdout_pipe {
+                tasks.push(tokio::spawn(read_framed(pipe, dispatch)));
+            }
+        }
+    }
+    tasks
+}
+
+/// What the wait for a cell's end saw besides the end.
+#[derive(Default)]
+struct Waited {
+    display: Vec<DisplayItem>,
+    /// The budget ran out (an interrupt was sent).
+    timed_out: bool,
+    /// The caller cancelled (an interrupt was sent).
+    cancelled: bool,
+}
+
 struct Dispatch {
     stdout: Arc<Stream>,
     shared: Arc<Shared>,
