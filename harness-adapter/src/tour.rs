@@ -271,51 +271,16 @@ async fn steps<W: Write>(tour: &mut Tour<'_, W>) {
         "structural search: every warnings.warn(...) call in the Python file",
         Need::Nothing,
     ) {
-        let outcome = match tour
-            .call(
-                "ast_grep",
-                json!({"pattern": "warnings.warn($MSG)", "path": "inventory.py"}),
-            )
-            .await
-        {
-            Ok(found) => expect(
-                found["total"] == 2,
-                format!("expected 2 matches, got {}", found["total"]),
-            )
-            .map(|()| "2 calls found, each with its message captured as $MSG".to_owned()),
-            Err(error) => Err(error),
-        };
+        let outcome = warnings_search(tour).await;
         tour.finish(outcome);
     }
-
     if tour.begin(
         "structural search in C: strcpy calls and what they copy",
         Need::Nothing,
     ) {
-        let outcome = match tour
-            .call(
-                "ast_grep",
-                json!({"pattern": "strcpy($DST, $SRC)", "path": "checksum.c"}),
-            )
-            .await
-        {
-            Ok(found) => expect(
-                found["total"] == 1,
-                format!("expected 1 match, got {}", found["total"]),
-            )
-            .map(|()| {
-                format!(
-                    "found strcpy into `{}`",
-                    found["matches"][0]["captures"]["DST"]
-                        .as_str()
-                        .unwrap_or("?")
-                )
-            }),
-            Err(error) => Err(error),
-        };
+        let outcome = strcpy_search(tour).await;
         tour.finish(outcome);
     }
-
     if tour.begin(
         "staged rewrite: warnings become exceptions, shown as a diff, then accepted",
         Need::Nothing,
@@ -323,98 +288,27 @@ async fn steps<W: Write>(tour: &mut Tour<'_, W>) {
         let outcome = staged_rewrite(tour).await;
         tour.finish(outcome);
     }
-
     if tour.begin(
         "write a file with a type error: the diagnostic comes back with the write",
         Need::LanguageServer("python"),
     ) {
-        let outcome = match tour
-            .call("write", json!({"path": "report.py", "content": REPORT_PY}))
-            .await
-        {
-            Ok(written) => {
-                let new = written["diagnostics"]["new"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
-                let pending = written["diagnostics"]["pending"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
-                if !pending.is_empty() {
-                    Err(format!(
-                        "the language server did not answer in time (pending: {pending:?})"
-                    ))
-                } else {
-                    expect(
-                        new.len() == 1 && new[0]["line"] == 6,
-                        format!("expected exactly one new diagnostic, on line 6; got {new:?}"),
-                    )
-                    .map(|()| "exactly the type error on line 6, nothing else".to_owned())
-                }
-            }
-            Err(error) => Err(error),
-        };
+        let outcome = write_with_type_error(tour).await;
         tour.finish(outcome);
     }
-
     if tour.begin(
         "language server: where is total_value defined?",
         Need::LanguageServer("python"),
     ) {
-        let outcome = match tour
-            .call(
-                "lsp",
-                json!({"action": "definition", "file": "report.py", "line": 1, "symbol": "total_value"}),
-            )
-            .await
-        {
-            Ok(found) => {
-                let text = found.to_string();
-                expect(
-                    text.contains("inventory.py") && text.contains("def total_value"),
-                    "expected the definition in inventory.py",
-                )
-                .map(|()| "defined in inventory.py, line 6".to_owned())
-            }
-            Err(error) => Err(error),
-        };
+        let outcome = definition_of_total_value(tour).await;
         tour.finish(outcome);
     }
-
     if tour.begin(
         "code graph: what depends on total_value (the impact of changing it)",
         Need::Nothing,
     ) {
-        let outcome = match tour
-            .call(
-                "graph",
-                json!({"action": "impact", "file": "inventory.py", "line": 6, "symbol": "total_value"}),
-            )
-            .await
-        {
-            Ok(impact) => {
-                let users: Vec<String> = impact["levels"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .flat_map(|level| level["dependents"].as_array().cloned().unwrap_or_default())
-                    .filter_map(|d| Some(format!("{} ({})", d["qualified_name"].as_str()?, d["path"].as_str()?)))
-                    .collect();
-                let main_uses = impact["top_level_uses"].as_array().map_or(0, Vec::len);
-                // report.py exists when the language-server step wrote it.
-                let with_report = tour.registry.run().root.path().join("report.py").exists();
-                expect(
-                    main_uses > 0 && (!with_report || users.iter().any(|u| u == "report (report.py)")),
-                    format!("expected report() in report.py and inventory.py's main block, got {users:?}"),
-                )
-                .map(|()| format!("used by {} and by inventory.py's top-level code", if users.is_empty() { "no function".to_owned() } else { users.join(", ") }))
-            }
-            Err(error) => Err(error),
-        };
+        let outcome = impact_of_total_value(tour).await;
         tour.finish(outcome);
     }
-
     if tour.begin(
         "an edit that breaks a caller in another file: reported in the write's result",
         Need::LanguageServer("python"),
@@ -422,29 +316,13 @@ async fn steps<W: Write>(tour: &mut Tour<'_, W>) {
         let outcome = breaking_edit(tour).await;
         tour.finish(outcome);
     }
-
     if tour.begin(
         "persistent interpreter: a Python cell calls ast_grep through the bridge",
         Need::Kernel("python"),
     ) {
-        let code = "found = tool(\"ast_grep\", {\"pattern\": \"def $F($$$P): $$$B\", \"path\": \"inventory.py\"})\n[m[\"captures\"][\"F\"] for m in found[\"matches\"]]";
-        let outcome = match tour
-            .call(
-                "eval",
-                json!({"code": code, "description": "list the functions of inventory.py structurally"}),
-            )
-            .await
-        {
-            Ok(cell) => expect(
-                cell["result"] == "['total_value', 'restock', 'cheapest']",
-                format!("unexpected cell result {}", cell["result"]),
-            )
-            .map(|()| "the cell got the three function names from the registry".to_owned()),
-            Err(error) => Err(error),
-        };
+        let outcome = cell_calls_ast_grep(tour).await;
         tour.finish(outcome);
     }
-
     if tour.begin(
         "debugger: stop inside total_value's loop and look at a variable",
         Need::Adapter("debugpy"),
@@ -457,12 +335,146 @@ async fn steps<W: Write>(tour: &mut Tour<'_, W>) {
             .await;
         tour.finish(outcome);
     }
-
     if tour.begin("status: what is available here, and why not", Need::Nothing) {
         tour.say("   → cc-harness status");
         tour.say(&indent(&crate::status::render(&tour.status)));
         tour.finish(Ok("every family reported".to_owned()));
     }
+}
+
+/// Both `warnings.warn` calls of inventory.py, each message captured.
+async fn warnings_search<W: Write>(tour: &mut Tour<'_, W>) -> Result<String, String> {
+    let found = tour
+        .call(
+            "ast_grep",
+            json!({"pattern": "warnings.warn($MSG)", "path": "inventory.py"}),
+        )
+        .await?;
+    expect(
+        found["total"] == 2,
+        format!("expected 2 matches, got {}", found["total"]),
+    )
+    .map(|()| "2 calls found, each with its message captured as $MSG".to_owned())
+}
+
+/// The one `strcpy` of checksum.c, and what it copies into.
+async fn strcpy_search<W: Write>(tour: &mut Tour<'_, W>) -> Result<String, String> {
+    let found = tour
+        .call(
+            "ast_grep",
+            json!({"pattern": "strcpy($DST, $SRC)", "path": "checksum.c"}),
+        )
+        .await?;
+    expect(
+        found["total"] == 1,
+        format!("expected 1 match, got {}", found["total"]),
+    )
+    .map(|()| {
+        format!(
+            "found strcpy into `{}`",
+            found["matches"][0]["captures"]["DST"]
+                .as_str()
+                .unwrap_or("?")
+        )
+    })
+}
+
+/// A new file with one type error: the write's result holds exactly that diagnostic.
+async fn write_with_type_error<W: Write>(tour: &mut Tour<'_, W>) -> Result<String, String> {
+    let written = tour
+        .call("write", json!({"path": "report.py", "content": REPORT_PY}))
+        .await?;
+    let new = written["diagnostics"]["new"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let pending = written["diagnostics"]["pending"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if !pending.is_empty() {
+        return Err(format!(
+            "the language server did not answer in time (pending: {pending:?})"
+        ));
+    }
+    expect(
+        new.len() == 1 && new[0]["line"] == 6,
+        format!("expected exactly one new diagnostic, on line 6; got {new:?}"),
+    )
+    .map(|()| "exactly the type error on line 6, nothing else".to_owned())
+}
+
+/// The language server's definition of `total_value`, used in report.py.
+async fn definition_of_total_value<W: Write>(tour: &mut Tour<'_, W>) -> Result<String, String> {
+    let found = tour
+        .call(
+            "lsp",
+            json!({"action": "definition", "file": "report.py", "line": 1, "symbol": "total_value"}),
+        )
+        .await?;
+    let text = found.to_string();
+    expect(
+        text.contains("inventory.py") && text.contains("def total_value"),
+        "expected the definition in inventory.py",
+    )
+    .map(|()| "defined in inventory.py, line 6".to_owned())
+}
+
+/// The code graph's impact of changing `total_value`: report() in report.py (when the
+/// language-server step wrote it) and inventory.py's main block.
+async fn impact_of_total_value<W: Write>(tour: &mut Tour<'_, W>) -> Result<String, String> {
+    let impact = tour
+        .call(
+            "graph",
+            json!({"action": "impact", "file": "inventory.py", "line": 6, "symbol": "total_value"}),
+        )
+        .await?;
+    let users: Vec<String> = impact["levels"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|level| level["dependents"].as_array().cloned().unwrap_or_default())
+        .filter_map(|d| {
+            Some(format!(
+                "{} ({})",
+                d["qualified_name"].as_str()?,
+                d["path"].as_str()?
+            ))
+        })
+        .collect();
+    let main_uses = impact["top_level_uses"].as_array().map_or(0, Vec::len);
+    // report.py exists when the language-server step wrote it.
+    let with_report = tour.registry.run().root.path().join("report.py").exists();
+    expect(
+        main_uses > 0 && (!with_report || users.iter().any(|u| u == "report (report.py)")),
+        format!("expected report() in report.py and inventory.py's main block, got {users:?}"),
+    )
+    .map(|()| {
+        format!(
+            "used by {} and by inventory.py's top-level code",
+            if users.is_empty() {
+                "no function".to_owned()
+            } else {
+                users.join(", ")
+            }
+        )
+    })
+}
+
+/// A Python cell that lists inventory.py's functions through `ast_grep` on the bridge.
+async fn cell_calls_ast_grep<W: Write>(tour: &mut Tour<'_, W>) -> Result<String, String> {
+    let code = "found = tool(\"ast_grep\", {\"pattern\": \"def $F($$$P): $$$B\", \"path\": \"inventory.py\"})\n[m[\"captures\"][\"F\"] for m in found[\"matches\"]]";
+    let cell = tour
+        .call(
+            "eval",
+            json!({"code": code, "description": "list the functions of inventory.py structurally"}),
+        )
+        .await?;
+    expect(
+        cell["result"] == "['total_value', 'restock', 'cheapest']",
+        format!("unexpected cell result {}", cell["result"]),
+    )
+    .map(|()| "the cell got the three function names from the registry".to_owned())
 }
 
 /// `total_value` gains a parameter: the write reports what it broke in report.py (a

@@ -415,16 +415,10 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
         let message: Value = match serde_json::from_str(line) {
             Ok(message) => message,
             Err(error) => {
-                let why = if line.contains("\\u")
-                    && serde_json::from_str::<Value>(&replace_lone_surrogates(line)).is_ok()
-                {
-                    "a string holds a lone UTF-16 surrogate (such as \\udcff), which no \
-                     Unicode text can hold; send valid Unicode"
-                        .to_owned()
-                } else {
-                    format!("the line is not JSON: {error}")
-                };
-                self.answer(&salvage_id(line), RpcError::new(codes::PARSE_ERROR, why));
+                self.answer(
+                    &salvage_id(line),
+                    RpcError::new(codes::PARSE_ERROR, not_json_reason(line, &error)),
+                );
                 return;
             }
         };
@@ -475,37 +469,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
                     ),
                 );
             }
-            (Some(method), Some(raw_id)) => {
-                let holdable = match object.get("id") {
-                    Some(Value::String(_)) => true,
-                    Some(Value::Number(number)) => number.as_i64().is_some(),
-                    _ => false,
-                };
-                if !holdable {
-                    let stand_in = lock(&self.stand_ins).give(&raw_id);
-                    object.insert("id".into(), Value::String(stand_in));
-                }
-                if method == "initialize" {
-                    fill_initialize(&mut object);
-                }
-                let params = object.get("params").cloned();
-                match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
-                    Ok(JsonRpcMessage::Request(request))
-                        if !matches!(&request.request, ClientRequest::CustomRequest(custom)
-                            if SERVED_METHODS.contains(&custom.method.as_str())) =>
-                    {
-                        self.deliver(JsonRpcMessage::Request(request));
-                    }
-                    Ok(_) | Err(_) => {
-                        if !holdable {
-                            lock(&self.stand_ins).forget(&raw_id);
-                        }
-                        let error =
-                            RpcError::new(codes::INVALID_PARAMS, params_error(&method, params));
-                        self.answer(&raw_id, error);
-                    }
-                }
-            }
+            (Some(method), Some(raw_id)) => self.decode_request(&method, raw_id, object),
             (Some(method), None) => {
                 if method == "notifications/cancelled" {
                     self.point_cancel_at_stand_in(line, &mut object);
@@ -528,6 +492,44 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
                     "a message needs a `method` (request or notification) or an `id` (response)",
                 ),
             ),
+        }
+    }
+
+    /// A request of a served method: its id given a stand-in when rmcp cannot hold it, then
+    /// delivered, or answered with why its parameters are invalid.
+    fn decode_request(
+        &mut self,
+        method: &str,
+        raw_id: Box<RawValue>,
+        mut object: serde_json::Map<String, Value>,
+    ) {
+        let holdable = match object.get("id") {
+            Some(Value::String(_)) => true,
+            Some(Value::Number(number)) => number.as_i64().is_some(),
+            _ => false,
+        };
+        if !holdable {
+            let stand_in = lock(&self.stand_ins).give(&raw_id);
+            object.insert("id".into(), Value::String(stand_in));
+        }
+        if method == "initialize" {
+            fill_initialize(&mut object);
+        }
+        let params = object.get("params").cloned();
+        match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
+            Ok(JsonRpcMessage::Request(request))
+                if !matches!(&request.request, ClientRequest::CustomRequest(custom)
+                    if SERVED_METHODS.contains(&custom.method.as_str())) =>
+            {
+                self.deliver(JsonRpcMessage::Request(request));
+            }
+            Ok(_) | Err(_) => {
+                if !holdable {
+                    lock(&self.stand_ins).forget(&raw_id);
+                }
+                let error = RpcError::new(codes::INVALID_PARAMS, params_error(method, params));
+                self.answer(&raw_id, error);
+            }
         }
     }
 
@@ -727,6 +729,18 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
 }
 
 /// The id of a message that could not be parsed as it is, when a lenient reading finds one.
+/// Why a line is not JSON: a lone UTF-16 surrogate is named, as no JSON parser says it.
+fn not_json_reason(line: &str, error: &serde_json::Error) -> String {
+    if line.contains("\\u") && serde_json::from_str::<Value>(&replace_lone_surrogates(line)).is_ok()
+    {
+        "a string holds a lone UTF-16 surrogate (such as \\udcff), which no Unicode text can \
+         hold; send valid Unicode"
+            .to_owned()
+    } else {
+        format!("the line is not JSON: {error}")
+    }
+}
+
 fn salvage_id(line: &str) -> Box<RawValue> {
     let cleaned = replace_lone_surrogates(line);
     let Ok(Value::Object(_)) = serde_json::from_str::<Value>(&cleaned) else {
