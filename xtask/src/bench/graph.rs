@@ -11,6 +11,7 @@
 //! (one-file writes, each `Graph::update` re-extracting and re-resolving the file and its
 //! dependents). The updates edit the copy, so they run last.
 
+use super::verdict;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -312,14 +313,6 @@ fn dir_bytes(dir: &Path) -> u64 {
     total
 }
 
-fn verdict(pass: bool) -> &'static str {
-    if pass {
-        "PASS"
-    } else {
-        "MISS"
-    }
-}
-
 fn mb(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
@@ -344,6 +337,23 @@ fn render(
     load_after: &str,
 ) -> String {
     let mut md = String::from("## graph — the code graph's index vs ast-grep and ctags\n\n");
+    intro(&mut md, corpora, versions);
+    let mut header = String::from("| row | goal |");
+    let mut rule = String::from("|---|---|");
+    for c in corpora {
+        let _ = write!(header, " {} | |", c.title);
+        rule.push_str("---|---|");
+    }
+    let _ = writeln!(md, "{header}\n{rule}");
+    reference_lines(&mut md, rows);
+    speed_lines(&mut md, rows);
+    size_lines(&mut md, corpora, rows);
+    footer(&mut md, corpora, rows, load_before, load_after);
+    md
+}
+
+/// What was run, how, and on which trees.
+fn intro(md: &mut String, corpora: &[Corpus], versions: &[String; 2]) {
     let trees: Vec<String> = corpora
         .iter()
         .map(|c| {
@@ -371,21 +381,21 @@ fn render(
         versions[0],
         versions[1],
     );
-    let mut header = String::from("| row | goal |");
-    let mut rule = String::from("|---|---|");
-    for c in corpora {
-        let _ = write!(header, " {} | |", c.title);
-        rule.push_str("---|---|");
+}
+
+/// One row of the table: its name, its goal, and per tree the value and the verdict.
+fn line(md: &mut String, name: &str, goal: &str, cells: Vec<(String, String)>) {
+    let mut s = format!("| {name} | {goal} |");
+    for (value, result) in cells {
+        let _ = write!(s, " {value} | {result} |");
     }
-    let _ = writeln!(md, "{header}\n{rule}");
-    let mut line = |name: &str, goal: &str, cells: Vec<(String, String)>| {
-        let mut s = format!("| {name} | {goal} |");
-        for (value, result) in cells {
-            let _ = write!(s, " {value} | {result} |");
-        }
-        let _ = writeln!(md, "{s}");
-    };
+    let _ = writeln!(md, "{s}");
+}
+
+/// The references' rows: ast-grep's parse-all and ctags.
+fn reference_lines(md: &mut String, rows: &[Rows]) {
     line(
+        md,
         "ast-grep, absent pattern (every file parsed)",
         "reference",
         rows.iter()
@@ -403,6 +413,7 @@ fn render(
             .collect(),
     );
     line(
+        md,
         "universal-ctags, definitions only",
         "reference",
         rows.iter()
@@ -423,7 +434,13 @@ fn render(
             })
             .collect(),
     );
+}
+
+/// The clean index, the warm open, the one-file update and the symbol query against their
+/// goals.
+fn speed_lines(md: &mut String, rows: &[Rows]) {
     line(
+        md,
         "clean index",
         &format!("≤ {CLEAN_GOAL}× ast-grep"),
         rows.iter()
@@ -442,6 +459,7 @@ fn render(
             .collect(),
     );
     line(
+        md,
         "warm open, nothing changed",
         &format!("≤ {WARM_GOAL}× clean"),
         rows.iter()
@@ -461,6 +479,7 @@ fn render(
             .unwrap_or(f64::NAN)
     };
     line(
+        md,
         "one-file update incl. re-resolution, p95",
         &format!("≤ {UPDATE_P95_GOAL_MS:.0} ms"),
         rows.iter()
@@ -479,6 +498,7 @@ fn render(
             .collect(),
     );
     line(
+        md,
         "symbol query, p50",
         &format!("≤ {QUERY_P50_GOAL_MS:.0} ms"),
         rows.iter()
@@ -494,7 +514,12 @@ fn render(
             })
             .collect(),
     );
+}
+
+/// The index's size and the peak memory against their goals.
+fn size_lines(md: &mut String, corpora: &[Corpus], rows: &[Rows]) {
     line(
+        md,
         "index size",
         &format!("≤ {SIZE_GOAL:.0}× source bytes"),
         corpora
@@ -510,6 +535,7 @@ fn render(
             .collect(),
     );
     line(
+        md,
         "peak RSS, any of our runs",
         &format!("≤ {RSS_GOAL_MB:.0} MB"),
         rows.iter()
@@ -534,6 +560,10 @@ fn render(
             })
             .collect(),
     );
+}
+
+/// What each index holds, and the machine's load.
+fn footer(md: &mut String, corpora: &[Corpus], rows: &[Rows], load_before: &str, load_after: &str) {
     let counts: Vec<String> = corpora
         .iter()
         .zip(rows)
@@ -562,5 +592,4 @@ fn render(
          {load_after}.",
         counts.join("; ")
     );
-    md
 }

@@ -8,6 +8,7 @@
 //! python, with `execute_interactive` (which waits for the reply and the idle status, so the
 //! cell's output is complete, as ours guarantees with its barrier).
 
+use super::verdict;
 use std::fmt::Write as _;
 use std::process::Command;
 use std::time::Duration;
@@ -160,7 +161,6 @@ fn render(ours: &Value, jupyter: &Value) -> Result<(String, String)> {
     let js_p50 = num(ours, &["javascript", "cells", "p50_us"])?;
     let js_cold = num(ours, &["javascript", "cold_start_ms"])?;
 
-    let verdict = |ok: bool| if ok { "PASS" } else { "MISS" };
     let cell_ratio = cell_ours / cell_theirs;
     let mut md = String::from(
         "## kernel — persistent interpreters vs Jupyter\n\n\

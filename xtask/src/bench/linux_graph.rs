@@ -9,6 +9,7 @@
 //! `cargo run --release -p cc-graph --example bench -- open|callers …` and
 //! `cargo run --release -p cc-structural --example search -- c 'kfree($X)' .`.
 
+use super::verdict;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -30,23 +31,7 @@ pub fn run(ctx: &Context) -> Result<String> {
     let python = util::find_executable("python3", dirs)
         .ok_or("python3 is not on PATH; run `cargo xtask peers`")?;
     let tree = super::linux::tree(&ctx.root)?;
-    eprintln!("linux: building the bench and search examples (release)");
-    let mut build = ctx.cargo();
-    build.args([
-        "build",
-        "--release",
-        "-p",
-        "cc-graph",
-        "--example",
-        "bench",
-        "-p",
-        "cc-structural",
-        "--example",
-        "search",
-    ]);
-    util::run_to_stderr(&mut build)?;
-    let examples = ctx.target_dir.join("release").join("examples");
-    let (bench, search) = (examples.join("bench"), examples.join("search"));
+    let (bench, search) = build_examples(ctx)?;
     let cache = ctx.target_dir.join("bench-linux").join("cache");
     if cache.exists() {
         std::fs::remove_dir_all(&cache)
@@ -110,35 +95,7 @@ pub fn run(ctx: &Context) -> Result<String> {
         &ctx.peer_path,
     )?)?;
 
-    let calls: HashSet<(String, u64)> = found
-        .output
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let mut parts = l.rsplitn(3, ':');
-            let _column = parts.next()?;
-            let line = parts.next()?.parse::<u64>().ok()?;
-            let path = parts.next()?.trim_start_matches("./").to_owned();
-            Some((path, line))
-        })
-        .collect();
-    let sites: HashSet<(String, u64)> = callers_report["sites"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| Some((s[0].as_str()?.to_owned(), s[1].as_u64()?)))
-                .collect()
-        })
-        .unwrap_or_default();
-    if calls.is_empty() {
-        return Err(format!(
-            "structural search found no kfree(…) call: {}",
-            found.output.lines().next().unwrap_or("")
-        ));
-    }
-    let covered = calls.intersection(&sites).count();
-    let beyond = sites.difference(&calls).count();
-    let coverage = covered as f64 / calls.len() as f64;
+    let coverage = Coverage::of(&found, &callers_report)?;
     Ok(render(&Report {
         clean: &clean,
         clean_report: &clean_report,
@@ -147,12 +104,82 @@ pub fn run(ctx: &Context) -> Result<String> {
         updates: &updates,
         callers: &callers_report,
         search: &found,
-        calls: calls.len(),
-        sites: sites.len(),
-        covered,
-        beyond,
         coverage,
     }))
+}
+
+/// How much of the `kfree(…)` lines structural search finds the graph's callers reach.
+struct Coverage {
+    /// Lines with a `kfree(…)` call, by structural search.
+    calls: usize,
+    /// Lines the graph lists as callers of `kfree`.
+    sites: usize,
+    covered: usize,
+    /// Caller lines with no `kfree(…)` that structural search matched on them (not looked
+    /// into: a call through a macro, or a form the pattern does not match).
+    beyond: usize,
+    ratio: f64,
+}
+
+impl Coverage {
+    /// Compares the search's `path:line:column` lines with the callers' sites.
+    fn of(found: &Measured, callers_report: &serde_json::Value) -> Result<Coverage> {
+        let calls: HashSet<(String, u64)> = found
+            .output
+            .lines()
+            .skip(1)
+            .filter_map(|l| {
+                let mut parts = l.rsplitn(3, ':');
+                let _column = parts.next()?;
+                let line = parts.next()?.parse::<u64>().ok()?;
+                let path = parts.next()?.trim_start_matches("./").to_owned();
+                Some((path, line))
+            })
+            .collect();
+        let sites: HashSet<(String, u64)> = callers_report["sites"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| Some((s[0].as_str()?.to_owned(), s[1].as_u64()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if calls.is_empty() {
+            return Err(format!(
+                "structural search found no kfree(…) call: {}",
+                found.output.lines().next().unwrap_or("")
+            ));
+        }
+        let covered = calls.intersection(&sites).count();
+        Ok(Coverage {
+            calls: calls.len(),
+            sites: sites.len(),
+            covered,
+            beyond: sites.difference(&calls).count(),
+            ratio: covered as f64 / calls.len() as f64,
+        })
+    }
+}
+
+/// Builds the graph's bench and the structural search examples; their paths.
+fn build_examples(ctx: &Context) -> Result<(PathBuf, PathBuf)> {
+    eprintln!("linux: building the bench and search examples (release)");
+    let mut build = ctx.cargo();
+    build.args([
+        "build",
+        "--release",
+        "-p",
+        "cc-graph",
+        "--example",
+        "bench",
+        "-p",
+        "cc-structural",
+        "--example",
+        "search",
+    ]);
+    util::run_to_stderr(&mut build)?;
+    let examples = ctx.target_dir.join("release").join("examples");
+    Ok((examples.join("bench"), examples.join("search")))
 }
 
 fn checked(m: Measured) -> Result<Measured> {
@@ -177,15 +204,7 @@ struct Report<'a> {
     updates: &'a serde_json::Value,
     callers: &'a serde_json::Value,
     search: &'a Measured,
-    /// Lines with a `kfree(…)` call, by structural search.
-    calls: usize,
-    /// Lines the graph lists as callers of `kfree`.
-    sites: usize,
-    covered: usize,
-    /// Caller lines with no `kfree(…)` that structural search matched on them (not looked
-    /// into: a call through a macro, or a form the pattern does not match).
-    beyond: usize,
-    coverage: f64,
+    coverage: Coverage,
 }
 
 fn render(r: &Report<'_>) -> String {
@@ -207,11 +226,46 @@ fn render(r: &Report<'_>) -> String {
         r.clean_report["files"],
         r.clean_report["references"],
     );
+    out.push_str("Issue 27's goals on this tree (the comparison with ast-grep's parse-all is not run here):\n\n| row | goal | measured | result |\n|---|---|---|---|\n");
+    for (row, goal, measured, ok) in goal_rows(r) {
+        let _ = writeln!(out, "| {row} | {goal} | {measured} | {} |", verdict(ok));
+    }
+    out.push('\n');
+    let rungs = r.callers["rungs"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "| `kfree(…)` lines (search, {:.1} s) | caller lines (graph, query {:.2} s) | covered | ratio | goal | callers beyond the search | rungs | result |\n|---|---|---|---|---|---|---|---|\n| {} | {} | {} | {:.3} | ≥ {COVERAGE_GOAL} | {} | {} | {} |",
+        r.search.wall,
+        r.callers["seconds"].as_f64().unwrap_or(f64::NAN),
+        r.coverage.calls,
+        r.coverage.sites,
+        r.coverage.covered,
+        r.coverage.ratio,
+        r.coverage.beyond,
+        rungs,
+        if r.coverage.ratio >= COVERAGE_GOAL {
+            "PASS"
+        } else {
+            "MISS"
+        },
+    );
+    out
+}
+
+/// Issue 27's goal rows: (row, goal, measured, met).
+fn goal_rows(r: &Report<'_>) -> Vec<(&'static str, String, String, bool)> {
     let ms = |v: &serde_json::Value, key: &str| v[key].as_f64().unwrap_or(f64::NAN);
-    let verdict = |ok: bool| if ok { "PASS" } else { "MISS" };
     let clean_mb = r.clean.rss_kib as f64 / 1024.0;
     let warm_s = r.warm["seconds"].as_f64().unwrap_or(f64::NAN);
-    let rows = [
+    vec![
         (
             "clean index",
             "≤ 60 s".to_owned(),
@@ -288,39 +342,7 @@ fn render(r: &Report<'_>) -> String {
             ),
             ms(r.updates, "p95_ms") <= 100.0,
         ),
-    ];
-    out.push_str("Issue 27's goals on this tree (the comparison with ast-grep's parse-all is not run here):\n\n| row | goal | measured | result |\n|---|---|---|---|\n");
-    for (row, goal, measured, ok) in rows {
-        let _ = writeln!(out, "| {row} | {goal} | {measured} | {} |", verdict(ok));
-    }
-    out.push('\n');
-    let rungs = r.callers["rungs"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "| `kfree(…)` lines (search, {:.1} s) | caller lines (graph, query {:.2} s) | covered | ratio | goal | callers beyond the search | rungs | result |\n|---|---|---|---|---|---|---|---|\n| {} | {} | {} | {:.3} | ≥ {COVERAGE_GOAL} | {} | {} | {} |",
-        r.search.wall,
-        r.callers["seconds"].as_f64().unwrap_or(f64::NAN),
-        r.calls,
-        r.sites,
-        r.covered,
-        r.coverage,
-        r.beyond,
-        rungs,
-        if r.coverage >= COVERAGE_GOAL {
-            "PASS"
-        } else {
-            "MISS"
-        },
-    );
-    out
+    ]
 }
 
 #[cfg(test)]
@@ -347,11 +369,13 @@ mod tests {
             updates: &serde_json::json!({"p50_ms": 90.0, "p95_ms": 120.0}),
             callers: &serde_json::json!({"seconds": 0.5, "rungs": {"import": 2}}),
             search: &m,
-            calls: 4,
-            sites: 3,
-            covered: 3,
-            beyond: 0,
-            coverage: 0.75,
+            coverage: Coverage {
+                calls: 4,
+                sites: 3,
+                covered: 3,
+                beyond: 0,
+                ratio: 0.75,
+            },
         });
         assert!(
             text.contains("| 4 | 3 | 3 | 0.750 | ≥ 0.95 | 0 | import 2 | MISS |"),

@@ -8,6 +8,7 @@
 //! Runs `cargo run --release -p cc-lsp-client --example lsp_bench ROUNDS`, which prints one
 //! JSON object per server and case.
 
+use super::verdict;
 use std::fmt::Write as _;
 
 use super::Context;
@@ -19,17 +20,24 @@ const GOAL_MS: f64 = 50.0;
 /// Overhead goal of the cross-file case.
 const CROSS_GOAL_MS: f64 = 100.0;
 
-fn verdict(value: f64, goal: f64) -> &'static str {
-    if value <= goal {
-        "PASS"
-    } else {
-        "MISS"
-    }
+fn within(value: f64, goal: f64) -> &'static str {
+    verdict(value <= goal)
 }
 
 pub fn run(ctx: &Context) -> Result<String> {
     let rows = ctx.example_rows("cc-lsp-client", "lsp_bench", &[ROUNDS])?;
     let mut md = String::new();
+    write_diagnostics(&mut md, &rows);
+    cross_file(&mut md, &rows);
+    fresh_navigation(&mut md, &rows);
+    real_starts(&mut md, &rows);
+    kotlin_writes(&mut md, &rows);
+    eprintln!("lsp: {} rows measured", rows.len());
+    Ok(md)
+}
+
+/// Diagnostics on write, per server.
+fn write_diagnostics(md: &mut String, rows: &[serde_json::Value]) {
     let _ = writeln!(
         md,
         "## Language servers: diagnostics on write\n\n\
@@ -47,7 +55,6 @@ pub fn run(ctx: &Context) -> Result<String> {
         "| server | rounds | pending | server p50 (ms) | returned p50 (ms) | overhead p50 (ms) | overhead p90 (ms) | goal |"
     );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
-    let num = |row: &serde_json::Value, key: &str| row[key].as_f64().unwrap_or(f64::NAN);
     for row in rows.iter().filter(|r| r["case"].is_null()) {
         let server = row["server"].as_str().unwrap_or("?");
         if let Some(missing) = row["missing"].as_str() {
@@ -67,9 +74,13 @@ pub fn run(ctx: &Context) -> Result<String> {
             num(row, "returned_p50_ms"),
             overhead,
             num(row, "overhead_p90_ms"),
-            verdict(overhead, GOAL_MS),
+            within(overhead, GOAL_MS),
         );
     }
+}
+
+/// What a write broke in another file.
+fn cross_file(md: &mut String, rows: &[serde_json::Value]) {
     let _ = writeln!(
         md,
         "\n### What a write broke in another file\n\n\
@@ -101,7 +112,7 @@ pub fn run(ctx: &Context) -> Result<String> {
         let goal = if wrong > 0 {
             "MISS (wrong)"
         } else {
-            verdict(overhead, CROSS_GOAL_MS)
+            within(overhead, CROSS_GOAL_MS)
         };
         let _ = writeln!(
             md,
@@ -115,6 +126,10 @@ pub fn run(ctx: &Context) -> Result<String> {
             num(row, "baseline_ms"),
         );
     }
+}
+
+/// Navigation in a fresh run.
+fn fresh_navigation(md: &mut String, rows: &[serde_json::Value]) {
     let _ = writeln!(
         md,
         "\n### Navigation in a fresh run\n\n\
@@ -157,6 +172,10 @@ pub fn run(ctx: &Context) -> Result<String> {
             num(row, "ours_ms") - num(row, "raw_ms"),
         );
     }
+}
+
+/// Start and first answer on real projects.
+fn real_starts(md: &mut String, rows: &[serde_json::Value]) {
     let _ = writeln!(
         md,
         "\n### Start and first answer on real projects\n\n\
@@ -190,6 +209,10 @@ pub fn run(ctx: &Context) -> Result<String> {
             row["found"],
         );
     }
+}
+
+/// Kotlin writes on a real project.
+fn kotlin_writes(md: &mut String, rows: &[serde_json::Value]) {
     let _ = writeln!(
         md,
         "\n### Kotlin writes on a real project\n\n\
@@ -231,6 +254,9 @@ pub fn run(ctx: &Context) -> Result<String> {
             num(row, "write_max_ms"),
         );
     }
-    eprintln!("lsp: {} rows measured", rows.len());
-    Ok(md)
+}
+
+/// A row's number at `key` (NaN when absent).
+fn num(row: &serde_json::Value, key: &str) -> f64 {
+    row[key].as_f64().unwrap_or(f64::NAN)
 }

@@ -184,6 +184,15 @@ impl Context {
 }
 
 /// The target directory, as cargo itself resolves it.
+/// A goal row's result.
+pub(crate) fn verdict(pass: bool) -> &'static str {
+    if pass {
+        "PASS"
+    } else {
+        "MISS"
+    }
+}
+
 fn target_dir(root: &Path) -> Result<PathBuf> {
     let mut cmd = util::cargo(root);
     cmd.args(["metadata", "--format-version", "1", "--no-deps"]);

@@ -119,16 +119,63 @@ pub fn run(ctx: &Context) -> Result<String> {
     );
     let load_before = load_average();
     let mut summary = Vec::new();
-    for (pattern, goal, counts, what) in CASES {
+    let setup = Setup {
+        python: &python,
+        ast_grep: &ast_grep,
+        harness: &harness,
+        corpus: &corpus,
+        not_utf8: &not_utf8,
+        peer_path: &ctx.peer_path,
+    };
+    for case in CASES {
+        let (row, verdict) = setup.case(case)?;
+        md.push_str(&row);
+        summary.push(verdict);
+    }
+    let _ = writeln!(
+        md,
+        "\nGoals: wall-time ratio per row (CPU time is shown because it moves less when \
+         others load the machine); peak RSS ≤ {RSS_GOAL:.1}× ast-grep's; counts equal to \
+         ast-grep's on the files it reads, and more for `def $F($$$P): $$$B` (ast-grep does \
+         not match defs with a return annotation). Files whose bytes lack the pattern's \
+         literal are never parsed, which is where the rare-literal rows gain. Our side \
+         returns every match: the workers serialize each file's matches into a spool and \
+         `call` copies it to stdout. Load average (1 min) of the machine before and after: \
+         {load_before} → {}.",
+        load_average()
+    );
+    let (row, verdict) = repeated_search(&python, &harness, &corpus, &ctx.peer_path)?;
+    md.push_str(&row);
+    summary.push(format!("repeated search: {verdict}"));
+    eprintln!("structural: {}", summary.join("; "));
+    Ok(md)
+}
+
+/// What every case of the comparison runs with.
+struct Setup<'a> {
+    python: &'a Path,
+    ast_grep: &'a Path,
+    harness: &'a Path,
+    corpus: &'a Path,
+    /// The corpus's files that are not UTF-8 (ast-grep skips them).
+    not_utf8: &'a [PathBuf],
+    peer_path: &'a OsString,
+}
+
+impl Setup<'_> {
+    /// One pattern, run alternately by both sides: its table row, and its summary.
+    fn case(&self, case: &(&str, f64, Counts, &str)) -> Result<(String, String)> {
+        let (pattern, goal, counts, what) = case;
+        let (python, corpus, harness) = (self.python, self.corpus, self.harness);
         eprintln!("structural: {pattern}");
         let mut ours = Vec::new();
         let mut theirs = Vec::new();
         for _ in 0..RUNS {
             theirs.push(measure(
-                &python,
-                &corpus,
+                python,
+                corpus,
                 &[
-                    ast_grep.as_os_str().into(),
+                    self.ast_grep.as_os_str().into(),
                     "run".into(),
                     "-l".into(),
                     "python".into(),
@@ -137,13 +184,13 @@ pub fn run(ctx: &Context) -> Result<String> {
                     (*pattern).into(),
                     ".".into(),
                 ],
-                &ctx.peer_path,
+                self.peer_path,
             )?);
             ours.push(measure(
-                &python,
-                &corpus,
-                &harness_args(&harness, &corpus, pattern, "."),
-                &ctx.peer_path,
+                python,
+                corpus,
+                &harness_args(harness, corpus, pattern, "."),
+                self.peer_path,
             )?);
         }
         let their_count = theirs[0]
@@ -152,21 +199,7 @@ pub fn run(ctx: &Context) -> Result<String> {
             .filter(|l| !l.trim().is_empty())
             .count();
         let our_count = total_of(&ours[0].output)?;
-        let mut in_skipped = 0;
-        for file in &not_utf8 {
-            let relative = file
-                .strip_prefix(&corpus)
-                .unwrap_or(file)
-                .to_string_lossy()
-                .into_owned();
-            let one = measure(
-                &python,
-                &corpus,
-                &harness_args(&harness, &corpus, pattern, &relative),
-                &ctx.peer_path,
-            )?;
-            in_skipped += total_of(&one.output)?;
-        }
+        let in_skipped = self.found_in_non_utf8(pattern)?;
         let comparable = our_count - in_skipped.min(our_count);
         let ratio = median(ours.iter().map(|m| m.wall)) / median(theirs.iter().map(|m| m.wall));
         let cpu_ratio = median(ours.iter().map(|m| m.cpu)) / median(theirs.iter().map(|m| m.cpu));
@@ -186,33 +219,35 @@ pub fn run(ctx: &Context) -> Result<String> {
             Counts::Equal => "=",
             Counts::More => "more",
         };
-        let _ = writeln!(
-            md,
-            "| `{pattern}` | {what} | {their_count} | {our_count} | {comparable} ({count_goal}) | {:.2} s | {:.2} s | **{ratio:.2}×** | ≤ {goal:.1}× | {cpu_ratio:.2}× | {:.1} / {:.1} MB | {rss_ratio:.2}× | {verdict} |",
+        let row = format!(
+            "| `{pattern}` | {what} | {their_count} | {our_count} | {comparable} ({count_goal}) | {:.2} s | {:.2} s | **{ratio:.2}×** | ≤ {goal:.1}× | {cpu_ratio:.2}× | {:.1} / {:.1} MB | {rss_ratio:.2}× | {verdict} |\n",
             median(theirs.iter().map(|m| m.wall)),
             median(ours.iter().map(|m| m.wall)),
             their_rss as f64 / 1024.0,
             our_rss as f64 / 1024.0,
         );
-        summary.push(format!("{pattern}: {ratio:.2}× {verdict}"));
+        Ok((row, format!("{pattern}: {ratio:.2}× {verdict}")))
     }
-    let _ = writeln!(
-        md,
-        "\nGoals: wall-time ratio per row (CPU time is shown because it moves less when \
-         others load the machine); peak RSS ≤ {RSS_GOAL:.1}× ast-grep's; counts equal to \
-         ast-grep's on the files it reads, and more for `def $F($$$P): $$$B` (ast-grep does \
-         not match defs with a return annotation). Files whose bytes lack the pattern's \
-         literal are never parsed, which is where the rare-literal rows gain. Our side \
-         returns every match: the workers serialize each file's matches into a spool and \
-         `call` copies it to stdout. Load average (1 min) of the machine before and after: \
-         {load_before} → {}.",
-        load_average()
-    );
-    let (row, verdict) = repeated_search(&python, &harness, &corpus, &ctx.peer_path)?;
-    md.push_str(&row);
-    summary.push(format!("repeated search: {verdict}"));
-    eprintln!("structural: {}", summary.join("; "));
-    Ok(md)
+
+    /// Our matches in the files that are not UTF-8.
+    fn found_in_non_utf8(&self, pattern: &str) -> Result<usize> {
+        let mut in_skipped = 0;
+        for file in self.not_utf8 {
+            let relative = file
+                .strip_prefix(self.corpus)
+                .unwrap_or(file)
+                .to_string_lossy()
+                .into_owned();
+            let one = measure(
+                self.python,
+                self.corpus,
+                &harness_args(self.harness, self.corpus, pattern, &relative),
+                self.peer_path,
+            )?;
+            in_skipped += total_of(&one.output)?;
+        }
+        Ok(in_skipped)
+    }
 }
 
 /// The tree cache's goal: a repeated search at most this times the first.

@@ -13,6 +13,7 @@
 //! The trees and state folders live under `target/bench-transaction`, on the same file
 //! system as the checkout.
 
+use super::verdict;
 use std::fmt::Write as _;
 
 use super::Context;
@@ -82,7 +83,6 @@ pub fn run(ctx: &Context) -> Result<String> {
     let bare_rss = median(&bare, "rss_kib")?;
     let ratio = number(&timing, "over_legacy")?;
     let cost = number(&timing, "over_bare")?;
-    let verdict = |pass: bool| if pass { "PASS" } else { "MISS" };
 
     let mut out = String::new();
     out.push_str("## transaction — the commit journal's cost, and recovery after kill -9\n\n");
@@ -123,45 +123,52 @@ pub fn run(ctx: &Context) -> Result<String> {
         verdict(ratio <= OVERHEAD_GOAL)
     );
     for moment in ["staging", "committing"] {
-        let rows: Vec<&serde_json::Value> =
-            kills.iter().filter(|r| r["killed"] == moment).collect();
-        if rows.is_empty() {
-            continue;
-        }
-        let times: Vec<f64> = rows
-            .iter()
-            .map(|r| number(r, "ms"))
-            .collect::<Result<_>>()?;
-        let typical = super::structural::median(times.iter().copied());
-        let worst = times.iter().copied().fold(0.0, f64::max);
-        let rss = rows
-            .iter()
-            .map(|r| number(r, "rss_kib"))
-            .collect::<Result<Vec<f64>>>()?
-            .into_iter()
-            .fold(0.0, f64::max);
-        let directions: Vec<&str> = rows
-            .iter()
-            .filter_map(|r| r["direction"].as_str())
-            .collect();
-        let temps: Vec<String> = rows
-            .iter()
-            .map(|r| r["temps_removed"].to_string())
-            .collect();
-        let _ = writeln!(
-            out,
-            "| recovery after kill -9 of a 1,000-file commit {} ({} kills: rolled {}; temporaries removed {}) | median {typical:.0} ms (worst {worst:.0} ms), {:.1} MiB peak RSS | — | — | median ≤ {RECOVERY_GOAL_MS:.0} ms | {} |",
-            if moment == "staging" { "while writing its temporaries" } else { "halfway through its renames" },
-            rows.len(),
-            directions.join(", "),
-            temps.join(", "),
-            rss / 1024.0,
-            verdict(typical <= RECOVERY_GOAL_MS)
-        );
+        out.push_str(&recovery_row(&kills, moment)?);
     }
     out.push_str(&format!(
         "\nLoad average when done: {}.\n",
         super::structural::load_average()
     ));
+    Ok(out)
+}
+
+/// The recovery's row for the commits killed at `moment`: how long recovery took, its
+/// memory, which way it went (empty when no commit was killed then).
+fn recovery_row(kills: &[serde_json::Value], moment: &str) -> Result<String> {
+    let rows: Vec<&serde_json::Value> = kills.iter().filter(|r| r["killed"] == moment).collect();
+    if rows.is_empty() {
+        return Ok(String::new());
+    }
+    let times: Vec<f64> = rows
+        .iter()
+        .map(|r| number(r, "ms"))
+        .collect::<Result<_>>()?;
+    let typical = super::structural::median(times.iter().copied());
+    let worst = times.iter().copied().fold(0.0, f64::max);
+    let rss = rows
+        .iter()
+        .map(|r| number(r, "rss_kib"))
+        .collect::<Result<Vec<f64>>>()?
+        .into_iter()
+        .fold(0.0, f64::max);
+    let directions: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r["direction"].as_str())
+        .collect();
+    let temps: Vec<String> = rows
+        .iter()
+        .map(|r| r["temps_removed"].to_string())
+        .collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| recovery after kill -9 of a 1,000-file commit {} ({} kills: rolled {}; temporaries removed {}) | median {typical:.0} ms (worst {worst:.0} ms), {:.1} MiB peak RSS | — | — | median ≤ {RECOVERY_GOAL_MS:.0} ms | {} |",
+        if moment == "staging" { "while writing its temporaries" } else { "halfway through its renames" },
+        rows.len(),
+        directions.join(", "),
+        temps.join(", "),
+        rss / 1024.0,
+        verdict(typical <= RECOVERY_GOAL_MS)
+    );
     Ok(out)
 }

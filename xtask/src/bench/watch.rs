@@ -3,6 +3,7 @@
 //! standard library and the Linux 6.1 tree; how long a write made outside the run takes to
 //! reach the graph and an open language server; and the watcher's own memory.
 
+use super::verdict;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -163,14 +164,6 @@ fn json_line(m: &Measured, title: &str) -> Result<serde_json::Value> {
                 m.output.trim()
             )
         })
-}
-
-fn verdict(pass: bool) -> &'static str {
-    if pass {
-        "PASS"
-    } else {
-        "MISS"
-    }
 }
 
 fn render(rows: &[Row], load_before: &str, load_after: &str) -> String {
