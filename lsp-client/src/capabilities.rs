@@ -175,15 +175,6 @@ pub(crate) fn initialize_params(
 /// Everything this client does with a server's answers (see `initialize_params` for the
 /// one key set apart).
 fn client_capabilities() -> ClientCapabilities {
-    let symbol_kinds = || SymbolKindCapability {
-        value_set: Some(ALL_SYMBOL_KINDS.to_vec()),
-    };
-    let links = || {
-        Some(GotoCapability {
-            dynamic_registration: None,
-            link_support: Some(true),
-        })
-    };
     ClientCapabilities {
         general: Some(GeneralClientCapabilities {
             position_encodings: Some(vec![
@@ -192,98 +183,8 @@ fn client_capabilities() -> ClientCapabilities {
             ]),
             ..GeneralClientCapabilities::default()
         }),
-        workspace: Some(WorkspaceClientCapabilities {
-            configuration: Some(true),
-            workspace_folders: Some(true),
-            apply_edit: Some(true),
-            workspace_edit: Some(WorkspaceEditClientCapabilities {
-                document_changes: Some(true),
-                resource_operations: Some(vec![
-                    ResourceOperationKind::Create,
-                    ResourceOperationKind::Rename,
-                    ResourceOperationKind::Delete,
-                ]),
-                failure_handling: Some(FailureHandlingKind::Transactional),
-                ..WorkspaceEditClientCapabilities::default()
-            }),
-            did_change_configuration: Some(DynamicRegistrationClientCapabilities {
-                dynamic_registration: Some(true),
-            }),
-            // The run's watcher tells servers what changed on disk (server/watched.rs).
-            did_change_watched_files: Some(DidChangeWatchedFilesClientCapabilities {
-                dynamic_registration: Some(true),
-                relative_pattern_support: Some(true),
-            }),
-            symbol: Some(WorkspaceSymbolClientCapabilities {
-                symbol_kind: Some(symbol_kinds()),
-                ..WorkspaceSymbolClientCapabilities::default()
-            }),
-            ..WorkspaceClientCapabilities::default()
-        }),
-        text_document: Some(TextDocumentClientCapabilities {
-            synchronization: Some(TextDocumentSyncClientCapabilities {
-                dynamic_registration: Some(true),
-                did_save: Some(true),
-                ..TextDocumentSyncClientCapabilities::default()
-            }),
-            publish_diagnostics: Some(PublishDiagnosticsClientCapabilities {
-                version_support: Some(true),
-                related_information: Some(false),
-                tag_support: Some(TagSupport {
-                    value_set: vec![DiagnosticTag::UNNECESSARY, DiagnosticTag::DEPRECATED],
-                }),
-                code_description_support: Some(true),
-                data_support: Some(true),
-            }),
-            diagnostic: Some(DiagnosticClientCapabilities {
-                dynamic_registration: Some(true),
-                related_document_support: Some(false),
-            }),
-            hover: Some(HoverClientCapabilities {
-                dynamic_registration: None,
-                content_format: Some(vec![MarkupKind::Markdown, MarkupKind::PlainText]),
-            }),
-            definition: links(),
-            type_definition: links(),
-            implementation: links(),
-            references: Some(ReferenceClientCapabilities::default()),
-            document_symbol: Some(DocumentSymbolClientCapabilities {
-                hierarchical_document_symbol_support: Some(true),
-                symbol_kind: Some(symbol_kinds()),
-                ..DocumentSymbolClientCapabilities::default()
-            }),
-            code_action: Some(CodeActionClientCapabilities {
-                code_action_literal_support: Some(CodeActionLiteralSupport {
-                    code_action_kind: CodeActionKindLiteralSupport {
-                        value_set: [
-                            CodeActionKind::EMPTY,
-                            CodeActionKind::QUICKFIX,
-                            CodeActionKind::REFACTOR,
-                            CodeActionKind::REFACTOR_EXTRACT,
-                            CodeActionKind::REFACTOR_INLINE,
-                            CodeActionKind::REFACTOR_REWRITE,
-                            CodeActionKind::SOURCE,
-                            CodeActionKind::SOURCE_ORGANIZE_IMPORTS,
-                            CodeActionKind::SOURCE_FIX_ALL,
-                        ]
-                        .iter()
-                        .map(|kind| kind.as_str().to_owned())
-                        .collect(),
-                    },
-                }),
-                is_preferred_support: Some(true),
-                data_support: Some(true),
-                resolve_support: Some(CodeActionCapabilityResolveSupport {
-                    properties: vec!["edit".into()],
-                }),
-                ..CodeActionClientCapabilities::default()
-            }),
-            rename: Some(RenameClientCapabilities {
-                prepare_support: Some(true),
-                ..RenameClientCapabilities::default()
-            }),
-            ..TextDocumentClientCapabilities::default()
-        }),
+        workspace: Some(workspace_capabilities()),
+        text_document: Some(text_document_capabilities()),
         window: Some(WindowClientCapabilities {
             work_done_progress: Some(true),
             show_document: Some(ShowDocumentClientCapabilities { support: false }),
@@ -292,6 +193,128 @@ fn client_capabilities() -> ClientCapabilities {
         experimental: Some(json!({"serverStatusNotification": true})),
         ..ClientCapabilities::default()
     }
+}
+
+/// What this client does for the workspace as a whole: configuration, edits, watched files
+/// and symbol search.
+fn workspace_capabilities() -> WorkspaceClientCapabilities {
+    WorkspaceClientCapabilities {
+        configuration: Some(true),
+        workspace_folders: Some(true),
+        apply_edit: Some(true),
+        workspace_edit: Some(WorkspaceEditClientCapabilities {
+            document_changes: Some(true),
+            resource_operations: Some(vec![
+                ResourceOperationKind::Create,
+                ResourceOperationKind::Rename,
+                ResourceOperationKind::Delete,
+            ]),
+            failure_handling: Some(FailureHandlingKind::Transactional),
+            ..WorkspaceEditClientCapabilities::default()
+        }),
+        did_change_configuration: Some(DynamicRegistrationClientCapabilities {
+            dynamic_registration: Some(true),
+        }),
+        // The run's watcher tells servers what changed on disk (server/watched.rs).
+        did_change_watched_files: Some(DidChangeWatchedFilesClientCapabilities {
+            dynamic_registration: Some(true),
+            relative_pattern_support: Some(true),
+        }),
+        symbol: Some(WorkspaceSymbolClientCapabilities {
+            symbol_kind: Some(symbol_kinds()),
+            ..WorkspaceSymbolClientCapabilities::default()
+        }),
+        ..WorkspaceClientCapabilities::default()
+    }
+}
+
+/// What this client does with a document: sync, diagnostics, navigation, symbols, code
+/// actions and renames.
+fn text_document_capabilities() -> TextDocumentClientCapabilities {
+    TextDocumentClientCapabilities {
+        synchronization: Some(TextDocumentSyncClientCapabilities {
+            dynamic_registration: Some(true),
+            did_save: Some(true),
+            ..TextDocumentSyncClientCapabilities::default()
+        }),
+        publish_diagnostics: Some(PublishDiagnosticsClientCapabilities {
+            version_support: Some(true),
+            related_information: Some(false),
+            tag_support: Some(TagSupport {
+                value_set: vec![DiagnosticTag::UNNECESSARY, DiagnosticTag::DEPRECATED],
+            }),
+            code_description_support: Some(true),
+            data_support: Some(true),
+        }),
+        diagnostic: Some(DiagnosticClientCapabilities {
+            dynamic_registration: Some(true),
+            related_document_support: Some(false),
+        }),
+        hover: Some(HoverClientCapabilities {
+            dynamic_registration: None,
+            content_format: Some(vec![MarkupKind::Markdown, MarkupKind::PlainText]),
+        }),
+        definition: links(),
+        type_definition: links(),
+        implementation: links(),
+        references: Some(ReferenceClientCapabilities::default()),
+        document_symbol: Some(DocumentSymbolClientCapabilities {
+            hierarchical_document_symbol_support: Some(true),
+            symbol_kind: Some(symbol_kinds()),
+            ..DocumentSymbolClientCapabilities::default()
+        }),
+        code_action: Some(code_action_capabilities()),
+        rename: Some(RenameClientCapabilities {
+            prepare_support: Some(true),
+            ..RenameClientCapabilities::default()
+        }),
+        ..TextDocumentClientCapabilities::default()
+    }
+}
+
+/// Code actions as literals of the kinds this client asks for, resolved for their edit.
+fn code_action_capabilities() -> CodeActionClientCapabilities {
+    CodeActionClientCapabilities {
+        code_action_literal_support: Some(CodeActionLiteralSupport {
+            code_action_kind: CodeActionKindLiteralSupport {
+                value_set: [
+                    CodeActionKind::EMPTY,
+                    CodeActionKind::QUICKFIX,
+                    CodeActionKind::REFACTOR,
+                    CodeActionKind::REFACTOR_EXTRACT,
+                    CodeActionKind::REFACTOR_INLINE,
+                    CodeActionKind::REFACTOR_REWRITE,
+                    CodeActionKind::SOURCE,
+                    CodeActionKind::SOURCE_ORGANIZE_IMPORTS,
+                    CodeActionKind::SOURCE_FIX_ALL,
+                ]
+                .iter()
+                .map(|kind| kind.as_str().to_owned())
+                .collect(),
+            },
+        }),
+        is_preferred_support: Some(true),
+        data_support: Some(true),
+        resolve_support: Some(CodeActionCapabilityResolveSupport {
+            properties: vec!["edit".into()],
+        }),
+        ..CodeActionClientCapabilities::default()
+    }
+}
+
+/// Every symbol kind, for workspace and document symbols.
+fn symbol_kinds() -> SymbolKindCapability {
+    SymbolKindCapability {
+        value_set: Some(ALL_SYMBOL_KINDS.to_vec()),
+    }
+}
+
+/// Definitions as links, with the target's whole range.
+fn links() -> Option<GotoCapability> {
+    Some(GotoCapability {
+        dynamic_registration: None,
+        link_support: Some(true),
+    })
 }
 
 const ALL_SYMBOL_KINDS: [SymbolKind; 26] = [

@@ -1050,136 +1050,39 @@ impl ServerPool {
         key: &Key,
         paths: Vec<(PathBuf, bool)>,
     ) -> Vec<(PathBuf, CheckOutcome)> {
-        let mut outcomes = Vec::new();
         let table = self.table();
         let Some(family) = table.family(&key.0) else {
-            return outcomes;
+            return Vec::new();
         };
         let root = &key.1;
         let any_present = paths.iter().any(|(path, _)| path.exists());
         if !any_present {
             // Only deletions: close what a running server has open; nothing to check.
-            let slot = lock(&self.instances).get(key).cloned();
-            let server = match slot {
-                Some(slot) => slot.lock().await.server.clone(),
-                None => None,
-            };
-            for (path, is_written) in paths {
-                if let Some(server) = &server {
-                    server.close(&path);
-                }
-                if is_written {
-                    outcomes.push((path, CheckOutcome::Removed));
-                }
-            }
-            return outcomes;
+            return self.close_deleted(key, paths).await;
         }
         let server = match self.acquire(family, root).await {
             Ok(server) => server,
-            Err(unavailable) => {
-                for (path, is_written) in paths {
-                    if is_written {
-                        outcomes.push((
-                            path,
-                            CheckOutcome::Unchecked {
-                                reason: unavailable.reason.clone(),
-                            },
-                        ));
-                    }
-                }
-                return outcomes;
-            }
+            Err(unavailable) => return unchecked_written(paths, &unavailable.reason),
         };
-        let since = server.publish_seq();
-        let mut tickets = Vec::new();
-        // Every written file first, then the saves: a server never checks a file of the
-        // batch against another's old text.
-        for (path, is_written) in paths.iter().filter(|(_, w)| *w) {
-            // The file is as the server has it, but files it depends on changed on disk
-            // since the server's last list for it (the shell broke a callee): that list may
-            // be stale, so the file is checked again as a dependent is.
-            if server.spec().cross_file
-                && !server.supports_pull()
-                && server.published_before_disk_change(path)
-                && std::fs::read_to_string(path).ok() == server.synced_text(path)
-            {
-                if let Some(ticket) = recheck(&server, path, since) {
-                    tickets.push((ticket, *is_written));
-                    continue;
-                }
-            }
-            match sync_from_disk(&server, family, path) {
-                Ok(Some(ticket)) => tickets.push((ticket, *is_written)),
-                Ok(None) => {
-                    server.close(path);
-                    outcomes.push((path.clone(), CheckOutcome::Removed));
-                }
-                Err(reason) => outcomes.push((path.clone(), CheckOutcome::Unchecked { reason })),
-            }
-        }
-        if server.spec().reads_batch_before_check {
-            read_before_checking(&server, tickets.iter().map(|(t, _)| t.path.as_path())).await;
-        }
-        let saved: Vec<&PathBuf> = if server.spec().save_reparses_all {
-            tickets.iter().map(|(t, _)| &t.path).take(1).collect()
-        } else {
-            tickets.iter().map(|(t, _)| &t.path).collect()
+        let batch = Batch {
+            server: &server,
+            family,
+            paths: &paths,
+            since: server.publish_seq(),
         };
-        let nothing_saved = saved.is_empty();
-        for path in saved {
-            let _ = server.save(path);
-        }
-        if server.spec().cross_file {
-            let dependents = paths
-                .iter()
-                .filter(|(path, w)| !*w && server.spec().diagnoses(path));
-            for (path, _) in dependents {
-                let disk = std::fs::read_to_string(path).ok();
-                let same = disk.is_some() && server.synced_text(path) == disk;
-                let ticket = if same {
-                    recheck(&server, path, since)
-                } else {
-                    sync_from_disk(&server, family, path).ok().flatten()
-                };
-                if let Some(ticket) = ticket {
-                    tickets.push((ticket, false));
-                }
-            }
-        }
-        // clangd re-checks its open files (and sees a header gone or back) only on a save, and
-        // rust-analyzer's `cargo check` (which alone reports a module file gone) runs on one:
-        // a batch that wrote nothing still open (a deleted file) still needs a save.
-        if nothing_saved
-            && (server.spec().save_reparses_all || server.spec().check_progress.is_some())
-        {
-            if let Some((ticket, _)) = tickets.first() {
-                let _ = server.save(&ticket.path);
-            }
-        }
+        let mut outcomes = Vec::new();
+        let mut tickets = batch.sync_written(&mut outcomes);
+        batch.save_and_add_dependents(&mut tickets).await;
         let written_paths: Vec<PathBuf> = paths
             .iter()
             .filter(|(_, w)| *w)
             .map(|(path, _)| path.clone())
             .collect();
-        let (tickets, navigation_only): (Vec<_>, Vec<_>) = tickets
-            .into_iter()
-            .partition(|(ticket, _)| server.spec().diagnoses(&ticket.path));
-        // Kotlin files (written, or dependents of the write) go to the Kotlin compiler, which
-        // compiles them all at once, while the server's waits run.
-        let mut compiled_paths: Vec<PathBuf> = Vec::new();
-        let mut navigation_only: Vec<PathBuf> =
-            navigation_only.into_iter().map(|(t, _)| t.path).collect();
-        if server.spec().java_runtime {
-            let kotlin_dependents = paths.iter().filter(|(path, w)| {
-                !*w && !server.spec().diagnoses(path) && crate::kotlin::compiles(path)
-            });
-            navigation_only.extend(kotlin_dependents.map(|(path, _)| path.clone()));
-            let (kotlin, rest): (Vec<_>, Vec<_>) = navigation_only
-                .into_iter()
-                .partition(|path| crate::kotlin::compiles(path) && path.exists());
-            compiled_paths = kotlin;
-            navigation_only = rest;
-        }
+        let Routed {
+            tickets,
+            navigation_only,
+            compiled_paths,
+        } = batch.route(tickets);
         let synced_at = Instant::now();
         let compile = (!compiled_paths.is_empty()).then(|| {
             let compiler = self.kotlin_compiler(root, server.spec());
@@ -1201,58 +1104,39 @@ impl ServerPool {
                 outcomes.push((path, CheckOutcome::Unchecked { reason }));
             }
         }
-        let waits: Vec<_> = tickets
-            .into_iter()
-            .map(|(ticket, _)| {
-                let server = server.clone();
-                tokio::spawn(async move {
-                    let outcome = outcome_of(&server, &ticket).await;
-                    (ticket.path, outcome)
-                })
-            })
-            .collect();
-        for wait in waits {
-            match wait.await {
-                Ok(result) => outcomes.push(result),
-                Err(error) => tracing::warn!(%error, "a diagnostics wait failed"),
-            }
-        }
+        batch.wait_for(tickets, &mut outcomes).await;
         if let Some(compile) = compile {
-            let result = compile.await.unwrap_or_else(|error| {
-                Err(crate::kotlin::NotChecked::Unchecked(format!(
-                    "the Kotlin compile task failed: {error}"
-                )))
-            });
-            for path in compiled_paths {
-                let outcome = match &result {
-                    Ok(compiled) => CheckOutcome::Checked {
-                        server: "kotlinc".into(),
-                        diagnostics: dedup(compiled.of(&path)),
-                        unchanged: false,
-                        via: Some(Via::Compiler),
-                        synced_at,
-                        answered_at: Some(Instant::now()),
-                    },
-                    Err(crate::kotlin::NotChecked::Pending(reason)) => CheckOutcome::Pending {
-                        server: "kotlinc".into(),
-                        reason: reason.clone(),
-                    },
-                    // A dependent that cannot be checked is left out, as elsewhere.
-                    Err(crate::kotlin::NotChecked::Unchecked(_))
-                        if !written_paths.contains(&path) =>
-                    {
-                        continue
-                    }
-                    Err(crate::kotlin::NotChecked::Unchecked(reason)) => {
-                        CheckOutcome::Unchecked {
-                            reason: format!(
-                                "{} reports no diagnostics for .kt files (it reads them for navigation only), and {reason}",
-                                server.spec().name
-                            ),
-                        }
-                    }
-                };
-                outcomes.push((path, outcome));
+            let kotlin_files = KotlinFiles {
+                paths: compiled_paths,
+                written_paths: &written_paths,
+                synced_at,
+            };
+            batch
+                .add_kotlin_outcomes(compile, kotlin_files, &mut outcomes)
+                .await;
+        }
+        outcomes
+    }
+
+    /// Closes a group's deleted files in its server, if one runs; each written one is
+    /// [`CheckOutcome::Removed`].
+    async fn close_deleted(
+        &self,
+        key: &Key,
+        paths: Vec<(PathBuf, bool)>,
+    ) -> Vec<(PathBuf, CheckOutcome)> {
+        let mut outcomes = Vec::new();
+        let slot = lock(&self.instances).get(key).cloned();
+        let server = match slot {
+            Some(slot) => slot.lock().await.server.clone(),
+            None => None,
+        };
+        for (path, is_written) in paths {
+            if let Some(server) = &server {
+                server.close(&path);
+            }
+            if is_written {
+                outcomes.push((path, CheckOutcome::Removed));
             }
         }
         outcomes
@@ -1473,6 +1357,233 @@ fn recheck(server: &LanguageServer, path: &Path, since: u64) -> Option<crate::se
         server.resend(path).ok().flatten()
     } else {
         server.recheck(path, since)
+    }
+}
+
+/// The written files of a group whose server cannot start, each unchecked for `reason`.
+fn unchecked_written(paths: Vec<(PathBuf, bool)>, reason: &str) -> Vec<(PathBuf, CheckOutcome)> {
+    let mut outcomes = Vec::new();
+    for (path, is_written) in paths {
+        if is_written {
+            outcomes.push((
+                path,
+                CheckOutcome::Unchecked {
+                    reason: reason.to_owned(),
+                },
+            ));
+        }
+    }
+    outcomes
+}
+
+/// One server's files of a check (`true` for a written one), with the publish number they
+/// are synced after: what each phase of [`ServerPool::check_group`] reads.
+struct Batch<'a> {
+    server: &'a Arc<LanguageServer>,
+    family: &'a Family,
+    paths: &'a [(PathBuf, bool)],
+    since: u64,
+}
+
+/// The synced files of a batch by who checks them: the server, nobody (the server reads
+/// them for navigation only) or the Kotlin compiler.
+struct Routed {
+    tickets: Vec<(crate::server::SyncTicket, bool)>,
+    navigation_only: Vec<PathBuf>,
+    compiled_paths: Vec<PathBuf>,
+}
+
+/// The files given to the Kotlin compiler, which of the batch were written, and when they
+/// were synced.
+struct KotlinFiles<'a> {
+    paths: Vec<PathBuf>,
+    written_paths: &'a [PathBuf],
+    synced_at: Instant,
+}
+
+impl Batch<'_> {
+    /// Sends each written file to the server (or asks for it again when only its
+    /// dependencies changed); the files that cannot be sent get their outcome now.
+    fn sync_written(
+        &self,
+        outcomes: &mut Vec<(PathBuf, CheckOutcome)>,
+    ) -> Vec<(crate::server::SyncTicket, bool)> {
+        let (server, since) = (self.server, self.since);
+        let mut tickets = Vec::new();
+        // Every written file first, then the saves: a server never checks a file of the
+        // batch against another's old text.
+        for (path, is_written) in self.paths.iter().filter(|(_, w)| *w) {
+            // The file is as the server has it, but files it depends on changed on disk
+            // since the server's last list for it (the shell broke a callee): that list may
+            // be stale, so the file is checked again as a dependent is.
+            if server.spec().cross_file
+                && !server.supports_pull()
+                && server.published_before_disk_change(path)
+                && std::fs::read_to_string(path).ok() == server.synced_text(path)
+            {
+                if let Some(ticket) = recheck(server, path, since) {
+                    tickets.push((ticket, *is_written));
+                    continue;
+                }
+            }
+            match sync_from_disk(server, self.family, path) {
+                Ok(Some(ticket)) => tickets.push((ticket, *is_written)),
+                Ok(None) => {
+                    server.close(path);
+                    outcomes.push((path.clone(), CheckOutcome::Removed));
+                }
+                Err(reason) => outcomes.push((path.clone(), CheckOutcome::Unchecked { reason })),
+            }
+        }
+        tickets
+    }
+
+    /// Saves the synced files as the server needs, then syncs the dependents a cross-file
+    /// server checks, adding their tickets.
+    async fn save_and_add_dependents(&self, tickets: &mut Vec<(crate::server::SyncTicket, bool)>) {
+        let (server, since) = (self.server, self.since);
+        if server.spec().reads_batch_before_check {
+            read_before_checking(server, tickets.iter().map(|(t, _)| t.path.as_path())).await;
+        }
+        let saved: Vec<&PathBuf> = if server.spec().save_reparses_all {
+            tickets.iter().map(|(t, _)| &t.path).take(1).collect()
+        } else {
+            tickets.iter().map(|(t, _)| &t.path).collect()
+        };
+        let nothing_saved = saved.is_empty();
+        for path in saved {
+            let _ = server.save(path);
+        }
+        if server.spec().cross_file {
+            let dependents = self
+                .paths
+                .iter()
+                .filter(|(path, w)| !*w && server.spec().diagnoses(path));
+            for (path, _) in dependents {
+                let disk = std::fs::read_to_string(path).ok();
+                let same = disk.is_some() && server.synced_text(path) == disk;
+                let ticket = if same {
+                    recheck(server, path, since)
+                } else {
+                    sync_from_disk(server, self.family, path).ok().flatten()
+                };
+                if let Some(ticket) = ticket {
+                    tickets.push((ticket, false));
+                }
+            }
+        }
+        // clangd re-checks its open files (and sees a header gone or back) only on a save, and
+        // rust-analyzer's `cargo check` (which alone reports a module file gone) runs on one:
+        // a batch that wrote nothing still open (a deleted file) still needs a save.
+        if nothing_saved
+            && (server.spec().save_reparses_all || server.spec().check_progress.is_some())
+        {
+            if let Some((ticket, _)) = tickets.first() {
+                let _ = server.save(&ticket.path);
+            }
+        }
+    }
+
+    /// Splits the synced files by who checks them: the server, nobody, or (for a Java
+    /// server) the Kotlin compiler.
+    fn route(&self, tickets: Vec<(crate::server::SyncTicket, bool)>) -> Routed {
+        let server = self.server;
+        let (tickets, navigation_only): (Vec<_>, Vec<_>) = tickets
+            .into_iter()
+            .partition(|(ticket, _)| server.spec().diagnoses(&ticket.path));
+        // Kotlin files (written, or dependents of the write) go to the Kotlin compiler, which
+        // compiles them all at once, while the server's waits run.
+        let mut compiled_paths: Vec<PathBuf> = Vec::new();
+        let mut navigation_only: Vec<PathBuf> =
+            navigation_only.into_iter().map(|(t, _)| t.path).collect();
+        if server.spec().java_runtime {
+            let kotlin_dependents = self.paths.iter().filter(|(path, w)| {
+                !*w && !server.spec().diagnoses(path) && crate::kotlin::compiles(path)
+            });
+            navigation_only.extend(kotlin_dependents.map(|(path, _)| path.clone()));
+            let (kotlin, rest): (Vec<_>, Vec<_>) = navigation_only
+                .into_iter()
+                .partition(|path| crate::kotlin::compiles(path) && path.exists());
+            compiled_paths = kotlin;
+            navigation_only = rest;
+        }
+        Routed {
+            tickets,
+            navigation_only,
+            compiled_paths,
+        }
+    }
+
+    /// Waits for the server's diagnostics of every ticket at once, adding each outcome.
+    async fn wait_for(
+        &self,
+        tickets: Vec<(crate::server::SyncTicket, bool)>,
+        outcomes: &mut Vec<(PathBuf, CheckOutcome)>,
+    ) {
+        let waits: Vec<_> = tickets
+            .into_iter()
+            .map(|(ticket, _)| {
+                let server = self.server.clone();
+                tokio::spawn(async move {
+                    let outcome = outcome_of(&server, &ticket).await;
+                    (ticket.path, outcome)
+                })
+            })
+            .collect();
+        for wait in waits {
+            match wait.await {
+                Ok(result) => outcomes.push(result),
+                Err(error) => tracing::warn!(%error, "a diagnostics wait failed"),
+            }
+        }
+    }
+
+    /// Waits for the Kotlin compile and adds the outcome of each file it was given.
+    async fn add_kotlin_outcomes(
+        &self,
+        compile: tokio::task::JoinHandle<
+            Result<Arc<crate::kotlin::Compiled>, crate::kotlin::NotChecked>,
+        >,
+        kotlin_files: KotlinFiles<'_>,
+        outcomes: &mut Vec<(PathBuf, CheckOutcome)>,
+    ) {
+        let KotlinFiles {
+            paths: compiled_paths,
+            written_paths,
+            synced_at,
+        } = kotlin_files;
+        let result = compile.await.unwrap_or_else(|error| {
+            Err(crate::kotlin::NotChecked::Unchecked(format!(
+                "the Kotlin compile task failed: {error}"
+            )))
+        });
+        for path in compiled_paths {
+            let outcome = match &result {
+                Ok(compiled) => CheckOutcome::Checked {
+                    server: "kotlinc".into(),
+                    diagnostics: dedup(compiled.of(&path)),
+                    unchanged: false,
+                    via: Some(Via::Compiler),
+                    synced_at,
+                    answered_at: Some(Instant::now()),
+                },
+                Err(crate::kotlin::NotChecked::Pending(reason)) => CheckOutcome::Pending {
+                    server: "kotlinc".into(),
+                    reason: reason.clone(),
+                },
+                // A dependent that cannot be checked is left out, as elsewhere.
+                Err(crate::kotlin::NotChecked::Unchecked(_)) if !written_paths.contains(&path) => {
+                    continue
+                }
+                Err(crate::kotlin::NotChecked::Unchecked(reason)) => CheckOutcome::Unchecked {
+                    reason: format!(
+                        "{} reports no diagnostics for .kt files (it reads them for navigation only), and {reason}",
+                        self.server.spec().name
+                    ),
+                },
+            };
+            outcomes.push((path, outcome));
+        }
     }
 }
 

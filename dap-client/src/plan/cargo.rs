@@ -171,6 +171,59 @@ pub(super) async fn plan(
             adapter: "lldb".into(),
             reason: "no `cargo` on PATH to build the test (install Rust with rustup)".into(),
         })?;
+    let (command, binaries) = build(ctx, &cargo, &test, interrupt).await?;
+    let holding = binaries_holding(ctx, &test, &binaries, interrupt).await?;
+    let filter = if test.filters.is_empty() {
+        "any test".to_owned()
+    } else {
+        format!("`{}`", test.filters.join(" "))
+    };
+    let (binary, names) = match holding.as_slice() {
+        [] => {
+            let searched: Vec<String> = binaries.iter().map(TestBinary::describe).collect();
+            // Every test of every binary, to say which names come closest.
+            let every = every_test(ctx, &binaries, interrupt).await?;
+            return Err(no_test_matches(&test, &filter, &searched, &every));
+        }
+        [one] => one,
+        many => {
+            let found: Vec<String> = many
+                .iter()
+                .map(|(binary, names)| format!("{} ({} tests)", binary.describe(), names.len()))
+                .collect();
+            return Err(DebugError::InvalidArguments(format!(
+                "{filter} matches tests in more than one test binary: {}; put the one you mean \
+                 in `test` (`--lib NAME`, `--test TARGET NAME`)",
+                found.join(", ")
+            )));
+        }
+    };
+    let mut plan = launch_plan(ctx, tokens, &test, &cargo, binary, interrupt).await;
+    let sample: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
+    let more = if names.len() > sample.len() {
+        format!(", … {} in all", names.len())
+    } else {
+        String::new()
+    };
+    plan.notes.push(format!(
+        "built with `{command}`; runs {} with --test-threads=1 --nocapture and \
+         RUST_BACKTRACE=0: {}{more}; a panic stops where it is raised, with its message",
+        binary.describe(),
+        sample.join(", ")
+    ));
+    // libtest catches a failing test's panic: stop where it is raised instead.
+    plan.function_breakpoints.push("rust_panic".into());
+    Ok(plan)
+}
+
+/// Builds the test binaries with `cargo test --no-run`: the command as shown, and the
+/// binaries; the compiler's errors when the build fails, and an error when it built none.
+async fn build(
+    ctx: &Context<'_>,
+    cargo: &Path,
+    test: &CargoTest,
+    interrupt: &mut Interrupt,
+) -> Result<(String, Vec<TestBinary>), DebugError> {
     let mut args: Vec<String> = ["test", "--no-run", "--message-format=json"]
         .map(str::to_owned)
         .to_vec();
@@ -178,7 +231,7 @@ pub(super) async fn plan(
     let command = format!("cargo {}", shlex_join(&args));
     let built = run_captured(
         ctx,
-        &cargo,
+        cargo,
         &args,
         ctx.root(),
         ctx.settings.launch_timeout,
@@ -205,8 +258,18 @@ pub(super) async fn plan(
             "`{command}` built no test binary; is this a Cargo package with tests?"
         )));
     }
+    Ok((command, binaries))
+}
+
+/// The binaries that hold a test the filters match, with the names of those tests.
+async fn binaries_holding<'b>(
+    ctx: &Context<'_>,
+    test: &CargoTest,
+    binaries: &'b [TestBinary],
+    interrupt: &mut Interrupt,
+) -> Result<Vec<(&'b TestBinary, Vec<String>)>, DebugError> {
     let mut holding = Vec::new();
-    for binary in &binaries {
+    for binary in binaries {
         let listed = run_captured(
             ctx,
             &binary.executable,
@@ -221,59 +284,68 @@ pub(super) async fn plan(
             holding.push((binary, names));
         }
     }
-    let filter = if test.filters.is_empty() {
-        "any test".to_owned()
+    Ok(holding)
+}
+
+/// Every test of every binary, unfiltered.
+async fn every_test(
+    ctx: &Context<'_>,
+    binaries: &[TestBinary],
+    interrupt: &mut Interrupt,
+) -> Result<Vec<String>, DebugError> {
+    let mut every = Vec::new();
+    let list_all = ["--list".to_owned(), "--format".into(), "terse".into()];
+    for binary in binaries {
+        let listed = run_captured(
+            ctx,
+            &binary.executable,
+            &list_all,
+            &binary.manifest_dir,
+            LIST_TIMEOUT,
+            interrupt,
+        )
+        .await?;
+        every.extend(listed_tests(&listed.stdout));
+    }
+    Ok(every)
+}
+
+/// No binary holds a test that `filter` matches: the binaries `searched`, and the names of
+/// `every` test that come closest.
+fn no_test_matches(
+    test: &CargoTest,
+    filter: &str,
+    searched: &[String],
+    every: &[String],
+) -> DebugError {
+    let wanted = test.filters.join(" ");
+    let closest = super::names::nearest(&wanted, every, super::names::SUGGESTED);
+    let nearest = if closest.is_empty() {
+        "they hold no tests".to_owned()
     } else {
-        format!("`{}`", test.filters.join(" "))
+        format!(
+            "the nearest of their {} tests: {}",
+            every.len(),
+            closest.join(", ")
+        )
     };
-    let (binary, names) = match holding.as_slice() {
-        [] => {
-            let searched: Vec<String> = binaries.iter().map(TestBinary::describe).collect();
-            // Every test of every binary, to say which names come closest.
-            let mut every = Vec::new();
-            let list_all = ["--list".to_owned(), "--format".into(), "terse".into()];
-            for binary in &binaries {
-                let listed = run_captured(
-                    ctx,
-                    &binary.executable,
-                    &list_all,
-                    &binary.manifest_dir,
-                    LIST_TIMEOUT,
-                    interrupt,
-                )
-                .await?;
-                every.extend(listed_tests(&listed.stdout));
-            }
-            let wanted = test.filters.join(" ");
-            let closest = super::names::nearest(&wanted, &every, super::names::SUGGESTED);
-            let nearest = if closest.is_empty() {
-                "they hold no tests".to_owned()
-            } else {
-                format!(
-                    "the nearest of their {} tests: {}",
-                    every.len(),
-                    closest.join(", ")
-                )
-            };
-            return Err(DebugError::TestNotFound(format!(
-                "no test matches {filter} in {} (cargo test takes a substring of a test's path, \
-                 `module::test_name`); {nearest}",
-                searched.join(", ")
-            )));
-        }
-        [one] => one,
-        many => {
-            let found: Vec<String> = many
-                .iter()
-                .map(|(binary, names)| format!("{} ({} tests)", binary.describe(), names.len()))
-                .collect();
-            return Err(DebugError::InvalidArguments(format!(
-                "{filter} matches tests in more than one test binary: {}; put the one you mean \
-                 in `test` (`--lib NAME`, `--test TARGET NAME`)",
-                found.join(", ")
-            )));
-        }
-    };
+    DebugError::TestNotFound(format!(
+        "no test matches {filter} in {} (cargo test takes a substring of a test's path, \
+         `module::test_name`); {nearest}",
+        searched.join(", ")
+    ))
+}
+
+/// lldb-dap's launch of `binary` with the test's run arguments, in its package's directory
+/// as `cargo test` runs it, with the Rust formatters when the toolchain has them.
+async fn launch_plan(
+    ctx: &Context<'_>,
+    tokens: &[String],
+    test: &CargoTest,
+    cargo: &Path,
+    binary: &TestBinary,
+    interrupt: &mut Interrupt,
+) -> Plan {
     let mut arguments = launch_arguments(
         AdapterKind::Lldb,
         &binary.executable,
@@ -292,26 +364,11 @@ pub(super) async fn plan(
         arguments["initCommands"] = json!(commands);
     }
     let shown_binary = ctx.shown(&binary.executable);
-    let mut plan = plain(
+    plain(
         AdapterKind::Lldb,
         arguments,
         format!("cargo test {} ({shown_binary})", shlex_join(tokens)),
-    );
-    let sample: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
-    let more = if names.len() > sample.len() {
-        format!(", … {} in all", names.len())
-    } else {
-        String::new()
-    };
-    plan.notes.push(format!(
-        "built with `{command}`; runs {} with --test-threads=1 --nocapture and \
-         RUST_BACKTRACE=0: {}{more}; a panic stops where it is raised, with its message",
-        binary.describe(),
-        sample.join(", ")
-    ));
-    // libtest catches a failing test's panic: stop where it is raised instead.
-    plan.function_breakpoints.push("rust_panic".into());
-    Ok(plan)
+    )
 }
 
 /// lldb commands that load the toolchain's Rust formatters (what `rust-lldb` does), so a

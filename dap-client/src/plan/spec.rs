@@ -221,44 +221,83 @@ fn go_flag(table: &[(&'static str, bool)], name: &str) -> Option<(&'static str, 
 impl GoTest {
     /// Reads `[./pkg] [TestName] [go test flags…] [-args …]`.
     pub fn parse(root: &Path, tokens: &[String]) -> Result<GoTest, DebugError> {
-        let mut rest = tokens;
-        let mut package = root.to_path_buf();
-        if let Some(first) = tokens.first().filter(|t| !t.starts_with('-')) {
-            let candidate = root.join(first);
-            let looks_like_path = first.starts_with('.') || first.starts_with('/');
-            if first.ends_with("/...") || first == "..." {
-                return Err(invalid(format!(
-                    "`{first}` names many packages; a debug session runs one: give its \
-                     directory (`./pkg -run TestName`)"
-                )));
-            }
-            if looks_like_path || candidate.is_dir() || first.ends_with(".go") {
-                let dir = if first.ends_with(".go") {
-                    candidate
-                        .parent()
-                        .map(Path::to_path_buf)
-                        .unwrap_or(candidate)
-                } else {
-                    candidate
-                };
-                let dir = dir.canonicalize().map_err(|_| {
-                    invalid(format!(
-                        "`{first}` is not a Go package directory of the workspace"
-                    ))
-                })?;
-                if !dir.starts_with(root) {
-                    return Err(invalid(format!("`{first}` is outside the workspace root")));
-                }
-                package = dir;
-                rest = &tokens[1..];
-            }
-        }
+        let (package, rest) = go_package(root, tokens)?;
         if !has_files_with(&package, "go") {
             return Err(invalid(format!(
                 "{} holds no Go files; give the package: `./pkg -run TestName`",
                 package.display()
             )));
         }
+        let GoFlags {
+            test_args,
+            mut build_flags,
+            vet_given,
+        } = GoFlags::read(rest)?;
+        if !vet_given {
+            build_flags.insert(0, "-vet=off".into());
+        }
+        Ok(GoTest {
+            package,
+            test_args,
+            build_flags,
+            vet_off_added: !vet_given,
+        })
+    }
+}
+
+/// The package a `go test` string names first (a directory of the workspace, or a `.go`
+/// file's), else the root; and the tokens after it.
+fn go_package<'t>(
+    root: &Path,
+    tokens: &'t [String],
+) -> Result<(PathBuf, &'t [String]), DebugError> {
+    let mut rest = tokens;
+    let mut package = root.to_path_buf();
+    if let Some(first) = tokens.first().filter(|t| !t.starts_with('-')) {
+        let candidate = root.join(first);
+        let looks_like_path = first.starts_with('.') || first.starts_with('/');
+        if first.ends_with("/...") || first == "..." {
+            return Err(invalid(format!(
+                "`{first}` names many packages; a debug session runs one: give its \
+                 directory (`./pkg -run TestName`)"
+            )));
+        }
+        if looks_like_path || candidate.is_dir() || first.ends_with(".go") {
+            let dir = if first.ends_with(".go") {
+                candidate
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or(candidate)
+            } else {
+                candidate
+            };
+            let dir = dir.canonicalize().map_err(|_| {
+                invalid(format!(
+                    "`{first}` is not a Go package directory of the workspace"
+                ))
+            })?;
+            if !dir.starts_with(root) {
+                return Err(invalid(format!("`{first}` is outside the workspace root")));
+            }
+            package = dir;
+            rest = &tokens[1..];
+        }
+    }
+    Ok((package, rest))
+}
+
+/// The flags of a `go test` string, sorted: the test binary's and the build's.
+struct GoFlags {
+    test_args: Vec<String>,
+    build_flags: Vec<String>,
+    /// `-vet` was given (else the build turns vet off).
+    vet_given: bool,
+}
+
+impl GoFlags {
+    /// Reads the flags, a bare token as the test pattern, and everything after `-args` as
+    /// the test's own arguments.
+    fn read(rest: &[String]) -> Result<GoFlags, DebugError> {
         let mut test_args = Vec::new();
         let mut build_flags = Vec::new();
         let mut has_run = false;
@@ -321,14 +360,10 @@ impl GoTest {
                 )));
             }
         }
-        if !vet_given {
-            build_flags.insert(0, "-vet=off".into());
-        }
-        Ok(GoTest {
-            package,
+        Ok(GoFlags {
             test_args,
             build_flags,
-            vet_off_added: !vet_given,
+            vet_given,
         })
     }
 }

@@ -30,6 +30,44 @@ impl Session {
             .settings
             .request_timeout
             .min(self.settings.launch_timeout);
+        self.initialize_and_start(start, arguments, deadline, request_timeout, interrupt)
+            .await?;
+        let (initialized, ended) = {
+            let s = self.state.borrow();
+            (s.initialized, s.program_ended())
+        };
+        if !initialized {
+            if ended {
+                // The program ended before configuration: the session lives on with its
+                // output and exit code.
+                return Ok(Vec::new());
+            }
+            return Err(
+                self.launch_failed(format!("the adapter exited during `{}`", start.command()))
+            );
+        }
+
+        let mut placed = Vec::new();
+        for (file, lines) in breakpoints {
+            placed.push(self.send_breakpoints(file, lines, request_timeout).await);
+        }
+        self.send_function_breakpoints(request_timeout).await;
+        self.send_exception_breakpoints(request_timeout).await;
+        self.configuration_done(request_timeout).await?;
+        self.wait_for_launch_response(start, deadline).await?;
+        Ok(placed)
+    }
+
+    /// `initialize`, then the launch or attach request, then the wait for the adapter's
+    /// `initialized` event (or for the launch to fail or the program to end first).
+    async fn initialize_and_start(
+        &mut self,
+        start: StartKind,
+        arguments: Value,
+        deadline: tokio::time::Instant,
+        request_timeout: Duration,
+        interrupt: &mut Interrupt,
+    ) -> Result<(), DebugError> {
         let init = InitializeArguments::new(self.kind.adapter_id());
         self.caps = interrupt
             .guard(self.client.request::<Initialize>(&init, request_timeout))
@@ -65,26 +103,12 @@ impl Session {
                 )))
             }
         }
-        self.check_launch_response(start).await?;
-        let (initialized, ended) = {
-            let s = self.state.borrow();
-            (s.initialized, s.program_ended())
-        };
-        if !initialized {
-            if ended {
-                // The program ended before configuration: the session lives on with its
-                // output and exit code.
-                return Ok(Vec::new());
-            }
-            return Err(
-                self.launch_failed(format!("the adapter exited during `{}`", start.command()))
-            );
-        }
+        self.check_launch_response(start).await
+    }
 
-        let mut placed = Vec::new();
-        for (file, lines) in breakpoints {
-            placed.push(self.send_breakpoints(file, lines, request_timeout).await);
-        }
+    /// The function breakpoints, when there are some and the adapter takes them; a failure
+    /// only loses them.
+    async fn send_function_breakpoints(&self, request_timeout: Duration) {
         if !self.function_breakpoints.is_empty() && self.caps.supports_function_breakpoints {
             let args = SetFunctionBreakpointsArguments {
                 breakpoints: self
@@ -101,13 +125,43 @@ impl Session {
                 tracing::debug!(%error, "setFunctionBreakpoints failed; continuing without");
             }
         }
+    }
+
+    /// The exception filters, kept for the report as [`ExceptionStops`] and sent; a failure
+    /// only loses them.
+    async fn send_exception_breakpoints(&mut self, request_timeout: Duration) {
         let offered: Vec<String> = self
             .caps
             .exception_breakpoint_filters
             .iter()
             .map(|f| f.filter.clone())
             .collect();
-        let filters: Vec<String> = match &self.chosen_filters {
+        let filters = self.exception_filters(&offered);
+        self.exception_stops = ExceptionStops {
+            filters: filters.clone(),
+            offered,
+            functions: if self.caps.supports_function_breakpoints {
+                self.function_breakpoints.clone()
+            } else {
+                Vec::new()
+            },
+        };
+        if let Err(error) = self
+            .client
+            .request::<SetExceptionBreakpoints>(
+                &SetExceptionBreakpointsArguments { filters },
+                request_timeout,
+            )
+            .await
+        {
+            tracing::debug!(%error, "setExceptionBreakpoints failed; continuing without");
+        }
+    }
+
+    /// The exception filters to set, of those the adapter `offered`: the caller's choice
+    /// (with a note on what is not offered), else the adapter's defaults and the extras.
+    fn exception_filters(&mut self, offered: &[String]) -> Vec<String> {
+        match &self.chosen_filters {
             // The caller's choice, exactly (what the adapter does not offer is said).
             Some(chosen) => {
                 let unknown: Vec<&str> = chosen
@@ -149,26 +203,12 @@ impl Session {
                 }
                 filters
             }
-        };
-        self.exception_stops = ExceptionStops {
-            filters: filters.clone(),
-            offered,
-            functions: if self.caps.supports_function_breakpoints {
-                self.function_breakpoints.clone()
-            } else {
-                Vec::new()
-            },
-        };
-        if let Err(error) = self
-            .client
-            .request::<SetExceptionBreakpoints>(
-                &SetExceptionBreakpointsArguments { filters },
-                request_timeout,
-            )
-            .await
-        {
-            tracing::debug!(%error, "setExceptionBreakpoints failed; continuing without");
         }
+    }
+
+    /// `configurationDone`, when the adapter wants it; its failure fails the launch unless
+    /// the program or the adapter is already gone.
+    async fn configuration_done(&self, request_timeout: Duration) -> Result<(), DebugError> {
         if self.caps.supports_configuration_done_request {
             let done = self
                 .client
@@ -185,7 +225,16 @@ impl Session {
                 }
             }
         }
+        Ok(())
+    }
 
+    /// Waits for the answer to the launch or attach request, which some adapters give only
+    /// after configuration, and fails the launch on a failed answer or a lost adapter.
+    async fn wait_for_launch_response(
+        &self,
+        start: StartKind,
+        deadline: tokio::time::Instant,
+    ) -> Result<(), DebugError> {
         // The program runs from `configurationDone` on: a cancel from here is seen by the
         // wait for its first stop, which keeps the session.
         let answered = self
@@ -206,7 +255,7 @@ impl Session {
                 self.launch_failed(format!("the adapter exited during `{}`", start.command()))
             );
         }
-        Ok(placed)
+        Ok(())
     }
 
     pub(super) async fn check_launch_response(&self, start: StartKind) -> Result<(), DebugError> {

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{CheckerError, Format};
 use crate::detect::binaries_named;
-use crate::table::Family;
+use crate::table::{Family, ServerSpec};
 
 /// At most this many files are given to a checker that needs a file list.
 const MAX_FILES: usize = 500;
@@ -48,55 +48,21 @@ pub(crate) fn plan(
     path_var: &OsStr,
     read_only: bool,
 ) -> Result<Plan, CheckerError> {
-    let configured: Vec<_> = family
-        .servers
-        .iter()
-        .filter_map(|spec| Some((spec, spec.checker.as_ref().filter(|c| !c.is_empty())?)))
-        .collect();
-    let Some((first_spec, first_command)) = configured.first() else {
-        return Err(CheckerError::NotConfigured {
-            family: family.name.clone(),
-        });
+    let site = Site {
+        family,
+        root,
+        workspace,
+        path_var,
+        read_only,
     };
-    let mut chosen = None;
-    for (spec, command) in &configured {
-        if let Some(program) = find_program(&command[0], root, workspace, path_var, spec, read_only)
-        {
-            chosen = Some((*spec, (*command).clone(), program, None));
-            break;
-        }
-    }
-    // No clang-tidy: the compiler's own syntax check still finds the errors.
-    if chosen.is_none() && is_clang_tidy(&first_command[0]) {
-        let compiler = ["gcc", "cc", "clang"]
-            .into_iter()
-            .find_map(|name| binaries_named(name, false, path_var).into_iter().next());
-        if let Some(compiler) = compiler {
-            let note = format!(
-                "`{}` is not installed; the files were compiled with `{} -fsyntax-only` instead \
-                 (install clang-tidy for its checks)",
-                first_command[0],
-                file_name(&compiler)
-            );
-            chosen = Some((
-                *first_spec,
-                vec![file_name(&compiler), "-fsyntax-only".into()],
-                compiler,
-                Some(note),
-            ));
-        }
-    }
-    let Some((spec, command, program, mut note)) = chosen else {
-        return Err(CheckerError::Missing {
-            family: family.name.clone(),
-            program: first_command[0].clone(),
-            hint: install_hint(&first_command[0], &family.name),
-        });
-    };
+    let Chosen {
+        spec,
+        command,
+        program,
+        note,
+    } = site.choose()?;
     let format = Format::for_program(&command[0]);
     let mut base: Vec<String> = command[1..].to_vec();
-    // Checkers of the same project run after this one (kotlinc after javac).
-    let mut also: Vec<Plan> = Vec::new();
     let mut outside_scope = Vec::new();
     if format == Format::CargoJson {
         base.extend(cargo_feature_args(&spec.settings));
@@ -105,41 +71,200 @@ pub(crate) fn plan(
         outside_scope = super::cargo_scope::cargo_left_out(root, &choice);
     }
     let name = file_name(&program);
-    let mut invocations = vec![base.clone()];
-    let mut shown = std::iter::once(name.clone())
-        .chain(base.iter().cloned())
-        .collect::<Vec<_>>()
-        .join(" ");
-
+    let mut draft = Draft {
+        invocations: vec![base.clone()],
+        shown: std::iter::once(name.clone())
+            .chain(base.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" "),
+        base,
+        note,
+        outside_scope,
+        also: Vec::new(),
+    };
     if format == Format::PyrightJson {
+        site.check_pyright_left_out(&mut draft);
+    }
+    if format == Format::Tsc && root.join("tsconfig.json").exists() {
+        let (files, _) = sources(root, TS_SOURCES);
+        draft
+            .outside_scope
+            .extend(super::scope::tsconfig_left_out(root, &files));
+    }
+    if let Some(kotlin_only) = site.list_files(&mut draft, format, &command, spec)? {
+        return Ok(kotlin_only);
+    }
+    Ok(Plan {
+        family: family.name.clone(),
+        root: root.to_path_buf(),
+        program,
+        invocations: draft.invocations,
+        env: spec.env.clone(),
+        format,
+        timeout: spec.checker_timeout,
+        shown: draft.shown,
+        note: draft.note,
+        left_out: draft.outside_scope,
+        also: draft.also,
+    })
+}
+
+/// The project a plan is made for: what every phase of [`plan`] reads.
+struct Site<'a> {
+    family: &'a Family,
+    root: &'a Path,
+    workspace: &'a Path,
+    path_var: &'a OsStr,
+    read_only: bool,
+}
+
+/// The checker picked: its server's entry, its command, its program, and a note when it
+/// stands in for the one configured.
+struct Chosen<'a> {
+    spec: &'a ServerSpec,
+    command: Vec<String>,
+    program: PathBuf,
+    note: Option<String>,
+}
+
+/// A plan in the making: each phase adds files, arguments and notes to it.
+struct Draft {
+    /// The configured arguments, before any file.
+    base: Vec<String>,
+    invocations: Vec<Vec<String>>,
+    shown: String,
+    note: Option<String>,
+    outside_scope: Vec<super::scope::LeftOut>,
+    /// Checkers of the same project run after this one (kotlinc after javac).
+    also: Vec<Plan>,
+}
+
+impl<'a> Site<'a> {
+    /// The first configured checker that is installed, else a compiler standing in for a
+    /// missing clang-tidy; why none, when neither.
+    fn choose(&self) -> Result<Chosen<'a>, CheckerError> {
+        let family = self.family;
+        let configured: Vec<_> = family
+            .servers
+            .iter()
+            .filter_map(|spec| Some((spec, spec.checker.as_ref().filter(|c| !c.is_empty())?)))
+            .collect();
+        let Some((first_spec, first_command)) = configured.first() else {
+            return Err(CheckerError::NotConfigured {
+                family: family.name.clone(),
+            });
+        };
+        let mut chosen = None;
+        for (spec, command) in &configured {
+            if let Some(program) = find_program(
+                &command[0],
+                self.root,
+                self.workspace,
+                self.path_var,
+                spec,
+                self.read_only,
+            ) {
+                chosen = Some(Chosen {
+                    spec,
+                    command: (*command).clone(),
+                    program,
+                    note: None,
+                });
+                break;
+            }
+        }
+        // No clang-tidy: the compiler's own syntax check still finds the errors.
+        if chosen.is_none() && is_clang_tidy(&first_command[0]) {
+            let compiler = ["gcc", "cc", "clang"].into_iter().find_map(|name| {
+                binaries_named(name, false, self.path_var)
+                    .into_iter()
+                    .next()
+            });
+            if let Some(compiler) = compiler {
+                let note = format!(
+                    "`{}` is not installed; the files were compiled with `{} -fsyntax-only` instead \
+                     (install clang-tidy for its checks)",
+                    first_command[0],
+                    file_name(&compiler)
+                );
+                chosen = Some(Chosen {
+                    spec: first_spec,
+                    command: vec![file_name(&compiler), "-fsyntax-only".into()],
+                    program: compiler,
+                    note: Some(note),
+                });
+            }
+        }
+        chosen.ok_or_else(|| CheckerError::Missing {
+            family: family.name.clone(),
+            program: first_command[0].clone(),
+            hint: install_hint(&first_command[0], &family.name),
+        })
+    }
+
+    /// The Python files `include`/`exclude` leave out, added as a second run (up to
+    /// [`MAX_EXTRA_FILES`]); the rest are listed as left out.
+    fn check_pyright_left_out(&self, draft: &mut Draft) {
+        let root = self.root;
         // What `include`/`exclude` leave out (tests, usually) is checked too: files named on
         // the command line are checked whatever `include` says.
         let (files, _) = sources(root, &["py", "pyi"]);
         if let Some(left) = super::scope::pyright_left_out(root, &files) {
             let checked: Vec<PathBuf> = left.files.iter().take(MAX_EXTRA_FILES).cloned().collect();
-            note = Some(format!(
+            draft.note = Some(format!(
                 "{} file(s) {} were checked too",
                 checked.len(),
                 left.reason
             ));
-            invocations.push(base.iter().cloned().chain(strings(&checked)).collect());
+            draft.invocations.push(
+                draft
+                    .base
+                    .iter()
+                    .cloned()
+                    .chain(strings(&checked))
+                    .collect(),
+            );
             if left.files.len() > checked.len() {
-                outside_scope.push(super::scope::LeftOut {
+                draft.outside_scope.push(super::scope::LeftOut {
                     files: left.files[checked.len()..].to_vec(),
                     reason: format!("{} (beyond the {MAX_EXTRA_FILES} checked too)", left.reason),
                 });
             }
         }
     }
-    if format == Format::Tsc && root.join("tsconfig.json").exists() {
-        let (files, _) = sources(root, TS_SOURCES);
-        outside_scope.extend(super::scope::tsconfig_left_out(root, &files));
+
+    /// For the checkers that are given files rather than a project, the files to give them.
+    /// A Java family with only Kotlin files returns the `kotlinc` plan to run instead.
+    fn list_files(
+        &self,
+        draft: &mut Draft,
+        format: Format,
+        command: &[String],
+        spec: &ServerSpec,
+    ) -> Result<Option<Plan>, CheckerError> {
+        if format == Format::Tsc && !self.root.join("tsconfig.json").exists() {
+            self.list_ts_files(draft)?;
+        } else if is_clang_tidy(&command[0]) {
+            self.list_clang_tidy_files(draft)?;
+        } else if format == Format::PhpLint {
+            self.list_php_files(draft)?;
+        } else if format == Format::Javac {
+            return self.list_java_files(draft, spec);
+        } else if format == Format::Gcc
+            && command.get(1).map(String::as_str) == Some("-fsyntax-only")
+        {
+            self.list_compiler_files(draft)?;
+        }
+        Ok(None)
     }
-    if format == Format::Tsc && !root.join("tsconfig.json").exists() {
+
+    /// `tsc` without a tsconfig.json: every TypeScript file, checked with the default options.
+    fn list_ts_files(&self, draft: &mut Draft) -> Result<(), CheckerError> {
+        let (root, workspace) = (self.root, self.workspace);
         let (files, total) = sources(root, TS_SOURCES);
         if files.is_empty() {
             return Err(CheckerError::NothingToCheck {
-                family: family.name.clone(),
+                family: self.family.name.clone(),
                 detail: format!(
                     "no tsconfig.json and no TypeScript files in `{}`; add a tsconfig.json \
                      (`tsc --init`) to say what to check",
@@ -147,20 +272,25 @@ pub(crate) fn plan(
                 ),
             });
         }
-        note = Some(format!(
+        draft.note = Some(format!(
             "no tsconfig.json in `{}`: tsc checked {} file(s) with its default options{}",
             shown_dir(root, workspace),
             files.len(),
             left_out(total, files.len())
         ));
-        shown.push_str(&count_files(files.len()));
-        invocations = vec![base.iter().cloned().chain(strings(&files)).collect()];
-    } else if is_clang_tidy(&command[0]) {
+        draft.shown.push_str(&count_files(files.len()));
+        draft.invocations = vec![draft.base.iter().cloned().chain(strings(&files)).collect()];
+        Ok(())
+    }
+
+    /// clang-tidy over the C/C++ files, with the compilation database when there is one.
+    fn list_clang_tidy_files(&self, draft: &mut Draft) -> Result<(), CheckerError> {
+        let root = self.root;
         let (files, total, database) = c_sources(root);
         if files.is_empty() {
-            return Err(nothing_in_c(family, root, workspace));
+            return Err(nothing_in_c(self.family, root, self.workspace));
         }
-        let mut args = base.clone();
+        let mut args = draft.base.clone();
         if database {
             args.push("-p".into());
             args.push(root.to_string_lossy().into_owned());
@@ -170,33 +300,47 @@ pub(crate) fn plan(
             // Without `--`, clang-tidy looks for a compilation database and complains.
             args.push("--".into());
         }
-        shown.push_str(&count_files(files.len()));
+        draft.shown.push_str(&count_files(files.len()));
         if let Some(checked) = checked_note(files.len(), total) {
-            note = Some(checked);
+            draft.note = Some(checked);
         }
-        invocations = vec![args];
-    } else if format == Format::PhpLint {
+        draft.invocations = vec![args];
+        Ok(())
+    }
+
+    /// `php -l`: one process per PHP file.
+    fn list_php_files(&self, draft: &mut Draft) -> Result<(), CheckerError> {
         // `php -l` checks one file per process (before PHP 8.3 it reads only the first named).
-        let (files, total) = sources(root, PHP_SOURCES);
+        let (files, total) = sources(self.root, PHP_SOURCES);
         if files.is_empty() {
             return Err(CheckerError::NothingToCheck {
-                family: family.name.clone(),
-                detail: format!("no PHP files in `{}`", shown_dir(root, workspace)),
+                family: self.family.name.clone(),
+                detail: format!("no PHP files in `{}`", shown_dir(self.root, self.workspace)),
             });
         }
-        shown.push_str(&count_files(files.len()));
+        draft.shown.push_str(&count_files(files.len()));
         if let Some(checked) = checked_note(files.len(), total) {
-            note = Some(checked);
+            draft.note = Some(checked);
         }
-        invocations = files
+        draft.invocations = files
             .iter()
             .map(|file| {
-                let mut args = base.clone();
+                let mut args = draft.base.clone();
                 args.push(file.to_string_lossy().into_owned());
                 args
             })
             .collect();
-    } else if format == Format::Javac {
+        Ok(())
+    }
+
+    /// `javac` over the Java files, with `kotlinc` after it for the Kotlin ones; the
+    /// `kotlinc` plan alone when there is no Java file.
+    fn list_java_files(
+        &self,
+        draft: &mut Draft,
+        spec: &ServerSpec,
+    ) -> Result<Option<Plan>, CheckerError> {
+        let (family, root, workspace) = (self.family, self.root, self.workspace);
         // Every Java file of the project, its packages found through the source roots; the
         // classes go to the cache, never into the tree. Kotlin files go to `kotlinc`.
         let (files, total) = sources(root, &["java"]);
@@ -213,20 +357,11 @@ pub(crate) fn plan(
         let kotlin = if kotlin_files.is_empty() {
             None
         } else {
-            Some(kotlin_plan(
-                family,
-                root,
-                workspace,
-                path_var,
-                spec,
-                read_only,
-                &kotlin_files,
-                &files,
-            ))
+            Some(kotlin_plan(self, spec, &kotlin_files, &files))
         };
         if files.is_empty() {
             return match kotlin {
-                Some(Ok(plan)) => Ok(plan),
+                Some(Ok(plan)) => Ok(Some(plan)),
                 _ => Err(CheckerError::Missing {
                     family: family.name.clone(),
                     program: "kotlinc".into(),
@@ -235,7 +370,7 @@ pub(crate) fn plan(
             };
         }
         let roots = crate::jdtls::source_roots(root);
-        let mut args = base.clone();
+        let mut args = draft.base.clone();
         args.push("-d".into());
         args.push(output_dir("javac", root).to_string_lossy().into_owned());
         if !roots.is_empty() {
@@ -244,58 +379,51 @@ pub(crate) fn plan(
             args.push(joined.to_string_lossy().into_owned());
         }
         args.extend(strings(&files));
-        shown.push_str(&count_files(files.len()));
+        draft.shown.push_str(&count_files(files.len()));
         if let Some(checked) = checked_note(files.len(), total) {
-            note = Some(checked);
+            draft.note = Some(checked);
         }
-        invocations = vec![args];
+        draft.invocations = vec![args];
         match kotlin {
-            Some(Ok(plan)) => also.push(plan),
+            Some(Ok(plan)) => draft.also.push(plan),
             Some(Err(why)) => {
-                note = Some(match note {
+                draft.note = Some(match draft.note.take() {
                     Some(note) => format!("{note}; {why}"),
                     None => why,
                 })
             }
             None => {}
         }
-    } else if format == Format::Gcc && command.get(1).map(String::as_str) == Some("-fsyntax-only") {
+        Ok(None)
+    }
+
+    /// A compiler's `-fsyntax-only`: one process per C/C++ file, with its database flags.
+    fn list_compiler_files(&self, draft: &mut Draft) -> Result<(), CheckerError> {
+        let root = self.root;
         // A compiler checks one file per process, with that file's flags from the database.
         let (files, total, _) = c_sources(root);
         if files.is_empty() {
-            return Err(nothing_in_c(family, root, workspace));
+            return Err(nothing_in_c(self.family, root, self.workspace));
         }
         let flags = database(root);
-        invocations = files
+        draft.invocations = files
             .iter()
             .map(|file| {
-                let mut args = base.clone();
+                let mut args = draft.base.clone();
                 args.extend(flags_for(&flags, file));
                 args.push(file.to_string_lossy().into_owned());
                 args
             })
             .collect();
-        shown.push_str(&count_files(files.len()));
+        draft.shown.push_str(&count_files(files.len()));
         if let Some(more) = checked_note(files.len(), total) {
-            note = Some(match note {
+            draft.note = Some(match draft.note.take() {
                 Some(note) => format!("{note}; {more}"),
                 None => more,
             });
         }
+        Ok(())
     }
-    Ok(Plan {
-        family: family.name.clone(),
-        root: root.to_path_buf(),
-        program,
-        invocations,
-        env: spec.env.clone(),
-        format,
-        timeout: spec.checker_timeout,
-        shown,
-        note,
-        left_out: outside_scope,
-        also,
-    })
 }
 
 /// Where a compiler run as a checker puts its output: the cache, never the tree.
@@ -306,18 +434,21 @@ pub(crate) fn output_dir(compiler: &str, root: &Path) -> PathBuf {
 
 /// `kotlinc` over the Kotlin files of `root` (with its Java files, which Kotlin code may
 /// use), or why the Kotlin files are not checked.
-#[allow(clippy::too_many_arguments)]
 fn kotlin_plan(
-    family: &Family,
-    root: &Path,
-    workspace: &Path,
-    path_var: &OsStr,
-    spec: &crate::table::ServerSpec,
-    read_only: bool,
+    site: &Site,
+    spec: &ServerSpec,
     kotlin_files: &[PathBuf],
     java_files: &[PathBuf],
 ) -> Result<Plan, String> {
-    let Some(program) = find_program("kotlinc", root, workspace, path_var, spec, read_only) else {
+    let (family, root) = (site.family, site.root);
+    let Some(program) = find_program(
+        "kotlinc",
+        root,
+        site.workspace,
+        site.path_var,
+        spec,
+        site.read_only,
+    ) else {
         return Err(format!(
             "{} Kotlin file(s) were not checked: `kotlinc` is not installed ({})",
             kotlin_files.len(),

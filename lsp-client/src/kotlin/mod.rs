@@ -313,6 +313,103 @@ impl KotlinCompiler {
         cap: Duration,
     ) -> Result<Vec<Use>, NotChecked> {
         let before = self.check(cap).await?;
+        let probe = Probe::write(declaration, line, column, name)?;
+        let files = self.sources_with(&probe).await?;
+        let after = self.compile_within(files, cap).await?;
+        Ok(probe.new_uses(&before, after))
+    }
+
+    /// The compiler's sources with the probe's copy in place of its declaration's file.
+    async fn sources_with(&self, probe: &Probe<'_>) -> Result<Vec<PathBuf>, NotChecked> {
+        let declaration = probe.declaration;
+        let sources = self.sources().await?;
+        if !sources.files.iter().any(|f| f == declaration) {
+            return Err(NotChecked::Unchecked(format!(
+                "{} is not among the Kotlin compiler's sources of {}",
+                declaration.display(),
+                self.root.display()
+            )));
+        }
+        Ok(sources
+            .files
+            .iter()
+            .map(|f| {
+                if f == declaration {
+                    probe.path.clone()
+                } else {
+                    f.clone()
+                }
+            })
+            .collect())
+    }
+
+    /// Compiles `files` with the daemon, waiting at most `cap`.
+    async fn compile_within(
+        self: &Arc<Self>,
+        files: Vec<PathBuf>,
+        cap: Duration,
+    ) -> Result<HashMap<PathBuf, Vec<Diagnostic>>, NotChecked> {
+        let me = self.clone();
+        let compile = tokio::spawn(async move {
+            let mut daemon = me.daemon.lock().await;
+            let found = me.run(&mut daemon, &files).await;
+            *lock(&me.last_used) = Instant::now();
+            found
+        });
+        match tokio::time::timeout(cap, compile).await {
+            Ok(Ok(found)) => found,
+            Ok(Err(error)) => Err(NotChecked::Unchecked(format!(
+                "the Kotlin compile task failed: {error}"
+            ))),
+            Err(_) => Err(NotChecked::Pending(format!(
+                "the Kotlin compiler did not finish within {}",
+                crate::error::fmt_duration(cap)
+            ))),
+        }
+    }
+
+    /// `kotlinc`'s arguments: classes to the cache (never into the tree), then every source.
+    fn arguments(&self, files: &[PathBuf]) -> Vec<String> {
+        let mut arguments = vec![
+            "-d".to_owned(),
+            crate::checker::output_dir("kotlin-check", &self.root)
+                .to_string_lossy()
+                .into_owned(),
+        ];
+        arguments.extend(files.iter().map(|f| f.to_string_lossy().into_owned()));
+        arguments
+    }
+
+    /// Stops its JVM (the whole process group).
+    pub async fn shutdown(&self) {
+        if let Some(mut daemon) = self.daemon.lock().await.take() {
+            daemon.stop().await;
+        }
+        self.pid.store(0, Ordering::SeqCst);
+    }
+}
+
+/// A copy of a declaration's file with the declared name changed, for
+/// [`KotlinCompiler::uses_of`]: compiled in the file's place, the references the change
+/// breaks are the uses.
+struct Probe<'a> {
+    declaration: &'a Path,
+    name: &'a str,
+    /// The folder of the copy, removed with the probe.
+    _folder: tempfile::TempDir,
+    /// The copy.
+    path: PathBuf,
+}
+
+impl<'a> Probe<'a> {
+    /// Writes the copy of `declaration` with `name` (at byte `column` of 0-based `line`)
+    /// changed; an error when the name is not there.
+    fn write(
+        declaration: &'a Path,
+        line: usize,
+        column: usize,
+        name: &'a str,
+    ) -> Result<Self, NotChecked> {
         let text = std::fs::read_to_string(declaration).map_err(|error| {
             NotChecked::Unchecked(format!("cannot read {}: {error}", declaration.display()))
         })?;
@@ -336,46 +433,18 @@ impl KotlinCompiler {
         std::fs::write(&probe_path, changed).map_err(|error| {
             NotChecked::Unchecked(format!("cannot write the compile's copy: {error}"))
         })?;
-        let sources = self.sources().await?;
-        if !sources.files.iter().any(|f| f == declaration) {
-            return Err(NotChecked::Unchecked(format!(
-                "{} is not among the Kotlin compiler's sources of {}",
-                declaration.display(),
-                self.root.display()
-            )));
-        }
-        let files: Vec<PathBuf> = sources
-            .files
-            .iter()
-            .map(|f| {
-                if f == declaration {
-                    probe_path.clone()
-                } else {
-                    f.clone()
-                }
-            })
-            .collect();
-        let me = self.clone();
-        let compile = tokio::spawn(async move {
-            let mut daemon = me.daemon.lock().await;
-            let found = me.run(&mut daemon, &files).await;
-            *lock(&me.last_used) = Instant::now();
-            found
-        });
-        let after = match tokio::time::timeout(cap, compile).await {
-            Ok(Ok(found)) => found?,
-            Ok(Err(error)) => {
-                return Err(NotChecked::Unchecked(format!(
-                    "the Kotlin compile task failed: {error}"
-                )))
-            }
-            Err(_) => {
-                return Err(NotChecked::Pending(format!(
-                    "the Kotlin compiler did not finish within {}",
-                    crate::error::fmt_duration(cap)
-                )))
-            }
-        };
+        Ok(Probe {
+            declaration,
+            name,
+            _folder: copy,
+            path: probe_path,
+        })
+    }
+
+    /// The "unresolved reference" errors of the compile `after` with the copy that the
+    /// compile `before` did not have: the uses, sorted, each once.
+    fn new_uses(&self, before: &Compiled, after: HashMap<PathBuf, Vec<Diagnostic>>) -> Vec<Use> {
+        let name = self.name;
         let unresolved = |d: &Diagnostic| {
             d.severity == crate::Severity::Error
                 && d.message
@@ -383,8 +452,8 @@ impl KotlinCompiler {
         };
         let mut uses = Vec::new();
         for (path, diagnostics) in after {
-            let path = if path == probe_path {
-                declaration.to_path_buf()
+            let path = if path == self.path {
+                self.declaration.to_path_buf()
             } else {
                 path
             };
@@ -406,27 +475,7 @@ impl KotlinCompiler {
         }
         uses.sort();
         uses.dedup();
-        Ok(uses)
-    }
-
-    /// `kotlinc`'s arguments: classes to the cache (never into the tree), then every source.
-    fn arguments(&self, files: &[PathBuf]) -> Vec<String> {
-        let mut arguments = vec![
-            "-d".to_owned(),
-            crate::checker::output_dir("kotlin-check", &self.root)
-                .to_string_lossy()
-                .into_owned(),
-        ];
-        arguments.extend(files.iter().map(|f| f.to_string_lossy().into_owned()));
-        arguments
-    }
-
-    /// Stops its JVM (the whole process group).
-    pub async fn shutdown(&self) {
-        if let Some(mut daemon) = self.daemon.lock().await.take() {
-            daemon.stop().await;
-        }
-        self.pid.store(0, Ordering::SeqCst);
+        uses
     }
 }
 
