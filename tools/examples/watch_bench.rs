@@ -143,48 +143,7 @@ async fn freshness(dir: &Path, cache: &Path, open_file: Option<&str>) -> Result<
     // From a write outside the run to the graph's view and the open server's copy.
     let mut propagation = Vec::new();
     if let (Some(file), Some(pool)) = (open_file, &language_servers) {
-        let path: PathBuf = root.path().join(file);
-        let opened = registry
-            .call("lsp", json!({"action": "symbols", "file": file}))
-            .await
-            .map_err(|e| e.to_string())?;
-        drop(opened);
-        let original = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
-        let seen = Arc::new(AtomicBool::new(false));
-        let flag = seen.clone();
-        let graph_view = watcher.subscribe();
-        graph_view.on_change(move || flag.store(true, Ordering::Release));
-        for round in 0..20 {
-            let text = format!("{original}\n# outside write {round}\n");
-            seen.store(false, Ordering::Release);
-            let _ = graph_view.take();
-            let t = Instant::now();
-            std::fs::write(&path, &text).map_err(|e| e.to_string())?;
-            let deadline = t + Duration::from_secs(10);
-            let (mut graph_at, mut server_at) = (None, None);
-            while (graph_at.is_none() || server_at.is_none()) && Instant::now() < deadline {
-                if graph_at.is_none() && seen.load(Ordering::Acquire) {
-                    graph_at = Some(t.elapsed());
-                }
-                if server_at.is_none()
-                    && pool
-                        .running()
-                        .iter()
-                        .any(|s| s.synced_text(&path).as_deref() == Some(text.as_str()))
-                {
-                    server_at = Some(t.elapsed());
-                }
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            }
-            let (Some(g), Some(s)) = (graph_at, server_at) else {
-                return Err(format!(
-                    "round {round}: the change was not seen within 10 s"
-                ));
-            };
-            propagation.push(ms(g.max(s)));
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        std::fs::write(&path, original).map_err(|e| e.to_string())?;
+        propagation = propagation_times(&registry, &root, &watcher, file, pool).await?;
     }
     registry.shutdown(Duration::from_secs(5)).await;
     println!(
@@ -202,6 +161,62 @@ async fn freshness(dir: &Path, cache: &Path, open_file: Option<&str>) -> Result<
         })
     );
     Ok(())
+}
+
+/// Per round, the time from a write made outside the run (a shell) to both the graph's view
+/// of it and the open server's copy of the document (the server keeps `file` open); the
+/// file is put back after.
+async fn propagation_times(
+    registry: &cc_tools::Registry,
+    root: &WorkspaceRoot,
+    watcher: &cc_workspace::watch::TreeWatcher,
+    file: &str,
+    pool: &cc_lsp_client::ServerPool,
+) -> Result<Vec<f64>, String> {
+    let mut propagation = Vec::new();
+    let path: PathBuf = root.path().join(file);
+    let opened = registry
+        .call("lsp", json!({"action": "symbols", "file": file}))
+        .await
+        .map_err(|e| e.to_string())?;
+    drop(opened);
+    let original = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+    let seen = Arc::new(AtomicBool::new(false));
+    let flag = seen.clone();
+    let graph_view = watcher.subscribe();
+    graph_view.on_change(move || flag.store(true, Ordering::Release));
+    for round in 0..20 {
+        let text = format!("{original}\n# outside write {round}\n");
+        seen.store(false, Ordering::Release);
+        let _ = graph_view.take();
+        let t = Instant::now();
+        std::fs::write(&path, &text).map_err(|e| e.to_string())?;
+        let deadline = t + Duration::from_secs(10);
+        let (mut graph_at, mut server_at) = (None, None);
+        while (graph_at.is_none() || server_at.is_none()) && Instant::now() < deadline {
+            if graph_at.is_none() && seen.load(Ordering::Acquire) {
+                graph_at = Some(t.elapsed());
+            }
+            if server_at.is_none()
+                && pool
+                    .running()
+                    .iter()
+                    .any(|s| s.synced_text(&path).as_deref() == Some(text.as_str()))
+            {
+                server_at = Some(t.elapsed());
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let (Some(g), Some(s)) = (graph_at, server_at) else {
+            return Err(format!(
+                "round {round}: the change was not seen within 10 s"
+            ));
+        };
+        propagation.push(ms(g.max(s)));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    std::fs::write(&path, original).map_err(|e| e.to_string())?;
+    Ok(propagation)
 }
 
 #[tokio::main]
