@@ -220,8 +220,48 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => cc_lsp_client::LspConfig::default(),
     };
     let pool = ServerPool::from_config(&root, &config)?;
+    let files = source_files(&root, language);
+    let outlined = outline_files(&pool, &root, &files).await?;
+    let mut keyed = Vec::new();
+    // Per definition: the workspace interface methods it implements, (path, 1-based line).
+    let mut dispatch_from: Vec<Vec<(String, u64)>> = Vec::new();
+    for def in &outlined.defs {
+        let file = root.join(&def.path);
+        let server = pool.server_for(&file).await.map_err(|u| u.reason)?;
+        let uri = cc_lsp_client::uri::path_to_uri(&file);
+        let callers = call_sites(&server, &root, &uri, def, &outlined).await;
+        // Go: a call of an interface method may run this method (issue 32 counts the
+        // interface's call sites for each workspace method implementing it).
+        let implemented = if language == "go" || language == "rust" {
+            implementations(&server, &uri, def.line, def.character, &root).await
+        } else {
+            Vec::new()
+        };
+        dispatch_from.push(implemented);
+        keyed.push(json!({
+            "name": def.name,
+            "path": def.path,
+            "line": def.line + 1,
+            "callers": callers,
+        }));
+    }
+    add_dispatch_callers(&mut keyed, &dispatch_from, language);
+    let key = json!({
+        "language": language,
+        "server": outlined.server_name,
+        "files": files.len(),
+        "definitions": keyed,
+    });
+    std::fs::write(out, serde_json::to_string_pretty(&key)? + "\n")?;
+    eprintln!("wrote {out}: {} definitions", keyed.len());
+    pool.shutdown().await;
+    Ok(())
+}
+
+/// The files under `root` in `language` (no TypeScript declaration files), in path order.
+fn source_files(root: &Path, language: &str) -> Vec<PathBuf> {
     let exts = extensions(language);
-    let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(&root)
+    let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(root)
         .build()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
@@ -234,17 +274,40 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     files.sort();
-    let rel = |p: &Path| {
-        p.strip_prefix(&root)
-            .unwrap_or(p)
-            .to_string_lossy()
-            .replace('\\', "/")
-    };
+    files
+}
+
+/// `p` relative to `root` with `/` separators (`p` itself when outside it).
+fn rel(root: &Path, p: &Path) -> String {
+    p.strip_prefix(root)
+        .unwrap_or(p)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// What the servers' `documentSymbol` gave for the project's files.
+struct Outlined {
+    /// Each file's text, by relative path.
+    texts: BTreeMap<String, String>,
+    /// The functions and methods, file by file.
+    defs: Vec<Def>,
+    /// Where every symbol's name is.
+    declared: Declared,
+    /// The server that answered for the last file.
+    server_name: String,
+}
+
+/// Opens each file in its server and collects its functions and declarations.
+async fn outline_files(
+    pool: &ServerPool,
+    root: &Path,
+    files: &[PathBuf],
+) -> Result<Outlined, Box<dyn std::error::Error>> {
     let mut texts: BTreeMap<String, String> = BTreeMap::new();
     let mut defs = Vec::new();
     let mut declared = Declared::new();
     let mut server_name = String::new();
-    for file in &files {
+    for file in files {
         let text = std::fs::read_to_string(file)?;
         let (family, _) = pool.route(file).map_err(|u| u.reason)?;
         let language_id = family.language_id(file);
@@ -267,103 +330,115 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut found = Vec::new();
         collect(
             symbols.as_array().map(Vec::as_slice).unwrap_or_default(),
-            &rel(file),
+            &rel(root, file),
             &mut found,
             &mut declared,
             None,
         );
-        eprintln!("{}: {} functions", rel(file), found.len());
+        eprintln!("{}: {} functions", rel(root, file), found.len());
         defs.extend(found);
-        texts.insert(rel(file), text);
+        texts.insert(rel(root, file), text);
     }
-    let mut keyed = Vec::new();
-    // Per definition: the workspace interface methods it implements, (path, 1-based line).
-    let mut dispatch_from: Vec<Vec<(String, u64)>> = Vec::new();
-    for def in &defs {
-        let file = root.join(&def.path);
-        let server = pool.server_for(&file).await.map_err(|u| u.reason)?;
-        let encoding = server.encoding();
-        let uri = cc_lsp_client::uri::path_to_uri(&file);
-        let mut refs = references(&server, &uri, def.line, def.character).await;
-        if let Some((line, character)) = def.class {
-            refs.extend(references(&server, &uri, line, character).await);
-        }
-        // An import that renames the function (`import f as g`, `{ f as g }`): the uses of
-        // the new name are the function's uses too.
-        let mut all = refs.clone();
-        for r in &refs {
-            let Some(path) = r["uri"].as_str().and_then(cc_lsp_client::uri::uri_to_path) else {
-                continue;
-            };
-            let line = r["range"]["end"]["line"].as_u64().unwrap_or(0);
-            let end = r["range"]["end"]["character"].as_u64().unwrap_or(0) as u32;
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                continue;
-            };
-            let Some(line_text) = text.lines().nth(line as usize) else {
-                continue;
-            };
-            let after = &line_text[byte_of(line_text, end, encoding).min(line_text.len())..];
-            let Some(alias) = after.trim_start().strip_prefix("as ") else {
-                continue;
-            };
-            let alias = alias.trim_start();
-            let alias_start = line_text.len() - alias.len();
-            let character = cc_lsp_client::position::units(&line_text[..alias_start], encoding);
-            let alias_uri = cc_lsp_client::uri::path_to_uri(&path);
-            all.extend(references(&server, &alias_uri, line as u32, character).await);
-        }
-        let mut seen = std::collections::HashSet::new();
-        all.retain(|r| seen.insert((r["uri"].to_string(), r["range"]["start"].to_string())));
-        let mut callers = Vec::new();
-        for r in &all {
-            let Some(path) = r["uri"].as_str().and_then(cc_lsp_client::uri::uri_to_path) else {
-                continue;
-            };
-            let Ok(inside) = path.strip_prefix(&root) else {
-                continue;
-            };
-            let rel_path = inside.to_string_lossy().replace('\\', "/");
-            let start = (
-                rel_path.clone(),
-                r["range"]["start"]["line"].as_u64().unwrap_or(0),
-                r["range"]["start"]["character"].as_u64().unwrap_or(0),
-            );
-            if declared.contains(&start) {
-                continue;
-            }
-            let line = r["range"]["end"]["line"].as_u64().unwrap_or(0) as usize;
-            let character = r["range"]["end"]["character"].as_u64().unwrap_or(0) as u32;
-            let text = match texts.get(&rel_path) {
-                Some(t) => t.clone(),
-                None => match std::fs::read_to_string(&path) {
-                    Ok(t) => t,
-                    Err(_) => continue,
-                },
-            };
-            let Some(line_text) = text.lines().nth(line) else {
-                continue;
-            };
-            if is_call(line_text, byte_of(line_text, character, encoding)) {
-                callers.push(json!([rel_path, line + 1]));
-            }
-        }
-        callers.sort_by_key(|c| c.to_string());
-        // Go: a call of an interface method may run this method (issue 32 counts the
-        // interface's call sites for each workspace method implementing it).
-        let implemented = if language == "go" || language == "rust" {
-            implementations(&server, &uri, def.line, def.character, &root).await
-        } else {
-            Vec::new()
+    Ok(Outlined {
+        texts,
+        defs,
+        declared,
+        server_name,
+    })
+}
+
+/// The call sites of `def` (at `uri`), as sorted `[path, line]`: its references (its class's
+/// too, for a constructor, and an alias's) that are calls and not declarations.
+async fn call_sites(
+    server: &cc_lsp_client::LanguageServer,
+    root: &Path,
+    uri: &str,
+    def: &Def,
+    outlined: &Outlined,
+) -> Vec<Value> {
+    let encoding = server.encoding();
+    let mut refs = references(server, uri, def.line, def.character).await;
+    if let Some((line, character)) = def.class {
+        refs.extend(references(server, uri, line, character).await);
+    }
+    let mut all = with_alias_references(server, refs, encoding).await;
+    let mut seen = std::collections::HashSet::new();
+    all.retain(|r| seen.insert((r["uri"].to_string(), r["range"]["start"].to_string())));
+    let mut callers = Vec::new();
+    for r in &all {
+        let Some(path) = r["uri"].as_str().and_then(cc_lsp_client::uri::uri_to_path) else {
+            continue;
         };
-        dispatch_from.push(implemented);
-        keyed.push(json!({
-            "name": def.name,
-            "path": def.path,
-            "line": def.line + 1,
-            "callers": callers,
-        }));
+        let Ok(inside) = path.strip_prefix(root) else {
+            continue;
+        };
+        let rel_path = inside.to_string_lossy().replace('\\', "/");
+        let start = (
+            rel_path.clone(),
+            r["range"]["start"]["line"].as_u64().unwrap_or(0),
+            r["range"]["start"]["character"].as_u64().unwrap_or(0),
+        );
+        if outlined.declared.contains(&start) {
+            continue;
+        }
+        let line = r["range"]["end"]["line"].as_u64().unwrap_or(0) as usize;
+        let character = r["range"]["end"]["character"].as_u64().unwrap_or(0) as u32;
+        let text = match outlined.texts.get(&rel_path) {
+            Some(t) => t.clone(),
+            None => match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(_) => continue,
+            },
+        };
+        let Some(line_text) = text.lines().nth(line) else {
+            continue;
+        };
+        if is_call(line_text, byte_of(line_text, character, encoding)) {
+            callers.push(json!([rel_path, line + 1]));
+        }
     }
+    callers.sort_by_key(|c| c.to_string());
+    callers
+}
+
+/// `refs` followed by the references of each name a reference is imported as.
+async fn with_alias_references(
+    server: &cc_lsp_client::LanguageServer,
+    refs: Vec<Value>,
+    encoding: PositionEncoding,
+) -> Vec<Value> {
+    // An import that renames the function (`import f as g`, `{ f as g }`): the uses of
+    // the new name are the function's uses too.
+    let mut all = refs.clone();
+    for r in &refs {
+        let Some(path) = r["uri"].as_str().and_then(cc_lsp_client::uri::uri_to_path) else {
+            continue;
+        };
+        let line = r["range"]["end"]["line"].as_u64().unwrap_or(0);
+        let end = r["range"]["end"]["character"].as_u64().unwrap_or(0) as u32;
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Some(line_text) = text.lines().nth(line as usize) else {
+            continue;
+        };
+        let after = &line_text[byte_of(line_text, end, encoding).min(line_text.len())..];
+        let Some(alias) = after.trim_start().strip_prefix("as ") else {
+            continue;
+        };
+        let alias = alias.trim_start();
+        let alias_start = line_text.len() - alias.len();
+        let character = cc_lsp_client::position::units(&line_text[..alias_start], encoding);
+        let alias_uri = cc_lsp_client::uri::path_to_uri(&path);
+        all.extend(references(server, &alias_uri, line as u32, character).await);
+    }
+    all
+}
+
+/// Adds to each entry of `keyed` the callers of the methods it may be dispatched from:
+/// for Go the interface methods in `dispatch_from`, for Rust the trait method whose
+/// `dispatch_from` lists it; then sorts and dedups each entry's callers.
+fn add_dispatch_callers(keyed: &mut [Value], dispatch_from: &[Vec<(String, u64)>], language: &str) {
     let by_place: std::collections::HashMap<(String, u64), Vec<Value>> = keyed
         .iter()
         .map(|k| {
@@ -382,7 +457,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut implemented_by: std::collections::HashMap<(String, u64), Vec<(String, u64)>> =
         Default::default();
     if language == "rust" {
-        for (entry, impls) in keyed.iter().zip(&dispatch_from) {
+        for (entry, impls) in keyed.iter().zip(dispatch_from) {
             let trait_place = (
                 entry["path"].as_str().unwrap_or("").to_owned(),
                 entry["line"].as_u64().unwrap_or(0),
@@ -400,7 +475,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    for (entry, interfaces) in keyed.iter_mut().zip(&dispatch_from) {
+    for (entry, interfaces) in keyed.iter_mut().zip(dispatch_from) {
         let mut callers = entry["callers"].as_array().cloned().unwrap_or_default();
         let place = (
             entry["path"].as_str().unwrap_or("").to_owned(),
@@ -418,14 +493,4 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         callers.dedup();
         entry["callers"] = Value::from(callers);
     }
-    let key = json!({
-        "language": language,
-        "server": server_name,
-        "files": files.len(),
-        "definitions": keyed,
-    });
-    std::fs::write(out, serde_json::to_string_pretty(&key)? + "\n")?;
-    eprintln!("wrote {out}: {} definitions", keyed.len());
-    pool.shutdown().await;
-    Ok(())
 }

@@ -46,117 +46,140 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         DEFAULT_MIN_CONFIDENCE
     };
-    let targets = |name: &str| graph.find(name, None);
     match command {
         "stats" => println!("{}", serde_json::to_string_pretty(&graph.stats()?)?),
-        "symbols" => {
-            let q = rest.first().ok_or("symbols QUERY")?;
-            let answer = graph.symbols(q, 20)?;
-            for r in &answer.value {
-                println!(
-                    "{:>7.1} {}  {}",
-                    r.score,
-                    show(&r.symbol),
-                    r.symbol.signature
-                );
-            }
-            println!("[{}]", answer.freshness.describe());
-        }
-        "outline" => {
-            let path = rest.first().ok_or("outline PATH")?;
-            let answer = graph.outline(path)?;
-            for s in &answer.value {
-                let depth = s.qualified_name.matches('.').count();
-                println!("{}{}  {}", "  ".repeat(depth), show(s), s.signature);
-            }
-            println!("[{}]", answer.freshness.describe());
-        }
-        "callers" => {
-            for target in targets(rest.first().ok_or("callers NAME")?)? {
-                let answer = graph.callers(target.id, floor)?;
-                println!("callers of {}: {}", show(&target), answer.value.sites.len());
-                for s in &answer.value.sites {
-                    println!(
-                        "  {}:{}:{} in {} [{} {:.1}]{}",
-                        s.path,
-                        s.line,
-                        s.column,
-                        s.caller
-                            .as_ref()
-                            .map_or("<top level>".into(), |c| c.qualified_name.clone()),
-                        s.rung.as_str(),
-                        s.confidence,
-                        s.receiver
-                            .as_ref()
-                            .map_or(String::new(), |r| format!(" receiver `{r}`"))
-                    );
-                }
-                if answer.value.below_floor > 0 {
-                    println!(
-                        "  ({} more below the confidence floor: name-only guesses)",
-                        answer.value.below_floor
-                    );
-                }
-                println!("[{}]", answer.freshness.describe());
-            }
-        }
-        "callees" => {
-            for target in targets(rest.first().ok_or("callees NAME")?)? {
-                let answer = graph.callees(target.id, floor)?;
-                println!("calls made by {}:", show(&target));
-                for c in &answer.value {
-                    let what = match (&c.target, &c.unresolved) {
-                        (Some(t), _) => {
-                            format!("{} [{}]", show(t), c.rung.map_or("", |r| r.as_str()))
-                        }
-                        (None, Some(why)) => format!("unresolved: {why}"),
-                        _ => String::new(),
-                    };
-                    println!(
-                        "  {}:{} {}{} -> {what}",
-                        c.line,
-                        c.column,
-                        c.receiver
-                            .as_ref()
-                            .map_or(String::new(), |r| format!("{r}.")),
-                        c.name
-                    );
-                }
-                println!("[{}]", answer.freshness.describe());
-            }
-        }
-        "impact" => {
-            let depth = rest.get(1).and_then(|d| d.parse().ok()).unwrap_or(3);
-            for target in targets(rest.first().ok_or("impact NAME")?)? {
-                let answer = graph.impact(target.id, depth, floor)?;
-                println!(
-                    "impact of {} (depth {depth}): {} dependents{}",
-                    show(&target),
-                    answer.value.dependents.len(),
-                    if answer.value.truncated {
-                        ", more beyond"
-                    } else {
-                        ""
-                    }
-                );
-                for d in &answer.value.dependents {
-                    println!("  {} {} [{:.1}]", d.depth, show(&d.symbol), d.confidence);
-                }
-                for (path, line) in &answer.value.top_level_uses {
-                    println!("  top-level use at {path}:{line}");
-                }
-                println!("[{}]", answer.freshness.describe());
-            }
-        }
-        "rank" => {
-            let focus: Vec<&str> = rest.iter().map(String::as_str).collect();
-            let answer = graph.rank(&focus, 25, floor)?;
-            for r in &answer.value {
-                println!("{:.5} {}", r.score, show(&r.symbol));
-            }
-            println!("[{}]", answer.freshness.describe());
-        }
+        "symbols" => symbols(&graph, rest)?,
+        "outline" => outline(&graph, rest)?,
+        "callers" => callers(&graph, rest, floor)?,
+        "callees" => callees(&graph, rest, floor)?,
+        "impact" => impact(&graph, rest, floor)?,
+        "rank" => rank(&graph, rest, floor)?,
         other => return Err(format!("unknown command {other}").into()),
     }
+    Ok(())
+}
+
+/// `symbols QUERY`: the best matches, scored, with their signatures.
+fn symbols(graph: &Graph, rest: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let q = rest.first().ok_or("symbols QUERY")?;
+    let answer = graph.symbols(q, 20)?;
+    for r in &answer.value {
+        println!(
+            "{:>7.1} {}  {}",
+            r.score,
+            show(&r.symbol),
+            r.symbol.signature
+        );
+    }
+    println!("[{}]", answer.freshness.describe());
+    Ok(())
+}
+
+/// `outline PATH`: the file's definitions, indented by nesting.
+fn outline(graph: &Graph, rest: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let path = rest.first().ok_or("outline PATH")?;
+    let answer = graph.outline(path)?;
+    for s in &answer.value {
+        let depth = s.qualified_name.matches('.').count();
+        println!("{}{}  {}", "  ".repeat(depth), show(s), s.signature);
+    }
+    println!("[{}]", answer.freshness.describe());
+    Ok(())
+}
+
+/// `callers NAME`: each match's call sites at or above `floor`.
+fn callers(graph: &Graph, rest: &[String], floor: f64) -> Result<(), Box<dyn std::error::Error>> {
+    for target in graph.find(rest.first().ok_or("callers NAME")?, None)? {
+        let answer = graph.callers(target.id, floor)?;
+        println!("callers of {}: {}", show(&target), answer.value.sites.len());
+        for s in &answer.value.sites {
+            println!(
+                "  {}:{}:{} in {} [{} {:.1}]{}",
+                s.path,
+                s.line,
+                s.column,
+                s.caller
+                    .as_ref()
+                    .map_or("<top level>".into(), |c| c.qualified_name.clone()),
+                s.rung.as_str(),
+                s.confidence,
+                s.receiver
+                    .as_ref()
+                    .map_or(String::new(), |r| format!(" receiver `{r}`"))
+            );
+        }
+        if answer.value.below_floor > 0 {
+            println!(
+                "  ({} more below the confidence floor: name-only guesses)",
+                answer.value.below_floor
+            );
+        }
+        println!("[{}]", answer.freshness.describe());
+    }
+    Ok(())
+}
+
+/// `callees NAME`: the calls each match makes, resolved or why not.
+fn callees(graph: &Graph, rest: &[String], floor: f64) -> Result<(), Box<dyn std::error::Error>> {
+    for target in graph.find(rest.first().ok_or("callees NAME")?, None)? {
+        let answer = graph.callees(target.id, floor)?;
+        println!("calls made by {}:", show(&target));
+        for c in &answer.value {
+            let what = match (&c.target, &c.unresolved) {
+                (Some(t), _) => {
+                    format!("{} [{}]", show(t), c.rung.map_or("", |r| r.as_str()))
+                }
+                (None, Some(why)) => format!("unresolved: {why}"),
+                _ => String::new(),
+            };
+            println!(
+                "  {}:{} {}{} -> {what}",
+                c.line,
+                c.column,
+                c.receiver
+                    .as_ref()
+                    .map_or(String::new(), |r| format!("{r}.")),
+                c.name
+            );
+        }
+        println!("[{}]", answer.freshness.describe());
+    }
+    Ok(())
+}
+
+/// `impact NAME [DEPTH]`: each match's dependents to DEPTH (default 3) and top-level uses.
+fn impact(graph: &Graph, rest: &[String], floor: f64) -> Result<(), Box<dyn std::error::Error>> {
+    let depth = rest.get(1).and_then(|d| d.parse().ok()).unwrap_or(3);
+    for target in graph.find(rest.first().ok_or("impact NAME")?, None)? {
+        let answer = graph.impact(target.id, depth, floor)?;
+        println!(
+            "impact of {} (depth {depth}): {} dependents{}",
+            show(&target),
+            answer.value.dependents.len(),
+            if answer.value.truncated {
+                ", more beyond"
+            } else {
+                ""
+            }
+        );
+        for d in &answer.value.dependents {
+            println!("  {} {} [{:.1}]", d.depth, show(&d.symbol), d.confidence);
+        }
+        for (path, line) in &answer.value.top_level_uses {
+            println!("  top-level use at {path}:{line}");
+        }
+        println!("[{}]", answer.freshness.describe());
+    }
+    Ok(())
+}
+
+/// `rank [FOCUS_PATH...]`: the 25 best-ranked definitions, around the focus paths if any.
+fn rank(graph: &Graph, rest: &[String], floor: f64) -> Result<(), Box<dyn std::error::Error>> {
+    let focus: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let answer = graph.rank(&focus, 25, floor)?;
+    for r in &answer.value {
+        println!("{:.5} {}", r.score, show(&r.symbol));
+    }
+    println!("[{}]", answer.freshness.describe());
     Ok(())
 }
