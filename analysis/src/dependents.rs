@@ -8,7 +8,7 @@
 //! files of the same project (a parallel-free walk with `ignore`, so `.gitignore` is honoured,
 //! and `memchr` for the scan). A file that also names the written module (its import) ranks
 //! higher; so does, in Go, a file of the same package. A file whose imports resolve to a
-//! changed module ([`super::importers`]) is a dependent even when it names nothing that
+//! changed module ([`crate::importers`]) is a dependent even when it names nothing that
 //! changed; minified, bundled and generated files never are. The list is bounded; what was
 //! left out is counted, so a result can say how far it looked.
 
@@ -18,20 +18,23 @@ use std::path::{Path, PathBuf};
 use cc_structural::Languages;
 use memchr::memmem;
 
-use super::importers;
-use super::scan::{self, has_word};
+use crate::importers;
+use crate::scan::{self, has_word};
 
 /// One file of a write: where, and its text before and after (`None`: absent).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Change<'a> {
+pub struct Change<'a> {
+    /// The file written.
     pub path: &'a Path,
+    /// Its text before the write (`None`: it did not exist).
     pub old: Option<&'a str>,
+    /// Its text after the write (`None`: it was deleted).
     pub new: Option<&'a str>,
 }
 
 /// What the scan found.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Found {
+pub struct Found {
     /// The candidates, most likely first, at most the limit.
     pub files: Vec<PathBuf>,
     /// Candidates beyond the limit.
@@ -41,12 +44,7 @@ pub(crate) struct Found {
 }
 
 /// The dependents of `changes` among the files under `root` with one of `extensions`.
-pub(crate) fn find(
-    root: &Path,
-    extensions: &[String],
-    changes: &[Change<'_>],
-    limit: usize,
-) -> Found {
+pub fn find(root: &Path, extensions: &[String], changes: &[Change<'_>], limit: usize) -> Found {
     let languages = Languages::builtin();
     let mut names: BTreeSet<String> = BTreeSet::new();
     let mut modules: BTreeSet<String> = BTreeSet::new();
@@ -144,7 +142,7 @@ impl Found {
 /// with an edge (a call or a type use) to a definition of a written file whose name
 /// changed, then the files that import a written file; among the files under `root` with one
 /// of `extensions`. The same bound and order (most edges first) as [`find`].
-pub(crate) fn from_graph(
+pub fn from_graph(
     graph: &cc_graph::Graph,
     root: &Path,
     extensions: &[String],
@@ -263,7 +261,7 @@ fn changed_names(languages: &Languages, change: &Change<'_>) -> BTreeSet<String>
 }
 
 /// Node kinds that define a name other files can use (across the table's grammars).
-pub(crate) const DEFINITION_KINDS: &[&str] = &[
+pub const DEFINITION_KINDS: &[&str] = &[
     // Python
     "function_definition",
     "class_definition",
@@ -346,10 +344,7 @@ const FUNCTION_KINDS: &[&str] = &[
 
 /// Each definition's name and its shapes (comment-free token text of what callers see), as a
 /// multiset so that overloads and redefinitions compare as a whole.
-pub(crate) fn definitions(
-    grammar: &tree_sitter::Language,
-    text: &str,
-) -> BTreeMap<String, Vec<String>> {
+pub fn definitions(grammar: &tree_sitter::Language, text: &str) -> BTreeMap<String, Vec<String>> {
     let mut parser = tree_sitter::Parser::new();
     if parser.set_language(grammar).is_err() {
         return BTreeMap::new();
@@ -396,7 +391,7 @@ pub(crate) fn definitions(
 
 /// The identifier a definition node defines: its `name` field, or for C-like declarations
 /// the innermost identifier of its `declarator` chain.
-pub(crate) fn definition_name(node: tree_sitter::Node<'_>, bytes: &[u8]) -> Option<String> {
+pub fn definition_name(node: tree_sitter::Node<'_>, bytes: &[u8]) -> Option<String> {
     if node.kind() == "decorated_definition" {
         return None; // its `definition` child is visited on its own
     }

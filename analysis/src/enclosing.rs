@@ -5,13 +5,25 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::dependents::{definition_name, DEFINITION_KINDS};
-use crate::report::lsp::Enclosing;
+use crate::dependents::{definition_name, DEFINITION_KINDS};
 use cc_structural::Languages;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The definition a place lies in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Enclosing {
+    /// Its name.
+    pub name: String,
+    /// Its kind (`function`, `method`, `class`, …).
+    pub kind: String,
+    /// Its first line.
+    pub line: usize,
+}
 
 /// Parsed files of one answer (each file parsed once).
-#[derive(Default)]
-pub(crate) struct Enclosings {
+#[derive(Debug, Default)]
+pub struct Enclosings {
     files: HashMap<PathBuf, Option<(tree_sitter::Tree, Vec<u8>)>>,
 }
 
@@ -50,7 +62,7 @@ fn kind_of(node_kind: &str, inside_type: bool) -> &'static str {
 impl Enclosings {
     /// The innermost named definition that contains 1-based `line` of `path`, as `{name,
     /// kind, line}`; `None` at the top level or for a file without a grammar.
-    pub(crate) fn at(&mut self, path: &Path, line: usize) -> Option<Enclosing> {
+    pub fn at(&mut self, path: &Path, line: usize) -> Option<Enclosing> {
         let entry = self.files.entry(path.to_path_buf()).or_insert_with(|| {
             let language = Languages::builtin().for_path(path)?;
             let bytes = std::fs::read(path).ok()?;

@@ -19,7 +19,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Whether the file at `candidate` (with `text`) imports the module at `written`, inside the
 /// project at `root`.
-pub(crate) fn imports(candidate: &Path, text: &str, written: &Path, root: &Path) -> bool {
+pub fn imports(candidate: &Path, text: &str, written: &Path, root: &Path) -> bool {
     let Some(extension) = written.extension().and_then(|e| e.to_str()) else {
         return false;
     };
@@ -38,7 +38,7 @@ pub(crate) fn imports(candidate: &Path, text: &str, written: &Path, root: &Path)
 /// Whether `path` is never a dependent of a source: minified or bundled output (`*.min.js`,
 /// anything under a `dist/` folder or the tsconfig's `outDir`), or a generated file (a
 /// "generated … do not edit" header).
-pub(crate) fn never_dependent(path: &Path, head: &[u8], out_dirs: &[PathBuf]) -> bool {
+pub fn never_dependent(path: &Path, head: &[u8], out_dirs: &[PathBuf]) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     if name.contains(".min.") || name.ends_with(".bundle.js") {
         return true;
@@ -66,7 +66,7 @@ fn generated_header(head: &[u8]) -> bool {
 }
 
 /// The `compilerOptions.outDir` of the tsconfig in `root` (compiled output), when it has one.
-pub(crate) fn typescript_out_dirs(root: &Path) -> Vec<PathBuf> {
+pub fn typescript_out_dirs(root: &Path) -> Vec<PathBuf> {
     let Ok(text) = std::fs::read_to_string(root.join("tsconfig.json")) else {
         return Vec::new();
     };

@@ -12,7 +12,7 @@ const INACTIVE_CODE: &str = "inactive-code";
 /// Why 0-based `line0` of `path` is inactive, when the server has said so: `inactive for
 /// this configuration: feature = "serde" is disabled`. A Rust file whose `mod` declaration is
 /// inactive is not analyzed at all: the declaration's reason is given.
-pub(super) async fn reason(server: &LanguageServer, path: &Path, line0: u64) -> Option<String> {
+pub async fn reason(server: &LanguageServer, path: &Path, line0: u64) -> Option<String> {
     if let Some(why) = inactive_at(server, path, line0).await {
         return Some(why);
     }
@@ -64,7 +64,7 @@ fn module_declaration(path: &Path) -> Option<(std::path::PathBuf, u64)> {
             let line = line
                 .trim_start()
                 .trim_start_matches("pub ")
-                .trim_start_matches("pub(crate) ");
+                .trim_start_matches("pub ");
             line.strip_prefix("mod ")
                 .and_then(|rest| rest.strip_prefix(name))
                 .is_some_and(|rest| rest.trim_start().starts_with(';'))

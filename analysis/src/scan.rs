@@ -10,18 +10,14 @@ use cc_structural::Languages;
 use memchr::memmem;
 
 /// Files larger than this are not scanned (generated code, data).
-pub(crate) const MAX_SCANNED_BYTES: u64 = 2 * 1024 * 1024;
+pub const MAX_SCANNED_BYTES: u64 = 2 * 1024 * 1024;
 /// Files a walk visits at most: a scan stays bounded on a huge tree.
 const MAX_VISITED: usize = 50_000;
 
 /// Calls `visit` with each file under `root` whose extension is one of `extensions` (any
 /// case), with its bytes, in a stable order, until `visit` returns false. What the workspace
 /// walk skips (hidden, ignored, dependency folders), files over [`MAX_SCANNED_BYTES`] and unreadable ones are skipped.
-pub(crate) fn walk_files(
-    root: &Path,
-    extensions: &[String],
-    mut visit: impl FnMut(&Path, &[u8]) -> bool,
-) {
+pub fn walk_files(root: &Path, extensions: &[String], mut visit: impl FnMut(&Path, &[u8]) -> bool) {
     let files = cc_workspace::walk::Walk::new(root)
         .extensions(extensions)
         .limit(MAX_VISITED)
@@ -43,7 +39,7 @@ pub(crate) fn walk_files(
 /// Whether `candidate` can refer to code of the files `to` at all: declaration files
 /// (`.d.ts`) are generated and refer to no source, and JavaScript does not import TypeScript
 /// sources (a package's compiled output mentions every name of its sources).
-pub(crate) fn can_refer<'a>(candidate: &Path, mut to: impl Iterator<Item = &'a Path>) -> bool {
+pub fn can_refer<'a>(candidate: &Path, mut to: impl Iterator<Item = &'a Path>) -> bool {
     let name = candidate
         .file_name()
         .and_then(|n| n.to_str())
@@ -70,11 +66,7 @@ fn is_word_byte(byte: u8) -> bool {
 }
 
 /// The byte offsets at which `word` occurs in `haystack` as a whole word.
-pub(crate) fn word_offsets(
-    haystack: &[u8],
-    word: &[u8],
-    finder: &memmem::Finder<'_>,
-) -> Vec<usize> {
+pub fn word_offsets(haystack: &[u8], word: &[u8], finder: &memmem::Finder<'_>) -> Vec<usize> {
     finder
         .find_iter(haystack)
         .filter(|&at| {
@@ -86,14 +78,14 @@ pub(crate) fn word_offsets(
 }
 
 /// Whether `word` occurs in `haystack` as a whole word.
-pub(crate) fn has_word(haystack: &[u8], word: &[u8], finder: &memmem::Finder<'_>) -> bool {
+pub fn has_word(haystack: &[u8], word: &[u8], finder: &memmem::Finder<'_>) -> bool {
     !word_offsets(haystack, word, finder).is_empty()
 }
 
 /// The files under `root` (with one of `extensions`) that mention `name` as a whole word, at
 /// most `limit`; the second value is how many more there were.
 /// Files that cannot refer to code of `origin` ([`can_refer`]) are left out.
-pub(crate) fn files_mentioning(
+pub fn files_mentioning(
     root: &Path,
     extensions: &[String],
     name: &str,
@@ -121,7 +113,7 @@ pub(crate) fn files_mentioning(
 
 /// Where an occurrence of a name is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Place {
+pub enum Place {
     /// An identifier in code.
     Code,
     /// Inside a comment (doc comments and their examples too).
@@ -132,19 +124,20 @@ pub(crate) enum Place {
 
 /// One whole-word occurrence of a name in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Occurrence {
+pub struct Occurrence {
     /// Byte offset in the file.
     pub offset: usize,
     /// 1-based line.
     pub line: usize,
     /// The line's text (trimmed).
     pub text: String,
+    /// Code, a comment or a string.
     pub place: Place,
 }
 
 /// Every whole-word occurrence of `name` in `bytes` (the content of `path`), each placed by
 /// the file's grammar; a file no grammar covers counts every occurrence as code.
-pub(crate) fn occurrences(path: &Path, bytes: &[u8], name: &str) -> Vec<Occurrence> {
+pub fn occurrences(path: &Path, bytes: &[u8], name: &str) -> Vec<Occurrence> {
     let finder = memmem::Finder::new(name.as_bytes());
     let offsets = word_offsets(bytes, name.as_bytes(), &finder);
     if offsets.is_empty() {

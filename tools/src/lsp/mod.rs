@@ -10,11 +10,7 @@
 
 mod actions;
 pub(crate) mod apply;
-mod dependents;
 mod diagnostics;
-mod enclosing;
-mod importers;
-mod inactive;
 mod kotlin_rename;
 mod nav;
 mod open;
@@ -22,10 +18,11 @@ mod project;
 mod rename;
 mod rename_scope;
 mod requests;
-pub(crate) mod scan;
 mod tool;
 
 use std::sync::Arc;
+
+use cc_analysis::{dependents, enclosing, inactive, scan};
 
 use async_trait::async_trait;
 use cc_lsp_client::ServerPool;

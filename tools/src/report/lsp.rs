@@ -489,16 +489,7 @@ impl Render for CodeActionsReport {
     }
 }
 
-/// The definition a place lies in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Enclosing {
-    /// Its name.
-    pub name: String,
-    /// Its kind (`function`, `method`, `class`, …).
-    pub kind: String,
-    /// Its first line.
-    pub line: usize,
-}
+pub use cc_analysis::enclosing::Enclosing;
 
 /// A place in the workspace: root-relative path, 1-based line, that line's text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
