@@ -10,6 +10,9 @@
 //! - `cargo xtask graph-keys [PROJECT...]` — the code graph's answer keys from real language
 //!   servers. See [`graph_keys`].
 //!
+//! - [`phases`] — the rule that no function other than a test is over 100 lines, held by a
+//!   unit test over the whole workspace.
+//!
 //! The logic lives in this library so that it is unit-tested; `main.rs` only parses arguments.
 
 #![warn(missing_docs)]
@@ -19,5 +22,6 @@ pub mod ci;
 pub mod graph_keys;
 pub mod leak;
 pub mod peers;
+pub mod phases;
 pub mod projects;
 pub mod util;

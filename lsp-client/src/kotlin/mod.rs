@@ -414,17 +414,21 @@ impl<'a> Probe<'a> {
             NotChecked::Unchecked(format!("cannot read {}: {error}", declaration.display()))
         })?;
         let line_start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
-        let at = line_start + column;
-        if text.get(at..at + name.len()) != Some(name) {
+        // A place past the end (however far) is no place of the name.
+        let span = line_start
+            .checked_add(column)
+            .and_then(|at| Some(at..at.checked_add(name.len())?))
+            .filter(|span| text.get(span.clone()) == Some(name));
+        let Some(span) = span else {
             return Err(NotChecked::Unchecked(format!(
                 "`{name}` is not at line {} column {} of {}",
-                line + 1,
-                column + 1,
+                line.saturating_add(1),
+                column.saturating_add(1),
                 declaration.display()
             )));
-        }
+        };
         let probe = format!("{}{name}", "ccRenameProbe_");
-        let changed = format!("{}{probe}{}", &text[..at], &text[at + name.len()..]);
+        let changed = format!("{}{probe}{}", &text[..span.start], &text[span.end..]);
         let copy = tempfile::tempdir().map_err(|error| {
             NotChecked::Unchecked(format!("cannot make a folder for the compile: {error}"))
         })?;
@@ -520,4 +524,28 @@ impl Sources {
 /// Whether a file is one the Kotlin compiler checks.
 pub fn compiles(path: &Path) -> bool {
     crate::table::extension(path).as_deref() == Some("kt")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_refuses_a_place_past_the_end_without_overflowing() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let file = dir.path().join("Lib.kt");
+        std::fs::write(&file, "fun area(side: Int) = side * side\n").expect("written");
+        for (line, column) in [(0, usize::MAX), (usize::MAX, usize::MAX), (3, 0)] {
+            match Probe::write(&file, line, column, "area") {
+                Err(NotChecked::Unchecked(message)) => {
+                    assert!(message.contains("`area` is not at line"), "{message}")
+                }
+                Err(NotChecked::Pending(message)) => panic!("pending: {message}"),
+                Ok(_) => panic!("a probe at {line}:{column}"),
+            }
+        }
+        let probe = Probe::write(&file, 0, 4, "area").expect("the name is there");
+        let copy = std::fs::read_to_string(&probe.path).expect("the copy");
+        assert_eq!(copy, "fun ccRenameProbe_area(side: Int) = side * side\n");
+    }
 }
