@@ -10,6 +10,10 @@
 //!   apart into code, comments and strings by the file's own grammar (what a complete rename
 //!   checks it left nothing behind with);
 //! - [`enclosing`]: the definition a place lies in (a reference's caller);
+//! - [`rename_scope`]: what makes a server's rename complete: the files that mention the old
+//!   name opened in the server first, and after its edit every occurrence left behind
+//!   classified (confirmed by the server as the symbol and added, another symbol, a comment
+//!   or a string, code the server reports inactive, a file of another project);
 //! - [`inactive`]: code a language server reports inactive for this build configuration.
 //!
 //! ```
@@ -49,4 +53,5 @@ pub mod dependents;
 pub mod enclosing;
 pub mod importers;
 pub mod inactive;
+pub mod rename_scope;
 pub mod scan;

@@ -61,6 +61,7 @@ pub mod policy;
 mod pool;
 pub mod position;
 pub mod process;
+pub mod requests;
 mod server;
 pub mod table;
 pub mod transport;

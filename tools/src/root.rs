@@ -158,11 +158,7 @@ impl WorkspaceRoot {
     /// The path relative to the root, for display (`.` for the root itself). A path outside
     /// the root is shown in full.
     pub fn relative(&self, path: &Path) -> String {
-        match path.strip_prefix(self.path()) {
-            Ok(rest) if rest.as_os_str().is_empty() => ".".to_owned(),
-            Ok(rest) => rest.to_string_lossy().into_owned(),
-            Err(_) => path.to_string_lossy().into_owned(),
-        }
+        cc_workspace::shown_path(self.path(), path)
     }
 }
 

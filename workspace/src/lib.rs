@@ -74,6 +74,16 @@ pub fn cache_dir() -> std::path::PathBuf {
         .join("cc")
 }
 pub use broken::BrokenSection;
+
+/// `path` as shown to someone working at `root`: relative to it (`.` for the root itself),
+/// or as it is when it lies outside.
+pub fn shown_path(root: &std::path::Path, path: &std::path::Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(rest) if rest.as_os_str().is_empty() => ".".to_owned(),
+        Ok(rest) => rest.to_string_lossy().into_owned(),
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
+}
 pub use resolve::ConfineError;
 pub use transaction::{
     CommitError, CrashAt, CrashPoint, Direction, FailAt, FaultInjector, FileOp, NoFaults, Outcome,

@@ -16,16 +16,13 @@ mod nav;
 mod open;
 mod project;
 mod rename;
-mod rename_scope;
-mod requests;
 mod tool;
 
 use std::sync::Arc;
 
-use cc_analysis::{dependents, enclosing, inactive, scan};
-
 use async_trait::async_trait;
-use cc_lsp_client::ServerPool;
+use cc_analysis::{dependents, enclosing, inactive, rename_scope, scan};
+use cc_lsp_client::{requests, ServerPool};
 
 pub use apply::TransactionApplier;
 pub use diagnostics::LspDiagnostics;
@@ -33,6 +30,22 @@ pub use rename::LspRenameTool;
 pub use tool::LspTool;
 
 use crate::registry::{RegistryBuilder, Shutdown};
+use crate::root::WorkspaceRoot;
+
+/// A place the old name is still written, listed apart with why.
+fn leftover_place(
+    leftover: &rename_scope::Leftover,
+    root: &WorkspaceRoot,
+) -> crate::report::lsp::Place {
+    crate::report::lsp::Place {
+        path: root.relative(&leftover.path),
+        line: leftover.line as u64,
+        text: leftover.text.clone(),
+        within: None,
+        confirmed_by: None,
+        why: Some(leftover.why.clone()),
+    }
+}
 
 /// Reads the `[lsp]` section of `.cc/tools.toml` again, as the host read it when the run
 /// started (`lsp reload` calls it): the host owns the file, the tools only ask for the

@@ -331,7 +331,7 @@ impl LspRenameTool {
             items
                 .iter()
                 .take(rename_scope::LISTED)
-                .map(|l| l.place(&self.root))
+                .map(|l| super::leftover_place(l, &self.root))
                 .collect()
         };
         RenameReport {
@@ -418,7 +418,7 @@ impl Tool for LspRenameTool {
             rename_scope::make_visible(
                 &self.pool,
                 &opened.server,
-                &self.root,
+                self.root.path(),
                 &opened.path,
                 &args.symbol,
             )
@@ -467,7 +467,7 @@ impl Tool for LspRenameTool {
         cc_lsp_client::edit_split::split_text_edits(&mut edit, server.encoding());
         let completion = rename_scope::complete(
             &server,
-            &self.root,
+            self.root.path(),
             &mentions,
             &args.symbol,
             new_name,

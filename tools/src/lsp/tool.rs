@@ -250,7 +250,7 @@ impl LspTool {
             let mentions = super::rename_scope::make_visible(
                 &self.pool,
                 &opened.server,
-                &self.root,
+                self.root.path(),
                 &opened.path,
                 symbol,
             )
@@ -332,7 +332,7 @@ impl LspTool {
             let covered = super::rename_scope::location_starts(answer);
             let found = super::rename_scope::classify(
                 &opened.server,
-                &self.root,
+                self.root.path(),
                 mentions,
                 symbol,
                 &target,
@@ -350,7 +350,11 @@ impl LspTool {
                     why: None,
                 });
             }
-            outside = found.code.iter().map(|l| l.place(&self.root)).collect();
+            outside = found
+                .code
+                .iter()
+                .map(|l| super::leftover_place(l, &self.root))
+                .collect();
         } else if let Some(mentions) = mentions {
             outside = self.outside_project(mentions, symbol);
         }

@@ -23,9 +23,8 @@ use cc_lsp_client::uri::{file_uri, uri_path, uri_to_path};
 use cc_lsp_client::{LanguageServer, ServerPool};
 use serde_json::Value;
 
-use super::requests::{self, AtPosition};
-use super::scan::{self, Place};
-use crate::root::WorkspaceRoot;
+use crate::scan::{self, Place};
+use cc_lsp_client::requests::{self, AtPosition};
 
 /// Files opened in the server before a rename, at most.
 const MAX_OPENED: usize = 400;
@@ -34,11 +33,11 @@ const MAX_CONFIRMATIONS: usize = 200;
 /// Each confirmation's timeout.
 const CONFIRM_TIMEOUT: Duration = Duration::from_secs(20);
 /// Leftovers listed per kind (the totals are always given).
-pub(super) const LISTED: usize = 30;
+pub const LISTED: usize = 30;
 
 /// The workspace files that mention the old name.
 #[derive(Debug, Default)]
-pub(super) struct Mentions {
+pub struct Mentions {
     /// Files of the renaming server's project.
     pub own: Vec<PathBuf>,
     /// Files under another project root (another server): not renamed, only reported.
@@ -49,17 +48,17 @@ pub(super) struct Mentions {
 
 /// Opens every workspace file of the server's language that mentions `name` in the server
 /// (from disk, unless already open with that text), so that it can rename there too.
-pub(super) async fn make_visible(
+pub async fn make_visible(
     pool: &ServerPool,
     server: &LanguageServer,
-    root: &WorkspaceRoot,
+    root: &Path,
     origin: &Path,
     name: &str,
 ) -> Mentions {
     let Some(family) = pool.table().family(server.family()).cloned() else {
         return Mentions::default();
     };
-    let workspace = root.path().to_path_buf();
+    let workspace = root.to_path_buf();
     let word = name.to_owned();
     let extensions = family.extensions.clone();
     let origin = origin.to_path_buf();
@@ -89,30 +88,20 @@ pub(super) async fn make_visible(
 
 /// One place the old name is still written.
 #[derive(Debug, Clone)]
-pub(super) struct Leftover {
+pub struct Leftover {
+    /// The file.
     pub path: PathBuf,
+    /// The 1-based line.
     pub line: usize,
+    /// The line's text.
     pub text: String,
+    /// Why it was left.
     pub why: String,
-}
-
-impl Leftover {
-    /// The place, listed apart with why.
-    pub(super) fn place(&self, root: &WorkspaceRoot) -> crate::report::lsp::Place {
-        crate::report::lsp::Place {
-            path: root.relative(&self.path),
-            line: self.line as u64,
-            text: self.text.clone(),
-            within: None,
-            confirmed_by: None,
-            why: Some(self.why.clone()),
-        }
-    }
 }
 
 /// What the scan after the server's answer found.
 #[derive(Debug, Default)]
-pub(super) struct Completion {
+pub struct Completion {
     /// Occurrences the server's edit missed that it confirmed as the symbol: renamed too.
     pub added: usize,
     /// Code occurrences left with the old name.
@@ -177,7 +166,7 @@ fn edit_starts(edit: &WorkspaceEdit) -> BTreeMap<PathBuf, BTreeSet<(u64, u64)>> 
 /// whose text is `old` — or `$old`, a PHP variable — becomes `new_name`. [`complete`] then
 /// scans for what the answer left out, as after a server's own rename. `null` when no place
 /// holds the name.
-pub(super) async fn edit_from_references(
+pub async fn edit_from_references(
     server: &LanguageServer,
     at: cc_lsp_client::lsp_types::TextDocumentPositionParams,
     old: &str,
@@ -233,7 +222,7 @@ pub(super) async fn edit_from_references(
 
 /// A rename of `old` to `new_name` at each of `places` (file, 0-based line, start in
 /// `encoding`), as a server's rename answers (`null` when there are none).
-pub(super) fn edit_at(
+pub fn edit_at(
     places: Vec<(PathBuf, u32, u32)>,
     old: &str,
     new_name: &str,
@@ -335,7 +324,7 @@ fn definition_places(answer: &Value) -> BTreeSet<(PathBuf, u64)> {
 /// both, because one server answers `definition` with the declaration until its index
 /// knows the definition (clangd: a header's prototype, then the source's body), so two
 /// uses of one symbol are recognised by any place they share.
-pub(super) async fn definition_of(
+pub async fn definition_of(
     server: &LanguageServer,
     path: &Path,
     line: u64,
@@ -372,15 +361,16 @@ pub(super) async fn definition_of(
 /// The renamed symbol: where the rename was asked, and where the server says it is declared
 /// and defined.
 #[derive(Debug, Clone)]
-pub(super) struct Target {
+pub struct Target {
     /// The file, 0-based line and start of the name, in the server's encoding.
     pub at: (PathBuf, u64, u64),
+    /// Where the server says it is declared and defined (file, 0-based line).
     pub places: BTreeSet<(PathBuf, u64)>,
 }
 
 impl Target {
     /// Asks `server` about the symbol at `at`; the place itself counts when it says nothing.
-    pub(super) async fn of(server: &LanguageServer, at: (PathBuf, u64, u64)) -> Target {
+    pub async fn of(server: &LanguageServer, at: (PathBuf, u64, u64)) -> Target {
         let mut places = definition_of(server, &at.0, at.1, at.2).await;
         if places.is_empty() {
             places.insert((at.0.clone(), at.1));
@@ -391,9 +381,9 @@ impl Target {
 
 /// Scans the files of `mentions` for occurrences of `old` that `edit` leaves behind; adds
 /// to `edit` those the server confirms are the symbol defined at `target`.
-pub(super) async fn complete(
+pub async fn complete(
     server: &LanguageServer,
-    root: &WorkspaceRoot,
+    root: &Path,
     mentions: &Mentions,
     old: &str,
     new_name: &str,
@@ -430,10 +420,12 @@ pub(super) async fn complete(
 
 /// A code occurrence the server's answer missed and then confirmed as the symbol.
 #[derive(Debug, Clone)]
-pub(super) struct Confirmed {
+pub struct Confirmed {
+    /// The file.
     pub path: PathBuf,
-    /// 0-based line and start in the server's encoding.
+    /// 0-based line in the server's encoding.
     pub line0: u64,
+    /// Start of the name on that line, in the server's encoding.
     pub character: u64,
     /// The line's text.
     pub text: String,
@@ -442,7 +434,7 @@ pub(super) struct Confirmed {
 /// Every occurrence of `old` in the files of `mentions` that the server's answer (`covered`:
 /// the starts of the places it gave, per file) does not include, sorted out.
 #[derive(Debug, Default)]
-pub(super) struct Classified {
+pub struct Classified {
     /// Code the server confirms (`definition`/`declaration`) is the target symbol.
     pub confirmed: Vec<Confirmed>,
     /// Code it could not tie to anything, or tied to something outside the workspace, or
@@ -465,7 +457,7 @@ enum Bucket {
 /// compile. `None`: ask the server.
 fn set_aside(
     server: &LanguageServer,
-    root: &WorkspaceRoot,
+    root: &Path,
     path: &Path,
     place: Place,
     elsewhere: Option<&PathBuf>,
@@ -480,7 +472,7 @@ fn set_aside(
             Bucket::Code,
             format!(
                 "in another project ({}), which this server does not see",
-                root.relative(project)
+                cc_workspace::shown_path(root, project)
             ),
         ));
     }
@@ -508,9 +500,9 @@ fn set_aside(
 
 /// Sorts out the occurrences of `old` the server's answer left out (see [`Classified`]);
 /// `doing` names the operation in reasons ("rename", "search").
-pub(super) async fn classify(
+pub async fn classify(
     server: &LanguageServer,
-    root: &WorkspaceRoot,
+    root: &Path,
     mentions: &Mentions,
     old: &str,
     target: &Target,
@@ -577,14 +569,13 @@ pub(super) async fn classify(
                     text: occurrence.text.clone(),
                 });
             } else if defined.is_empty() {
-                let why = match super::inactive::reason(server, path, line0).await {
+                let why = match crate::inactive::reason(server, path, line0).await {
                     Some(inactive) => format!("{} cannot {doing} it: {inactive}", server.name()),
                     None => format!("{} could not say what it refers to", server.name()),
                 };
                 found.code.push(leftover(why));
-            } else if let Some((outside, line)) = defined
-                .iter()
-                .find(|(path, _)| !path.starts_with(root.path()))
+            } else if let Some((outside, line)) =
+                defined.iter().find(|(path, _)| !path.starts_with(root))
             {
                 // Resolved outside the workspace: an installed copy or a stub may stand in
                 // for the workspace's own module, so this may well be the same symbol.
@@ -599,7 +590,7 @@ pub(super) async fn classify(
                 let (elsewhere, line) = defined.iter().next().cloned().unwrap_or_default();
                 found.other_symbols.push(leftover(format!(
                     "another symbol of the same name, defined at {}:{}",
-                    root.relative(&elsewhere),
+                    cc_workspace::shown_path(root, &elsewhere),
                     line + 1
                 )));
             }
@@ -610,7 +601,7 @@ pub(super) async fn classify(
 
 /// (0-based line, start in the server's encoding) of each location of a navigation answer
 /// (`Location[]` or `LocationLink[]`), per file: what it already covers.
-pub(super) fn location_starts(answer: &Value) -> BTreeMap<PathBuf, BTreeSet<(u64, u64)>> {
+pub fn location_starts(answer: &Value) -> BTreeMap<PathBuf, BTreeSet<(u64, u64)>> {
     let items: Vec<&Value> = match answer {
         Value::Array(items) => items.iter().collect(),
         Value::Object(_) => vec![answer],

@@ -1,33 +1,38 @@
-//! The requests the LSP tools send, typed with lsp-types. Answers come back as the server
-//! sent them (`LanguageServer::request_json`): the renderings read them leniently and show
-//! what the server said.
+//! The position, rename, symbol and code-action requests, typed with lsp-types. Answers come
+//! back as the server sent them (`LanguageServer::request_json`): a caller reads them
+//! leniently and can show what the server said.
 
 use std::path::Path;
 use std::time::Duration;
 
-use cc_lsp_client::ext::{CodeActions, CodeActionsContext, CodeActionsParams};
-use cc_lsp_client::lsp_types::{
+use crate::ext::{CodeActions, CodeActionsContext, CodeActionsParams};
+use crate::lsp_types::{
     self, request, CodeActionTriggerKind, PartialResultParams, Position, Range,
     TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams,
 };
-use cc_lsp_client::uri::file_uri;
-use cc_lsp_client::{LanguageServer, LspError};
+use crate::uri::file_uri;
+use crate::{LanguageServer, LspError};
 use serde_json::Value;
 
 /// A request about one place in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum AtPosition {
+pub enum AtPosition {
+    /// `textDocument/definition`.
     Definition,
+    /// `textDocument/declaration`.
     Declaration,
+    /// `textDocument/typeDefinition`.
     TypeDefinition,
+    /// `textDocument/implementation`.
     Implementation,
-    /// With the declaration included.
+    /// `textDocument/references`, with the declaration included.
     References,
+    /// `textDocument/hover`.
     Hover,
 }
 
 /// The place `character` (in the server's encoding) of 0-based `line` in `path`.
-pub(super) fn position(path: &Path, line: u32, character: u32) -> TextDocumentPositionParams {
+pub fn position(path: &Path, line: u32, character: u32) -> TextDocumentPositionParams {
     TextDocumentPositionParams::new(
         TextDocumentIdentifier::new(file_uri(path)),
         Position::new(line, character),
@@ -35,7 +40,7 @@ pub(super) fn position(path: &Path, line: u32, character: u32) -> TextDocumentPo
 }
 
 /// Asks `what` at `at`.
-pub(super) async fn at_position(
+pub async fn at_position(
     server: &LanguageServer,
     what: AtPosition,
     at: TextDocumentPositionParams,
@@ -93,7 +98,7 @@ pub(super) async fn at_position(
 }
 
 /// `textDocument/prepareRename` at `at`.
-pub(super) async fn prepare_rename(
+pub async fn prepare_rename(
     server: &LanguageServer,
     at: TextDocumentPositionParams,
     timeout: Duration,
@@ -104,7 +109,7 @@ pub(super) async fn prepare_rename(
 }
 
 /// `textDocument/rename` of the symbol at `at` to `new_name`: the server's `WorkspaceEdit`.
-pub(super) async fn rename(
+pub async fn rename(
     server: &LanguageServer,
     at: TextDocumentPositionParams,
     new_name: &str,
@@ -121,7 +126,7 @@ pub(super) async fn rename(
 }
 
 /// `workspace/symbol` for `query`.
-pub(super) async fn workspace_symbols(
+pub async fn workspace_symbols(
     server: &LanguageServer,
     query: &str,
     timeout: Duration,
@@ -137,7 +142,7 @@ pub(super) async fn workspace_symbols(
 }
 
 /// `textDocument/documentSymbol` of `path`.
-pub(super) async fn document_symbols(
+pub async fn document_symbols(
     server: &LanguageServer,
     path: &Path,
     timeout: Duration,
@@ -154,7 +159,7 @@ pub(super) async fn document_symbols(
 
 /// `textDocument/codeAction` over `range` of `path`, handing back `diagnostics` as the
 /// server sent them.
-pub(super) async fn code_actions(
+pub async fn code_actions(
     server: &LanguageServer,
     path: &Path,
     range: Range,
