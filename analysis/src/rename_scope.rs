@@ -296,27 +296,9 @@ fn add_edits(edit: &mut WorkspaceEdit, extra: Vec<(PathBuf, TextEdit)>) {
 
 /// The (file, 0-based line) of each place `answer` (a definition answer) points at.
 fn definition_places(answer: &Value) -> BTreeSet<(PathBuf, u64)> {
-    let items: Vec<&Value> = match answer {
-        Value::Array(items) => items.iter().collect(),
-        Value::Object(_) => vec![answer],
-        _ => Vec::new(),
-    };
-    items
+    requests::location_starts(answer)
         .into_iter()
-        .filter_map(|item| {
-            let (uri, range) = match item.get("targetUri") {
-                Some(uri) => (
-                    uri,
-                    item.get("targetSelectionRange")
-                        .or_else(|| item.get("targetRange"))?,
-                ),
-                None => (item.get("uri")?, item.get("range")?),
-            };
-            Some((
-                uri_to_path(uri.as_str()?)?,
-                range["start"]["line"].as_u64()?,
-            ))
-        })
+        .filter_map(|start| Some((uri_to_path(start.uri)?, start.line)))
         .collect()
 }
 
@@ -602,29 +584,13 @@ pub async fn classify(
 /// (0-based line, start in the server's encoding) of each location of a navigation answer
 /// (`Location[]` or `LocationLink[]`), per file: what it already covers.
 pub fn location_starts(answer: &Value) -> BTreeMap<PathBuf, BTreeSet<(u64, u64)>> {
-    let items: Vec<&Value> = match answer {
-        Value::Array(items) => items.iter().collect(),
-        Value::Object(_) => vec![answer],
-        _ => Vec::new(),
-    };
     let mut starts: BTreeMap<PathBuf, BTreeSet<(u64, u64)>> = BTreeMap::new();
-    for item in items {
-        let (uri, range) = match item.get("targetUri") {
-            Some(uri) => (
-                uri,
-                item.get("targetSelectionRange")
-                    .or_else(|| item.get("targetRange")),
-            ),
-            None => (item.get("uri").unwrap_or(&Value::Null), item.get("range")),
-        };
-        let (Some(path), Some(range)) = (uri.as_str().and_then(uri_to_path), range) else {
-            continue;
-        };
-        if let (Some(line), Some(character)) = (
-            range["start"]["line"].as_u64(),
-            range["start"]["character"].as_u64(),
-        ) {
-            starts.entry(path).or_default().insert((line, character));
+    for start in requests::location_starts(answer) {
+        if let (Some(path), Some(character)) = (uri_to_path(start.uri), start.character) {
+            starts
+                .entry(path)
+                .or_default()
+                .insert((start.line, character));
         }
     }
     starts

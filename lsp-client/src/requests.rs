@@ -176,3 +176,86 @@ pub async fn code_actions(
     };
     server.request_json::<CodeActions>(params, timeout).await
 }
+
+/// Where one place of a location answer starts: its URI, 0-based line and, when given, the
+/// character in the server's encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocationStart<'a> {
+    /// The document's URI, as the server wrote it.
+    pub uri: &'a str,
+    /// The 0-based line.
+    pub line: u64,
+    /// The character on that line, in the server's encoding.
+    pub character: Option<u64>,
+}
+
+/// The places of a `Location | Location[] | LocationLink[] | null` answer, in order, read
+/// leniently: a link points at its target's selection range (its whole range when it has
+/// none), and an item without a URI or a start line is left out.
+pub fn location_starts(answer: &Value) -> Vec<LocationStart<'_>> {
+    let items: Vec<&Value> = match answer {
+        Value::Array(items) => items.iter().collect(),
+        Value::Object(_) => vec![answer],
+        _ => Vec::new(),
+    };
+    items
+        .into_iter()
+        .filter_map(|item| {
+            let (uri, range) = match item.get("targetUri") {
+                Some(uri) => (
+                    uri,
+                    item.get("targetSelectionRange")
+                        .or_else(|| item.get("targetRange")),
+                ),
+                None => (item.get("uri")?, item.get("range")),
+            };
+            let start = range?.get("start")?;
+            Some(LocationStart {
+                uri: uri.as_str()?,
+                line: start.get("line")?.as_u64()?,
+                character: start.get("character").and_then(Value::as_u64),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn location_answers_of_every_shape_give_their_starts() {
+        let at = |line: u64, character: u64| {
+            json!({"start": {"line": line, "character": character},
+                   "end": {"line": line, "character": character + 1}})
+        };
+        let one = json!({"uri": "file:///w/a.rs", "range": at(3, 4)});
+        assert_eq!(
+            location_starts(&one),
+            [LocationStart {
+                uri: "file:///w/a.rs",
+                line: 3,
+                character: Some(4)
+            }]
+        );
+        let links = json!([
+            {"targetUri": "file:///w/b.rs", "targetRange": at(1, 0), "targetSelectionRange": at(2, 7)},
+            {"targetUri": "file:///w/c.rs", "targetRange": at(5, 1)},
+            {"targetUri": "file:///w/d.rs"},
+            {"range": at(9, 9)},
+        ]);
+        let starts: Vec<(&str, u64, Option<u64>)> = location_starts(&links)
+            .into_iter()
+            .map(|s| (s.uri, s.line, s.character))
+            .collect();
+        assert_eq!(
+            starts,
+            [
+                ("file:///w/b.rs", 2, Some(7)),
+                ("file:///w/c.rs", 5, Some(1))
+            ]
+        );
+        assert!(location_starts(&Value::Null).is_empty());
+    }
+}

@@ -52,26 +52,10 @@ pub(crate) fn location(root: &WorkspaceRoot, lines: &mut Lines, uri: &str, line0
 
 /// Location | Location[] | LocationLink[] | null → locations.
 pub(crate) fn locations(root: &WorkspaceRoot, answer: &Value) -> Vec<Place> {
-    let items: Vec<&Value> = match answer {
-        Value::Array(items) => items.iter().collect(),
-        Value::Object(_) => vec![answer],
-        _ => Vec::new(),
-    };
     let mut lines = Lines::default();
-    items
+    cc_lsp_client::requests::location_starts(answer)
         .into_iter()
-        .filter_map(|item| {
-            let (uri, range) = match item.get("targetUri") {
-                Some(uri) => (
-                    uri,
-                    item.get("targetSelectionRange")
-                        .or_else(|| item.get("targetRange")),
-                ),
-                None => (item.get("uri")?, item.get("range")),
-            };
-            let line0 = range?.get("start")?.get("line")?.as_u64()?;
-            Some(location(root, &mut lines, uri.as_str()?, line0))
-        })
+        .map(|start| location(root, &mut lines, start.uri, start.line))
         .collect()
 }
 
