@@ -211,7 +211,51 @@ pub struct WatchStatus {
 #[derive(Debug, Default)]
 struct Pending {
     changes: HashMap<PathBuf, Change>,
+    /// Paths whose pending `Created` is known to have been absent when the subscriber last
+    /// looked (its first event was a creation): gone again, they changed nothing.
+    born: HashSet<PathBuf>,
     gap: Option<Gap>,
+}
+
+impl Pending {
+    /// Adds one batch, merged per path. A path born since the last look and gone again is
+    /// dropped: `sed -i`'s temporary file, when a batch boundary falls between its creation
+    /// and its rename, is no change.
+    fn add(&mut self, batch: &[Fresh]) {
+        for fresh in batch {
+            let change = &fresh.change;
+            let Some(earlier) = self.changes.get_mut(&change.path) else {
+                self.changes.insert(change.path.clone(), change.clone());
+                if fresh.born {
+                    self.born.insert(change.path.clone());
+                }
+                continue;
+            };
+            // A folder keeps its removal: it says that everything under it is gone.
+            if change.kind == ChangeKind::Removed
+                && !change.is_dir
+                && !earlier.is_dir
+                && self.born.remove(&change.path)
+            {
+                self.changes.remove(&change.path);
+                continue;
+            }
+            earlier.kind = earlier.kind.then(change.kind);
+            earlier.is_dir = change.is_dir;
+            earlier.outside |= change.outside;
+            if earlier.kind != ChangeKind::Created {
+                self.born.remove(&change.path);
+            }
+        }
+    }
+}
+
+/// A change of the batch being handed out, with whether its path is new since the batch
+/// before (its first event created it).
+#[derive(Debug, Clone)]
+struct Fresh {
+    change: Change,
+    born: bool,
 }
 
 /// One mechanism's view of the changes: see [`TreeWatcher::subscribe`].
@@ -227,6 +271,7 @@ impl Subscription {
     pub fn take(&self) -> Changes {
         let mut pending = lock(&self.pending);
         let mut changes: Vec<Change> = pending.changes.drain().map(|(_, c)| c).collect();
+        pending.born.clear();
         changes.sort_by(|a, b| a.path.cmp(&b.path));
         let mut gap = pending.gap.take();
         drop(pending);
@@ -777,7 +822,7 @@ impl Collector {
     fn commit(&mut self) {
         let pending = std::mem::take(&mut self.pending);
         let mut gap = self.gap.take();
-        let mut batch: Vec<Change> = Vec::new();
+        let mut batch: Vec<Fresh> = Vec::new();
         let mut paths: Vec<(PathBuf, Seen)> = pending.into_iter().collect();
         paths.sort_by(|a, b| a.0.cmp(&b.0));
         let degraded = lock(&self.shared.state).degraded.is_some();
@@ -802,7 +847,7 @@ impl Collector {
     }
 
     /// What one path of the batch changed, as the disk says now.
-    fn changes_at(&mut self, path: PathBuf, seen: Seen, degraded: bool, batch: &mut Vec<Change>) {
+    fn changes_at(&mut self, path: PathBuf, seen: Seen, degraded: bool, batch: &mut Vec<Fresh>) {
         let metadata = std::fs::symlink_metadata(&path);
         let is_dir = metadata.as_ref().is_ok_and(|m| m.is_dir());
         let was_watched = self.watched.contains(&path);
@@ -814,19 +859,26 @@ impl Collector {
                 if degraded || was_watched || !self.dir_allowed(&path) {
                     return;
                 }
-                batch.push(Change {
-                    path: path.clone(),
-                    kind: ChangeKind::Created,
-                    is_dir: true,
-                    outside: true,
+                batch.push(Fresh {
+                    change: Change {
+                        path: path.clone(),
+                        kind: ChangeKind::Created,
+                        is_dir: true,
+                        outside: true,
+                    },
+                    born: seen.born,
                 });
                 for file in self.watch_tree(&path, true) {
                     let outside = self.outside(&file);
-                    batch.push(Change {
-                        path: file,
-                        kind: ChangeKind::Created,
-                        is_dir: false,
-                        outside,
+                    // In a folder that was not there, a file was not there either.
+                    batch.push(Fresh {
+                        change: Change {
+                            path: file,
+                            kind: ChangeKind::Created,
+                            is_dir: false,
+                            outside,
+                        },
+                        born: seen.born,
                     });
                 }
             }
@@ -836,11 +888,14 @@ impl Collector {
                         // The folder became generated (a build tree): it leaves the tree.
                         if let Some(parent) = path.parent() {
                             self.unwatch_under(parent);
-                            batch.push(Change {
-                                path: parent.to_path_buf(),
-                                kind: ChangeKind::Removed,
-                                is_dir: true,
-                                outside: true,
+                            batch.push(Fresh {
+                                change: Change {
+                                    path: parent.to_path_buf(),
+                                    kind: ChangeKind::Removed,
+                                    is_dir: true,
+                                    outside: true,
+                                },
+                                born: false,
                             });
                         }
                         return;
@@ -850,15 +905,18 @@ impl Collector {
                     return;
                 }
                 let outside = self.outside(&path);
-                batch.push(Change {
-                    path,
-                    kind: if seen.created {
-                        ChangeKind::Created
-                    } else {
-                        ChangeKind::Changed
+                batch.push(Fresh {
+                    change: Change {
+                        path,
+                        kind: if seen.created {
+                            ChangeKind::Created
+                        } else {
+                            ChangeKind::Changed
+                        },
+                        is_dir: false,
+                        outside,
                     },
-                    is_dir: false,
-                    outside,
+                    born: seen.born,
                 });
             }
             // Created and gone within the batch: nothing changed there.
@@ -869,11 +927,14 @@ impl Collector {
                     self.unwatch_under(&path);
                 }
                 let outside = is_dir || self.outside(&path);
-                batch.push(Change {
-                    path,
-                    kind: ChangeKind::Removed,
-                    is_dir,
-                    outside,
+                batch.push(Fresh {
+                    change: Change {
+                        path,
+                        kind: ChangeKind::Removed,
+                        is_dir,
+                        outside,
+                    },
+                    born: false,
                 });
             }
         }
@@ -881,7 +942,7 @@ impl Collector {
 
     /// Adds the batch (and the gap) to every live subscription's pending changes, and wakes
     /// them outside the lock.
-    fn hand_out(&self, batch: &[Change], gap: Option<Gap>) {
+    fn hand_out(&self, batch: &[Fresh], gap: Option<Gap>) {
         let max_paths = self.shared.options.max_paths;
         let mut wakes = Vec::new();
         let mut subscribers = lock(&self.shared.subscribers);
@@ -895,20 +956,10 @@ impl Collector {
                 // A degraded state is reported by `take` itself.
                 pending.gap.get_or_insert(gap.clone());
             }
-            for change in batch {
-                match pending.changes.get_mut(&change.path) {
-                    Some(earlier) => {
-                        earlier.kind = earlier.kind.then(change.kind);
-                        earlier.is_dir = change.is_dir;
-                        earlier.outside |= change.outside;
-                    }
-                    None => {
-                        pending.changes.insert(change.path.clone(), change.clone());
-                    }
-                }
-            }
+            pending.add(batch);
             if pending.changes.len() > max_paths {
                 pending.changes.clear();
+                pending.born.clear();
                 pending.gap = Some(Gap::Compacted);
             }
             if let Some(wake) = &subscriber.wake {
@@ -1086,6 +1137,83 @@ mod tests {
             ]
         );
         assert!(sub.take().is_empty());
+    }
+
+    fn fresh(path: &str, kind: ChangeKind, is_dir: bool, born: bool) -> Fresh {
+        Fresh {
+            change: Change {
+                path: PathBuf::from(path),
+                kind,
+                is_dir,
+                outside: true,
+            },
+            born,
+        }
+    }
+
+    fn pending_kinds(pending: &Pending) -> Vec<(String, ChangeKind)> {
+        let mut kinds: Vec<_> = pending
+            .changes
+            .values()
+            .map(|c| (c.path.to_string_lossy().into_owned(), c.kind))
+            .collect();
+        kinds.sort_by(|a, b| a.0.cmp(&b.0));
+        kinds
+    }
+
+    /// Batches merge per path: a file born after the last look and gone again is no change,
+    /// however the batches split its life; a file that was there before keeps its removal,
+    /// and so does a folder.
+    #[test]
+    fn a_file_born_and_gone_across_batches_is_no_change() {
+        use ChangeKind::{Changed, Created, Removed};
+        let mut pending = Pending::default();
+        pending.add(&[
+            fresh("/r/sedtmp", Created, false, true),
+            fresh("/r/moved_over", Created, false, false),
+            fresh("/r/edited", Changed, false, false),
+            fresh("/r/newdir", Created, true, true),
+        ]);
+        pending.add(&[fresh("/r/sedtmp", Changed, false, false)]);
+        pending.add(&[
+            fresh("/r/sedtmp", Removed, false, false),
+            fresh("/r/moved_over", Removed, false, false),
+            fresh("/r/edited", Removed, false, false),
+            fresh("/r/newdir", Removed, true, false),
+        ]);
+        assert_eq!(
+            pending_kinds(&pending),
+            [
+                ("/r/edited".into(), Removed),
+                ("/r/moved_over".into(), Removed),
+                ("/r/newdir".into(), Removed),
+            ]
+        );
+        // Born again after the cancellation, it is new again.
+        pending.add(&[fresh("/r/sedtmp", Created, false, true)]);
+        assert!(pending.born.contains(Path::new("/r/sedtmp")));
+        // Removed and created again, a file was there before: its later removal stays.
+        pending.add(&[fresh("/r/edited", Created, false, true)]);
+        pending.add(&[fresh("/r/edited", Removed, false, false)]);
+        assert!(pending_kinds(&pending).contains(&("/r/edited".into(), Removed)));
+    }
+
+    /// The same through the watcher: a flush between `sed -i`'s write of its temporary file
+    /// and its rename (a batch boundary) does not make the temporary file a change.
+    #[test]
+    fn a_temporary_file_split_across_batches_is_no_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("edited.c"), "int a;\n").unwrap();
+        let watcher = watcher(&root);
+        let sub = watcher.subscribe();
+        std::fs::write(root.join("sedAbc123"), "int b;\n").unwrap();
+        assert!(watcher.flush());
+        std::fs::rename(root.join("sedAbc123"), root.join("edited.c")).unwrap();
+        assert!(watcher.flush());
+        let changes = sub.take();
+        let paths: Vec<String> = kinds(&changes, &root).into_iter().map(|k| k.0).collect();
+        assert_eq!(paths, ["edited.c"], "{changes:?}");
     }
 
     /// `sed -i` writes a temporary file beside the one it edits and renames it over that
