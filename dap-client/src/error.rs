@@ -185,30 +185,110 @@ fn tail_note(tail: &str) -> String {
     }
 }
 
+/// The stable machine-readable name of a [`DebugError`] (closed: a host maps every kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DebugErrorKind {
+    /// `no_session`
+    NoSession,
+    /// `session_active`
+    SessionActive,
+    /// `session_expired`
+    SessionExpired,
+    /// `adapter_exited`
+    AdapterExited,
+    /// `adapter_unavailable`
+    AdapterUnavailable,
+    /// `unknown_adapter`
+    UnknownAdapter,
+    /// `cannot_pick_adapter`
+    CannotPickAdapter,
+    /// `launch_failed`
+    LaunchFailed,
+    /// `build_failed`
+    BuildFailed,
+    /// `stale_reference`
+    StaleReference,
+    /// `cancelled`
+    Cancelled,
+    /// `timeout`
+    Timeout,
+    /// `request_failed`
+    RequestFailed,
+    /// `not_stopped`
+    NotStopped,
+    /// `invalid_arguments`
+    InvalidArguments,
+    /// `test_not_found`
+    TestNotFound,
+    /// `invalid_config`
+    InvalidConfig,
+    /// `io`
+    Io,
+}
+
+impl DebugErrorKind {
+    /// The name (`no_session`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DebugErrorKind::NoSession => "no_session",
+            DebugErrorKind::SessionActive => "session_active",
+            DebugErrorKind::SessionExpired => "session_expired",
+            DebugErrorKind::AdapterExited => "adapter_exited",
+            DebugErrorKind::AdapterUnavailable => "adapter_unavailable",
+            DebugErrorKind::UnknownAdapter => "unknown_adapter",
+            DebugErrorKind::CannotPickAdapter => "cannot_pick_adapter",
+            DebugErrorKind::LaunchFailed => "launch_failed",
+            DebugErrorKind::BuildFailed => "build_failed",
+            DebugErrorKind::StaleReference => "stale_reference",
+            DebugErrorKind::Cancelled => "cancelled",
+            DebugErrorKind::Timeout => "timeout",
+            DebugErrorKind::RequestFailed => "request_failed",
+            DebugErrorKind::NotStopped => "not_stopped",
+            DebugErrorKind::InvalidArguments => "invalid_arguments",
+            DebugErrorKind::TestNotFound => "test_not_found",
+            DebugErrorKind::InvalidConfig => "invalid_config",
+            DebugErrorKind::Io => "io",
+        }
+    }
+}
+
+impl std::fmt::Display for DebugErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for DebugErrorKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 impl DebugError {
     /// A stable machine-readable name for the error.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> DebugErrorKind {
+        use DebugErrorKind as K;
         match self {
-            DebugError::NoSession => "no_session",
-            DebugError::SessionActive { .. } => "session_active",
-            DebugError::SessionExpired { .. } => "session_expired",
-            DebugError::AdapterExited { .. } => "adapter_exited",
-            DebugError::AdapterUnavailable { .. } => "adapter_unavailable",
-            DebugError::UnknownAdapter { .. } => "unknown_adapter",
-            DebugError::CannotPickAdapter { .. } => "cannot_pick_adapter",
-            DebugError::LaunchFailed { .. } => "launch_failed",
-            DebugError::BuildFailed { .. } => "build_failed",
-            DebugError::StaleReference { .. } => "stale_reference",
-            DebugError::Cancelled(_) => "cancelled",
-            DebugError::Timeout { .. } => "timeout",
-            DebugError::Request(ClientError::Timeout { .. }) => "timeout",
-            DebugError::Request(ClientError::Closed { .. }) => "adapter_exited",
-            DebugError::Request(_) => "request_failed",
-            DebugError::NotStopped(_) => "not_stopped",
-            DebugError::InvalidArguments(_) => "invalid_arguments",
-            DebugError::TestNotFound(_) => "test_not_found",
-            DebugError::Config(_) => "invalid_config",
-            DebugError::Io(_) => "io",
+            DebugError::NoSession => K::NoSession,
+            DebugError::SessionActive { .. } => K::SessionActive,
+            DebugError::SessionExpired { .. } => K::SessionExpired,
+            DebugError::AdapterExited { .. } => K::AdapterExited,
+            DebugError::AdapterUnavailable { .. } => K::AdapterUnavailable,
+            DebugError::UnknownAdapter { .. } => K::UnknownAdapter,
+            DebugError::CannotPickAdapter { .. } => K::CannotPickAdapter,
+            DebugError::LaunchFailed { .. } => K::LaunchFailed,
+            DebugError::BuildFailed { .. } => K::BuildFailed,
+            DebugError::StaleReference { .. } => K::StaleReference,
+            DebugError::Cancelled(_) => K::Cancelled,
+            DebugError::Timeout { .. } => K::Timeout,
+            DebugError::Request(ClientError::Timeout { .. }) => K::Timeout,
+            DebugError::Request(ClientError::Closed { .. }) => K::AdapterExited,
+            DebugError::Request(_) => K::RequestFailed,
+            DebugError::NotStopped(_) => K::NotStopped,
+            DebugError::InvalidArguments(_) => K::InvalidArguments,
+            DebugError::TestNotFound(_) => K::TestNotFound,
+            DebugError::Config(_) => K::InvalidConfig,
+            DebugError::Io(_) => K::Io,
         }
     }
 }

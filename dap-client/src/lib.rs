@@ -72,7 +72,7 @@ pub use client::{parse_body, Client, PendingResponse};
 pub use config::{AdapterOverride, DebugConfig, Settings, StopDetail};
 pub use debug_session::DebugSession;
 pub use detect::AdapterStatus;
-pub use error::{ClientError, DebugError};
+pub use error::{ClientError, DebugError, DebugErrorKind};
 pub use interrupt::Interrupt;
 pub use plan::{LaunchRequest, LaunchTarget};
 pub use ring::OutputRing;

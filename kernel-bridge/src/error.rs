@@ -58,14 +58,53 @@ fn stderr_note(stderr: &str) -> String {
     }
 }
 
+/// The machine-readable name of a [`KernelError`] (closed: a host maps every kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KernelErrorKind {
+    /// `interpreter_not_found`
+    InterpreterNotFound,
+    /// `kernel_start_failed`
+    StartFailed,
+    /// `misconfigured`
+    Misconfigured,
+    /// `shut_down`
+    ShutDown,
+}
+
+impl KernelErrorKind {
+    /// The name (`interpreter_not_found`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KernelErrorKind::InterpreterNotFound => "interpreter_not_found",
+            KernelErrorKind::StartFailed => "kernel_start_failed",
+            KernelErrorKind::Misconfigured => "misconfigured",
+            KernelErrorKind::ShutDown => "shut_down",
+        }
+    }
+}
+
+impl std::fmt::Display for KernelErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for KernelErrorKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 impl KernelError {
     /// A machine-readable kind for tool errors.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> KernelErrorKind {
         match self {
-            KernelError::InterpreterNotFound { .. } => "interpreter_not_found",
-            KernelError::Spawn { .. } | KernelError::StartFailed { .. } => "kernel_start_failed",
-            KernelError::Misconfigured(_) => "misconfigured",
-            KernelError::ShutDown => "shut_down",
+            KernelError::InterpreterNotFound { .. } => KernelErrorKind::InterpreterNotFound,
+            KernelError::Spawn { .. } | KernelError::StartFailed { .. } => {
+                KernelErrorKind::StartFailed
+            }
+            KernelError::Misconfigured(_) => KernelErrorKind::Misconfigured,
+            KernelError::ShutDown => KernelErrorKind::ShutDown,
         }
     }
 }

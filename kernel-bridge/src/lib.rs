@@ -55,7 +55,7 @@ mod stream;
 
 pub use bridge::{Bridge, BridgeError, NoBridge};
 pub use config::{KernelConfig, KernelOverrides};
-pub use error::KernelError;
+pub use error::{KernelError, KernelErrorKind};
 pub use kernel::KernelInfo;
 pub use language::Language;
 pub use outcome::{CellError, CellOutcome, DisplayItem, StateStatus, Truncated};

@@ -68,7 +68,9 @@ pub mod transport;
 pub mod uri;
 pub mod workspace_edit;
 
-pub use checker::{CheckerError, ProjectCheck, ProjectChecker, ProjectDiagnostic, ProjectTarget};
+pub use checker::{
+    CheckerError, CheckerErrorKind, ProjectCheck, ProjectChecker, ProjectDiagnostic, ProjectTarget,
+};
 pub use config::{FamilyOverride, LspConfig};
 pub use diagnostic::{Diagnostic, DiagnosticKey, Severity};
 pub use error::{ConfigError, LspError};

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{kinds, ToolError};
+use crate::error::{ErrorKind, ToolError};
 use crate::report::files::AskUserReport;
 use crate::tier::Tier;
 use crate::tool::report_output;
@@ -186,14 +186,14 @@ impl Tool for AskUserTool {
         let answer = tokio::time::timeout(self.timeout, self.port.ask(&question)).await;
         match answer {
             Err(_elapsed) => Err(ToolError::new(
-                kinds::TIMEOUT,
+                ErrorKind::Timeout,
                 format!(
                     "nobody answered within {} s. {PROCEED_ON_ASSUMPTION}",
                     self.timeout.as_secs_f64()
                 ),
             )),
             Ok(Answer::NobodyAttached { reason }) => Err(ToolError::new(
-                "no_human",
+                ErrorKind::NoHuman,
                 format!("nobody can answer right now ({reason}). {PROCEED_ON_ASSUMPTION}"),
             )),
             Ok(Answer::Skipped) => report_output(&AskUserReport::Skipped {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use cc_workspace::{CommitError, FileOp, Transaction};
 use serde_json::{json, Value};
 
-use crate::error::{kinds, ToolError};
+use crate::error::{ErrorKind, ToolError};
 use crate::registry::PlannedWrite;
 use crate::root::WorkspaceRoot;
 use crate::tool::CallContext;
@@ -90,7 +90,7 @@ pub(crate) fn commit_error(
         CommitError::Stale { paths } => {
             let shown: Vec<String> = paths.iter().map(|p| root.relative(p)).collect();
             ToolError::new(
-                kinds::STALE,
+                ErrorKind::Stale,
                 format!(
                     "{} changed since {what} was staged, so nothing was written; {again}",
                     shown.join(", ")
@@ -128,9 +128,9 @@ pub(crate) fn commit_error(
                 .map(|(p, why)| json!({"path": root.relative(p), "reason": why}))
                 .collect();
             let kind = if message.contains("outside the workspace root") {
-                kinds::OUTSIDE_ROOT
+                ErrorKind::OutsideRoot
             } else {
-                kinds::IO
+                ErrorKind::Io
             };
             ToolError::new(
                 kind,
@@ -144,7 +144,7 @@ pub(crate) fn commit_error(
             .with_detail("unrestored", unrestored)
         }
         CommitError::Journal { .. } => ToolError::new(
-            kinds::IO,
+            ErrorKind::Io,
             format!("{what} was not applied: {error}; {again}"),
         ),
         // Only a test's fault injector stops a commit this way.

@@ -62,7 +62,7 @@ pub mod vibe;
 
 pub use approve::{AllowAll, Approval, ApprovalRequest, Approver, DenyAll};
 pub use cancel::Cancellation;
-pub use error::{kinds, ToolError};
+pub use error::{ErrorKind, ToolError};
 pub use notices::{Notice, Notices};
 pub use registry::{
     AfterWrite, CallOptions, PlannedWrite, Registry, RegistryBuilder, Run, Shutdown, ToolSchema,

@@ -292,7 +292,7 @@ mod tests {
                 {"kind": "other", "message": "and another", "detail": ["x"]},
             ])
         );
-        let error = attach_to_error(ToolError::new("stale", "changed"), &drained);
+        let error = attach_to_error(ToolError::new(crate::ErrorKind::Stale, "changed"), &drained);
         assert_eq!(
             error.message(),
             "changed\nnote: a thing happened\nnote: and another"

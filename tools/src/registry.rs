@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::approve::{Approval, ApprovalRequest, Approver};
-use crate::error::{kinds, ToolError};
+use crate::error::{ErrorKind, ToolError};
 use crate::notices::{self, Notices};
 use crate::report::{Render, WriteReport};
 use crate::root::WorkspaceRoot;
@@ -369,7 +369,7 @@ impl Reenter for Dispatcher {
     ) -> Result<ToolOutput, ToolError> {
         let inner = self.inner.upgrade().ok_or_else(|| {
             ToolError::new(
-                kinds::NOT_AVAILABLE,
+                ErrorKind::NotAvailable,
                 "the run has ended; no further tool calls are possible",
             )
         })?;
@@ -395,7 +395,7 @@ fn materialized(output: Result<ToolOutput, ToolError>) -> Result<ToolOutput, Too
     let mut output = output?;
     output.materialize().map_err(|error| {
         ToolError::new(
-            kinds::INTERNAL,
+            ErrorKind::Internal,
             format!("the result could not be read back from its spool: {error}"),
         )
     })?;
@@ -451,7 +451,7 @@ async fn dispatch_call(
         Some(mutex) => {
             if held.iter().any(|held_name| held_name == name) {
                 return Err(ToolError::new(
-                    kinds::REENTRANT,
+                    ErrorKind::Reentrant,
                     format!(
                         "`{name}` cannot be called from inside a `{name}` call: its calls are \
                          serialized and the outer one is still running"
@@ -511,7 +511,7 @@ async fn admit(
 ) -> Result<(), ToolError> {
     if !run.surface.allows(tier) {
         return Err(ToolError::new(
-            kinds::NOT_AVAILABLE,
+            ErrorKind::NotAvailable,
             format!(
                 "tool `{name}` is not available on the {} surface: it is {tier}-tier and this \
                  surface sees read-tier tools only",
@@ -537,7 +537,7 @@ async fn admit(
         };
         if let Approval::Deny { reason } = run.approver.approve(request).await {
             return Err(ToolError::new(
-                kinds::DENIED,
+                ErrorKind::Denied,
                 format!("the call of `{name}` was not approved: {reason}"),
             ));
         }
@@ -567,7 +567,7 @@ fn attach_write_report(output: &mut ToolOutput, report: WriteReport) {
 /// The error of a call cancelled before it started.
 fn cancelled(name: &str) -> ToolError {
     ToolError::new(
-        "cancelled",
+        ErrorKind::Cancelled,
         format!("the call of `{name}` was cancelled before it started"),
     )
 }
@@ -585,7 +585,7 @@ fn unknown_tool(inner: &Inner, name: &str) -> ToolError {
         .map(String::as_str)
         .collect();
     ToolError::new(
-        kinds::UNKNOWN_TOOL,
+        ErrorKind::UnknownTool,
         format!(
             "no tool named `{name}` in this run; available: {}",
             visible.join(", ")

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cc_workspace::watch::{TreeWatcher, WatchOptions, WatchStatus};
 use cc_workspace::{ConfineError, Workspace};
 
-use crate::error::{kinds, ToolError};
+use crate::error::{ErrorKind, ToolError};
 
 /// The canonical root of a run's workspace, with its directory handle and the run's one
 /// watcher of the tree. Cheap to clone; clones share the watcher.
@@ -118,7 +118,7 @@ impl WorkspaceRoot {
         self.workspace.resolve(input).map_err(|error| match error {
             ConfineError::Nul => ToolError::invalid_arguments("path contains a NUL byte"),
             ConfineError::Outside { .. } => {
-                ToolError::new(kinds::OUTSIDE_ROOT, error.to_string()).with_detail("path", input)
+                ToolError::new(ErrorKind::OutsideRoot, error.to_string()).with_detail("path", input)
             }
             ConfineError::Io { source, .. } => ToolError::io("resolve", input, &source),
         })
@@ -131,7 +131,7 @@ impl WorkspaceRoot {
             Ok(path)
         } else {
             Err(ToolError::new(
-                kinds::NOT_FOUND,
+                ErrorKind::NotFound,
                 format!("`{input}` does not exist in the workspace"),
             )
             .with_detail("path", input))
@@ -143,12 +143,12 @@ impl WorkspaceRoot {
     pub fn io_error(&self, action: &str, shown: &str, error: &io::Error) -> ToolError {
         if cc_workspace::is_escape(error) {
             ToolError::new(
-                kinds::OUTSIDE_ROOT,
+                ErrorKind::OutsideRoot,
                 format!("could not {action} `{shown}`: {error}"),
             )
             .with_detail("path", shown)
         } else if error.kind() == io::ErrorKind::NotFound {
-            ToolError::new(kinds::NOT_FOUND, format!("`{shown}` does not exist"))
+            ToolError::new(ErrorKind::NotFound, format!("`{shown}` does not exist"))
                 .with_detail("path", shown)
         } else {
             ToolError::io(action, shown, error)
@@ -195,7 +195,7 @@ mod tests {
         let (_dir, root) = fixture();
         for input in ["../outside/x", "src/../../outside", "/etc/passwd", "/"] {
             let error = root.resolve(input).unwrap_err();
-            assert_eq!(error.kind(), kinds::OUTSIDE_ROOT, "{input}");
+            assert_eq!(error.kind(), ErrorKind::OutsideRoot, "{input}");
         }
     }
 
@@ -211,11 +211,11 @@ mod tests {
         symlink(root.path().join("src"), root.path().join("inner")).unwrap();
         assert_eq!(
             root.resolve("escape/new.txt").unwrap_err().kind(),
-            kinds::OUTSIDE_ROOT
+            ErrorKind::OutsideRoot
         );
         assert_eq!(
             root.resolve("dangling").unwrap_err().kind(),
-            kinds::OUTSIDE_ROOT
+            ErrorKind::OutsideRoot
         );
         assert_eq!(
             root.resolve("inner/a.py").unwrap(),
@@ -226,7 +226,7 @@ mod tests {
         let error = root.workspace().write_atomic(&through, b"x").unwrap_err();
         assert_eq!(
             root.io_error("write", "escape/x", &error).kind(),
-            kinds::OUTSIDE_ROOT
+            ErrorKind::OutsideRoot
         );
     }
 
@@ -236,7 +236,7 @@ mod tests {
         assert!(root.resolve("new/dir/file.txt").is_ok());
         assert_eq!(
             root.resolve_existing("nope.txt").unwrap_err().kind(),
-            kinds::NOT_FOUND
+            ErrorKind::NotFound
         );
     }
 }

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::error::ToolError;
+use crate::error::{ErrorKind, ToolError};
 use crate::spool::{JsonLayout, JsonPieces, SpooledArray};
 use crate::tier::Tier;
 
@@ -97,7 +97,7 @@ impl Tool for BrokenConfig {
 
     async fn call(&self, _ctx: &CallContext, _args: Value) -> Result<ToolOutput, ToolError> {
         Err(ToolError::new(
-            crate::kinds::INVALID_CONFIG,
+            ErrorKind::InvalidConfig,
             self.broken.to_string(),
         ))
     }

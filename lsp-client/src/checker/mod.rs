@@ -173,18 +173,62 @@ pub enum CheckerError {
     },
 }
 
+/// The short name of a [`CheckerError`] (closed: a host maps every kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CheckerErrorKind {
+    /// `not_supported`: no checker for the family.
+    NotSupported,
+    /// `checker_missing`
+    CheckerMissing,
+    /// `nothing_to_check`
+    NothingToCheck,
+    /// `needs_full_surface`: the checker would run the workspace's own code.
+    NeedsFullSurface,
+    /// `checker_failed`
+    CheckerFailed,
+    /// `timeout`
+    Timeout,
+}
+
+impl CheckerErrorKind {
+    /// The name (`checker_missing`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckerErrorKind::NotSupported => "not_supported",
+            CheckerErrorKind::CheckerMissing => "checker_missing",
+            CheckerErrorKind::NothingToCheck => "nothing_to_check",
+            CheckerErrorKind::NeedsFullSurface => "needs_full_surface",
+            CheckerErrorKind::CheckerFailed => "checker_failed",
+            CheckerErrorKind::Timeout => "timeout",
+        }
+    }
+}
+
+impl std::fmt::Display for CheckerErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for CheckerErrorKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 impl CheckerError {
     /// A short kind for tool errors (`checker_missing`, `timeout`, …).
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> CheckerErrorKind {
+        use CheckerErrorKind as K;
         match self {
-            CheckerError::NotConfigured { .. } => "not_supported",
-            CheckerError::Missing { .. } => "checker_missing",
-            CheckerError::NothingToCheck { .. } => "nothing_to_check",
-            CheckerError::Refused { .. } => "needs_full_surface",
-            CheckerError::Spawn { .. } => "checker_failed",
-            CheckerError::Timeout { .. } => "timeout",
-            CheckerError::Failed { .. } => "checker_failed",
-            CheckerError::Unreadable { .. } => "checker_failed",
+            CheckerError::NotConfigured { .. } => K::NotSupported,
+            CheckerError::Missing { .. } => K::CheckerMissing,
+            CheckerError::NothingToCheck { .. } => K::NothingToCheck,
+            CheckerError::Refused { .. } => K::NeedsFullSurface,
+            CheckerError::Spawn { .. } => K::CheckerFailed,
+            CheckerError::Timeout { .. } => K::Timeout,
+            CheckerError::Failed { .. } => K::CheckerFailed,
+            CheckerError::Unreadable { .. } => K::CheckerFailed,
         }
     }
 }

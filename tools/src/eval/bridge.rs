@@ -25,7 +25,7 @@ impl Bridge for RegistryBridge {
         match self.handle.call_tool(name, args).await {
             Ok(output) => Ok(output.value),
             Err(error) => Err(BridgeError {
-                kind: error.kind().to_owned(),
+                kind: error.kind().as_str().to_owned(),
                 message: error.message().to_owned(),
                 details: error.details().clone(),
             }),

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::error::{kinds, ToolError};
+use crate::error::{ErrorKind, ToolError};
 use crate::report::files::{PatchAction, PatchReport, PatchedFile};
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
@@ -332,7 +332,7 @@ impl Tool for ApplyPatchTool {
         let args: ApplyPatchArgs = parse_args(args)?;
         let files = parse_patch(&args.patch).map_err(|message| {
             ToolError::new(
-                "invalid_patch",
+                ErrorKind::InvalidPatch,
                 format!("the patch cannot be read: {message}"),
             )
         })?;
@@ -370,7 +370,7 @@ impl ApplyPatchTool {
     fn plan_file(&self, file: &FilePatch, planned: &[Planned]) -> Result<Planned, ToolError> {
         let target = file.new.as_ref().or(file.old.as_ref()).ok_or_else(|| {
             ToolError::new(
-                "invalid_patch",
+                ErrorKind::InvalidPatch,
                 "a file patch goes from /dev/null to /dev/null",
             )
         })?;
@@ -378,13 +378,13 @@ impl ApplyPatchTool {
         let shown = self.root.relative(&path);
         if planned.iter().any(|p| p.path == path) {
             return Err(ToolError::new(
-                "invalid_patch",
+                ErrorKind::InvalidPatch,
                 format!("`{shown}` appears twice in the patch; give each file one section"),
             ));
         }
         if file.old.is_some() && file.new.is_some() && file.old != file.new {
             return Err(ToolError::new(
-                "invalid_patch",
+                ErrorKind::InvalidPatch,
                 format!(
                     "renames are not supported (`{}` → `{}`); patch the content and move \
                      the file separately",
@@ -403,22 +403,23 @@ impl ApplyPatchTool {
         let original = match (&before, file.old.is_some()) {
             (Some(_), false) => {
                 return Err(ToolError::new(
-                    "already_exists",
+                    ErrorKind::AlreadyExists,
                     format!("the patch creates `{shown}`, but it already exists"),
                 ))
             }
             (None, true) => {
                 return Err(ToolError::new(
-                    kinds::NOT_FOUND,
+                    ErrorKind::NotFound,
                     format!("the patch changes `{shown}`, which does not exist"),
                 ))
             }
-            (Some(bytes), true) => String::from_utf8(bytes.clone())
-                .map_err(|_| ToolError::new("not_text", format!("`{shown}` is not UTF-8 text")))?,
+            (Some(bytes), true) => String::from_utf8(bytes.clone()).map_err(|_| {
+                ToolError::new(ErrorKind::NotText, format!("`{shown}` is not UTF-8 text"))
+            })?,
             (None, false) => String::new(),
         };
         let applied = apply_hunks(&original, &file.hunks, &shown).map_err(|message| {
-            ToolError::new("patch_does_not_apply", message).with_detail("path", shown.clone())
+            ToolError::new(ErrorKind::PatchDoesNotApply, message).with_detail("path", shown.clone())
         })?;
         let added = file
             .hunks
@@ -435,7 +436,7 @@ impl ApplyPatchTool {
         let after = if file.new.is_none() {
             if !applied.is_empty() {
                 return Err(ToolError::new(
-                    "patch_does_not_apply",
+                    ErrorKind::PatchDoesNotApply,
                     format!("the patch deletes `{shown}` but does not remove all of its lines"),
                 ));
             }

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::FileLimits;
-use crate::error::ToolError;
+use crate::error::{ErrorKind, ToolError};
 use crate::report::files::EditReport;
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
@@ -137,7 +137,7 @@ fn plan(
     let start = match starts.as_slice() {
         [] => {
             return Err(ToolError::new(
-                "no_match",
+                ErrorKind::NoMatch,
                 format!(
                     "old_text does not occur in `{shown}`; read the file and copy the exact \
                          text, including indentation and line breaks"
@@ -148,7 +148,7 @@ fn plan(
         many => {
             let lines: Vec<usize> = many.iter().map(|offset| line_of(*offset)).collect();
             return Err(ToolError::new(
-                "ambiguous",
+                ErrorKind::Ambiguous,
                 format!(
                     "old_text occurs {} times in `{shown}` (lines {}); include more \
                          surrounding text so it occurs exactly once",
@@ -194,7 +194,7 @@ fn write(
 ) -> Result<(), ToolError> {
     if super::read_text(root, path, shown, limits.edit_bytes)? != edit.text {
         return Err(ToolError::new(
-            crate::error::kinds::STALE,
+            ErrorKind::Stale,
             format!(
                 "`{shown}` changed while the edit was prepared; nothing was written; read it \
                  again and retry"

@@ -23,13 +23,8 @@ use std::path::Path;
 
 use cc_workspace::FileKind;
 
-use crate::error::ToolError;
+use crate::error::{ErrorKind, ToolError};
 use crate::root::WorkspaceRoot;
-
-/// The error kind for a path that is a named pipe, a device or a socket.
-pub const NOT_A_REGULAR_FILE: &str = "not_a_regular_file";
-/// The error kind for a file or a content over the size cap.
-pub const TOO_LARGE: &str = "too_large";
 
 /// Size bounds of the file tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,12 +55,12 @@ impl Default for FileLimits {
 pub(crate) fn not_regular(shown: &str, kind: FileKind) -> ToolError {
     if kind == FileKind::Directory {
         return ToolError::new(
-            "is_directory",
+            ErrorKind::IsDirectory,
             format!("`{shown}` is a directory; give the path of a file"),
         );
     }
     ToolError::new(
-        NOT_A_REGULAR_FILE,
+        ErrorKind::NotARegularFile,
         format!(
             "`{shown}` is {}, not a regular file; reading it could block or never end, so it \
              is refused",
@@ -78,7 +73,7 @@ pub(crate) fn not_regular(shown: &str, kind: FileKind) -> ToolError {
 /// `too_large` for `shown` of `size` bytes.
 pub(crate) fn too_large(shown: &str, size: u64, cap: u64, what: &str) -> ToolError {
     ToolError::new(
-        TOO_LARGE,
+        ErrorKind::TooLarge,
         format!(
             "`{shown}` is {size} bytes, over the {cap}-byte cap for {what}; change it in \
              smaller pieces or with another tool"
@@ -141,15 +136,11 @@ pub(crate) fn read_text(
     shown: &str,
     cap: u64,
 ) -> Result<String, ToolError> {
-    let bytes = read_bytes(root, path, shown, cap, "editing")?.ok_or_else(|| {
-        ToolError::new(
-            crate::error::kinds::NOT_FOUND,
-            format!("`{shown}` does not exist"),
-        )
-    })?;
+    let bytes = read_bytes(root, path, shown, cap, "editing")?
+        .ok_or_else(|| ToolError::new(ErrorKind::NotFound, format!("`{shown}` does not exist")))?;
     String::from_utf8(bytes).map_err(|error| {
         ToolError::new(
-            "not_text",
+            ErrorKind::NotText,
             format!(
                 "`{shown}` is not UTF-8 text (invalid byte at offset {}); it looks binary",
                 error.utf8_error().valid_up_to()

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::FileLimits;
-use crate::error::ToolError;
+use crate::error::{ErrorKind, ToolError};
 use crate::report::files::{CutLine, ReadReport};
 use crate::root::WorkspaceRoot;
 use crate::tier::Tier;
@@ -191,7 +191,7 @@ fn first_line<R: Read>(
             Skip::End => break,
             Skip::Budget => {
                 return Err(ToolError::new(
-                    "too_large",
+                    ErrorKind::TooLarge,
                     format!(
                         "`{shown}` has no line {offset} within the first {} bytes read; \
                          use `byte_offset` to start further in",
@@ -214,12 +214,8 @@ fn open_at(
     limits: FileLimits,
 ) -> Result<(Lines<std::fs::File>, u64, u64), ToolError> {
     let io = |error: std::io::Error| root.io_error("read", shown, &error);
-    let mut file = super::open_regular(root, path, shown)?.ok_or_else(|| {
-        ToolError::new(
-            crate::error::kinds::NOT_FOUND,
-            format!("`{shown}` does not exist"),
-        )
-    })?;
+    let mut file = super::open_regular(root, path, shown)?
+        .ok_or_else(|| ToolError::new(ErrorKind::NotFound, format!("`{shown}` does not exist")))?;
     let size = file.metadata().map_err(io)?.len();
     let start = byte_offset.unwrap_or(0).min(size);
     if start > 0 {
@@ -269,7 +265,7 @@ fn read(
         };
         let text = std::str::from_utf8(&line.kept).map_err(|error| {
             ToolError::new(
-                "not_text",
+                ErrorKind::NotText,
                 format!(
                     "`{shown}` is not UTF-8 text (invalid byte at offset {}); it looks binary",
                     line_start + error.valid_up_to() as u64

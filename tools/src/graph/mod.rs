@@ -25,19 +25,11 @@ use cc_process::lock;
 use cc_workspace::watch::{ChangeKind, Subscription, TreeWatcher};
 use cc_workspace::BrokenSection;
 
-use crate::error::{kinds, ToolError};
+use crate::error::{ErrorKind, ToolError};
 use crate::registry::{AfterWrite, PlannedWrite};
 use crate::report::WriteReport;
 use crate::root::WorkspaceRoot;
 use crate::tool::ProgressSink;
-
-/// Error kinds of the graph tool.
-pub mod error_kinds {
-    /// The index could not be opened or queried (its folder, SQLite, the configuration).
-    pub const INDEX: &str = "graph_index";
-    /// No definition or reference of the symbol at that line.
-    pub const SYMBOL_NOT_FOUND: &str = "symbol_not_found";
-}
 
 /// What the stat check of one call found and did.
 #[derive(Debug, Clone, Default)]
@@ -148,7 +140,7 @@ impl GraphIndex {
         let config = self
             .config
             .clone()
-            .map_err(|broken| ToolError::new(crate::kinds::INVALID_CONFIG, broken.to_string()))?;
+            .map_err(|broken| ToolError::new(ErrorKind::InvalidConfig, broken.to_string()))?;
         let this = self.clone();
         tokio::task::spawn_blocking(move || {
             let mut guard = this.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -176,10 +168,10 @@ impl GraphIndex {
                         |e| match e {
                             // The first build keeps what it read: the next call goes on.
                             cc_graph::GraphError::Cancelled { .. } => {
-                                ToolError::new("cancelled", e.to_string())
+                                ToolError::new(ErrorKind::Cancelled, e.to_string())
                             }
                             other => ToolError::new(
-                                error_kinds::INDEX,
+                                ErrorKind::GraphIndex,
                                 format!("the code graph could not be opened: {other}"),
                             ),
                         },
@@ -199,12 +191,12 @@ impl GraphIndex {
                 }
             }
             let Some(graph) = guard.as_mut() else {
-                return Err(ToolError::new(kinds::INTERNAL, "the graph is not open"));
+                return Err(ToolError::new(ErrorKind::Internal, "the graph is not open"));
             };
             job(graph, &checked)
         })
         .await
-        .map_err(|e| ToolError::new(kinds::INTERNAL, format!("the graph task failed: {e}")))?
+        .map_err(|e| ToolError::new(ErrorKind::Internal, format!("the graph task failed: {e}")))?
     }
 
     /// Brings the open graph up to date with the disk: the files the watcher saw change, or
@@ -352,9 +344,9 @@ impl GraphIndex {
 pub(crate) fn index_error(error: cc_graph::GraphError) -> ToolError {
     match error {
         cc_graph::GraphError::UnknownSymbol(_) => {
-            ToolError::new(error_kinds::SYMBOL_NOT_FOUND, error.to_string())
+            ToolError::new(ErrorKind::SymbolNotFound, error.to_string())
         }
-        other => ToolError::new(error_kinds::INDEX, other.to_string()),
+        other => ToolError::new(ErrorKind::GraphIndex, other.to_string()),
     }
 }
 

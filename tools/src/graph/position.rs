@@ -5,9 +5,8 @@
 use cc_graph::{Graph, Symbol};
 use cc_lsp_client::PositionEncoding;
 
-use super::error_kinds::SYMBOL_NOT_FOUND;
 use super::index_error;
-use crate::error::ToolError;
+use crate::error::{ErrorKind, ToolError};
 use crate::root::WorkspaceRoot;
 
 /// A file argument as the index names it (relative, `/`-separated).
@@ -43,7 +42,7 @@ pub(crate) fn target(
         .map_err(|e| root.io_error("read", &rel, &e))?;
     let text = String::from_utf8_lossy(&bytes);
     let located = cc_lsp_client::locate(&text, line, symbol, PositionEncoding::Utf8)
-        .map_err(|e| ToolError::new(SYMBOL_NOT_FOUND, e.to_string()))?;
+        .map_err(|e| ToolError::new(ErrorKind::SymbolNotFound, e.to_string()))?;
     let column = located.character + 1;
     let line32 = u32::try_from(line).unwrap_or(u32::MAX);
     // The last segment of a dotted name is what the index records (`self.get` → `get`).
@@ -68,7 +67,7 @@ pub(crate) fn target(
     if let Some(r) = refs.first() {
         let why = r.unresolved.as_deref().unwrap_or("unknown");
         return Err(ToolError::new(
-            SYMBOL_NOT_FOUND,
+            ErrorKind::SymbolNotFound,
             format!(
                 "`{symbol}` at {rel}:{line} is a use the graph did not resolve to a definition \
                  ({why}); name the definition itself (find it with action `symbols`)"
@@ -90,5 +89,5 @@ pub(crate) fn target(
         ));
     }
     message.push_str("; find definitions with action `symbols`");
-    Err(ToolError::new(SYMBOL_NOT_FOUND, message))
+    Err(ToolError::new(ErrorKind::SymbolNotFound, message))
 }

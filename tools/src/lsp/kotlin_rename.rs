@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::dependents::definitions;
 use super::open::Opened;
 use super::rename_scope::{self, Mentions};
-use crate::error::ToolError;
+use crate::error::{ErrorKind, ToolError};
 use crate::root::WorkspaceRoot;
 
 /// How long the compile that finds the uses may take (it compiles the whole root).
@@ -48,7 +48,7 @@ pub(super) async fn edit(
 ) -> Result<Value, ToolError> {
     let refused = |message: String| {
         ToolError::new(
-            "cannot_rename",
+            ErrorKind::CannotRename,
             format!(
                 "{} cannot rename Kotlin (it reads .kt files by name only), and the Kotlin \
                  compiler cannot either: {message}; nothing was changed",

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use cc_lsp_client::{locate, LanguageServer, Located, LspError, ServerPool};
 
-use crate::error::{kinds, ToolError};
+use crate::error::{ErrorKind, ToolError};
 use crate::report::lsp::{LspReport, UnsupportedReport};
 use crate::root::WorkspaceRoot;
 use crate::tool::CallContext;
@@ -22,20 +22,20 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 /// family refuses its calls), rather than as an unavailable server.
 pub(super) fn refuse_broken(pool: &ServerPool) -> Result<(), ToolError> {
     match pool.config_error() {
-        Some(broken) => Err(ToolError::new(kinds::INVALID_CONFIG, broken)),
+        Some(broken) => Err(ToolError::new(ErrorKind::InvalidConfig, broken)),
         None => Ok(()),
     }
 }
 
 pub(super) fn unavailable(reason: String) -> ToolError {
-    ToolError::new(kinds::NOT_AVAILABLE, reason)
+    ToolError::new(ErrorKind::NotAvailable, reason)
 }
 
 pub(super) fn lsp_error(error: LspError) -> ToolError {
     let kind = match &error {
-        LspError::Timeout { .. } => kinds::TIMEOUT,
-        LspError::ServerExited { .. } => "server_exited",
-        _ => "server_error",
+        LspError::Timeout { .. } => ErrorKind::Timeout,
+        LspError::ServerExited { .. } => ErrorKind::ServerExited,
+        _ => ErrorKind::ServerError,
     };
     ToolError::new(kind, error.to_string())
 }
@@ -156,7 +156,7 @@ pub(super) fn position(
         ));
     };
     locate(&opened.text, line, symbol, opened.server.encoding())
-        .map_err(|error| ToolError::new("symbol_not_found", error.to_string()))
+        .map_err(|error| ToolError::new(ErrorKind::SymbolNotFound, error.to_string()))
 }
 
 /// "not supported by <server>", as an answer rather than an error.

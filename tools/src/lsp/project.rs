@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::error::{kinds, ToolError};
+use crate::error::{ErrorKind, ToolError};
 use crate::report::lsp::{
     MissingPackages, ProjectCheckReport, ProjectCheckRow, ProjectUnchecked,
     LEFT_OUT_BY_CONFIGURATION,
@@ -38,7 +38,7 @@ async fn run_checkers(
     let checker = ProjectChecker::for_pool(pool);
     let targets = checker
         .project_targets(language)
-        .map_err(|u| ToolError::new(kinds::NOT_AVAILABLE, u.reason))?;
+        .map_err(|u| ToolError::new(ErrorKind::NotAvailable, u.reason))?;
     let mut checks: Vec<ProjectCheck> = Vec::new();
     let mut failures: Vec<Failure> = Vec::new();
     let count = targets.len() as f64;
@@ -67,7 +67,7 @@ async fn run_checkers(
             .map(|(family, root, error)| format!("{family} ({root}): {error}"))
             .collect();
         return Err(ToolError::new(
-            kinds::NOT_AVAILABLE,
+            ErrorKind::NotAvailable,
             format!("no project checker could run: {}", reasons.join("; ")),
         ));
     }
@@ -171,7 +171,7 @@ pub(crate) async fn check(
         .map(|(family, root, error)| ProjectUnchecked {
             language: family.clone(),
             root: root.clone(),
-            kind: error.kind().to_owned(),
+            kind: error.kind().as_str().to_owned(),
             reason: error.to_string(),
             files: None,
             files_total: None,

@@ -16,7 +16,7 @@ use super::apply;
 use super::open::{self, lsp_error, Opened};
 use super::rename_scope;
 use super::requests;
-use crate::error::ToolError;
+use crate::error::{ErrorKind, ToolError};
 use crate::report::lsp::{
     BuiltFrom, Leftovers, OtherSymbols, Place, RenameReport, Renamed, RenamedFile,
 };
@@ -86,7 +86,7 @@ fn refuse_by_name_only(opened: &Opened, symbol: &str) -> Result<(), ToolError> {
         ""
     };
     Err(refused(
-        "cannot_rename",
+        ErrorKind::CannotRename,
         format!(
             "{} cannot rename `{symbol}`: it reads .{extension} files for navigation only, \
              finding places by name (overloads and other symbols of that name too). Ask `lsp` \
@@ -96,8 +96,8 @@ fn refuse_by_name_only(opened: &Opened, symbol: &str) -> Result<(), ToolError> {
     ))
 }
 
-fn refused(kind: &str, message: String) -> ToolError {
-    ToolError::new(kind.to_owned(), format!("{message}; nothing was changed"))
+fn refused(kind: ErrorKind, message: String) -> ToolError {
+    ToolError::new(kind, format!("{message}; nothing was changed"))
 }
 
 impl LspRenameTool {
@@ -150,7 +150,7 @@ impl LspRenameTool {
         }
         match answer {
             Ok(Value::Null) => Err(refused(
-                "cannot_rename",
+                ErrorKind::CannotRename,
                 format!(
                     "{} says `{symbol}` in {} cannot be renamed there",
                     opened.server.name(),
@@ -159,7 +159,7 @@ impl LspRenameTool {
             )),
             Ok(_) => Ok(()),
             Err(LspError::Server { message, .. }) => Err(refused(
-                "cannot_rename",
+                ErrorKind::CannotRename,
                 format!(
                     "{} cannot rename `{symbol}`: {message}",
                     opened.server.name()
@@ -247,7 +247,7 @@ fn built_from(opened: &Opened) -> Result<BuiltFrom, ToolError> {
         return Ok(BuiltFrom::References);
     }
     Err(ToolError::new(
-        "not_supported",
+        ErrorKind::NotSupported,
         format!(
             "not supported by {}: it can neither rename nor find references",
             opened.server.name()
@@ -295,7 +295,7 @@ impl LspRenameTool {
             Ok(edit) => edit,
             Err(LspError::Server { message, .. }) => {
                 return Err(refused(
-                    "cannot_rename",
+                    ErrorKind::CannotRename,
                     format!(
                         "{} refused to rename `{symbol}` to `{new_name}`: {message}",
                         opened.server.name(),
@@ -306,7 +306,7 @@ impl LspRenameTool {
         };
         if edit.is_null() {
             return Err(refused(
-                "cannot_rename",
+                ErrorKind::CannotRename,
                 format!(
                     "{} found nothing to rename at `{symbol}` in {}:{line}",
                     opened.server.name(),
@@ -454,7 +454,7 @@ impl Tool for LspRenameTool {
         let server = opened.server.clone();
         let invalid = |error: workspace_edit::EditError| {
             refused(
-                "invalid_edit",
+                ErrorKind::InvalidEdit,
                 format!(
                     "{} sent an edit that cannot be applied: {error}",
                     server.name()
@@ -479,7 +479,7 @@ impl Tool for LspRenameTool {
             workspace_edit::plan(&edit, server.encoding(), &|path| server.version_of(path))
                 .map_err(invalid)?;
         apply::check_inside(&self.root, &changes)
-            .map_err(|message| ToolError::new(crate::error::kinds::OUTSIDE_ROOT, message))?;
+            .map_err(|message| ToolError::new(ErrorKind::OutsideRoot, message))?;
         crate::commit::commit_checked(
             ctx,
             &self.root,

@@ -17,7 +17,7 @@ use super::nav;
 use super::open::{self, lsp_error, unavailable, unsupported, Opened};
 use super::requests::{self, AtPosition};
 use super::{LspConfigSource, REQUEST_TIMEOUT};
-use crate::error::{kinds, ToolError};
+use crate::error::{ErrorKind, ToolError};
 use crate::report::lsp::{
     AskedAt, CodeActionsReport, FileDiagnosticsReport, LspReport, LspStatusReport, MissingPackages,
     NavAnswer, NavigationReport, Place, ReloadReport, SymbolEntry, SymbolsReport,
@@ -469,7 +469,7 @@ impl LspTool {
             .open(ctx, args.file.as_deref())
             .await
             .map_err(|error| {
-                if error.kind() == kinds::INVALID_ARGUMENTS {
+                if error.kind() == ErrorKind::InvalidArguments {
                     ToolError::invalid_arguments(
                         "`symbols` needs `query` (workspace search) or `file` (its symbols)",
                     )
@@ -553,12 +553,12 @@ impl LspTool {
                 }))
             }
             CheckOutcome::Pending { server, reason } => Err(ToolError::new(
-                kinds::TIMEOUT,
+                ErrorKind::Timeout,
                 format!("{server} has not answered for `{shown}`: {reason}; ask again shortly"),
             )),
             CheckOutcome::Unchecked { reason } => Err(unavailable(reason)),
             CheckOutcome::Removed => Err(ToolError::new(
-                kinds::NOT_FOUND,
+                ErrorKind::NotFound,
                 format!("`{shown}` does not exist"),
             )),
         }
@@ -569,7 +569,7 @@ impl LspTool {
         // what the agent asked for after editing `.cc/tools.toml`.
         let refused = |broken: BrokenSection| {
             ToolError::new(
-                kinds::INVALID_CONFIG,
+                ErrorKind::InvalidConfig,
                 format!("{broken} (the servers keep running with the previous configuration)"),
             )
         };

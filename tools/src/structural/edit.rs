@@ -17,7 +17,7 @@ use super::{
     blocking, choose_language, max_file_bytes, parse_context, pattern_error, resolve_target,
     search_error, shown,
 };
-use crate::error::{kinds, ToolError};
+use crate::error::{ErrorKind, ToolError};
 use crate::report::structural::{
     AstEditReport, EditStatus, EditWarning, ResolveReport, ResolveStatus, SkippedRewrite,
     StagedFileReport, StagedLimits,
@@ -29,22 +29,6 @@ use crate::tool::{parse_args, report_output, schema_for, CallContext, Tool, Tool
 /// What a failed `resolve` adds to its error: the staged edit is gone.
 pub(super) const EDIT_DROPPED: &str =
     "the edit was dropped; run ast_edit again to stage it on the current files";
-
-/// Error kinds of `ast_edit` and `resolve`.
-pub mod error_kinds {
-    /// No staged edit has that id (never staged, already accepted or discarded).
-    pub const UNKNOWN_EDIT: &str = "unknown_edit";
-    /// Files changed since staging; nothing was written.
-    pub const STALE: &str = crate::error::kinds::STALE;
-    /// The rewrite template uses a metavariable the pattern does not bind.
-    pub const UNBOUND_METAVARIABLE: &str = "unbound_metavariable";
-    /// Two matches overlap without nesting.
-    pub const OVERLAPPING_MATCHES: &str = "overlapping_matches";
-    /// The staged edit was evicted to make room for newer ones.
-    pub const EXPIRED: &str = "expired";
-    /// One edit alone holds more bytes than a run may stage.
-    pub const EDIT_TOO_LARGE: &str = "edit_too_large";
-}
 
 /// How many staged edits a run keeps; staging one more evicts the oldest.
 pub const MAX_STAGED_EDITS: usize = 32;
@@ -397,7 +381,7 @@ impl Tool for AstEditTool {
         let size = staged_bytes(&staged);
         if size > self.store.max_bytes {
             return Err(ToolError::new(
-                error_kinds::EDIT_TOO_LARGE,
+                ErrorKind::EditTooLarge,
                 format!(
                     "the rewrite touches {} files and would hold {size} bytes, over the {} bytes \
                      a run may stage; nothing was staged; narrow `path` and stage it in parts",
@@ -498,16 +482,16 @@ fn unparsable_reason(u: &cc_structural::UnparsableRewrite) -> String {
 fn rewrite_error(root: &WorkspaceRoot, error: RewriteError) -> ToolError {
     match &error {
         RewriteError::Template(cc_structural::TemplateError::Unbound { name, .. }) => {
-            ToolError::new(error_kinds::UNBOUND_METAVARIABLE, error.to_string())
+            ToolError::new(ErrorKind::UnboundMetavariable, error.to_string())
                 .with_detail("name", name.as_str())
         }
         RewriteError::Template(_) => ToolError::invalid_arguments(error.to_string()),
         RewriteError::Overlap { .. } => {
-            ToolError::new(error_kinds::OVERLAPPING_MATCHES, error.to_string())
+            ToolError::new(ErrorKind::OverlappingMatches, error.to_string())
         }
         RewriteError::Search(_) => match error {
             RewriteError::Search(inner) => search_error(root, inner),
-            other => ToolError::new(kinds::INTERNAL, other.to_string()),
+            other => ToolError::new(ErrorKind::Internal, other.to_string()),
         },
     }
 }
@@ -581,7 +565,7 @@ impl Tool for ResolveTool {
             Lookup::Found(staged) => *staged,
             Lookup::Expired => {
                 return Err(ToolError::new(
-                    error_kinds::EXPIRED,
+                    ErrorKind::Expired,
                     format!(
                         "staged edit `{}` expired: it was evicted to make room for newer ones \
                          (a run keeps at most {} staged edits and {} bytes); nothing was \
@@ -595,7 +579,7 @@ impl Tool for ResolveTool {
             Lookup::Unknown => {
                 let known = self.store.ids();
                 return Err(ToolError::new(
-                    error_kinds::UNKNOWN_EDIT,
+                    ErrorKind::UnknownEdit,
                     format!(
                         "no staged edit `{}` (it was never staged, or was already accepted or \
                      discarded); staged now: {}",

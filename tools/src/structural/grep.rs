@@ -17,7 +17,7 @@ use super::{
     blocking, choose_language, max_file_bytes, parse_context, pattern_error, resolve_target,
     search_error, shown,
 };
-use crate::error::{kinds, ToolError};
+use crate::error::{ErrorKind, ToolError};
 use crate::left_out::LeftOutReport;
 use crate::report::structural::{
     match_listing, FileReason, GrepReport, GrepResult, ParseErrorsAt, Point, TooLargeFile,
@@ -181,7 +181,7 @@ impl Tool for AstGrepTool {
 /// A spool that cannot be written or read back is an internal error.
 fn spool_error(error: std::io::Error) -> ToolError {
     ToolError::new(
-        kinds::INTERNAL,
+        ErrorKind::Internal,
         format!("the matches could not be spooled (temporary files go to $TMPDIR): {error}"),
     )
 }

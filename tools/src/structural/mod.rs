@@ -8,7 +8,7 @@
 mod edit;
 mod grep;
 
-pub use edit::{error_kinds as edit_error_kinds, AstEditTool, EditStore, ResolveTool};
+pub use edit::{AstEditTool, EditStore, ResolveTool};
 pub use grep::AstGrepTool;
 
 use std::path::{Path, PathBuf};
@@ -21,18 +21,8 @@ use cc_structural::{
 use cc_workspace::FileKind;
 use serde_json::{json, Value};
 
-use crate::error::{kinds, ToolError};
+use crate::error::{ErrorKind, ToolError};
 use crate::root::WorkspaceRoot;
-
-/// Error kinds of the structural tools.
-pub mod error_kinds {
-    /// The pattern does not parse in any context of the ladder.
-    pub const UNPARSABLE: &str = "unparsable";
-    /// The pattern is nested deeper or is longer than the documented limits.
-    pub const PATTERN_TOO_LARGE: &str = "pattern_too_large";
-    /// The language is not one of the parser set's.
-    pub const UNKNOWN_LANGUAGE: &str = "unknown_language";
-}
 
 /// The path argument resolved inside the root, and whether it is a folder.
 pub(crate) struct Target {
@@ -80,9 +70,9 @@ pub(crate) fn max_file_bytes(given: Option<u64>) -> Result<u64, ToolError> {
 /// A search error as a tool error.
 pub(crate) fn search_error(root: &WorkspaceRoot, error: SearchError) -> ToolError {
     match &error {
-        SearchError::NotFound(_) => ToolError::new(kinds::NOT_FOUND, error.to_string()),
+        SearchError::NotFound(_) => ToolError::new(ErrorKind::NotFound, error.to_string()),
         SearchError::NotRegular(path) => ToolError::new(
-            crate::fs::NOT_A_REGULAR_FILE,
+            ErrorKind::NotARegularFile,
             format!(
                 "`{}` is not a regular file or a folder; reading it could block or never end, \
                  so it is refused",
@@ -90,7 +80,7 @@ pub(crate) fn search_error(root: &WorkspaceRoot, error: SearchError) -> ToolErro
             ),
         )
         .with_detail("path", shown(root, path)),
-        SearchError::Sink(_) => ToolError::new(kinds::INTERNAL, error.to_string()),
+        SearchError::Sink(_) => ToolError::new(ErrorKind::Internal, error.to_string()),
     }
 }
 
@@ -104,7 +94,7 @@ pub(crate) fn choose_language(
     let known = || parsers.names().join(", ");
     match language {
         Some(name) => parsers.lookup(name).map_err(|error| {
-            ToolError::new(error_kinds::UNKNOWN_LANGUAGE, error.to_string())
+            ToolError::new(ErrorKind::UnknownLanguage, error.to_string())
                 .with_detail("language", name)
                 .with_detail("known", error.known)
         }),
@@ -115,7 +105,7 @@ pub(crate) fn choose_language(
         ))),
         None => parsers.for_path(&target.path).ok_or_else(|| {
             ToolError::new(
-                error_kinds::UNKNOWN_LANGUAGE,
+                ErrorKind::UnknownLanguage,
                 format!(
                     "cannot tell the language of `{}` from its extension; pass `language` (one of: {})",
                     root.relative(&target.path),
@@ -149,12 +139,12 @@ pub(crate) fn pattern_error(error: PatternError) -> ToolError {
                     })
                 })
                 .collect();
-            ToolError::new(error_kinds::UNPARSABLE, error.to_string())
+            ToolError::new(ErrorKind::Unparsable, error.to_string())
                 .with_detail("language", language.as_str())
                 .with_detail("contexts", tried)
         }
         PatternError::TooLarge { limit, .. } => {
-            ToolError::new(error_kinds::PATTERN_TOO_LARGE, error.to_string())
+            ToolError::new(ErrorKind::PatternTooLarge, error.to_string())
                 .with_detail("limit", *limit)
         }
         PatternError::NoSuchContext { .. }
@@ -173,9 +163,12 @@ pub(crate) fn shown(root: &WorkspaceRoot, path: &Path) -> String {
 pub(crate) async fn blocking<T: Send + 'static>(
     job: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
 ) -> Result<T, ToolError> {
-    tokio::task::spawn_blocking(job)
-        .await
-        .map_err(|e| ToolError::new(kinds::INTERNAL, format!("the structural task failed: {e}")))?
+    tokio::task::spawn_blocking(job).await.map_err(|e| {
+        ToolError::new(
+            ErrorKind::Internal,
+            format!("the structural task failed: {e}"),
+        )
+    })?
 }
 
 /// Registers the structural tools on `builder`: `ast_grep`, and `ast_edit` and `resolve`

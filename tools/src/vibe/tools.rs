@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::roster::{Roster, RosterError, WorkerSnapshot, WorkerTier};
-use crate::error::ToolError;
+use crate::error::{ErrorKind, ToolError};
 use crate::registry::RegistryBuilder;
 use crate::report::Render;
 use crate::tier::Tier;
@@ -97,8 +97,8 @@ struct ListArgs {}
 
 fn roster_error(error: RosterError) -> ToolError {
     let kind = match error {
-        RosterError::UnknownWorker(_) => "unknown_worker",
-        RosterError::TierUnavailable(_) => "not_available",
+        RosterError::UnknownWorker(_) => ErrorKind::UnknownWorker,
+        RosterError::TierUnavailable(_) => ErrorKind::NotAvailable,
     };
     ToolError::new(kind, error.to_string())
 }
