@@ -14,7 +14,9 @@
 //!   name opened in the server first, and after its edit every occurrence left behind
 //!   classified (confirmed by the server as the symbol and added, another symbol, a comment
 //!   or a string, code the server reports inactive, a file of another project);
-//! - [`inactive`]: code a language server reports inactive for this build configuration.
+//! - [`inactive`]: code a language server reports inactive for this build configuration;
+//! - [`verification`]: the code graph's `callers` and `impact` edges confirmed or refuted by
+//!   a language server's references.
 //!
 //! ```
 //! use cc_analysis::dependents::{self, Change};
@@ -55,3 +57,4 @@ pub mod importers;
 pub mod inactive;
 pub mod rename_scope;
 pub mod scan;
+pub mod verification;

@@ -95,27 +95,7 @@ pub struct SignedSymbol {
     pub signature: String,
 }
 
-/// What the language server said of one edge (`verify: true`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Its references include the use.
-    Confirmed,
-    /// Its complete references do not include it.
-    Refuted,
-    /// It could not say (why is in `verify_note`).
-    Unverifiable,
-}
-
-impl Verdict {
-    fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Confirmed => "confirmed",
-            Verdict::Refuted => "refuted",
-            Verdict::Unverifiable => "unverifiable",
-        }
-    }
-}
+pub use cc_analysis::verification::Verdict;
 
 /// An item's verdict and why.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
