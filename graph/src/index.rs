@@ -1221,7 +1221,7 @@ fn insert_file(tx: &Connection, fresh: &Fresh) -> rusqlite::Result<FileId> {
         fresh.facts.package,
         fresh.facts.syntax_errors
     ])?;
-    Ok(tx.last_insert_rowid())
+    Ok(FileId(tx.last_insert_rowid()))
 }
 
 /// The resolution-relevant attributes of a definition, to tell whether it changed.
@@ -1329,7 +1329,7 @@ fn insert_definitions(
             def.name_pos.column,
             type_params
         ])?;
-        ids.push(tx.last_insert_rowid());
+        ids.push(DefId(tx.last_insert_rowid()));
     }
     Ok(ids)
 }
@@ -1588,7 +1588,7 @@ fn dependents(tx: &Connection, keys: &BTreeSet<String>) -> rusqlite::Result<BTre
     )?;
     let mut path_of = tx.prepare_cached("SELECT path FROM files WHERE id = ?1")?;
     for key in keys {
-        let rows = stmt.query_map([key], |r| r.get::<_, i64>(0))?;
+        let rows = stmt.query_map([key], |r| r.get::<_, FileId>(0))?;
         for r in rows {
             out.insert(r?);
         }
@@ -1597,7 +1597,7 @@ fn dependents(tx: &Connection, keys: &BTreeSet<String>) -> rusqlite::Result<BTre
     let mut frontier: Vec<String> = keys.iter().map(|k| format!("{REACH}{k}")).collect();
     while let Some(key) = frontier.pop() {
         let rows = stmt
-            .query_map([&key], |r| r.get::<_, i64>(0))?
+            .query_map([&key], |r| r.get::<_, FileId>(0))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         for file in rows {
             out.insert(file);
@@ -1619,7 +1619,7 @@ fn load_files(tx: &Connection) -> rusqlite::Result<Vec<FileInfo>> {
         tx.prepare_cached("SELECT id, path, language, package FROM files ORDER BY id")?;
     let rows = stmt.query_map([], |r| {
         Ok((
-            r.get::<_, i64>(0)?,
+            r.get::<_, FileId>(0)?,
             r.get::<_, String>(1)?,
             r.get::<_, String>(2)?,
             r.get::<_, Option<String>>(3)?,
@@ -1786,12 +1786,12 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
         "SELECT file_id, module, name, alias, wildcard, line, scope_first, scope_last
          FROM imports ORDER BY file_id, ord",
     )?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, import_from_row(r, 1)?)))?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, FileId>(0)?, import_from_row(r, 1)?)))?;
     by_file(rows, |file, list| table.set_imports(file, list))?;
     let mut stmt = tx.prepare(&format!(
         "SELECT file_id, {LOCAL_COLUMNS} FROM locals ORDER BY file_id, ord"
     ))?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, local_from_row(r, 1)?)))?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, FileId>(0)?, local_from_row(r, 1)?)))?;
     by_file(rows, |file, list| table.set_locals(file, &list))?;
     Ok(())
 }

@@ -6,6 +6,7 @@ use rusqlite::params;
 use crate::index::{rung_code, rung_of, Graph, Result, REF_NAME, REF_RECEIVER};
 use crate::query::Callee;
 use crate::resolve::Rung;
+use crate::table::{DefId, FileId};
 
 /// The outcome a reference takes when the precise tier says its name is no workspace
 /// definition (a local, a library's): no edge.
@@ -48,10 +49,10 @@ impl Graph {
                     r.get::<_, String>(2)?,
                     r.get::<_, Option<String>>(3)?,
                     r.get::<_, i64>(4)?,
-                    r.get::<_, Option<i64>>(5)?,
+                    r.get::<_, Option<DefId>>(5)?,
                     r.get::<_, Option<i64>>(6)?,
                     r.get::<_, Option<i64>>(7)?,
-                    r.get::<_, i64>(8)?,
+                    r.get::<_, FileId>(8)?,
                     r.get::<_, i64>(9)?,
                 ))
             })
@@ -100,7 +101,7 @@ impl Graph {
     }
 
     /// The dispatch targets of one reference, by place.
-    fn dispatch_targets(&self, file: i64, ord: i64) -> Result<Vec<crate::query::Symbol>> {
+    fn dispatch_targets(&self, file: FileId, ord: i64) -> Result<Vec<crate::query::Symbol>> {
         let mut stmt = self
             .conn
             // The reference's own dispatch edges (unless the precise tier gave it another
@@ -117,7 +118,7 @@ impl Graph {
             )
             .map_err(self.q_err())?;
         let ids = stmt
-            .query_map(params![file, ord], |r| r.get::<_, i64>(0))
+            .query_map(params![file, ord], |r| r.get::<_, DefId>(0))
             .map_err(self.q_err())?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(self.q_err())?;

@@ -51,7 +51,7 @@ pub(crate) fn encode_locals(locals: &[(Local, Option<DefId>)]) -> Box<[u8]> {
         out.put_u32_le(local.pos.line);
         out.put_u32_le(local.pos.column);
         out.put_u32_le(local.param.unwrap_or(NONE_U32));
-        out.put_i64_le(scope.unwrap_or(NONE_ID));
+        out.put_i64_le(scope.map_or(NONE_ID, |scope| scope.0));
         match &local.callback {
             Some(cb) => {
                 out.put_u8(1);
@@ -89,7 +89,9 @@ fn decode_local(input: &mut &[u8]) -> Option<(Local, Option<DefId>)> {
         column: get_u32(input)?,
     };
     let param = Some(get_u32(input)?).filter(|p| *p != NONE_U32);
-    let scope = Some(input.try_get_i64_le().ok()?).filter(|s| *s != NONE_ID);
+    let scope = Some(input.try_get_i64_le().ok()?)
+        .filter(|s| *s != NONE_ID)
+        .map(DefId);
     let callback = match input.try_get_u8().ok()? {
         0 => None,
         _ => Some(CallbackParam {
@@ -149,7 +151,7 @@ mod tests {
                                 param,
                             }),
                         },
-                        scope,
+                        scope.map(DefId),
                     )
                 },
             )

@@ -86,7 +86,7 @@ impl PendingRefs {
     ) -> std::io::Result<()> {
         let mut record = std::mem::take(&mut self.record);
         record.clear();
-        record.put_i64_le(file);
+        record.put_i64_le(file.0);
         record.put_u32_le(u32::try_from(refs.len()).unwrap_or(u32::MAX));
         for r in refs {
             let name = self.name_id(r.name);
@@ -97,7 +97,7 @@ impl PendingRefs {
             });
             record.put_u32_le(name);
             record.put_u32_le(receiver);
-            record.put_i64_le(r.enclosing.unwrap_or(NONE_ID));
+            record.put_i64_le(r.enclosing.map_or(NONE_ID, |e| e.0));
             record.put_u32_le(r.pos.line);
             record.put_u32_le(r.pos.column);
         }
@@ -105,7 +105,7 @@ impl PendingRefs {
         for (call, argument, member) in literals {
             record.put_u64_le(*call as u64);
             record.put_u32_le(*argument);
-            record.put_i64_le(*member);
+            record.put_i64_le(member.0);
         }
         self.files.push(file);
         let written = match &mut self.sink {
@@ -219,7 +219,7 @@ impl PendingReader {
     }
 
     fn decode(&self, input: &mut &[u8]) -> Option<(FileId, Vec<RefIn>, Vec<LiteralArgIn>)> {
-        let file = input.try_get_i64_le().ok()?;
+        let file = FileId(input.try_get_i64_le().ok()?);
         let count = input.try_get_u32_le().ok()?;
         let mut refs = Vec::with_capacity(usize::try_from(count).ok()?.min(1 << 20));
         for _ in 0..count {
@@ -232,7 +232,9 @@ impl PendingReader {
                 NONE_NAME => None,
                 id => Some(self.name(id)?),
             };
-            let enclosing = Some(input.try_get_i64_le().ok()?).filter(|e| *e != NONE_ID);
+            let enclosing = Some(input.try_get_i64_le().ok()?)
+                .filter(|e| *e != NONE_ID)
+                .map(DefId);
             let pos = Pos {
                 line: input.try_get_u32_le().ok()?,
                 column: input.try_get_u32_le().ok()?,
@@ -252,7 +254,7 @@ impl PendingReader {
             literals.push((
                 call,
                 input.try_get_u32_le().ok()?,
-                input.try_get_i64_le().ok()?,
+                DefId(input.try_get_i64_le().ok()?),
             ));
         }
         Some((file, refs, literals))
@@ -282,7 +284,7 @@ mod tests {
                     },
                     name: names[i as usize % 3],
                     receiver: (i == 1).then_some("self"),
-                    enclosing: (i > 0).then_some(i64::from(i) * 7),
+                    enclosing: (i > 0).then_some(DefId(i64::from(i) * 7)),
                     pos: Pos {
                         line: i,
                         column: 2 * i,
@@ -290,20 +292,20 @@ mod tests {
                 })
                 .collect();
             pending
-                .push(file, refs.into_iter(), &[(0, 1, file * 10)])
+                .push(FileId(file), refs.into_iter(), &[(0, 1, DefId(file * 10))])
                 .unwrap();
         }
-        assert_eq!(pending.files(), &[1, 2, 3]);
+        assert_eq!(pending.files(), &[FileId(1), FileId(2), FileId(3)]);
         let mut reader = pending.into_reader().unwrap();
         for file in 1..4i64 {
             let (id, refs, literals) = reader.next_file().unwrap().unwrap();
-            assert_eq!(id, file);
+            assert_eq!(id, FileId(file));
             assert_eq!(refs.len(), file as usize);
-            assert_eq!(literals, vec![(0, 1, file * 10)]);
+            assert_eq!(literals, vec![(0, 1, DefId(file * 10))]);
             for (i, r) in refs.iter().enumerate() {
                 assert_eq!(&*r.name, names[i % 3]);
                 assert_eq!(r.receiver.as_deref(), (i == 1).then_some("self"));
-                assert_eq!(r.enclosing, (i > 0).then_some(i as i64 * 7));
+                assert_eq!(r.enclosing, (i > 0).then_some(DefId(i as i64 * 7)));
                 assert_eq!(r.pos.column, 2 * i as u32);
             }
         }

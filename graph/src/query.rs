@@ -11,7 +11,7 @@ use crate::index::{
 use crate::model::{DefKind, RefKind};
 use crate::ranks;
 use crate::resolve::Rung;
-use crate::table::DefId;
+use crate::table::{DefId, FileId};
 
 /// A definition as queries report it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -567,7 +567,7 @@ impl Graph {
                     r.get::<_, i64>(3)?,
                     r.get::<_, Option<String>>(4)?,
                     r.get::<_, i64>(5)?,
-                    r.get::<_, Option<i64>>(6)?,
+                    r.get::<_, Option<DefId>>(6)?,
                 ))
             })
             .map_err(self.q_err())?;
@@ -638,7 +638,7 @@ impl Graph {
             let rows = stmt
                 .query_map(params![def], |r| {
                     Ok((
-                        r.get::<_, Option<i64>>(0)?,
+                        r.get::<_, Option<DefId>>(0)?,
                         r.get::<_, i64>(1)?,
                         r.get::<_, String>(2)?,
                         r.get::<_, u32>(3)?,
@@ -776,7 +776,7 @@ impl Graph {
         let mut out = Vec::new();
         for path in paths {
             let rows = stmt
-                .query_map([path], |r| r.get::<_, i64>(0))
+                .query_map([path], |r| r.get::<_, DefId>(0))
                 .map_err(self.q_err())?;
             for row in rows {
                 out.push(row.map_err(self.q_err())?);
@@ -843,13 +843,13 @@ impl Graph {
     ) -> Result<Vec<(DefId, f64)>> {
         // Whether each definition is in a focus file, by file id: no path per definition
         // (a kernel-size tree has millions).
-        let focus_files: HashSet<i64> = {
+        let focus_files: HashSet<FileId> = {
             let mut stmt = self
                 .conn
                 .prepare_cached("SELECT id, path FROM files")
                 .map_err(self.q_err())?;
             let rows = stmt
-                .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+                .query_map([], |r| Ok((r.get::<_, FileId>(0)?, r.get::<_, String>(1)?)))
                 .map_err(self.q_err())?;
             let mut focused = HashSet::new();
             for row in rows {
@@ -1149,6 +1149,8 @@ impl Names {
 
 #[cfg(test)]
 mod tests {
+    use crate::table::{DefId, FileId};
+
     /// Without precise-tier rows, the scan form of the rank's edges gives the rows of the
     /// general form: references, dispatch (fan-out) and the members object literals fill.
     #[test]
@@ -1299,12 +1301,12 @@ mod tests {
     #[test]
     fn the_rank_edges_of_each_file_are_the_scan_forms_rows() {
         let (_project, _cache, graph) = calling_modules(12, 5);
-        let mut scanned: Vec<(i64, i64, i64)> = {
+        let mut scanned: Vec<(DefId, DefId, i64)> = {
             let mut stmt = graph.conn.prepare(&super::rank_edges_sql(false)).unwrap();
             stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
                 .unwrap()
                 .map(Result::unwrap)
-                .filter(|(a, b, rung): &(i64, i64, i64)| {
+                .filter(|(a, b, rung): &(DefId, DefId, i64)| {
                     a != b
                         && crate::index::rung_of(*rung).confidence()
                             >= crate::DEFAULT_MIN_CONFIDENCE
@@ -1313,7 +1315,7 @@ mod tests {
                 .collect()
         };
         scanned.sort_unstable();
-        let files: Vec<i64> = {
+        let files: Vec<FileId> = {
             let mut stmt = graph.conn.prepare("SELECT id FROM files").unwrap();
             stmt.query_map([], |r| r.get(0))
                 .unwrap()

@@ -163,8 +163,8 @@ impl RankGraph {
             let mut stmt = conn.prepare_cached(edges_sql)?;
             let rows = stmt.query_map([], |r| {
                 Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
+                    r.get::<_, DefId>(0)?,
+                    r.get::<_, DefId>(1)?,
                     r.get::<_, i64>(2)?,
                 ))
             })?;
@@ -195,8 +195,8 @@ impl RankGraph {
             let rows = stmt
                 .query_map([], |r| {
                     Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, i64>(1)?,
+                        r.get::<_, DefId>(0)?,
+                        r.get::<_, DefId>(1)?,
                         r.get::<_, i64>(2)?,
                     ))
                 })
@@ -232,7 +232,7 @@ impl Places {
         let mut ids: Vec<DefId> = Vec::new();
         let mut files: Vec<FileId> = Vec::new();
         let mut stmt = conn.prepare_cached("SELECT id, file_id FROM defs ORDER BY id")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, DefId>(0)?, r.get::<_, FileId>(1)?)))?;
         for row in rows {
             let (id, file) = row?;
             ids.push(id);
@@ -243,14 +243,14 @@ impl Places {
         // Ids are usually dense (a clean build numbers them in order): then an id is its
         // place.
         let n = ids.len();
-        let dense = n > 0 && ids[n - 1] - ids[0] + 1 == n as i64;
+        let dense = n > 0 && ids[n - 1].0 - ids[0].0 + 1 == n as i64;
         Ok(Places { ids, files, dense })
     }
 
     fn at(&self, id: DefId) -> Option<u32> {
         let place = if self.dense {
-            let base = self.ids.first().copied().unwrap_or(0);
-            usize::try_from(id - base)
+            let base = self.ids.first().copied().unwrap_or_default();
+            usize::try_from(id.0 - base.0)
                 .ok()
                 .filter(|i| *i < self.ids.len())
         } else {
@@ -298,8 +298,8 @@ impl EdgeSpill {
 
     pub(crate) fn push(&mut self, from: DefId, to: DefId, rung: i64) -> std::io::Result<()> {
         let mut record = [0u8; EDGE_RECORD];
-        record[..8].copy_from_slice(&from.to_le_bytes());
-        record[8..16].copy_from_slice(&to.to_le_bytes());
+        record[..8].copy_from_slice(&from.0.to_le_bytes());
+        record[8..16].copy_from_slice(&to.0.to_le_bytes());
         record[16] = u8::try_from(rung).unwrap_or(u8::MAX);
         self.out.write_all(&record)
     }
@@ -316,6 +316,7 @@ impl EdgeSpill {
                 Ok(()) => {
                     let from = i64::from_le_bytes(record[..8].try_into().unwrap_or_default());
                     let to = i64::from_le_bytes(record[8..16].try_into().unwrap_or_default());
+                    let (from, to) = (DefId(from), DefId(to));
                     Some(Ok((from, to, i64::from(record[16]))))
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => None,
@@ -417,7 +418,9 @@ pub(crate) fn top(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<(DefI
             "SELECT k.def_id, k.score FROM ranks k JOIN defs d ON d.id = k.def_id
               WHERE k.score >= 1.0 ORDER BY k.score DESC LIMIT ?1",
         )?;
-        let rows = stmt.query_map([limit], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))?;
+        let rows = stmt.query_map([limit], |r| {
+            Ok((r.get::<_, DefId>(0)?, r.get::<_, f64>(1)?))
+        })?;
         for row in rows {
             out.push(row?);
         }
@@ -429,7 +432,7 @@ pub(crate) fn top(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<(DefI
             "SELECT d.id FROM defs d WHERE NOT EXISTS (SELECT 1 FROM ranks k WHERE k.def_id = d.id)
               ORDER BY d.id LIMIT ?1",
         )?;
-        let rows = stmt.query_map([limit - out.len() as i64], |r| r.get::<_, i64>(0))?;
+        let rows = stmt.query_map([limit - out.len() as i64], |r| r.get::<_, DefId>(0))?;
         for row in rows {
             out.push((row?, 1.0));
         }
@@ -440,7 +443,7 @@ pub(crate) fn top(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<(DefI
               WHERE k.score < 1.0 ORDER BY k.score DESC LIMIT ?1",
         )?;
         let rows = stmt.query_map([limit - out.len() as i64], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+            Ok((r.get::<_, DefId>(0)?, r.get::<_, f64>(1)?))
         })?;
         for row in rows {
             out.push(row?);
@@ -461,7 +464,7 @@ pub(crate) fn scores_of(conn: &Connection, ids: &[DefId]) -> rusqlite::Result<Ha
     let mut out = HashMap::new();
     for id in ids {
         if let Some((id, y)) = stmt
-            .query_row([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))
+            .query_row([id], |r| Ok((r.get::<_, DefId>(0)?, r.get::<_, f64>(1)?)))
             .optional()?
         {
             out.insert(id, y / total);
@@ -556,8 +559,8 @@ pub(crate) fn file_edges(
     ))?;
     let rows = stmt.query_map([file], |r| {
         Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, i64>(1)?,
+            r.get::<_, DefId>(0)?,
+            r.get::<_, DefId>(1)?,
             r.get::<_, i64>(2)?,
         ))
     })?;
@@ -578,7 +581,7 @@ pub(crate) fn file_edges(
 
 fn file_defs(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<DefId>> {
     let mut stmt = tx.prepare_cached("SELECT id FROM defs WHERE file_id = ?1")?;
-    let rows = stmt.query_map([file], |r| r.get::<_, i64>(0))?;
+    let rows = stmt.query_map([file], |r| r.get::<_, DefId>(0))?;
     rows.collect()
 }
 
@@ -752,7 +755,7 @@ impl KeptRanks {
         let mut residual = HashMap::new();
         {
             let mut stmt = tx.prepare_cached("SELECT def_id, value FROM rank_residuals")?;
-            let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, DefId>(0)?, r.get::<_, f64>(1)?)))?;
             for row in rows {
                 let (id, value) = row?;
                 residual.insert(id, value);

@@ -14,10 +14,49 @@ use crate::model::{DefKind, Import, Local};
 pub use crate::project::parent_dir;
 use crate::project::Project;
 
-/// A file's id in the index.
-pub type FileId = i64;
-/// A definition's id in the index.
-pub type DefId = i64;
+/// Defines an id of the index: a row id that only compares with its own kind, stored and
+/// serialized as the integer.
+macro_rules! index_id {
+    ($(#[doc = $doc:literal])+ $name:ident) => {
+        $(#[doc = $doc])+
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default,
+            serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+        )]
+        #[serde(transparent)]
+        pub struct $name(pub i64);
+
+        impl rusqlite::ToSql for $name {
+            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+                self.0.to_sql()
+            }
+        }
+
+        impl rusqlite::types::FromSql for $name {
+            fn column_result(
+                value: rusqlite::types::ValueRef<'_>,
+            ) -> rusqlite::types::FromSqlResult<Self> {
+                i64::column_result(value).map($name)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+    };
+}
+
+index_id! {
+    /// A file's id in the index.
+    FileId
+}
+
+index_id! {
+    /// A definition's id in the index (valid until the file it is in changes).
+    DefId
+}
 
 /// What resolution needs of a definition.
 #[derive(Debug, Clone, PartialEq, Eq)]

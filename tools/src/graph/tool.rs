@@ -349,7 +349,7 @@ fn symbols(graph: &Graph, args: &GraphArgs) -> Result<SymbolsReport, ToolError> 
     let limit = args.max_results.unwrap_or(100).max(1);
     let found = graph.symbols(query, 5000).map_err(index_error)?.value;
     // The kept ranks of the hits only (a kernel-size tree has millions of definitions).
-    let ids: Vec<i64> = found.iter().map(|r| r.symbol.id).collect();
+    let ids: Vec<cc_graph::table::DefId> = found.iter().map(|r| r.symbol.id).collect();
     let ranks = graph.rank_of(&ids).map_err(index_error)?;
     let mut hits: Vec<(f64, f64, Symbol)> = found
         .into_iter()
