@@ -3,6 +3,6 @@
 (function_definition name: (word) @name) @definition.function
 (command name: (command_name (word) @name)) @reference.call
 (command
-  name: (command_name (word) @cmd)
+  name: (command_name (word) @_cmd)
   argument: (word) @import.module
-  (#any-of? @cmd "source" ".")) @import
+  (#any-of? @_cmd "source" ".")) @import

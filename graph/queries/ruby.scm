@@ -12,7 +12,7 @@
 
 (call method: (identifier) @name) @reference.call
 (call receiver: (_) @receiver method: (identifier) @name) @reference.call
-(call receiver: (constant) @name method: (identifier) @new (#eq? @new "new")) @reference.type
+(call receiver: (constant) @name method: (identifier) @_new (#eq? @_new "new")) @reference.type
 
 (call
   method: (identifier) @import.name
@@ -21,5 +21,5 @@
 
 (assignment
   left: [(identifier) (instance_variable)] @name
-  right: (call receiver: [(constant) (scope_resolution)] @value method: (identifier) @new)
-  (#eq? @new "new")) @local
+  right: (call receiver: [(constant) (scope_resolution)] @value method: (identifier) @_new)
+  (#eq? @_new "new")) @local

@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use cc_languages::{LanguageSpec, Parser, QueryCache, QueryError};
+use cc_languages::{LanguageId, LanguageSpec, Parser, QueryCache, QueryError};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, QueryCursor};
 
@@ -31,38 +31,38 @@ use crate::model::{
 
 /// The query file of a language, or `None` for a language without symbols (JSON).
 pub fn query_source(language: &LanguageSpec) -> Option<&'static str> {
-    Some(match language.name {
-        "python" => include_str!("../queries/python.scm"),
-        "go" => include_str!("../queries/go.scm"),
-        "rust" => include_str!("../queries/rust.scm"),
-        "javascript" => concat!(
+    Some(match language.id {
+        LanguageId::Python => include_str!("../queries/python.scm"),
+        LanguageId::Go => include_str!("../queries/go.scm"),
+        LanguageId::Rust => include_str!("../queries/rust.scm"),
+        LanguageId::JavaScript => concat!(
             include_str!("../queries/js_common.scm"),
             include_str!("../queries/javascript.scm")
         ),
-        "typescript" | "tsx" => concat!(
+        LanguageId::TypeScript | LanguageId::Tsx => concat!(
             include_str!("../queries/js_common.scm"),
             include_str!("../queries/typescript.scm")
         ),
-        "c" => include_str!("../queries/c.scm"),
-        "cpp" => concat!(
+        LanguageId::C => include_str!("../queries/c.scm"),
+        LanguageId::Cpp => concat!(
             include_str!("../queries/c.scm"),
             include_str!("../queries/cpp.scm")
         ),
-        "java" => include_str!("../queries/java.scm"),
-        "c_sharp" => include_str!("../queries/c_sharp.scm"),
-        "kotlin" => include_str!("../queries/kotlin.scm"),
-        "ruby" => include_str!("../queries/ruby.scm"),
-        "dart" => include_str!("../queries/dart.scm"),
-        "bash" => include_str!("../queries/bash.scm"),
-        "php" => include_str!("../queries/php.scm"),
+        LanguageId::Java => include_str!("../queries/java.scm"),
+        LanguageId::CSharp => include_str!("../queries/c_sharp.scm"),
+        LanguageId::Kotlin => include_str!("../queries/kotlin.scm"),
+        LanguageId::Ruby => include_str!("../queries/ruby.scm"),
+        LanguageId::Dart => include_str!("../queries/dart.scm"),
+        LanguageId::Bash => include_str!("../queries/bash.scm"),
+        LanguageId::Php => include_str!("../queries/php.scm"),
         _ => return None,
     })
 }
 
 /// The separator of qualified names in a language.
 pub fn separator(language: &LanguageSpec) -> &'static str {
-    match language.name {
-        "rust" | "cpp" => "::",
+    match language.id {
+        LanguageId::Rust | LanguageId::Cpp => "::",
         _ => ".",
     }
 }
@@ -79,6 +79,54 @@ pub enum ExtractError {
     /// The language has no symbol query (`queries/LANG.scm`).
     #[error("{0} has no symbol query")]
     NoQuery(String),
+    /// The language's query names a capture the extractor does not read (a typo would
+    /// otherwise drop its facts without a word).
+    #[error(
+        "the {language} symbol query captures `@{capture}`, which the extractor does not read \
+         (a capture only a predicate reads starts with `_`)"
+    )]
+    UnknownCapture {
+        /// The language.
+        language: String,
+        /// The capture's name.
+        capture: String,
+    },
+}
+
+/// Captures that give a match its role, besides `definition.KIND` ([`DefKind::parse`]) and
+/// `reference.call`, `reference.macro` and `reference.type`.
+const ROLE_CAPTURES: &[&str] = &["import", "local", "scope.owner", "package"];
+
+/// Captures of a match's parts that the collectors read.
+const PART_CAPTURES: &[&str] = &[
+    "name",
+    "type",
+    "returns",
+    "self",
+    "no_self",
+    "base",
+    "owner",
+    "trait",
+    "member_of",
+    "named_expression",
+    "receiver",
+    "value",
+    "read",
+    "import.module",
+    "import.name",
+    "import.alias",
+    "import.wildcard",
+];
+
+/// What a capture is to the extractor: the role of its match, a part of it, or unknown.
+fn known_capture(name: &str) -> bool {
+    if let Some(kind) = name.strip_prefix("definition.") {
+        return DefKind::parse(kind).is_some();
+    }
+    if let Some(kind) = name.strip_prefix("reference.") {
+        return matches!(kind, "call" | "macro" | "type");
+    }
+    name.starts_with('_') || ROLE_CAPTURES.contains(&name) || PART_CAPTURES.contains(&name)
 }
 
 /// The compiled query of a language (compiled once per process, in the shared cache).
@@ -87,7 +135,14 @@ pub fn query_for(
 ) -> Result<std::sync::Arc<tree_sitter::Query>, ExtractError> {
     let source =
         query_source(language).ok_or_else(|| ExtractError::NoQuery(language.name.into()))?;
-    Ok(QueryCache::global().get(language, "graph.tags", source)?)
+    let query = QueryCache::global().get(language, "graph.tags", source)?;
+    if let Some(capture) = query.capture_names().iter().find(|c| !known_capture(c)) {
+        return Err(ExtractError::UnknownCapture {
+            language: language.name.into(),
+            capture: (*capture).to_owned(),
+        });
+    }
+    Ok(query)
 }
 
 /// Deepest tree a file may have before it is not extracted (its facts are then empty and the
@@ -407,18 +462,21 @@ impl<'a> Extractor<'a> {
             import_bytes,
             ..
         } = found;
-        if self.language.name == "rust" {
+        if self.language.id == LanguageId::Rust {
             rust_import_paths(&mut facts.imports);
         }
         let nesting = self.place_definitions(&mut facts, defs, &owner_scopes);
         nesting.place_references(&mut facts, refs);
         // An import inside a function binds its name there only (the preprocessor's
         // `#include` is textual: it binds from there on, wherever it is).
-        if !matches!(self.language.name, "c" | "cpp") {
+        if !matches!(self.language.id, LanguageId::C | LanguageId::Cpp) {
             nesting.scope_imports(&mut facts, import_bytes);
         }
         nesting.place_locals(&mut facts, locals);
-        if matches!(self.language.name, "javascript" | "typescript" | "tsx") {
+        if matches!(
+            self.language.id,
+            LanguageId::JavaScript | LanguageId::TypeScript | LanguageId::Tsx
+        ) {
             facts.literal_args = literal_args(&facts, tree, self.source);
         }
         facts
@@ -443,7 +501,7 @@ impl<'a> Extractor<'a> {
                 let name = self.names.get(c.index as usize).copied().unwrap_or("");
                 if name.starts_with("definition.")
                     || name.starts_with("reference.")
-                    || matches!(name, "import" | "local" | "scope.owner" | "package")
+                    || ROLE_CAPTURES.contains(&name)
                 {
                     role = Some((name, c.node));
                 } else {
@@ -566,7 +624,7 @@ impl<'a> Extractor<'a> {
                 read: caps.text("read"),
                 // A Rust binding is in scope after its statement only (`let it = it::f()`
                 // calls the module `it`).
-                pos: Pos::of(if self.language.name == "rust" {
+                pos: Pos::of(if self.language.id == LanguageId::Rust {
                     node.end_position()
                 } else {
                     node.start_position()
@@ -671,7 +729,7 @@ impl<'a> Extractor<'a> {
             return DefKind::Field;
         }
         if kind == DefKind::Variable
-            && self.language.name == "python"
+            && self.language.id == LanguageId::Python
             && name.chars().any(|c| c.is_ascii_uppercase())
             && !name.chars().any(|c| c.is_ascii_lowercase())
         {
@@ -682,9 +740,9 @@ impl<'a> Extractor<'a> {
 
     /// The receiver's name of a method that does not write one.
     fn default_self_name(&self) -> Option<String> {
-        match self.language.name {
-            "rust" | "python" | "ruby" => Some("self"),
-            "go" | "c" | "bash" => None,
+        match self.language.id {
+            LanguageId::Rust | LanguageId::Python | LanguageId::Ruby => Some("self"),
+            LanguageId::Go | LanguageId::C | LanguageId::Bash => None,
             _ => Some("this"),
         }
         .map(str::to_owned)
@@ -1000,6 +1058,17 @@ mod tests {
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn a_capture_the_extractor_does_not_read_is_refused() {
+        assert!(known_capture("definition.function"));
+        assert!(known_capture("reference.macro"));
+        assert!(known_capture("import.alias"));
+        assert!(known_capture("_prototype"));
+        assert!(!known_capture("definition.fucntion"));
+        assert!(!known_capture("reference.cal"));
+        assert!(!known_capture("nmae"));
     }
 
     #[test]

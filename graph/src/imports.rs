@@ -13,7 +13,7 @@
 //! | dart | `package:NAME/…` in the package's `lib/` (from `pubspec.yaml`), relative paths |
 //! | bash | `source`/`.` beside the file or from the root |
 
-use cc_languages::LanguageSpec;
+use cc_languages::{LanguageId, LanguageSpec};
 
 use crate::model::Import;
 use crate::project::{join, normalize};
@@ -40,11 +40,11 @@ pub fn binding(import: &Import, language: &LanguageSpec) -> Option<String> {
         return Some(name.clone());
     }
     let module = import.module.as_str();
-    match language.name {
+    match language.id {
         // `import a.b` binds `a`.
-        "python" => module.split('.').find(|s| !s.is_empty()).map(str::to_owned),
+        LanguageId::Python => module.split('.').find(|s| !s.is_empty()).map(str::to_owned),
         // The package name: the last path segment without a major-version suffix.
-        "go" => {
+        LanguageId::Go => {
             let mut segs = module.rsplit('/');
             let last = segs.next()?;
             let last = if last.len() > 1
@@ -62,13 +62,13 @@ pub fn binding(import: &Import, language: &LanguageSpec) -> Option<String> {
             };
             Some(last.trim_start_matches("go-").replace('-', "_"))
         }
-        "java" | "kotlin" | "rust" => module
+        LanguageId::Java | LanguageId::Kotlin | LanguageId::Rust => module
             .rsplit(['.', ':'])
             .next()
             .filter(|s| !s.is_empty())
             .map(str::to_owned),
         // `use A\B\C;` binds `C`.
-        "php" => module
+        LanguageId::Php => module
             .rsplit('\\')
             .next()
             .filter(|s| !s.is_empty())
@@ -85,11 +85,13 @@ pub fn imported_name(import: &Import, language: &LanguageSpec) -> Option<String>
     if let Some(name) = &import.name {
         return Some(name.clone());
     }
-    match language.name {
+    match language.id {
         // `import a.b.C`: C in package a.b.
-        "java" | "kotlin" => import.module.rsplit('.').next().map(str::to_owned),
+        LanguageId::Java | LanguageId::Kotlin => {
+            import.module.rsplit('.').next().map(str::to_owned)
+        }
         // `use A\B\C;`: C in namespace A\B.
-        "php" => import.module.rsplit('\\').next().map(str::to_owned),
+        LanguageId::Php => import.module.rsplit('\\').next().map(str::to_owned),
         _ => None,
     }
 }
@@ -97,8 +99,13 @@ pub fn imported_name(import: &Import, language: &LanguageSpec) -> Option<String>
 /// Languages whose import statements make every name of the imported file visible.
 pub fn imports_everything(language: &LanguageSpec) -> bool {
     matches!(
-        language.name,
-        "c" | "cpp" | "ruby" | "dart" | "bash" | "c_sharp"
+        language.id,
+        LanguageId::C
+            | LanguageId::Cpp
+            | LanguageId::Ruby
+            | LanguageId::Dart
+            | LanguageId::Bash
+            | LanguageId::CSharp
     )
 }
 
@@ -106,15 +113,19 @@ pub fn imports_everything(language: &LanguageSpec) -> bool {
 /// (`from .x import *` in `__init__.py`, `export * from`, `pub use a::*`).
 pub fn reexports_wildcards(language: &LanguageSpec) -> bool {
     matches!(
-        language.name,
-        "python" | "javascript" | "typescript" | "tsx" | "rust"
+        language.id,
+        LanguageId::Python
+            | LanguageId::JavaScript
+            | LanguageId::TypeScript
+            | LanguageId::Tsx
+            | LanguageId::Rust
     )
 }
 
 /// Languages whose includes bring what the included file includes too (a C header's
 /// `#include "buffer.h"` makes `buffer.h`'s declarations visible to whoever includes it).
 pub fn includes_are_transitive(language: &LanguageSpec) -> bool {
-    matches!(language.name, "c" | "cpp")
+    matches!(language.id, LanguageId::C | LanguageId::Cpp)
 }
 
 fn first_existing<B: Backing>(
@@ -132,15 +143,17 @@ pub fn module_files<B: Backing>(
     import: &Import,
     deps: &mut Deps,
 ) -> ImportTarget {
-    let found = match from.language.name {
-        "python" => python_module(table, from, &import.module, deps).map(|f| vec![f]),
-        "javascript" | "typescript" | "tsx" => {
+    let found = match from.language.id {
+        LanguageId::Python => python_module(table, from, &import.module, deps).map(|f| vec![f]),
+        LanguageId::JavaScript | LanguageId::TypeScript | LanguageId::Tsx => {
             js_module(table, from, &import.module, deps).map(|f| vec![f])
         }
-        "go" => go_package(table, &import.module, deps),
-        "rust" => rust_module(table, from, &import.module, deps),
-        "c" | "cpp" => c_include(table, from, &import.module, deps).map(|f| vec![f]),
-        "java" | "kotlin" => {
+        LanguageId::Go => go_package(table, &import.module, deps),
+        LanguageId::Rust => rust_module(table, from, &import.module, deps),
+        LanguageId::C | LanguageId::Cpp => {
+            c_include(table, from, &import.module, deps).map(|f| vec![f])
+        }
+        LanguageId::Java | LanguageId::Kotlin => {
             let package = if import.wildcard || import.name.is_some() {
                 import.module.trim_end_matches(".*").to_owned()
             } else {
@@ -154,7 +167,7 @@ pub fn module_files<B: Backing>(
                 .to_vec();
             (!files.is_empty()).then_some(files)
         }
-        "php" => {
+        LanguageId::Php => {
             let module = import.module.trim_start_matches('\\');
             let namespace = module.rsplit_once('\\').map_or("", |(n, _)| n);
             let files = table
@@ -162,15 +175,15 @@ pub fn module_files<B: Backing>(
                 .to_vec();
             (!files.is_empty()).then_some(files)
         }
-        "c_sharp" => {
+        LanguageId::CSharp => {
             let files = table
                 .files_in_package(from.language, &import.module, deps)
                 .to_vec();
             (!files.is_empty()).then_some(files)
         }
-        "ruby" => ruby_require(table, from, import, deps).map(|f| vec![f]),
-        "dart" => dart_import(table, from, &import.module, deps).map(|f| vec![f]),
-        "bash" => {
+        LanguageId::Ruby => ruby_require(table, from, import, deps).map(|f| vec![f]),
+        LanguageId::Dart => dart_import(table, from, &import.module, deps).map(|f| vec![f]),
+        LanguageId::Bash => {
             let candidates = [join(from.dir(), &import.module), normalize(&import.module)];
             first_existing(table, &candidates, deps).map(|f| vec![f])
         }
@@ -190,7 +203,7 @@ pub fn submodule<B: Backing>(
     name: &str,
     deps: &mut Deps,
 ) -> ImportTarget {
-    if from.language.name != "python" {
+    if from.language.id != LanguageId::Python {
         return ImportTarget::External;
     }
     match python_module(table, from, &import.module, deps) {
@@ -210,7 +223,7 @@ pub fn submodule_of_file<B: Backing>(
     _import: &Import,
     deps: &mut Deps,
 ) -> ImportTarget {
-    if package.language.name != "python" || !package.path.ends_with("__init__.py") {
+    if package.language.id != LanguageId::Python || !package.path.ends_with("__init__.py") {
         return ImportTarget::External;
     }
     let dir = package.dir();
@@ -377,7 +390,7 @@ fn go_package<B: Backing>(table: &Table<B>, path: &str, deps: &mut Deps) -> Opti
         .copied()
         .filter(|f| {
             table.file(*f).is_some_and(|i| {
-                i.language.name == "go"
+                i.language.id == LanguageId::Go
                     && !i.path.ends_with("_test.go")
                     && !i.package.as_deref().is_some_and(|p| p.ends_with("_test"))
             })

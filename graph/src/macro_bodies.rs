@@ -14,7 +14,7 @@
 
 use std::collections::HashSet;
 
-use cc_languages::{LanguageSpec, QueryCache};
+use cc_languages::{LanguageId, LanguageSpec, QueryCache};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::QueryCursor;
 
@@ -26,7 +26,7 @@ pub(crate) fn shadow(
     tree: &tree_sitter::Tree,
     source: &[u8],
 ) -> Option<(Vec<u8>, HashSet<usize>)> {
-    if language.name != "rust" || !source.contains(&b'!') {
+    if language.id != LanguageId::Rust || !source.contains(&b'!') {
         return None;
     }
     let query = QueryCache::global()

@@ -25,6 +25,8 @@
 
 use std::sync::Arc;
 
+use cc_languages::LanguageId;
+
 use crate::imports::{self, ImportTarget};
 use crate::model::{DefKind, Import, Local, RefKind};
 use crate::table::{Backing, Def, DefId, DefInfo, Deps, FileId, FileInfo, Table};
@@ -185,10 +187,15 @@ const RUST_STD_TYPES: &[&str] = &[
 ];
 
 /// Languages where a bare name inside a method finds the class's members.
-fn implicit_this(language: &str) -> bool {
+fn implicit_this(language: LanguageId) -> bool {
     matches!(
         language,
-        "java" | "c_sharp" | "kotlin" | "cpp" | "dart" | "ruby"
+        LanguageId::Java
+            | LanguageId::CSharp
+            | LanguageId::Kotlin
+            | LanguageId::Cpp
+            | LanguageId::Dart
+            | LanguageId::Ruby
     )
 }
 
@@ -381,8 +388,8 @@ fn segments(receiver: &str) -> Vec<String> {
 }
 
 impl<B: Backing> Cx<'_, B> {
-    fn lang(&self) -> &'static str {
-        self.file.language.name
+    fn lang(&self) -> LanguageId {
+        self.file.language.id
     }
 
     fn enter(&mut self) -> bool {
@@ -466,12 +473,16 @@ impl<B: Backing> Cx<'_, B> {
         if !ty.kind.is_type() {
             return None;
         }
-        let name = match self.table.file(ty.file)?.language.name {
-            "python" => "__init__".to_owned(),
-            "javascript" | "typescript" | "tsx" => "constructor".to_owned(),
-            "java" | "c_sharp" | "cpp" | "dart" => ty.name.clone(),
-            "ruby" => "initialize".to_owned(),
-            "php" => "__construct".to_owned(),
+        let name = match self.table.file(ty.file)?.language.id {
+            LanguageId::Python => "__init__".to_owned(),
+            LanguageId::JavaScript | LanguageId::TypeScript | LanguageId::Tsx => {
+                "constructor".to_owned()
+            }
+            LanguageId::Java | LanguageId::CSharp | LanguageId::Cpp | LanguageId::Dart => {
+                ty.name.clone()
+            }
+            LanguageId::Ruby => "initialize".to_owned(),
+            LanguageId::Php => "__construct".to_owned(),
             _ => return None,
         };
         let defs = self.table.defs_named(&name, &mut self.deps);
@@ -486,7 +497,7 @@ impl<B: Backing> Cx<'_, B> {
     /// C and C++: the definitions in source files of a function declared in a header
     /// (one, or several for build alternatives); empty for anything else.
     fn definitions_of_declaration(&mut self, decl: &DefInfo) -> Vec<DefId> {
-        if !matches!(self.lang(), "c" | "cpp") || !decl.kind.is_callable() {
+        if !matches!(self.lang(), LanguageId::C | LanguageId::Cpp) || !decl.kind.is_callable() {
             return Vec::new();
         }
         let Some(header) = self.table.file(decl.file) else {
@@ -535,26 +546,26 @@ impl<B: Backing> Cx<'_, B> {
         let Some(iface) = method.parent.and_then(|p| self.table.def(p)) else {
             return Vec::new();
         };
-        let in_language = |cx: &Self, d: &DefInfo, language: &str| {
+        let in_language = |cx: &Self, d: &DefInfo, language: LanguageId| {
             cx.table
                 .file(d.file)
-                .is_some_and(|f| f.language.name == language)
+                .is_some_and(|f| f.language.id == language)
         };
-        if iface.kind == DefKind::Trait && in_language(self, &iface, "rust") {
+        if iface.kind == DefKind::Trait && in_language(self, &iface, LanguageId::Rust) {
             // Rust: each workspace `impl Trait for T` that defines the method.
             let defs = self.table.defs_named(&method.name, &mut self.deps);
             let mut out: Vec<DefId> = defs
                 .iter()
                 .filter(|d| d.kind == DefKind::Method && d.owner().is_some())
                 .filter(|d| d.bases().any(|b| *b == iface.name))
-                .filter(|d| in_language(self, d, "rust"))
+                .filter(|d| in_language(self, d, LanguageId::Rust))
                 .map(|d| d.id)
                 .collect();
             out.sort_unstable();
             out.dedup();
             return out;
         }
-        let is_go = |cx: &Self, d: &DefInfo| in_language(cx, d, "go");
+        let is_go = |cx: &Self, d: &DefInfo| in_language(cx, d, LanguageId::Go);
         if iface.kind != DefKind::Interface || !is_go(self, &iface) {
             return Vec::new();
         }
@@ -786,7 +797,7 @@ impl<B: Backing> Cx<'_, B> {
     /// `Subscription.unsubscribe` and of `SubscriptionLike.unsubscribe` it implements, and
     /// so of `Subscriber.unsubscribe` beside it), as the precise tier relates them.
     fn related(&mut self, target: DefId) -> Vec<DefId> {
-        if !self.overrides_reach(&self.file) && self.lang() != "rust" {
+        if !self.overrides_reach(&self.file) && self.lang() != LanguageId::Rust {
             return Vec::new();
         }
         if let Some(known) = self.related_memo.get(&target) {
@@ -804,7 +815,7 @@ impl<B: Backing> Cx<'_, B> {
         if method.kind != DefKind::Method || method.name == "constructor" {
             return Vec::new();
         }
-        if self.lang() == "rust" {
+        if self.lang() == LanguageId::Rust {
             return self.related_in_rust(&method);
         }
         let Some(class) = method
@@ -1110,7 +1121,7 @@ impl<B: Backing> Cx<'_, B> {
             }
             // A Rust method is never in scope by its bare name (`drop(x)` beside a local
             // `impl Drop … fn drop` is the prelude's).
-            let methods_hidden = self.lang() == "rust";
+            let methods_hidden = self.lang() == LanguageId::Rust;
             let hits: Vec<Def> = defs
                 .iter()
                 .filter(|d| d.parent == Some(scope.id) && want.accepts(d.kind))
@@ -1215,26 +1226,28 @@ impl<B: Backing> Cx<'_, B> {
     /// The files of this file's package (sorted), other than Go's external test package.
     fn package_files(&mut self) -> Vec<FileId> {
         match self.lang() {
-            "go" => {
+            LanguageId::Go => {
                 let dir = self.file.dir().to_owned();
                 let package = self.file.package.clone();
                 let files: Vec<FileId> = self.table.files_in_dir(&dir, &mut self.deps).to_vec();
                 files
                     .into_iter()
                     .filter(|f| {
-                        self.table
-                            .file(*f)
-                            .is_some_and(|i| i.language.name == "go" && i.package == package)
+                        self.table.file(*f).is_some_and(|i| {
+                            i.language.id == LanguageId::Go && i.package == package
+                        })
                     })
                     .collect()
             }
-            "java" | "kotlin" | "c_sharp" | "php" => match self.file.package.clone() {
-                Some(package) => self
-                    .table
-                    .files_in_package(self.file.language, &package, &mut self.deps)
-                    .to_vec(),
-                None => Vec::new(),
-            },
+            LanguageId::Java | LanguageId::Kotlin | LanguageId::CSharp | LanguageId::Php => {
+                match self.file.package.clone() {
+                    Some(package) => self
+                        .table
+                        .files_in_package(self.file.language, &package, &mut self.deps)
+                        .to_vec(),
+                    None => Vec::new(),
+                }
+            }
             _ => Vec::new(),
         }
     }
@@ -1264,7 +1277,7 @@ impl<B: Backing> Cx<'_, B> {
         // Rust: a module is in the type namespace, a function of the same name re-exported
         // beside it in the value namespace (`mod peek_nth;` with `pub use
         // crate::free::*;` bringing `fn peek_nth`): both are exported.
-        let modules_only = info.language.name == "rust"
+        let modules_only = info.language.id == LanguageId::Rust
             && !direct.is_empty()
             && direct.iter().all(|d| d.kind == DefKind::Module);
         if (!direct.is_empty() && !modules_only) || depth > MAX_DEPTH {
@@ -1330,7 +1343,7 @@ impl<B: Backing> Cx<'_, B> {
             Some(p) => {
                 self.table
                     .file(d.file)
-                    .is_some_and(|f| matches!(f.language.name, "c_sharp" | "cpp"))
+                    .is_some_and(|f| matches!(f.language.id, LanguageId::CSharp | LanguageId::Cpp))
                     && self.table.def(p).is_some_and(|p| p.kind == DefKind::Module)
             }
         }
@@ -1434,7 +1447,7 @@ impl<B: Backing> Cx<'_, B> {
     fn import_target_from(&mut self, from: &FileInfo, import: &Import, depth: usize) -> Found {
         // Python's `import a.b` binds the package `a`.
         let top;
-        let import = if from.language.name == "python"
+        let import = if from.language.id == LanguageId::Python
             && import.name.is_none()
             && import.alias.is_none()
             && import.module.contains('.')
@@ -1537,7 +1550,10 @@ impl<B: Backing> Cx<'_, B> {
         let file = self.table.file(method.file)?.clone();
         // A JavaScript prototype's owner is its constructor function (`function Shape() {}`
         // with `Shape.prototype.area = function () {…}`).
-        let want = if matches!(file.language.name, "javascript" | "typescript" | "tsx") {
+        let want = if matches!(
+            file.language.id,
+            LanguageId::JavaScript | LanguageId::TypeScript | LanguageId::Tsx
+        ) {
             Want::Call
         } else {
             Want::Type
@@ -1606,7 +1622,7 @@ impl<B: Backing> Cx<'_, B> {
             .file(ty.file)
             .map(|f| f.dir().to_owned())
             .unwrap_or_default();
-        let ty_lang = self.table.file(ty.file).map(|f| f.language.name);
+        let ty_lang = self.table.file(ty.file).map(|f| f.language.id);
         let defs = self.table.defs_named(name, &mut self.deps);
         let hits: Vec<Def> = defs
             .iter()
@@ -1619,8 +1635,12 @@ impl<B: Backing> Cx<'_, B> {
                             // the crate; a JavaScript prototype's members beside its
                             // constructor (a bundle elsewhere may define a namesake).
                             match ty_lang {
-                                Some("go") => f.dir() == ty_dir,
-                                Some("javascript" | "typescript" | "tsx") => d.file == ty.file,
+                                Some(LanguageId::Go) => f.dir() == ty_dir,
+                                Some(
+                                    LanguageId::JavaScript
+                                    | LanguageId::TypeScript
+                                    | LanguageId::Tsx,
+                                ) => d.file == ty.file,
                                 _ => true,
                             }
                         }))
@@ -1885,7 +1905,7 @@ impl<B: Backing> Cx<'_, B> {
         }
         before.reverse();
         // Rust's scopes are lexical: a binding made later is no binding here.
-        if self.lang() != "rust" {
+        if self.lang() != LanguageId::Rust {
             before.extend(after);
         }
         before
@@ -1918,7 +1938,7 @@ impl<B: Backing> Cx<'_, B> {
                     Found::External => true,
                     // `input: &str`: a language type, whatever the workspace implements for it.
                     Found::Missing(_) => {
-                        self.lang() == "rust"
+                        self.lang() == LanguageId::Rust
                             && local.type_text.is_some()
                             && RUST_STD_TYPES.contains(&first.as_str())
                     }
@@ -2199,7 +2219,7 @@ impl<B: Backing> Cx<'_, B> {
             if self.local_is_external(name, enclosing) {
                 return Target::External;
             }
-        } else if name == "super" && self.lang() == "python" {
+        } else if name == "super" && self.lang() == LanguageId::Python {
             // `super().m()`: the first base that has the member is found by `member`.
             if let Some(method) = chain.iter().find(|d| d.kind == DefKind::Method).cloned() {
                 return self.base_of_enclosing(&method);
@@ -2211,7 +2231,7 @@ impl<B: Backing> Cx<'_, B> {
             return Target::Unknown;
         }
         // Rust paths: `crate`, `super`, a crate name.
-        if self.lang() == "rust" {
+        if self.lang() == LanguageId::Rust {
             if let Some(files) =
                 imports::rust_path_root(self.table, &self.file, name, &mut self.deps)
             {
@@ -2228,32 +2248,38 @@ impl<B: Backing> Cx<'_, B> {
     fn receiver_word(&mut self, name: &str, chain: &[Def]) -> Option<Target> {
         // An arrow function's `this` is the enclosing one (a member of a literal or an
         // assignment whose value is an arrow function has no receiver).
-        let lexical_this = matches!(self.lang(), "javascript" | "typescript" | "tsx");
+        let lexical_this = matches!(
+            self.lang(),
+            LanguageId::JavaScript | LanguageId::TypeScript | LanguageId::Tsx
+        );
         let method = chain
             .iter()
             .find(|d| d.kind == DefKind::Method && !(lexical_this && d.self_name().is_none()))
             .cloned();
         if let Some(method) = method {
             let is_self = method.self_name() == Some(name)
-                || (matches!(name, "this" | "self") && self.lang() != "python")
-                || (name == "Self" && self.lang() == "rust")
-                || (name == "static" && self.lang() == "php");
+                || (matches!(name, "this" | "self") && self.lang() != LanguageId::Python)
+                || (name == "Self" && self.lang() == LanguageId::Rust)
+                || (name == "static" && self.lang() == LanguageId::Php);
             if is_self {
                 return Some(match self.enclosing_type(&method, 0) {
                     Some((t, r)) => Target::Type(t, r),
                     None => Target::Unknown,
                 });
             }
-            if name == "super" || name == "base" || (name == "parent" && self.lang() == "php") {
+            if name == "super"
+                || name == "base"
+                || (name == "parent" && self.lang() == LanguageId::Php)
+            {
                 return Some(self.base_of_enclosing(&method));
             }
-        } else if name == "Self" && self.lang() == "rust" {
+        } else if name == "Self" && self.lang() == LanguageId::Rust {
             if let Some(ty) = chain.iter().find(|d| d.kind.is_type()) {
                 return Some(Target::Type(ty.clone(), Rung::Exact));
             }
         }
         if name == "self"
-            && self.lang() == "rust"
+            && self.lang() == LanguageId::Rust
             && chain.iter().all(|d| d.kind != DefKind::Method)
         {
             // `self::` in a path: this module.
@@ -2271,7 +2297,7 @@ impl<B: Backing> Cx<'_, B> {
             Found::Defs(defs, rung) if defs.len() == 1 => {
                 let def = &defs[0];
                 // `use crate::version;` then `version::Version`: the module's file.
-                if def.kind == DefKind::Module && self.lang() == "rust" {
+                if def.kind == DefKind::Module && self.lang() == LanguageId::Rust {
                     let Some(home) = self.table.file(def.file).cloned() else {
                         return Target::Unknown;
                     };
@@ -2385,7 +2411,7 @@ impl<B: Backing> Cx<'_, B> {
     /// workspace trait in scope here — defined in this file or imported into it — when
     /// exactly one such trait has it.
     fn trait_in_scope(&mut self, name: &str, want: Want) -> Option<Found> {
-        if self.lang() != "rust" {
+        if self.lang() != LanguageId::Rust {
             return None;
         }
         let defs = self.table.defs_named(name, &mut self.deps);

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
 
-use cc_languages::LanguageSpec;
+use cc_languages::{LanguageId, LanguageSpec};
 
 use crate::model::{DefKind, Import, Local};
 pub use crate::project::parent_dir;
@@ -346,10 +346,10 @@ pub fn file_name(path: &str) -> &str {
 
 /// The language family a package key belongs to: Java and Kotlin share packages.
 pub fn family(language: &LanguageSpec) -> &'static str {
-    match language.name {
-        "java" | "kotlin" => "jvm",
-        "typescript" | "tsx" | "javascript" => "js",
-        "c" | "cpp" => "c",
+    match language.id {
+        LanguageId::Java | LanguageId::Kotlin => "jvm",
+        LanguageId::TypeScript | LanguageId::Tsx | LanguageId::JavaScript => "js",
+        LanguageId::C | LanguageId::Cpp => "c",
         // A spec's name is its own canonical name (no table lookup: this runs for every
         // candidate of every by-name resolution).
         _ => language.name,
@@ -517,7 +517,7 @@ impl<B: Backing> Table<B> {
         def.kind != DefKind::Constant
             || !self
                 .file(def.file)
-                .is_some_and(|f| matches!(f.language.name, "c" | "cpp"))
+                .is_some_and(|f| matches!(f.language.id, LanguageId::C | LanguageId::Cpp))
     }
 
     /// Adds a definition (a table filled completely: a clean build, or a large update).

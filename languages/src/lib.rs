@@ -36,6 +36,9 @@ pub use kinds::{Kind, KindGraph};
 /// One language of the table.
 #[derive(Clone, Copy)]
 pub struct LanguageSpec {
+    /// Which language it is: what code that behaves differently per language matches on
+    /// (a closed set, so a misspelled name cannot silently match nothing).
+    pub id: LanguageId,
     /// The canonical name (`python`, `c_sharp`, …).
     pub name: &'static str,
     /// Other names it answers to (`py`, `golang`, `cs`, …).
@@ -99,7 +102,45 @@ impl LanguageSpec {
     }
 }
 
+/// Which language a [`LanguageSpec`] is, one variant per entry of [`TABLE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LanguageId {
+    /// `python`
+    Python,
+    /// `rust`
+    Rust,
+    /// `javascript`
+    JavaScript,
+    /// `typescript`
+    TypeScript,
+    /// `tsx`
+    Tsx,
+    /// `go`
+    Go,
+    /// `c`
+    C,
+    /// `cpp`
+    Cpp,
+    /// `java`
+    Java,
+    /// `dart`
+    Dart,
+    /// `bash`
+    Bash,
+    /// `json`
+    Json,
+    /// `ruby`
+    Ruby,
+    /// `c_sharp`
+    CSharp,
+    /// `kotlin`
+    Kotlin,
+    /// `php`
+    Php,
+}
+
 const fn spec(
+    id: LanguageId,
     name: &'static str,
     aliases: &'static [&'static str],
     extensions: &'static [&'static str],
@@ -107,6 +148,7 @@ const fn spec(
     node_types: &'static str,
 ) -> LanguageSpec {
     LanguageSpec {
+        id,
         name,
         aliases,
         extensions,
@@ -117,6 +159,7 @@ const fn spec(
 
 /// Python (`.py`, `.pyi`).
 pub static PYTHON: LanguageSpec = spec(
+    LanguageId::Python,
     "python",
     &["py"],
     &["py", "pyi"],
@@ -125,6 +168,7 @@ pub static PYTHON: LanguageSpec = spec(
 );
 /// Rust (`.rs`).
 pub static RUST: LanguageSpec = spec(
+    LanguageId::Rust,
     "rust",
     &["rs"],
     &["rs"],
@@ -133,6 +177,7 @@ pub static RUST: LanguageSpec = spec(
 );
 /// JavaScript, JSX included (`.js`, `.mjs`, `.cjs`, `.jsx`).
 pub static JAVASCRIPT: LanguageSpec = spec(
+    LanguageId::JavaScript,
     "javascript",
     &["js", "jsx"],
     &["js", "mjs", "cjs", "jsx"],
@@ -141,6 +186,7 @@ pub static JAVASCRIPT: LanguageSpec = spec(
 );
 /// TypeScript without JSX (`.ts`, `.mts`, `.cts`).
 pub static TYPESCRIPT: LanguageSpec = spec(
+    LanguageId::TypeScript,
     "typescript",
     &["ts"],
     &["ts", "mts", "cts"],
@@ -149,6 +195,7 @@ pub static TYPESCRIPT: LanguageSpec = spec(
 );
 /// TypeScript with JSX (`.tsx`).
 pub static TSX: LanguageSpec = spec(
+    LanguageId::Tsx,
     "tsx",
     &[],
     &["tsx"],
@@ -157,6 +204,7 @@ pub static TSX: LanguageSpec = spec(
 );
 /// Go (`.go`).
 pub static GO: LanguageSpec = spec(
+    LanguageId::Go,
     "go",
     &["golang"],
     &["go"],
@@ -165,6 +213,7 @@ pub static GO: LanguageSpec = spec(
 );
 /// C (`.c`, and `.h` headers).
 pub static C: LanguageSpec = spec(
+    LanguageId::C,
     "c",
     &[],
     &["c", "h"],
@@ -173,6 +222,7 @@ pub static C: LanguageSpec = spec(
 );
 /// C++ (`.cpp`, `.cc`, `.hpp` and the other C++ extensions).
 pub static CPP: LanguageSpec = spec(
+    LanguageId::Cpp,
     "cpp",
     &["c++", "cxx"],
     &[
@@ -183,6 +233,7 @@ pub static CPP: LanguageSpec = spec(
 );
 /// Java (`.java`).
 pub static JAVA: LanguageSpec = spec(
+    LanguageId::Java,
     "java",
     &[],
     &["java"],
@@ -191,6 +242,7 @@ pub static JAVA: LanguageSpec = spec(
 );
 /// Dart (`.dart`).
 pub static DART: LanguageSpec = spec(
+    LanguageId::Dart,
     "dart",
     &[],
     &["dart"],
@@ -199,6 +251,7 @@ pub static DART: LanguageSpec = spec(
 );
 /// Bash and POSIX shell (`.sh`, `.bash`).
 pub static BASH: LanguageSpec = spec(
+    LanguageId::Bash,
     "bash",
     &["sh", "shell"],
     &["sh", "bash"],
@@ -207,6 +260,7 @@ pub static BASH: LanguageSpec = spec(
 );
 /// JSON (`.json`).
 pub static JSON: LanguageSpec = spec(
+    LanguageId::Json,
     "json",
     &[],
     &["json"],
@@ -215,6 +269,7 @@ pub static JSON: LanguageSpec = spec(
 );
 /// Ruby (`.rb`, `.rake`, `.gemspec`).
 pub static RUBY: LanguageSpec = spec(
+    LanguageId::Ruby,
     "ruby",
     &["rb"],
     &["rb", "rake", "gemspec"],
@@ -223,6 +278,7 @@ pub static RUBY: LanguageSpec = spec(
 );
 /// C# (`.cs`).
 pub static C_SHARP: LanguageSpec = spec(
+    LanguageId::CSharp,
     "c_sharp",
     &["csharp", "cs", "c#"],
     &["cs"],
@@ -231,6 +287,7 @@ pub static C_SHARP: LanguageSpec = spec(
 );
 /// Kotlin (`.kt`, `.kts`).
 pub static KOTLIN: LanguageSpec = spec(
+    LanguageId::Kotlin,
     "kotlin",
     &["kt"],
     &["kt", "kts"],
@@ -240,6 +297,7 @@ pub static KOTLIN: LanguageSpec = spec(
 
 /// PHP files as written: HTML around `<?php … ?>` blocks (the grammar's full variant).
 pub static PHP: LanguageSpec = spec(
+    LanguageId::Php,
     "php",
     &[],
     &["php", "phtml"],
@@ -630,6 +688,15 @@ mod tests {
                 .set_language(&language.grammar())
                 .unwrap_or_else(|e| panic!("{}: {e}", language.name));
         }
+    }
+
+    #[test]
+    fn every_entry_has_its_own_id() {
+        let mut ids: Vec<LanguageId> = TABLE.iter().map(|l| l.id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), TABLE.len());
+        assert_eq!(by_name("c_sharp").unwrap().id, LanguageId::CSharp);
     }
 
     #[test]
