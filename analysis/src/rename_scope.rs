@@ -164,7 +164,7 @@ fn edit_starts(edit: &WorkspaceEdit) -> BTreeMap<PathBuf, BTreeSet<(u64, u64)>> 
 /// A rename built from the server's `references` (declaration included), for a server that
 /// finds references but cannot rename (intelephense without a licence): every place it gives
 /// whose text is `old` — or `$old`, a PHP variable — becomes `new_name`. [`complete`] then
-/// scans for what the answer left out, as after a server's own rename. `null` when no place
+/// scans for what the answer left out, as after a server's own rename. `None` when no place
 /// holds the name.
 pub async fn edit_from_references(
     server: &LanguageServer,
@@ -172,7 +172,7 @@ pub async fn edit_from_references(
     old: &str,
     new_name: &str,
     timeout: Duration,
-) -> Result<Value, cc_lsp_client::LspError> {
+) -> Result<Option<WorkspaceEdit>, cc_lsp_client::LspError> {
     let answer = requests::at_position(server, AtPosition::References, at, timeout).await?;
     let encoding = server.encoding();
     let mut texts: BTreeMap<PathBuf, Option<Vec<String>>> = BTreeMap::new();
@@ -216,20 +216,19 @@ pub async fn edit_from_references(
         }
         places.push((path, range.start.line, start));
     }
-    // `null` as a server's rename answers when there is nothing to rename.
     Ok(edit_at(places, old, new_name, encoding))
 }
 
 /// A rename of `old` to `new_name` at each of `places` (file, 0-based line, start in
-/// `encoding`), as a server's rename answers (`null` when there are none).
+/// `encoding`), as a server's rename answers (`None` when there are none).
 pub fn edit_at(
     places: Vec<(PathBuf, u32, u32)>,
     old: &str,
     new_name: &str,
     encoding: cc_lsp_client::PositionEncoding,
-) -> Value {
+) -> Option<WorkspaceEdit> {
     if places.is_empty() {
-        return Value::Null;
+        return None;
     }
     let extra = places
         .into_iter()
@@ -246,7 +245,7 @@ pub fn edit_at(
         .collect();
     let mut edit = WorkspaceEdit::default();
     add_edits(&mut edit, extra);
-    serde_json::to_value(edit).unwrap_or(Value::Null)
+    Some(edit)
 }
 
 /// Adds `extra` text edits (computed against the files as they are) to `edit`, in the same

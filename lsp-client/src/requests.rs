@@ -1,16 +1,19 @@
 //! The position, rename, symbol and code-action requests, typed with lsp-types. Answers come
 //! back as the server sent them (`LanguageServer::request_json`): a caller reads them
-//! leniently and can show what the server said.
+//! leniently and can show what the server said. A rename's answer is the exception: it is
+//! read into a typed [`WorkspaceEdit`] here, since it is applied, not shown.
 
 use std::path::Path;
 use std::time::Duration;
 
 use crate::ext::{CodeActions, CodeActionsContext, CodeActionsParams};
+use crate::lsp_types::WorkspaceEdit;
 use crate::lsp_types::{
     self, request, CodeActionTriggerKind, PartialResultParams, Position, Range,
     TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams,
 };
 use crate::uri::file_uri;
+use crate::workspace_edit::{self, EditError};
 use crate::{LanguageServer, LspError};
 use serde_json::Value;
 
@@ -108,21 +111,38 @@ pub async fn prepare_rename(
         .await
 }
 
-/// `textDocument/rename` of the symbol at `at` to `new_name`: the server's `WorkspaceEdit`.
+/// Why a rename request gave no edit to apply.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RenameError {
+    /// The request failed (the server refused it, timed out, exited).
+    #[error(transparent)]
+    Request(#[from] LspError),
+    /// The server's edit does not have the LSP shape.
+    #[error(transparent)]
+    Edit(#[from] EditError),
+}
+
+/// `textDocument/rename` of the symbol at `at` to `new_name`: the server's edit (snippet
+/// edits read as plain ones, see [`workspace_edit::parse`]), `None` when it found nothing to
+/// rename.
 pub async fn rename(
     server: &LanguageServer,
     at: TextDocumentPositionParams,
     new_name: &str,
     timeout: Duration,
-) -> Result<Value, LspError> {
+) -> Result<Option<WorkspaceEdit>, RenameError> {
     let params = lsp_types::RenameParams {
         text_document_position: at,
         new_name: new_name.to_owned(),
         work_done_progress_params: WorkDoneProgressParams::default(),
     };
-    server
+    let answer = server
         .request_json::<request::Rename>(params, timeout)
-        .await
+        .await?;
+    if answer.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(workspace_edit::parse(answer)?))
 }
 
 /// `workspace/symbol` for `query`.

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cc_lsp_client::kotlin::NotChecked;
+use cc_lsp_client::lsp_types::WorkspaceEdit;
 use cc_lsp_client::position::{byte_offset, is_ident, units, Located};
 use cc_lsp_client::{PositionEncoding, ServerPool};
-use serde_json::Value;
 
 use super::dependents::definitions;
 use super::open::Opened;
@@ -36,7 +36,8 @@ const DECLARING: &[&str] = &[
     "typealias",
 ];
 
-/// The rename's edit (as a server's rename answers), or why it is refused.
+/// The rename's edit (`None`, as a server's rename answers, when nothing is to be renamed), or
+/// why it is refused.
 pub(super) async fn edit(
     pool: &ServerPool,
     root: &WorkspaceRoot,
@@ -45,7 +46,7 @@ pub(super) async fn edit(
     symbol: &str,
     new_name: &str,
     mentions: &Mentions,
-) -> Result<Value, ToolError> {
+) -> Result<Option<WorkspaceEdit>, ToolError> {
     let refused = |message: String| {
         ToolError::new(
             ErrorKind::CannotRename,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use cc_lsp_client::lsp_types::TextDocumentPositionParams;
+use cc_lsp_client::lsp_types::{TextDocumentPositionParams, WorkspaceEdit};
 use cc_lsp_client::workspace_edit::{self, FileChange};
 use cc_lsp_client::{LanguageServer, Located, LspError, ServerPool, WatchedChange};
 use schemars::JsonSchema;
@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::apply;
 use super::open::{self, lsp_error, Opened};
 use super::rename_scope;
-use super::requests;
+use super::requests::{self, RenameError};
 use crate::error::{ErrorKind, ToolError};
 use crate::report::lsp::{
     BuiltFrom, Leftovers, OtherSymbols, Place, RenameReport, Renamed, RenamedFile,
@@ -94,6 +94,17 @@ fn refuse_by_name_only(opened: &Opened, symbol: &str) -> Result<(), ToolError> {
             opened.server.name()
         ),
     ))
+}
+
+/// A server's edit that cannot be applied.
+fn invalid_edit(server: &LanguageServer, error: &workspace_edit::EditError) -> ToolError {
+    refused(
+        ErrorKind::InvalidEdit,
+        format!(
+            "{} sent an edit that cannot be applied: {error}",
+            server.name()
+        ),
+    )
 }
 
 fn refused(kind: ErrorKind, message: String) -> ToolError {
@@ -264,7 +275,7 @@ impl LspRenameTool {
         built_from: BuiltFrom,
         position: TextDocumentPositionParams,
         mentions: &rename_scope::Mentions,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<WorkspaceEdit, ToolError> {
         let Asked {
             opened,
             at,
@@ -280,20 +291,19 @@ impl LspRenameTool {
             BuiltFrom::Rename => {
                 requests::rename(&opened.server, position, new_name, RENAME_TIMEOUT).await
             }
-            BuiltFrom::References => {
-                rename_scope::edit_from_references(
-                    &opened.server,
-                    position,
-                    symbol,
-                    new_name,
-                    RENAME_TIMEOUT,
-                )
-                .await
-            }
+            BuiltFrom::References => rename_scope::edit_from_references(
+                &opened.server,
+                position,
+                symbol,
+                new_name,
+                RENAME_TIMEOUT,
+            )
+            .await
+            .map_err(RenameError::from),
         };
         let edit = match answer {
             Ok(edit) => edit,
-            Err(LspError::Server { message, .. }) => {
+            Err(RenameError::Request(LspError::Server { message, .. })) => {
                 return Err(refused(
                     ErrorKind::CannotRename,
                     format!(
@@ -302,9 +312,10 @@ impl LspRenameTool {
                     ),
                 ))
             }
-            Err(error) => return Err(lsp_error(error)),
+            Err(RenameError::Request(error)) => return Err(lsp_error(error)),
+            Err(RenameError::Edit(error)) => return Err(invalid_edit(&opened.server, &error)),
         };
-        if edit.is_null() {
+        let Some(edit) = edit else {
             return Err(refused(
                 ErrorKind::CannotRename,
                 format!(
@@ -313,7 +324,7 @@ impl LspRenameTool {
                     opened.shown,
                 ),
             ));
-        }
+        };
         Ok(edit)
     }
 
@@ -452,16 +463,7 @@ impl Tool for LspRenameTool {
             .server_edit(&asked, built_from, position, &mentions)
             .await?;
         let server = opened.server.clone();
-        let invalid = |error: workspace_edit::EditError| {
-            refused(
-                ErrorKind::InvalidEdit,
-                format!(
-                    "{} sent an edit that cannot be applied: {error}",
-                    server.name()
-                ),
-            )
-        };
-        let mut edit = workspace_edit::parse(edit).map_err(invalid)?;
+        let mut edit = edit;
         // One edit per renamed place, whatever stretch the server rewrote (JDT LS sends one
         // per file): the completeness scan below sees every place the rename covers.
         cc_lsp_client::edit_split::split_text_edits(&mut edit, server.encoding());
@@ -477,7 +479,7 @@ impl Tool for LspRenameTool {
         .await;
         let changes =
             workspace_edit::plan(&edit, server.encoding(), &|path| server.version_of(path))
-                .map_err(invalid)?;
+                .map_err(|error| invalid_edit(&server, &error))?;
         apply::check_inside(&self.root, &changes)
             .map_err(|message| ToolError::new(ErrorKind::OutsideRoot, message))?;
         crate::commit::commit_checked(
