@@ -212,7 +212,10 @@ pub struct WatchStatus {
 struct Pending {
     changes: HashMap<PathBuf, Change>,
     /// Paths whose pending `Created` is known to have been absent when the subscriber last
-    /// looked (its first event was a creation): gone again, they changed nothing.
+    /// looked (its first event was a creation), and that the run never wrote: gone again,
+    /// they changed nothing its owner can know of. A path the run wrote is never one (an
+    /// owner may have learned of it from the write itself, as the graph indexes what the run
+    /// writes), so its removal is always handed out.
     born: HashSet<PathBuf>,
     gap: Option<Gap>,
 }
@@ -226,7 +229,7 @@ impl Pending {
             let change = &fresh.change;
             let Some(earlier) = self.changes.get_mut(&change.path) else {
                 self.changes.insert(change.path.clone(), change.clone());
-                if fresh.born {
+                if fresh.born && !fresh.run_wrote {
                     self.born.insert(change.path.clone());
                 }
                 continue;
@@ -235,6 +238,7 @@ impl Pending {
             if change.kind == ChangeKind::Removed
                 && !change.is_dir
                 && !earlier.is_dir
+                && !fresh.run_wrote
                 && self.born.remove(&change.path)
             {
                 self.changes.remove(&change.path);
@@ -243,7 +247,7 @@ impl Pending {
             earlier.kind = earlier.kind.then(change.kind);
             earlier.is_dir = change.is_dir;
             earlier.outside |= change.outside;
-            if earlier.kind != ChangeKind::Created {
+            if earlier.kind != ChangeKind::Created || fresh.run_wrote {
                 self.born.remove(&change.path);
             }
         }
@@ -251,11 +255,12 @@ impl Pending {
 }
 
 /// A change of the batch being handed out, with whether its path is new since the batch
-/// before (its first event created it).
+/// before (its first event created it) and whether the run ever announced a write to it.
 #[derive(Debug, Clone)]
 struct Fresh {
     change: Change,
     born: bool,
+    run_wrote: bool,
 }
 
 /// One mechanism's view of the changes: see [`TreeWatcher::subscribe`].
@@ -854,6 +859,7 @@ impl Collector {
         if !self.relevant(&path, is_dir || was_watched) {
             return;
         }
+        let run_wrote = self.announced(&path);
         match metadata {
             Ok(meta) if meta.is_dir() => {
                 if degraded || was_watched || !self.dir_allowed(&path) {
@@ -867,9 +873,11 @@ impl Collector {
                         outside: true,
                     },
                     born: seen.born,
+                    run_wrote: false,
                 });
                 for file in self.watch_tree(&path, true) {
                     let outside = self.outside(&file);
+                    let run_wrote = self.announced(&file);
                     // In a folder that was not there, a file was not there either.
                     batch.push(Fresh {
                         change: Change {
@@ -879,6 +887,7 @@ impl Collector {
                             outside,
                         },
                         born: seen.born,
+                        run_wrote,
                     });
                 }
             }
@@ -896,6 +905,7 @@ impl Collector {
                                     outside: true,
                                 },
                                 born: false,
+                                run_wrote: false,
                             });
                         }
                         return;
@@ -917,10 +927,12 @@ impl Collector {
                         outside,
                     },
                     born: seen.born,
+                    run_wrote,
                 });
             }
-            // Created and gone within the batch: nothing changed there.
-            Err(_) if seen.born && !was_watched => {}
+            // Created and gone within the batch, never written by the run: nothing changed
+            // there that anyone can know of.
+            Err(_) if seen.born && !was_watched && !run_wrote => {}
             Err(_) => {
                 let is_dir = was_watched;
                 if is_dir {
@@ -935,6 +947,7 @@ impl Collector {
                         outside,
                     },
                     born: false,
+                    run_wrote,
                 });
             }
         }
@@ -970,6 +983,11 @@ impl Collector {
         for wake in wakes {
             wake();
         }
+    }
+
+    /// Whether the run ever announced a write to `path` ([`TreeWatcher::expect`]).
+    fn announced(&self, path: &Path) -> bool {
+        lock(&self.shared.expected).contains_key(path)
     }
 
     /// Whether the bytes at `path` are not what a writer of the run announced.
@@ -1148,6 +1166,19 @@ mod tests {
                 outside: true,
             },
             born,
+            run_wrote: false,
+        }
+    }
+
+    /// A change of a path the run announced a write to.
+    fn own(fresh: Fresh) -> Fresh {
+        Fresh {
+            change: Change {
+                outside: false,
+                ..fresh.change
+            },
+            run_wrote: true,
+            ..fresh
         }
     }
 
@@ -1198,6 +1229,31 @@ mod tests {
         assert!(pending_kinds(&pending).contains(&("/r/edited".into(), Removed)));
     }
 
+    /// A file the run wrote since its birth may be known to an owner from the write itself
+    /// (the graph indexes what the run writes): its removal is handed out, and so is that of
+    /// a file the run created.
+    #[test]
+    fn a_file_the_run_wrote_keeps_its_removal() {
+        use ChangeKind::{Changed, Created, Removed};
+        let mut pending = Pending::default();
+        pending.add(&[
+            fresh("/r/shell_made", Created, false, true),
+            own(fresh("/r/run_made", Created, false, true)),
+        ]);
+        pending.add(&[own(fresh("/r/shell_made", Changed, false, false))]);
+        pending.add(&[
+            fresh("/r/shell_made", Removed, false, false),
+            fresh("/r/run_made", Removed, false, false),
+        ]);
+        assert_eq!(
+            pending_kinds(&pending),
+            [
+                ("/r/run_made".into(), Removed),
+                ("/r/shell_made".into(), Removed)
+            ]
+        );
+    }
+
     /// The same through the watcher: a flush between `sed -i`'s write of its temporary file
     /// and its rename (a batch boundary) does not make the temporary file a change.
     #[test]
@@ -1214,6 +1270,50 @@ mod tests {
         let changes = sub.take();
         let paths: Vec<String> = kinds(&changes, &root).into_iter().map(|k| k.0).collect();
         assert_eq!(paths, ["edited.c"], "{changes:?}");
+    }
+
+    /// Through the watcher: the shell makes a file, the run edits it, `git stash -u` takes it
+    /// away; the removal is handed out.
+    #[test]
+    fn a_shell_made_file_the_run_edited_is_seen_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let watcher = watcher(&root);
+        let sub = watcher.subscribe();
+        std::fs::write(root.join("gen.rs"), "pub fn gen() {}\n").unwrap();
+        assert!(watcher.flush());
+        watcher.expect(&root.join("gen.rs"), Some(b"pub fn gen() { 1; }\n"));
+        std::fs::write(root.join("gen.rs"), "pub fn gen() { 1; }\n").unwrap();
+        assert!(watcher.flush());
+        std::fs::remove_file(root.join("gen.rs")).unwrap();
+        assert!(watcher.flush());
+        let changes = sub.take();
+        assert_eq!(
+            kinds(&changes, &root),
+            [("gen.rs".into(), ChangeKind::Removed, true)],
+            "{changes:?}"
+        );
+    }
+
+    /// The same within one batch (no flush between the three): the run's write makes the
+    /// file one an owner may know of.
+    #[test]
+    fn a_file_the_run_wrote_within_a_batch_is_seen_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let watcher = watcher(&root);
+        let sub = watcher.subscribe();
+        std::fs::write(root.join("gen.rs"), "pub fn gen() {}\n").unwrap();
+        watcher.expect(&root.join("gen.rs"), Some(b"pub fn gen() { 1; }\n"));
+        std::fs::write(root.join("gen.rs"), "pub fn gen() { 1; }\n").unwrap();
+        std::fs::remove_file(root.join("gen.rs")).unwrap();
+        assert!(watcher.flush());
+        let changes = sub.take();
+        assert_eq!(
+            kinds(&changes, &root),
+            [("gen.rs".into(), ChangeKind::Removed, true)],
+            "{changes:?}"
+        );
     }
 
     /// `sed -i` writes a temporary file beside the one it edits and renames it over that

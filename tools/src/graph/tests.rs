@@ -327,6 +327,44 @@ async fn our_writes_and_writes_behind_our_back_are_seen_without_a_rebuild() {
     );
 }
 
+/// The shell makes a file, the run edits it (the write updates the index), then the shell
+/// takes it away again (`git stash -u`) before the next call, which no longer lists its call
+/// (the watcher does not take the file for one born and gone unseen).
+#[tokio::test]
+async fn a_shell_made_file_the_run_edited_then_the_shell_removed_leaves_the_index() {
+    let Some(project) = cc_process::testing::copy_project("requests") else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let registry = registry(project.path(), cache.path(), Surface::Full);
+    let callers = json!({"action": "callers", "file": "src/requests/api.py", "line": 24, "symbol": "request"});
+    let (before, _) = call(&registry, callers.clone()).await;
+    assert_eq!(before["total"], 9);
+    let generated = project.path().join("src/requests/gen.py");
+    std::fs::write(
+        &generated,
+        "from .api import request\n\n\ndef fetch(url):\n    return url\n",
+    )
+    .unwrap();
+    registry
+        .call(
+            "edit",
+            json!({"path": "src/requests/gen.py", "old_text": "    return url\n", "new_text": "    return request(\"get\", url)\n"}),
+        )
+        .await
+        .unwrap();
+    // No graph call in between: the write alone put the file in the index.
+    std::fs::remove_file(&generated).unwrap();
+    let (after, text) = call(&registry, callers).await;
+    assert_eq!(after["total"], 9, "{text}");
+    assert!(
+        !sites(&after)
+            .iter()
+            .any(|s| s.starts_with("src/requests/gen.py")),
+        "{text}"
+    );
+}
+
 #[tokio::test]
 async fn verify_without_a_language_server_is_unverifiable() {
     let Some(project) = cc_process::testing::copy_project("requests") else {
