@@ -31,40 +31,12 @@ use crate::model::{
 
 /// The query file of a language, or `None` for a language without symbols (JSON).
 pub fn query_source(language: &LanguageSpec) -> Option<&'static str> {
-    Some(match language.id {
-        LanguageId::Python => include_str!("../queries/python.scm"),
-        LanguageId::Go => include_str!("../queries/go.scm"),
-        LanguageId::Rust => include_str!("../queries/rust.scm"),
-        LanguageId::JavaScript => concat!(
-            include_str!("../queries/js_common.scm"),
-            include_str!("../queries/javascript.scm")
-        ),
-        LanguageId::TypeScript | LanguageId::Tsx => concat!(
-            include_str!("../queries/js_common.scm"),
-            include_str!("../queries/typescript.scm")
-        ),
-        LanguageId::C => include_str!("../queries/c.scm"),
-        LanguageId::Cpp => concat!(
-            include_str!("../queries/c.scm"),
-            include_str!("../queries/cpp.scm")
-        ),
-        LanguageId::Java => include_str!("../queries/java.scm"),
-        LanguageId::CSharp => include_str!("../queries/c_sharp.scm"),
-        LanguageId::Kotlin => include_str!("../queries/kotlin.scm"),
-        LanguageId::Ruby => include_str!("../queries/ruby.scm"),
-        LanguageId::Dart => include_str!("../queries/dart.scm"),
-        LanguageId::Bash => include_str!("../queries/bash.scm"),
-        LanguageId::Php => include_str!("../queries/php.scm"),
-        _ => return None,
-    })
+    crate::language::of(language).query
 }
 
 /// The separator of qualified names in a language.
 pub fn separator(language: &LanguageSpec) -> &'static str {
-    match language.id {
-        LanguageId::Rust | LanguageId::Cpp => "::",
-        _ => ".",
-    }
+    crate::language::of(language).separator
 }
 
 /// Why a file could not be extracted.
@@ -740,12 +712,9 @@ impl<'a> Extractor<'a> {
 
     /// The receiver's name of a method that does not write one.
     fn default_self_name(&self) -> Option<String> {
-        match self.language.id {
-            LanguageId::Rust | LanguageId::Python | LanguageId::Ruby => Some("self"),
-            LanguageId::Go | LanguageId::C | LanguageId::Bash => None,
-            _ => Some("this"),
-        }
-        .map(str::to_owned)
+        crate::language::of(self.language)
+            .default_self
+            .map(str::to_owned)
     }
 }
 

@@ -98,34 +98,19 @@ pub fn imported_name(import: &Import, language: &LanguageSpec) -> Option<String>
 
 /// Languages whose import statements make every name of the imported file visible.
 pub fn imports_everything(language: &LanguageSpec) -> bool {
-    matches!(
-        language.id,
-        LanguageId::C
-            | LanguageId::Cpp
-            | LanguageId::Ruby
-            | LanguageId::Dart
-            | LanguageId::Bash
-            | LanguageId::CSharp
-    )
+    crate::language::of(language).imports_everything
 }
 
 /// Languages where a wildcard import in a module re-exports what it brings
 /// (`from .x import *` in `__init__.py`, `export * from`, `pub use a::*`).
 pub fn reexports_wildcards(language: &LanguageSpec) -> bool {
-    matches!(
-        language.id,
-        LanguageId::Python
-            | LanguageId::JavaScript
-            | LanguageId::TypeScript
-            | LanguageId::Tsx
-            | LanguageId::Rust
-    )
+    crate::language::of(language).reexports_wildcards
 }
 
 /// Languages whose includes bring what the included file includes too (a C header's
 /// `#include "buffer.h"` makes `buffer.h`'s declarations visible to whoever includes it).
 pub fn includes_are_transitive(language: &LanguageSpec) -> bool {
-    matches!(language.id, LanguageId::C | LanguageId::Cpp)
+    crate::language::of(language).includes_are_transitive
 }
 
 fn first_existing<B: Backing>(

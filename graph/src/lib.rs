@@ -41,6 +41,7 @@ pub mod config;
 pub mod extract;
 pub mod imports;
 pub mod index;
+pub mod language;
 pub mod literals;
 pub mod lookup;
 mod macro_bodies;

@@ -27,6 +27,8 @@ use std::sync::Arc;
 
 use cc_languages::LanguageId;
 
+use crate::language::Constructor;
+
 use crate::imports::{self, ImportTarget};
 use crate::model::{DefKind, Import, Local, RefKind};
 use crate::table::{Backing, Def, DefId, DefInfo, Deps, FileId, FileInfo, Table};
@@ -188,15 +190,7 @@ const RUST_STD_TYPES: &[&str] = &[
 
 /// Languages where a bare name inside a method finds the class's members.
 fn implicit_this(language: LanguageId) -> bool {
-    matches!(
-        language,
-        LanguageId::Java
-            | LanguageId::CSharp
-            | LanguageId::Kotlin
-            | LanguageId::Cpp
-            | LanguageId::Dart
-            | LanguageId::Ruby
-    )
+    crate::language::of_id(language).implicit_this
 }
 
 /// The dispatch edges of one file's references: (index of the reference, target).
@@ -473,17 +467,10 @@ impl<B: Backing> Cx<'_, B> {
         if !ty.kind.is_type() {
             return None;
         }
-        let name = match self.table.file(ty.file)?.language.id {
-            LanguageId::Python => "__init__".to_owned(),
-            LanguageId::JavaScript | LanguageId::TypeScript | LanguageId::Tsx => {
-                "constructor".to_owned()
-            }
-            LanguageId::Java | LanguageId::CSharp | LanguageId::Cpp | LanguageId::Dart => {
-                ty.name.clone()
-            }
-            LanguageId::Ruby => "initialize".to_owned(),
-            LanguageId::Php => "__construct".to_owned(),
-            _ => return None,
+        let name = match crate::language::of(self.table.file(ty.file)?.language).constructor {
+            Constructor::Named(name) => name.to_owned(),
+            Constructor::ClassName => ty.name.clone(),
+            Constructor::Unknown => return None,
         };
         let defs = self.table.defs_named(&name, &mut self.deps);
         let own: Vec<Def> = defs

@@ -346,14 +346,11 @@ pub fn file_name(path: &str) -> &str {
 
 /// The language family a package key belongs to: Java and Kotlin share packages.
 pub fn family(language: &LanguageSpec) -> &'static str {
-    match language.id {
-        LanguageId::Java | LanguageId::Kotlin => "jvm",
-        LanguageId::TypeScript | LanguageId::Tsx | LanguageId::JavaScript => "js",
-        LanguageId::C | LanguageId::Cpp => "c",
-        // A spec's name is its own canonical name (no table lookup: this runs for every
-        // candidate of every by-name resolution).
-        _ => language.name,
-    }
+    // A spec's name is its own canonical name (no table lookup: this runs for every
+    // candidate of every by-name resolution).
+    crate::language::of(language)
+        .family
+        .unwrap_or(language.name)
 }
 
 type Lazy<K, V> = Mutex<HashMap<K, Arc<V>>>;
