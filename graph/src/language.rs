@@ -69,10 +69,18 @@ const JS_QUERY: &str = concat!(
     include_str!("../queries/js_common.scm"),
     include_str!("../queries/javascript.scm")
 );
-const TS_QUERY: &str = concat!(
-    include_str!("../queries/js_common.scm"),
-    include_str!("../queries/typescript.scm")
-);
+/// TypeScript; TSX is the same but for its grammar.
+const TYPESCRIPT: GraphLanguage = GraphLanguage {
+    id: LanguageId::TypeScript,
+    query: Some(concat!(
+        include_str!("../queries/js_common.scm"),
+        include_str!("../queries/typescript.scm")
+    )),
+    family: Some("js"),
+    reexports_wildcards: true,
+    constructor: Constructor::Named("constructor"),
+    ..PLAIN
+};
 
 /// One entry per language of [`cc_languages::TABLE`].
 static TABLE: [GraphLanguage; 16] = [
@@ -100,21 +108,10 @@ static TABLE: [GraphLanguage; 16] = [
         constructor: Constructor::Named("constructor"),
         ..PLAIN
     },
-    GraphLanguage {
-        id: LanguageId::TypeScript,
-        query: Some(TS_QUERY),
-        family: Some("js"),
-        reexports_wildcards: true,
-        constructor: Constructor::Named("constructor"),
-        ..PLAIN
-    },
+    TYPESCRIPT,
     GraphLanguage {
         id: LanguageId::Tsx,
-        query: Some(TS_QUERY),
-        family: Some("js"),
-        reexports_wildcards: true,
-        constructor: Constructor::Named("constructor"),
-        ..PLAIN
+        ..TYPESCRIPT
     },
     GraphLanguage {
         id: LanguageId::Go,

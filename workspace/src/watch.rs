@@ -1273,47 +1273,30 @@ mod tests {
     }
 
     /// Through the watcher: the shell makes a file, the run edits it, `git stash -u` takes it
-    /// away; the removal is handed out.
+    /// away; the removal is handed out, whether flushes split the three into batches or not
+    /// (the run's write makes the file one an owner may know of).
     #[test]
     fn a_shell_made_file_the_run_edited_is_seen_removed() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let watcher = watcher(&root);
-        let sub = watcher.subscribe();
-        std::fs::write(root.join("gen.rs"), "pub fn gen() {}\n").unwrap();
-        assert!(watcher.flush());
-        watcher.expect(&root.join("gen.rs"), Some(b"pub fn gen() { 1; }\n"));
-        std::fs::write(root.join("gen.rs"), "pub fn gen() { 1; }\n").unwrap();
-        assert!(watcher.flush());
-        std::fs::remove_file(root.join("gen.rs")).unwrap();
-        assert!(watcher.flush());
-        let changes = sub.take();
-        assert_eq!(
-            kinds(&changes, &root),
-            [("gen.rs".into(), ChangeKind::Removed, true)],
-            "{changes:?}"
-        );
-    }
-
-    /// The same within one batch (no flush between the three): the run's write makes the
-    /// file one an owner may know of.
-    #[test]
-    fn a_file_the_run_wrote_within_a_batch_is_seen_removed() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let watcher = watcher(&root);
-        let sub = watcher.subscribe();
-        std::fs::write(root.join("gen.rs"), "pub fn gen() {}\n").unwrap();
-        watcher.expect(&root.join("gen.rs"), Some(b"pub fn gen() { 1; }\n"));
-        std::fs::write(root.join("gen.rs"), "pub fn gen() { 1; }\n").unwrap();
-        std::fs::remove_file(root.join("gen.rs")).unwrap();
-        assert!(watcher.flush());
-        let changes = sub.take();
-        assert_eq!(
-            kinds(&changes, &root),
-            [("gen.rs".into(), ChangeKind::Removed, true)],
-            "{changes:?}"
-        );
+        for flush_between in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().canonicalize().unwrap();
+            let watcher = watcher(&root);
+            let sub = watcher.subscribe();
+            let between = || assert!(!flush_between || watcher.flush());
+            std::fs::write(root.join("gen.rs"), "pub fn gen() {}\n").unwrap();
+            between();
+            watcher.expect(&root.join("gen.rs"), Some(b"pub fn gen() { 1; }\n"));
+            std::fs::write(root.join("gen.rs"), "pub fn gen() { 1; }\n").unwrap();
+            between();
+            std::fs::remove_file(root.join("gen.rs")).unwrap();
+            assert!(watcher.flush());
+            let changes = sub.take();
+            assert_eq!(
+                kinds(&changes, &root),
+                [("gen.rs".into(), ChangeKind::Removed, true)],
+                "flushes between: {flush_between}; {changes:?}"
+            );
+        }
     }
 
     /// `sed -i` writes a temporary file beside the one it edits and renames it over that

@@ -267,16 +267,32 @@ fn sites(callers: &Value) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn our_writes_and_writes_behind_our_back_are_seen_without_a_rebuild() {
-    let Some(project) = cc_process::testing::copy_project("requests") else {
-        return;
-    };
+/// `callers` of requests' `request` (9 call sites in the package as installed).
+fn requests_callers() -> Value {
+    json!({"action": "callers", "file": "src/requests/api.py", "line": 24, "symbol": "request"})
+}
+
+/// A copy of requests, its index's folder and a registry whose graph is open (its first
+/// `callers` answered, with the 9 sites of the installed package).
+async fn requests_with_an_open_graph() -> Option<(
+    cc_process::testing::ProjectCopy,
+    tempfile::TempDir,
+    Registry,
+)> {
+    let project = cc_process::testing::copy_project("requests")?;
     let cache = tempfile::tempdir().unwrap();
     let registry = registry(project.path(), cache.path(), Surface::Full);
-    let callers = json!({"action": "callers", "file": "src/requests/api.py", "line": 24, "symbol": "request"});
-    let (before, _) = call(&registry, callers.clone()).await;
+    let (before, _) = call(&registry, requests_callers()).await;
     assert_eq!(before["total"], 9);
+    Some((project, cache, registry))
+}
+
+#[tokio::test]
+async fn our_writes_and_writes_behind_our_back_are_seen_without_a_rebuild() {
+    let Some((project, _cache, registry)) = requests_with_an_open_graph().await else {
+        return;
+    };
+    let callers = requests_callers();
 
     // A new file through `write`: its call is an edge as soon as the write returns.
     registry
@@ -332,14 +348,10 @@ async fn our_writes_and_writes_behind_our_back_are_seen_without_a_rebuild() {
 /// (the watcher does not take the file for one born and gone unseen).
 #[tokio::test]
 async fn a_shell_made_file_the_run_edited_then_the_shell_removed_leaves_the_index() {
-    let Some(project) = cc_process::testing::copy_project("requests") else {
+    let Some((project, _cache, registry)) = requests_with_an_open_graph().await else {
         return;
     };
-    let cache = tempfile::tempdir().unwrap();
-    let registry = registry(project.path(), cache.path(), Surface::Full);
-    let callers = json!({"action": "callers", "file": "src/requests/api.py", "line": 24, "symbol": "request"});
-    let (before, _) = call(&registry, callers.clone()).await;
-    assert_eq!(before["total"], 9);
+    let callers = requests_callers();
     let generated = project.path().join("src/requests/gen.py");
     std::fs::write(
         &generated,
