@@ -16,13 +16,13 @@
 //! (`{files, files_total, new}`), never as what this write broke.
 
 use cc_process::lock;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use cc_lsp_client::missing::MissingDependencies;
-use cc_lsp_client::{CheckOutcome, Diagnostic, FileCheck, Ledger, ServerPool};
+use cc_lsp_client::{CheckOutcome, Diagnostic, DiagnosticKey, FileCheck, Ledger, ServerPool};
 use cc_workspace::watch::Subscription;
 
 use super::dependents::{self, Change};
@@ -89,8 +89,9 @@ struct Outside {
     files: BTreeSet<String>,
     /// Set when the watcher could not list them all: why.
     gap: Option<String>,
-    /// What the outside changes brought, found by taking baselines again.
-    new: Vec<NewDiagnostic>,
+    /// What the outside changes brought, found by taking baselines again: the file, the
+    /// diagnostic's identity, and how it is shown.
+    new: Vec<(PathBuf, DiagnosticKey, NewDiagnostic)>,
 }
 
 impl LspDiagnostics {
@@ -239,7 +240,10 @@ impl LspDiagnostics {
                     let shown = self.root.relative(&check.path);
                     let mut outside = lock(&self.outside);
                     for diagnostic in added {
-                        outside.new.push(NewDiagnostic::new(&shown, &diagnostic));
+                        let shown_diagnostic = NewDiagnostic::new(&shown, &diagnostic);
+                        outside
+                            .new
+                            .push((check.path.clone(), diagnostic.key(), shown_diagnostic));
                     }
                 }
                 CheckOutcome::Removed => lock(&self.ledger).removed(&check.path),
@@ -249,9 +253,17 @@ impl LspDiagnostics {
         }
     }
 
-    /// What the next result says of the changes made outside, and forgets it.
-    fn report_outside(&self) -> Option<ChangedOutside> {
+    /// What the next result says of the changes made outside, and forgets it. `now`: what
+    /// the files this write checked report after it; a diagnostic an outside change brought
+    /// to one of them that is gone now (the write fixed it) is not reported.
+    fn report_outside(
+        &self,
+        now: &HashMap<PathBuf, HashSet<DiagnosticKey>>,
+    ) -> Option<ChangedOutside> {
         let mut outside = lock(&self.outside);
+        outside
+            .new
+            .retain(|(path, key, _)| now.get(path).is_none_or(|keys| keys.contains(key)));
         if outside.files.is_empty() && outside.new.is_empty() && outside.gap.is_none() {
             return None;
         }
@@ -259,7 +271,10 @@ impl LspDiagnostics {
         Some(ChangedOutside {
             files_total: files.len(),
             files: files.into_iter().take(20).collect(),
-            new: std::mem::take(&mut outside.new),
+            new: std::mem::take(&mut outside.new)
+                .into_iter()
+                .map(|(_, _, shown)| shown)
+                .collect(),
             note: outside.gap.take(),
         })
     }
@@ -458,6 +473,7 @@ impl AfterWrite for LspDiagnostics {
         let mut no_baseline = Vec::new();
         let mut files_checked = 0;
         let mut dependents_checked = 0;
+        let mut now: HashMap<PathBuf, HashSet<DiagnosticKey>> = HashMap::new();
         for check in checks {
             let shown = self.root.relative(&check.path);
             let is_dependent = dependents.contains(&check.path);
@@ -468,6 +484,10 @@ impl AfterWrite for LspDiagnostics {
                         dependents_checked += 1;
                     }
                     let reported = self.reported(&check.path, diagnostics);
+                    now.insert(
+                        check.path.clone(),
+                        reported.iter().map(Diagnostic::key).collect(),
+                    );
                     let added = lock(&self.ledger).update(&check.path, reported);
                     self.mark_taken(&check.path);
                     if unbaselined.contains(&check.path) && !added.is_empty() {
@@ -504,7 +524,7 @@ impl AfterWrite for LspDiagnostics {
             unchecked,
             no_baseline,
             missing_dependencies: self.missing_note(),
-            changed_outside: self.report_outside(),
+            changed_outside: self.report_outside(&now),
             scope: Some(CheckScope {
                 files_checked,
                 dependents_checked,

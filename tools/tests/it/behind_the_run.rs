@@ -1078,6 +1078,80 @@ async fn a_lost_event_queue_is_a_rescan_said_in_the_results() {
     project.shutdown().await;
 }
 
+/// What a shell change broke in a file is reported with the next write while it is still
+/// there, and not once the write itself fixed it (the report is about the files as they are).
+#[tokio::test]
+async fn a_break_from_outside_that_the_write_fixes_is_not_reported() {
+    if require_peer("basedpyright-langserver").is_none() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let setup = Setup::with_graph(cache.path(), cc_tools::Surface::Full);
+    let Some(project) = setup.real("requests", &[]) else {
+        return;
+    };
+    let auth = "src/requests/auth.py";
+    let import = "from ._internal_utils import to_native_string\n";
+    // A first write: the baselines and the watcher's subscription.
+    let first = edit(
+        &project,
+        auth,
+        "import hashlib\n",
+        "import hashlib  # digests\n",
+    )
+    .await;
+    assert_clean(&first, "a comment");
+    let broken_by = |from: &str, to: &str| {
+        format!("sed -i 's/^def {from}(/def {to}(/' src/requests/_internal_utils.py")
+    };
+    let about_auth = |result: &Value| -> Vec<String> {
+        result["diagnostics"]["changed_outside"]["new"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|d| d["path"] == auth)
+            .map(|d| d["message"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+
+    // The shell renames the function auth.py imports; the write fixes the import.
+    sh(&project.ws, &broken_by("to_native_string", "to_native_str"));
+    let fixed = edit(
+        &project,
+        auth,
+        import,
+        "from ._internal_utils import to_native_str as to_native_string\n",
+    )
+    .await;
+    assert_clean(&fixed, "the write that fixes the import");
+    assert!(
+        fixed["diagnostics"]["changed_outside"]["files"]
+            .as_array()
+            .is_some_and(|f| f.contains(&json!("src/requests/_internal_utils.py"))),
+        "{fixed:#}"
+    );
+    assert_eq!(about_auth(&fixed), Vec::<String>::new(), "{fixed:#}");
+
+    // The shell renames it back: the alias is broken now, and a write that leaves it so
+    // reports it as the tree's.
+    sh(&project.ws, &broken_by("to_native_str", "to_native_string"));
+    let left = edit(
+        &project,
+        auth,
+        "import hashlib  # digests\n",
+        "import hashlib\n",
+    )
+    .await;
+    assert_eq!(new_of(&left), [], "{left:#}");
+    assert!(
+        about_auth(&left)
+            .iter()
+            .any(|m| m.contains("to_native_str")),
+        "{left:#}"
+    );
+    project.shutdown().await;
+}
+
 /// An `ast_edit` proposal whose file the shell changes says so in the next result, before
 /// anyone calls `resolve`; `resolve accept` then refuses it and writes nothing.
 #[tokio::test]
