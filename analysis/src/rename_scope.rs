@@ -232,20 +232,26 @@ pub fn edit_at(
     }
     let extra = places
         .into_iter()
-        .map(|(path, line, start)| {
-            let end = start.saturating_add(units(old, encoding));
-            (
-                path,
-                TextEdit::new(
-                    Range::new(Position::new(line, start), Position::new(line, end)),
-                    new_name.to_owned(),
-                ),
-            )
-        })
+        .map(|(path, line, start)| (path, renaming(line, start, old, new_name, encoding)))
         .collect();
     let mut edit = WorkspaceEdit::default();
     add_edits(&mut edit, extra);
     Some(edit)
+}
+
+/// The text edit that renames `old`, starting at `start` (in `encoding`) of 0-based `line`.
+fn renaming(
+    line: u32,
+    start: u32,
+    old: &str,
+    new_name: &str,
+    encoding: cc_lsp_client::PositionEncoding,
+) -> TextEdit {
+    let end = start.saturating_add(units(old, encoding));
+    TextEdit::new(
+        Range::new(Position::new(line, start), Position::new(line, end)),
+        new_name.to_owned(),
+    )
 }
 
 /// Adds `extra` text edits (computed against the files as they are) to `edit`, in the same
@@ -380,14 +386,8 @@ pub async fn complete(
         .map(|place| {
             let line = u32::try_from(place.line0).unwrap_or(u32::MAX);
             let start = u32::try_from(place.character).unwrap_or(u32::MAX);
-            let end = start.saturating_add(units(old, encoding));
-            (
-                place.path.clone(),
-                TextEdit::new(
-                    Range::new(Position::new(line, start), Position::new(line, end)),
-                    new_name.to_owned(),
-                ),
-            )
+            let edit = renaming(line, start, old, new_name, encoding);
+            (place.path.clone(), edit)
         })
         .collect();
     add_edits(edit, extra);

@@ -346,8 +346,8 @@ pub fn file_name(path: &str) -> &str {
 
 /// The language family a package key belongs to: Java and Kotlin share packages.
 pub fn family(language: &LanguageSpec) -> &'static str {
-    // A spec's name is its own canonical name (no table lookup: this runs for every
-    // candidate of every by-name resolution).
+    // Runs for every candidate of every by-name resolution: the graph's language table is
+    // indexed by id, and a spec's name is its own canonical name.
     crate::language::of(language)
         .family
         .unwrap_or(language.name)

@@ -7,10 +7,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::ext::{CodeActions, CodeActionsContext, CodeActionsParams};
-use crate::lsp_types::WorkspaceEdit;
 use crate::lsp_types::{
     self, request, CodeActionTriggerKind, PartialResultParams, Position, Range,
-    TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams,
+    TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams, WorkspaceEdit,
 };
 use crate::uri::file_uri;
 use crate::workspace_edit::{self, EditError};

@@ -320,6 +320,10 @@ struct State {
     stopped: bool,
 }
 
+/// What a writer of the run announced for a path: the hash of the bytes it will hold (`None`:
+/// it will be gone).
+type Announced = Option<u64>;
+
 /// What the watcher's threads share.
 struct Shared {
     root: PathBuf,
@@ -327,9 +331,8 @@ struct Shared {
     state: Mutex<State>,
     barrier_passed: Condvar,
     subscribers: Mutex<Vec<Subscriber>>,
-    /// What writers of the run announced: path → the hash of the bytes it will hold (`None`:
-    /// it will be gone).
-    expected: Mutex<HashMap<PathBuf, Option<u64>>>,
+    /// What writers of the run announced, per path.
+    expected: Mutex<HashMap<PathBuf, Announced>>,
     /// Set by the kernel reader when the queue to the collector is full.
     overflowed: AtomicBool,
     /// The last barrier file `flush` has written: an overflow may drop its event, and the
@@ -859,7 +862,8 @@ impl Collector {
         if !self.relevant(&path, is_dir || was_watched) {
             return;
         }
-        let run_wrote = self.announced(&path);
+        let announced = self.announced(&path);
+        let run_wrote = announced.is_some();
         match metadata {
             Ok(meta) if meta.is_dir() => {
                 if degraded || was_watched || !self.dir_allowed(&path) {
@@ -876,8 +880,9 @@ impl Collector {
                     run_wrote: false,
                 });
                 for file in self.watch_tree(&path, true) {
-                    let outside = self.outside(&file);
-                    let run_wrote = self.announced(&file);
+                    let announced = self.announced(&file);
+                    let outside = Self::outside(&file, announced);
+                    let run_wrote = announced.is_some();
                     // In a folder that was not there, a file was not there either.
                     batch.push(Fresh {
                         change: Change {
@@ -914,7 +919,7 @@ impl Collector {
                 if !meta.is_file() {
                     return;
                 }
-                let outside = self.outside(&path);
+                let outside = Self::outside(&path, announced);
                 batch.push(Fresh {
                     change: Change {
                         path,
@@ -938,7 +943,7 @@ impl Collector {
                 if is_dir {
                     self.unwatch_under(&path);
                 }
-                let outside = is_dir || self.outside(&path);
+                let outside = is_dir || Self::outside(&path, announced);
                 batch.push(Fresh {
                     change: Change {
                         path,
@@ -985,15 +990,15 @@ impl Collector {
         }
     }
 
-    /// Whether the run ever announced a write to `path` ([`TreeWatcher::expect`]).
-    fn announced(&self, path: &Path) -> bool {
-        lock(&self.shared.expected).contains_key(path)
+    /// What the run last announced for `path` ([`TreeWatcher::expect`]): `None` when it never
+    /// announced a write to it.
+    fn announced(&self, path: &Path) -> Option<Announced> {
+        lock(&self.shared.expected).get(path).copied()
     }
 
-    /// Whether the bytes at `path` are not what a writer of the run announced.
-    fn outside(&self, path: &Path) -> bool {
-        let expected = lock(&self.shared.expected).get(path).copied();
-        let Some(expected) = expected else {
+    /// Whether the bytes at `path` are not what a writer of the run `announced`.
+    fn outside(path: &Path, announced: Option<Announced>) -> bool {
+        let Some(expected) = announced else {
             return true;
         };
         let actual = match std::fs::metadata(path) {

@@ -459,11 +459,10 @@ impl Tool for LspRenameTool {
             new_name,
             line: args.line,
         };
-        let edit = self
+        let mut edit = self
             .server_edit(&asked, built_from, position, &mentions)
             .await?;
         let server = opened.server.clone();
-        let mut edit = edit;
         // One edit per renamed place, whatever stretch the server rewrote (JDT LS sends one
         // per file): the completeness scan below sees every place the rename covers.
         cc_lsp_client::edit_split::split_text_edits(&mut edit, server.encoding());
