@@ -869,32 +869,7 @@ impl Collector {
                 if degraded || was_watched || !self.dir_allowed(&path) {
                     return;
                 }
-                batch.push(Fresh {
-                    change: Change {
-                        path: path.clone(),
-                        kind: ChangeKind::Created,
-                        is_dir: true,
-                        outside: true,
-                    },
-                    born: seen.born,
-                    run_wrote: false,
-                });
-                for file in self.watch_tree(&path, true) {
-                    let announced = self.announced(&file);
-                    let outside = Self::outside(&file, announced);
-                    let run_wrote = announced.is_some();
-                    // In a folder that was not there, a file was not there either.
-                    batch.push(Fresh {
-                        change: Change {
-                            path: file,
-                            kind: ChangeKind::Created,
-                            is_dir: false,
-                            outside,
-                        },
-                        born: seen.born,
-                        run_wrote,
-                    });
-                }
+                self.folder_created(path, seen, batch);
             }
             Ok(meta) => {
                 if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
@@ -955,6 +930,36 @@ impl Collector {
                     run_wrote,
                 });
             }
+        }
+    }
+
+    /// A folder that appeared: it is watched, and it and every file in it are created.
+    fn folder_created(&mut self, path: PathBuf, seen: Seen, batch: &mut Vec<Fresh>) {
+        batch.push(Fresh {
+            change: Change {
+                path: path.clone(),
+                kind: ChangeKind::Created,
+                is_dir: true,
+                outside: true,
+            },
+            born: seen.born,
+            run_wrote: false,
+        });
+        for file in self.watch_tree(&path, true) {
+            let announced = self.announced(&file);
+            let outside = Self::outside(&file, announced);
+            let run_wrote = announced.is_some();
+            // In a folder that was not there, a file was not there either.
+            batch.push(Fresh {
+                change: Change {
+                    path: file,
+                    kind: ChangeKind::Created,
+                    is_dir: false,
+                    outside,
+                },
+                born: seen.born,
+                run_wrote,
+            });
         }
     }
 
