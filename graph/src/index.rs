@@ -33,8 +33,9 @@ use crate::resolve::{Outcome, RefIn, Rung};
 use crate::table::{Backing, DefId, DefInfo, FileId, FileIndex, FileInfo, NoBacking, Table};
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
-/// version is rebuilt from scratch (14: C and C++ files record their own includes' keys only).
-pub const SCHEMA_VERSION: i64 = 17;
+/// version is rebuilt from scratch (14: C and C++ files record their own includes' keys only;
+/// 18: a file's local bindings are one packed row, a reference's small facts one `state`).
+pub const SCHEMA_VERSION: i64 = 18;
 
 /// Why the index could not be opened or updated.
 #[derive(Debug, thiserror::Error)]
@@ -285,7 +286,10 @@ struct Fresh {
 
 /// The index's tables. `defs.kind` and `defs.qname` are computed, not stored (a kernel or a
 /// standard library has hundreds of thousands of definitions): the kind is stored as its
-/// place in [`DefKind::ALL`], the qualified name only where it is not the name itself.
+/// place in [`DefKind::ALL`], the qualified name only where it is not the name itself, the
+/// end and name lines as lines after the start (mostly 0, which costs no byte). A
+/// reference's kind, outcome, rung and candidates are computed from one stored `state`
+/// (`update::ref_state`): a column costs every one of millions of rows a byte.
 fn schema() -> String {
     let kinds: String = DefKind::ALL
         .iter()
@@ -308,13 +312,19 @@ CREATE TABLE defs(
   kind_code INTEGER NOT NULL, kind TEXT GENERATED ALWAYS AS ({KIND_OF_CODE}) VIRTUAL,
   own_qname TEXT, qname TEXT GENERATED ALWAYS AS (IFNULL(own_qname, name)) VIRTUAL,
   parent_id INTEGER, owner TEXT, type_text TEXT, returns TEXT, bases TEXT,
-  self_name TEXT, type_params TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL, end_line INTEGER NOT NULL,
-  name_line INTEGER NOT NULL, name_col INTEGER NOT NULL);
+  self_name TEXT, type_params TEXT, line INTEGER NOT NULL, col INTEGER NOT NULL,
+  end_lines INTEGER NOT NULL, end_line INTEGER GENERATED ALWAYS AS (line + end_lines) VIRTUAL,
+  name_lines INTEGER NOT NULL, name_line INTEGER GENERATED ALWAYS AS (line + name_lines) VIRTUAL,
+  name_col INTEGER NOT NULL);
 CREATE TABLE names(id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
 CREATE TABLE refs(
-  file_id INTEGER NOT NULL, ord INTEGER NOT NULL, kind INTEGER NOT NULL, name_id INTEGER NOT NULL,
-  receiver_id INTEGER, line INTEGER NOT NULL, col INTEGER NOT NULL, enclosing_id INTEGER,
-  outcome INTEGER NOT NULL, target_id INTEGER, rung INTEGER, candidates INTEGER,
+  file_id INTEGER NOT NULL, ord INTEGER NOT NULL, state INTEGER NOT NULL,
+  kind INTEGER GENERATED ALWAYS AS (state & 1) VIRTUAL,
+  outcome INTEGER GENERATED ALWAYS AS ((state >> 1) & 3) VIRTUAL,
+  rung INTEGER GENERATED ALWAYS AS (NULLIF((state >> 3) & 7, 0) - 1) VIRTUAL,
+  candidates INTEGER GENERATED ALWAYS AS (NULLIF(state >> 6, 0) - 1) VIRTUAL,
+  name_id INTEGER NOT NULL, receiver_id INTEGER, line INTEGER NOT NULL, col INTEGER NOT NULL,
+  enclosing_id INTEGER, target_id INTEGER,
   PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
 CREATE TABLE fanout(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, target_id INTEGER NOT NULL,
   PRIMARY KEY(file_id, ord, target_id)) WITHOUT ROWID;
@@ -322,11 +332,7 @@ CREATE TABLE imports(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, module TEXT
   name TEXT, alias TEXT, wildcard INTEGER NOT NULL, line INTEGER NOT NULL, scope_first INTEGER,
   scope_last INTEGER,
   PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
-CREATE TABLE locals(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, name TEXT NOT NULL,
-  scope_id INTEGER, type_text TEXT, value TEXT, read TEXT, line INTEGER NOT NULL,
-  col INTEGER NOT NULL, param INTEGER, cb_line INTEGER, cb_col INTEGER, cb_argument INTEGER,
-  cb_param INTEGER,
-  PRIMARY KEY(file_id, ord)) WITHOUT ROWID;
+CREATE TABLE locals(file_id INTEGER PRIMARY KEY, packed BLOB NOT NULL);
 CREATE TABLE literal_args(file_id INTEGER NOT NULL, ord INTEGER NOT NULL,
   argument INTEGER NOT NULL, def_id INTEGER NOT NULL,
   PRIMARY KEY(file_id, ord, def_id)) WITHOUT ROWID;
@@ -1012,19 +1018,65 @@ impl Graph {
                i.line, IFNULL(i.scope_first, ''), IFNULL(i.scope_last, '')
              FROM imports i JOIN files f ON f.id = i.file_id",
         )?);
-        let q = format!(
-            "SELECT f.path, l.ord, l.name, IFNULL({}, ''), IFNULL(l.type_text, ''), IFNULL(l.value, ''),
-               IFNULL(l.read, ''), l.line, l.col, IFNULL(l.param, ''), IFNULL(l.cb_line, ''),
-               IFNULL(l.cb_col, ''), IFNULL(l.cb_argument, ''), IFNULL(l.cb_param, '')
-             FROM locals l JOIN files f ON f.id = l.file_id",
-            def_key.replace("{}", "l.scope_id")
-        );
-        out.extend(self.rows_as_text("local", &q)?);
+        out.extend(self.local_rows(&def_key.replace("{}", "?1"))?);
         Ok(out)
     }
 }
 
 impl Graph {
+    /// Every local binding as `local PATH ORD NAME SCOPE …`, sorted (for [`Graph::snapshot`]);
+    /// `scope_key` is the query of a definition's key by its id `?1`.
+    fn local_rows(&self, scope_key: &str) -> Result<Vec<String>> {
+        let sql = self.sql();
+        let mut key = self
+            .conn
+            .prepare(&format!("SELECT IFNULL({scope_key}, '')"))
+            .map_err(&sql)?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT f.path, l.packed FROM locals l JOIN files f ON f.id = l.file_id")
+            .map_err(&sql)?;
+        let files = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })
+            .map_err(&sql)?;
+        let text = |v: Option<String>| v.unwrap_or_default();
+        let number = |v: Option<u32>| v.map_or_else(String::new, |n| n.to_string());
+        let mut out = Vec::new();
+        for file in files {
+            let (path, packed) = file.map_err(&sql)?;
+            for (ord, (local, scope)) in crate::packed::decode_locals(&packed)
+                .into_iter()
+                .enumerate()
+            {
+                let scope = match scope {
+                    Some(id) => key
+                        .query_row([id], |r| r.get::<_, String>(0))
+                        .map_err(&sql)?,
+                    None => String::new(),
+                };
+                let cb = local.callback;
+                out.push(format!(
+                    "local {path} {ord} {} {scope} {} {} {} {} {} {} {} {} {} {}",
+                    local.name,
+                    text(local.type_text),
+                    text(local.value),
+                    text(local.read),
+                    local.pos.line,
+                    local.pos.column,
+                    number(local.param),
+                    number(cb.map(|c| c.call.line)),
+                    number(cb.map(|c| c.call.column)),
+                    number(cb.map(|c| c.argument)),
+                    number(cb.map(|c| c.param)),
+                ));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// Every row of `query` as `LABEL value value …`, sorted (for [`Graph::snapshot`]).
     fn rows_as_text(&self, label: &str, query: &str) -> Result<Vec<String>> {
         let sql = self.sql();
@@ -1277,7 +1329,7 @@ fn insert_definitions(
     let mut nth: HashMap<(String, String), usize> = HashMap::new();
     let mut insert = tx.prepare_cached(
         "INSERT INTO defs(id, file_id, name, kind_code, own_qname, parent_id, owner, type_text,
-           returns, bases, self_name, line, col, end_line, name_line, name_col, type_params)
+           returns, bases, self_name, line, col, end_lines, name_lines, name_col, type_params)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
     )?;
     for def in &facts.definitions {
@@ -1324,8 +1376,8 @@ fn insert_definitions(
             def.self_name,
             def.start.line,
             def.start.column,
-            def.end_line,
-            def.name_pos.line,
+            i64::from(def.end_line) - i64::from(def.start.line),
+            i64::from(def.name_pos.line) - i64::from(def.start.line),
             def.name_pos.column,
             type_params
         ])?;
@@ -1356,36 +1408,24 @@ fn insert_imports(tx: &Connection, file: FileId, imports: &[Import]) -> rusqlite
     Ok(())
 }
 
-/// Inserts the local bindings, their scopes as the definitions' ids `ids`.
+/// Inserts the local bindings, their scopes as the definitions' ids `ids`: one row of the
+/// file's bindings packed (a tree has hundreds of thousands; a row each cost twice the bytes).
 fn insert_locals(
     tx: &Connection,
     file: FileId,
     locals: &[Local],
     ids: &[DefId],
 ) -> rusqlite::Result<()> {
-    let mut insert_local = tx.prepare_cached(
-        "INSERT INTO locals(file_id, ord, name, scope_id, type_text, value, line, col, read,
-           param, cb_line, cb_col, cb_argument, cb_param)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-    )?;
-    for (i, local) in locals.iter().enumerate() {
-        insert_local.execute(params![
-            file,
-            i as i64,
-            local.name,
-            local.scope.and_then(|s| ids.get(s).copied()),
-            local.type_text,
-            local.value,
-            local.pos.line,
-            local.pos.column,
-            local.read,
-            local.param,
-            local.callback.map(|c| c.call.line),
-            local.callback.map(|c| c.call.column),
-            local.callback.map(|c| c.argument),
-            local.callback.map(|c| c.param)
-        ])?;
+    if locals.is_empty() {
+        return Ok(());
     }
+    let packed = crate::packed::encode_locals(
+        locals
+            .iter()
+            .map(|local| (local, local.scope.and_then(|s| ids.get(s).copied()))),
+    );
+    tx.prepare_cached("INSERT INTO locals(file_id, packed) VALUES (?1, ?2)")?
+        .execute(params![file, packed.as_ref()])?;
     Ok(())
 }
 
@@ -1690,57 +1730,10 @@ fn load_imports(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<Import>> 
     rows.collect()
 }
 
-/// A local's [`CallbackParam`] from four columns from `first` on.
-fn callback_from_row(
-    r: &rusqlite::Row<'_>,
-    first: usize,
-) -> rusqlite::Result<Option<crate::model::CallbackParam>> {
-    let line: Option<u32> = r.get(first)?;
-    let column: Option<u32> = r.get(first + 1)?;
-    let argument: Option<u32> = r.get(first + 2)?;
-    let param: Option<u32> = r.get(first + 3)?;
-    Ok(match (line, column, argument, param) {
-        (Some(line), Some(column), Some(argument), Some(param)) => {
-            Some(crate::model::CallbackParam {
-                call: crate::model::Pos { line, column },
-                argument,
-                param,
-            })
-        }
-        _ => None,
-    })
-}
-
-/// The columns [`local_from_row`] reads, in its order.
-const LOCAL_COLUMNS: &str = "name, scope_id, type_text, value, line, col, read, param, cb_line,
-   cb_col, cb_argument, cb_param";
-
-/// A local binding and the definition it is local to, from [`LOCAL_COLUMNS`] at `at`.
-fn local_from_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<crate::table::ScopedLocal> {
-    Ok((
-        Local {
-            name: r.get(at)?,
-            scope: None,
-            type_text: r.get(at + 2)?,
-            value: r.get(at + 3)?,
-            read: r.get(at + 6)?,
-            pos: crate::model::Pos {
-                line: r.get(at + 4)?,
-                column: r.get(at + 5)?,
-            },
-            param: r.get(at + 7)?,
-            callback: callback_from_row(r, at + 8)?,
-        },
-        r.get(at + 1)?,
-    ))
-}
-
 fn load_locals(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<(Local, Option<DefId>)>> {
-    let mut stmt = tx.prepare_cached(&format!(
-        "SELECT {LOCAL_COLUMNS} FROM locals WHERE file_id = ?1 ORDER BY ord"
-    ))?;
-    let rows = stmt.query_map([file], |r| local_from_row(r, 0))?;
-    rows.collect()
+    let mut stmt = tx.prepare_cached("SELECT packed FROM locals WHERE file_id = ?1")?;
+    let packed: Option<Vec<u8>> = stmt.query_row([file], |r| r.get(0)).optional()?;
+    Ok(packed.map_or_else(Vec::new, |p| crate::packed::decode_locals(&p)))
 }
 
 /// Rows `(file, item)` in file order, handed to `each` one file's items at a time.
@@ -1788,11 +1781,15 @@ fn load_everything(tx: &Connection, table: &mut Table<NoBacking>) -> rusqlite::R
     )?;
     let rows = stmt.query_map([], |r| Ok((r.get::<_, FileId>(0)?, import_from_row(r, 1)?)))?;
     by_file(rows, |file, list| table.set_imports(file, list))?;
-    let mut stmt = tx.prepare(&format!(
-        "SELECT file_id, {LOCAL_COLUMNS} FROM locals ORDER BY file_id, ord"
-    ))?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, FileId>(0)?, local_from_row(r, 1)?)))?;
-    by_file(rows, |file, list| table.set_locals(file, &list))?;
+    // Stored as the table keeps them: copied, not decoded.
+    let mut stmt = tx.prepare("SELECT file_id, packed FROM locals")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get::<_, FileId>(0)?, r.get::<_, Vec<u8>>(1)?))
+    })?;
+    for row in rows {
+        let (file, packed) = row?;
+        table.set_packed_locals(file, packed.into_boxed_slice());
+    }
     Ok(())
 }
 

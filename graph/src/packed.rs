@@ -1,77 +1,153 @@
 //! Compact byte encodings of what a kernel-size build would otherwise hold as millions of
-//! small allocations: the whole-tree table's local bindings (decoded when a resolution reads
-//! a file's), in the order and with the values they were given.
+//! small allocations or rows: a file's local bindings, in the order and with the values they
+//! were given. The same bytes are the index's `locals` row for the file and the whole-tree
+//! table's copy of it (decoded when a resolution reads a file's), so loading the table copies
+//! them as they are.
+//!
+//! Each binding is a byte of flags (which optional parts follow), its name, then the parts:
+//! numbers as LEB128 varints, lines as the difference from the previous binding's line
+//! (zigzag), strings as a varint length and their bytes the first time, and as the index of
+//! that first time when repeated (a file's bindings repeat their types and names).
+
+use std::collections::HashMap;
 
 use bytes::{Buf, BufMut};
 
 use crate::model::{CallbackParam, Local, Pos};
 use crate::table::DefId;
 
-const NONE_U32: u32 = u32::MAX;
-const NONE_ID: i64 = i64::MIN;
+const HAS_TYPE: u8 = 1;
+const HAS_VALUE: u8 = 1 << 1;
+const HAS_READ: u8 = 1 << 2;
+const HAS_PARAM: u8 = 1 << 3;
+const HAS_SCOPE: u8 = 1 << 4;
+const HAS_CALLBACK: u8 = 1 << 5;
 
-fn put_str(out: &mut Vec<u8>, text: &str) {
-    out.put_u32_le(u32::try_from(text.len()).unwrap_or(NONE_U32 - 1));
-    out.put_slice(text.as_bytes());
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.put_u8((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.put_u8(value as u8);
 }
 
-fn put_opt_str(out: &mut Vec<u8>, text: Option<&str>) {
-    match text {
-        Some(text) => put_str(out, text),
-        None => out.put_u32_le(NONE_U32),
+fn get_varint(input: &mut &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = input.try_get_u8().ok()?;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
     }
+    None
+}
+
+fn zigzag(value: i64) -> u64 {
+    ((value << 1) ^ (value >> 63)) as u64
+}
+
+fn unzigzag(value: u64) -> i64 {
+    ((value >> 1) as i64) ^ -((value & 1) as i64)
 }
 
 fn get_u32(input: &mut &[u8]) -> Option<u32> {
-    input.try_get_u32_le().ok()
+    u32::try_from(get_varint(input)?).ok()
 }
 
-fn get_opt_str(input: &mut &[u8]) -> Option<Option<String>> {
-    let len = get_u32(input)?;
-    if len == NONE_U32 {
-        return Some(None);
+/// The strings an encoding has written, by their index (a string is written once).
+#[derive(Default)]
+struct Written<'a>(HashMap<&'a str, u64>);
+
+impl<'a> Written<'a> {
+    /// A varint whose low bit says which: the length of new bytes that follow, or the index
+    /// of a string written before.
+    fn put(&mut self, out: &mut Vec<u8>, text: &'a str) {
+        if let Some(index) = self.0.get(text) {
+            put_varint(out, index << 1 | 1);
+            return;
+        }
+        let index = self.0.len() as u64;
+        self.0.insert(text, index);
+        put_varint(out, (text.len() as u64) << 1);
+        out.put_slice(text.as_bytes());
     }
-    let len = usize::try_from(len).ok()?;
-    if input.len() < len {
-        return None;
+}
+
+/// The strings a decoding has read, by their index.
+#[derive(Default)]
+struct Read(Vec<String>);
+
+impl Read {
+    fn get(&mut self, input: &mut &[u8]) -> Option<String> {
+        let tag = get_varint(input)?;
+        if tag & 1 == 1 {
+            return self.0.get(usize::try_from(tag >> 1).ok()?).cloned();
+        }
+        let len = usize::try_from(tag >> 1).ok()?;
+        if input.len() < len {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&input[..len]).into_owned();
+        input.advance(len);
+        self.0.push(text.clone());
+        Some(text)
     }
-    let text = String::from_utf8_lossy(&input[..len]).into_owned();
-    input.advance(len);
-    Some(Some(text))
 }
 
 /// A file's local bindings, each with the definition it is local to.
-pub(crate) fn encode_locals(locals: &[(Local, Option<DefId>)]) -> Box<[u8]> {
-    let mut out = Vec::with_capacity(locals.len() * 32);
+pub(crate) fn encode_locals<'a>(
+    locals: impl IntoIterator<Item = (&'a Local, Option<DefId>)>,
+) -> Box<[u8]> {
+    let mut out = Vec::new();
+    let mut line = 0i64;
+    let mut written = Written::default();
     for (local, scope) in locals {
-        put_str(&mut out, &local.name);
-        put_opt_str(&mut out, local.type_text.as_deref());
-        put_opt_str(&mut out, local.value.as_deref());
-        put_opt_str(&mut out, local.read.as_deref());
-        out.put_u32_le(local.pos.line);
-        out.put_u32_le(local.pos.column);
-        out.put_u32_le(local.param.unwrap_or(NONE_U32));
-        out.put_i64_le(scope.map_or(NONE_ID, |scope| scope.0));
-        match &local.callback {
-            Some(cb) => {
-                out.put_u8(1);
-                out.put_u32_le(cb.call.line);
-                out.put_u32_le(cb.call.column);
-                out.put_u32_le(cb.argument);
-                out.put_u32_le(cb.param);
+        let flags = [
+            (local.type_text.is_some(), HAS_TYPE),
+            (local.value.is_some(), HAS_VALUE),
+            (local.read.is_some(), HAS_READ),
+            (local.param.is_some(), HAS_PARAM),
+            (scope.is_some(), HAS_SCOPE),
+            (local.callback.is_some(), HAS_CALLBACK),
+        ]
+        .iter()
+        .filter(|(set, _)| *set)
+        .fold(0, |all, (_, flag)| all | flag);
+        out.put_u8(flags);
+        written.put(&mut out, &local.name);
+        for text in [&local.type_text, &local.value, &local.read]
+            .into_iter()
+            .flatten()
+        {
+            written.put(&mut out, text);
+        }
+        put_varint(&mut out, zigzag(i64::from(local.pos.line) - line));
+        line = i64::from(local.pos.line);
+        put_varint(&mut out, u64::from(local.pos.column));
+        if let Some(param) = local.param {
+            put_varint(&mut out, u64::from(param));
+        }
+        if let Some(scope) = scope {
+            put_varint(&mut out, zigzag(scope.0));
+        }
+        if let Some(cb) = &local.callback {
+            for n in [cb.call.line, cb.call.column, cb.argument, cb.param] {
+                put_varint(&mut out, u64::from(n));
             }
-            None => out.put_u8(0),
         }
     }
     out.into_boxed_slice()
 }
 
-/// What [`encode_locals`] encoded (the bytes are this module's own: a truncated input ends
-/// the list where it breaks).
+/// What [`encode_locals`] encoded (a truncated or foreign input ends the list where it
+/// breaks).
 pub(crate) fn decode_locals(mut input: &[u8]) -> Vec<(Local, Option<DefId>)> {
     let mut out = Vec::new();
+    let mut line = 0i64;
+    let mut read = Read::default();
     while !input.is_empty() {
-        match decode_local(&mut input) {
+        match decode_local(&mut input, &mut line, &mut read) {
             Some(local) => out.push(local),
             None => break,
         }
@@ -79,29 +155,50 @@ pub(crate) fn decode_locals(mut input: &[u8]) -> Vec<(Local, Option<DefId>)> {
     out
 }
 
-fn decode_local(input: &mut &[u8]) -> Option<(Local, Option<DefId>)> {
-    let name = get_opt_str(input)??;
-    let type_text = get_opt_str(input)?;
-    let value = get_opt_str(input)?;
-    let read = get_opt_str(input)?;
+fn decode_local(
+    input: &mut &[u8],
+    line: &mut i64,
+    read_before: &mut Read,
+) -> Option<(Local, Option<DefId>)> {
+    let flags = input.try_get_u8().ok()?;
+    let has = |flag: u8| flags & flag != 0;
+    let name = read_before.get(input)?;
+    let mut text = |flag: u8| -> Option<Option<String>> {
+        if has(flag) {
+            read_before.get(input).map(Some)
+        } else {
+            Some(None)
+        }
+    };
+    let type_text = text(HAS_TYPE)?;
+    let value = text(HAS_VALUE)?;
+    let read = text(HAS_READ)?;
+    *line = line.checked_add(unzigzag(get_varint(input)?))?;
     let pos = Pos {
-        line: get_u32(input)?,
+        line: u32::try_from(*line).ok()?,
         column: get_u32(input)?,
     };
-    let param = Some(get_u32(input)?).filter(|p| *p != NONE_U32);
-    let scope = Some(input.try_get_i64_le().ok()?)
-        .filter(|s| *s != NONE_ID)
-        .map(DefId);
-    let callback = match input.try_get_u8().ok()? {
-        0 => None,
-        _ => Some(CallbackParam {
+    let param = if has(HAS_PARAM) {
+        Some(get_u32(input)?)
+    } else {
+        None
+    };
+    let scope = if has(HAS_SCOPE) {
+        Some(DefId(unzigzag(get_varint(input)?)))
+    } else {
+        None
+    };
+    let callback = if has(HAS_CALLBACK) {
+        Some(CallbackParam {
             call: Pos {
                 line: get_u32(input)?,
                 column: get_u32(input)?,
             },
             argument: get_u32(input)?,
             param: get_u32(input)?,
-        }),
+        })
+    } else {
+        None
     };
     Some((
         Local {
@@ -123,15 +220,18 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Often repeated (a repeat is written as an index), sometimes anything.
+    const TEXT: &str = "[ab]{0,2}|.{0,12}";
+
     fn local() -> impl Strategy<Value = (Local, Option<DefId>)> {
         (
-            ".{0,12}",
-            proptest::option::of(".{0,12}"),
-            proptest::option::of(".{0,12}"),
-            proptest::option::of(".{0,12}"),
+            TEXT,
+            proptest::option::of(TEXT),
+            proptest::option::of(TEXT),
+            proptest::option::of(TEXT),
             (any::<u32>(), any::<u32>()),
-            proptest::option::of(0..u32::MAX),
-            proptest::option::of(1..i64::MAX),
+            proptest::option::of(any::<u32>()),
+            proptest::option::of(any::<i64>()),
             proptest::option::of((any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>())),
         )
             .prop_map(
@@ -160,7 +260,12 @@ mod tests {
     proptest! {
         #[test]
         fn locals_decode_to_what_was_encoded(locals in proptest::collection::vec(local(), 0..8)) {
-            prop_assert_eq!(decode_locals(&encode_locals(&locals)), locals);
+            prop_assert_eq!(decode_locals(&encode_locals(locals.iter().map(|(l, s)| (l, *s)))), locals);
+        }
+
+        #[test]
+        fn any_bytes_decode_without_panicking(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let _ = decode_locals(&bytes);
         }
     }
 }

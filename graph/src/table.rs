@@ -535,8 +535,16 @@ impl<B: Backing> Table<B> {
     /// Sets a file's local bindings, each with the definition it is local to (a table filled
     /// completely).
     pub fn set_locals(&mut self, file: FileId, locals: &[(Local, Option<DefId>)]) {
-        self.locals
-            .insert(file, crate::packed::encode_locals(locals));
+        self.locals.insert(
+            file,
+            crate::packed::encode_locals(locals.iter().map(|(l, s)| (l, *s))),
+        );
+    }
+
+    /// Sets a file's local bindings as [`crate::packed::encode_locals`] encoded them (the
+    /// index stores them so).
+    pub(crate) fn set_packed_locals(&mut self, file: FileId, packed: Box<[u8]>) {
+        self.locals.insert(file, packed);
     }
 
     /// Ends filling: every name's definitions sorted by id (so that resolution does not

@@ -958,6 +958,22 @@ fn outcome_columns(o: &Outcome) -> OutcomeColumns {
     }
 }
 
+/// A reference's kind and outcome as the one stored column `refs.state` the schema's
+/// generated columns read: kind in bit 0, outcome in bits 1–2, the rung plus one in bits 3–5
+/// (0: none), the candidates plus one from bit 6 on (0: none).
+pub(crate) fn ref_state(kind: i64, (outcome, _, rung, candidates): OutcomeColumns) -> i64 {
+    kind | outcome << 1 | rung.map_or(0, |r| r + 1) << 3 | candidates.map_or(0, |c| c + 1) << 6
+}
+
+/// A reference with its outcome: `(file, ord, state, name, receiver, line, col, enclosing,
+/// target)`.
+const INSERT_REF: &str = "INSERT INTO refs(file_id, ord, state, name_id, receiver_id, line,
+  col, enclosing_id, target_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+
+/// A stored reference's new outcome, its kind kept: `(ord, state, target, file)`.
+const UPDATE_REF: &str = "UPDATE refs SET state = (state & 1) | ?2, target_id = ?3
+  WHERE file_id = ?4 AND ord = ?1";
+
 impl<'a> OutcomeWriter<'a> {
     fn new(tx: &'a Connection, cx: &'a Context, rank_spill: Option<EdgeSpill>) -> Result<Self> {
         let sql = cx.sql();
@@ -968,15 +984,8 @@ impl<'a> OutcomeWriter<'a> {
             name_ids: NameIds::new(tx).map_err(&sql)?,
             key_ids: HashMap::new(),
             rank_spill,
-            insert_ref: prepare(
-                "INSERT INTO refs(file_id, ord, kind, name_id, receiver_id, line, col,
-                   enclosing_id, outcome, target_id, rung, candidates)
-                 VALUES (?1, ?12, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            )?,
-            update_ref: prepare(
-                "UPDATE refs SET outcome = ?2, target_id = ?3, rung = ?4, candidates = ?5
-                 WHERE file_id = ?6 AND ord = ?1",
-            )?,
+            insert_ref: prepare(INSERT_REF)?,
+            update_ref: prepare(UPDATE_REF)?,
             delete_deps: prepare("DELETE FROM deps WHERE file_id = ?1")?,
             insert_dep: prepare("INSERT OR IGNORE INTO deps(key_id, file_id) VALUES (?1, ?2)")?,
             delete_fanout: prepare("DELETE FROM fanout WHERE file_id = ?1")?,
@@ -1058,7 +1067,7 @@ impl<'a> OutcomeWriter<'a> {
         let sql = self.cx.sql();
         let Some(ords) = ords else {
             for (ord, (r, o)) in refs.iter().zip(outcomes).enumerate() {
-                let (outcome, target, rung, candidates) = outcome_columns(o);
+                let columns = outcome_columns(o);
                 let name = self.name_ids.id(&r.name).map_err(&sql)?;
                 let receiver = match &r.receiver {
                     Some(receiver) => Some(self.name_ids.id(receiver).map_err(&sql)?),
@@ -1067,26 +1076,23 @@ impl<'a> OutcomeWriter<'a> {
                 self.insert_ref
                     .execute(params![
                         file,
-                        ref_kind_code(r.kind),
+                        ord as i64,
+                        ref_state(ref_kind_code(r.kind), columns),
                         name,
                         receiver,
                         r.pos.line,
                         r.pos.column,
                         r.enclosing,
-                        outcome,
-                        target,
-                        rung,
-                        candidates,
-                        ord as i64
+                        columns.1,
                     ])
                     .map_err(&sql)?;
             }
             return Ok(());
         };
         for (ord, o) in ords.iter().zip(outcomes) {
-            let (outcome, target, rung, candidates) = outcome_columns(o);
+            let columns = outcome_columns(o);
             self.update_ref
-                .execute(params![ord, outcome, target, rung, candidates, file])
+                .execute(params![ord, ref_state(0, columns), columns.1, file])
                 .map_err(&sql)?;
         }
         self.delete_fanout.execute([file]).map_err(&sql)?;
@@ -1250,4 +1256,81 @@ fn unresolved_chunk(chunk: &[Work]) -> Vec<ResolvedFile> {
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve::Rung;
+
+    /// What `refs.state`'s generated columns read back is what was written, for every kind of
+    /// outcome, then again after an update of the outcome keeps the kind.
+    #[test]
+    fn a_references_state_reads_back_as_its_columns() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(&super::super::schema()).unwrap();
+        let outcomes = [
+            Outcome::Resolved {
+                target: DefId(7),
+                rung: Rung::Exact,
+            },
+            Outcome::Resolved {
+                target: DefId(9),
+                rung: Rung::Precise,
+            },
+            Outcome::Unresolved { candidates: 0 },
+            Outcome::Unresolved {
+                candidates: 100_000,
+            },
+            Outcome::External,
+        ];
+        let read = |ord: i64| {
+            conn.query_row(
+                "SELECT kind, outcome, target_id, rung, candidates FROM refs WHERE ord = ?1",
+                [ord],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        (
+                            r.get::<_, i64>(1)?,
+                            r.get::<_, Option<DefId>>(2)?,
+                            r.get::<_, Option<i64>>(3)?,
+                            r.get::<_, Option<i64>>(4)?,
+                        ),
+                    ))
+                },
+            )
+            .unwrap()
+        };
+        for (ord, (kind, o)) in [0, 1]
+            .iter()
+            .flat_map(|k| outcomes.iter().map(move |o| (*k, o)))
+            .enumerate()
+        {
+            let columns = outcome_columns(o);
+            conn.execute(
+                INSERT_REF,
+                params![
+                    1,
+                    ord as i64,
+                    ref_state(kind, columns),
+                    1,
+                    None::<i64>,
+                    1,
+                    1,
+                    None::<i64>,
+                    columns.1
+                ],
+            )
+            .unwrap();
+            assert_eq!(read(ord as i64), (kind, columns), "{o:?}");
+        }
+        let now = outcome_columns(&Outcome::External);
+        conn.execute(
+            UPDATE_REF,
+            params![outcomes.len() as i64, ref_state(0, now), now.1, 1],
+        )
+        .unwrap();
+        assert_eq!(read(outcomes.len() as i64), (1, now));
+    }
 }
