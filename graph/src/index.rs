@@ -34,7 +34,8 @@ use crate::table::{Backing, DefId, DefInfo, FileId, FileIndex, FileInfo, NoBacki
 
 /// Bumped whenever the tables or what extraction puts in them change: an index of another
 /// version is rebuilt from scratch (14: C and C++ files record their own includes' keys only;
-/// 18: a file's local bindings are one packed row, a reference's small facts one `state`).
+/// 18: a file's local bindings are one packed row, a reference's small facts one `state`, a
+/// file's keys one list).
 pub const SCHEMA_VERSION: i64 = 18;
 
 /// Why the index could not be opened or updated.
@@ -339,10 +340,10 @@ CREATE TABLE literal_args(file_id INTEGER NOT NULL, ord INTEGER NOT NULL,
 CREATE TABLE fills(file_id INTEGER NOT NULL, def_id INTEGER NOT NULL,
   implemented_id INTEGER NOT NULL, PRIMARY KEY(def_id, implemented_id)) WITHOUT ROWID;
 CREATE INDEX fills_file ON fills(file_id);
-CREATE TABLE keys(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
+CREATE TABLE keys(key TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE deps(key_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
   PRIMARY KEY(key_id, file_id)) WITHOUT ROWID;
-CREATE INDEX deps_file ON deps(file_id);
+CREATE TABLE file_keys(file_id INTEGER PRIMARY KEY, packed BLOB NOT NULL);
 CREATE TABLE precise_files(file_id INTEGER PRIMARY KEY, hash INTEGER NOT NULL,
   indexer TEXT NOT NULL, run_key TEXT NOT NULL, read INTEGER NOT NULL);
 CREATE TABLE precise(file_id INTEGER NOT NULL, ord INTEGER NOT NULL, target_id INTEGER,
@@ -1599,6 +1600,7 @@ fn delete_file(tx: &Connection, file: FileId) -> rusqlite::Result<()> {
         tx.execute("DELETE FROM fills WHERE implemented_id = ?1", [def])?;
     }
     crate::precise::forget_file(tx, file)?;
+    forget_deps(tx, file)?;
     for table in [
         "defs",
         "refs",
@@ -1607,12 +1609,60 @@ fn delete_file(tx: &Connection, file: FileId) -> rusqlite::Result<()> {
         "locals",
         "literal_args",
         "fills",
-        "deps",
         "file_counts",
     ] {
         tx.execute(&format!("DELETE FROM {table} WHERE file_id = ?1"), [file])?;
     }
     tx.execute("DELETE FROM files WHERE id = ?1", [file])?;
+    Ok(())
+}
+
+/// Forgets the keys the file's resolution read (`deps`), by the list `file_keys` keeps of them:
+/// an index of `deps` by file would cost as much as `deps` itself.
+pub(crate) fn forget_deps(tx: &Connection, file: FileId) -> rusqlite::Result<()> {
+    let packed: Option<Vec<u8>> = tx
+        .prepare_cached("SELECT packed FROM file_keys WHERE file_id = ?1")?
+        .query_row([file], |r| r.get(0))
+        .optional()?;
+    let Some(packed) = packed else {
+        return Ok(());
+    };
+    let mut delete = tx.prepare_cached("DELETE FROM deps WHERE key_id = ?1 AND file_id = ?2")?;
+    for key in crate::packed::decode_ids(&packed) {
+        delete.execute(params![key, file])?;
+    }
+    tx.prepare_cached("DELETE FROM file_keys WHERE file_id = ?1")?
+        .execute([file])?;
+    Ok(())
+}
+
+/// The id the next new key gets: kept in `meta` as `next_key` (`keys` is keyed by the
+/// key's text, so that text is stored once).
+pub(crate) fn next_key_id(tx: &Connection) -> rusqlite::Result<i64> {
+    let stored: Option<String> = tx
+        .query_row("SELECT value FROM meta WHERE key = 'next_key'", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    match stored.and_then(|v| v.parse().ok()) {
+        Some(next) => Ok(next),
+        None => tx.query_row("SELECT IFNULL(MAX(id), 0) + 1 FROM keys", [], |r| r.get(0)),
+    }
+}
+
+/// Records the keys the file's resolution read (`deps`, and their list in `file_keys`);
+/// `keys` are the keys' ids, sorted and without repeats.
+pub(crate) fn record_deps(tx: &Connection, file: FileId, keys: &[i64]) -> rusqlite::Result<()> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let mut insert =
+        tx.prepare_cached("INSERT OR IGNORE INTO deps(key_id, file_id) VALUES (?1, ?2)")?;
+    for key in keys {
+        insert.execute(params![key, file])?;
+    }
+    tx.prepare_cached("INSERT OR REPLACE INTO file_keys(file_id, packed) VALUES (?1, ?2)")?
+        .execute(params![file, crate::packed::encode_ids(keys)])?;
     Ok(())
 }
 

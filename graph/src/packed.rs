@@ -1,6 +1,6 @@
 //! Compact byte encodings of what a kernel-size build would otherwise hold as millions of
 //! small allocations or rows: a file's local bindings, in the order and with the values they
-//! were given. The same bytes are the index's `locals` row for the file and the whole-tree
+//! were given, and sorted id lists (the keys a file's resolution read). The same bytes are the index's `locals` row for the file and the whole-tree
 //! table's copy of it (decoded when a resolution reads a file's), so loading the table copies
 //! them as they are.
 //!
@@ -93,6 +93,28 @@ impl Read {
         self.0.push(text.clone());
         Some(text)
     }
+}
+
+/// Ids sorted and without repeats, as the differences from the one before.
+pub(crate) fn encode_ids(sorted: &[i64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(sorted.len() * 2);
+    let mut last = 0i64;
+    for id in sorted {
+        put_varint(&mut out, zigzag(id.wrapping_sub(last)));
+        last = *id;
+    }
+    out
+}
+
+/// What [`encode_ids`] encoded (a truncated input ends the list where it breaks).
+pub(crate) fn decode_ids(mut input: &[u8]) -> Vec<i64> {
+    let mut out = Vec::new();
+    let mut last = 0i64;
+    while let Some(delta) = get_varint(&mut input) {
+        last = last.wrapping_add(unzigzag(delta));
+        out.push(last);
+    }
+    out
 }
 
 /// A file's local bindings, each with the definition it is local to.
@@ -264,8 +286,16 @@ mod tests {
         }
 
         #[test]
+        fn ids_decode_to_what_was_encoded(mut ids in proptest::collection::vec(any::<i64>(), 0..16)) {
+            ids.sort_unstable();
+            ids.dedup();
+            prop_assert_eq!(decode_ids(&encode_ids(&ids)), ids);
+        }
+
+        #[test]
         fn any_bytes_decode_without_panicking(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
             let _ = decode_locals(&bytes);
+            let _ = decode_ids(&bytes);
         }
     }
 }

@@ -932,8 +932,6 @@ struct OutcomeWriter<'a> {
     rank_spill: Option<EdgeSpill>,
     insert_ref: CachedStatement<'a>,
     update_ref: CachedStatement<'a>,
-    delete_deps: CachedStatement<'a>,
-    insert_dep: CachedStatement<'a>,
     delete_fanout: CachedStatement<'a>,
     insert_fanout: CachedStatement<'a>,
     delete_fills: CachedStatement<'a>,
@@ -941,6 +939,10 @@ struct OutcomeWriter<'a> {
     insert_counts: CachedStatement<'a>,
     find_key: CachedStatement<'a>,
     insert_key: CachedStatement<'a>,
+    /// The id the next new key gets, once read (`keys` is keyed by the key's text, so the
+    /// largest id is kept in `meta`), and whether it moved since it was stored.
+    next_key: Option<i64>,
+    next_key_moved: bool,
 }
 
 /// A reference's outcome as its columns: (outcome, target, rung, candidates).
@@ -986,8 +988,6 @@ impl<'a> OutcomeWriter<'a> {
             rank_spill,
             insert_ref: prepare(INSERT_REF)?,
             update_ref: prepare(UPDATE_REF)?,
-            delete_deps: prepare("DELETE FROM deps WHERE file_id = ?1")?,
-            insert_dep: prepare("INSERT OR IGNORE INTO deps(key_id, file_id) VALUES (?1, ?2)")?,
             delete_fanout: prepare("DELETE FROM fanout WHERE file_id = ?1")?,
             insert_fanout: prepare(
                 "INSERT OR IGNORE INTO fanout(file_id, ord, target_id) VALUES (?1, ?2, ?3)",
@@ -1003,7 +1003,9 @@ impl<'a> OutcomeWriter<'a> {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?,
             find_key: prepare("SELECT id FROM keys WHERE key = ?1")?,
-            insert_key: prepare("INSERT INTO keys(key) VALUES (?1)")?,
+            insert_key: prepare("INSERT INTO keys(key, id) VALUES (?1, ?2)")?,
+            next_key: None,
+            next_key_moved: false,
         })
     }
 
@@ -1028,7 +1030,7 @@ impl<'a> OutcomeWriter<'a> {
             self.write_fills(*file, &resolved.fills)?;
             self.write_deps(*file, &resolved.deps.keys)?;
         }
-        Ok(())
+        self.store_next_key().map_err(self.cx.sql())
     }
 
     /// The file's edges for the ranks, when a build keeps them.
@@ -1142,7 +1144,8 @@ impl<'a> OutcomeWriter<'a> {
         keys: impl IntoIterator<Item = &'k String>,
     ) -> Result<()> {
         let sql = self.cx.sql();
-        self.delete_deps.execute([file]).map_err(&sql)?;
+        super::forget_deps(self.tx, file).map_err(&sql)?;
+        let mut ids = Vec::new();
         for key in keys {
             let id = match self.key_ids.get(key) {
                 Some(id) => *id,
@@ -1155,15 +1158,40 @@ impl<'a> OutcomeWriter<'a> {
                     let id = match found {
                         Some(id) => id,
                         None => {
-                            self.insert_key.execute([key]).map_err(&sql)?;
-                            self.tx.last_insert_rowid()
+                            let id = self.new_key_id().map_err(&sql)?;
+                            self.insert_key.execute(params![key, id]).map_err(&sql)?;
+                            id
                         }
                     };
                     self.key_ids.insert(key.clone(), id);
                     id
                 }
             };
-            self.insert_dep.execute(params![id, file]).map_err(&sql)?;
+            ids.push(id);
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        super::record_deps(self.tx, file, &ids).map_err(&sql)
+    }
+
+    /// An id no key has.
+    fn new_key_id(&mut self) -> rusqlite::Result<i64> {
+        let next = match self.next_key {
+            Some(next) => next,
+            None => super::next_key_id(self.tx)?,
+        };
+        self.next_key = Some(next + 1);
+        self.next_key_moved = true;
+        Ok(next)
+    }
+
+    /// Stores the next key id if new keys were added.
+    fn store_next_key(&mut self) -> rusqlite::Result<()> {
+        if let (Some(next), true) = (self.next_key, self.next_key_moved) {
+            self.tx
+                .prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES ('next_key', ?1)")?
+                .execute([next.to_string()])?;
+            self.next_key_moved = false;
         }
         Ok(())
     }
@@ -1332,5 +1360,26 @@ mod tests {
         )
         .unwrap();
         assert_eq!(read(outcomes.len() as i64), (1, now));
+    }
+
+    /// Forgetting a file's keys removes its `deps` rows and its list, and nobody else's.
+    #[test]
+    fn a_files_keys_are_forgotten_by_its_list() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(&super::super::schema()).unwrap();
+        super::super::record_deps(&conn, FileId(1), &[1, 2, 300]).unwrap();
+        super::super::record_deps(&conn, FileId(2), &[2]).unwrap();
+        super::super::forget_deps(&conn, FileId(1)).unwrap();
+        let rows = |q: &str| -> Vec<(i64, i64)> {
+            let mut stmt = conn.prepare(q).unwrap();
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+            rows.map(|r| r.unwrap()).collect()
+        };
+        assert_eq!(rows("SELECT key_id, file_id FROM deps"), [(2, 2)]);
+        assert_eq!(
+            rows("SELECT file_id, length(packed) FROM file_keys"),
+            [(2, 1)]
+        );
+        super::super::forget_deps(&conn, FileId(3)).unwrap();
     }
 }
