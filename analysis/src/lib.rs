@@ -15,6 +15,8 @@
 //!   classified (confirmed by the server as the symbol and added, another symbol, a comment
 //!   or a string, code the server reports inactive, a file of another project);
 //! - [`inactive`]: code a language server reports inactive for this build configuration;
+//! - [`kotlin_rename`]: a Kotlin declaration renamed where the Kotlin compiler resolves its
+//!   uses (JDT LS reads Kotlin by name only);
 //! - [`verification`]: the code graph's `callers` and `impact` edges confirmed or refuted by
 //!   a language server's references.
 //!
@@ -55,6 +57,7 @@ pub mod dependents;
 pub mod enclosing;
 pub mod importers;
 pub mod inactive;
+pub mod kotlin_rename;
 pub mod rename_scope;
 pub mod scan;
 pub mod verification;
