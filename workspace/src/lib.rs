@@ -55,6 +55,7 @@
 
 mod beneath;
 mod broken;
+pub mod patch;
 pub mod python;
 mod resolve;
 pub mod transaction;

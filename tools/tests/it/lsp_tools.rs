@@ -204,6 +204,31 @@ async fn apply_patch_is_all_or_nothing() {
     assert_eq!(out["error"]["kind"], "outside_root", "{out}");
     let out = p.call("apply_patch", json!({"patch": "hello"})).await;
     assert_eq!(out["error"]["kind"], "invalid_patch", "{out}");
+    let message = out["error"]["message"].as_str().unwrap();
+    assert_eq!(
+        message,
+        "the patch cannot be read: no `---`/`+++` file headers found; give a unified diff"
+    );
+
+    // A hunk whose context the file does not hold: refused, naming the hunk, the line that
+    // differs and what to do; nothing written.
+    let before = lsp_support::tree(dir);
+    let out = p
+        .call(
+            "apply_patch",
+            json!({"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-not there\n+b\n"}),
+        )
+        .await;
+    assert_eq!(out["error"]["kind"], "patch_does_not_apply", "{out}");
+    assert_eq!(out["error"]["path"], "a.txt", "{out}");
+    let message = out["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("hunk 1 of `a.txt` (at line 1) does not apply: ")
+            && message.contains("where the hunk expects `not there`")
+            && message.ends_with(". Read the file and make the patch from its current content"),
+        "{message}"
+    );
+    assert_eq!(lsp_support::tree(dir), before);
 }
 
 #[tokio::test]
