@@ -22,14 +22,16 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use cc_lsp_client::missing::MissingDependencies;
-use cc_lsp_client::{CheckOutcome, Diagnostic, DiagnosticKey, FileCheck, Ledger, ServerPool};
+use cc_lsp_client::{
+    CheckOutcome, Diagnostic, DiagnosticKey, FileCheck, Ledger, ServerPool, Severity,
+};
 use cc_workspace::watch::Subscription;
 
 use super::dependents::{self, Change};
 use crate::registry::{AfterWrite, PlannedWrite};
 use crate::report::{
     ChangedOutside, CheckScope, MissingDependenciesNote, NewDiagnostic, UncheckedFile,
-    WriteDiagnostics, WriteReport,
+    WriteDiagnostics, WriteReport, OLDER_ERRORS_LISTED,
 };
 use crate::root::WorkspaceRoot;
 
@@ -474,6 +476,8 @@ impl AfterWrite for LspDiagnostics {
         let mut files_checked = 0;
         let mut dependents_checked = 0;
         let mut now: HashMap<PathBuf, HashSet<DiagnosticKey>> = HashMap::new();
+        let mut older_errors = Vec::new();
+        let mut older_errors_total = 0;
         for check in checks {
             let shown = self.root.relative(&check.path);
             let is_dependent = dependents.contains(&check.path);
@@ -488,7 +492,24 @@ impl AfterWrite for LspDiagnostics {
                         check.path.clone(),
                         reported.iter().map(Diagnostic::key).collect(),
                     );
+                    let older: Vec<Diagnostic> = if is_dependent {
+                        Vec::new()
+                    } else {
+                        reported
+                            .iter()
+                            .filter(|d| d.severity == Severity::Error)
+                            .cloned()
+                            .collect()
+                    };
                     let added = lock(&self.ledger).update(&check.path, reported);
+                    let added_keys: HashSet<DiagnosticKey> =
+                        added.iter().map(Diagnostic::key).collect();
+                    for diagnostic in older.iter().filter(|d| !added_keys.contains(&d.key())) {
+                        older_errors_total += 1;
+                        if older_errors.len() < OLDER_ERRORS_LISTED {
+                            older_errors.push(NewDiagnostic::new(&shown, diagnostic));
+                        }
+                    }
                     self.mark_taken(&check.path);
                     if unbaselined.contains(&check.path) && !added.is_empty() {
                         no_baseline.push(shown.clone());
@@ -523,6 +544,8 @@ impl AfterWrite for LspDiagnostics {
             pending_files,
             unchecked,
             no_baseline,
+            older_errors,
+            older_errors_total,
             missing_dependencies: self.missing_note(),
             changed_outside: self.report_outside(&now),
             scope: Some(CheckScope {

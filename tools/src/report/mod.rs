@@ -15,7 +15,7 @@ pub use eval::EvalReport;
 pub use graph::GraphReport;
 pub use write::{
     ChangedOutside, CheckScope, MissingDependenciesNote, NewDiagnostic, UncheckedFile,
-    WriteDiagnostics, WriteReport,
+    WriteDiagnostics, WriteReport, OLDER_ERRORS_LISTED,
 };
 
 /// The text of a report, as the agent reads it.

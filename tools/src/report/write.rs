@@ -60,12 +60,27 @@ pub struct WriteDiagnostics {
     /// Packages the project imports and the disk does not have, told once per run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing_dependencies: Option<MissingDependenciesNote>,
+    /// Errors the written files still have that predate this write (not new, so not in
+    /// `new`): the first [`OLDER_ERRORS_LISTED`], so that a written file is never taken for
+    /// clean because nothing is new in it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub older_errors: Vec<NewDiagnostic>,
+    /// How many such errors in all.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub older_errors_total: usize,
     /// What changed outside the run (the shell, git, a formatter) since the last write.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed_outside: Option<ChangedOutside>,
     /// How many files were checked, and which dependents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<CheckScope>,
+}
+
+/// How many of the written files' older errors a report lists.
+pub const OLDER_ERRORS_LISTED: usize = 5;
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One diagnostic as the agent sees it.
@@ -214,6 +229,23 @@ impl Render for WriteDiagnostics {
         for item in &self.unchecked {
             lines.push(format!("unchecked: {} ({})", item.path, item.reason));
         }
+        if self.older_errors_total > 0 {
+            let more = self
+                .older_errors_total
+                .saturating_sub(self.older_errors.len());
+            lines.push(format!(
+                "still there: {} error(s) the written file(s) had before this write{}:",
+                self.older_errors_total,
+                if more > 0 {
+                    format!(" ({more} more not listed)")
+                } else {
+                    String::new()
+                }
+            ));
+            for item in &self.older_errors {
+                lines.push(format!("  {}", item.line()));
+            }
+        }
         if !self.no_baseline.is_empty() {
             lines.push(format!(
                 "note: no earlier diagnostics were known for {}, so some of the above may predate \
@@ -346,6 +378,8 @@ mod tests {
                     reason: "no server for zig".into(),
                 }],
                 no_baseline: vec!["src/a.rs".into()],
+                older_errors: vec![diagnostic("src/a.rs", 9)],
+                older_errors_total: 7,
                 missing_dependencies: Some(MissingDependenciesNote {
                     packages: vec!["android.os".into()],
                     note: "1 package cannot be found".into(),
@@ -403,6 +437,8 @@ mod tests {
         pending: gopls has not answered yet (not clean)
           not answered for: b.go
         unchecked: c.zig (no server for zig)
+        still there: 7 error(s) the written file(s) had before this write (6 more not listed):
+          src/a.rs:9: error [E0308]: mismatched types
         note: no earlier diagnostics were known for src/a.rs, so some of the above may predate this write
         note: 1 package cannot be found
         changed outside this run since the last write: 1 file(s) (d.rs)

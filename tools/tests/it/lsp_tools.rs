@@ -42,8 +42,19 @@ async fn writes_edits_and_patches_carry_only_new_diagnostics() {
         .call("write", json!({"path": "a.py", "content": moved}))
         .await;
     assert_eq!(verdict(&out), NOTHING_NEW, "{out}");
-    // Not new, yet still there: `lsp diagnostics` lists the file's current errors whatever
-    // the ledger holds.
+    // Not new, yet still there, and the write says so: the file is not taken for clean.
+    let older = &out["diagnostics"]["older_errors"];
+    assert_eq!(out["diagnostics"]["older_errors_total"], 1, "{out}");
+    assert_eq!(older[0]["line"], 9, "{out}");
+    assert_eq!(older[0]["code"], "reportAssignmentType", "{out}");
+    let report: cc_tools::report::WriteReport =
+        serde_json::from_value(out["diagnostics"].clone()).unwrap();
+    let text = cc_tools::report::Render::render(&report);
+    assert!(
+        text.contains("no new diagnostics\nstill there: 1 error(s) the written file(s) had before this write:\n  a.py:9: error [reportAssignmentType]"),
+        "{text}"
+    );
+    // `lsp diagnostics` lists the file's current errors whatever the ledger holds.
     let current = p
         .lsp(json!({"action": "diagnostics", "file": "a.py"}))
         .await;
