@@ -9,7 +9,7 @@ use std::time::Duration;
 use cc_process::is_executable;
 use cc_workspace::python::{PythonChoice, PythonQuery};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::adapters::AdapterKind;
 use crate::capture::{capture, NotCaptured};
@@ -96,7 +96,7 @@ pub struct ResolvedAdapter {
 }
 
 /// What `adapters` reports for one adapter.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AdapterStatus {
     /// The table name.
     pub name: String,

@@ -1,11 +1,12 @@
-//! What the debugger's operations return: serializable reports with the caps applied.
+//! What the debugger's operations return: reports with the caps applied, serialized and read back
+//! (`Serialize`, `Deserialize`) with their JSON schema (`JsonSchema`).
 //!
 //! Every report that concerns a session carries a flattened [`Position`]: `"state"`, and
 //! `"stopped": {reason, file, line, thread_id}` while stopped or `"exited": {code}` after
 //! exit, so a caller never needs a second call to know where the program is.
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::detect::AdapterStatus;
 
@@ -21,7 +22,7 @@ pub const MAX_THREADS: usize = 100;
 pub const OUTPUT_TAIL_BYTES: usize = 4000;
 
 /// Where the program is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProgramState {
     /// No session.
@@ -42,15 +43,15 @@ pub enum ProgramState {
 }
 
 /// The program's position, attached to every result.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Position {
     /// The overall state.
     pub state: ProgramState,
     /// Where it stopped, while stopped.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<Stopped>,
     /// How it ended, once exited.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exited: Option<Exited>,
 }
 
@@ -66,7 +67,7 @@ impl Position {
 }
 
 /// Where the program stopped.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Stopped {
     /// `breakpoint`, `step`, `pause`, `exception`, `entry`, …
     pub reason: String,
@@ -77,36 +78,36 @@ pub struct Stopped {
     /// The stopped thread.
     pub thread_id: Option<i64>,
     /// The top frame's function.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub function: Option<String>,
     /// The top frame's id (for `scopes` and `evaluate`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame_id: Option<i64>,
     /// The adapter's description (an exception's type).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// More text (an exception's message).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// The top frame's source around the stop line (in results that report a stop: launch,
     /// continue, pause, steps).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Vec<SourceLine>>,
     /// Said when `source`'s file changed on disk after the session started: the program may
     /// run the code it loaded before, and the lines are the file as it is now.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_note: Option<String>,
     /// The top frame's locals (in results that report a stop).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locals: Option<LocalsSummary>,
     /// When the program stopped outside the workspace (a panic, an exception, a pause in a
     /// library), the nearest frame inside it: `source` and `locals` are that frame's.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shown_frame: Option<FrameView>,
 }
 
 /// One source line around a stop.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SourceLine {
     /// Its 1-based number.
     pub line: i64,
@@ -118,7 +119,7 @@ pub struct SourceLine {
 pub const MAX_SOURCE_LINE_CHARS: usize = 200;
 
 /// The first locals of the top frame, as a stop result shows them.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LocalsSummary {
     /// The scope they come from (`Locals`).
     pub scope: String,
@@ -141,14 +142,14 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// How the program ended.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Exited {
     /// The exit code, when the adapter reported one.
     pub code: Option<i64>,
 }
 
 /// Output produced during one call.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct OutputPiece {
     /// The text (its end, when cut).
     pub text: String,
@@ -157,22 +158,22 @@ pub struct OutputPiece {
 }
 
 /// One breakpoint line as placed.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BreakpointView {
     /// The line asked for.
     pub line: i64,
     /// Whether the adapter could place it (`null` while not yet sent: before `launch`).
     pub verified: Option<bool>,
     /// Where it landed, when elsewhere.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actual_line: Option<i64>,
     /// The adapter's note.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
 /// The breakpoints of one file.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FileBreakpoints {
     /// The file.
     pub file: String,
@@ -181,7 +182,7 @@ pub struct FileBreakpoints {
 }
 
 /// Result of `launch` and `attach`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StartReport {
     /// The adapter used.
     pub adapter: String,
@@ -199,16 +200,16 @@ pub struct StartReport {
     #[serde(flatten)]
     pub position: Position,
     /// Output printed meanwhile.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<OutputPiece>,
     /// Anything the caller should know (a wait that ran out, say).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
 /// Which exceptions stop the program: the filters set and those the adapter offers
 /// (`launch {exceptions}` picks among them), and the functions stopped in (`rust_panic`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ExceptionStops {
     /// The exception filters set (`uncaught`, `userUnhandled`, …).
     pub filters: Vec<String>,
@@ -220,21 +221,21 @@ pub struct ExceptionStops {
 }
 
 /// Result of `continue`, `pause` and the steps.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StepReport {
     /// Where the program is.
     #[serde(flatten)]
     pub position: Position,
     /// Output printed meanwhile.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<OutputPiece>,
     /// Anything the caller should know (a wait that ran out, say).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
 /// The live session, as `status` describes it.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SessionInfo {
     /// The adapter.
     pub adapter: String,
@@ -251,7 +252,7 @@ pub struct SessionInfo {
 }
 
 /// Result of `status`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StatusReport {
     /// The session, if one lives.
     pub session: Option<SessionInfo>,
@@ -261,12 +262,12 @@ pub struct StatusReport {
     #[serde(flatten)]
     pub position: Position,
     /// Anything the caller should know.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
 /// Result of `breakpoints`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BreakpointsReport {
     /// The file.
     pub file: String,
@@ -279,12 +280,12 @@ pub struct BreakpointsReport {
     #[serde(flatten)]
     pub position: Position,
     /// Why they were not sent now, and when they will be (set while `pending`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
 /// One thread.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ThreadView {
     /// Its id.
     pub id: i64,
@@ -293,7 +294,7 @@ pub struct ThreadView {
 }
 
 /// Result of `threads`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ThreadsReport {
     /// The threads (at most [`MAX_THREADS`]).
     pub threads: Vec<ThreadView>,
@@ -307,7 +308,7 @@ pub struct ThreadsReport {
 }
 
 /// One frame.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FrameView {
     /// Its id (for `scopes`, `evaluate`).
     pub id: i64,
@@ -319,12 +320,12 @@ pub struct FrameView {
     pub line: i64,
     /// The library the frame's code belongs to (`std`, `libtest`, `_pytest`, `runtime`, …);
     /// absent for the project's own code ([`crate::origin::library_origin`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub library: Option<String>,
 }
 
 /// Result of `stack`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StackReport {
     /// The thread.
     pub thread_id: i64,
@@ -340,7 +341,7 @@ pub struct StackReport {
 }
 
 /// One scope.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ScopeView {
     /// Its name (`Locals`, `Globals`, …).
     pub name: String,
@@ -349,12 +350,12 @@ pub struct ScopeView {
     /// Whether it is expensive to fetch.
     pub expensive: bool,
     /// How many variables it holds, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variables: Option<i64>,
 }
 
 /// Result of `scopes`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ScopesReport {
     /// The frame.
     pub frame_id: i64,
@@ -366,26 +367,26 @@ pub struct ScopesReport {
 }
 
 /// One variable, its value capped.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct VariableView {
     /// Its name.
     pub name: String,
     /// Its value (at most [`MAX_VALUE_CHARS`] characters).
     pub value: String,
     /// Its type.
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_name: Option<String>,
     /// The reference of its children (pass to `variables`), 0 when it has none.
     pub reference: i64,
     /// The value's full length in characters, when cut.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_length: Option<usize>,
     /// Whether the value was cut.
     pub value_truncated: bool,
 }
 
 /// Result of `variables`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct VariablesReport {
     /// The container asked for.
     pub reference: i64,
@@ -401,7 +402,7 @@ pub struct VariablesReport {
 }
 
 /// Result of `locals`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LocalsReport {
     /// The frame.
     pub frame_id: i64,
@@ -423,7 +424,7 @@ pub struct LocalsReport {
 }
 
 /// Result of `evaluate`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EvaluateReport {
     /// The expression.
     pub expression: String,
@@ -432,12 +433,12 @@ pub struct EvaluateReport {
     /// The value (at most [`MAX_VALUE_CHARS`] characters).
     pub result: String,
     /// Its type.
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_name: Option<String>,
     /// The reference of its children, 0 when none.
     pub reference: i64,
     /// The value's full length in characters, when cut.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_length: Option<usize>,
     /// Whether the value was cut.
     pub result_truncated: bool,
@@ -447,7 +448,7 @@ pub struct EvaluateReport {
 }
 
 /// Result of `output`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct OutputReport {
     /// The program's stdout and stderr, as kept by the ring buffer.
     pub output: String,
@@ -461,40 +462,40 @@ pub struct OutputReport {
     #[serde(flatten)]
     pub position: Position,
     /// Anything the caller should know (why the last launch failed, say).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
 /// Result of `terminate`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TerminateReport {
     /// Whether a session was ended by this call.
     pub terminated: bool,
     /// The adapter that ran it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,
     /// How the adapter process ended (e.g. lldb-dap's SIGABRT after `disconnect`, which is
     /// its normal way out).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapter_exit: Option<String>,
     /// Processes of the session that were still alive after the adapter left and were
     /// killed.
     pub killed_leftovers: usize,
     /// How the program ended, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exited: Option<Exited>,
     /// What became of the program: its own exit before this call, or killed by it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<ProgramEnd>,
     /// Where the program is now (`none`).
     pub state: ProgramState,
     /// Anything the caller should know.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
 /// How the debuggee ended, as `terminate` found it (never the adapter's own exit status).
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "how", rename_all = "snake_case")]
 pub enum ProgramEnd {
     /// It had exited by itself, with this code when the adapter reported one.
@@ -514,12 +515,12 @@ pub enum ProgramEnd {
 }
 
 /// Result of `adapters`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AdaptersReport {
     /// One entry per adapter of the table.
     pub adapters: Vec<AdapterStatus>,
     /// Set when `.cc/tools.toml`'s `[debug]` section is invalid (defaults are used).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_error: Option<String>,
 }
 

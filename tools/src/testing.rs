@@ -113,20 +113,56 @@ pub fn assert_typed_result(tool: &str, value: &serde_json::Value, text: &str) {
         "vibe_spawn" | "vibe_send" | "vibe_wait" | "vibe_kill" => {
             reads_back::<crate::vibe::WorkerSnapshot>(value, text);
         }
+        "debug" => debug_reads_back(value, text),
         _ => {}
     }
 }
 
-/// [`assert_typed_result`] for one report type.
-fn reads_back<R>(value: &serde_json::Value, text: &str)
-where
-    R: serde::de::DeserializeOwned + serde::Serialize + crate::report::Render,
-{
+/// A `debug` result is one of [`crate::debug::DebugReport`]'s reports, field for field, and
+/// its text is that report's (its JSON does not say which operation made it, so every report
+/// that reads it back whole is tried, with either rendering option).
+fn debug_reads_back(value: &serde_json::Value, text: &str) {
+    use crate::debug::{DebugReport as D, RenderOptions};
+    use cc_dap_client::report as r;
+    let (value, text) = without_run_notices(value, text);
+    fn whole<T>(value: &serde_json::Value, wrap: fn(T) -> D) -> Option<D>
+    where
+        T: serde::de::DeserializeOwned + serde::Serialize,
+    {
+        let report: T = serde_json::from_value(value.clone()).ok()?;
+        (serde_json::to_value(&report).ok()? == *value).then(|| wrap(report))
+    }
+    let readings = [
+        whole::<r::AdaptersReport>(&value, D::Adapters),
+        whole::<r::StatusReport>(&value, D::Status),
+        whole::<r::BreakpointsReport>(&value, D::Breakpoints),
+        whole::<r::StartReport>(&value, D::Start),
+        whole::<r::StepReport>(&value, D::Step),
+        whole::<r::ThreadsReport>(&value, D::Threads),
+        whole::<r::StackReport>(&value, D::Stack),
+        whole::<r::ScopesReport>(&value, D::Scopes),
+        whole::<r::VariablesReport>(&value, D::Variables),
+        whole::<r::LocalsReport>(&value, D::Locals),
+        whole::<r::EvaluateReport>(&value, D::Evaluate),
+        whole::<r::OutputReport>(&value, D::Output),
+        whole::<r::TerminateReport>(&value, D::Terminate),
+    ];
+    let read: Vec<D> = readings.into_iter().flatten().collect();
+    assert!(!read.is_empty(), "not a debug report: {value:#}");
+    let rendered = read.iter().any(|report| {
+        [false, true]
+            .into_iter()
+            .any(|all_frames| report.render_with(RenderOptions { all_frames }) == text)
+    });
+    assert!(rendered, "the text is not the report's: {text}\n{value:#}");
+}
+
+/// `value` and `text` without the run's notices, which come last in `notices` (after a tool's
+/// own, an eval cell's kernel notices) and as the text's last `note:` lines.
+fn without_run_notices(value: &serde_json::Value, text: &str) -> (serde_json::Value, String) {
     use serde_json::Value;
     let mut value = value.clone();
     let mut text = text.to_owned();
-    // The run's notices come last in `notices` (after a tool's own, an eval cell's kernel
-    // notices) and as the text's last `note:` lines.
     if let Some(Value::Array(notices)) = value.get_mut("notices") {
         let own = notices
             .iter()
@@ -143,6 +179,15 @@ where
             value.as_object_mut().map(|o| o.remove("notices"));
         }
     }
+    (value, text)
+}
+
+/// [`assert_typed_result`] for one report type.
+fn reads_back<R>(value: &serde_json::Value, text: &str)
+where
+    R: serde::de::DeserializeOwned + serde::Serialize + crate::report::Render,
+{
+    let (value, text) = without_run_notices(value, text);
     let report: R = serde_json::from_value(value.clone())
         .unwrap_or_else(|error| panic!("not the typed report ({error}): {value:#}"));
     assert_eq!(

@@ -107,10 +107,14 @@ impl Fixture {
     }
 }
 
-/// Calls `debug` and returns the JSON result, panicking with the error otherwise.
+/// Calls `debug` and returns the JSON result, panicking with the error otherwise (and when the
+/// result is not the typed report its text renders).
 pub async fn call(registry: &Registry, args: Value) -> Value {
     match registry.call("debug", args.clone()).await {
-        Ok(output) => output.value,
+        Ok(output) => {
+            cc_tools::testing::assert_typed_result("debug", &output.value, &output.render_text());
+            output.value
+        }
         Err(error) => panic!("debug {args} failed: {}", error.to_envelope()),
     }
 }
@@ -119,7 +123,11 @@ pub async fn call(registry: &Registry, args: Value) -> Value {
 /// clients show the model), panicking on an error.
 pub async fn text(registry: &Registry, args: Value) -> String {
     match registry.call("debug", args.clone()).await {
-        Ok(output) => output.render_text(),
+        Ok(output) => {
+            let text = output.render_text();
+            cc_tools::testing::assert_typed_result("debug", &output.value, &text);
+            text
+        }
         Err(error) => panic!("debug {args} failed: {}", error.to_envelope()),
     }
 }
