@@ -166,67 +166,8 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, ParseError> {
                     line: i + 1,
                     text: line.to_owned(),
                 })?;
-            let mut hunk = Hunk {
-                old_start,
-                lines: Vec::new(),
-                new_no_newline: false,
-            };
-            let (mut old_seen, mut new_seen) = (0, 0);
-            i += 1;
-            while i < lines.len() && (old_seen < old_len || new_seen < new_len) {
-                let body = lines[i];
-                match body.chars().next() {
-                    Some(' ') => {
-                        hunk.lines.push(Line::Context(body[1..].to_owned()));
-                        old_seen += 1;
-                        new_seen += 1;
-                    }
-                    // Some tools strip the space of an empty context line.
-                    None => {
-                        hunk.lines.push(Line::Context(String::new()));
-                        old_seen += 1;
-                        new_seen += 1;
-                    }
-                    Some('-') => {
-                        hunk.lines.push(Line::Remove(body[1..].to_owned()));
-                        old_seen += 1;
-                    }
-                    Some('+') => {
-                        hunk.lines.push(Line::Add(body[1..].to_owned()));
-                        new_seen += 1;
-                    }
-                    Some('\\') => {}
-                    _ => {
-                        return Err(ParseError::NotAHunkLine {
-                            line: i + 1,
-                            text: body.to_owned(),
-                            old_len,
-                            new_len,
-                        })
-                    }
-                }
-                i += 1;
-            }
-            if old_seen != old_len || new_seen != new_len {
-                return Err(ParseError::EndsEarly {
-                    header: line.to_owned(),
-                    old_len,
-                    new_len,
-                    old_seen,
-                    new_seen,
-                });
-            }
-            // `\ No newline at end of file` right after the hunk applies to its last line.
-            while let Some(marker) = lines.get(i).filter(|l| l.starts_with('\\')) {
-                let _ = marker;
-                if matches!(
-                    hunk.lines.last(),
-                    Some(Line::Add(_)) | Some(Line::Context(_))
-                ) {
-                    hunk.new_no_newline = true;
-                }
-                i += 1;
-            }
+            let (hunk, next) = read_hunk(&lines, i + 1, line, old_start, old_len, new_len)?;
+            i = next;
             file.hunks.push(hunk);
             continue;
         }
@@ -237,6 +178,79 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, ParseError> {
         return Err(ParseError::NoFiles);
     }
     Ok(files)
+}
+
+/// The body of the hunk whose header `header` (`old_start`, `old_len`, `new_len`) is the line
+/// before `i`, and the index of the line after it.
+fn read_hunk(
+    lines: &[&str],
+    mut i: usize,
+    header: &str,
+    old_start: usize,
+    old_len: usize,
+    new_len: usize,
+) -> Result<(Hunk, usize), ParseError> {
+    let mut hunk = Hunk {
+        old_start,
+        lines: Vec::new(),
+        new_no_newline: false,
+    };
+    let (mut old_seen, mut new_seen) = (0, 0);
+    while i < lines.len() && (old_seen < old_len || new_seen < new_len) {
+        let body = lines[i];
+        match body.chars().next() {
+            Some(' ') => {
+                hunk.lines.push(Line::Context(body[1..].to_owned()));
+                old_seen += 1;
+                new_seen += 1;
+            }
+            // Some tools strip the space of an empty context line.
+            None => {
+                hunk.lines.push(Line::Context(String::new()));
+                old_seen += 1;
+                new_seen += 1;
+            }
+            Some('-') => {
+                hunk.lines.push(Line::Remove(body[1..].to_owned()));
+                old_seen += 1;
+            }
+            Some('+') => {
+                hunk.lines.push(Line::Add(body[1..].to_owned()));
+                new_seen += 1;
+            }
+            Some('\\') => {}
+            _ => {
+                return Err(ParseError::NotAHunkLine {
+                    line: i + 1,
+                    text: body.to_owned(),
+                    old_len,
+                    new_len,
+                })
+            }
+        }
+        i += 1;
+    }
+    if old_seen != old_len || new_seen != new_len {
+        return Err(ParseError::EndsEarly {
+            header: header.to_owned(),
+            old_len,
+            new_len,
+            old_seen,
+            new_seen,
+        });
+    }
+    // `\ No newline at end of file` right after the hunk applies to its last line.
+    while let Some(marker) = lines.get(i).filter(|l| l.starts_with('\\')) {
+        let _ = marker;
+        if matches!(
+            hunk.lines.last(),
+            Some(Line::Add(_)) | Some(Line::Context(_))
+        ) {
+            hunk.new_no_newline = true;
+        }
+        i += 1;
+    }
+    Ok((hunk, i))
 }
 
 fn patch_path(raw: &str, prefix: &str) -> Option<String> {

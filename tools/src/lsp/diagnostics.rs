@@ -76,6 +76,43 @@ struct MissingSeen {
     told: BTreeSet<String>,
 }
 
+impl LspDiagnostics {
+    /// What `before_write` prepared for the written `paths`, taken: their dependents (none
+    /// of them written), how many were skipped, and how they were found.
+    fn take_prepared(&self, paths: &[PathBuf]) -> (Vec<PathBuf>, usize, Vec<&'static str>) {
+        let mut dependents: Vec<PathBuf> = Vec::new();
+        let mut skipped = 0;
+        let mut sources: Vec<&'static str> = Vec::new();
+        let mut prepared = lock(&self.prepared);
+        for path in paths {
+            if let Some(entry) = prepared.remove(path) {
+                skipped += entry.skipped;
+                if let Some(from) = entry.from.filter(|f| *f != "none") {
+                    if !sources.contains(&from) {
+                        sources.push(from);
+                    }
+                }
+                for dependent in entry.dependents {
+                    if !paths.contains(&dependent) && !dependents.contains(&dependent) {
+                        dependents.push(dependent);
+                    }
+                }
+            }
+        }
+        (dependents, skipped, sources)
+    }
+
+    /// The files among `paths` that exist and whose diagnostics before the write the ledger
+    /// does not know.
+    fn unbaselined<'p>(&self, paths: impl Iterator<Item = &'p PathBuf>) -> BTreeSet<PathBuf> {
+        let ledger = lock(&self.ledger);
+        paths
+            .filter(|p| p.exists() && !ledger.is_known(p))
+            .cloned()
+            .collect()
+    }
+}
+
 /// The hook's view of the changes made outside the run.
 #[derive(Debug, Default)]
 struct Outside {
@@ -437,36 +474,8 @@ impl AfterWrite for LspDiagnostics {
     }
 
     async fn after_write(&self, paths: &[PathBuf]) -> WriteReport {
-        let mut dependents: Vec<PathBuf> = Vec::new();
-        let mut skipped = 0;
-        let mut sources: Vec<&'static str> = Vec::new();
-        {
-            let mut prepared = lock(&self.prepared);
-            for path in paths {
-                if let Some(entry) = prepared.remove(path) {
-                    skipped += entry.skipped;
-                    if let Some(from) = entry.from.filter(|f| *f != "none") {
-                        if !sources.contains(&from) {
-                            sources.push(from);
-                        }
-                    }
-                    for dependent in entry.dependents {
-                        if !paths.contains(&dependent) && !dependents.contains(&dependent) {
-                            dependents.push(dependent);
-                        }
-                    }
-                }
-            }
-        }
-        let unbaselined: BTreeSet<PathBuf> = {
-            let ledger = lock(&self.ledger);
-            paths
-                .iter()
-                .chain(&dependents)
-                .filter(|p| p.exists() && !ledger.is_known(p))
-                .cloned()
-                .collect()
-        };
+        let (dependents, skipped, sources) = self.take_prepared(paths);
+        let unbaselined = self.unbaselined(paths.iter().chain(&dependents));
         let checks = self.pool.check_files(paths, &dependents).await;
         let mut new = Vec::new();
         let mut pending: Vec<String> = Vec::new();
