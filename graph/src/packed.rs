@@ -1,8 +1,8 @@
 //! Compact byte encodings of what a kernel-size build would otherwise hold as millions of
 //! small allocations or rows: a file's local bindings, in the order and with the values they
-//! were given, and sorted id lists (the keys a file's resolution read). The same bytes are the index's `locals` row for the file and the whole-tree
-//! table's copy of it (decoded when a resolution reads a file's), so loading the table copies
-//! them as they are.
+//! were given (the same bytes are the index's `locals` row for the file and the whole-tree
+//! table's copy of it, decoded when a resolution reads a file's, so loading the table copies
+//! them as they are), and sorted id lists (the keys a file's resolution read, `file_keys`).
 //!
 //! Each binding is a byte of flags (which optional parts follow), its name, then the parts:
 //! numbers as LEB128 varints, lines as the difference from the previous binding's line

@@ -41,13 +41,25 @@ impl Ledger {
     /// Records `current` as what `path` reports now, and returns those of them that are new:
     /// for each key, the occurrences beyond both the count the ledger held and the count of
     /// the file's baseline (the later ones by position).
-    pub fn update(&mut self, path: &Path, mut current: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    pub fn update(&mut self, path: &Path, current: Vec<Diagnostic>) -> Vec<Diagnostic> {
+        self.update_split(path, current).0
+    }
+
+    /// [`Ledger::update`], and the rest of `current` too: `(new, older)`, where `older` are
+    /// the occurrences the ledger or the baseline already held (a file that reports them is
+    /// not clean, though nothing in it is new).
+    pub fn update_split(
+        &mut self,
+        path: &Path,
+        mut current: Vec<Diagnostic>,
+    ) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
         self.known.insert(path.to_path_buf());
         current.sort_by_key(|d| (d.line, d.character));
         let before = self.files.remove(path).unwrap_or_default();
         let baseline = self.baseline.get(path);
         let mut now: HashMap<DiagnosticKey, usize> = HashMap::new();
         let mut new = Vec::new();
+        let mut older = Vec::new();
         for diagnostic in current {
             let key = diagnostic.key();
             let seen = now.entry(key.clone()).or_insert(0);
@@ -56,12 +68,14 @@ impl Ledger {
             let had = baseline.and_then(|b| b.get(&key)).copied().unwrap_or(0);
             if *seen > held.max(had) {
                 new.push(diagnostic);
+            } else {
+                older.push(diagnostic);
             }
         }
         if !now.is_empty() {
             self.files.insert(path.to_path_buf(), now);
         }
-        new
+        (new, older)
     }
 
     /// Records `current` as what `path` already reports, before a change: the baseline that
@@ -176,6 +190,19 @@ mod tests {
         ledger.forget(path);
         assert!(!ledger.is_known(path));
         assert_eq!(ledger.update(path, vec![diag(4, "x")]).len(), 1);
+    }
+
+    /// What is not new is handed back as older, occurrence by occurrence: two held and a
+    /// third added of one message are two older and one new.
+    #[test]
+    fn a_split_keeps_what_was_held_apart_from_what_is_new() {
+        let mut ledger = Ledger::default();
+        let path = Path::new("/s");
+        ledger.seed(path, vec![diag(1, "x"), diag(2, "x"), diag(3, "y")]);
+        let (new, older) =
+            ledger.update_split(path, vec![diag(1, "x"), diag(5, "x"), diag(6, "x")]);
+        assert_eq!(new, vec![diag(6, "x")]);
+        assert_eq!(older, vec![diag(1, "x"), diag(5, "x")]);
     }
 
     #[test]

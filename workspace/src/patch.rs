@@ -240,8 +240,7 @@ fn read_hunk(
         });
     }
     // `\ No newline at end of file` right after the hunk applies to its last line.
-    while let Some(marker) = lines.get(i).filter(|l| l.starts_with('\\')) {
-        let _ = marker;
+    while lines.get(i).is_some_and(|l| l.starts_with('\\')) {
         if matches!(
             hunk.lines.last(),
             Some(Line::Add(_)) | Some(Line::Context(_))

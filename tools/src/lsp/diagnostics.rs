@@ -501,19 +501,12 @@ impl AfterWrite for LspDiagnostics {
                         check.path.clone(),
                         reported.iter().map(Diagnostic::key).collect(),
                     );
-                    let older: Vec<Diagnostic> = if is_dependent {
-                        Vec::new()
-                    } else {
-                        reported
-                            .iter()
-                            .filter(|d| d.severity == Severity::Error)
-                            .cloned()
-                            .collect()
-                    };
-                    let added = lock(&self.ledger).update(&check.path, reported);
-                    let added_keys: HashSet<DiagnosticKey> =
-                        added.iter().map(Diagnostic::key).collect();
-                    for diagnostic in older.iter().filter(|d| !added_keys.contains(&d.key())) {
+                    let (added, older) = lock(&self.ledger).update_split(&check.path, reported);
+                    // A dependent's older errors are not this write's business.
+                    let older = older
+                        .iter()
+                        .filter(|d| !is_dependent && d.severity == Severity::Error);
+                    for diagnostic in older {
                         older_errors_total += 1;
                         if older_errors.len() < OLDER_ERRORS_LISTED {
                             older_errors.push(NewDiagnostic::new(&shown, diagnostic));
