@@ -32,7 +32,7 @@ use serde_json::{Map, Value};
 use crate::adapters::AdapterKind;
 
 /// The `[debug]` section. Every field is optional; absent ones take the defaults.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "Map<String, Value>")]
 pub struct DebugConfig {
     /// Session time-to-live (default 1800 s).
@@ -58,6 +58,28 @@ pub struct DebugConfig {
     pub stop_locals_chars: Option<usize>,
     /// Overrides by adapter.
     pub adapters: BTreeMap<AdapterKind, AdapterOverride>,
+    /// Where the host keeps this section (`[debug]` of `.cc/tools.toml`): the messages that
+    /// say which setting to change name it. Not read from the section; the host sets it.
+    pub place: cc_workspace::SettingsPlace,
+}
+
+impl Default for DebugConfig {
+    fn default() -> Self {
+        DebugConfig {
+            ttl_seconds: None,
+            wait_seconds: None,
+            launch_timeout_seconds: None,
+            request_timeout_seconds: None,
+            output_buffer_bytes: None,
+            stop_source_before: None,
+            stop_source_after: None,
+            stop_locals: None,
+            stop_value_chars: None,
+            stop_locals_chars: None,
+            adapters: BTreeMap::new(),
+            place: cc_workspace::SettingsPlace::new("debug"),
+        }
+    }
 }
 
 /// Overrides of one adapter's table entry.

@@ -165,7 +165,7 @@ pub async fn resolve(
     config: &DebugConfig,
 ) -> Result<ResolvedAdapter, String> {
     if let Some(command) = config.adapter(kind).and_then(|o| o.command.clone()) {
-        return resolve_override(kind, env, command).await;
+        return resolve_override(kind, env, command, &config.place).await;
     }
     match kind {
         AdapterKind::Debugpy => {
@@ -228,10 +228,15 @@ async fn resolve_override(
     kind: AdapterKind,
     env: &Environment,
     mut command: Vec<String>,
+    place: &cc_workspace::SettingsPlace,
 ) -> Result<ResolvedAdapter, String> {
     let program = command.first().cloned().unwrap_or_default();
     let binary = env.find(&program).ok_or_else(|| {
-        format!("`{program}` (the [debug.{kind}] command in .cc/tools.toml) is not an executable on PATH")
+        format!(
+            "`{program}` (the {} command{}) is not an executable on PATH",
+            place.table(Some(&kind.to_string())),
+            place.in_the_file()
+        )
     })?;
     let shown = binary.display().to_string();
     let imports_debugpy = command

@@ -16,6 +16,7 @@ use cc_dap_client::DebugConfig;
 use cc_graph::GraphConfig;
 use cc_kernel_bridge::KernelOverrides;
 use cc_lsp_client::LspConfig;
+use cc_tools::settings_place;
 use cc_workspace::BrokenSection;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -44,8 +45,14 @@ pub struct ToolsConfig {
 impl Default for ToolsConfig {
     fn default() -> Self {
         ToolsConfig {
-            lsp: Ok(LspConfig::default()),
-            debug: Ok(DebugConfig::default()),
+            lsp: Ok(LspConfig {
+                place: settings_place("lsp"),
+                ..LspConfig::default()
+            }),
+            debug: Ok(DebugConfig {
+                place: settings_place("debug"),
+                ..DebugConfig::default()
+            }),
             kernel: Ok(KernelOverrides::default()),
             graph: Ok(GraphConfig::default()),
             structural: Ok(StructuralSection::default()),
@@ -144,12 +151,18 @@ impl ToolsConfig {
         };
         Ok(ToolsConfig {
             lsp: lsp_section(&table),
-            debug: typed(&table, "debug").map_err(|message| BrokenSection::new("debug", message)),
+            debug: typed(&table, "debug")
+                .map(|debug| DebugConfig {
+                    place: settings_place("debug"),
+                    ..debug
+                })
+                .map_err(|message| BrokenSection::new(settings_place("debug"), message)),
             kernel: typed(&table, "kernel")
-                .map_err(|message| BrokenSection::new("kernel", message)),
-            graph: typed(&table, "graph").map_err(|message| BrokenSection::new("graph", message)),
+                .map_err(|message| BrokenSection::new(settings_place("kernel"), message)),
+            graph: typed(&table, "graph")
+                .map_err(|message| BrokenSection::new(settings_place("graph"), message)),
             structural: typed(&table, "structural")
-                .map_err(|message| BrokenSection::new("structural", message)),
+                .map_err(|message| BrokenSection::new(settings_place("structural"), message)),
             workers,
             question_timeout,
         })
@@ -159,8 +172,9 @@ impl ToolsConfig {
     /// hands the language servers); a file that cannot be read or parsed is reported as a
     /// broken `[lsp]` section.
     pub fn reload_lsp(root: &Path) -> Result<LspConfig, BrokenSection> {
-        let table = read_table(root)
-            .map_err(|error| BrokenSection::new("lsp", error).then(format!("{LSP_THEN} again")))?;
+        let table = read_table(root).map_err(|error| {
+            BrokenSection::new(settings_place("lsp"), error).then(format!("{LSP_THEN} again"))
+        })?;
         lsp_section(&table).map_err(|broken| broken.then(format!("{LSP_THEN} again")))
     }
 }
@@ -200,13 +214,14 @@ fn typed<T: DeserializeOwned + Default>(table: &toml::Table, name: &str) -> Resu
 fn lsp_section(table: &toml::Table) -> Result<LspConfig, BrokenSection> {
     let broken = |message: String| {
         BrokenSection::new(
-            "lsp",
+            settings_place("lsp"),
             format!("{message}; see lsp-client/README.md for the format"),
         )
         .then(LSP_THEN)
     };
-    let config: LspConfig = typed(table, "lsp").map_err(broken)?;
+    let mut config: LspConfig = typed(table, "lsp").map_err(broken)?;
     config.validate().map_err(|error| broken(error.message))?;
+    config.place = settings_place("lsp");
     Ok(config)
 }
 
@@ -225,7 +240,14 @@ mod tests {
     fn sections_become_typed_configuration() {
         let dir = tempfile::tempdir().unwrap();
         let config = ToolsConfig::load(dir.path()).unwrap();
-        assert_eq!(config.lsp.unwrap(), LspConfig::default());
+        // The defaults, with where the section is for the messages that name a setting.
+        assert_eq!(
+            config.lsp.unwrap(),
+            LspConfig {
+                place: settings_place("lsp"),
+                ..LspConfig::default()
+            }
+        );
         let config = load(
             "[lsp.go]\nquiet_ms = 0\n[debug]\nttl_seconds = 5\n[graph]\nthreads = 2\n\
              [structural]\ntree_cache_mb = 1\n[kernel]\noutput_cap_bytes = 10\n",

@@ -37,8 +37,9 @@ fn language_servers(root: &WorkspaceRoot, config: &ToolsConfig) -> Arc<cc_lsp_cl
     use cc_lsp_client::ServerPool;
     let configured = config.lsp.clone().and_then(|lsp| {
         // `ToolsConfig` validated the section; this is the same check, kept total.
-        ServerPool::from_config(root.path(), &lsp)
-            .map_err(|error| BrokenSection::new("lsp", error).then("call `lsp reload`"))
+        ServerPool::from_config(root.path(), &lsp).map_err(|error| {
+            BrokenSection::new(cc_tools::settings_place("lsp"), error).then("call `lsp reload`")
+        })
     });
     match configured {
         Ok(pool) => pool,
@@ -82,8 +83,12 @@ pub fn kernel_factory(
         if enclosure.is_some() {
             overrides.enclosure = enclosure;
         }
+        let base = KernelConfig {
+            place: cc_tools::settings_place("kernel"),
+            ..KernelConfig::default()
+        };
         overrides
-            .apply(KernelConfig::default(), root.path())
+            .apply(base, root.path())
             .map(|mut kernel| {
                 // `[kernel] python` is the kernels' own choice; else the project's Python.
                 if kernel.python.is_none() {
@@ -91,7 +96,7 @@ pub fn kernel_factory(
                 }
                 kernel
             })
-            .map_err(|message| BrokenSection::new("kernel", message))
+            .map_err(|message| BrokenSection::new(cc_tools::settings_place("kernel"), message))
     });
     Arc::new(match configured {
         Ok(kernel) => KernelFactory::new(kernel),

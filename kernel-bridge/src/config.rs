@@ -32,6 +32,9 @@ pub struct KernelConfig {
     pub output_cap: usize,
     /// How long a new kernel may take to say it is ready.
     pub startup_timeout: Duration,
+    /// Where the host keeps these settings (`[kernel]` of `.cc/tools.toml`): the messages
+    /// that say which setting to change name it.
+    pub place: cc_workspace::SettingsPlace,
 }
 
 impl Default for KernelConfig {
@@ -44,6 +47,7 @@ impl Default for KernelConfig {
             interrupt_grace: Duration::from_secs(3),
             output_cap: 16 * 1024,
             startup_timeout: Duration::from_secs(60),
+            place: cc_workspace::SettingsPlace::new("kernel"),
         }
     }
 }
@@ -148,8 +152,13 @@ pub(crate) fn interpreter(
         }
         return Err(KernelError::InterpreterNotFound {
             language,
-            tried: format!("`{}`, set as `{setting}` in .cc/tools.toml", path.display()),
+            tried: format!(
+                "`{}`, set as `{setting}`{}",
+                path.display(),
+                config.place.in_the_file()
+            ),
             setting,
+            section: config.place.shown(),
         });
     }
     let mut tried = Vec::new();
@@ -163,6 +172,7 @@ pub(crate) fn interpreter(
                 language,
                 tried: why,
                 setting,
+                section: config.place.shown(),
             });
     }
     if language == Language::Python {
@@ -185,6 +195,7 @@ pub(crate) fn interpreter(
         language,
         tried: tried.join(", "),
         setting,
+        section: config.place.shown(),
     })
 }
 

@@ -8,7 +8,7 @@ pub enum KernelError {
     /// No interpreter could be found for the language.
     #[error(
         "no {language} interpreter found (tried {tried}); install one, or name it with `{setting} = \
-         \"/path/to/it\"` in the [kernel] section of .cc/tools.toml"
+         \"/path/to/it\"` in {section}"
     )]
     InterpreterNotFound {
         /// The language asked for.
@@ -17,6 +17,8 @@ pub enum KernelError {
         tried: String,
         /// The configuration key that names the interpreter.
         setting: &'static str,
+        /// The section that key is in, and where that is.
+        section: String,
     },
     /// The interpreter could not be executed.
     #[error("could not start the {language} kernel with `{program}`: {source}")]

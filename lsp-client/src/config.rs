@@ -39,7 +39,7 @@ use crate::table::{canonical_family, Family, ServerSpec, ServerTable};
 pub const DEFAULT_DEPENDENTS_LIMIT: usize = 30;
 
 /// The `[lsp]` section.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct LspConfig {
     /// Seconds a server may stay unused before it is stopped (default 600).
     #[serde(default)]
@@ -51,6 +51,25 @@ pub struct LspConfig {
     /// One table per family (`[lsp.python]`, …).
     #[serde(flatten)]
     pub families: BTreeMap<String, FamilyOverride>,
+    /// Where the host keeps this section (`[lsp]` of `.cc/tools.toml`): the messages that say
+    /// which setting to change name it. Not read from the section; the host sets it.
+    #[serde(skip, default = "lsp_section")]
+    pub place: cc_workspace::SettingsPlace,
+}
+
+fn lsp_section() -> cc_workspace::SettingsPlace {
+    cc_workspace::SettingsPlace::new("lsp")
+}
+
+impl Default for LspConfig {
+    fn default() -> Self {
+        LspConfig {
+            idle_timeout_secs: None,
+            dependents_limit: None,
+            families: BTreeMap::new(),
+            place: lsp_section(),
+        }
+    }
 }
 
 /// One `[lsp.NAME]` table; every key is optional.
@@ -128,6 +147,7 @@ impl LspConfig {
     /// The built-in table with these overrides applied.
     pub fn table(&self) -> Result<ServerTable, ConfigError> {
         let mut table = ServerTable::builtin();
+        table.place = self.place.clone();
         for (name, over) in &self.families {
             let invalid = |message: String| ConfigError { message };
             if table.family(name).is_none() {
@@ -315,6 +335,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("unknown field `comand`"), "{error}");
+    }
+
+    /// The crate names no settings file: its messages point at the setting, in the file the
+    /// host says the section is in, if it says one.
+    #[test]
+    fn messages_name_the_file_only_when_the_host_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let turned_off = |config: &LspConfig| {
+            let pool = crate::ServerPool::from_config(dir.path(), config).unwrap();
+            pool.route(&dir.path().join("a.py")).unwrap_err().reason
+        };
+        let mut config = section("[lsp.python]\nenabled = false\n").unwrap();
+        assert_eq!(
+            turned_off(&config),
+            "the python language server is turned off ([lsp.python] enabled = false)"
+        );
+        config.place = cc_workspace::SettingsPlace::new("lsp").in_file(".cc/tools.toml");
+        assert_eq!(
+            turned_off(&config),
+            "the python language server is turned off in .cc/tools.toml ([lsp.python] enabled \
+             = false)"
+        );
     }
 
     #[test]

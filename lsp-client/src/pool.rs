@@ -496,8 +496,10 @@ impl ServerPool {
             return Err(Unavailable {
                 family: Some(family.name.clone()),
                 reason: format!(
-                    "the {} language server is turned off in .cc/tools.toml ([lsp.{}] enabled = false)",
-                    family.name, family.name
+                    "the {} language server is turned off{} ({} enabled = false)",
+                    family.name,
+                    table.place.in_the_file(),
+                    table.place.table(Some(&family.name))
                 ),
             });
         }
@@ -816,8 +818,9 @@ impl ServerPool {
             if !family.enabled {
                 row.state = ServerState::Off;
                 row.reason = Some(format!(
-                    "turned off in .cc/tools.toml ([lsp.{}] enabled = false)",
-                    family.name
+                    "turned off{} ({} enabled = false)",
+                    table.place.in_the_file(),
+                    table.place.table(Some(&family.name))
                 ));
                 rows.push(row);
                 continue;
@@ -1646,13 +1649,17 @@ async fn raw_outcome_of(
             synced_at: ticket.sent_at,
             answered_at: None,
         },
-        DiagnosticsOutcome::Pending { waited, indexing } => CheckOutcome::Pending {
+        DiagnosticsOutcome::Pending {
+            waited,
+            indexing,
+            seen,
+        } => CheckOutcome::Pending {
             server: server.name().to_owned(),
             reason: format!(
-                "no diagnostics for this version after {}{}",
+                "no diagnostics for this version after {}: {}{seen}",
                 fmt_duration(waited),
                 if indexing {
-                    " (it was still indexing)"
+                    "it was still indexing; "
                 } else {
                     ""
                 }

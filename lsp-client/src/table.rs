@@ -249,6 +249,9 @@ pub(crate) fn extension(path: &Path) -> Option<String> {
 pub struct ServerTable {
     /// The families.
     pub families: Vec<Family>,
+    /// Where the host keeps these settings, for messages that say what to change
+    /// ([`crate::LspConfig::place`]).
+    pub place: cc_workspace::SettingsPlace,
 }
 
 fn strings(items: &[&str]) -> Vec<String> {
@@ -269,7 +272,7 @@ impl Default for ServerTable {
 }
 
 impl ServerTable {
-    /// The built-in table (what `.cc/tools.toml` overrides).
+    /// The built-in table (what an [`crate::LspConfig`] overrides).
     pub fn builtin() -> Self {
         ServerTable {
             families: vec![
@@ -283,6 +286,7 @@ impl ServerTable {
                 java_family(),
                 dart_family(),
             ],
+            place: cc_workspace::SettingsPlace::new("lsp"),
         }
     }
 

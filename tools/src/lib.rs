@@ -75,3 +75,13 @@ pub use tool::{
     parse_args, schema_for, BridgeHandle, CallContext, Image, Origin, ProgressSink, Tool,
     ToolOutput,
 };
+
+/// The file the harness reads its settings from, relative to the workspace root. The crates
+/// below never name it: their messages point at a setting through the
+/// [`cc_workspace::SettingsPlace`] the host hands them, made by [`settings_place`].
+pub const SETTINGS_FILE: &str = ".cc/tools.toml";
+
+/// The section `section` of [`SETTINGS_FILE`].
+pub fn settings_place(section: &str) -> cc_workspace::SettingsPlace {
+    cc_workspace::SettingsPlace::new(section).in_file(SETTINGS_FILE)
+}

@@ -54,10 +54,10 @@
 #![warn(missing_docs)]
 
 mod beneath;
-mod broken;
 pub mod patch;
 pub mod python;
 mod resolve;
+mod settings;
 pub mod transaction;
 pub mod walk;
 pub mod watch;
@@ -74,7 +74,7 @@ pub fn cache_dir() -> std::path::PathBuf {
         .unwrap_or_else(std::env::temp_dir)
         .join("cc")
 }
-pub use broken::BrokenSection;
+pub use settings::{BrokenSection, SettingsPlace};
 
 /// `path` as shown to someone working at `root`: relative to it (`.` for the root itself),
 /// or as it is when it lies outside.

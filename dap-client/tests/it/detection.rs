@@ -167,7 +167,8 @@ async fn an_invalid_debug_section_is_reported_and_refuses_launch() {
     let table: toml::Table = text.parse().unwrap();
     let error =
         <DebugConfig as serde::Deserialize>::deserialize(table["debug"].clone()).unwrap_err();
-    let debug = DebugSession::broken(&root, cc_workspace::BrokenSection::new("debug", error));
+    let place = cc_workspace::SettingsPlace::new("debug").in_file(".cc/tools.toml");
+    let debug = DebugSession::broken(&root, cc_workspace::BrokenSection::new(place, error));
     let report = debug.adapters().await;
     let error = report.config_error.unwrap();
     assert!(

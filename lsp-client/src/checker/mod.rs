@@ -38,7 +38,7 @@ use crate::error::fmt_duration;
 
 pub(crate) use parse::parse as parse_output;
 pub use parse::Format;
-pub(crate) use plan::{find_program, install_hint, output_dir, plan, Plan};
+pub(crate) use plan::{find_program, install_how, output_dir, plan, Plan};
 
 /// Bytes of a checker's stdout or stderr kept at most (the rest is read and dropped, so a
 /// chatty checker never blocks on a full pipe).
@@ -96,13 +96,12 @@ pub struct ProjectCheck {
 #[non_exhaustive]
 pub enum CheckerError {
     /// The family has no checker in the table.
-    #[error(
-        "no project checker is configured for {family}; set one in .cc/tools.toml, e.g. \
-         [lsp.{family}] checker = [\"program\", \"--flag\"]"
-    )]
+    #[error("no project checker is configured for {family}; set one, e.g. {setting}")]
     NotConfigured {
         /// The family.
         family: String,
+        /// The setting that names one, and where it is.
+        setting: String,
     },
     /// The checker's program is not installed.
     #[error("the {family} project checker `{program}` is not installed (not found in the project or on PATH); {hint}")]
@@ -140,8 +139,8 @@ pub enum CheckerError {
     },
     /// It ran out of time and was killed.
     #[error(
-        "`{command}` did not finish within {}; it was stopped. Raise [lsp.{family}] \
-         checker_timeout_secs in .cc/tools.toml, or ask for one file's diagnostics",
+        "`{command}` did not finish within {}; it was stopped. Raise {setting}, or ask for \
+         one file's diagnostics",
         fmt_duration(*.timeout)
     )]
     Timeout {
@@ -151,6 +150,8 @@ pub enum CheckerError {
         command: String,
         /// The budget.
         timeout: Duration,
+        /// The setting that raises it, and where it is.
+        setting: String,
     },
     /// It failed without reporting any diagnostic (a broken configuration, a missing
     /// dependency).
@@ -348,6 +349,7 @@ async fn run_one(
         let _ = child.terminate(Duration::from_secs(2)).await;
         return Err(CheckerError::Timeout {
             family: plan.family.clone(),
+            setting: plan.timeout_setting.clone(),
             command: plan.shown.clone(),
             timeout: plan.timeout,
         });

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::{CheckerError, Format};
 use crate::detect::binaries_named;
 use crate::table::{Family, ServerSpec};
+use cc_workspace::SettingsPlace;
 
 /// At most this many files are given to a checker that needs a file list.
 const MAX_FILES: usize = 500;
@@ -30,6 +31,8 @@ pub(crate) struct Plan {
     pub env: Vec<(String, String)>,
     pub format: Format,
     pub timeout: Duration,
+    /// The setting that raises `timeout`, and where it is.
+    pub timeout_setting: String,
     pub shown: String,
     pub note: Option<String>,
     /// Files of the project its configuration leaves out and that were not checked anyway.
@@ -43,6 +46,7 @@ pub(crate) struct Plan {
 /// not looked in: a read-only surface runs no workspace code.
 pub(crate) fn plan(
     family: &Family,
+    settings: &SettingsPlace,
     root: &Path,
     workspace: &Path,
     path_var: &OsStr,
@@ -50,6 +54,7 @@ pub(crate) fn plan(
 ) -> Result<Plan, CheckerError> {
     let site = Site {
         family,
+        settings,
         root,
         workspace,
         path_var,
@@ -102,6 +107,9 @@ pub(crate) fn plan(
         env: spec.env.clone(),
         format,
         timeout: spec.checker_timeout,
+        timeout_setting: site
+            .settings
+            .setting(Some(&family.name), "checker_timeout_secs"),
         shown: draft.shown,
         note: draft.note,
         left_out: draft.outside_scope,
@@ -112,6 +120,8 @@ pub(crate) fn plan(
 /// The project a plan is made for: what every phase of [`plan`] reads.
 struct Site<'a> {
     family: &'a Family,
+    /// Where the host keeps the settings the messages point at.
+    settings: &'a SettingsPlace,
     root: &'a Path,
     workspace: &'a Path,
     path_var: &'a OsStr,
@@ -152,6 +162,9 @@ impl<'a> Site<'a> {
         let Some((first_spec, first_command)) = configured.first() else {
             return Err(CheckerError::NotConfigured {
                 family: family.name.clone(),
+                setting: self
+                    .settings
+                    .setting(Some(&family.name), "checker = [\"program\", \"--flag\"]"),
             });
         };
         let mut chosen = None;
@@ -198,7 +211,7 @@ impl<'a> Site<'a> {
         chosen.ok_or_else(|| CheckerError::Missing {
             family: family.name.clone(),
             program: first_command[0].clone(),
-            hint: install_hint(&first_command[0], &family.name),
+            hint: install_hint(&first_command[0], &family.name, self.settings),
         })
     }
 
@@ -365,7 +378,7 @@ impl<'a> Site<'a> {
                 _ => Err(CheckerError::Missing {
                     family: family.name.clone(),
                     program: "kotlinc".into(),
-                    hint: install_hint("kotlinc", &family.name),
+                    hint: install_hint("kotlinc", &family.name, self.settings),
                 }),
             };
         }
@@ -452,7 +465,7 @@ fn kotlin_plan(
         return Err(format!(
             "{} Kotlin file(s) were not checked: `kotlinc` is not installed ({})",
             kotlin_files.len(),
-            install_hint("kotlinc", &family.name)
+            install_hint("kotlinc", &family.name, site.settings)
         ));
     };
     let mut args = vec![
@@ -471,6 +484,9 @@ fn kotlin_plan(
         env: spec.env.clone(),
         format: Format::Gcc,
         timeout: spec.checker_timeout,
+        timeout_setting: site
+            .settings
+            .setting(Some(&family.name), "checker_timeout_secs"),
         note: None,
         left_out: Vec::new(),
         also: Vec::new(),
@@ -595,8 +611,9 @@ fn is_executable(path: &Path) -> bool {
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
-pub(crate) fn install_hint(program: &str, family: &str) -> String {
-    let how = match file_name(Path::new(program)).as_str() {
+/// How to install `program`, for a message that says it is missing.
+pub(crate) fn install_how(program: &str) -> &'static str {
+    match file_name(Path::new(program)).as_str() {
         "basedpyright" => "install it with `pip install basedpyright` (or `uv tool install basedpyright`)",
         "pyright" => "install it with `pip install pyright` or `npm install -g pyright`",
         "tsc" => "install TypeScript in the project with `npm install --save-dev typescript` (or globally with `npm install -g typescript`)",
@@ -608,11 +625,16 @@ pub(crate) fn install_hint(program: &str, family: &str) -> String {
         name if name.starts_with("clang-tidy") => {
             "install it with `apt install clang-tidy` (no C compiler was found to fall back on either)"
         }
-        _ => "install it, or point [lsp.FAMILY] checker in .cc/tools.toml at another program",
-    };
+        _ => "install it",
+    }
+}
+
+/// How to install `program`, or which setting names another checker for `family`.
+pub(crate) fn install_hint(program: &str, family: &str, settings: &SettingsPlace) -> String {
     format!(
-        "{}; or set another checker with [lsp.{family}] checker = [...] in .cc/tools.toml",
-        how.replace("FAMILY", family)
+        "{}; or set another checker with {}",
+        install_how(program),
+        settings.setting(Some(family), "checker = [...]")
     )
 }
 
@@ -847,6 +869,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let error = plan(
             table.family("python").unwrap(),
+            &table.place,
             dir.path(),
             dir.path(),
             OsStr::new("/nonexistent"),
@@ -859,6 +882,7 @@ mod tests {
         assert_eq!(error.kind(), "checker_missing");
         let error = plan(
             table.family("bash").unwrap(),
+            &table.place,
             dir.path(),
             dir.path(),
             OsStr::new("/nonexistent"),

@@ -88,8 +88,10 @@ impl ProjectChecker {
                     return Err(Unavailable {
                         family: Some(family.name.clone()),
                         reason: format!(
-                            "{} is turned off in .cc/tools.toml ([lsp.{}] enabled = false)",
-                            family.name, family.name
+                            "{} is turned off{} ({} enabled = false)",
+                            family.name,
+                            table.place.in_the_file(),
+                            table.place.table(Some(&family.name))
                         ),
                     });
                 }
@@ -191,10 +193,15 @@ impl ProjectChecker {
             .family(canonical_family(&target.family))
             .ok_or_else(|| CheckerError::NotConfigured {
                 family: target.family.clone(),
+                setting: self
+                    .table
+                    .place
+                    .setting(Some(&target.family), "checker = [\"program\", \"--flag\"]"),
             })?;
         let read_only = self.trust == Trust::ReadOnly;
         let mut plan = plan(
             family,
+            &self.table.place,
             &target.root,
             &self.workspace,
             &self.path_var,

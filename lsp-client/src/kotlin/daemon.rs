@@ -43,7 +43,7 @@ impl Launch {
                 .ok_or_else(|| {
                     format!(
                         "Kotlin files are not checked on write: `kotlinc` is not installed ({})",
-                        crate::checker::install_hint("kotlinc", "java")
+                        crate::checker::install_how("kotlinc")
                     )
                 })?;
         let real = std::fs::canonicalize(&kotlinc).unwrap_or(kotlinc.clone());

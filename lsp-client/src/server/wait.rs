@@ -44,6 +44,9 @@ pub enum DiagnosticsOutcome {
         waited: Duration,
         /// Whether the server reported that it was still indexing.
         indexing: bool,
+        /// What the wait last saw of the server, for the message: the work it reported in
+        /// progress, and whether it had published for the file since the change.
+        seen: String,
     },
     /// The server failed (exited, refused).
     Failed(LspError),
@@ -463,6 +466,7 @@ impl LanguageServer {
         DiagnosticsOutcome::Pending {
             waited: Instant::now() - ticket.sent_at,
             indexing: inner.busy() || inner.idle_since > ticket.sent_at,
+            seen: seen_at_the_cap(&inner, ticket),
         }
     }
 }
@@ -559,12 +563,36 @@ fn decide(
         return Step::Done(DiagnosticsOutcome::Pending {
             waited: now - ticket.sent_at,
             indexing: busy || inner.idle_since > ticket.sent_at,
+            seen: seen_at_the_cap(inner, ticket),
         });
     }
     if reopen {
         Step::Reopen
     } else {
         Step::Sleep(look.wake)
+    }
+}
+
+/// What a wait that gave up last saw: the work the server reported in progress, and whether
+/// it had published for the file since the change (a server that did, and was still busy,
+/// is told apart from one that never answered for the file).
+fn seen_at_the_cap(inner: &Inner, ticket: &SyncTicket) -> String {
+    let mut work: Vec<&str> = inner
+        .progress
+        .values()
+        .map(|(title, _)| title.as_str())
+        .collect();
+    work.sort_unstable();
+    work.dedup();
+    let published = match inner.published.get(&ticket.path) {
+        Some(p) if p.seq > ticket.seq_before => "it had published for the file since the change",
+        Some(_) => "its last list for the file predates the change",
+        None => "it never published for the file",
+    };
+    if work.is_empty() {
+        published.to_owned()
+    } else {
+        format!("{published}; still working on: {}", work.join(", "))
     }
 }
 
@@ -880,6 +908,46 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A wait that gives up says what it last saw: the work in progress, and whether the
+    /// server had published for the file since the change, before it, or never.
+    #[test]
+    fn a_pending_wait_says_what_it_last_saw() {
+        let t0 = Instant::now();
+        let mut ticket = ticket(t0, 2);
+        ticket.seq_before = 5;
+        let timing = Timing::default();
+        let wait = wait(&ticket, timing);
+        let mut inner = state(t0);
+        let seen = |inner: &Inner| match decide(
+            &wait,
+            inner,
+            t0 + timing.indexing_cap,
+            None,
+            &unwatched(),
+        ) {
+            Step::Done(DiagnosticsOutcome::Pending { seen, .. }) => seen,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(seen(&inner), "it never published for the file");
+        let mut before = published(t0 - 5 * MS, 3, None);
+        before.seq = 3;
+        inner.published.insert(ticket.path.clone(), before);
+        assert_eq!(
+            seen(&inner),
+            "its last list for the file predates the change"
+        );
+        inner
+            .progress
+            .insert("t1".into(), ("Building".into(), Some("40%".into())));
+        let mut after = published(t0 + MS, 6, None);
+        after.seq = 6;
+        inner.published.insert(ticket.path.clone(), after);
+        assert_eq!(
+            seen(&inner),
+            "it had published for the file since the change; still working on: Building"
+        );
     }
 
     /// Silence is "unchanged" only for a file the server published for before; a file it

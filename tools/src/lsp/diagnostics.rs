@@ -480,6 +480,7 @@ impl AfterWrite for LspDiagnostics {
         let mut new = Vec::new();
         let mut pending: Vec<String> = Vec::new();
         let mut pending_files = Vec::new();
+        let mut pending_why = std::collections::BTreeMap::new();
         let mut unchecked = Vec::new();
         let mut no_baseline = Vec::new();
         let mut files_checked = 0;
@@ -522,6 +523,7 @@ impl AfterWrite for LspDiagnostics {
                 }
                 CheckOutcome::Pending { server, reason } => {
                     tracing::debug!(%server, path = %shown, %reason, "diagnostics pending");
+                    pending_why.entry(server.clone()).or_insert(reason);
                     if !pending.contains(&server) {
                         pending.push(server);
                     }
@@ -544,6 +546,7 @@ impl AfterWrite for LspDiagnostics {
             new,
             pending,
             pending_files,
+            pending_why,
             unchecked,
             no_baseline,
             older_errors,

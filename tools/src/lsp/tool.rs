@@ -576,7 +576,10 @@ impl LspTool {
         if let Some(source) = &self.config {
             let config = source().map_err(refused)?;
             self.pool.replace_config(&config).map_err(|error| {
-                refused(BrokenSection::new("lsp", error).then("call `lsp reload` again"))
+                refused(
+                    BrokenSection::new(crate::settings_place("lsp"), error)
+                        .then("call `lsp reload` again"),
+                )
             })?;
         }
         let (family, root) = match (args.file.as_deref(), args.language.as_deref()) {

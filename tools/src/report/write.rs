@@ -2,6 +2,8 @@
 //! `"diagnostics"` (built by the run's after-write hooks: the language servers' diagnostics
 //! and the code graph's update), and its text.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +53,10 @@ pub struct WriteDiagnostics {
     /// The files those servers had not answered for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_files: Vec<String>,
+    /// Why each pending server counts as not having answered (how long it was waited for,
+    /// whether it said it was still working), by server.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub pending_why: BTreeMap<String, String>,
     /// Written files nothing could check, each with why.
     pub unchecked: Vec<UncheckedFile>,
     /// Files whose diagnostics before the write were not known: what is listed for them may
@@ -216,9 +222,14 @@ impl Render for WriteDiagnostics {
             }
         }
         for server in &self.pending {
-            lines.push(format!(
-                "pending: {server} has not answered yet (not clean)"
-            ));
+            match self.pending_why.get(server) {
+                Some(why) => lines.push(format!(
+                    "pending: {server} has not answered yet (not clean): {why}"
+                )),
+                None => lines.push(format!(
+                    "pending: {server} has not answered yet (not clean)"
+                )),
+            }
         }
         if !self.pending_files.is_empty() {
             lines.push(format!(
@@ -373,6 +384,11 @@ mod tests {
                 new: vec![diagnostic("src/a.rs", 3)],
                 pending: vec!["gopls".into()],
                 pending_files: vec!["b.go".into()],
+                pending_why: [(
+                    "gopls".into(),
+                    "no diagnostics for this version after 10 s".into(),
+                )]
+                .into(),
                 unchecked: vec![UncheckedFile {
                     path: "c.zig".into(),
                     reason: "no server for zig".into(),
@@ -434,7 +450,7 @@ mod tests {
         insta::assert_snapshot!(full().render(), @r"
         1 new diagnostic(s):
           src/a.rs:3: error [E0308]: mismatched types
-        pending: gopls has not answered yet (not clean)
+        pending: gopls has not answered yet (not clean): no diagnostics for this version after 10 s
           not answered for: b.go
         unchecked: c.zig (no server for zig)
         still there: 7 error(s) the written file(s) had before this write (6 more not listed):

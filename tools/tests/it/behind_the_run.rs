@@ -482,6 +482,14 @@ async fn branch_switch(project: &Project, case: &Case) {
     assert_eq!(errors_of(project, broken).await, errors_before);
 }
 
+/// Runs one step of a case, and prints how long it took: a failing case's output shows
+/// where the time went (a JVM server's start under load, a slow check).
+async fn timed(step: &str, work: impl std::future::Future<Output = ()>) {
+    let started = std::time::Instant::now();
+    work.await;
+    eprintln!("step {step}: {:.1?}", started.elapsed());
+}
+
 async fn run_case(case: &Case) {
     if require_peer(case.server).is_none() {
         return;
@@ -496,12 +504,32 @@ async fn run_case(case: &Case) {
     };
     (case.prepare)(&project.ws);
     git_init(&project.ws);
-    rename_then_git_restores(&project, case).await;
-    broken_under_an_open_caller(&project, case).await;
-    created_modules_are_importable(&project, case).await;
-    deleted_and_recreated(&project, case).await;
-    formatted_by_the_shell(&project, case).await;
-    branch_switch(&project, case).await;
+    timed(
+        "rename_then_git_restores",
+        rename_then_git_restores(&project, case),
+    )
+    .await;
+    timed(
+        "broken_under_an_open_caller",
+        broken_under_an_open_caller(&project, case),
+    )
+    .await;
+    timed(
+        "created_modules_are_importable",
+        created_modules_are_importable(&project, case),
+    )
+    .await;
+    timed(
+        "deleted_and_recreated",
+        deleted_and_recreated(&project, case),
+    )
+    .await;
+    timed(
+        "formatted_by_the_shell",
+        formatted_by_the_shell(&project, case),
+    )
+    .await;
+    timed("branch_switch", branch_switch(&project, case)).await;
     project.shutdown().await;
 }
 

@@ -23,6 +23,43 @@ fn verdict(out: &Value) -> String {
     json!({"new": d["new"], "pending": d["pending"], "unchecked": d["unchecked"]}).to_string()
 }
 
+/// A server that does not answer within the cap leaves the write pending, never clean, and
+/// the report says why: how long it was waited for and what the wait last saw of it.
+#[tokio::test]
+async fn a_pending_write_says_why() {
+    if require_peer("basedpyright-langserver").is_none() {
+        return;
+    }
+    let p = Setup {
+        config: "[lsp.python]\ntimeout_ms = 1\nindexing_timeout_ms = 1\n",
+        ..Setup::default()
+    }
+    .build(&[("pyproject.toml", "")]);
+    let out = p
+        .call("write", json!({"path": "a.py", "content": "x: int = 1\n"}))
+        .await;
+    let diagnostics = &out["diagnostics"];
+    assert_eq!(diagnostics["pending"], json!(["basedpyright"]), "{out:#}");
+    assert_eq!(diagnostics["pending_files"], json!(["a.py"]), "{out:#}");
+    let why = diagnostics["pending_why"]["basedpyright"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        why.starts_with("no diagnostics for this version after ") && why.contains("for the file"),
+        "{out:#}"
+    );
+    let report: cc_tools::report::WriteReport =
+        serde_json::from_value(diagnostics.clone()).unwrap();
+    let text = cc_tools::report::Render::render(&report);
+    assert!(
+        text.contains(&format!(
+            "pending: basedpyright has not answered yet (not clean): {why}"
+        )),
+        "{text}"
+    );
+    p.shutdown().await;
+}
+
 #[tokio::test]
 async fn writes_edits_and_patches_carry_only_new_diagnostics() {
     if require_peer("basedpyright-langserver").is_none() {

@@ -116,10 +116,11 @@ impl Setup<'_> {
             root.set_watch_options(options);
         }
         let table: toml::Table = self.config.parse().unwrap();
-        let config = table
+        let mut config = table
             .get("lsp")
             .map(|section| <LspConfig as serde::Deserialize>::deserialize(section.clone()).unwrap())
             .unwrap_or_default();
+        config.place = cc_tools::settings_place("lsp");
         let pool = ServerPool::new(root.path(), config.table().unwrap(), self.options);
         // The registry of a read-only surface uses the pool's read-only twin: hold
         // that one, so that the tests see the servers the tools use.
@@ -154,7 +155,8 @@ fn reread_lsp_section(ws: PathBuf) -> cc_tools::resources::LspConfigSource {
     use cc_workspace::BrokenSection;
     Arc::new(move || {
         let broken = |error: &dyn std::fmt::Display| {
-            BrokenSection::new("lsp", error).then("call `lsp reload` again")
+            BrokenSection::new(cc_tools::settings_place("lsp"), error)
+                .then("call `lsp reload` again")
         };
         let text = match std::fs::read_to_string(ws.join(".cc/tools.toml")) {
             Ok(text) => text,
@@ -162,12 +164,13 @@ fn reread_lsp_section(ws: PathBuf) -> cc_tools::resources::LspConfigSource {
             Err(error) => return Err(broken(&error)),
         };
         let table: toml::Table = text.parse().map_err(|error| broken(&error))?;
-        let config = match table.get("lsp") {
+        let mut config = match table.get("lsp") {
             Some(section) => <LspConfig as serde::Deserialize>::deserialize(section.clone())
                 .map_err(|error| broken(&error))?,
             None => LspConfig::default(),
         };
         config.validate().map_err(|error| broken(&error))?;
+        config.place = cc_tools::settings_place("lsp");
         Ok(config)
     })
 }
