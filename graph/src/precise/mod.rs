@@ -30,9 +30,11 @@
 mod literals;
 mod run;
 mod scip_import;
+mod tier;
 
 pub use run::{locate, run, PreciseError};
 pub use scip_import::PreciseImport;
+pub use tier::{IndexerRun, PreciseTier, SharedGraph, SETTLE};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

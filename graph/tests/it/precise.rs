@@ -182,3 +182,67 @@ fn precise_edges_their_invalidation_and_the_content_cache() {
         .unwrap()
         .is_empty());
 }
+
+/// The tier a host runs in the background: a kick plans and runs scip-typescript without
+/// holding the graph, imports its output, and reports it; nothing runs while the graph is
+/// not there, and a second kick with nothing changed runs nothing new.
+#[test]
+fn the_tier_runs_the_indexer_in_the_background_and_reports_it() {
+    use cc_graph::precise::{IndexerRun, PreciseTier, SharedGraph};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    if cc_process::testing::require_peer("scip-typescript").is_none() {
+        cc_process::testing::missing_peer("scip-typescript", "the precise tier's tests");
+        return;
+    }
+    let t = common::index(&[
+        ("tsconfig.json", TSCONFIG),
+        ("shapes.ts", SHAPES),
+        ("report.ts", REPORT),
+    ]);
+    let shared: SharedGraph = Arc::new(Mutex::new(Some(t.graph)));
+    let tier = PreciseTier::new(PreciseOptions {
+        enabled: true,
+        workspace_code: false,
+    });
+    let imported = |tier: &PreciseTier| {
+        tier.report()
+            .into_iter()
+            .find_map(|(indexer, run)| match run {
+                IndexerRun::Imported { files, .. } => Some((indexer, files, run.line(indexer))),
+                _ => None,
+            })
+    };
+    runtime().block_on(async {
+        tier.kick(&shared, Duration::ZERO);
+        let started = Instant::now();
+        while imported(&tier).is_none() {
+            assert!(
+                started.elapsed() < Duration::from_secs(240),
+                "no import: {:?}",
+                tier.report()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let (indexer, files, line) = imported(&tier).unwrap();
+    assert_eq!((indexer.name(), files), ("scip-typescript", 2));
+    assert!(
+        line.starts_with("scip-typescript: 2 file(s) precise"),
+        "{line}"
+    );
+    assert!(tier.running().is_none());
+    {
+        let graph = shared.lock().unwrap();
+        let graph = graph.as_ref().unwrap();
+        assert!(callers(graph, "Shape.area").contains(&"report.ts:11 precise".to_owned()));
+    }
+    // With nothing changed, another pass finds the output current: the same report.
+    let before = tier.report();
+    runtime().block_on(async {
+        tier.kick(&shared, Duration::ZERO);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    });
+    assert_eq!(tier.report(), before);
+}

@@ -8,7 +8,6 @@
 //! it before they return ([`GraphAfterWrite`], wrapped around the run's diagnostics hook).
 
 mod position;
-mod precise;
 mod render;
 mod tool;
 mod verify;
@@ -58,7 +57,7 @@ pub struct GraphIndex {
     watching: Arc<Mutex<Option<Watching>>>,
     /// The compiler-grade indexers run in the background (`None`: `[graph] precise = false`
     /// or a broken section).
-    precise: Option<precise::PreciseTier>,
+    precise: Option<cc_graph::precise::PreciseTier>,
 }
 
 /// The run's watcher and the graph's subscription to it.
@@ -83,7 +82,7 @@ impl GraphIndex {
         workspace_code: bool,
     ) -> Arc<Self> {
         let precise = config.as_ref().ok().filter(|c| c.precise).map(|_| {
-            precise::PreciseTier::new(cc_graph::PreciseOptions {
+            cc_graph::precise::PreciseTier::new(cc_graph::PreciseOptions {
                 enabled: true,
                 workspace_code,
             })
@@ -101,7 +100,7 @@ impl GraphIndex {
     /// Asks the precise tier for a pass once changes settle (at once after an open).
     fn refine(self: &Arc<Self>, after: std::time::Duration) {
         if let Some(tier) = &self.precise {
-            tier.kick(self, after);
+            tier.kick(&self.state, after);
         }
     }
 
@@ -119,8 +118,7 @@ impl GraphIndex {
     /// What each indexer of the precise tier did last (`status`); `None`: the tier is off.
     pub(crate) fn precise_report(
         &self,
-    ) -> Option<std::collections::BTreeMap<cc_graph::Indexer, crate::report::graph::IndexerRun>>
-    {
+    ) -> Option<std::collections::BTreeMap<cc_graph::Indexer, cc_graph::precise::IndexerRun>> {
         Some(self.precise.as_ref()?.report())
     }
 
@@ -187,7 +185,7 @@ impl GraphIndex {
             } else if let Some(graph) = guard.as_mut() {
                 this.freshen(graph, &mut checked);
                 if !checked.updated.is_empty() {
-                    this.refine(precise::SETTLE);
+                    this.refine(cc_graph::precise::SETTLE);
                 }
             }
             let Some(graph) = guard.as_mut() else {
@@ -311,7 +309,7 @@ impl GraphIndex {
             .if_open(move |graph| graph.update(&paths).map_err(|e| e.to_string()))
             .await;
         if matches!(result, Some(Ok(_))) {
-            self.refine(precise::SETTLE);
+            self.refine(cc_graph::precise::SETTLE);
         }
         result
     }
@@ -331,7 +329,7 @@ impl GraphIndex {
             .map(|graph| graph.update(paths).map_err(|e| e.to_string()));
         drop(guard);
         if matches!(result, Some(Ok(_))) {
-            self.refine(precise::SETTLE);
+            self.refine(cc_graph::precise::SETTLE);
         }
         result
     }

@@ -205,84 +205,14 @@ pub enum PreciseTier {
     Indexers(BTreeMap<Indexer, IndexerRun>),
 }
 
+pub use cc_graph::precise::IndexerRun;
+
 /// The word `off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PreciseOff {
     /// The tier is off.
     Off,
-}
-
-/// What one indexer did last.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum IndexerRun {
-    /// Its output is imported.
-    Imported {
-        /// Files made precise.
-        files: usize,
-        /// Edges it named.
-        edges: usize,
-        /// Dispatch edges from what it relates.
-        dispatch: usize,
-        /// References it said name nothing in the workspace.
-        no_edge: usize,
-        /// How long the run (or the cache's import) took.
-        took_ms: u64,
-        /// Whether the output came from its cache.
-        from_cache: bool,
-    },
-    /// It is not installed.
-    Missing {
-        /// Why, and what to install.
-        reason: String,
-    },
-    /// It does not run here.
-    Skipped {
-        /// Why.
-        reason: String,
-    },
-    /// It failed.
-    Failed {
-        /// Why.
-        reason: String,
-    },
-    /// It is running now.
-    Running {
-        /// For how long.
-        for_ms: u64,
-    },
-}
-
-impl IndexerRun {
-    fn line(&self, indexer: Indexer) -> String {
-        let name = indexer.name();
-        match self {
-            IndexerRun::Imported {
-                files,
-                edges,
-                dispatch,
-                no_edge,
-                took_ms,
-                from_cache,
-            } => format!(
-                "{name}: {files} file(s) precise, {edges} edge(s), {dispatch} dispatch, \
-                 {no_edge} with no workspace definition ({} in {took_ms} ms)",
-                if *from_cache {
-                    "from its cache"
-                } else {
-                    "indexed"
-                },
-            ),
-            IndexerRun::Missing { reason }
-            | IndexerRun::Skipped { reason }
-            | IndexerRun::Failed { reason } => format!("{name}: {reason}"),
-            IndexerRun::Running { for_ms } => format!(
-                "{name}: running for {} s (answers come from tree-sitter's edges meanwhile)",
-                for_ms / 1000
-            ),
-        }
-    }
 }
 
 impl Render for StatusReport {

@@ -1,27 +1,49 @@
-//! The precise tier in a run: the compiler-grade indexers ([`cc_graph::precise`]) run in the
-//! background once the index is open and again after changes (debounced), never while an
-//! answer waits: an answer given meanwhile comes from what is indexed, and says which
-//! indexer is still refining it and which files are not precise yet.
+//! The precise tier's scheduler, for a host that keeps a [`Graph`] open across calls: the
+//! indexers ([`super::run`]) run in the background once the index is open and again after
+//! changes (debounced), never while an answer waits: an answer given meanwhile comes from
+//! what is indexed, and can say which indexer is still refining it ([`PreciseTier::running`]).
 //!
-//! One pass at a time per run; a change during a pass asks for another. An indexer that
-//! failed for one state of the tree is not run again for that state (its error is in
-//! `status`); the next change tries again. The pass holds the graph only to plan and to
-//! import, never while an indexer runs, and the run's end ends it (with the indexer's whole
-//! process group).
+//! One pass at a time; a change during a pass asks for another. An indexer that failed for
+//! one state of the tree is not run again for that state (its error is in
+//! [`PreciseTier::report`]); the next change tries again. The pass holds the graph only to
+//! plan and to import, never while an indexer runs, and holds it weakly: when the host drops
+//! its graph, the pass ends (with the indexer's whole process group).
+//!
+//! ```no_run
+//! use std::sync::{Arc, Mutex};
+//! use std::time::Duration;
+//! use cc_graph::precise::{PreciseTier, SharedGraph};
+//! use cc_graph::PreciseOptions;
+//!
+//! # async fn example(graph: cc_graph::Graph) {
+//! let shared: SharedGraph = Arc::new(Mutex::new(Some(graph)));
+//! let tier = PreciseTier::new(PreciseOptions { enabled: true, workspace_code: false });
+//! tier.kick(&shared, Duration::ZERO);
+//! // … answer from `shared` meanwhile; after a write, kick again after the settle time.
+//! tier.kick(&shared, cc_graph::precise::SETTLE);
+//! for (indexer, run) in tier.report() {
+//!     println!("{}", run.line(indexer));
+//! }
+//! # }
+//! ```
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use cc_graph::precise::{self, PreciseError, PreciseOptions};
-use cc_graph::{Indexer, PreciseImport};
 use cc_process::lock;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::GraphIndex;
-use crate::report::graph::IndexerRun;
+use super::{PreciseError, PreciseImport, PreciseOptions, PrecisePlan};
+use crate::{Graph, Indexer};
+
+/// A graph shared between a host's calls and the tier: `None` until it is opened (and after
+/// it is closed).
+pub type SharedGraph = Arc<Mutex<Option<Graph>>>;
 
 /// How long a pass waits after a change before it plans (a burst of writes is one pass).
-pub(crate) const SETTLE: Duration = Duration::from_millis(1500);
+pub const SETTLE: Duration = Duration::from_millis(1500);
 
 /// What the tier did last, per indexer.
 #[derive(Debug, Clone)]
@@ -56,12 +78,12 @@ struct State {
     outcomes: BTreeMap<Indexer, Outcome>,
 }
 
-/// The run's precise tier.
+/// The precise tier of one graph.
 #[derive(Debug)]
-pub(crate) struct PreciseTier {
+pub struct PreciseTier {
     options: PreciseOptions,
-    /// Shared with the pass's task, which holds the index only weakly (so the run's end,
-    /// dropping the index, aborts the task and ends a running indexer).
+    /// Shared with the pass's task, which holds the graph only weakly (so the host's end,
+    /// dropping the graph, ends the pass and a running indexer).
     state: Arc<Mutex<State>>,
 }
 
@@ -74,7 +96,8 @@ impl Drop for PreciseTier {
 }
 
 impl PreciseTier {
-    pub(crate) fn new(options: PreciseOptions) -> Self {
+    /// A tier that has run nothing yet.
+    pub fn new(options: PreciseOptions) -> Self {
         PreciseTier {
             options,
             state: Arc::new(Mutex::new(State::default())),
@@ -84,7 +107,7 @@ impl PreciseTier {
     /// Asks for a pass `after` from now (at once when one is running: it goes again when
     /// done). Needs a tokio runtime; without one (a blocking caller outside it) nothing runs
     /// until the next call that has one.
-    pub(crate) fn kick(&self, index: &Arc<GraphIndex>, after: Duration) {
+    pub fn kick(&self, graph: &SharedGraph, after: Duration) {
         if !self.options.enabled {
             return;
         }
@@ -97,7 +120,7 @@ impl PreciseTier {
             return;
         }
         state.active = true;
-        let weak = Arc::downgrade(index);
+        let weak = Arc::downgrade(graph);
         let shared = self.state.clone();
         let options = self.options.clone();
         state.task = Some(runtime.spawn(async move {
@@ -117,14 +140,14 @@ impl PreciseTier {
     }
 
     /// The indexer running now, and for how long.
-    pub(crate) fn running(&self) -> Option<(Indexer, Duration)> {
+    pub fn running(&self) -> Option<(Indexer, Duration)> {
         lock(&self.state)
             .running
             .map(|(indexer, since)| (indexer, since.elapsed()))
     }
 
     /// Each indexer's last outcome, as `status` shows it.
-    pub(crate) fn report(&self) -> BTreeMap<Indexer, IndexerRun> {
+    pub fn report(&self) -> BTreeMap<Indexer, IndexerRun> {
         let state = lock(&self.state);
         let mut out = BTreeMap::new();
         for (indexer, outcome) in &state.outcomes {
@@ -164,13 +187,23 @@ impl PreciseTier {
     }
 }
 
+/// Runs `job` on the graph, off the async threads, if the host still has it and it is open.
+async fn if_open<T: Send + 'static>(
+    weak: &Weak<Mutex<Option<Graph>>>,
+    job: impl FnOnce(&mut Graph) -> T + Send + 'static,
+) -> Option<T> {
+    let graph = weak.upgrade()?;
+    tokio::task::spawn_blocking(move || lock(&graph).as_mut().map(job))
+        .await
+        .ok()
+        .flatten()
+}
+
 /// One pass: every indexer whose output is not current for the tree as indexed, one after
-/// the other. The index is held only while planning and importing.
-async fn pass(weak: &Weak<GraphIndex>, shared: &Mutex<State>, options: &PreciseOptions) {
+/// the other. The graph is held only while planning and importing.
+async fn pass(weak: &Weak<Mutex<Option<Graph>>>, shared: &Mutex<State>, options: &PreciseOptions) {
     let options = options.clone();
-    let Some(index) = weak.upgrade() else { return };
-    let plans = index.if_open(move |g| g.precise_plans(&options)).await;
-    drop(index);
+    let plans = if_open(weak, move |g| g.precise_plans(&options)).await;
     let Some(Ok(plans)) = plans else { return };
     for plan in plans {
         let resting = {
@@ -194,7 +227,7 @@ async fn pass(weak: &Weak<GraphIndex>, shared: &Mutex<State>, options: &PreciseO
         let output = if cached {
             Ok(plan.output.clone())
         } else {
-            precise::run(&plan).await
+            super::run(&plan).await
         };
         let outcome = match output {
             Ok(path) => import(weak, plan.clone(), path, started, cached).await,
@@ -227,8 +260,8 @@ async fn pass(weak: &Weak<GraphIndex>, shared: &Mutex<State>, options: &PreciseO
 }
 
 async fn import(
-    weak: &Weak<GraphIndex>,
-    plan: cc_graph::PrecisePlan,
+    weak: &Weak<Mutex<Option<Graph>>>,
+    plan: PrecisePlan,
     path: std::path::PathBuf,
     started: Instant,
     cached: bool,
@@ -243,25 +276,92 @@ async fn import(
     // Parsed before the graph is taken: the lock is held only to write.
     let read_plan = plan.clone();
     let output =
-        match tokio::task::spawn_blocking(move || precise::read_output(&read_plan, &path)).await {
+        match tokio::task::spawn_blocking(move || super::read_output(&read_plan, &path)).await {
             Ok(Ok(output)) => output,
             Ok(Err(e)) => return failed(e.to_string()),
             Err(e) => return failed(e.to_string()),
         };
     let for_import = plan.clone();
-    let Some(index) = weak.upgrade() else {
-        return failed("the run ended".into());
-    };
-    match index
-        .if_open(move |g| g.import_precise(&for_import, &output))
-        .await
-    {
+    match if_open(weak, move |g| g.import_precise(&for_import, &output)).await {
         Some(Ok(import)) => Outcome::Imported {
             import,
             took: started.elapsed(),
             cached,
         },
         Some(Err(e)) => failed(e.to_string()),
-        None => failed("the index was closed".into()),
+        None => failed("the graph was closed".into()),
+    }
+}
+
+/// What one indexer did last.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum IndexerRun {
+    /// Its output is imported.
+    Imported {
+        /// Files made precise.
+        files: usize,
+        /// Edges it named.
+        edges: usize,
+        /// Dispatch edges from what it relates.
+        dispatch: usize,
+        /// References it said name nothing in the workspace.
+        no_edge: usize,
+        /// How long the run (or the cache's import) took.
+        took_ms: u64,
+        /// Whether the output came from its cache.
+        from_cache: bool,
+    },
+    /// It is not installed.
+    Missing {
+        /// Why, and what to install.
+        reason: String,
+    },
+    /// It does not run here.
+    Skipped {
+        /// Why.
+        reason: String,
+    },
+    /// It failed.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+    /// It is running now.
+    Running {
+        /// For how long.
+        for_ms: u64,
+    },
+}
+
+impl IndexerRun {
+    /// One line of a status: what `indexer` did last.
+    pub fn line(&self, indexer: Indexer) -> String {
+        let name = indexer.name();
+        match self {
+            IndexerRun::Imported {
+                files,
+                edges,
+                dispatch,
+                no_edge,
+                took_ms,
+                from_cache,
+            } => format!(
+                "{name}: {files} file(s) precise, {edges} edge(s), {dispatch} dispatch, \
+                 {no_edge} with no workspace definition ({} in {took_ms} ms)",
+                if *from_cache {
+                    "from its cache"
+                } else {
+                    "indexed"
+                },
+            ),
+            IndexerRun::Missing { reason }
+            | IndexerRun::Skipped { reason }
+            | IndexerRun::Failed { reason } => format!("{name}: {reason}"),
+            IndexerRun::Running { for_ms } => format!(
+                "{name}: running for {} s (answers come from tree-sitter's edges meanwhile)",
+                for_ms / 1000
+            ),
+        }
     }
 }
