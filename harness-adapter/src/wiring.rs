@@ -103,3 +103,49 @@ pub fn kernel_factory(
         Err(broken) => KernelFactory::broken(broken),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The crates below name no settings file; the harness tells each where its section is,
+    /// so what the agent reads points at `.cc/tools.toml`.
+    #[tokio::test]
+    async fn each_family_names_the_file_its_setting_is_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(ws.join(".cc")).unwrap();
+        std::fs::write(
+            ws.join(".cc/tools.toml"),
+            "[lsp.python]\nenabled = false\n[debug.debugpy]\ncommand = [\"no-such-adapter\"]\n\
+             [kernel]\npython = \"/nonexistent/python3\"\n",
+        )
+        .unwrap();
+        std::fs::write(ws.join("a.py"), "x = 1\n").unwrap();
+        let root = WorkspaceRoot::new(&ws).unwrap();
+        let config = ToolsConfig::load(&ws).unwrap();
+
+        let lsp = language_servers(&root, &config);
+        let reason = lsp.route(&ws.join("a.py")).unwrap_err().reason;
+        assert!(
+            reason.contains("turned off in .cc/tools.toml ([lsp.python] enabled = false)"),
+            "{reason}"
+        );
+        let debug = debug_session(&root, &config).adapters().await;
+        let debugpy = debug.adapters.iter().find(|a| a.name == "debugpy").unwrap();
+        let reason = debugpy.reason.clone().unwrap_or_default();
+        assert!(
+            reason.contains("(the [debug.debugpy] command in .cc/tools.toml)"),
+            "{reason}"
+        );
+        let kernels = kernel_factory(&root, &config, None);
+        let error = kernels
+            .interpreter(cc_kernel_bridge::Language::Python, &ws)
+            .unwrap_err();
+        assert!(
+            error.contains("set as `python` in .cc/tools.toml")
+                && error.contains("in the [kernel] section of .cc/tools.toml"),
+            "{error}"
+        );
+    }
+}
