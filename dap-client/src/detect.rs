@@ -233,9 +233,8 @@ async fn resolve_override(
     let program = command.first().cloned().unwrap_or_default();
     let binary = env.find(&program).ok_or_else(|| {
         format!(
-            "`{program}` (the {} command{}) is not an executable on PATH",
-            place.table(Some(&kind.to_string())),
-            place.in_the_file()
+            "`{program}` (the {}) is not an executable on PATH",
+            place.setting(Some(kind.name()), "command")
         )
     })?;
     let shown = binary.display().to_string();

@@ -496,10 +496,9 @@ impl ServerPool {
             return Err(Unavailable {
                 family: Some(family.name.clone()),
                 reason: format!(
-                    "the {} language server is turned off{} ({} enabled = false)",
+                    "the {} language server is {}",
                     family.name,
-                    table.place.in_the_file(),
-                    table.place.table(Some(&family.name))
+                    table.turned_off(&family.name)
                 ),
             });
         }
@@ -817,11 +816,7 @@ impl ServerPool {
             }
             if !family.enabled {
                 row.state = ServerState::Off;
-                row.reason = Some(format!(
-                    "turned off{} ({} enabled = false)",
-                    table.place.in_the_file(),
-                    table.place.table(Some(&family.name))
-                ));
+                row.reason = Some(table.turned_off(&family.name));
                 rows.push(row);
                 continue;
             }

@@ -301,6 +301,16 @@ impl ServerTable {
         self.families.iter().find(|family| family.name == name)
     }
 
+    /// Why `family` is not used when it is turned off: "turned off in .cc/tools.toml
+    /// ([lsp.python] enabled = false)", the file only when the host named one.
+    pub(crate) fn turned_off(&self, family: &str) -> String {
+        format!(
+            "turned off{} ({} enabled = false)",
+            self.place.in_the_file(),
+            self.place.table(Some(family))
+        )
+    }
+
     pub(crate) fn family_mut(&mut self, name: &str) -> Option<&mut Family> {
         let name = canonical_family(name);
         self.families.iter_mut().find(|family| family.name == name)

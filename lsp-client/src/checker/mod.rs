@@ -218,6 +218,14 @@ impl PartialEq<&str> for CheckerErrorKind {
 }
 
 impl CheckerError {
+    /// No checker for `family`, and the setting (at `place`) that names one.
+    pub(crate) fn not_configured(family: &str, place: &cc_workspace::SettingsPlace) -> Self {
+        CheckerError::NotConfigured {
+            family: family.to_owned(),
+            setting: place.setting(Some(family), "checker = [\"program\", \"--flag\"]"),
+        }
+    }
+
     /// A short kind for tool errors (`checker_missing`, `timeout`, …).
     pub fn kind(&self) -> CheckerErrorKind {
         use CheckerErrorKind as K;

@@ -107,9 +107,7 @@ pub(crate) fn plan(
         env: spec.env.clone(),
         format,
         timeout: spec.checker_timeout,
-        timeout_setting: site
-            .settings
-            .setting(Some(&family.name), "checker_timeout_secs"),
+        timeout_setting: site.timeout_setting(),
         shown: draft.shown,
         note: draft.note,
         left_out: draft.outside_scope,
@@ -150,6 +148,12 @@ struct Draft {
 }
 
 impl<'a> Site<'a> {
+    /// The setting that raises the checker's time budget, and where it is.
+    fn timeout_setting(&self) -> String {
+        self.settings
+            .setting(Some(&self.family.name), "checker_timeout_secs")
+    }
+
     /// The first configured checker that is installed, else a compiler standing in for a
     /// missing clang-tidy; why none, when neither.
     fn choose(&self) -> Result<Chosen<'a>, CheckerError> {
@@ -160,12 +164,7 @@ impl<'a> Site<'a> {
             .filter_map(|spec| Some((spec, spec.checker.as_ref().filter(|c| !c.is_empty())?)))
             .collect();
         let Some((first_spec, first_command)) = configured.first() else {
-            return Err(CheckerError::NotConfigured {
-                family: family.name.clone(),
-                setting: self
-                    .settings
-                    .setting(Some(&family.name), "checker = [\"program\", \"--flag\"]"),
-            });
+            return Err(CheckerError::not_configured(&family.name, self.settings));
         };
         let mut chosen = None;
         for (spec, command) in &configured {
@@ -484,9 +483,7 @@ fn kotlin_plan(
         env: spec.env.clone(),
         format: Format::Gcc,
         timeout: spec.checker_timeout,
-        timeout_setting: site
-            .settings
-            .setting(Some(&family.name), "checker_timeout_secs"),
+        timeout_setting: site.timeout_setting(),
         note: None,
         left_out: Vec::new(),
         also: Vec::new(),

@@ -87,12 +87,7 @@ impl ProjectChecker {
                 if !family.enabled {
                     return Err(Unavailable {
                         family: Some(family.name.clone()),
-                        reason: format!(
-                            "{} is turned off{} ({} enabled = false)",
-                            family.name,
-                            table.place.in_the_file(),
-                            table.place.table(Some(&family.name))
-                        ),
+                        reason: format!("{} is {}", family.name, table.turned_off(&family.name)),
                     });
                 }
                 vec![family]
@@ -191,13 +186,7 @@ impl ProjectChecker {
         let family = self
             .table
             .family(canonical_family(&target.family))
-            .ok_or_else(|| CheckerError::NotConfigured {
-                family: target.family.clone(),
-                setting: self
-                    .table
-                    .place
-                    .setting(Some(&target.family), "checker = [\"program\", \"--flag\"]"),
-            })?;
+            .ok_or_else(|| CheckerError::not_configured(&target.family, &self.table.place))?;
         let read_only = self.trust == Trust::ReadOnly;
         let mut plan = plan(
             family,

@@ -53,8 +53,9 @@ pub struct WriteDiagnostics {
     /// The files those servers had not answered for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_files: Vec<String>,
-    /// Why each pending server counts as not having answered (how long it was waited for,
-    /// whether it said it was still working), by server.
+    /// Why each pending server counts as not having answered, for the first of its files in
+    /// `pending_files` (how long it was waited for, whether it had published for the file,
+    /// the work it said was in progress), by server.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub pending_why: BTreeMap<String, String>,
     /// Written files nothing could check, each with why.
