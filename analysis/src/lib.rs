@@ -14,9 +14,15 @@
 //!   name opened in the server first, and after its edit every occurrence left behind
 //!   classified (confirmed by the server as the symbol and added, another symbol, a comment
 //!   or a string, code the server reports inactive, a file of another project);
+//! - [`rename`]: a complete rename through a language server, planned as file changes (the
+//!   server's rename or references, or the Kotlin compiler's uses, completed by the scan), with
+//!   typed refusals;
 //! - [`inactive`]: code a language server reports inactive for this build configuration;
 //! - [`kotlin_rename`]: a Kotlin declaration renamed where the Kotlin compiler resolves its
 //!   uses (JDT LS reads Kotlin by name only);
+//! - [`write_check`]: what a write broke: the new diagnostics of the written files and their
+//!   dependents against the run's ledger of what each file already reported, with the baselines
+//!   taken again after changes made outside the run;
 //! - [`verification`]: the code graph's `callers` and `impact` edges confirmed or refuted by
 //!   a language server's references.
 //!
@@ -58,6 +64,8 @@ pub mod enclosing;
 pub mod importers;
 pub mod inactive;
 pub mod kotlin_rename;
+pub mod rename;
 pub mod rename_scope;
 pub mod scan;
 pub mod verification;
+pub mod write_check;

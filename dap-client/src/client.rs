@@ -347,8 +347,7 @@ async fn refuse_reverse_request(client: &Client, request: RequestMessage) {
              through the adapter instead"
         }
         "startDebugging" => {
-            "this client runs one debug session per conversation and does not start child \
-             sessions"
+            "this client runs one debug session at a time and does not start child sessions"
         }
         _ => "this client does not handle reverse requests",
     };

@@ -1,4 +1,4 @@
-//! The debugger: one debug session per conversation, with its breakpoints, its TTL, and
+//! The debugger: one debug session at a time, with its breakpoints, its TTL, and
 //! the adapter table for one workspace root.
 
 use cc_process::lock;
@@ -43,7 +43,10 @@ enum Slot {
     },
 }
 
-/// Runs at most one debug session for one conversation, rooted at one workspace.
+/// The note of `output` before any program ran.
+const NOTHING_RAN: &str = "no program has run yet";
+
+/// Runs at most one debug session at a time, rooted at one workspace.
 ///
 /// Operations are `async` and may be called from any task; they are serialized internally.
 /// Dropping it kills the session's processes.
@@ -725,7 +728,7 @@ impl DebugSession {
                 dropped_bytes: 0,
                 truncated: false,
                 position: Position::bare(ProgramState::None),
-                note: Some("no program has run in this conversation yet".into()),
+                note: Some(NOTHING_RAN.into()),
             }),
             Slot::Expired { output, .. } => Ok(kept(output, ProgramState::Expired, None)),
             Slot::Failed {

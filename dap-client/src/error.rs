@@ -51,8 +51,8 @@ pub enum DebugError {
     NoSession,
     /// `launch`/`attach` while a session lives.
     #[error(
-        "a debug session is already live ({describe}); only one session per conversation: call \
-         `terminate` first, then launch again"
+        "a debug session is already live ({describe}); one runs at a time: call `terminate` \
+         first, then launch again"
     )]
     SessionActive {
         /// Which session (adapter, program, state).

@@ -1,5 +1,5 @@
-//! A Debug Adapter Protocol client for coding agents: one supervised debug session per
-//! conversation against real adapters (debugpy, lldb-dap, delve, dart).
+//! A Debug Adapter Protocol client for coding agents: one supervised debug session at a
+//! time against real adapters (debugpy, lldb-dap, delve, dart).
 //!
 //! - [`protocol`]: DAP messages as serde types; typed requests through [`protocol::Request`].
 //! - [`Client`]: one connection over [`cc_framing`]; responses correlated by `request_seq`,

@@ -54,6 +54,7 @@ pub mod query;
 mod ranks;
 pub mod resolve;
 pub mod table;
+pub mod views;
 
 /// The README's examples, compiled with the doc tests.
 #[cfg(doctest)]

@@ -126,6 +126,11 @@ mod tests {
         let config = ToolsConfig::load(&ws).unwrap();
 
         let lsp = language_servers(&root, &config);
+        // A server turned off after crashes says to call the tool's reload.
+        assert_eq!(
+            lsp.table().place.reload(),
+            Some("call `lsp` with action `reload`")
+        );
         let reason = lsp.route(&ws.join("a.py")).unwrap_err().reason;
         assert!(
             reason.contains("turned off in .cc/tools.toml ([lsp.python] enabled = false)"),

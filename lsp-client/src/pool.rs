@@ -680,9 +680,13 @@ impl ServerPool {
             instance.crashes.pop_front();
         }
         if instance.crashes.len() > self.options.restart_limit {
+            // The host says how a reload is asked for; a host that says nothing calls
+            // `ServerPool::reload` itself.
+            let table = self.table();
+            let reload = table.place.reload().unwrap_or("reload its servers");
             instance.off = Some(format!(
                 "turned off after crashing {} times within {} (at most {} restarts); last: {reason}. \
-                 Fix the server, then call `lsp` with action `reload`",
+                 Fix the server, then {reload}",
                 instance.crashes.len(),
                 fmt_duration(self.options.restart_window),
                 self.options.restart_limit

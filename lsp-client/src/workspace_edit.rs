@@ -106,6 +106,19 @@ impl FileChange {
     }
 }
 
+/// Every path `changes` touch: written, created, both ends of a move, deleted.
+pub fn touched(changes: &[FileChange]) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for change in changes {
+        if let FileChange::Rename { from, .. } = change {
+            paths.push(from.clone());
+        }
+        paths.push(change.path().to_path_buf());
+    }
+    paths.dedup();
+    paths
+}
+
 /// Why a `WorkspaceEdit` cannot be applied; nothing was changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

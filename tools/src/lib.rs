@@ -83,5 +83,10 @@ pub const SETTINGS_FILE: &str = ".cc/tools.toml";
 
 /// The section `section` of [`SETTINGS_FILE`].
 pub fn settings_place(section: &str) -> cc_workspace::SettingsPlace {
-    cc_workspace::SettingsPlace::new(section).in_file(SETTINGS_FILE)
+    let place = cc_workspace::SettingsPlace::new(section).in_file(SETTINGS_FILE);
+    match section {
+        // `lsp reload` applies the section again, and restarts a server turned off.
+        "lsp" => place.reloaded_by("call `lsp` with action `reload`"),
+        _ => place,
+    }
 }

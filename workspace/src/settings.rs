@@ -18,6 +18,7 @@ use std::fmt;
 pub struct SettingsPlace {
     section: String,
     file: Option<String>,
+    reload: Option<String>,
 }
 
 impl SettingsPlace {
@@ -26,6 +27,7 @@ impl SettingsPlace {
         SettingsPlace {
             section: section.into(),
             file: None,
+            reload: None,
         }
     }
 
@@ -34,6 +36,19 @@ impl SettingsPlace {
     pub fn in_file(mut self, file: impl Into<String>) -> Self {
         self.file = Some(file.into());
         self
+    }
+
+    /// The same section, which the host applies again within a run when told `how` (`call
+    /// \`lsp\` with action \`reload\``): what a message says to do after a fix.
+    #[must_use]
+    pub fn reloaded_by(mut self, how: impl Into<String>) -> Self {
+        self.reload = Some(how.into());
+        self
+    }
+
+    /// How the host applies the section again within a run, when it can.
+    pub fn reload(&self) -> Option<&str> {
+        self.reload.as_deref()
     }
 
     /// The section's name.
@@ -166,5 +181,9 @@ mod tests {
             place.setting(Some("python"), "enabled = false"),
             "[lsp.python] enabled = false in .cc/tools.toml"
         );
+        assert_eq!(place.reload(), None);
+        let place = place.reloaded_by("call `lsp reload`");
+        assert_eq!(place.reload(), Some("call `lsp reload`"));
+        assert_eq!(place.shown(), "the [lsp] section of .cc/tools.toml");
     }
 }

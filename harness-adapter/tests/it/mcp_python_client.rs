@@ -152,6 +152,29 @@ fn official_python_client_sees_surfaces_and_refusals() {
         "f"
     );
 
+    // The writes and the rename too, with the diagnostics their results carry.
+    let writes = full["writes"].as_object().unwrap();
+    for (name, result) in writes {
+        assert_eq!(result["is_error"], false, "{name}: {result:#}");
+        assert_eq!(full["tools"][name]["has_output_schema"], true, "{name}");
+    }
+    assert_eq!(writes["edit"]["structured"]["replacements"], 1);
+    assert_eq!(
+        writes["apply_patch"]["structured"]["files"][0]["path"],
+        "app.py"
+    );
+    assert!(
+        writes["apply_patch"]["structured"]["diagnostics"]["new"].is_array(),
+        "{:#}",
+        writes["apply_patch"]
+    );
+    assert_eq!(writes["lsp_rename"]["structured"]["renamed"]["to"], "g");
+    assert_eq!(
+        writes["lsp_rename"]["structured"]["complete"], true,
+        "{:#}",
+        writes["lsp_rename"]
+    );
+
     for surface in ["plan", "readonly_subagent"] {
         let session = &report[surface];
         let tools = session["tools"].as_object().unwrap();

@@ -99,6 +99,14 @@ async fn killed_mid_request_fails_clearly_then_restarts_then_crash_loop_turns_it
         "{}",
         refused.reason
     );
+    // What brings it back, in the crate's words: a host names its own way (`lsp reload`).
+    assert!(
+        refused
+            .reason
+            .ends_with("Fix the server, then reload its servers"),
+        "{}",
+        refused.reason
+    );
     match check(&fixture.sup, &file).await {
         CheckOutcome::Unchecked { reason } => assert!(reason.contains("turned off"), "{reason}"),
         other => panic!("{other:?}"),

@@ -12,6 +12,7 @@ pub use render::{DebugReport, Options as RenderOptions};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use cc_dap_client::report::{OutputReport, ProgramState};
 use cc_dap_client::{Action, DebugError, DebugSession, Interrupt, LaunchRequest};
 use serde_json::Value;
 
@@ -75,7 +76,23 @@ pub fn register(builder: &mut RegistryBuilder, debugger: Arc<DebugSession>) {
 }
 
 fn tool_error(op: Op, error: DebugError) -> ToolError {
-    ToolError::new(error.kind(), error.to_string()).with_detail("op", op.name())
+    let message = match &error {
+        // The run's scope, which the debugger does not know of.
+        DebugError::SessionActive { describe } => format!(
+            "a debug session is already live ({describe}); only one session per conversation: \
+             call `terminate` first, then launch again"
+        ),
+        _ => error.to_string(),
+    };
+    ToolError::new(error.kind(), message).with_detail("op", op.name())
+}
+
+/// `output` before any program ran, its note in the run's words.
+fn run_worded(mut report: OutputReport) -> OutputReport {
+    if report.position.state == ProgramState::None {
+        report.note = Some("no program has run in this conversation yet".into());
+    }
+    report
 }
 
 /// Fires when the call is cancelled, so a blocking wait returns at once.
@@ -216,7 +233,7 @@ impl Tool for DebugTool {
                     .await
                     .map_err(fail)?,
             ),
-            Op::Output => DebugReport::Output(debugger.output().await.map_err(fail)?),
+            Op::Output => DebugReport::Output(run_worded(debugger.output().await.map_err(fail)?)),
             Op::Terminate => DebugReport::Terminate(debugger.terminate().await),
         };
         let options = render::Options {
@@ -225,5 +242,39 @@ impl Tool for DebugTool {
         let text = report.render_with(options);
         let value = crate::tool::report_json(&report)?;
         Ok(ToolOutput::new(value).with_text(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_words_the_debuggers_one_session_rule() {
+        let error = tool_error(
+            Op::Launch,
+            DebugError::SessionActive {
+                describe: "debugpy, app.py, stopped".into(),
+            },
+        );
+        assert_eq!(error.kind(), "session_active");
+        assert!(
+            error
+                .to_string()
+                .contains("only one session per conversation: call `terminate` first"),
+            "{error}"
+        );
+        let before_any = OutputReport {
+            output: String::new(),
+            total_bytes: 0,
+            dropped_bytes: 0,
+            truncated: false,
+            position: cc_dap_client::report::Position::bare(ProgramState::None),
+            note: Some("no program has run yet".into()),
+        };
+        assert_eq!(
+            run_worded(before_any).note.as_deref(),
+            Some("no program has run in this conversation yet")
+        );
     }
 }

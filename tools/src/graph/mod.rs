@@ -279,6 +279,12 @@ impl GraphIndex {
         }
     }
 
+    /// The graph shared with those who lock it themselves, only if it is open (a caller
+    /// never waits for the first build).
+    pub(crate) fn shared_if_open(&self) -> Option<cc_graph::precise::SharedGraph> {
+        self.is_open().then(|| self.state.clone())
+    }
+
     /// Runs `job` on the graph only if it is open (no stat check, no opening): `None`
     /// otherwise.
     pub(crate) async fn if_open<T: Send + 'static>(

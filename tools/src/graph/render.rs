@@ -1,5 +1,5 @@
 //! Pieces every `graph` result is built from: the `index` member, the source line of a site,
-//! test files, token counts.
+//! test files.
 
 use std::collections::HashMap;
 
@@ -8,12 +8,6 @@ use cc_graph::Freshness;
 use super::Checked;
 use crate::report::graph::{IndexOpened, IndexReport};
 use crate::root::WorkspaceRoot;
-
-/// Tokens as the `map` budget counts them: characters / 4, rounded up (about what
-/// tokenizers give for code).
-pub(crate) fn tokens(text: &str) -> usize {
-    text.chars().count().div_ceil(4)
-}
 
 /// The `index` member of every result: how current the index was, and what this call did to
 /// it.
@@ -115,6 +109,5 @@ mod tests {
         for path in ["src/requests/api.py", "flag.go", "src/testament.ts"] {
             assert!(!is_test(path), "{path}");
         }
-        assert_eq!(tokens("abcde"), 2);
     }
 }

@@ -166,7 +166,7 @@ async fn every_action_answers_on_requests() {
 
     let (map, text) = call(&registry, json!({"action": "map", "budget_tokens": 512})).await;
     assert!(map["tokens"].as_u64().unwrap() <= 512, "{}", map["tokens"]);
-    assert!(super::render::tokens(&text) < 700, "{text}");
+    assert!(cc_graph::views::repo_map::tokens(&text) < 700, "{text}");
     insta::assert_snapshot!("requests_map", stable(&text));
 
     // Every default answer stays under ~4k tokens.
@@ -177,7 +177,7 @@ async fn every_action_answers_on_requests() {
     ] {
         let (_, text) = call(&registry, args.clone()).await;
         assert!(
-            super::render::tokens(&text) < 4000,
+            cc_graph::views::repo_map::tokens(&text) < 4000,
             "{args}: {}",
             text.len()
         );

@@ -1,23 +1,24 @@
 //! The `graph` tool: status, symbols, outline, callers, callees, impact, map.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use cc_graph::views::{outline, search};
 use cc_graph::{DefKind, Graph, Rung, Symbol};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::position::{relative_file, target};
-use super::render::{index_report, is_test, tokens, Lines};
+use super::render::{index_report, is_test, Lines};
 use super::{index_error, GraphIndex};
 use crate::error::ToolError;
 use crate::report::graph::{
-    map_line, CallSite, CalleesReport, CallersReport, Dependent, EdgeCounts, GraphAnswer,
-    GraphReport, ImpactFile, ImpactLevel, ImpactReport, MapDefinition, MapFile, MapReport,
-    OutlineNode, OutlineReport, PreciseOff, PreciseTier, ResolvedCall, SignedSymbol, StatusReport,
-    SymbolHit, SymbolRef, SymbolsReport, TopLevelUse, UnresolvedCall, UnresolvedCounts, Verified,
+    CallSite, CalleesReport, CallersReport, Dependent, EdgeCounts, GraphAnswer, GraphReport,
+    ImpactFile, ImpactLevel, ImpactReport, MapDefinition, MapFile, MapReport, OutlineNode,
+    OutlineReport, PreciseOff, PreciseTier, ResolvedCall, SignedSymbol, StatusReport, SymbolHit,
+    SymbolRef, SymbolsReport, TopLevelUse, UnresolvedCall, UnresolvedCounts, Verified,
 };
 use crate::tier::Tier;
 use crate::tool::{parse_args, report_output, schema_for, CallContext, Tool, ToolOutput};
@@ -319,10 +320,6 @@ fn status(index: &GraphIndex, graph: &Graph) -> Result<StatusReport, ToolError> 
     })
 }
 
-fn language_of(path: &str) -> Option<&'static str> {
-    cc_languages::for_path(std::path::Path::new(path)).map(|l| l.name)
-}
-
 fn symbols(graph: &Graph, args: &GraphArgs) -> Result<SymbolsReport, ToolError> {
     let query = args
         .query
@@ -346,56 +343,31 @@ fn symbols(graph: &Graph, args: &GraphArgs) -> Result<SymbolsReport, ToolError> 
                 .name,
         ),
     };
-    let limit = args.max_results.unwrap_or(100).max(1);
-    let found = graph.symbols(query, 5000).map_err(index_error)?.value;
-    // The kept ranks of the hits only (a kernel-size tree has millions of definitions).
-    let ids: Vec<cc_graph::table::DefId> = found.iter().map(|r| r.symbol.id).collect();
-    let ranks = graph.rank_of(&ids).map_err(index_error)?;
-    let mut hits: Vec<(f64, f64, Symbol)> = found
-        .into_iter()
-        .filter(|r| kind.is_none_or(|k| r.symbol.kind == k))
-        .filter(|r| language.is_none_or(|l| language_of(&r.symbol.path) == Some(l)))
-        .map(|r| {
-            let tier = (r.score / 100.0).floor();
-            let rank = ranks.get(&r.symbol.id).copied().unwrap_or(0.0);
-            (tier, rank, r.symbol)
-        })
-        .collect();
-    hits.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| b.1.total_cmp(&a.1))
-            .then_with(|| a.2.path.cmp(&b.2.path))
-            .then_with(|| a.2.line.cmp(&b.2.line))
-    });
-    let total = hits.len();
-    hits.truncate(limit);
-    // Nothing found is said with what could hide a definition: files that did not parse.
-    let unparsed = unparsed_when_empty(graph, total)?;
-    let results = hits
+    let filter = search::Filter { kind, language };
+    let limit = args.max_results.unwrap_or(100);
+    let found = graph.search(query, &filter, limit).map_err(index_error)?;
+    let results = found
+        .hits
         .iter()
-        .map(|(_, rank, s)| SymbolHit {
-            symbol: s.into(),
-            signature: s.signature.clone(),
-            language: language_of(&s.path).map(str::to_owned),
-            rank: (rank * 1e6).round() / 1e6,
+        .map(|hit| SymbolHit {
+            symbol: (&hit.symbol).into(),
+            signature: hit.symbol.signature.clone(),
+            language: search::language_of(&hit.symbol.path).map(str::to_owned),
+            rank: (hit.rank * 1e6).round() / 1e6,
         })
         .collect();
     Ok(SymbolsReport {
         query: query.to_owned(),
         results,
-        total,
-        truncated: total > hits.len(),
-        files_with_syntax_errors: (total == 0).then_some(unparsed),
+        total: found.total,
+        truncated: found.total > found.hits.len(),
+        files_with_syntax_errors: found.files_with_syntax_errors,
     })
 }
 
-/// When an answer found nothing, how many indexed files have syntax errors: what is written
-/// where a file did not parse is not indexed, so "nothing" may miss it (non-negotiable 7).
-fn unparsed_when_empty(graph: &Graph, found: usize) -> Result<usize, ToolError> {
-    if found > 0 {
-        return Ok(0);
-    }
-    graph.files_with_syntax_errors().map_err(index_error)
+/// When an answer found nothing, how many indexed files have syntax errors.
+fn unparsed_when_empty(graph: &Graph, found: usize) -> Result<Option<usize>, ToolError> {
+    graph.unparsed_when_empty(found).map_err(index_error)
 }
 
 fn outline(graph: &Graph, rel: &str, limit: usize) -> Result<OutlineReport, ToolError> {
@@ -411,19 +383,11 @@ fn outline(graph: &Graph, rel: &str, limit: usize) -> Result<OutlineReport, Tool
     })
 }
 
-/// The outline's tree: a definition goes under the nearest definition before it named as its
-/// parent; one whose parent is elsewhere (or later in the file) is outermost. Without
-/// recursion: walking backwards, every node's children are complete when it is reached.
+/// The outline's tree, as [`cc_graph::views::outline`] nests it.
 fn nest(defs: &[Symbol]) -> Vec<OutlineNode> {
-    let mut latest: HashMap<&str, usize> = HashMap::new();
-    let mut parent_of = Vec::with_capacity(defs.len());
-    for (i, d) in defs.iter().enumerate() {
-        parent_of.push(d.parent.as_deref().and_then(|p| latest.get(p).copied()));
-        latest.insert(d.qualified_name.as_str(), i);
-    }
-    let mut nodes: Vec<OutlineNode> = defs
-        .iter()
-        .map(|d| OutlineNode {
+    outline::nest_with(
+        defs,
+        |d| OutlineNode {
             name: d.name.clone(),
             qualified_name: d.qualified_name.clone(),
             kind: d.kind,
@@ -433,18 +397,9 @@ fn nest(defs: &[Symbol]) -> Vec<OutlineNode> {
             signature: d.signature.clone(),
             parent: d.parent.clone(),
             children: Vec::new(),
-        })
-        .collect();
-    let mut roots = Vec::new();
-    while let Some(mut node) = nodes.pop() {
-        node.children.reverse();
-        match parent_of[nodes.len()] {
-            Some(p) => nodes[p].children.push(node),
-            None => roots.push(node),
-        }
-    }
-    roots.reverse();
-    roots
+        },
+        |node| &mut node.children,
+    )
 }
 
 fn callers(
@@ -486,7 +441,7 @@ fn callers(
         truncated: total > limit,
         below_floor: answer.below_floor,
         min_confidence: floor.rung(),
-        files_with_syntax_errors: (total + answer.below_floor == 0).then_some(unparsed),
+        files_with_syntax_errors: unparsed,
     })
 }
 
@@ -605,75 +560,39 @@ fn impact(
         total,
         listed,
         truncated: listed < total,
-        files_with_syntax_errors: (nothing == 0).then_some(unparsed),
+        files_with_syntax_errors: unparsed,
         depth_cut: answer.truncated,
         min_confidence: floor.rung(),
     })
 }
 
 fn map(graph: &Graph, focus: Vec<String>, budget: usize) -> Result<MapReport, ToolError> {
-    let focus_refs: Vec<&str> = focus.iter().map(String::as_str).collect();
-    let ranked = graph
-        .rank(
-            &focus_refs,
-            budget.min(2000),
-            cc_graph::DEFAULT_MIN_CONFIDENCE,
-        )
-        .map_err(index_error)?
-        .value;
-    let files_total = graph.freshness().files;
-    let mut used = tokens(&MapReport::header(budget, &focus)) + 20;
-    // Files in order of their best definition; definitions in file order when shown.
-    let mut order: Vec<String> = Vec::new();
-    let mut chosen: HashMap<String, Vec<(Symbol, f64)>> = HashMap::new();
-    for r in ranked {
-        if matches!(r.symbol.kind, DefKind::Field | DefKind::Variable) {
-            continue;
-        }
-        let s = &r.symbol;
-        let line = format!(
-            "{}\n",
-            map_line(&s.name, &s.qualified_name, s.start_line, &s.signature)
-        );
-        let mut cost = tokens(&line);
-        if !chosen.contains_key(&s.path) {
-            cost += tokens(&s.path) + 1;
-        }
-        if used + cost > budget {
-            continue;
-        }
-        used += cost;
-        let path = r.symbol.path.clone();
-        if !chosen.contains_key(&path) {
-            order.push(path.clone());
-        }
-        chosen.entry(path).or_default().push((r.symbol, r.score));
-    }
-    let mut files = Vec::new();
-    for path in order {
-        let Some(mut defs) = chosen.remove(&path) else {
-            continue;
-        };
-        defs.sort_by_key(|(s, _)| s.start_line);
-        let definitions = defs
-            .iter()
-            .map(|(s, score)| MapDefinition {
-                symbol: s.into(),
-                start_line: s.start_line,
-                signature: s.signature.clone(),
-                rank: (score * 1e6).round() / 1e6,
-            })
-            .collect();
-        files.push(MapFile { path, definitions });
-    }
+    let map = graph.repo_map(focus, budget).map_err(index_error)?;
+    let files: Vec<MapFile> = map
+        .files
+        .into_iter()
+        .map(|file| MapFile {
+            path: file.path,
+            definitions: file
+                .definitions
+                .iter()
+                .map(|r| MapDefinition {
+                    symbol: (&r.symbol).into(),
+                    start_line: r.symbol.start_line,
+                    signature: r.symbol.signature.clone(),
+                    rank: (r.score * 1e6).round() / 1e6,
+                })
+                .collect(),
+        })
+        .collect();
     Ok(MapReport {
         files_shown: files.len(),
         definitions_shown: files.iter().map(|f| f.definitions.len()).sum(),
         files,
-        files_total,
-        budget_tokens: budget,
-        tokens: used,
+        files_total: map.files_total,
+        budget_tokens: map.budget_tokens,
+        tokens: map.tokens,
         token_count: "characters / 4, rounded up".into(),
-        focus,
+        focus: map.focus,
     })
 }

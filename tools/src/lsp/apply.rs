@@ -42,18 +42,7 @@ pub(crate) fn transaction(changes: &[FileChange]) -> Transaction {
     tx
 }
 
-/// Every path `changes` touch: written, created, both ends of a move, deleted.
-pub(crate) fn touched(changes: &[FileChange]) -> Vec<PathBuf> {
-    let mut paths = Vec::new();
-    for change in changes {
-        if let FileChange::Rename { from, .. } = change {
-            paths.push(from.clone());
-        }
-        paths.push(change.path().to_path_buf());
-    }
-    paths.dedup();
-    paths
-}
+pub(crate) use cc_lsp_client::workspace_edit::touched;
 
 /// Refuses a change that reaches outside the workspace: every path must resolve inside it,
 /// symlinks followed, as every path argument of every tool.

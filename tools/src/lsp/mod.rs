@@ -21,7 +21,7 @@ mod tool;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cc_analysis::{dependents, enclosing, inactive, rename_scope, scan};
+use cc_analysis::{enclosing, inactive, rename_scope, scan};
 use cc_lsp_client::{requests, ServerPool};
 
 pub use apply::TransactionApplier;

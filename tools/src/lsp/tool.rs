@@ -246,7 +246,7 @@ impl LspTool {
         // `include` leaves out) are found only in files it has open: open every file that
         // mentions the name first (as `lsp_rename` does); the rest is listed apart.
         let cross_file = matches!(action, Action::References | Action::Implementation);
-        let mentions = if cross_file && super::rename::is_identifier(symbol) {
+        let mentions = if cross_file && cc_analysis::rename::is_identifier(symbol) {
             let mentions = super::rename_scope::make_visible(
                 &self.pool,
                 &opened.server,
@@ -530,7 +530,7 @@ impl LspTool {
                     .into_iter()
                     .filter(Diagnostic::is_problem)
                     .collect();
-                let (problems, missing) = super::diagnostics::without_missing(
+                let (problems, missing) = cc_analysis::write_check::without_missing(
                     &self.pool,
                     &path,
                     problems,

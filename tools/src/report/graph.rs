@@ -786,26 +786,12 @@ pub struct MapDefinition {
 impl MapDefinition {
     /// `  L321 Request.__init__: def __init__(` (the qualified name when it says more).
     pub(crate) fn line(&self) -> String {
-        map_line(
+        cc_graph::views::repo_map::line_of(
             &self.symbol.name,
             &self.symbol.qualified_name,
             self.start_line,
             &self.signature,
         )
-    }
-}
-
-/// A map line from its parts (the map's budget counts these before the report exists).
-pub(crate) fn map_line(
-    name: &str,
-    qualified_name: &str,
-    start_line: u32,
-    signature: &str,
-) -> String {
-    if qualified_name == name {
-        format!("  L{start_line}: {signature}")
-    } else {
-        format!("  L{start_line} {qualified_name}: {signature}")
     }
 }
 
@@ -839,23 +825,12 @@ pub struct MapReport {
     pub focus: Vec<String>,
 }
 
-impl MapReport {
-    /// The first line (the budget counts it).
-    pub(crate) fn header(budget: usize, focus: &[String]) -> String {
-        format!(
-            "repo map: most important definitions by PageRank{}, within {budget} tokens (tokens = characters / 4)",
-            if focus.is_empty() {
-                String::new()
-            } else {
-                format!(" around {}", focus.join(", "))
-            }
-        )
-    }
-}
-
 impl Render for MapReport {
     fn render(&self) -> String {
-        let mut text = vec![MapReport::header(self.budget_tokens, &self.focus)];
+        let mut text = vec![cc_graph::views::repo_map::header(
+            self.budget_tokens,
+            &self.focus,
+        )];
         for file in &self.files {
             text.push(format!("{}:", file.path));
             text.extend(file.definitions.iter().map(MapDefinition::line));

@@ -763,17 +763,7 @@ pub struct RenamedFile {
     pub from: Option<String>,
 }
 
-/// How the rename's edit was built.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum BuiltFrom {
-    /// The server's rename.
-    Rename,
-    /// The server's references (it cannot rename), and the scan.
-    References,
-    /// The uses the Kotlin compiler resolves to a Kotlin declaration, and the scan.
-    KotlinCompiler,
-}
+pub use cc_analysis::rename::BuiltFrom;
 
 /// Occurrences of the old name left after the rename.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
