@@ -89,9 +89,10 @@ impl RunBuilder {
     }
 }
 
-/// A successful result of `tool` is its typed report: read back as the report's type
-/// ([`crate::report`]), it serializes to the same JSON and renders the same text, so the
-/// JSON, the text and a Rust host's type say the same. The run's notices (and their `note:`
+/// A successful result of `tool` is its typed report: it conforms to the output schema the
+/// tool publishes, and read back as the report's type ([`crate::report`]) it serializes to
+/// the same JSON and renders the same text, so the schema, the JSON, the text and a Rust
+/// host's type say the same. The run's notices (and their `note:`
 /// lines), which the registry adds to any result, are set aside first; a tool without a
 /// report that reads back (`debug`, a test's own) passes.
 pub fn assert_typed_result(tool: &str, value: &serde_json::Value, text: &str) {
@@ -124,6 +125,7 @@ pub fn assert_typed_result(tool: &str, value: &serde_json::Value, text: &str) {
 fn debug_reads_back(value: &serde_json::Value, text: &str) {
     use crate::debug::{DebugReport as D, RenderOptions};
     use cc_dap_client::report as r;
+    assert_conforms::<D>(value);
     let (value, text) = without_run_notices(value, text);
     fn whole<T>(value: &serde_json::Value, wrap: fn(T) -> D) -> Option<D>
     where
@@ -182,11 +184,32 @@ fn without_run_notices(value: &serde_json::Value, text: &str) -> (serde_json::Va
     (value, text)
 }
 
+/// `value`, a whole result (the run's notices in it), conforms to the output schema the tool
+/// publishes for `R` ([`crate::tool::output_schema_for`]), as an MCP client checks it.
+fn assert_conforms<R: schemars::JsonSchema>(value: &serde_json::Value) {
+    let schema = crate::tool::output_schema_for::<R>();
+    let name = std::any::type_name::<R>();
+    let validator = jsonschema::validator_for(&schema)
+        .unwrap_or_else(|error| panic!("the output schema of {name} does not compile: {error}"));
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|error| error.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the result does not conform to the published schema of {name}: {errors:#?}\n{value:#}"
+    );
+}
+
 /// [`assert_typed_result`] for one report type.
 fn reads_back<R>(value: &serde_json::Value, text: &str)
 where
-    R: serde::de::DeserializeOwned + serde::Serialize + crate::report::Render,
+    R: serde::de::DeserializeOwned
+        + serde::Serialize
+        + crate::report::Render
+        + schemars::JsonSchema,
 {
+    assert_conforms::<R>(value);
     let (value, text) = without_run_notices(value, text);
     let report: R = serde_json::from_value(value.clone())
         .unwrap_or_else(|error| panic!("not the typed report ({error}): {value:#}"));
@@ -196,4 +219,24 @@ where
         "the result carries what the report does not"
     );
     assert_eq!(report.render(), text, "the text is not the report's");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_result_is_checked_against_its_published_schema() {
+        let edit = json!({"path": "a.py", "line": 3, "replacements": 1});
+        assert_conforms::<crate::report::files::EditReport>(&edit);
+        // The error envelope is part of every published schema.
+        let failed = json!({"error": {"kind": "not_found", "message": "no a.py"}});
+        assert_conforms::<crate::report::files::EditReport>(&failed);
+        let wrong = json!({"path": "a.py", "line": "three", "replacements": 1});
+        let refused = std::panic::catch_unwind(|| {
+            assert_conforms::<crate::report::files::EditReport>(&wrong)
+        });
+        assert!(refused.is_err(), "a line that is not a number conforms");
+    }
 }
