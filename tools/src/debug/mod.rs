@@ -248,6 +248,34 @@ impl Tool for DebugTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::readme::{properties, row, top_level_keys};
+
+    /// The README's `debug` row names the fields of a stop and an exit as the reports have
+    /// them, and every report but `adapters` carries the `state` it promises.
+    #[test]
+    fn the_readme_names_what_every_debug_result_carries() {
+        use cc_dap_client::report::{Exited, Stopped};
+        let row = row("| `debug` |");
+        let after = |key: &str| {
+            let at = row.find(key).unwrap_or_else(|| panic!("no {key} in {row}"));
+            top_level_keys(&row[at + key.len()..])
+        };
+        assert_eq!(after("`stopped: "), properties::<Stopped>());
+        assert_eq!(after("`exited: "), properties::<Exited>());
+        let schema = crate::tool::output_schema_for::<DebugReport>();
+        let reports = schema["anyOf"][0]["anyOf"]
+            .as_array()
+            .or_else(|| schema["anyOf"][0]["oneOf"].as_array())
+            .expect("the debug reports are alternatives");
+        for report in reports {
+            let target = report["$ref"].as_str().unwrap_or_default();
+            let name = target.rsplit('/').next().unwrap_or_default();
+            let properties = &schema["$defs"][name]["properties"];
+            // `adapters` describes the machine, not a session.
+            let carries = properties.get("state").is_some();
+            assert_eq!(carries, name != "AdaptersReport", "{name}: `state`");
+        }
+    }
 
     #[test]
     fn the_run_words_the_debuggers_one_session_rule() {

@@ -229,4 +229,29 @@ mod tests {
             properties::<PatchReport>()
         );
     }
+
+    /// `ask_user`'s row names each answer's fields: the union of its two `{…}` is the union
+    /// of the report's variants.
+    #[test]
+    fn the_readme_lists_the_fields_of_each_answer() {
+        use crate::report::readme::{row, top_level_keys};
+        let cell = row("| `ask_user` |")
+            .rsplit(" | ")
+            .next()
+            .unwrap_or_default();
+        let mut named = std::collections::BTreeSet::new();
+        for (at, _) in cell.match_indices('{') {
+            if cell[..at].ends_with('`') {
+                named.extend(top_level_keys(&cell[at..]));
+            }
+        }
+        let schema = schemars::schema_for!(AskUserReport).to_value();
+        let mut fields = std::collections::BTreeSet::new();
+        for variant in schema["oneOf"].as_array().expect("variants") {
+            if let Some(properties) = variant["properties"].as_object() {
+                fields.extend(properties.keys().cloned());
+            }
+        }
+        assert_eq!(named, fields);
+    }
 }

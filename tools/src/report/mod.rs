@@ -74,14 +74,18 @@ pub(crate) mod readme {
             .unwrap_or_default()
     }
 
-    /// The README's result cell of the table row that starts with `row_start`.
-    pub(crate) fn result_cell(row_start: &str) -> BTreeSet<String> {
+    /// The README's table row that starts with `row_start`.
+    pub(crate) fn row(row_start: &str) -> &'static str {
         let readme = include_str!("../../../README.md");
-        let row = readme
+        readme
             .lines()
             .find(|l| l.starts_with(row_start))
-            .unwrap_or_else(|| panic!("no README row starts with {row_start}"));
-        top_level_keys(row.rsplit(" | `").next().unwrap_or_default())
+            .unwrap_or_else(|| panic!("no README row starts with {row_start}"))
+    }
+
+    /// The README's result cell of the table row that starts with `row_start`.
+    pub(crate) fn result_cell(row_start: &str) -> BTreeSet<String> {
+        top_level_keys(row(row_start).rsplit(" | `").next().unwrap_or_default())
     }
 
     #[test]
