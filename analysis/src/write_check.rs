@@ -692,7 +692,7 @@ mod tests {
 
     use super::*;
     use cc_lsp_client::{ServerPoolOptions, ServerTable};
-    use cc_process::testing::{assert_group_gone, require_peer};
+    use cc_test_support::{assert_group_gone, require_peer};
 
     const LIB: &str = "def area(side: int) -> int:\n    return side * side\n";
     const BROKEN_LIB: &str =

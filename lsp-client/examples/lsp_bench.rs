@@ -424,7 +424,7 @@ async fn real_start(case: &RealStart) -> Result<serde_json::Value, Box<dyn std::
         row["missing"] = json!(case.peer);
         return Ok(row);
     }
-    let Some(copy) = cc_process::testing::copy_project(case.project) else {
+    let Some(copy) = cc_test_support::copy_project(case.project) else {
         let mut row = row;
         row["missing"] = json!(case.project);
         return Ok(row);
@@ -602,7 +602,7 @@ async fn kotlin_real_writes(
     let missing = ["jdtls", "kotlinc"]
         .into_iter()
         .find(|peer| cc_process::find_on_path(peer).is_none());
-    let copy = cc_process::testing::copy_project("expo-modules-core");
+    let copy = cc_test_support::copy_project("expo-modules-core");
     let (None, Some(copy)) = (missing, copy) else {
         let mut row = row;
         row["missing"] = json!(missing.unwrap_or("expo-modules-core"));

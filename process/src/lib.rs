@@ -33,8 +33,6 @@
 mod group;
 mod path;
 mod stat;
-#[cfg(any(test, feature = "test-support"))]
-pub mod testing;
 mod usage;
 
 pub use group::{spawn_group, GroupChild};

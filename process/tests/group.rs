@@ -5,10 +5,10 @@ use std::time::Duration;
 use tokio::io::AsyncBufReadExt;
 use tokio::process::Command;
 
-use cc_process::testing::process_alive as alive;
+use cc_test_support::process_alive as alive;
 
 async fn wait_dead(pid: u32) -> bool {
-    cc_process::testing::wait_gone(pid, Duration::from_secs(5)).await
+    cc_test_support::wait_gone(pid, Duration::from_secs(5)).await
 }
 
 /// Starts `sh` that backgrounds a grandchild and prints its pid.

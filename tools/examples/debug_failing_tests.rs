@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cc_dap_client::{DebugConfig, DebugSession};
-use cc_process::testing::ProjectCopy;
+use cc_test_support::ProjectCopy;
 use cc_tools::{AllowAll, Registry, Resources, Run, Surface, WorkspaceRoot};
 use serde_json::{json, Value};
 
@@ -132,7 +132,7 @@ fn registry(root: &Path, env: &[(String, String)]) -> Result<Registry> {
 
 /// A copy of the project with the bug planted; `None` when it is not installed.
 fn planted(case: &Case) -> Result<Option<ProjectCopy>> {
-    let Some(copy) = cc_process::testing::copy_project(case.project) else {
+    let Some(copy) = cc_test_support::copy_project(case.project) else {
         return Ok(None);
     };
     let (file, from, to) = case.edit;
@@ -144,7 +144,7 @@ fn planted(case: &Case) -> Result<Option<ProjectCopy>> {
     std::fs::write(&path, source.replacen(from, to, 1))?;
     if case.project == "requests" {
         // The peers' shared venv is the project's (pytest, debugpy, its dependencies).
-        let project = cc_process::testing::real_project("requests").ok_or("no requests")?;
+        let project = cc_test_support::real_project("requests").ok_or("no requests")?;
         let venv = project
             .parent()
             .and_then(Path::parent)

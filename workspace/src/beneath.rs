@@ -560,7 +560,7 @@ fn create_temp(dir: &Dir, prefix: &str, name: &OsStr) -> io::Result<(OsString, s
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use cc_process::testing::umask as current_umask;
+    use cc_test_support::umask as current_umask;
     use std::os::unix::fs::{symlink, PermissionsExt as _};
 
     fn fixture() -> (tempfile::TempDir, Workspace) {

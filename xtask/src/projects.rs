@@ -14,7 +14,7 @@
 //!
 //! A stamp (`.peers/projects/<name>.stamp`) records what was installed; an unchanged pin with
 //! its folder present skips the download, so `peers` stays quick. Tests find a project with
-//! `cc_process::testing::real_project(name)` and copy it to a temporary folder before use.
+//! `cc_test_support::real_project(name)` and copy it to a temporary folder before use.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

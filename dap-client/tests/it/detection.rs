@@ -251,7 +251,7 @@ fn debugpy_prefers_the_checkouts_venvs_to_path() {
 /// available, runs on the venv's interpreter, and the program sees the venv.
 #[tokio::test]
 async fn debugpy_runs_on_the_checkouts_venv() {
-    let Some(peer_python) = cc_process::testing::require_peer("python3") else {
+    let Some(peer_python) = cc_test_support::require_peer("python3") else {
         return;
     };
     let site = std::process::Command::new(&peer_python)
@@ -262,7 +262,7 @@ async fn debugpy_runs_on_the_checkouts_venv() {
         .output()
         .unwrap();
     if !site.status.success() {
-        cc_process::testing::missing_peer("debugpy", "the peers' python3 cannot import debugpy");
+        cc_test_support::missing_peer("debugpy", "the peers' python3 cannot import debugpy");
         return;
     }
     let site = String::from_utf8(site.stdout).unwrap().trim().to_owned();
@@ -274,7 +274,7 @@ async fn debugpy_runs_on_the_checkouts_venv() {
         .stderr(std::process::Stdio::null())
         .status();
     if !system_python.is_ok_and(|s| !s.success()) {
-        cc_process::testing::missing_peer(
+        cc_test_support::missing_peer(
             "python3 without debugpy",
             "/usr/bin/python3 is needed as PATH's python without debugpy",
         );
@@ -350,7 +350,7 @@ async fn the_program_runs_on_the_projects_python_and_the_adapter_on_the_tools() 
         return;
     };
     if !cc_workspace::python::is_tool_environment(&tools_python) {
-        cc_process::testing::missing_peer(
+        cc_test_support::missing_peer(
             "the peers' venv marked as the tools' environment",
             &format!(
                 "{} has no {} beside its pyvenv.cfg (cargo xtask peers writes it)",
@@ -365,7 +365,7 @@ async fn the_program_runs_on_the_projects_python_and_the_adapter_on_the_tools() 
         .map(PathBuf::from)
         .find(|p| p.exists())
     else {
-        cc_process::testing::missing_peer("python3", "no /usr/bin/python3 outside the tools' venv");
+        cc_test_support::missing_peer("python3", "no /usr/bin/python3 outside the tools' venv");
         return;
     };
     let tools_bin = tools_python.parent().unwrap().to_path_buf();

@@ -25,7 +25,7 @@ struct Fake {
 impl Fake {
     /// `None` (after the peer check's notice) when python3 is missing.
     fn start(mode: &str) -> Option<Fake> {
-        cc_process::testing::require_peer("python3")?;
+        cc_test_support::require_peer("python3")?;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let prog = root.join("prog.py");

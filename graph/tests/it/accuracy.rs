@@ -52,7 +52,7 @@ fn score(project: &str) -> Option<Score> {
 
 /// [`score`], with the precise tier's indexers run and imported first when `precise`.
 fn score_with(project: &str, precise: bool) -> Option<Score> {
-    let copy = cc_process::testing::copy_project(project)?;
+    let copy = cc_test_support::copy_project(project)?;
     let key_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/keys")
         .join(format!("{project}.json"));
@@ -64,7 +64,7 @@ fn score_with(project: &str, precise: bool) -> Option<Score> {
     // The key must be for the installed version.
     if let (Some(version), Some(dir)) = (
         key["version"].as_str(),
-        cc_process::testing::real_project(project),
+        cc_test_support::real_project(project),
     ) {
         let stamp = dir.with_file_name(format!("{project}.stamp"));
         let installed = std::fs::read_to_string(&stamp).unwrap_or_default();

@@ -56,7 +56,7 @@ fn calls_by_text(root: &std::path::Path, name: &str) -> Vec<String> {
 
 #[test]
 fn c_callers_of_a_header_declared_function_span_the_tree() {
-    let Some(project) = cc_process::testing::copy_project("cmarkgfm") else {
+    let Some(project) = cc_test_support::copy_project("cmarkgfm") else {
         return;
     };
     // A vendored header named like a system one is not what `#include <string.h>` means.
@@ -109,7 +109,7 @@ fn c_callers_of_a_header_declared_function_span_the_tree() {
 /// found through their includes).
 #[test]
 fn an_include_added_to_a_shared_header_reaches_the_files_that_include_it() {
-    let Some(project) = cc_process::testing::copy_project("cmarkgfm") else {
+    let Some(project) = cc_test_support::copy_project("cmarkgfm") else {
         return;
     };
     let root = project.path();

@@ -10,7 +10,7 @@ use crate::common;
 
 #[test]
 fn a_cancelled_first_build_keeps_what_it_read_and_the_next_open_finishes_it() {
-    let Some(project) = cc_process::testing::copy_project("rxjs") else {
+    let Some(project) = cc_test_support::copy_project("rxjs") else {
         return;
     };
     let root = project.path();

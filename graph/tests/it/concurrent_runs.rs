@@ -16,7 +16,7 @@ const ROUNDS: usize = 15;
 
 #[test]
 fn four_runs_on_one_root_share_one_index() {
-    let Some(project) = cc_process::testing::copy_project("requests") else {
+    let Some(project) = cc_test_support::copy_project("requests") else {
         return;
     };
     let cache = tempfile::tempdir().unwrap();

@@ -45,8 +45,8 @@ fn callers(graph: &Graph, qualified: &str) -> Vec<String> {
 
 #[test]
 fn precise_edges_their_invalidation_and_the_content_cache() {
-    if cc_process::testing::require_peer("scip-typescript").is_none() {
-        cc_process::testing::missing_peer("scip-typescript", "the precise tier's tests");
+    if cc_test_support::require_peer("scip-typescript").is_none() {
+        cc_test_support::missing_peer("scip-typescript", "the precise tier's tests");
         return;
     }
     let mut t = common::index(&[
@@ -192,8 +192,8 @@ fn the_tier_runs_the_indexer_in_the_background_and_reports_it() {
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
 
-    if cc_process::testing::require_peer("scip-typescript").is_none() {
-        cc_process::testing::missing_peer("scip-typescript", "the precise tier's tests");
+    if cc_test_support::require_peer("scip-typescript").is_none() {
+        cc_test_support::missing_peer("scip-typescript", "the precise tier's tests");
         return;
     }
     let t = common::index(&[

@@ -10,7 +10,7 @@ use crate::common;
 
 #[test]
 fn a_limited_answer_is_the_head_of_the_full_one() {
-    let Some(project) = cc_process::testing::copy_project("requests") else {
+    let Some(project) = cc_test_support::copy_project("requests") else {
         return;
     };
     let cache = tempfile::tempdir().unwrap();
@@ -28,7 +28,7 @@ fn a_limited_answer_is_the_head_of_the_full_one() {
 
 #[test]
 fn the_names_follow_this_runs_writes_and_another_runs() {
-    let Some(project) = cc_process::testing::copy_project("requests") else {
+    let Some(project) = cc_test_support::copy_project("requests") else {
         return;
     };
     let root = project.path();

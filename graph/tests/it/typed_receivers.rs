@@ -32,7 +32,7 @@ fn callers(graph: &Graph, name: &str, path: &str) -> Vec<String> {
 
 #[test]
 fn typescript_rxjs_calls_through_this_and_interface_typed_parameters() {
-    let Some(project) = cc_process::testing::copy_project("rxjs") else {
+    let Some(project) = cc_test_support::copy_project("rxjs") else {
         return;
     };
     let cache = tempfile::tempdir().unwrap();
@@ -65,7 +65,7 @@ fn typescript_rxjs_calls_through_this_and_interface_typed_parameters() {
 /// function means those calls.
 #[test]
 fn typescript_rxjs_an_overload_signature_has_its_implementations_callers() {
-    let Some(project) = cc_process::testing::copy_project("rxjs") else {
+    let Some(project) = cc_test_support::copy_project("rxjs") else {
         return;
     };
     let cache = tempfile::tempdir().unwrap();
@@ -98,7 +98,7 @@ fn typescript_rxjs_an_overload_signature_has_its_implementations_callers() {
 /// `AsyncSubject.next`, another subclass's override.
 #[test]
 fn typescript_rxjs_union_receivers_and_super_calls() {
-    let Some(project) = cc_process::testing::copy_project("rxjs") else {
+    let Some(project) = cc_test_support::copy_project("rxjs") else {
         return;
     };
     let cache = tempfile::tempdir().unwrap();

@@ -83,7 +83,7 @@ const QUESTION: &str = r#"{"question": "Which db?", "options": [{"label": "pg"},
 
 /// Runs `cc-harness call ask_user` inside a pseudo-terminal, typing `typed`.
 fn at_terminal(typed: &str) -> Option<(Value, String)> {
-    let script = cc_process::testing::require_peer("script")?;
+    let script = cc_test_support::require_peer("script")?;
     let dir = tempfile::tempdir().unwrap();
     let command = format!(
         "{} call ask_user '{}' --root {}",
@@ -154,7 +154,7 @@ fn without_a_terminal_there_is_no_ask_user() {
 
 #[test]
 fn the_question_timeout_comes_from_the_configuration() {
-    let Some(script) = cc_process::testing::require_peer("script") else {
+    let Some(script) = cc_test_support::require_peer("script") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

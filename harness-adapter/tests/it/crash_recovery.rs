@@ -51,7 +51,7 @@ impl Rng {
 type Snapshot = Vec<(PathBuf, Option<Vec<u8>>)>;
 
 fn snapshot(root: &Path) -> Snapshot {
-    cc_process::testing::tree_snapshot(root)
+    cc_test_support::tree_snapshot(root)
         .into_iter()
         .map(|(path, bytes)| (path.strip_prefix(root).unwrap().to_path_buf(), bytes))
         .collect()
@@ -254,11 +254,11 @@ impl Mcp {
         let group = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
         let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
         self.child.wait().unwrap();
-        assert!(cc_process::testing::wait_until_gone(
+        assert!(cc_test_support::wait_until_gone(
             pid,
             Duration::from_secs(20)
         ));
-        assert!(cc_process::testing::live_group_members(pid).is_empty());
+        assert!(cc_test_support::live_group_members(pid).is_empty());
     }
 
     /// Ends the server by closing its input, and reaps it.
@@ -276,7 +276,7 @@ impl Mcp {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(cc_process::testing::wait_until_gone(
+        assert!(cc_test_support::wait_until_gone(
             pid,
             Duration::from_secs(20)
         ));
@@ -608,12 +608,12 @@ fn kill_9_during_multi_file_writes_then_the_next_run_recovers() {
     eprintln!(
         "crash test: {resolve} resolve, {patch} apply_patch, {rename} lsp_rename kills; CC_CRASH_SEED={seed}"
     );
-    let Some(zod) = cc_process::testing::copy_project("zod") else {
+    let Some(zod) = cc_test_support::copy_project("zod") else {
         return;
     };
     let mut rng = Rng(seed);
     let base = tempfile::tempdir().unwrap();
-    let tag = cc_process::testing::unique_tag("crash-recovery");
+    let tag = cc_test_support::unique_tag("crash-recovery");
     // No peers on PATH for zod: without a TypeScript server, a write's diagnostics do not
     // stretch the call, and the kills land in the commit.
     let plain: Vec<PathBuf> = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
@@ -656,8 +656,8 @@ fn kill_9_during_multi_file_writes_then_the_next_run_recovers() {
         );
     }
 
-    if rename > 0 && cc_process::testing::require_peer("basedpyright-langserver").is_some() {
-        if let Some(requests) = cc_process::testing::copy_project("requests") {
+    if rename > 0 && cc_test_support::require_peer("basedpyright-langserver").is_some() {
+        if let Some(requests) = cc_test_support::copy_project("requests") {
             let full = env(std::env::var_os("PATH").unwrap_or_default());
             let tally = crash_points(&Rename, requests.path(), &full, rename, &mut rng);
             eprintln!("lsp_rename: {tally:?} ({:?})", started.elapsed());
@@ -665,5 +665,5 @@ fn kill_9_during_multi_file_writes_then_the_next_run_recovers() {
     }
     tokio::runtime::Runtime::new()
         .unwrap()
-        .block_on(cc_process::testing::assert_no_tagged(TAG, &tag));
+        .block_on(cc_test_support::assert_no_tagged(TAG, &tag));
 }

@@ -136,7 +136,7 @@ fn python_sdk_cancellation_interrupts_the_cell_and_the_run_goes_on() {
 
 /// `.peers/npm`, where `cargo xtask peers` installs the TypeScript SDK and Ajv.
 fn npm_peers() -> Option<PathBuf> {
-    let node = cc_process::testing::require_peer("node")?;
+    let node = cc_test_support::require_peer("node")?;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.peers/npm");
     let sdk = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
     let ajv = dir.join("node_modules/ajv/package.json");
@@ -144,7 +144,7 @@ fn npm_peers() -> Option<PathBuf> {
         let _ = node;
         Some(dir)
     } else {
-        cc_process::testing::missing_peer(
+        cc_test_support::missing_peer(
             "@modelcontextprotocol/sdk and ajv",
             "not in .peers/npm; run `cargo xtask peers`",
         );
@@ -156,7 +156,7 @@ fn npm_peers() -> Option<PathBuf> {
 fn typescript_sdk_sees_strict_schemas_and_cancels_a_runaway_cell() {
     let arena = arena();
     let Some(npm) = npm_peers() else { return };
-    let node = cc_process::testing::require_peer("node").unwrap();
+    let node = cc_test_support::require_peer("node").unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_adversarial.cjs");
     let report = run(
         &node,

@@ -8,7 +8,7 @@ use crate::common;
 
 #[test]
 fn every_graph_action_answers_through_mcp_on_requests() {
-    let Some(project) = cc_process::testing::copy_project("requests") else {
+    let Some(project) = cc_test_support::copy_project("requests") else {
         return;
     };
     let Some(python) = common::python_with(&["mcp"]) else {

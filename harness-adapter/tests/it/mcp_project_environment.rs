@@ -58,13 +58,13 @@ fn a_src_layout_session_with_the_readme_configuration_agrees_with_the_checker() 
     let Some(python) = common::python_with(&["mcp"]) else {
         return;
     };
-    let Some(basedpyright) = cc_process::testing::require_peer("basedpyright") else {
+    let Some(basedpyright) = cc_test_support::require_peer("basedpyright") else {
         return;
     };
-    if cc_process::testing::require_peer("basedpyright-langserver").is_none() {
+    if cc_test_support::require_peer("basedpyright-langserver").is_none() {
         return;
     }
-    let Some(copy) = cc_process::testing::copy_project("click") else {
+    let Some(copy) = cc_test_support::copy_project("click") else {
         return;
     };
     let root = copy.path().canonicalize().unwrap();
@@ -76,7 +76,7 @@ fn a_src_layout_session_with_the_readme_configuration_agrees_with_the_checker() 
         "[lsp.python]\ntimeout_ms = 180000\nindexing_timeout_ms = 180000\n",
     )
     .unwrap();
-    let peers = cc_process::testing::real_project("click")
+    let peers = cc_test_support::real_project("click")
         .unwrap()
         .parent()
         .unwrap()

@@ -412,7 +412,7 @@ async fn end_of_input_shuts_down_every_process_group() {
     // SIGKILL is delivered asynchronously: give the group a moment to disappear.
     let mut group_members = usize::MAX;
     for _ in 0..100 {
-        group_members = cc_process::testing::live_group_members(leader).len();
+        group_members = cc_test_support::live_group_members(leader).len();
         if group_members == 0 {
             break;
         }

@@ -44,7 +44,7 @@ fn every_family_on_every_surface() {
     let Some(python) = common::python_with(&["mcp", "matplotlib", "debugpy"]) else {
         return;
     };
-    if cc_process::testing::require_peer("basedpyright-langserver").is_none() {
+    if cc_test_support::require_peer("basedpyright-langserver").is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -33,7 +33,7 @@ fn big_args() -> Value {
 
 #[tokio::test]
 async fn call_prints_every_match_as_the_registry_returns_it() {
-    let Some(zod) = cc_process::testing::copy_project("zod") else {
+    let Some(zod) = cc_test_support::copy_project("zod") else {
         return;
     };
     let args = big_args();
@@ -63,7 +63,7 @@ fn mcp_sends_every_match_as_structured_content_and_a_bounded_text() {
     let Some(python) = common::python_with(&["mcp"]) else {
         return;
     };
-    let Some(zod) = cc_process::testing::copy_project("zod") else {
+    let Some(zod) = cc_test_support::copy_project("zod") else {
         return;
     };
     let args = big_args();

@@ -38,7 +38,7 @@ async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
     }
 }
 
-use cc_process::testing::process_alive as alive;
+use cc_test_support::process_alive as alive;
 
 async fn read_pid(path: &std::path::Path) -> u32 {
     for _ in 0..500 {
@@ -53,7 +53,7 @@ async fn read_pid(path: &std::path::Path) -> u32 {
 }
 
 async fn wait_dead(pid: u32) -> bool {
-    cc_process::testing::wait_gone(pid, Duration::from_secs(5)).await
+    cc_test_support::wait_gone(pid, Duration::from_secs(5)).await
 }
 
 #[tokio::test]

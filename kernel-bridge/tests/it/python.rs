@@ -469,7 +469,7 @@ async fn a_crash_is_reported_and_reset_starts_clean() {
     assert_eq!(reset.state, StateStatus::Lost);
     let pid_after = kernels.session.running()[0].pid;
     assert_ne!(pid_before, pid_after);
-    assert!(!cc_process::testing::process_alive(pid_before));
+    assert!(!cc_test_support::process_alive(pid_before));
 
     // `reset` with no code only starts a clean interpreter.
     kernels.py("c = 3").await;
@@ -669,7 +669,7 @@ async fn pip_installs_into_the_kernels_interpreter_and_evicts_old_modules() {
 
     // A loaded compiled extension cannot be swapped: the kernel says a reset is needed.
     let Some((module, old, new)) = compiled else {
-        cc_process::testing::missing_peer(
+        cc_test_support::missing_peer(
             "an extension module file",
             "this python has every candidate built in; the compiled half of %pip is untested",
         );
@@ -807,7 +807,7 @@ async fn a_kernel_runs_the_projects_python_never_the_tools() {
         .map(std::path::PathBuf::from)
         .find(|p| p.exists())
     else {
-        cc_process::testing::missing_peer("python3", "no /usr/bin/python3 to make a .venv with");
+        cc_test_support::missing_peer("python3", "no /usr/bin/python3 to make a .venv with");
         return;
     };
     let with_venv = tempfile::tempdir().unwrap();

@@ -11,7 +11,7 @@ use std::path::Path;
 use cc_lsp_client::{
     CheckOutcome, CheckerError, ProjectCheck, ProjectChecker, ServerPoolOptions, Severity,
 };
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 use common::*;
 
 /// The project's errors, as `path:line code`.
@@ -248,7 +248,7 @@ async fn a_checker_past_its_timeout_is_killed_with_its_children() {
         error.to_string().contains("checker_timeout_secs"),
         "{error}"
     );
-    cc_process::testing::assert_no_tagged("CC_CHECKER_TAG", &tag).await;
+    cc_test_support::assert_no_tagged("CC_CHECKER_TAG", &tag).await;
 }
 
 /// Kotlin diagnostics on write come from JetBrains' compiler kept warm in one JVM per root

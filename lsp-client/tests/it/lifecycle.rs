@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use cc_lsp_client::{lsp_types, CheckOutcome, LspError, ServerPoolOptions, ServerState};
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 use common::*;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;

@@ -9,7 +9,7 @@
 use crate::common;
 
 use cc_lsp_client::CheckOutcome;
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 use common::*;
 
 /// The handlers of a scripted server (after [`PY_LSP_PRELUDE`]): `didOpen` is answered at

@@ -7,7 +7,7 @@
 use crate::common;
 
 use cc_lsp_client::CheckOutcome;
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 use common::*;
 
 const CARGO_TOML: &str =

@@ -12,7 +12,7 @@
 use crate::common;
 
 use cc_lsp_client::CheckOutcome;
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 use common::*;
 
 /// The handlers of the scripted server (after [`PY_LSP_PRELUDE`]).

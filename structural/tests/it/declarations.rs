@@ -153,7 +153,7 @@ fn pointer_inits(source: &[u8]) -> (usize, bool) {
 
 #[test]
 fn cmark_pointer_declarations_are_all_matched() {
-    let Some(project) = cc_process::testing::real_project("cmarkgfm") else {
+    let Some(project) = cc_test_support::real_project("cmarkgfm") else {
         return;
     };
     let root = project.join("third_party");

@@ -226,7 +226,7 @@ fn self_match(language_name: &str, corpora: &[(&str, &str)]) -> Option<Tally> {
     let mut all: Vec<(PathBuf, std::ops::Range<usize>)> = Vec::new();
     let mut parser = SourceParser::new();
     for (project, folder) in corpora {
-        let root = cc_process::testing::real_project(project)?;
+        let root = cc_test_support::real_project(project)?;
         for file in files(&root.join(folder), language.as_ref()) {
             let source = std::fs::read(&file).unwrap();
             let tree = parser.parse(language.as_ref(), &source).unwrap();

@@ -153,7 +153,7 @@ fn call_then_return(a: tree_sitter::Node<'_>, b: tree_sitter::Node<'_>, _: &[u8]
 
 #[test]
 fn several_statements_on_cmark_agree_with_an_independent_count() {
-    let Some(project) = cc_process::testing::real_project("cmarkgfm") else {
+    let Some(project) = cc_test_support::real_project("cmarkgfm") else {
         return;
     };
     let root = project.join("third_party");

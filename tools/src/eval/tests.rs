@@ -29,7 +29,7 @@ struct Fixture {
 }
 
 fn python() -> Option<PathBuf> {
-    cc_process::testing::require_peer("python3")
+    cc_test_support::require_peer("python3")
 }
 
 /// Kernel settings with the peers' python, or None after a loud skip.
@@ -78,7 +78,7 @@ impl Fixture {
     }
 
     fn build(config: KernelConfig, registry: impl FnOnce(Run, KernelFactory) -> Registry) -> Self {
-        let tag = cc_process::testing::unique_tag("eval");
+        let tag = cc_test_support::unique_tag("eval");
         let dir = tempfile::tempdir().unwrap();
         let factory = KernelFactory::new(config).with_env(TAG_VAR, tag.clone());
         let registry = registry(run_in(dir.path(), Arc::new(AllowAll)), factory);
@@ -117,10 +117,9 @@ impl Fixture {
         let cmdlines = |seen: &[(u32, String)]| -> Vec<String> {
             seen.iter().map(|(_, cmdline)| cmdline.clone()).collect()
         };
-        let seen = cc_process::testing::wait_for_tagged(TAG_VAR, &self.tag, |seen| {
-            enough(&cmdlines(seen))
-        })
-        .await;
+        let seen =
+            cc_test_support::wait_for_tagged(TAG_VAR, &self.tag, |seen| enough(&cmdlines(seen)))
+                .await;
         cmdlines(&seen)
     }
 
@@ -283,7 +282,7 @@ async fn figures_become_images_and_javascript_awaits_tools() {
         .args(["-c", "import matplotlib"])
         .status()
         .is_ok_and(|status| status.success());
-    let node = cc_process::testing::require_peer("node");
+    let node = cc_test_support::require_peer("node");
     let fixture = Fixture::new(
         Arc::new(AllowAll),
         KernelConfig {
@@ -316,7 +315,7 @@ async fn figures_become_images_and_javascript_awaits_tools() {
             "{text}"
         );
     } else {
-        cc_process::testing::missing_peer("matplotlib", "python3 cannot import it");
+        cc_test_support::missing_peer("matplotlib", "python3 cannot import it");
     }
 
     if node.is_some() {

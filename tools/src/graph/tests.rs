@@ -68,7 +68,7 @@ impl ProgressSink for Progress {
 
 #[tokio::test]
 async fn every_action_answers_on_requests() {
-    let Some(project) = cc_process::testing::copy_project("requests") else {
+    let Some(project) = cc_test_support::copy_project("requests") else {
         return;
     };
     let cache = tempfile::tempdir().unwrap();
@@ -186,7 +186,7 @@ async fn every_action_answers_on_requests() {
 
 #[tokio::test]
 async fn callers_and_impact_on_pflag() {
-    let Some(project) = cc_process::testing::copy_project("pflag") else {
+    let Some(project) = cc_test_support::copy_project("pflag") else {
         return;
     };
     let cache = tempfile::tempdir().unwrap();
@@ -218,7 +218,7 @@ async fn callers_and_impact_on_pflag() {
 
 #[tokio::test]
 async fn bad_positions_are_clear_errors() {
-    let Some(project) = cc_process::testing::copy_project("requests") else {
+    let Some(project) = cc_test_support::copy_project("requests") else {
         return;
     };
     let cache = tempfile::tempdir().unwrap();
@@ -274,12 +274,9 @@ fn requests_callers() -> Value {
 
 /// A copy of requests, its index's folder and a registry whose graph is open (its first
 /// `callers` answered, with the 9 sites of the installed package).
-async fn requests_with_an_open_graph() -> Option<(
-    cc_process::testing::ProjectCopy,
-    tempfile::TempDir,
-    Registry,
-)> {
-    let project = cc_process::testing::copy_project("requests")?;
+async fn requests_with_an_open_graph(
+) -> Option<(cc_test_support::ProjectCopy, tempfile::TempDir, Registry)> {
+    let project = cc_test_support::copy_project("requests")?;
     let cache = tempfile::tempdir().unwrap();
     let registry = registry(project.path(), cache.path(), Surface::Full);
     let (before, _) = call(&registry, requests_callers()).await;
@@ -379,7 +376,7 @@ async fn a_shell_made_file_the_run_edited_then_the_shell_removed_leaves_the_inde
 
 #[tokio::test]
 async fn verify_without_a_language_server_is_unverifiable() {
-    let Some(project) = cc_process::testing::copy_project("requests") else {
+    let Some(project) = cc_test_support::copy_project("requests") else {
         return;
     };
     let cache = tempfile::tempdir().unwrap();

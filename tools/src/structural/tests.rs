@@ -271,7 +271,7 @@ async fn ast_grep_peer(
 
 #[tokio::test]
 async fn ast_grep_agrees_with_the_peer_where_its_semantics_are_right() {
-    let Some(binary) = cc_process::testing::require_peer("ast-grep") else {
+    let Some(binary) = cc_test_support::require_peer("ast-grep") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -327,7 +327,7 @@ async fn ast_grep_agrees_with_the_peer_where_its_semantics_are_right() {
 
 #[tokio::test]
 async fn ast_grep_differs_from_the_peer_where_it_is_silently_wrong() {
-    let Some(binary) = cc_process::testing::require_peer("ast-grep") else {
+    let Some(binary) = cc_test_support::require_peer("ast-grep") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -518,7 +518,7 @@ async fn total(registry: &crate::Registry, args: Value) -> u64 {
 /// modifiers, which ast-grep's pattern does not match).
 #[tokio::test]
 async fn statement_fragments_and_modified_declarations_on_real_projects() {
-    let Some(cmark) = cc_process::testing::copy_project("cmarkgfm") else {
+    let Some(cmark) = cc_test_support::copy_project("cmarkgfm") else {
         return;
     };
     let on_cmark = registry(cmark.path());
@@ -536,7 +536,7 @@ async fn statement_fragments_and_modified_declarations_on_real_projects() {
         .await;
         assert_eq!(found, expected, "c `{pattern}`");
     }
-    let Some(expo) = cc_process::testing::copy_project("expo-modules-core") else {
+    let Some(expo) = cc_test_support::copy_project("expo-modules-core") else {
         return;
     };
     let on_expo = registry(expo.path());
@@ -559,7 +559,7 @@ async fn statement_fragments_and_modified_declarations_on_real_projects() {
 /// impls, zod's `import type`, requests' `else` branches.
 #[tokio::test]
 async fn rewrites_on_real_projects_keep_what_the_pattern_did_not_name() {
-    let Some(semver) = cc_process::testing::copy_project("semver") else {
+    let Some(semver) = cc_test_support::copy_project("semver") else {
         return;
     };
     let on_semver = registry(semver.path());
@@ -584,7 +584,7 @@ async fn rewrites_on_real_projects_keep_what_the_pattern_did_not_name() {
         "{serde}"
     );
 
-    let Some(zod) = cc_process::testing::copy_project("zod") else {
+    let Some(zod) = cc_test_support::copy_project("zod") else {
         return;
     };
     let on_zod = registry(zod.path());
@@ -600,7 +600,7 @@ async fn rewrites_on_real_projects_keep_what_the_pattern_did_not_name() {
         "{diff}"
     );
 
-    let Some(requests) = cc_process::testing::copy_project("requests") else {
+    let Some(requests) = cc_test_support::copy_project("requests") else {
         return;
     };
     let on_requests = registry(requests.path());
@@ -683,7 +683,7 @@ fn written(output: &crate::ToolOutput, layout: crate::JsonLayout) -> Value {
 /// match in the same order, with the same total; capped, the first `max_results` of them.
 #[tokio::test]
 async fn every_match_of_a_real_project_comes_back_as_the_search_found_it() {
-    let Some(zod) = cc_process::testing::copy_project("zod") else {
+    let Some(zod) = cc_test_support::copy_project("zod") else {
         return;
     };
     let registry = registry(zod.path());
@@ -791,7 +791,7 @@ async fn the_text_of_a_huge_result_lists_the_first_matches_and_says_so() {
 
 #[tokio::test]
 async fn a_repeated_search_reuses_the_parsed_trees_of_unchanged_files() {
-    let Some(project) = cc_process::testing::copy_project("requests") else {
+    let Some(project) = cc_test_support::copy_project("requests") else {
         return;
     };
     let trees = Arc::new(cc_structural::TreeCache::default());
@@ -1138,7 +1138,7 @@ async fn rewrites_of_real_projects_parse_and_delete_nothing() {
     ];
     let mut failures = Vec::new();
     for (project, language, path, pattern, template) in cases {
-        let Some(copy) = cc_process::testing::copy_project(project) else {
+        let Some(copy) = cc_test_support::copy_project(project) else {
             return;
         };
         let root = copy.path();

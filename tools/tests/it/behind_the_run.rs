@@ -12,7 +12,7 @@ use crate::lsp_support;
 
 use std::path::Path;
 
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 use lsp_support::{Project, Setup};
 use serde_json::{json, Value};
 

@@ -188,7 +188,7 @@ async fn expire(root: &Path, program: &str, file: &str, line: i64) {
 
 #[tokio::test]
 async fn lldb_debugs_a_c_program_built_here() {
-    let Some(gcc) = cc_process::testing::require_peer("gcc") else {
+    let Some(gcc) = cc_test_support::require_peer("gcc") else {
         return;
     };
     if !debug_support::lldb_ready() {
@@ -220,8 +220,8 @@ async fn lldb_debugs_a_c_program_built_here() {
 
 #[tokio::test]
 async fn delve_debugs_a_go_module() {
-    if cc_process::testing::require_peer("dlv").is_none()
-        || cc_process::testing::require_peer("go").is_none()
+    if cc_test_support::require_peer("dlv").is_none()
+        || cc_test_support::require_peer("go").is_none()
     {
         return;
     }

@@ -11,7 +11,7 @@ use crate::debug_support;
 
 use std::path::{Path, PathBuf};
 
-use cc_process::testing::{copy_project, ProjectCopy};
+use cc_test_support::{copy_project, ProjectCopy};
 use cc_tools::Registry;
 use debug_support::{
     config, line_starting, number_after, registry_with_env, text, text_err, unique_tag,
@@ -62,7 +62,7 @@ impl Project {
 
 /// The peers' shared venv (pytest, debugpy, requests' dependencies).
 fn shared_venv() -> PathBuf {
-    let project = cc_process::testing::real_project("requests").unwrap();
+    let project = cc_test_support::real_project("requests").unwrap();
     project.parent().unwrap().parent().unwrap().join("venv")
 }
 
@@ -285,8 +285,8 @@ fn go_env() -> Vec<(String, String)> {
 }
 
 fn pflag(edit: (&str, &str, &str)) -> Option<Project> {
-    cc_process::testing::require_peer("dlv")?;
-    cc_process::testing::require_peer("go")?;
+    cc_test_support::require_peer("dlv")?;
+    cc_test_support::require_peer("go")?;
     let env = go_env();
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     Project::new("pflag", edit, &env)
@@ -366,7 +366,7 @@ async fn a_go_build_failure_comes_back_with_the_compilers_text() {
 }
 
 fn semver(edit: (&str, &str, &str)) -> Option<Project> {
-    cc_process::testing::require_peer("cargo")?;
+    cc_test_support::require_peer("cargo")?;
     if !debug_support::lldb_ready() {
         return None;
     }

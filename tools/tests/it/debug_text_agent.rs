@@ -303,7 +303,7 @@ async fn a_text_only_agent_debugs_python() {
 
 #[tokio::test]
 async fn a_text_only_agent_debugs_c_under_lldb() {
-    let Some(gcc) = cc_process::testing::require_peer("gcc") else {
+    let Some(gcc) = cc_test_support::require_peer("gcc") else {
         return;
     };
     if !debug_support::lldb_ready() {
@@ -329,8 +329,8 @@ async fn a_text_only_agent_debugs_c_under_lldb() {
 
 #[tokio::test]
 async fn a_text_only_agent_debugs_go_under_delve() {
-    if cc_process::testing::require_peer("dlv").is_none()
-        || cc_process::testing::require_peer("go").is_none()
+    if cc_test_support::require_peer("dlv").is_none()
+        || cc_test_support::require_peer("go").is_none()
     {
         return;
     }

@@ -28,7 +28,7 @@ async fn call(registry: &Registry, tool: &str, args: Value) -> Value {
     }
 }
 
-use cc_process::testing::{peak_rss_kib, umask};
+use cc_test_support::{peak_rss_kib, umask};
 
 #[tokio::test]
 async fn a_16_gb_sparse_file_reads_in_bounded_memory() {
@@ -212,7 +212,7 @@ async fn new_files_get_the_umask_and_replaced_files_keep_their_mode() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_flip_race_never_escapes_through_read_or_write() {
     const ITERATIONS: usize = 10_000;
-    let mut race = cc_process::testing::FlipRace::start();
+    let mut race = cc_test_support::FlipRace::start();
     let root = race.root().to_path_buf();
     let registry = registry(&root);
     let (mut read_inside, mut read_escapes, mut written) = (0, 0, 0);

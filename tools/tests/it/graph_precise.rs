@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 use cc_tools::{Registry, Resources, Run, Surface};
 use serde_json::{json, Value};
 
@@ -92,13 +92,9 @@ fn sites_in(result: &Value, path: &str) -> Vec<(u64, String)> {
 
 /// A copy of rxjs, a cache, and a run over it with the precise tier on (`None`: a peer is
 /// missing, said as `require_peer` says it).
-fn rxjs_with_the_tier() -> Option<(
-    cc_process::testing::ProjectCopy,
-    tempfile::TempDir,
-    Registry,
-)> {
+fn rxjs_with_the_tier() -> Option<(cc_test_support::ProjectCopy, tempfile::TempDir, Registry)> {
     require_peer("scip-typescript")?;
-    let project = cc_process::testing::copy_project("rxjs")?;
+    let project = cc_test_support::copy_project("rxjs")?;
     let cache = tempfile::tempdir().unwrap();
     let registry = registry(project.path(), cache.path(), true);
     Some((project, cache, registry))
@@ -223,7 +219,7 @@ async fn the_runs_end_ends_a_running_indexer() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let pids = loop {
         let pids: Vec<u32> = cc_process::pids()
-            .filter(|pid| cc_process::testing::cmdline(*pid).contains(&marker))
+            .filter(|pid| cc_test_support::cmdline(*pid).contains(&marker))
             .collect();
         if !pids.is_empty() {
             break pids;
@@ -232,7 +228,7 @@ async fn the_runs_end_ends_a_running_indexer() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     drop(registry);
-    cc_process::testing::assert_gone(&pids).await;
+    cc_test_support::assert_gone(&pids).await;
     let partial: Vec<_> = std::fs::read_dir(cache.path())
         .unwrap()
         .flatten()
@@ -253,7 +249,7 @@ async fn the_runs_end_ends_a_running_indexer() {
 /// `[graph] precise = false`: no indexer runs, and status says the tier is off.
 #[tokio::test]
 async fn the_tier_can_be_turned_off() {
-    let Some(project) = cc_process::testing::copy_project("rxjs") else {
+    let Some(project) = cc_test_support::copy_project("rxjs") else {
         return;
     };
     let cache = tempfile::tempdir().unwrap();
@@ -270,7 +266,7 @@ async fn the_tier_can_be_turned_off() {
 /// run, and `status` says why; the graph answers from tree-sitter.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_only_surface_runs_no_indexer_that_runs_workspace_code() {
-    let Some(project) = cc_process::testing::copy_project("semver") else {
+    let Some(project) = cc_test_support::copy_project("semver") else {
         return;
     };
     let cache = tempfile::tempdir().unwrap();

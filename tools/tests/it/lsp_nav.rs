@@ -8,7 +8,7 @@
 
 use crate::lsp_support;
 
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 use cc_tools::{Resources, Surface};
 use lsp_support::{Project, Setup};
 use serde_json::{json, Map, Value};

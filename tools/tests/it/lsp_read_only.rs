@@ -10,7 +10,7 @@ use crate::lsp_support;
 
 use std::path::{Path, PathBuf};
 
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 use cc_tools::Surface;
 use lsp_support::Setup;
 use serde_json::{json, Value};

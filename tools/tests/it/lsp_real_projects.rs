@@ -6,7 +6,7 @@
 
 use crate::lsp_support;
 
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 use lsp_support::{cmark_compile_commands, Setup};
 use serde_json::{json, Value};
 

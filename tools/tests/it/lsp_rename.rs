@@ -9,7 +9,7 @@ use crate::lsp_support;
 
 use std::time::Duration;
 
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 use lsp_support::{project, tree, Locked};
 use serde_json::json;
 

@@ -9,7 +9,7 @@ use crate::lsp_support;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 use cc_tools::{CallContext, Resources, Tier, Tool, ToolError, ToolOutput};
 use lsp_support::{project, Setup};
 use serde_json::{json, Value};

@@ -11,7 +11,7 @@ use crate::lsp_support;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 use lsp_support::{Project, Setup, LENIENT};
 use serde_json::{json, Value};
 

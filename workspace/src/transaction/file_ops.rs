@@ -126,7 +126,7 @@ mod tests {
     use super::super::{CommitError, FailAt};
     use super::*;
     use crate::Workspace;
-    use cc_process::testing::tree_snapshot as tree;
+    use cc_test_support::tree_snapshot as tree;
 
     fn read(path: &Path) -> String {
         std::fs::read_to_string(path).unwrap()

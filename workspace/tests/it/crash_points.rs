@@ -106,7 +106,7 @@ type Snapshot = Vec<(PathBuf, Option<Vec<u8>>)>;
 
 /// Every entry under `root`, relative, with file bytes (`None`: a folder).
 fn snapshot(root: &Path) -> Snapshot {
-    cc_process::testing::tree_snapshot(root)
+    cc_test_support::tree_snapshot(root)
         .into_iter()
         .map(|(path, bytes)| (path.strip_prefix(root).unwrap().to_path_buf(), bytes))
         .collect()

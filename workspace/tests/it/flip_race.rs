@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cc_process::testing::FlipRace;
+use cc_test_support::FlipRace;
 use cc_workspace::{Transaction, Workspace};
 
 const ITERATIONS: usize = 10_000;

@@ -140,7 +140,7 @@ fn a_commit_in_progress_in_another_process_is_left_alone() {
 type Snapshot = Vec<(PathBuf, Option<Vec<u8>>)>;
 
 fn snapshot(root: &Path) -> Snapshot {
-    cc_process::testing::tree_snapshot(root)
+    cc_test_support::tree_snapshot(root)
         .into_iter()
         .map(|(path, bytes)| (path.strip_prefix(root).unwrap().to_path_buf(), bytes))
         .collect()
@@ -193,11 +193,11 @@ fn kill_and_reap(child: &mut std::process::Child) {
     let group = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
     let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
     child.wait().unwrap();
-    assert!(cc_process::testing::wait_until_gone(
+    assert!(cc_test_support::wait_until_gone(
         pid,
         Duration::from_secs(20)
     ));
-    assert!(cc_process::testing::live_group_members(pid).is_empty());
+    assert!(cc_test_support::live_group_members(pid).is_empty());
 }
 
 #[test]

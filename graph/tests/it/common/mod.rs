@@ -100,7 +100,7 @@ pub fn make_precise(
             match runtime.block_on(cc_graph::precise::run(&plan)) {
                 Ok(output) => output,
                 Err(e @ cc_graph::precise::PreciseError::Missing { .. }) => {
-                    cc_process::testing::missing_peer(plan.indexer.binary(), &e.to_string());
+                    cc_test_support::missing_peer(plan.indexer.binary(), &e.to_string());
                     return None;
                 }
                 Err(e) => panic!("{e}"),

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::Command;
 
-pub use cc_process::testing::python_with;
+pub use cc_test_support::python_with;
 
 /// Runs the MCP client script `fixtures/NAME` with the harness binary and `args`, and parses
 /// the JSON report it prints.

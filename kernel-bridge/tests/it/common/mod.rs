@@ -32,7 +32,7 @@ impl Kernels {
     }
 
     pub fn in_root(config: KernelConfig, root: tempfile::TempDir) -> Self {
-        let tag = cc_process::testing::unique_tag("kernel");
+        let tag = cc_test_support::unique_tag("kernel");
         let session = KernelFactory::new(config)
             .with_env(TAG_VAR, tag.clone())
             .session(root.path());
@@ -111,7 +111,7 @@ impl Kernels {
 
 /// Live processes whose environment carries `TAG_VAR=tag`.
 pub fn tagged_processes(tag: &str) -> Vec<(u32, String)> {
-    cc_process::testing::tagged(TAG_VAR, tag)
+    cc_test_support::tagged(TAG_VAR, tag)
 }
 
 /// How many of `processes` run `command` (their command line starts with it).
@@ -127,7 +127,7 @@ pub async fn wait_for_processes(
     tag: &str,
     enough: impl Fn(&[(u32, String)]) -> bool,
 ) -> Vec<(u32, String)> {
-    cc_process::testing::wait_for_tagged(TAG_VAR, tag, enough).await
+    cc_test_support::wait_for_tagged(TAG_VAR, tag, enough).await
 }
 
 /// An executable shell script standing in for an interpreter.
@@ -141,7 +141,7 @@ pub fn fake_interpreter(dir: &Path, script: &str) -> PathBuf {
 
 /// Waits for killed processes to disappear, then asserts none is left.
 pub async fn assert_no_tagged_processes(tag: &str) {
-    cc_process::testing::assert_no_tagged(TAG_VAR, tag).await;
+    cc_test_support::assert_no_tagged(TAG_VAR, tag).await;
 }
 
 /// Answers bridge calls: `read` (a file under the root), `slow` (sleeps `secs`), `echo`.
@@ -176,15 +176,15 @@ impl Bridge for TestBridge {
 
 /// `python3` from PATH (the peers venv first when PATH has it), or None after a loud skip.
 pub fn python() -> Option<PathBuf> {
-    cc_process::testing::require_peer("python3")
+    cc_test_support::require_peer("python3")
 }
 
 pub fn node() -> Option<PathBuf> {
-    cc_process::testing::require_peer("node")
+    cc_test_support::require_peer("node")
 }
 
 #[allow(unused_imports)] // Not every test binary needs it.
-pub use cc_process::testing::python_with;
+pub use cc_test_support::python_with;
 
 /// Asserts that one of the outcome's notices contains `needle`.
 pub fn assert_notice(outcome: &CellOutcome, needle: &str) {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cc_lsp_client::{CheckOutcome, Diagnostic, Ledger, LspConfig, ServerPool, ServerPoolOptions};
-use cc_process::testing::require_peer;
+use cc_test_support::require_peer;
 
 /// What a scripted Python LSP server shares: `read()` returns the next message (and calls
 /// `on_eof()`, which exits unless the script redefines it, when the client closes stdin),
@@ -207,7 +207,7 @@ async fn new_moved_fixed_broken(fixture: &Fixture, case: &Scenario<'_>) {
 }
 
 #[allow(unused_imports)] // Not every test binary needs them.
-pub use cc_process::testing::{assert_group_gone, live_group_members as group_members};
+pub use cc_test_support::{assert_group_gone, live_group_members as group_members};
 
 /// Shuts the pool down and checks that every server it ran is gone with its group.
 pub async fn shutdown_and_check(sup: &ServerPool) {

@@ -23,7 +23,7 @@ pub fn lldb_ready() -> bool {
         .iter()
         .any(|name| cc_process::find_on_path(name).is_some());
     if !found {
-        cc_process::testing::require_peer("lldb-dap-19");
+        cc_test_support::require_peer("lldb-dap-19");
     }
     found
 }

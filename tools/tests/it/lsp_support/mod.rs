@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cc_lsp_client::{LspConfig, ServerPool, ServerPoolOptions};
-pub use cc_process::testing::assert_group_gone;
-use cc_process::testing::missing_peer;
+pub use cc_test_support::assert_group_gone;
+use cc_test_support::missing_peer;
 use cc_tools::{Registry, Resources, Surface, WorkspaceRoot};
 use serde_json::Value;
 
@@ -99,7 +99,7 @@ impl Setup<'_> {
     /// A project over a private copy of the real project `name` (installed by `cargo xtask
     /// peers`), with `files` written over it; `None` when it is not installed (outside CI).
     pub fn real(self, name: &str, files: &[(&str, &str)]) -> Option<Project> {
-        let copy = cc_process::testing::copy_project(name)?;
+        let copy = cc_test_support::copy_project(name)?;
         let ws = copy.path().to_path_buf();
         write_files(&ws, files);
         Some(self.build_at(ws, Box::new(copy)))
@@ -259,7 +259,7 @@ impl Project {
 
 /// Every entry under `dir` with its bytes, to compare trees byte for byte.
 #[allow(unused_imports)] // Not every test binary compares trees.
-pub use cc_process::testing::tree_snapshot as tree;
+pub use cc_test_support::tree_snapshot as tree;
 
 /// Makes `file` impossible to replace: a read-only folder for an ordinary user; for root,
 /// whom permissions do not stop, the immutable attribute. Undone on drop.

@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::ProcStat;
+use cc_process::ProcStat;
 
 /// How long the assertions wait for processes to disappear: generous, because the machine
 /// running the tests may be loaded; a passing test waits only as long as the kill takes.
@@ -27,7 +27,7 @@ pub fn process_alive(pid: u32) -> bool {
 
 /// Every live process: the one `/proc` scan, as (pid, its stat).
 fn live_processes() -> Vec<(u32, ProcStat)> {
-    crate::pids()
+    cc_process::pids()
         .filter_map(|pid| Some((pid, ProcStat::read(pid)?)))
         .filter(|(_, stat)| stat.is_live())
         .collect()
@@ -207,7 +207,8 @@ mod tests {
     fn this_process_is_alive_and_in_its_group() {
         let me = std::process::id();
         assert!(process_alive(me));
-        assert!(cmdline(me).contains("cc_process"), "{}", cmdline(me));
+        // This test binary is named after the crate.
+        assert!(cmdline(me).contains("cc_test_support"), "{}", cmdline(me));
         let pgid = ProcStat::read(me).expect("own stat").pgrp;
         assert!(live_group_members(pgid).contains(&me));
     }

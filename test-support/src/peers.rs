@@ -10,7 +10,7 @@ use std::path::PathBuf;
 /// Returns `None` (after printing a loud notice) when the peer is missing and `CI` is unset:
 /// the caller then returns early. Panics when it is missing and `CI` is set.
 pub fn require_peer(name: &str) -> Option<PathBuf> {
-    if let Some(path) = crate::find_on_path(name) {
+    if let Some(path) = cc_process::find_on_path(name) {
         return Some(path);
     }
     missing_peer(name, "not found on PATH");
@@ -137,7 +137,7 @@ mod tests {
     fn a_missing_peer_fails_under_ci_naming_it() {
         fails_under_ci_naming("cc-no-such-peer", || require_peer("cc-no-such-peer"));
         // Without python3 the lookup fails on python3 itself, which the line above covers.
-        if crate::find_on_path("python3").is_some() {
+        if cc_process::find_on_path("python3").is_some() {
             fails_under_ci_naming("cc_no_such_module", || python_with(&["cc_no_such_module"]));
         }
         fails_under_ci_naming("project cc-no-such-project", || {

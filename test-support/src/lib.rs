@@ -1,5 +1,5 @@
-//! Test support, compiled only for this crate's tests and with the `test-support` feature
-//! (every crate of the workspace turns it on in its `[dev-dependencies]`).
+//! Test support for every crate of the workspace (`publish = false`; only
+//! `[dev-dependencies]` take it).
 //!
 //! One home for what tests of every crate need:
 //!
@@ -14,6 +14,22 @@
 //!   installs, copied to a private temporary folder per test;
 //! - **folders** ([`files`]): [`copy_tree`], [`tree_snapshot`] to compare a tree byte for
 //!   byte before and after, and the symlink [`FlipRace`] confinement tests run against.
+//!
+//! ```
+//! use cc_test_support::{require_peer, tree_snapshot};
+//!
+//! # fn main() -> std::io::Result<()> {
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("a.txt"), "a")?;
+//! let before = tree_snapshot(dir.path());
+//! assert_eq!(before, tree_snapshot(dir.path()));
+//! if let Some(python) = require_peer("python3") {
+//!     assert!(python.is_absolute());
+//! }
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
 
 pub mod files;
 pub mod peers;
