@@ -252,6 +252,14 @@ impl Render for StatusReport {
         );
         match &self.precise {
             PreciseTier::Off(_) => format!("{text}\nprecise tier: off ([graph] precise = false)"),
+            // Precise edges kept in the index from an earlier run's import, before this run's
+            // indexers ran: said, so the counts above do not read as this run's doing.
+            PreciseTier::Indexers(runs) if runs.is_empty() && edges.precise > 0 => format!(
+                "{text}\nprecise tier:\n  no indexer has run yet in this run (each runs in the \
+                 background once the index is open); the {} precise edges are kept from an \
+                 earlier run's import",
+                edges.precise
+            ),
             PreciseTier::Indexers(runs) if runs.is_empty() => format!(
                 "{text}\nprecise tier:\n  no indexer has run yet (each runs in the background \
                  once the index is open)"
@@ -1009,6 +1017,54 @@ pub(crate) fn shown(n: usize, total: usize) -> String {
 mod tests {
     use super::*;
     use crate::report::readme::{properties, top_level_keys};
+
+    fn status(precise_edges: usize) -> StatusReport {
+        StatusReport {
+            files: 2,
+            files_per_language: BTreeMap::from([("typescript".to_owned(), 2)]),
+            files_with_syntax_errors: 0,
+            definitions: 3,
+            references: 4,
+            edges: EdgeCounts {
+                precise: precise_edges,
+                exact: 1,
+                import: 0,
+                package: 0,
+                dispatch: 0,
+                name: 0,
+            },
+            unresolved: UnresolvedCounts {
+                ambiguous: 0,
+                unknown: 0,
+                external: 0,
+            },
+            unresolved_share: 0.0,
+            index_path: "/cache/index.sqlite".into(),
+            index_bytes: 4096,
+            last_update_ms: 1,
+            precise: PreciseTier::Indexers(BTreeMap::new()),
+        }
+    }
+
+    /// Precise edges counted before this run's indexers ran are said to be an earlier run's.
+    #[test]
+    fn precise_edges_from_an_earlier_run_are_said_to_be() {
+        let kept = status(3).render();
+        assert!(
+            kept.ends_with(
+                "no indexer has run yet in this run (each runs in the background once the index \
+                 is open); the 3 precise edges are kept from an earlier run's import"
+            ),
+            "{kept}"
+        );
+        let none = status(0).render();
+        assert!(
+            none.ends_with(
+                "no indexer has run yet (each runs in the background once the index is open)"
+            ),
+            "{none}"
+        );
+    }
 
     /// The README's graph table lists, per action, every field of that action's report and no
     /// other, and its sentence on `index` and `verification` those of theirs.
