@@ -37,7 +37,15 @@ fn registry_with(dir: &std::path::Path, answer: Answer, delay: Duration) -> Regi
 
 async fn ask(registry: &Registry, args: Value) -> Value {
     match registry.call("ask_user", args).await {
-        Ok(output) => output.value,
+        Ok(output) => {
+            // The published schema, the typed report and its text agree.
+            cc_tools::testing::assert_typed_result(
+                "ask_user",
+                &output.value,
+                &output.render_text(),
+            );
+            output.value
+        }
         Err(error) => error.to_envelope(),
     }
 }
