@@ -384,7 +384,7 @@ async fn server_edit(
                 character: asked.at.character,
                 encoding: server.encoding(),
             };
-            kotlin_rename::edit(
+            let edit = kotlin_rename::edit(
                 pool,
                 declaration,
                 &mentions.own,
@@ -392,11 +392,11 @@ async fn server_edit(
                 asked.new_name,
             )
             .await
-            .map(Ok)
             .map_err(|refusal| Failure::Kotlin {
                 server: server.name().to_owned(),
                 refusal,
-            })?
+            })?;
+            Ok(edit)
         }
         BuiltFrom::Rename => {
             requests::rename(server, position, asked.new_name, RENAME_TIMEOUT).await

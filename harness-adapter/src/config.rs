@@ -116,9 +116,6 @@ pub enum ConfigError {
     },
 }
 
-/// What makes a fixed `[lsp]` section take effect without a new run.
-const LSP_THEN: &str = "call `lsp reload`";
-
 impl ToolsConfig {
     /// Reads `<root>/.cc/tools.toml`; an absent file is an empty configuration.
     pub fn load(root: &Path) -> Result<Self, ConfigError> {
@@ -173,9 +170,10 @@ impl ToolsConfig {
     /// broken `[lsp]` section.
     pub fn reload_lsp(root: &Path) -> Result<LspConfig, BrokenSection> {
         let table = read_table(root).map_err(|error| {
-            BrokenSection::new(settings_place("lsp"), error).then(format!("{LSP_THEN} again"))
+            BrokenSection::new(settings_place("lsp"), error)
+                .then(format!("{} again", cc_tools::LSP_RELOAD))
         })?;
-        lsp_section(&table).map_err(|broken| broken.then(format!("{LSP_THEN} again")))
+        lsp_section(&table).map_err(|broken| broken.then(format!("{} again", cc_tools::LSP_RELOAD)))
     }
 }
 
@@ -217,7 +215,6 @@ fn lsp_section(table: &toml::Table) -> Result<LspConfig, BrokenSection> {
             settings_place("lsp"),
             format!("{message}; see lsp-client/README.md for the format"),
         )
-        .then(LSP_THEN)
     };
     let mut config: LspConfig = typed(table, "lsp").map_err(broken)?;
     config.validate().map_err(|error| broken(error.message))?;

@@ -37,9 +37,8 @@ fn language_servers(root: &WorkspaceRoot, config: &ToolsConfig) -> Arc<cc_lsp_cl
     use cc_lsp_client::ServerPool;
     let configured = config.lsp.clone().and_then(|lsp| {
         // `ToolsConfig` validated the section; this is the same check, kept total.
-        ServerPool::from_config(root.path(), &lsp).map_err(|error| {
-            BrokenSection::new(cc_tools::settings_place("lsp"), error).then("call `lsp reload`")
-        })
+        ServerPool::from_config(root.path(), &lsp)
+            .map_err(|error| BrokenSection::new(cc_tools::settings_place("lsp"), error))
     });
     match configured {
         Ok(pool) => pool,
@@ -127,10 +126,7 @@ mod tests {
 
         let lsp = language_servers(&root, &config);
         // A server turned off after crashes says to call the tool's reload.
-        assert_eq!(
-            lsp.table().place.reload(),
-            Some("call `lsp` with action `reload`")
-        );
+        assert_eq!(lsp.table().place.reload(), Some("call `lsp reload`"));
         let reason = lsp.route(&ws.join("a.py")).unwrap_err().reason;
         assert!(
             reason.contains("turned off in .cc/tools.toml ([lsp.python] enabled = false)"),

@@ -81,12 +81,15 @@ pub use tool::{
 /// [`cc_workspace::SettingsPlace`] the host hands them, made by [`settings_place`].
 pub const SETTINGS_FILE: &str = ".cc/tools.toml";
 
+/// What makes a fixed `[lsp]` section, or a server turned off, take effect within a run.
+pub const LSP_RELOAD: &str = "call `lsp reload`";
+
 /// The section `section` of [`SETTINGS_FILE`].
 pub fn settings_place(section: &str) -> cc_workspace::SettingsPlace {
     let place = cc_workspace::SettingsPlace::new(section).in_file(SETTINGS_FILE);
     match section {
         // `lsp reload` applies the section again, and restarts a server turned off.
-        "lsp" => place.reloaded_by("call `lsp` with action `reload`"),
+        "lsp" => place.reloaded_by(LSP_RELOAD),
         _ => place,
     }
 }

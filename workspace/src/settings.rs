@@ -99,7 +99,8 @@ pub struct BrokenSection {
     pub place: SettingsPlace,
     /// What is wrong (the parser's or the validation's message).
     pub message: String,
-    /// What makes the fix take effect; `None`: starting the run again.
+    /// What makes the fix take effect; `None`: how the host reloads the section
+    /// ([`SettingsPlace::reload`]), else starting the run again.
     pub then: Option<String>,
 }
 
@@ -130,7 +131,8 @@ impl fmt::Display for BrokenSection {
             self.place.in_the_file(),
             self.message
         )?;
-        match (&self.then, &self.place.file) {
+        let then = self.then.as_deref().or(self.place.reload());
+        match (then, &self.place.file) {
             (Some(then), _) => f.write_str(then),
             (None, Some(_)) => {
                 f.write_str("start the run again (the file is read when a run starts)")
@@ -185,5 +187,11 @@ mod tests {
         let place = place.reloaded_by("call `lsp reload`");
         assert_eq!(place.reload(), Some("call `lsp reload`"));
         assert_eq!(place.shown(), "the [lsp] section of .cc/tools.toml");
+        // A broken section says how the host reloads it, unless told otherwise.
+        let broken = BrokenSection::new(place, "unknown key `x`");
+        assert!(
+            broken.to_string().ends_with("and call `lsp reload`"),
+            "{broken}"
+        );
     }
 }

@@ -578,7 +578,7 @@ impl LspTool {
             self.pool.replace_config(&config).map_err(|error| {
                 refused(
                     BrokenSection::new(crate::settings_place("lsp"), error)
-                        .then("call `lsp reload` again"),
+                        .then(format!("{} again", crate::LSP_RELOAD)),
                 )
             })?;
         }
