@@ -12,9 +12,10 @@
 //! and re-resolution of the file and its dependents), puts each file back (untimed), and
 //! prints the p50 and p95; `queries` ranks the definitions as `graph map` does (timed), then
 //! looks up N of their names (spread over the ranking) with `symbols` and prints the p50
-//! and p95, then times a map around FOCUS (default: the best-ranked source file), and a write to that file
-//! that adds a function calling the best-ranked definition (an edge the kept ranks must
-//! take in) with the map after it, putting the file back (untimed), ten times (p50, max);
+//! and p95 (and the names with their places, as `sample`), then times a map around FOCUS
+//! (default: the best-ranked source file), and a write to that file that adds a function
+//! calling the best-ranked definition (an edge the kept ranks must take in) with the map
+//! after it, putting the file back (untimed), ten times (p50, max);
 //! `callers` prints every caller site (`[path, line]`) of the callable NAME defined in PATH,
 //! at the default confidence, with the time the query took.
 
@@ -157,11 +158,18 @@ fn queries(
     let ranked_at = Instant::now();
     let ranked = graph.rank(&[], 2000, cc_graph::DEFAULT_MIN_CONFIDENCE)?;
     let rank_ms = ranked_at.elapsed().as_secs_f64() * 1000.0;
-    let names: Vec<String> = {
-        let all: Vec<String> = ranked.value.into_iter().map(|r| r.symbol.name).collect();
-        let step = (all.len() / n.max(1)).max(1);
-        all.into_iter().step_by(step).take(n).collect()
+    // Spread over the ranking; with where each is, for a bench that asks about them again.
+    let sample: Vec<(String, String, u32)> = {
+        let step = (ranked.value.len() / n.max(1)).max(1);
+        ranked
+            .value
+            .into_iter()
+            .step_by(step)
+            .take(n)
+            .map(|r| (r.symbol.name, r.symbol.path, r.symbol.line))
+            .collect()
     };
+    let names: Vec<String> = sample.iter().map(|(name, _, _)| name.clone()).collect();
     let times = lookup_times(graph, &names)?;
     // A map around a file, and a map after a write that changes edges.
     let top = graph
@@ -199,6 +207,7 @@ fn queries(
             "rank_after_write_max_ms": percentile(writes.rank_times, 1.0),
             "p50_ms": percentile(times.clone(), 0.5),
             "p95_ms": percentile(times, 0.95),
+            "sample": sample,
         })
     );
     Ok(())

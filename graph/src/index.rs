@@ -476,7 +476,17 @@ pub(crate) fn edges_sql(target: &str) -> String {
             AND NOT EXISTS (SELECT 1 FROM fanout x
                             WHERE x.file_id = y.file_id AND x.ord = y.ord AND x.target_id = y.target_id)
          UNION ALL
-         SELECT DISTINCT u.file_id, u.ord, u.target_id, 4 FROM (
+         SELECT u.file_id, u.ord, u.target_id, 4 FROM ({}) u",
+        member_edges_sql(target)
+    )
+}
+
+/// The dispatch edges of [`edges_sql`] to the members that implement or fill what a
+/// reference calls, once each, as `(file_id, ord, target_id)` whose target satisfies
+/// `target`.
+pub(crate) fn member_edges_sql(target: &str) -> String {
+    format!(
+        "SELECT DISTINCT u.file_id, u.ord, u.target_id FROM (
            SELECT r.file_id, r.ord, i.def_id AS target_id FROM precise_implements i
              JOIN refs r ON r.target_id = i.implemented_id
             WHERE i.def_id {target}

@@ -3,8 +3,8 @@
 //! `map` ranks a tree's definitions and `symbols` orders its hits by rank. On a kernel-size
 //! tree one computation reads millions of edges (seconds), so the ranks of the whole tree
 //! (no focus, the default floor) are kept in the index: computed after a build that resolved
-//! every file, and kept current by each update, which turns the change in its files' edges
-//! into a residual and pushes it through the graph. A push is local: an update whose edges
+//! every file, and kept current by each update and each import of the precise tier, which
+//! turn the change in their files' edges into a residual and push it through the graph. A push is local: an update whose edges
 //! did not change (a body or comment edit) pushes nothing.
 //!
 //! The kept value is `y = 1 + d·Pᵀy` (a restart weight of 1 per definition, walks that reach
@@ -513,50 +513,27 @@ pub(crate) enum FillsAsOf {
 }
 
 /// The rank graph's out-edges of the references in one file, by source, at the default
-/// floor: the references' own edges, their dispatch edges, and the members that fill what
-/// they call (the rows of `rank_edges_sql` without precise-tier rows, for one file).
+/// floor: the rows of `rank_edges_sql` for one file. A file the precise tier says nothing
+/// of, while it relates no implementations anywhere (a kernel's C files beside its scripts),
+/// reads the plain form, which a focused walk over thousands of files needs.
 pub(crate) fn file_edges(
     tx: &Connection,
     file: FileId,
     fills: FillsAsOf,
 ) -> rusqlite::Result<HashMap<DefId, Vec<(DefId, f64)>>> {
-    // The fill targets of each reference: every row of `fills` counts 1, and at the
-    // update's start each change counted so far is undone (a deleted row counts again, an
-    // inserted one no more); a target is there while its count is above 0.
-    let undone = if fills == FillsAsOf::UpdateStart {
-        "UNION ALL
-             SELECT r.ord, c.def_id, -c.delta FROM refs r
-               JOIN temp.rank_fill_changes c ON c.implemented_id = r.target_id
-              WHERE r.file_id = ?1
-             UNION ALL
-             SELECT x.ord, c.def_id, -c.delta FROM fanout x
-               JOIN temp.rank_fill_changes c ON c.implemented_id = x.target_id
-              WHERE x.file_id = ?1"
+    let untouched = !tx
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM precise WHERE file_id = ?1)
+               OR EXISTS (SELECT 1 FROM precise_fanout WHERE file_id = ?1)
+               OR EXISTS (SELECT 1 FROM precise_implements)",
+        )?
+        .query_row([file], |r| r.get::<_, bool>(0))?;
+    let sql = if untouched {
+        plain_file_edges_sql(fills)
     } else {
-        ""
+        precise_file_edges_sql(fills)
     };
-    let mut stmt = tx.prepare_cached(&format!(
-        "SELECT r.enclosing_id, r.target_id, r.rung FROM refs r
-          WHERE r.file_id = ?1 AND r.target_id IS NOT NULL AND r.enclosing_id IS NOT NULL
-         UNION ALL
-         SELECT r.enclosing_id, x.target_id, 4 FROM fanout x
-           JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
-          WHERE x.file_id = ?1 AND r.enclosing_id IS NOT NULL
-         UNION ALL
-         SELECT r.enclosing_id, u.target_id, 4 FROM (
-           SELECT ord, target_id FROM (
-             SELECT r.ord, f.def_id AS target_id, 1 AS n FROM refs r
-               JOIN fills f ON f.implemented_id = r.target_id
-              WHERE r.file_id = ?1
-             UNION ALL
-             SELECT x.ord, f.def_id, 1 FROM fanout x
-               JOIN fills f ON f.implemented_id = x.target_id
-              WHERE x.file_id = ?1
-             {undone})
-           GROUP BY ord, target_id HAVING SUM(n) > 0) u
-           JOIN refs r ON r.file_id = ?1 AND r.ord = u.ord
-          WHERE r.enclosing_id IS NOT NULL"
-    ))?;
+    let mut stmt = tx.prepare_cached(&sql)?;
     let rows = stmt.query_map([file], |r| {
         Ok((
             r.get::<_, DefId>(0)?,
@@ -579,6 +556,114 @@ pub(crate) fn file_edges(
     Ok(out)
 }
 
+/// The fill targets of each reference: every row of `fills` counts 1, and at the update's
+/// start each change counted so far is undone (a deleted row counts again, an inserted one
+/// no more); a target is there while its count is above 0. `sites` names the references'
+/// targets to look the fills up by.
+fn undone_fills(fills: FillsAsOf, sites: &str) -> String {
+    match fills {
+        FillsAsOf::UpdateStart => format!(
+            "UNION ALL
+             SELECT s.ord, c.def_id, -c.delta FROM {sites} s
+               JOIN temp.rank_fill_changes c ON c.implemented_id = s.target_id"
+        ),
+        FillsAsOf::Now => String::new(),
+    }
+}
+
+/// [`file_edges`]' rows for a file the precise tier says nothing of, when it relates no
+/// implementations anywhere: the references' own edges, their dispatch (fan-out) edges and
+/// the members that fill what they call.
+fn plain_file_edges_sql(fills: FillsAsOf) -> String {
+    let undone = undone_fills(
+        fills,
+        "(SELECT ord, target_id FROM refs WHERE file_id = ?1
+           UNION ALL SELECT ord, target_id FROM fanout WHERE file_id = ?1)",
+    );
+    format!(
+        "SELECT r.enclosing_id, r.target_id, r.rung FROM refs r
+          WHERE r.file_id = ?1 AND r.target_id IS NOT NULL AND r.enclosing_id IS NOT NULL
+         UNION ALL
+         SELECT r.enclosing_id, x.target_id, 4 FROM fanout x
+           JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
+          WHERE x.file_id = ?1 AND r.enclosing_id IS NOT NULL
+         UNION ALL
+         SELECT r.enclosing_id, u.target_id, 4 FROM (
+           SELECT ord, target_id FROM (
+             SELECT r.ord, f.def_id AS target_id, 1 AS n FROM refs r
+               JOIN fills f ON f.implemented_id = r.target_id
+              WHERE r.file_id = ?1
+             UNION ALL
+             SELECT x.ord, f.def_id, 1 FROM fanout x
+               JOIN fills f ON f.implemented_id = x.target_id
+              WHERE x.file_id = ?1
+             {undone})
+           GROUP BY ord, target_id HAVING SUM(n) > 0) u
+           JOIN refs r ON r.file_id = ?1 AND r.ord = u.ord
+          WHERE r.enclosing_id IS NOT NULL"
+    )
+}
+
+/// [`file_edges`]' rows in general: a reference's own edge unless the precise tier spoke
+/// for it, the precise tier's, the dispatch edges (the graph's own unless the precise tier
+/// gave the reference another target, the precise tier's), and the members that implement
+/// or fill what each of its targets is.
+fn precise_file_edges_sql(fills: FillsAsOf) -> String {
+    let undone = undone_fills(fills, "fill_sites");
+    format!(
+        "WITH overridden(ord, target_id) AS (
+           SELECT ord, target_id FROM precise WHERE file_id = ?1),
+         own(ord, target_id) AS (
+           SELECT r.ord, r.target_id FROM refs r
+            WHERE r.file_id = ?1 AND r.target_id IS NOT NULL
+              AND r.ord NOT IN (SELECT ord FROM overridden)
+           UNION ALL
+           SELECT ord, target_id FROM overridden WHERE target_id IS NOT NULL
+           UNION ALL
+           SELECT ord, target_id FROM precise_fanout WHERE file_id = ?1),
+         fill_sites(ord, target_id) AS (
+           SELECT ord, target_id FROM own
+           UNION ALL
+           SELECT x.ord, x.target_id FROM fanout x JOIN refs r
+               ON r.file_id = x.file_id AND r.ord = x.ord
+            WHERE x.file_id = ?1
+              AND NOT EXISTS (SELECT 1 FROM overridden p
+                               WHERE p.ord = x.ord AND p.target_id IS NOT r.target_id))
+         SELECT r.enclosing_id, r.target_id, r.rung FROM refs r
+          WHERE r.file_id = ?1 AND r.target_id IS NOT NULL AND r.enclosing_id IS NOT NULL
+            AND r.ord NOT IN (SELECT ord FROM overridden)
+         UNION ALL
+         SELECT r.enclosing_id, p.target_id, 5 FROM overridden p
+           JOIN refs r ON r.file_id = ?1 AND r.ord = p.ord
+          WHERE p.target_id IS NOT NULL AND r.enclosing_id IS NOT NULL
+         UNION ALL
+         SELECT r.enclosing_id, x.target_id, 4 FROM fanout x
+           JOIN refs r ON r.file_id = x.file_id AND r.ord = x.ord
+          WHERE x.file_id = ?1 AND r.enclosing_id IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM overridden p
+                             WHERE p.ord = x.ord AND p.target_id IS NOT r.target_id)
+         UNION ALL
+         SELECT r.enclosing_id, y.target_id, 4 FROM precise_fanout y
+           JOIN refs r ON r.file_id = y.file_id AND r.ord = y.ord
+          WHERE y.file_id = ?1 AND r.enclosing_id IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM fanout x
+                             WHERE x.file_id = y.file_id AND x.ord = y.ord
+                               AND x.target_id = y.target_id)
+         UNION ALL
+         SELECT r.enclosing_id, u.target_id, 4 FROM (
+           SELECT ord, target_id FROM (
+             SELECT s.ord, i.def_id AS target_id, 1 AS n FROM own s
+               JOIN precise_implements i ON i.implemented_id = s.target_id
+             UNION ALL
+             SELECT s.ord, f.def_id, 1 FROM fill_sites s
+               JOIN fills f ON f.implemented_id = s.target_id
+             {undone})
+           GROUP BY ord, target_id HAVING SUM(n) > 0) u
+           JOIN refs r ON r.file_id = ?1 AND r.ord = u.ord
+          WHERE r.enclosing_id IS NOT NULL"
+    )
+}
+
 fn file_defs(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<DefId>> {
     let mut stmt = tx.prepare_cached("SELECT id FROM defs WHERE file_id = ?1")?;
     let rows = stmt.query_map([file], |r| r.get::<_, DefId>(0))?;
@@ -595,15 +680,21 @@ fn file_defs(tx: &Connection, file: FileId) -> rusqlite::Result<Vec<DefId>> {
 /// the update runs: a file noted after such a change reads its edges with the changes
 /// undone ([`FillsAsOf::UpdateStart`]), and any net change forgets the kept ranks (for the
 /// next whole computation), as files never noted then had their dispatch edges changed.
+/// The precise tier's rows are watched the same way: a net change in what it says
+/// implements what (any file's), or a change in a file's precise rows that was not noted
+/// before it happened, forgets the kept ranks.
 #[derive(Debug, Default)]
 pub(crate) struct RankUpkeep {
     files: BTreeSet<FileId>,
     edges: HashMap<DefId, Vec<(DefId, f64)>>,
     defs: HashSet<DefId>,
+    /// A file's precise rows changed before it was noted.
+    unnoted_precise_change: bool,
 }
 
 impl RankUpkeep {
-    /// Starts watching `fills` (inside the update's transaction: rolled back with it).
+    /// Starts watching `fills` and the precise tier's rows (inside the writer's transaction:
+    /// rolled back with it).
     pub(crate) fn begin(tx: &Connection) -> rusqlite::Result<Self> {
         tx.execute_batch(
             "CREATE TEMP TABLE IF NOT EXISTS rank_fill_changes(
@@ -616,7 +707,34 @@ impl RankUpkeep {
              CREATE TEMP TRIGGER IF NOT EXISTS rank_fill_inserted AFTER INSERT ON main.fills
              BEGIN
                INSERT INTO rank_fill_changes VALUES (new.def_id, new.implemented_id, 1);
-             END;",
+             END;
+             CREATE TEMP TABLE IF NOT EXISTS rank_implements_changes(
+               def_id INTEGER NOT NULL, implemented_id INTEGER NOT NULL, delta INTEGER NOT NULL);
+             DELETE FROM temp.rank_implements_changes;
+             CREATE TEMP TRIGGER IF NOT EXISTS rank_implements_deleted
+               AFTER DELETE ON main.precise_implements
+             BEGIN
+               INSERT INTO rank_implements_changes VALUES (old.def_id, old.implemented_id, -1);
+             END;
+             CREATE TEMP TRIGGER IF NOT EXISTS rank_implements_inserted
+               AFTER INSERT ON main.precise_implements
+             BEGIN
+               INSERT INTO rank_implements_changes VALUES (new.def_id, new.implemented_id, 1);
+             END;
+             CREATE TEMP TABLE IF NOT EXISTS rank_precise_changes(file_id INTEGER NOT NULL);
+             DELETE FROM temp.rank_precise_changes;
+             CREATE TEMP TRIGGER IF NOT EXISTS rank_precise_deleted AFTER DELETE ON main.precise
+             BEGIN INSERT INTO rank_precise_changes VALUES (old.file_id); END;
+             CREATE TEMP TRIGGER IF NOT EXISTS rank_precise_inserted AFTER INSERT ON main.precise
+             BEGIN INSERT INTO rank_precise_changes VALUES (new.file_id); END;
+             CREATE TEMP TRIGGER IF NOT EXISTS rank_precise_updated AFTER UPDATE ON main.precise
+             BEGIN INSERT INTO rank_precise_changes VALUES (old.file_id), (new.file_id); END;
+             CREATE TEMP TRIGGER IF NOT EXISTS rank_precise_fanout_deleted
+               AFTER DELETE ON main.precise_fanout
+             BEGIN INSERT INTO rank_precise_changes VALUES (old.file_id); END;
+             CREATE TEMP TRIGGER IF NOT EXISTS rank_precise_fanout_inserted
+               AFTER INSERT ON main.precise_fanout
+             BEGIN INSERT INTO rank_precise_changes VALUES (new.file_id); END;",
         )?;
         Ok(RankUpkeep::default())
     }
@@ -630,7 +748,16 @@ impl RankUpkeep {
         tx.execute_batch(
             "DROP TRIGGER IF EXISTS temp.rank_fill_deleted;
              DROP TRIGGER IF EXISTS temp.rank_fill_inserted;
-             DELETE FROM temp.rank_fill_changes;",
+             DELETE FROM temp.rank_fill_changes;
+             DROP TRIGGER IF EXISTS temp.rank_implements_deleted;
+             DROP TRIGGER IF EXISTS temp.rank_implements_inserted;
+             DELETE FROM temp.rank_implements_changes;
+             DROP TRIGGER IF EXISTS temp.rank_precise_deleted;
+             DROP TRIGGER IF EXISTS temp.rank_precise_inserted;
+             DROP TRIGGER IF EXISTS temp.rank_precise_updated;
+             DROP TRIGGER IF EXISTS temp.rank_precise_fanout_deleted;
+             DROP TRIGGER IF EXISTS temp.rank_precise_fanout_inserted;
+             DELETE FROM temp.rank_precise_changes;",
         )
     }
 
@@ -639,27 +766,54 @@ impl RankUpkeep {
         if !self.files.insert(file) {
             return Ok(());
         }
+        let changed_already = tx
+            .prepare_cached("SELECT 1 FROM temp.rank_precise_changes WHERE file_id = ?1 LIMIT 1")?
+            .query_row([file], |_| Ok(()))
+            .optional()?
+            .is_some();
+        self.unnoted_precise_change |= changed_already;
         self.edges
             .extend(file_edges(tx, file, FillsAsOf::UpdateStart)?);
         self.defs.extend(file_defs(tx, file)?);
         Ok(())
     }
 
-    /// Once the update's rows are written: the kept ranks follow the change in the noted
-    /// files' edges and definitions, or are forgotten when the members that fill an
-    /// interface's changed.
-    pub(crate) fn finish(self, tx: &Connection) -> rusqlite::Result<PushStats> {
-        let fills_changed = tx
-            .query_row(
+    /// Whether what the update changed reaches beyond the noted files' own rows: a net
+    /// change in `fills` or in the precise tier's implementations, or a file's precise rows
+    /// changed before it was noted or without being noted.
+    fn beyond_noted(&self, tx: &Connection) -> rusqlite::Result<bool> {
+        let any = |sql: &str| -> rusqlite::Result<bool> {
+            Ok(tx.query_row(sql, [], |_| Ok(())).optional()?.is_some())
+        };
+        if self.unnoted_precise_change
+            || any(
                 "SELECT 1 FROM temp.rank_fill_changes GROUP BY def_id, implemented_id
-                  HAVING SUM(delta) != 0 LIMIT 1",
-                [],
-                |_| Ok(()),
-            )
-            .optional()?
-            .is_some();
+                     HAVING SUM(delta) != 0 LIMIT 1",
+            )?
+            || any(
+                "SELECT 1 FROM temp.rank_implements_changes GROUP BY def_id, implemented_id
+                     HAVING SUM(delta) != 0 LIMIT 1",
+            )?
+        {
+            return Ok(true);
+        }
+        let mut changed = tx.prepare("SELECT DISTINCT file_id FROM temp.rank_precise_changes")?;
+        let files = changed.query_map([], |r| r.get::<_, FileId>(0))?;
+        for file in files {
+            if !self.files.contains(&file?) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Once the update's rows are written: the kept ranks follow the change in the noted
+    /// files' edges and definitions, or are forgotten when the change reaches beyond those
+    /// files' own rows ([`RankUpkeep::beyond_noted`]).
+    pub(crate) fn finish(self, tx: &Connection) -> rusqlite::Result<PushStats> {
+        let beyond = self.beyond_noted(tx)?;
         Self::stop_watching(tx)?;
-        if fills_changed {
+        if beyond {
             forget(tx)?;
             return Ok(PushStats::default());
         }

@@ -97,19 +97,30 @@ pub(crate) fn attribute_macros(root: Node<'_>, source: &[u8]) -> Vec<Range<usize
     }
     // The statements holding an error, each with the one after it (read as one: a missing
     // `;` may have split a declaration in two).
+    // The walk keeps the path from the root to its node: asking tree-sitter for a node's
+    // parent walks down from the root, which on a kernel file with thousands of errors took
+    // most of a search's time.
     let mut statements: Vec<Node<'_>> = Vec::new();
-    for node in root.walk() {
+    let mut seen: std::collections::HashSet<Range<usize>> = std::collections::HashSet::new();
+    let mut path: Vec<Node<'_>> = Vec::new();
+    let mut walk = root.walk();
+    while let Some(node) = walk.next() {
+        path.truncate(walk.depth());
+        path.push(node);
         if !(node.is_error() || node.is_missing()) {
             continue;
         }
-        let mut statement = node;
-        while let Some(parent) = statement.parent() {
-            if HOLDERS.contains(&parent.kind()) {
-                break;
-            }
-            statement = parent;
-        }
-        if !statements.iter().any(|s| s.range() == statement.range()) {
+        // The node's ancestor (or itself) whose parent is the nearest statement holder; the
+        // root when none holds it.
+        let ancestors = &path[..path.len() - 1];
+        let below_holder = ancestors
+            .iter()
+            .rposition(|n| HOLDERS.contains(&n.kind()))
+            .map_or(0, |at| at + 1);
+        let Some(statement) = path.get(below_holder).copied() else {
+            continue;
+        };
+        if seen.insert(statement.range()) {
             statements.push(statement);
         }
     }

@@ -492,9 +492,8 @@ impl<'a> Pass<'a> {
             drop_query_indexes(tx).map_err(&sql)?;
         }
         let precise_rows = ranks::precise_rows(tx).map_err(&sql)?;
-        // The kept ranks follow the update when they describe the edges now; the precise
-        // tier's rows are not followed (its writes forget them instead).
-        let upkeep = if !bulk && !precise_rows && ranks::kept(tx).map_err(&sql)? {
+        // The kept ranks follow the update when they describe the edges now.
+        let upkeep = if !bulk && ranks::kept(tx).map_err(&sql)? {
             Some(RankUpkeep::begin(tx).map_err(&sql)?)
         } else {
             None

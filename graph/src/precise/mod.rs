@@ -366,10 +366,34 @@ impl Graph {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(&sql)?;
-        let outcome =
+        // The precise tier's rows change the edges of the files it covers: the kept ranks
+        // follow that change as they follow an update's, when it covers a small part of the
+        // tree (a kernel's scripts); otherwise, or when the change reaches beyond those
+        // files, they are forgotten for the next whole computation, which then costs about
+        // what following them would.
+        let tree_files: i64 = tx
+            .query_row("SELECT COUNT(*) FROM files", [], |r| r.get(0))
+            .map_err(&sql)?;
+        let small_part = i64::try_from(plan.hashes.len())
+            .is_ok_and(|covered| covered.saturating_mul(4) <= tree_files);
+        let mut upkeep = match small_part && crate::ranks::kept(&tx).map_err(&sql)? {
+            true => Some(crate::ranks::RankUpkeep::begin(&tx).map_err(&sql)?),
+            false => None,
+        };
+        if let Some(upkeep) = upkeep.as_mut() {
+            for (file, _) in plan.hashes.values() {
+                upkeep.before(&tx, *file).map_err(&sql)?;
+            }
+        }
+        let mut outcome =
             scip_import::import(&tx, &root, plan, index, &output.literals).map_err(&sql)?;
-        // The precise tier's rows change the edges the kept ranks were computed from.
-        crate::ranks::forget(&tx).map_err(&sql)?;
+        match upkeep {
+            Some(upkeep) => {
+                upkeep.finish(&tx).map_err(&sql)?;
+                outcome.ranks_followed = crate::ranks::kept(&tx).map_err(&sql)?;
+            }
+            None => crate::ranks::forget(&tx).map_err(&sql)?,
+        }
         tx.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
             params![plan.indexer.meta_key(), plan.key],

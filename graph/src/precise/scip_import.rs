@@ -36,6 +36,9 @@ pub struct PreciseImport {
     pub unseen: usize,
     /// Files it read that changed since (left to tree-sitter until the next run).
     pub changed_since: Vec<String>,
+    /// Whether the whole tree's kept ranks followed the import (it covers a small part of
+    /// the tree); otherwise the next answer that ranks computes them whole again.
+    pub ranks_followed: bool,
 }
 
 /// Parses a SCIP index.

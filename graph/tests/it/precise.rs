@@ -65,6 +65,8 @@ fn precise_edges_their_invalidation_and_the_content_cache() {
     assert_eq!(imports.len(), 1, "{imports:?}");
     let (_, import) = &imports[0];
     assert_eq!(import.files, 2, "{import:?}");
+    // It covers the whole tree: the next answer that ranks computes the ranks whole.
+    assert!(!import.ranks_followed, "{import:?}");
     assert!(import.no_edge > 0, "setTimeout is a library's: {import:?}");
     // The call resolves to the interface's method, which `Square.area` implements: a
     // precise edge to one, a dispatch edge to the other.
@@ -186,6 +188,77 @@ fn precise_edges_their_invalidation_and_the_content_cache() {
 /// The tier a host runs in the background: a kick plans and runs scip-typescript without
 /// holding the graph, imports its output, and reports it; nothing runs while the graph is
 /// not there, and a second kick with nothing changed runs nothing new.
+/// When the indexer covers a small part of the tree (as scip-python covers a kernel's
+/// scripts) and relates no implementations, the whole tree's kept ranks follow its imports
+/// rather than being computed again by the next answer that ranks (27 s on the Linux
+/// tree), and they are what a whole computation gives.
+#[test]
+fn an_import_over_a_small_part_of_the_tree_keeps_the_ranks_current() {
+    if cc_test_support::require_peer("scip-typescript").is_none() {
+        cc_test_support::missing_peer("scip-typescript", "the precise tier's tests");
+        return;
+    }
+    const UTIL: &str = "export function twice(x: number): number {\n  return 2 * x;\n}\n\n\
+export function thrice(x: number): number {\n  return twice(x) + x;\n}\n";
+    const MAIN: &str = "import { twice, thrice } from './util';\n\n\
+export function run(): number {\n  return twice(1) + thrice(2);\n}\n";
+    let c: Vec<(String, String)> = (0..10)
+        .map(|i| {
+            (
+                format!("c/m{i}.c"),
+                format!(
+                    "int f{i}(void) {{ return f{}() + f{}(); }}\n",
+                    (i + 1) % 10,
+                    (i * 3) % 10
+                ),
+            )
+        })
+        .collect();
+    let mut files = vec![
+        ("tsconfig.json", TSCONFIG),
+        ("util.ts", UTIL),
+        ("main.ts", MAIN),
+    ];
+    files.extend(c.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    let mut t = common::index(&files);
+    let assert_kept_ranks_are_whole = |graph: &Graph| {
+        // The kept ranks, and a whole computation's (a floor a hair below the default keeps
+        // the same edges, and is never kept).
+        let kept = graph.rank(&[], 12, DEFAULT_MIN_CONFIDENCE).unwrap().value;
+        let whole: std::collections::HashMap<_, f64> = graph
+            .rank(&[], 1000, DEFAULT_MIN_CONFIDENCE - 1e-9)
+            .unwrap()
+            .value
+            .into_iter()
+            .map(|r| (r.symbol.id, r.score))
+            .collect();
+        assert_eq!(kept.len(), 12);
+        for k in &kept {
+            let w = whole[&k.symbol.id];
+            assert!((k.score - w).abs() < 0.01 * w, "{k:?}: {w}");
+        }
+    };
+    let imports = common::make_precise(&mut t.graph).unwrap();
+    let (_, import) = &imports[0];
+    assert!(
+        import.files == 2 && import.edges > 0 && import.ranks_followed,
+        "{import:?}"
+    );
+    assert!(callers(&t.graph, "twice").contains(&"main.ts:4 precise".to_owned()));
+    assert_kept_ranks_are_whole(&t.graph);
+    // A write, then the indexer again (what the tier does after each write): the update and
+    // the import both follow the precise tier's rows.
+    std::fs::write(
+        t.dir.path().join("main.ts"),
+        format!("{MAIN}\nexport function again(): number {{\n  return run() + twice(3);\n}}\n"),
+    )
+    .unwrap();
+    t.graph.update(&["main.ts"]).unwrap();
+    let imports = common::make_precise(&mut t.graph).unwrap();
+    assert!(imports[0].1.ranks_followed, "{imports:?}");
+    assert_kept_ranks_are_whole(&t.graph);
+}
+
 #[test]
 fn the_tier_runs_the_indexer_in_the_background_and_reports_it() {
     use cc_graph::precise::{IndexerRun, PreciseTier, SharedGraph};

@@ -409,8 +409,9 @@ fn callers(
     floor: Floor,
     limit: usize,
 ) -> Result<CallersReport, ToolError> {
+    // Only the listed sites' callers are read in full.
     let answer = graph
-        .callers(target.id, floor.rung().confidence())
+        .callers_signing(target.id, floor.rung().confidence(), limit)
         .map_err(index_error)?
         .value;
     let total = answer.sites.len();
@@ -495,8 +496,9 @@ fn impact(
     floor: Floor,
     limit: usize,
 ) -> Result<ImpactReport, ToolError> {
+    // Only the listed dependents show their signature.
     let answer = graph
-        .impact(target.id, depth, floor.rung().confidence())
+        .impact_signing(target.id, depth, floor.rung().confidence(), limit)
         .map_err(index_error)?
         .value;
     let total = answer.dependents.len();

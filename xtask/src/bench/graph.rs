@@ -39,7 +39,7 @@ const SIZE_GOAL: f64 = 1.0;
 const RSS_GOAL_MB: f64 = 400.0;
 
 /// A pattern whose name occurs in no file: ast-grep still parses every file.
-const ABSENT: &str = "no_such_name_anywhere($$$A)";
+pub(super) const ABSENT: &str = "no_such_name_anywhere($$$A)";
 
 /// One tree to index.
 struct Corpus {
