@@ -297,6 +297,10 @@ fn files_of(conn: &Connection, languages: &[&str]) -> rusqlite::Result<Vec<(File
     rows.collect()
 }
 
+/// The most files an import may cover for the kept ranks to follow it (see
+/// [`Graph::import_precise`]).
+const FOLLOWED_IMPORT_FILES: i64 = 1_000;
+
 impl Graph {
     /// What each indexer whose languages the index holds would do now (see [`PrecisePlan`]).
     pub fn precise_plans(&self, options: &PreciseOptions) -> Result<Vec<PrecisePlan>> {
@@ -367,15 +371,16 @@ impl Graph {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(&sql)?;
         // The precise tier's rows change the edges of the files it covers: the kept ranks
-        // follow that change as they follow an update's, when it covers a small part of the
-        // tree (a kernel's scripts); otherwise, or when the change reaches beyond those
-        // files, they are forgotten for the next whole computation, which then costs about
-        // what following them would.
+        // follow that change as they follow an update's (each file's edges read before and
+        // after), when it covers a small part of the tree (a kernel's scripts); otherwise, or
+        // when the change reaches beyond those files, they are forgotten for the next whole
+        // computation, which then costs about what following them would.
         let tree_files: i64 = tx
             .query_row("SELECT COUNT(*) FROM files", [], |r| r.get(0))
             .map_err(&sql)?;
-        let small_part = i64::try_from(plan.hashes.len())
-            .is_ok_and(|covered| covered.saturating_mul(4) <= tree_files);
+        let small_part = i64::try_from(plan.hashes.len()).is_ok_and(|covered| {
+            covered <= FOLLOWED_IMPORT_FILES && covered.saturating_mul(4) <= tree_files
+        });
         let mut upkeep = match small_part && crate::ranks::kept(&tx).map_err(&sql)? {
             true => Some(crate::ranks::RankUpkeep::begin(&tx).map_err(&sql)?),
             false => None,
