@@ -4,8 +4,9 @@
 //! tree one computation reads millions of edges (seconds), so the ranks of the whole tree
 //! (no focus, the default floor) are kept in the index: computed after a build that resolved
 //! every file, and kept current by each update and each import of the precise tier, which
-//! turn the change in their files' edges into a residual and push it through the graph. A push is local: an update whose edges
-//! did not change (a body or comment edit) pushes nothing.
+//! turn the change in their files' edges into a residual and push it through the graph. A
+//! push is local: an update whose edges did not change (a body or comment edit) pushes
+//! nothing.
 //!
 //! The kept value is `y = 1 + d·Pᵀy` (a restart weight of 1 per definition, walks that reach
 //! a definition without successors dropped). With a uniform restart the dropped walks only

@@ -190,6 +190,9 @@ fn live_run(
     let sample = dir.join("sample.json");
     std::fs::write(&sample, queries["sample"].to_string())
         .map_err(|e| format!("cannot write {}: {e}", sample.display()))?;
+    let script = dir.join("linux_live.py");
+    std::fs::write(&script, LIVE_SCRIPT)
+        .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
     let focus = queries["focus"]
         .as_str()
         .ok_or("the queries named no focus file")?;
@@ -198,7 +201,7 @@ fn live_run(
     let focus_path = tree.join(focus);
     let original = std::fs::read(&focus_path)
         .map_err(|e| format!("cannot read {}: {e}", focus_path.display()))?;
-    let outcome = run_live_script(ctx, harness, tree, xdg, &sample, focus);
+    let outcome = run_live_script(ctx, harness, tree, xdg, &script, &sample, focus);
     std::fs::write(&focus_path, &original)
         .map_err(|e| format!("cannot put back {}: {e}", focus_path.display()))?;
     outcome
@@ -210,15 +213,13 @@ fn run_live_script(
     harness: &std::path::Path,
     tree: &std::path::Path,
     xdg: &std::path::Path,
+    script: &std::path::Path,
     sample: &std::path::Path,
     focus: &str,
 ) -> Result<serde_json::Value> {
-    let script = xdg.parent().unwrap_or(xdg).join("linux_live.py");
-    std::fs::write(&script, LIVE_SCRIPT)
-        .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
     let python = Layout::new(&ctx.root).venv_bin().join("python");
     let mut cmd = std::process::Command::new(python);
-    cmd.arg(&script)
+    cmd.arg(script)
         .arg(harness)
         .arg(tree)
         .arg(sample)
