@@ -8,6 +8,7 @@
 //! cargo run --release -p cc-graph --example query -- ROOT callees NAME
 //! cargo run --release -p cc-graph --example query -- ROOT impact NAME [DEPTH]
 //! cargo run --release -p cc-graph --example query -- ROOT rank [FOCUS_PATH...]
+//! cargo run --release -p cc-graph --example query -- ROOT map [FOCUS_PATH...]
 //! ```
 //!
 //! NAME is a name or qualified name (`Session.request`); several matches are all answered.
@@ -54,6 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "callees" => callees(&graph, rest, floor)?,
         "impact" => impact(&graph, rest, floor)?,
         "rank" => rank(&graph, rest, floor)?,
+        "map" => map(&graph, rest)?,
         other => return Err(format!("unknown command {other}").into()),
     }
     Ok(())
@@ -151,7 +153,14 @@ fn callees(graph: &Graph, rest: &[String], floor: f64) -> Result<(), Box<dyn std
 fn impact(graph: &Graph, rest: &[String], floor: f64) -> Result<(), Box<dyn std::error::Error>> {
     let depth = rest.get(1).and_then(|d| d.parse().ok()).unwrap_or(3);
     for target in graph.find(rest.first().ok_or("impact NAME")?, None)? {
-        let answer = graph.impact(target.id, depth, floor)?;
+        // Signed as the graph tool signs: the first hundred listed.
+        let started = Instant::now();
+        let answer = graph.impact_signing(target.id, depth, floor, 100)?;
+        eprintln!(
+            "impact answered in {:.2?}: {} dependents",
+            started.elapsed(),
+            answer.value.dependents.len()
+        );
         println!(
             "impact of {} (depth {depth}): {} dependents{}",
             show(&target),
@@ -181,5 +190,21 @@ fn rank(graph: &Graph, rest: &[String], floor: f64) -> Result<(), Box<dyn std::e
         println!("{:.5} {}", r.score, show(&r.symbol));
     }
     println!("[{}]", answer.freshness.describe());
+    Ok(())
+}
+
+/// `map [FOCUS_PATH...]`: the repository map at the default budget, timed twice (the
+/// second call finds the files it signs read).
+fn map(graph: &Graph, rest: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    for _ in 0..2 {
+        let started = Instant::now();
+        let map = graph.repo_map(rest.to_vec(), 1024)?;
+        eprintln!(
+            "map answered in {:.2?}: {} files, {} tokens",
+            started.elapsed(),
+            map.files.len(),
+            map.tokens
+        );
+    }
     Ok(())
 }

@@ -423,6 +423,10 @@ const QUERY_INDEXES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The bytes of the index queries read through a memory mapping (SQLite's largest by
+/// default build).
+const QUERY_MMAP_BYTES: i64 = 0x7fff_0000;
+
 /// A refresh that adds at least this many files to an empty index builds the query indexes
 /// after its rows.
 const BULK_FILES: usize = 256;
@@ -478,6 +482,17 @@ pub(crate) fn edges_sql(target: &str) -> String {
          UNION ALL
          SELECT u.file_id, u.ord, u.target_id, 4 FROM ({}) u",
         member_edges_sql(target)
+    )
+}
+
+/// Whether the references' own edges and their fan-out are every edge [`edges_sql`]
+/// gives: no precise rows and no fills (a query can then skip the probes of empty tables).
+pub(crate) fn plain_edges(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT NOT (EXISTS(SELECT 1 FROM precise) OR EXISTS(SELECT 1 FROM precise_fanout)
+           OR EXISTS(SELECT 1 FROM precise_implements) OR EXISTS(SELECT 1 FROM fills))",
+        [],
+        |r| r.get::<_, bool>(0),
     )
 }
 
@@ -672,6 +687,14 @@ impl Graph {
         graph.cancel = None;
         let mut stats = refreshed?;
         stats.rebuilt = rebuilt;
+        // Queries read the index through a mapping, without a copy of each page into the
+        // page cache (a hub's impact reads a hundred thousand definitions' rows: a fifth
+        // faster). Set after the build, whose peak resident memory would count the pages
+        // its lookups touch.
+        graph
+            .conn
+            .execute_batch(&format!("PRAGMA mmap_size={QUERY_MMAP_BYTES};"))
+            .map_err(graph.q_err())?;
         if rebuilt || stats.files_seen == 0 {
             let extensions: Vec<&str> = cc_languages::TABLE
                 .iter()

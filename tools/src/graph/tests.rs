@@ -208,6 +208,24 @@ async fn callers_and_impact_on_pflag() {
     assert!(impact["total"].as_u64().unwrap() > 15);
     assert_eq!(impact["truncated"], true);
     insta::assert_snapshot!("pflag_impact", stable(&text));
+    // Every list is cut at `max_results`, as the dependents are; the totals count all.
+    let (few, text) = call(
+        &registry,
+        json!({"action": "impact", "file": "flag.go", "line": 355, "symbol": "Lookup", "depth": 2, "max_results": 2}),
+    )
+    .await;
+    let files_total = impact["files_total"].as_u64().unwrap();
+    assert!(files_total > 2, "{impact}");
+    assert_eq!(few["files_total"], files_total, "{few}");
+    assert_eq!(
+        few["files"],
+        json!(impact["files"].as_array().unwrap()[..2])
+    );
+    assert_eq!(few["tests_total"], 1, "{few}");
+    assert!(
+        text.contains(&format!("in {files_total} file(s)")) && text.contains("(first 2 of"),
+        "{text}"
+    );
     let (map, _) = call(
         &registry,
         json!({"action": "map", "focus": ["ip.go"], "budget_tokens": 256}),

@@ -534,26 +534,30 @@ fn impact(
     let listed = total.min(limit);
     let nothing = total + answer.top_level_uses.len();
     let unparsed = unparsed_when_empty(graph, nothing)?;
+    // Each list is cut like the dependents: a hub of a kernel-size tree has tens of
+    // thousands of files, which no agent reads.
+    let tests: Vec<&str> = files.keys().copied().filter(|p| is_test(p)).collect();
     Ok(ImpactReport {
         target: (&answer.target).into(),
         depth,
         levels,
-        tests: files
-            .keys()
-            .filter(|p| is_test(p))
-            .map(|p| p.to_string())
-            .collect(),
+        tests_total: tests.len(),
+        tests: tests.into_iter().take(limit).map(str::to_owned).collect(),
+        files_total: files.len(),
         files: files
             .iter()
+            .take(limit)
             .map(|(path, n)| ImpactFile {
                 path: path.to_string(),
                 dependents: *n,
                 test: is_test(path),
             })
             .collect(),
+        top_level_total: answer.top_level_uses.len(),
         top_level_uses: answer
             .top_level_uses
             .iter()
+            .take(limit)
             .map(|(path, line)| TopLevelUse {
                 path: path.clone(),
                 line: *line,

@@ -665,12 +665,19 @@ pub struct ImpactReport {
     pub depth: usize,
     /// The listed dependents by depth.
     pub levels: Vec<ImpactLevel>,
-    /// Every file with a dependent or a top-level use.
+    /// The files with a dependent or a top-level use, by path: the first `max_results`
+    /// (a hub of a large tree has tens of thousands).
     pub files: Vec<ImpactFile>,
-    /// Those that are test files.
+    /// How many files have a dependent or a top-level use.
+    pub files_total: usize,
+    /// Those that are test files: the first `max_results`.
     pub tests: Vec<String>,
-    /// Top-level code using them.
+    /// How many of the files are test files.
+    pub tests_total: usize,
+    /// Top-level code using them, by place: the first `max_results`.
     pub top_level_uses: Vec<TopLevelUse>,
+    /// How many places of top-level code use them.
+    pub top_level_total: usize,
     /// Dependents in all.
     pub total: usize,
     /// Dependents listed.
@@ -707,8 +714,8 @@ impl Render for ImpactReport {
             "impact of {}: {} dependent definition(s) in {} file(s) ({} test file(s)) within depth {}, edges at or above `{}`{}",
             self.target.text(),
             self.total,
-            self.files.len(),
-            self.tests.len(),
+            self.files_total,
+            self.tests_total,
             self.depth,
             self.min_confidence.as_str(),
             if self.depth_cut { "; more lie beyond that depth" } else { "" }
@@ -733,7 +740,7 @@ impl Render for ImpactReport {
         if self.listed < self.total {
             text.push(format!("listed {}", shown(self.listed, self.total)));
         }
-        if !self.top_level_uses.is_empty() {
+        if self.top_level_total > 0 {
             let places: Vec<String> = self
                 .top_level_uses
                 .iter()
@@ -743,10 +750,10 @@ impl Render for ImpactReport {
             text.push(format!(
                 "top-level code using them: {}{}",
                 places.join(", "),
-                first_of(self.top_level_uses.len(), 20)
+                first_of(self.top_level_total, places.len())
             ));
         }
-        if !self.files.is_empty() {
+        if self.files_total > 0 {
             let files: Vec<&str> = self
                 .files
                 .iter()
@@ -756,7 +763,7 @@ impl Render for ImpactReport {
             text.push(format!(
                 "files: {}{}",
                 files.join(", "),
-                first_of(self.files.len(), 30)
+                first_of(self.files_total, files.len())
             ));
         }
         if let Some(unparsed) = self.files_with_syntax_errors.filter(|n| *n > 0) {
