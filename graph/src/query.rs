@@ -1769,10 +1769,10 @@ mod tests {
         }
     }
 
-    /// `impact`'s walk reads the references' own edges and their fan-out directly when the
-    /// precise tier's tables and the fills are empty, and gives what the general form gives:
-    /// each dependent at its least depth with its best confidence, the top-level uses, and
-    /// whether more lie beyond the depth.
+    /// `impact`'s walk and the per-file rank edges read the references' own edges and their
+    /// fan-out directly when the precise tier's tables and the fills are empty, and give
+    /// what the general forms give: for impact, each dependent at its least depth with its
+    /// best confidence, the top-level uses, and whether more lie beyond the depth.
     #[test]
     fn impact_walks_the_plain_edges_as_the_general_form() {
         use super::{plain_edges, Impact, Rung};
@@ -1834,14 +1834,17 @@ mod tests {
             for depth in [1, 2, 3] {
                 assert!(plain_edges(&graph.conn).unwrap());
                 let plain = graph.impact(release, depth, floor).unwrap().value;
-                // A fill of nothing: the general form, the same edges.
+                let plain_file_edges = per_file_edges(&graph);
+                // A fill of nothing: the general forms, the same edges.
                 graph
                     .conn
                     .execute("INSERT INTO fills VALUES (-1, -1, -1)", [])
                     .unwrap();
                 let general = graph.impact(release, depth, floor).unwrap().value;
+                assert_eq!(per_file_edges(&graph), plain_file_edges);
                 graph.conn.execute("DELETE FROM fills", []).unwrap();
                 assert_eq!(shown(&plain), shown(&general));
+                assert_eq!(plain_file_edges, scanned_edges(&graph, false));
                 answers.push(shown(&plain));
             }
         }
