@@ -23,7 +23,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 mod update;
 
-use update::UpdateScope;
+use update::{KnownBefore, UpdateScope};
 
 use crate::config::GraphConfig;
 use crate::extract;
@@ -885,8 +885,11 @@ impl Graph {
 
     /// Compares the whole tree with the index and brings it up to date.
     pub fn refresh(&mut self) -> Result<UpdateStats> {
+        // Read before the walk: a file another run adds while the walk runs is not one
+        // this walk found gone.
+        let before = KnownBefore::read(&self.conn).map_err(self.sql())?;
         let (seen, configs, too_large) = self.walk();
-        let mut stats = self.apply(UpdateScope::Tree(seen), configs)?;
+        let mut stats = self.apply(UpdateScope::Tree { seen, before }, configs)?;
         stats.too_large = too_large;
         self.checked_at_ms = now_ms();
         self.stale = Some(Vec::new());

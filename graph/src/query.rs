@@ -598,7 +598,6 @@ impl Graph {
     /// Every use of `target` (calls and type uses), whatever the confidence; the callers'
     /// signatures not read yet ([`Graph::sign`]).
     fn sites(&self, target: DefId, kind: Option<RefKind>) -> Result<Vec<Site>> {
-        let mut callers: HashMap<DefId, Option<Symbol>> = HashMap::new();
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -606,7 +605,7 @@ impl Graph {
                      FROM ({}) e JOIN refs r ON r.file_id = e.file_id AND r.ord = e.ord
                      JOIN files f ON f.id = r.file_id
                      ORDER BY 1, 2, 3",
-                edges_sql("= ?1")
+                self.edges_into_sql("= ?1")?
             ))
             .map_err(self.q_err())?;
         let rows = stmt
@@ -622,34 +621,68 @@ impl Graph {
                 ))
             })
             .map_err(self.q_err())?;
-        let mut out = Vec::new();
+        let mut found = Vec::new();
         for row in rows {
-            let (path, line, column, k, receiver, rung, enclosing) = row.map_err(self.q_err())?;
-            let k = ref_kind_of(k);
-            if kind.is_some_and(|want| want != k) {
-                continue;
+            let row = row.map_err(self.q_err())?;
+            if kind.is_none_or(|want| want == ref_kind_of(row.3)) {
+                found.push(row);
             }
-            let rung = rung_of(rung);
-            out.push(Site {
-                path,
-                line,
-                column,
-                kind: k,
-                receiver,
-                caller: match enclosing {
-                    Some(e) => match callers.get(&e) {
-                        Some(known) => known.clone(),
-                        None => {
-                            let found = self.unsigned_symbol(e)?;
-                            callers.insert(e, found.clone());
-                            found
-                        }
-                    },
-                    None => None,
-                },
-                rung,
-                confidence: rung.confidence(),
-            });
+        }
+        // The callers in one query: a hub has tens of thousands.
+        let callers = self.unsigned_symbols(found.iter().filter_map(|row| row.6))?;
+        Ok(found
+            .into_iter()
+            .map(|(path, line, column, k, receiver, rung, enclosing)| {
+                let rung = rung_of(rung);
+                Site {
+                    path,
+                    line,
+                    column,
+                    kind: ref_kind_of(k),
+                    receiver,
+                    caller: enclosing.and_then(|e| callers.get(&e).cloned()),
+                    rung,
+                    confidence: rung.confidence(),
+                }
+            })
+            .collect())
+    }
+
+    /// The edges into the definitions `target` (a condition on an id) selects, as
+    /// [`edges_sql`] gives them: without the probes of the precise tier's tables and the
+    /// fills when those are empty ([`plain_edges`]).
+    fn edges_into_sql(&self, target: &str) -> Result<String> {
+        Ok(if plain_edges(&self.conn).map_err(self.q_err())? {
+            format!(
+                "SELECT r.file_id, r.ord, r.target_id, r.rung FROM refs r WHERE r.target_id {target}
+                 UNION ALL
+                 SELECT x.file_id, x.ord, x.target_id, 4 FROM fanout x WHERE x.target_id {target}"
+            )
+        } else {
+            edges_sql(target)
+        })
+    }
+
+    /// The definitions of `ids` still in the index, unsigned, by id: one query.
+    fn unsigned_symbols(
+        &self,
+        ids: impl IntoIterator<Item = DefId>,
+    ) -> Result<HashMap<DefId, Symbol>> {
+        let ids: HashSet<DefId> = ids.into_iter().collect();
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {SYMBOL_COLUMNS} FROM defs d JOIN files f ON f.id = d.file_id
+                  WHERE d.id {IN_ID_LIST}"
+            ))
+            .map_err(self.q_err())?;
+        let rows = stmt
+            .query_map([id_list(ids)], |r| symbol_row(r, 0))
+            .map_err(self.q_err())?;
+        let mut out = HashMap::new();
+        for row in rows {
+            let symbol = row.map_err(self.q_err())?;
+            out.insert(symbol.id, symbol);
         }
         Ok(out)
     }
@@ -813,20 +846,9 @@ impl Graph {
         best: HashMap<DefId, (usize, f64)>,
         signed: usize,
     ) -> Result<Vec<Impacted>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {SYMBOL_COLUMNS} FROM defs d JOIN files f ON f.id = d.file_id
-                  WHERE d.id {IN_ID_LIST}"
-            ))
-            .map_err(self.q_err())?;
-        let rows = stmt
-            .query_map([id_list(best.keys().copied())], |r| symbol_row(r, 0))
-            .map_err(self.q_err())?;
         let mut dependents = Vec::new();
-        for row in rows {
-            let symbol = row.map_err(self.q_err())?;
-            if let Some((depth, confidence)) = best.get(&symbol.id).copied() {
+        for (id, symbol) in self.unsigned_symbols(best.keys().copied())? {
+            if let Some((depth, confidence)) = best.get(&id).copied() {
                 dependents.push(Impacted {
                     symbol,
                     depth,
@@ -839,6 +861,7 @@ impl Graph {
                 .cmp(&b.depth)
                 .then_with(|| a.symbol.path.cmp(&b.symbol.path))
                 .then_with(|| a.symbol.line.cmp(&b.symbol.line))
+                .then_with(|| a.symbol.id.cmp(&b.symbol.id))
         });
         // In order, so that each file is read once while its dependents are signed.
         Ok(dependents
@@ -1769,10 +1792,10 @@ mod tests {
         }
     }
 
-    /// `impact`'s walk and the per-file rank edges read the references' own edges and their
-    /// fan-out directly when the precise tier's tables and the fills are empty, and give
-    /// what the general forms give: for impact, each dependent at its least depth with its
-    /// best confidence, the top-level uses, and whether more lie beyond the depth.
+    /// `impact`'s walk, `callers` and the per-file rank edges read the references' own edges
+    /// and their fan-out directly when the precise tier's tables and the fills are empty, and
+    /// give what the general forms give: for impact, each dependent at its least depth with
+    /// its best confidence, the top-level uses, and whether more lie beyond the depth.
     #[test]
     fn impact_walks_the_plain_edges_as_the_general_form() {
         use super::{plain_edges, Impact, Rung};
@@ -1834,6 +1857,7 @@ mod tests {
             for depth in [1, 2, 3] {
                 assert!(plain_edges(&graph.conn).unwrap());
                 let plain = graph.impact(release, depth, floor).unwrap().value;
+                let plain_callers = graph.callers(release, floor).unwrap().value;
                 let plain_file_edges = per_file_edges(&graph);
                 // A fill of nothing: the general forms, the same edges.
                 graph
@@ -1841,6 +1865,11 @@ mod tests {
                     .execute("INSERT INTO fills VALUES (-1, -1, -1)", [])
                     .unwrap();
                 let general = graph.impact(release, depth, floor).unwrap().value;
+                assert_eq!(
+                    graph.callers(release, floor).unwrap().value.sites,
+                    plain_callers.sites
+                );
+                assert!(!plain_callers.sites.is_empty());
                 assert_eq!(per_file_edges(&graph), plain_file_edges);
                 graph.conn.execute("DELETE FROM fills", []).unwrap();
                 assert_eq!(shown(&plain), shown(&general));

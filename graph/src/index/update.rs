@@ -29,8 +29,15 @@ use crate::table::{DefId, FileId, FileIndex, NoBacking, Table};
 
 /// What a refresh or an update covers.
 pub(super) enum UpdateScope {
-    /// The whole tree as the walk saw it: an indexed file not in it is gone.
-    Tree(Vec<Seen>),
+    /// The whole tree as the walk saw it, with what the index held before the walk began:
+    /// a file it held then and the walk did not see is gone. (What the index holds once the
+    /// walk is done may name files another run added meanwhile, which the walk missed.)
+    Tree {
+        /// The files the walk saw.
+        seen: Vec<Seen>,
+        /// What the index held before the walk.
+        before: KnownBefore,
+    },
     /// The paths a writer named, and those of them that exist: a named file that does not
     /// is gone.
     Paths {
@@ -39,6 +46,22 @@ pub(super) enum UpdateScope {
         /// Those of them found on disk.
         present: Vec<Seen>,
     },
+}
+
+/// What the index held of every file, and its `PRAGMA data_version` then.
+pub(super) struct KnownBefore {
+    version: i64,
+    known: HashMap<String, Known>,
+}
+
+impl KnownBefore {
+    /// What `conn`'s index holds now.
+    pub(super) fn read(conn: &Connection) -> rusqlite::Result<Self> {
+        Ok(KnownBefore {
+            version: data_version(conn)?,
+            known: known_files_of(conn, None)?,
+        })
+    }
 }
 
 /// Files resolved (and their outcomes written) per round of a refresh.
@@ -86,35 +109,37 @@ impl Graph {
     /// What changed since the index was written, read before the transaction.
     fn plan(&self, scope: UpdateScope) -> Result<Plan> {
         let sql = self.sql();
-        let version = data_version(&self.conn).map_err(&sql)?;
-        // A writer's update needs what the index holds of its own paths only (a kernel-size
-        // tree has tens of thousands of files).
-        let only: Option<Vec<String>> = match &scope {
-            UpdateScope::Tree(_) => None,
-            UpdateScope::Paths { named, .. } => Some(named.iter().cloned().collect()),
-        };
-        let known = known_files_of(&self.conn, only.as_deref()).map_err(&sql)?;
-        let nothing_known = !has_files(&self.conn).map_err(&sql)?;
-        let refresh = matches!(scope, UpdateScope::Tree(_));
-        let (candidates, removed): (Vec<Seen>, Vec<String>) = match scope {
-            UpdateScope::Tree(seen) => {
+        let refresh = matches!(scope, UpdateScope::Tree { .. });
+        let (version, only, known, candidates, removed) = match scope {
+            UpdateScope::Tree { seen, before } => {
                 let present: HashSet<&str> = seen.iter().map(|s| s.rel.as_str()).collect();
-                let removed = known
+                let removed = before
+                    .known
                     .keys()
                     .filter(|k| !present.contains(k.as_str()))
                     .cloned()
                     .collect();
-                (seen, removed)
+                (before.version, None, before.known, seen, removed)
             }
             UpdateScope::Paths { named, present } => {
+                let version = data_version(&self.conn).map_err(&sql)?;
+                // A writer's update needs what the index holds of its own paths only (a
+                // kernel-size tree has tens of thousands of files).
+                let only: Vec<String> = named.iter().cloned().collect();
+                let known = known_files_of(&self.conn, Some(&only)).map_err(&sql)?;
                 let found: HashSet<&str> = present.iter().map(|s| s.rel.as_str()).collect();
                 let removed = named
                     .iter()
                     .filter(|n| !found.contains(n.as_str()) && known.contains_key(*n))
                     .cloned()
                     .collect();
-                (present, removed)
+                (version, Some(only), known, present, removed)
             }
+        };
+        let nothing_known = if refresh {
+            known.is_empty()
+        } else {
+            !has_files(&self.conn).map_err(&sql)?
         };
         let files_seen = candidates.len();
         // Unchanged size and time: nothing to do on a refresh. A writer's named paths are
@@ -1289,6 +1314,38 @@ fn unresolved_chunk(chunk: &[Work]) -> Vec<ResolvedFile> {
 mod tests {
     use super::*;
     use crate::resolve::Rung;
+
+    /// Two runs on one root: a file the first adds (and indexes) while the second's refresh
+    /// walks the tree is not removed by that refresh, which did not see it. (It was, when
+    /// the refresh compared its walk with what the index held after the walk: the four
+    /// concurrent runs' test lost a writer's file about once in ten runs under load.)
+    #[test]
+    fn a_refresh_keeps_a_file_another_run_added_during_its_walk() {
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join("a.py"), "def a():\n    pass\n").unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let config = || crate::GraphConfig {
+            cache_dir: cache.path().into(),
+            ..crate::GraphConfig::default()
+        };
+        let (mut writer, _) = Graph::open_with(project.path(), config()).unwrap();
+        let (mut refresher, _) = Graph::open_with(project.path(), config()).unwrap();
+        // The refresher's walk, then the writer's new file, indexed.
+        let before = KnownBefore::read(&refresher.conn).unwrap();
+        let (seen, configs, _) = refresher.walk();
+        std::fs::write(project.path().join("b.py"), "def b():\n    a()\n").unwrap();
+        writer.update(&["b.py"]).unwrap();
+        assert_eq!(writer.find("b", None).unwrap().len(), 1);
+        refresher
+            .apply(UpdateScope::Tree { seen, before }, configs)
+            .unwrap();
+        assert_eq!(writer.find("b", None).unwrap().len(), 1, "b.py was removed");
+        // A file gone before the walk is still removed.
+        std::fs::remove_file(project.path().join("a.py")).unwrap();
+        refresher.refresh().unwrap();
+        assert!(writer.find("a", None).unwrap().is_empty());
+        assert_eq!(refresher.find("b", None).unwrap().len(), 1);
+    }
 
     /// What `refs.state`'s generated columns read back is what was written, for every kind of
     /// outcome, then again after an update of the outcome keeps the kind.

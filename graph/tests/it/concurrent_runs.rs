@@ -59,7 +59,12 @@ fn four_runs_on_one_root_share_one_index() {
                             "run {run}: the call in {rel} is not a caller of get"
                         );
                         // The kept ranks took in its own write.
-                        let added = graph.find(&name, None).unwrap()[0].id;
+                        let added = graph
+                            .find(&name, None)
+                            .unwrap()
+                            .first()
+                            .unwrap_or_else(|| panic!("run {run}: {name} left the index"))
+                            .id;
                         let ranks = graph.rank_of(&[added, get.id]).unwrap();
                         assert!(
                             ranks.get(&added).is_some_and(|r| *r > 0.0)
