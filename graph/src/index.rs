@@ -488,12 +488,10 @@ pub(crate) fn edges_sql(target: &str) -> String {
 /// Whether the references' own edges and their fan-out are every edge [`edges_sql`]
 /// gives: no precise rows and no fills (a query can then skip the probes of empty tables).
 pub(crate) fn plain_edges(conn: &Connection) -> rusqlite::Result<bool> {
-    conn.query_row(
-        "SELECT NOT (EXISTS(SELECT 1 FROM precise) OR EXISTS(SELECT 1 FROM precise_fanout)
-           OR EXISTS(SELECT 1 FROM precise_implements) OR EXISTS(SELECT 1 FROM fills))",
-        [],
-        |r| r.get::<_, bool>(0),
-    )
+    Ok(!crate::ranks::precise_rows(conn)?
+        && !conn.query_row("SELECT EXISTS(SELECT 1 FROM fills)", [], |r| {
+            r.get::<_, bool>(0)
+        })?)
 }
 
 /// The dispatch edges of [`edges_sql`] to the members that implement or fill what a

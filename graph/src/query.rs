@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
 use serde::Serialize;
 
 use crate::index::{
@@ -306,17 +306,10 @@ impl Graph {
 
     /// A definition by id.
     pub fn symbol(&self, id: DefId) -> Result<Option<Symbol>> {
-        Ok(self.unsigned_symbol(id)?.map(|s| self.sign(s)))
-    }
-
-    /// A definition by id, its signature not read yet ([`Graph::sign`]).
-    fn unsigned_symbol(&self, id: DefId) -> Result<Option<Symbol>> {
-        self.conn
-            .prepare_cached(&format!(
-                "SELECT {SYMBOL_COLUMNS} FROM defs d JOIN files f ON f.id = d.file_id WHERE d.id = ?1"
-            ))
-            .and_then(|mut stmt| stmt.query_row([id], |r| symbol_row(r, 0)).optional())
-            .map_err(self.q_err())
+        Ok(self
+            .unsigned_symbols([id])?
+            .remove(&id)
+            .map(|s| self.sign(s)))
     }
 
     /// Fills in a symbol's signature: its first line as the file has it now (from the
@@ -330,6 +323,19 @@ impl Graph {
         let text = line.get(column.saturating_sub(1)..).unwrap_or(line).trim();
         symbol.signature = text.chars().take(200).collect();
         symbol
+    }
+
+    /// `symbol` signed ([`Graph::sign`]) when `wanted`, else with an empty signature (an
+    /// answer that lists a few of thousands reads only their files).
+    fn sign_if(&self, symbol: Symbol, wanted: bool) -> Symbol {
+        if wanted {
+            self.sign(symbol)
+        } else {
+            Symbol {
+                signature: String::new(),
+                ..symbol
+            }
+        }
     }
 
     /// TypeScript: the implementation an overload signature (a declaration without a body,
@@ -580,13 +586,10 @@ impl Graph {
             .into_iter()
             .partition(|s| s.confidence >= min_confidence);
         for (i, site) in kept.iter_mut().enumerate() {
-            site.caller = site.caller.take().map(|caller| match i < signed {
-                true => self.sign(caller),
-                false => Symbol {
-                    signature: String::new(),
-                    ..caller
-                },
-            });
+            site.caller = site
+                .caller
+                .take()
+                .map(|caller| self.sign_if(caller, i < signed));
         }
         Ok(self.answer(Callers {
             target: target_symbol,
@@ -868,14 +871,7 @@ impl Graph {
             .into_iter()
             .enumerate()
             .map(|(i, dependent)| Impacted {
-                symbol: if i < signed {
-                    self.sign(dependent.symbol)
-                } else {
-                    Symbol {
-                        signature: String::new(),
-                        ..dependent.symbol
-                    }
-                },
+                symbol: self.sign_if(dependent.symbol, i < signed),
                 ..dependent
             })
             .collect())
@@ -895,10 +891,9 @@ impl Graph {
         min_confidence: f64,
     ) -> Result<Answer<Vec<Ranked>>> {
         let ranked = self.rank_ids(focus, limit, min_confidence)?;
-        let mut symbols: Vec<Option<Symbol>> = Vec::with_capacity(ranked.len());
-        for (id, _) in &ranked {
-            symbols.push(self.unsigned_symbol(*id)?);
-        }
+        let mut found = self.unsigned_symbols(ranked.iter().map(|(id, _)| *id))?;
+        let mut symbols: Vec<Option<Symbol>> =
+            ranked.iter().map(|(id, _)| found.remove(id)).collect();
         // Signed a file at a time: the ranks of a large tree spread over hundreds of files,
         // more than are kept.
         let mut order: Vec<usize> = (0..symbols.len()).collect();

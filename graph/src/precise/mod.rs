@@ -381,9 +381,10 @@ impl Graph {
         let small_part = i64::try_from(plan.hashes.len()).is_ok_and(|covered| {
             covered <= FOLLOWED_IMPORT_FILES && covered.saturating_mul(4) <= tree_files
         });
-        let mut upkeep = match small_part && crate::ranks::kept(&tx).map_err(&sql)? {
-            true => Some(crate::ranks::RankUpkeep::begin(&tx).map_err(&sql)?),
-            false => None,
+        let mut upkeep = if small_part && crate::ranks::kept(&tx).map_err(&sql)? {
+            Some(crate::ranks::RankUpkeep::begin(&tx).map_err(&sql)?)
+        } else {
+            None
         };
         if let Some(upkeep) = upkeep.as_mut() {
             for (file, _) in plan.hashes.values() {
