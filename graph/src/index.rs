@@ -21,6 +21,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+mod checkpoint;
 mod update;
 
 use update::{KnownBefore, UpdateScope};
@@ -249,6 +250,8 @@ pub struct Graph {
     /// Set while [`Graph::open_cancellable`] builds: raised, the build stops at the next file
     /// or chunk of references and keeps what it has (writers' updates are never cancelled).
     pub(crate) cancel: Option<Arc<AtomicBool>>,
+    /// Folds the write-ahead log into the index after this graph's writes.
+    pub(crate) checkpointer: checkpoint::Checkpointer,
 }
 
 /// Receives `(files extracted, files to extract)` while the index is brought up to date
@@ -667,6 +670,7 @@ impl Graph {
                 conn
             }
         };
+        let checkpointer = checkpoint::Checkpointer::new(&db_path);
         let mut graph = Graph {
             root,
             db_path,
@@ -680,6 +684,7 @@ impl Graph {
             file_index: std::cell::RefCell::new(None),
             progress: progress.map(ProgressHook),
             cancel,
+            checkpointer,
         };
         let refreshed = graph.refresh();
         graph.cancel = None;
@@ -714,7 +719,12 @@ impl Graph {
         conn.execute_batch(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;
              PRAGMA cache_size=-8000;",
-        )
+        )?;
+        // The log is folded in by a thread after each write (see `checkpoint`).
+        conn.execute_batch(&format!(
+            "PRAGMA wal_autocheckpoint={};",
+            checkpoint::BACKSTOP_PAGES
+        ))
     }
 
     /// The existing index if it is of this schema and root.

@@ -1008,6 +1008,7 @@ impl Graph {
             }
             ranks::keep(&tx, &graph.ids, &y)?;
             tx.commit()?;
+            self.checkpointer.request();
             Ok(true)
         })();
         Ok(kept.unwrap_or(false))

@@ -103,6 +103,7 @@ impl Graph {
         let changed_configs = configs_changed.then_some(configs.as_slice());
         let done = run(&tx, &cx, &mut plan, changed_configs, project, kept_files)?;
         tx.commit().map_err(cx.sql())?;
+        self.checkpointer.request();
         self.after_commit(&cx, &plan, done)
     }
 

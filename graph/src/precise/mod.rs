@@ -406,6 +406,7 @@ impl Graph {
         )
         .map_err(&sql)?;
         tx.commit().map_err(&sql)?;
+        self.checkpointer.request();
         self.precise_state.replace(None);
         prune_outputs(plan);
         Ok(outcome)

@@ -6,6 +6,7 @@ mod common;
 mod accuracy;
 mod c_headers;
 mod cancelled_build;
+mod checkpoint;
 mod concurrent_runs;
 mod incremental;
 mod precise;
