@@ -107,9 +107,11 @@ fn callers(graph: &Graph, rest: &[String], floor: f64) -> Result<(), Box<dyn std
                 s.path,
                 s.line,
                 s.column,
-                s.caller
-                    .as_ref()
-                    .map_or("<top level>".into(), |c| c.qualified_name.clone()),
+                match (&s.caller, s.caller_id) {
+                    (Some(c), _) => c.qualified_name.clone(),
+                    (None, Some(id)) => format!("definition {id:?} (not read)"),
+                    (None, None) => "<top level>".into(),
+                },
                 s.rung.as_str(),
                 s.confidence,
                 s.receiver

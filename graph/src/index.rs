@@ -560,7 +560,7 @@ pub(crate) fn rung_of(code: i64) -> Rung {
     }
 }
 
-fn ref_kind_code(k: RefKind) -> i64 {
+pub(crate) fn ref_kind_code(k: RefKind) -> i64 {
     match k {
         RefKind::Call => 0,
         RefKind::Type => 1,
