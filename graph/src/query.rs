@@ -1424,12 +1424,7 @@ mod tests {
             "#include \"h.h\"\nint twice(int x) { return 2 * x; }\n",
         );
         write("c/b.c", "#include \"h.h\"\nint twice(int x) { return x + x; }\nint use(void) { return twice(1); }\n");
-        let cache = tempfile::tempdir().unwrap();
-        let config = crate::GraphConfig {
-            cache_dir: cache.path().into(),
-            ..crate::GraphConfig::default()
-        };
-        let (graph, _) = crate::Graph::open_with(project.path(), config).unwrap();
+        let (_cache, graph) = indexed(project.path());
         assert!(!graph.has_precise_rows().unwrap());
         for table in ["fills", "fanout"] {
             let count: i64 = graph
@@ -1487,12 +1482,7 @@ mod tests {
             "#include \"h.h\"\n\
              int use(void) { return twice(1) + thrice(2) + twice(3) + thrice(4); }\n",
         );
-        let cache = tempfile::tempdir().unwrap();
-        let config = crate::GraphConfig {
-            cache_dir: cache.path().into(),
-            ..crate::GraphConfig::default()
-        };
-        let (graph, _) = crate::Graph::open_with(project.path(), config).unwrap();
+        let (_cache, graph) = indexed(project.path());
         let conn = &graph.conn;
         let resolved: Vec<(i64, i64, i64)> = {
             let mut stmt = conn
@@ -1576,6 +1566,17 @@ mod tests {
         assert_eq!(per_file_edges(&graph), scanned_edges(&graph, true));
     }
 
+    /// The graph of `project`, its index in a cache of its own.
+    fn indexed(project: &std::path::Path) -> (tempfile::TempDir, crate::Graph) {
+        let cache = tempfile::tempdir().unwrap();
+        let config = crate::GraphConfig {
+            cache_dir: cache.path().into(),
+            ..crate::GraphConfig::default()
+        };
+        let (graph, _) = crate::Graph::open_with(project, config).unwrap();
+        (cache, graph)
+    }
+
     /// A tree of Python modules calling each other's functions (deterministic), opened.
     fn calling_modules(
         modules: usize,
@@ -1617,12 +1618,7 @@ mod tests {
             )
             .unwrap();
         }
-        let cache = tempfile::tempdir().unwrap();
-        let config = crate::GraphConfig {
-            cache_dir: cache.path().into(),
-            ..crate::GraphConfig::default()
-        };
-        let (graph, _) = crate::Graph::open_with(project.path(), config).unwrap();
+        let (cache, graph) = indexed(project.path());
         (project, cache, graph)
     }
 
@@ -1808,12 +1804,7 @@ mod tests {
              def keep(s: Session) -> Session:\n    return s\n",
         )
         .unwrap();
-        let cache = tempfile::tempdir().unwrap();
-        let config = crate::GraphConfig {
-            cache_dir: cache.path().into(),
-            ..crate::GraphConfig::default()
-        };
-        let (graph, _) = crate::Graph::open_with(project.path(), config).unwrap();
+        let (_cache, graph) = indexed(project.path());
         let floor = crate::DEFAULT_MIN_CONFIDENCE;
         let session = graph.find("Session", Some("models.py")).unwrap()[0].id;
         let type_uses = graph
@@ -1886,12 +1877,7 @@ mod tests {
             std::fs::create_dir_all(full.parent().unwrap()).unwrap();
             std::fs::write(full, text).unwrap();
         }
-        let cache = tempfile::tempdir().unwrap();
-        let config = crate::GraphConfig {
-            cache_dir: cache.path().into(),
-            ..crate::GraphConfig::default()
-        };
-        let (graph, _) = crate::Graph::open_with(project.path(), config).unwrap();
+        let (_cache, graph) = indexed(project.path());
         let floor = crate::DEFAULT_MIN_CONFIDENCE;
         let shown = |impact: &Impact| {
             let mut out: Vec<String> = impact
