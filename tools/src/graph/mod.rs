@@ -14,7 +14,7 @@ mod verify;
 
 pub use tool::GraphTool;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -30,6 +30,16 @@ use crate::report::WriteReport;
 use crate::root::WorkspaceRoot;
 use crate::tool::ProgressSink;
 
+impl Checked {
+    /// `changed`, now in the index: each re-read, or dropped when it is gone from disk (a
+    /// checkout or `git stash -u` behind the run).
+    fn took_in(&mut self, root: &Path, changed: Vec<String>) {
+        let (updated, removed) = changed.into_iter().partition(|rel| root.join(rel).exists());
+        self.updated = updated;
+        self.removed = removed;
+    }
+}
+
 /// What the stat check of one call found and did.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Checked {
@@ -37,6 +47,8 @@ pub(crate) struct Checked {
     pub opened: Option<UpdateStats>,
     /// Files changed on disk since the index last saw them, re-read by this call.
     pub updated: Vec<String>,
+    /// Indexed files gone from disk since, dropped from the index by this call.
+    pub removed: Vec<String>,
     /// Files still not reflected (their update failed), with why.
     pub stale: Vec<String>,
     pub error: Option<String>,
@@ -252,7 +264,7 @@ impl GraphIndex {
         }
         match graph.update(&paths) {
             Ok(_) => {
-                checked.updated = outside;
+                checked.took_in(&root, outside);
                 graph.note_checked();
             }
             Err(e) => {
@@ -267,7 +279,8 @@ impl GraphIndex {
         match graph.stale_files() {
             Ok(stale) if !stale.is_empty() => match graph.update(&stale) {
                 Ok(_) => {
-                    checked.updated = stale;
+                    let root = graph.root().to_path_buf();
+                    checked.took_in(&root, stale);
                 }
                 Err(e) => {
                     checked.error = Some(e.to_string());

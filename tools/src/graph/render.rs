@@ -21,6 +21,7 @@ pub(crate) fn index_report(
         stale_files: checked.stale.clone(),
         files: freshness.files,
         updated: checked.updated.clone(),
+        removed: checked.removed.clone(),
         opened: checked.opened.as_ref().map(|stats| IndexOpened {
             rebuilt: stats.rebuilt,
             files_seen: stats.files_seen,

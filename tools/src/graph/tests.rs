@@ -390,6 +390,14 @@ async fn a_shell_made_file_the_run_edited_then_the_shell_removed_leaves_the_inde
             .any(|s| s.starts_with("src/requests/gen.py")),
         "{text}"
     );
+    // Said as what happened to it: dropped, not re-read.
+    assert_eq!(after["index"]["removed"], json!(["src/requests/gen.py"]));
+    assert_eq!(after["index"]["updated"], json!([]));
+    assert!(
+        text.contains("1 file(s) gone from disk dropped now: src/requests/gen.py")
+            && !text.contains("re-read now"),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -882,6 +882,9 @@ pub struct IndexReport {
     pub files: usize,
     /// Files changed on disk, re-read by this call.
     pub updated: Vec<String>,
+    /// Indexed files gone from disk, dropped from the index by this call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
     /// Set when this call opened (or built) the index.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opened: Option<IndexOpened>,
@@ -924,6 +927,13 @@ impl Render for IndexReport {
                 ", {} file(s) changed on disk re-read now: {}",
                 self.updated.len(),
                 first_few(&self.updated, 5)
+            ));
+        }
+        if !self.removed.is_empty() {
+            line.push_str(&format!(
+                ", {} file(s) gone from disk dropped now: {}",
+                self.removed.len(),
+                first_few(&self.removed, 5)
             ));
         }
         if let Some(why) = &self.rescanned {
