@@ -3,9 +3,10 @@
 //! SQLite's automatic checkpoint runs inside the commit that crosses its threshold (1,000
 //! pages). A one-file update of a kernel-size index dirties more than that (its rows sit in
 //! large indexes, a page each), so every write paid the copy back and the index's `fsync`:
-//! about 40 ms of a 120 ms update of `kernel/fork.c`. The writer now only asks; this thread
-//! checkpoints without blocking readers or the next writer (`PASSIVE`), and a much higher
-//! automatic threshold stays as the backstop should it fall behind.
+//! about 40 ms of a 120 ms update of `kernel/fork.c`. The writer of a small change now only
+//! asks (a large one folds its log at once); this thread checkpoints without blocking readers
+//! or the next writer (`PASSIVE`), and a much higher automatic threshold stays as the
+//! backstop should it fall behind.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};

@@ -103,7 +103,6 @@ impl Graph {
         let changed_configs = configs_changed.then_some(configs.as_slice());
         let done = run(&tx, &cx, &mut plan, changed_configs, project, kept_files)?;
         tx.commit().map_err(cx.sql())?;
-        self.checkpointer.request();
         self.after_commit(&cx, &plan, done)
     }
 
@@ -181,6 +180,8 @@ impl Graph {
         if stats.extracted + stats.removed > 256 || resolve_all {
             // A large change leaves a large write-ahead log: fold it into the index now.
             let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+        } else {
+            self.checkpointer.request();
         }
         if let Some(freeing) = freeing {
             let _ = freeing.join();
