@@ -766,6 +766,15 @@ impl Render for ImpactReport {
                 first_of(self.files_total, files.len())
             ));
         }
+        // The tests to run after the change, by name: the files' list may not reach them.
+        if self.tests_total > 0 {
+            let tests: Vec<&str> = self.tests.iter().take(30).map(String::as_str).collect();
+            text.push(format!(
+                "test files: {}{}",
+                tests.join(", "),
+                first_of(self.tests_total, tests.len())
+            ));
+        }
         if let Some(unparsed) = self.files_with_syntax_errors.filter(|n| *n > 0) {
             text.push(format!(
                 "{unparsed} indexed file(s) have syntax errors, and a use where a file did not parse is not indexed"
