@@ -716,13 +716,10 @@ impl Graph {
         // Another run's write (an update, a precise import) holds the index for moments:
         // wait for it rather than fail.
         conn.busy_timeout(BUSY_TIMEOUT)?;
-        conn.execute_batch(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;
-             PRAGMA cache_size=-8000;",
-        )?;
         // The log is folded in by a thread after each write (see `checkpoint`).
         conn.execute_batch(&format!(
-            "PRAGMA wal_autocheckpoint={};",
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;
+             PRAGMA cache_size=-8000; PRAGMA wal_autocheckpoint={};",
             checkpoint::BACKSTOP_PAGES
         ))
     }

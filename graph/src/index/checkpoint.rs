@@ -17,8 +17,8 @@ use std::thread::JoinHandle;
 /// the thread cannot keep up or could not start.
 pub(crate) const BACKSTOP_PAGES: u32 = 16_384;
 
-/// The thread's name (tests look for it to see that it is joined).
-pub(crate) const THREAD_NAME: &str = "cc-graph-checkpoint";
+/// The thread's name, as `ps -L` and a debugger show it.
+const THREAD_NAME: &str = "cc-graph-checkpoint";
 
 /// Asks a thread, started on the first request, to checkpoint the index's log; joined on drop.
 #[derive(Debug)]

@@ -30,16 +30,6 @@ use crate::report::WriteReport;
 use crate::root::WorkspaceRoot;
 use crate::tool::ProgressSink;
 
-impl Checked {
-    /// `changed`, now in the index: each re-read, or dropped when it is gone from disk (a
-    /// checkout or `git stash -u` behind the run).
-    fn took_in(&mut self, root: &Path, changed: Vec<String>) {
-        let (updated, removed) = changed.into_iter().partition(|rel| root.join(rel).exists());
-        self.updated = updated;
-        self.removed = removed;
-    }
-}
-
 /// What the stat check of one call found and did.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Checked {
@@ -56,6 +46,16 @@ pub(crate) struct Checked {
     pub rescanned: Option<String>,
     /// What ignore rules kept out of the index when this call built it.
     pub left_out: Option<crate::left_out::LeftOutReport>,
+}
+
+impl Checked {
+    /// `changed`, now in the index: each re-read, or dropped when it is gone from disk (a
+    /// checkout or `git stash -u` behind the run).
+    fn took_in(&mut self, root: &Path, changed: Vec<String>) {
+        let (updated, removed) = changed.into_iter().partition(|rel| root.join(rel).exists());
+        self.updated = updated;
+        self.removed = removed;
+    }
 }
 
 /// The run's code graph: closed until the first `graph` call opens it.
@@ -278,10 +278,7 @@ impl GraphIndex {
     fn stat_every_file(&self, graph: &mut Graph, checked: &mut Checked) {
         match graph.stale_files() {
             Ok(stale) if !stale.is_empty() => match graph.update(&stale) {
-                Ok(_) => {
-                    let root = graph.root().to_path_buf();
-                    checked.took_in(&root, stale);
-                }
+                Ok(_) => checked.took_in(graph.root(), stale),
                 Err(e) => {
                     checked.error = Some(e.to_string());
                     checked.stale = stale;
