@@ -46,8 +46,10 @@ pub(crate) fn is_test(path: &str) -> bool {
             "test" | "tests" | "testing" | "__tests__" | "spec" | "testdata"
         )
     }) || name.starts_with("test_")
-        || name.ends_with("_test.go")
-        || name.ends_with("_test.py")
+        // `flag_test.go`, `api_test.py`, `buffer_test.c`, `strings_unittest.cc`.
+        || name
+            .split_once('.')
+            .is_some_and(|(stem, _)| stem.ends_with("_test") || stem.ends_with("_unittest"))
         || name.contains(".test.")
         || name.contains(".spec.")
         || name == "conftest.py"
@@ -104,10 +106,18 @@ mod tests {
             "src/a.test.ts",
             "__tests__/x.js",
             "conftest.py",
+            "src/buffer_test.c",
+            "base/strings_unittest.cc",
         ] {
             assert!(is_test(path), "{path}");
         }
-        for path in ["src/requests/api.py", "flag.go", "src/testament.ts"] {
+        for path in [
+            "src/requests/api.py",
+            "flag.go",
+            "src/testament.ts",
+            "src/attest.c",
+            "src/latest_test_data.h",
+        ] {
             assert!(!is_test(path), "{path}");
         }
     }
