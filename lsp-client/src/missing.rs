@@ -139,19 +139,40 @@ pub fn split_missing(
         .map(str::to_owned)
         .collect();
     names.extend(firsts);
+    let line_of = |diagnostic: &Diagnostic| {
+        (diagnostic.line as usize)
+            .checked_sub(1)
+            .and_then(|at| lines.get(at))
+            .copied()
+            .unwrap_or_default()
+    };
+    let qualified: Vec<Option<String>> = diagnostics
+        .iter()
+        .map(|d| qualified_use_of_missing(&d.message, line_of(d), exists))
+        .collect();
+    // A field or method declared with a qualified type of a missing package
+    // (`Collection<com.facebook.react.uimanager.ViewManager> managers`) makes each use of it
+    // "ViewManager cannot be resolved to a type" too, on lines that do not name the package;
+    // JDT LS reports such uses after some builds and not after others.
+    // The declaration's own error names the package's first segment or the type.
+    for (diagnostic, package) in diagnostics.iter().zip(&qualified) {
+        if package.is_none() && !is_unresolved_type(&diagnostic.message) {
+            continue;
+        }
+        for (package, name) in qualified_missing_types(line_of(diagnostic), exists) {
+            let first = package.split('.').next().unwrap_or_default().to_owned();
+            if !exists(&first, None) {
+                names.insert(first);
+            }
+            names.insert(name);
+            missing.packages.insert(package);
+        }
+    }
     let mut kept = Vec::new();
-    for (i, diagnostic) in diagnostics.into_iter().enumerate() {
-        let qualified = || {
-            let line = (diagnostic.line as usize)
-                .checked_sub(1)
-                .and_then(|at| lines.get(at))
-                .copied()
-                .unwrap_or_default();
-            qualified_use_of_missing(&diagnostic.message, line, exists)
-        };
+    for ((i, diagnostic), package) in diagnostics.into_iter().enumerate().zip(qualified) {
         if unresolved_import[i] || follows_from(&diagnostic.message, &names) {
             missing.diagnostics += 1;
-        } else if let Some(package) = qualified() {
+        } else if let Some(package) = package {
             missing.diagnostics += 1;
             missing.packages.insert(package);
         } else {
@@ -159,6 +180,47 @@ pub fn split_missing(
         }
     }
     (kept, missing)
+}
+
+/// JDT LS's words for a type name that does not resolve (`X cannot be resolved to a type`).
+fn is_unresolved_type(message: &str) -> bool {
+    message.ends_with(" cannot be resolved to a type")
+}
+
+/// The qualified uses of types of missing packages on `line` (`com.facebook.react.uimanager.
+/// ViewManager`): each package (two or more lower-case segments) and its first type, when
+/// the sources do not have them.
+fn qualified_missing_types(
+    line: &str,
+    exists: &dyn Fn(&str, Option<&str>) -> bool,
+) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let words = line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'));
+    for word in words {
+        let segments: Vec<&str> = word.split('.').collect();
+        let Some(at) = segments
+            .iter()
+            .position(|s| s.starts_with(|c: char| c.is_ascii_uppercase()))
+        else {
+            continue;
+        };
+        let package = &segments[..at];
+        let lower = package
+            .iter()
+            .all(|s| s.starts_with(|c: char| c.is_ascii_lowercase()));
+        if package.len() < 2 || !lower {
+            continue;
+        }
+        // The JDK's own packages always resolve.
+        if matches!(package[0], "java" | "javax") {
+            continue;
+        }
+        let (package, name) = (package.join("."), segments[at].to_owned());
+        if !exists(&package, Some(&name)) {
+            found.push((package, name));
+        }
+    }
+    found
 }
 
 /// The package of a qualified use (`com.facebook.react.uimanager.ViewManager` in code) that
@@ -417,6 +479,43 @@ mod tests {
                 assert!(kept.contains(&"Thing cannot be resolved to a type"));
             }
         }
+    }
+
+    #[test]
+    fn uses_of_a_member_declared_with_a_missing_qualified_type_follow_from_it() {
+        let text = "package a;\nclass A {\n  java.util.Collection<com.facebook.react.uimanager.ViewManager> managers;\n\
+                    \n  Object first() {\n    return managers;\n  }\n  Thing thing;\n}\n";
+        let exists = |package: &str, _: Option<&str>| package == "a";
+        // After a full build JDT LS names the declaration's first segment, after some
+        // incremental ones its type; the uses of the field come with either, or not at all.
+        for declaration in [
+            "ViewManager cannot be resolved to a type",
+            "com cannot be resolved to a type",
+        ] {
+            let (kept, missing) = split_missing(
+                text,
+                vec![
+                    error(3, declaration),
+                    error(6, "ViewManager cannot be resolved to a type"),
+                    error(8, "Thing cannot be resolved to a type"),
+                ],
+                &exists,
+            );
+            let kept: Vec<&str> = kept.iter().map(|d| d.message.as_str()).collect();
+            assert_eq!(
+                kept,
+                ["Thing cannot be resolved to a type"],
+                "{declaration}"
+            );
+            assert_eq!(missing.diagnostics, 2, "{declaration}");
+        }
+        // Without the declaration's error, a use alone is not known to follow from it.
+        let (kept, _) = split_missing(
+            text,
+            vec![error(6, "ViewManager cannot be resolved to a type")],
+            &exists,
+        );
+        assert_eq!(kept.len(), 1);
     }
 
     #[test]

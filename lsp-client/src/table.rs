@@ -27,6 +27,11 @@ pub struct Timing {
     /// open files again once it is done indexing: a push made while it was busy is not the
     /// answer either.
     pub debounce: Duration,
+    /// For a server without a debounce: it checks a changed document no sooner than this
+    /// after the change (JDT LS's document lifecycle delay), so a push without a version
+    /// that arrives sooner is an earlier check's, or a build's from before the change.
+    /// Unlike [`Timing::debounce`], pushes made while the server was busy still count.
+    pub check_delay: Duration,
     /// Give up (report `pending`) this long after the change.
     pub cap: Duration,
     /// The cap while the server reports that it is still indexing or checking.
@@ -39,6 +44,7 @@ impl Default for Timing {
             settle: Duration::ZERO,
             quiet: None,
             debounce: Duration::ZERO,
+            check_delay: Duration::ZERO,
             cap: Duration::from_secs(10),
             indexing_cap: Duration::from_secs(60),
         }
@@ -587,6 +593,9 @@ fn java_family() -> Family {
     // and again only when a file's diagnostics change.
     jdtls.timing.settle = Duration::ZERO;
     jdtls.timing.quiet = Some(Duration::from_millis(2000));
+    // It checks an open file's change 400 ms after it (its document lifecycle delay, reset
+    // by each change; a little less here, for the clocks' granularity).
+    jdtls.timing.check_delay = Duration::from_millis(350);
     // Starting the JVM and building the workspace's index take a while.
     jdtls.timing.indexing_cap = Duration::from_secs(120);
     Family {

@@ -163,4 +163,6 @@ pub(super) struct Doc {
     /// The publish sequence number when this version was sent: publishes after it may be
     /// about this version.
     pub(super) seq_before: u64,
+    /// When this version was sent.
+    pub(super) sent_at: Instant,
 }

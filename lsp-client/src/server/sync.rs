@@ -97,6 +97,7 @@ impl LanguageServer {
                 path: path.to_path_buf(),
                 version: doc.version,
                 sent_at: Instant::now(),
+                changed_at: doc.sent_at,
                 seq_before: doc.seq_before,
                 opened: doc.version == 1,
                 recheck: false,
@@ -107,6 +108,7 @@ impl LanguageServer {
                 doc.version += 1;
                 doc.text = text.to_owned();
                 doc.seq_before = seq_before;
+                doc.sent_at = Instant::now();
                 send_change(&self.conn, path, doc.version, text)?;
                 doc.version
             }
@@ -127,6 +129,7 @@ impl LanguageServer {
                         text: text.to_owned(),
                         language_id: language_id.to_owned(),
                         seq_before,
+                        sent_at: Instant::now(),
                     },
                 );
                 1
@@ -141,6 +144,7 @@ impl LanguageServer {
             path: path.to_path_buf(),
             version,
             sent_at,
+            changed_at: sent_at,
             seq_before,
             opened: version == 1,
             recheck: false,
@@ -156,6 +160,7 @@ impl LanguageServer {
         let version = i32::try_from(doc.version + 1).ok()?;
         send_close(&self.conn, path).ok()?;
         doc.version += 1;
+        doc.sent_at = Instant::now();
         self.conn
             .notify::<DidOpenTextDocument>(DidOpenTextDocumentParams {
                 text_document: TextDocumentItem {
@@ -184,10 +189,12 @@ impl LanguageServer {
         self.touch();
         let docs = self.docs_lock();
         let doc = docs.get(path)?;
+        let now = Instant::now();
         Some(SyncTicket {
             path: path.to_path_buf(),
             version: doc.version,
-            sent_at: Instant::now(),
+            sent_at: now,
+            changed_at: now,
             seq_before: since,
             opened: false,
             recheck: true,
@@ -206,11 +213,14 @@ impl LanguageServer {
         };
         doc.version += 1;
         doc.seq_before = seq_before;
+        let now = Instant::now();
+        doc.sent_at = now;
         send_change(&self.conn, path, doc.version, &doc.text)?;
         Ok(Some(SyncTicket {
             path: path.to_path_buf(),
             version: doc.version,
-            sent_at: Instant::now(),
+            sent_at: now,
+            changed_at: now,
             seq_before,
             opened: false,
             recheck: false,

@@ -52,6 +52,22 @@ pub enum DiagnosticsOutcome {
     Failed(LspError),
 }
 
+impl DiagnosticsOutcome {
+    /// The outcome's kind and size, for a log line.
+    fn summary(&self) -> String {
+        match self {
+            DiagnosticsOutcome::Fresh {
+                diagnostics, via, ..
+            } => format!("fresh via {via:?}: {}", diagnostics.len()),
+            DiagnosticsOutcome::Unchanged { diagnostics } => {
+                format!("unchanged after quiet: {}", diagnostics.len())
+            }
+            DiagnosticsOutcome::Pending { waited, .. } => format!("pending after {waited:?}"),
+            DiagnosticsOutcome::Failed(error) => format!("failed: {error}"),
+        }
+    }
+}
+
 /// How diagnostics were obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Via {
@@ -81,6 +97,9 @@ pub struct SyncTicket {
     pub version: i64,
     /// When the change was sent.
     pub sent_at: Instant,
+    /// When this version was sent to the server: before `sent_at` when an earlier sync (a
+    /// change on disk forwarded as it happened) had sent the same text.
+    pub(super) changed_at: Instant,
     pub(super) seq_before: u64,
     /// This sync opened the document (`didOpen`): the server builds it from scratch.
     pub(super) opened: bool,
@@ -233,7 +252,10 @@ impl LanguageServer {
             }
             let step = decide(&wait, &self.state.lock(), Instant::now(), reopened, &work);
             match step {
-                Step::Done(outcome) => return outcome,
+                Step::Done(outcome) => {
+                    tracing::debug!(server = %self.spec.name, path = %ticket.path.display(), version = ticket.version, seq_before = ticket.seq_before, outcome = outcome.summary(), "push wait over");
+                    return outcome;
+                }
                 Step::Reopen => {
                     tracing::debug!(server = %self.spec.name, path = %ticket.path.display(), "idle after a preamble line with no publish since: reopening");
                     // The reopened file's publish has a higher version, which this wait takes.
@@ -410,10 +432,12 @@ impl LanguageServer {
     /// Waits up to `timeout` for the server to finish the work it reports (indexing);
     /// true when it is idle.
     pub async fn wait_ready(&self, timeout: Duration) -> bool {
+        let now = Instant::now();
         let ticket = SyncTicket {
             path: PathBuf::new(),
             version: 0,
-            sent_at: Instant::now(),
+            sent_at: now,
+            changed_at: now,
             seq_before: 0,
             opened: false,
             recheck: false,
@@ -422,6 +446,7 @@ impl LanguageServer {
             settle: Duration::ZERO,
             quiet: None,
             debounce: Duration::ZERO,
+            check_delay: Duration::ZERO,
             cap: timeout,
             indexing_cap: timeout,
         };
@@ -682,21 +707,31 @@ impl Look<'_> {
     fn unversioned_ready(&mut self, published: &Published) -> Option<Instant> {
         let (ticket, inner, timing) = (self.wait.ticket, self.inner, self.wait.timing);
         let mut earliest = if ticket.opened {
-            ticket.sent_at
+            ticket.changed_at
         } else {
-            ticket.sent_at + timing.debounce
+            ticket.changed_at + timing.debounce
         };
-        if inner.idle_since > ticket.sent_at {
+        if inner.idle_since > ticket.changed_at {
             earliest = earliest.max(inner.idle_since);
         }
         let first = if timing.debounce.is_zero() {
-            Some(
-                published
-                    .history
-                    .iter()
-                    .find(|(seq, _, _)| *seq > ticket.seq_before)
-                    .map_or(published.at, |(_, at, _)| *at),
-            )
+            // A changed document is checked no sooner than the server's delay after the
+            // change; an open, or a recheck of an unchanged one, any time after it.
+            let from = if ticket.opened || ticket.recheck {
+                ticket.changed_at
+            } else {
+                ticket.changed_at + timing.check_delay
+            };
+            let first = published
+                .history
+                .iter()
+                .find(|(seq, at, _)| *seq > ticket.seq_before && *at >= from)
+                .map(|(_, at, _)| *at)
+                .or_else(|| (published.at >= from).then_some(published.at));
+            if first.is_none() {
+                self.wake_at(from);
+            }
+            first
         } else {
             published
                 .history
@@ -809,6 +844,7 @@ mod tests {
             path: PathBuf::from("/w/a.py"),
             version,
             sent_at,
+            changed_at: sent_at,
             seq_before: 0,
             opened: false,
             recheck: false,
@@ -908,6 +944,46 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// The shell's change was forwarded to the server as it happened, and answered, before
+    /// the check: the server's check delay counts from that change, not from the check, so
+    /// the answer already there stands at once.
+    #[test]
+    fn the_check_delay_counts_from_when_the_version_was_sent_not_from_the_check() {
+        let t0 = Instant::now();
+        let mut ticket = ticket(t0 + 2000 * MS, 2);
+        ticket.changed_at = t0;
+        let timing = Timing {
+            check_delay: 200 * MS,
+            ..Timing::default()
+        };
+        let mut inner = state(t0);
+        inner
+            .published
+            .insert(ticket.path.clone(), published(t0 + 600 * MS, 1, None));
+        let wait = wait(&ticket, timing);
+        match decide(&wait, &inner, t0 + 2001 * MS, None, &unwatched()) {
+            Step::Done(DiagnosticsOutcome::Fresh { via, .. }) => {
+                assert_eq!(via, Via::UnversionedPush)
+            }
+            other => panic!("{other:?}"),
+        }
+        // A publish sooner than the delay after the change is an earlier check's; a recheck
+        // (the file unchanged, another one changed) takes it.
+        inner
+            .published
+            .insert(ticket.path.clone(), published(t0 + 100 * MS, 1, None));
+        assert!(matches!(
+            decide(&wait, &inner, t0 + 2001 * MS, None, &unwatched()),
+            Step::Sleep(_)
+        ));
+        ticket.recheck = true;
+        let wait = self::wait(&ticket, timing);
+        assert!(matches!(
+            decide(&wait, &inner, t0 + 2001 * MS, None, &unwatched()),
+            Step::Done(DiagnosticsOutcome::Fresh { .. })
+        ));
     }
 
     /// A wait that gives up says what it last saw: the work in progress, and whether the

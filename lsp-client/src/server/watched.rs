@@ -212,11 +212,14 @@ impl LanguageServer {
                     doc.version += 1;
                     doc.text = text;
                     doc.seq_before = seq_before;
+                    doc.sent_at = tokio::time::Instant::now();
+                    tracing::debug!(server = %self.spec.name, path = %path.display(), version = doc.version, seq_before, "an open document changed on disk: synced");
                     if send_change(&self.conn, path, doc.version, &doc.text).is_ok() {
                         touched.push(path.clone());
                     }
                 }
                 Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                    tracing::debug!(server = %self.spec.name, path = %path.display(), "an open document is gone from disk: closed");
                     self.close(path);
                     touched.push(path.clone());
                 }

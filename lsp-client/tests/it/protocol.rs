@@ -17,6 +17,7 @@ fn timing(settle_ms: u64, quiet_ms: Option<u64>, cap_ms: u64, indexing_ms: u64) 
         settle: Duration::from_millis(settle_ms),
         quiet: quiet_ms.map(Duration::from_millis),
         debounce: Duration::ZERO,
+        check_delay: Duration::ZERO,
         cap: Duration::from_millis(cap_ms),
         indexing_cap: Duration::from_millis(indexing_ms),
     }

@@ -56,6 +56,34 @@ impl Checked {
         self.updated = updated;
         self.removed = removed;
     }
+
+    /// `error` with what this call took in first: the failure may come from those changes
+    /// (the shell moved a definition), and the next answer does not list them again.
+    fn note_on(&self, error: ToolError) -> ToolError {
+        use crate::report::graph::first_few;
+        let mut taken = Vec::new();
+        if !self.updated.is_empty() {
+            taken.push(format!(
+                "{} file(s) changed on disk re-read first: {}",
+                self.updated.len(),
+                first_few(&self.updated, 5)
+            ));
+        }
+        if !self.removed.is_empty() {
+            taken.push(format!(
+                "{} file(s) gone from disk dropped first: {}",
+                self.removed.len(),
+                first_few(&self.removed, 5)
+            ));
+        }
+        if taken.is_empty() {
+            return error;
+        }
+        error
+            .with_note(&format!("the index took in {}", taken.join("; ")))
+            .with_detail("index_updated", self.updated.clone())
+            .with_detail("index_removed", self.removed.clone())
+    }
 }
 
 /// The run's code graph: closed until the first `graph` call opens it.
@@ -203,7 +231,7 @@ impl GraphIndex {
             let Some(graph) = guard.as_mut() else {
                 return Err(ToolError::new(ErrorKind::Internal, "the graph is not open"));
             };
-            job(graph, &checked)
+            job(graph, &checked).map_err(|error| checked.note_on(error))
         })
         .await
         .map_err(|e| ToolError::new(ErrorKind::Internal, format!("the graph task failed: {e}")))?

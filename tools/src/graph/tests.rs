@@ -400,6 +400,43 @@ async fn a_shell_made_file_the_run_edited_then_the_shell_removed_leaves_the_inde
     );
 }
 
+/// The shell moves a definition (two lines above it) and the agent asks at its old line: the
+/// call fails, and its error says what the index took in first, since that is where the
+/// failure comes from and the next answer will not list the file again.
+#[tokio::test]
+async fn a_call_that_fails_after_taking_in_shell_changes_says_what_it_took_in() {
+    let Some((project, _cache, registry)) = requests_with_an_open_graph().await else {
+        return;
+    };
+    let api = project.path().join("src/requests/api.py");
+    let text = std::fs::read_to_string(&api).unwrap();
+    std::fs::write(&api, format!("import os\nimport sys\n{text}")).unwrap();
+    let error = registry
+        .call("graph", requests_callers())
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "symbol_not_found", "{}", error.message());
+    assert!(
+        error.message().contains(
+            "the index took in 1 file(s) changed on disk re-read first: src/requests/api.py"
+        ),
+        "{}",
+        error.message()
+    );
+    assert_eq!(
+        error.details()["index_updated"],
+        json!(["src/requests/api.py"])
+    );
+    // At its new line the same call answers, with nothing left to take in.
+    let (moved, text) = call(
+        &registry,
+        json!({"action": "callers", "file": "src/requests/api.py", "line": 26, "symbol": "request"}),
+    )
+    .await;
+    assert_eq!(moved["total"], 9, "{text}");
+    assert_eq!(moved["index"]["updated"], json!([]), "{text}");
+}
+
 #[tokio::test]
 async fn verify_without_a_language_server_is_unverifiable() {
     let Some(project) = cc_test_support::copy_project("requests") else {

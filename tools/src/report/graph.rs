@@ -977,7 +977,7 @@ impl Render for IndexReport {
     }
 }
 
-fn first_few(items: &[String], n: usize) -> String {
+pub(crate) fn first_few(items: &[String], n: usize) -> String {
     let mut s = items.iter().take(n).cloned().collect::<Vec<_>>().join(", ");
     if items.len() > n {
         s.push_str(&format!(", … {} more", items.len() - n));

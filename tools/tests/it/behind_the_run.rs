@@ -402,9 +402,19 @@ async fn errors_of(project: &Project, file: &str) -> Vec<String> {
     let answer = project
         .lsp(json!({"action": "diagnostics", "file": file}))
         .await;
-    answer["diagnostics"]
+    let listed = answer["diagnostics"]
         .as_array()
-        .unwrap_or_else(|| panic!("{answer:#}"))
+        .unwrap_or_else(|| panic!("{answer:#}"));
+    // Shown with a failure: where each error is, and what was set aside as missing.
+    let lines: Vec<String> = listed
+        .iter()
+        .map(|d| format!("{}:{} {}", d["line"], d["severity"], d["message"]))
+        .collect();
+    eprintln!(
+        "diagnostics of {file}: {lines:?}; missing: {}",
+        answer["missing_dependencies"]
+    );
+    listed
         .iter()
         .filter(|d| d["severity"] == "error")
         .map(|d| d["message"].as_str().unwrap_or("").to_owned())

@@ -111,6 +111,11 @@ impl Setup<'_> {
     }
 
     fn build_at(self, ws: PathBuf, keep: Box<dyn std::any::Any + Send + Sync>) -> Project {
+        // `RUST_LOG=cc_lsp_client=debug` shows the client's view of a real server's traffic.
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
         let root = WorkspaceRoot::new(&ws).unwrap();
         if let Some(options) = self.watch {
             root.set_watch_options(options);
