@@ -203,8 +203,10 @@ fn rank(graph: &Graph, rest: &[String], floor: f64) -> Result<(), Box<dyn std::e
 }
 
 /// `map [FOCUS_PATH...]`: the repository map at the default budget, timed twice (the
-/// second call finds the files it signs read).
+/// second call finds the files it signs read), then its files and definitions with their
+/// ranks.
 fn map(graph: &Graph, rest: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let mut last = None;
     for _ in 0..2 {
         let started = Instant::now();
         let map = graph.repo_map(rest.to_vec(), 1024)?;
@@ -214,6 +216,13 @@ fn map(graph: &Graph, rest: &[String]) -> Result<(), Box<dyn std::error::Error>>
             map.files.len(),
             map.tokens
         );
+        last = Some(map);
+    }
+    for file in last.map(|map| map.files).unwrap_or_default() {
+        println!("{}", file.path);
+        for ranked in &file.definitions {
+            println!("  {} {:.6}", ranked.symbol.qualified_name, ranked.score);
+        }
     }
     Ok(())
 }

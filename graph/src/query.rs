@@ -1637,6 +1637,10 @@ mod tests {
                 "{a} {x} vs {b} {y}\n{pushed:?}\n{computed:?}"
             );
         }
+        // The same walk every time: its pushes start in id order, not a hash map's.
+        for _ in 0..3 {
+            assert_eq!(graph.rank_ids(&["m3.py"], 30, floor).unwrap(), pushed);
+        }
         // Every definition of the focus file ranks, and first.
         let focus = graph.defs_in(&["m3.py"]).unwrap();
         assert!(focus.iter().all(|id| pushed.iter().any(|(p, _)| p == id)));

@@ -33,9 +33,12 @@ const ITERATIONS: usize = 50;
 const PUSH_EPSILON: f64 = 1e-4;
 /// Pushes per update at most; a residual left over is kept for the next update.
 const PUSH_BUDGET: usize = 200_000;
-/// A focused walk's residual at or below this (a restart at a focus definition is 1) stays,
-/// and it pushes at most this many times: the neighbourhood a map around a file shows.
-const FOCUS_EPSILON: f64 = 1e-3;
+/// A focused walk's residual at or below this (the restart's mass is 1, shared by the focus's
+/// definitions) stays, and it pushes at most this many times: the neighbourhood a map around
+/// a file shows. (A restart of 1 at each definition made the walk's precision follow the
+/// focus's size: 530 files read around `kernel/fork.c`, for a map that shows 58 of the 60
+/// definitions it shows now.)
+const FOCUS_EPSILON: f64 = 1e-4;
 const FOCUS_BUDGET: usize = 50_000;
 /// A kept rank this close to 1 (a definition nothing reaches) has no row.
 const AT_ONE: f64 = 1e-12;
@@ -482,6 +485,7 @@ pub(crate) fn focused(
     focus: &[DefId],
     limit: usize,
 ) -> rusqlite::Result<Vec<(DefId, f64)>> {
+    let restart = 1.0 / focus.len().max(1) as f64;
     let mut walk = KeptRanks {
         from_kept: false,
         epsilon: FOCUS_EPSILON,
@@ -489,10 +493,11 @@ pub(crate) fn focused(
         values: HashMap::new(),
         changed: HashSet::new(),
         removed: HashSet::new(),
-        residual: focus.iter().map(|id| (*id, 1.0)).collect(),
+        residual: focus.iter().map(|id| (*id, restart)).collect(),
         total: 0.0,
         edges: HashMap::new(),
         files_read: HashSet::new(),
+        own_and_fanout: None,
     };
     walk.push(conn, HashMap::new())?;
     let total = walk.total.max(f64::MIN_POSITIVE);
@@ -537,7 +542,27 @@ pub(crate) fn file_edges(
         (true, false) => plain_file_edges_sql(fills),
         (false, _) => precise_file_edges_sql(fills),
     };
-    let mut stmt = tx.prepare_cached(&sql)?;
+    edges_by_source(tx, &sql, file)
+}
+
+/// Whether every file's edges are its references' own and dispatch ones: no precise row
+/// and no fill anywhere (a kernel's C tree). Asked once per walk, not once per file.
+fn own_and_fanout_everywhere(tx: &Connection) -> rusqlite::Result<bool> {
+    tx.prepare_cached(
+        "SELECT NOT (EXISTS (SELECT 1 FROM precise) OR EXISTS (SELECT 1 FROM precise_fanout)
+           OR EXISTS (SELECT 1 FROM precise_implements) OR EXISTS (SELECT 1 FROM fills))",
+    )?
+    .query_row([], |r| r.get(0))
+}
+
+/// The rows of `sql` (source, target, rung) for `file`, as out-edges by source at the default
+/// floor, each source's sorted.
+fn edges_by_source(
+    tx: &Connection,
+    sql: &str,
+    file: FileId,
+) -> rusqlite::Result<HashMap<DefId, Vec<(DefId, f64)>>> {
+    let mut stmt = tx.prepare_cached(sql)?;
     let rows = stmt.query_map([file], |r| {
         Ok((
             r.get::<_, DefId>(0)?,
@@ -910,6 +935,8 @@ struct KeptRanks {
     /// Out-edges by source, of each file read so far.
     edges: HashMap<DefId, Vec<(DefId, f64)>>,
     files_read: HashSet<FileId>,
+    /// [`own_and_fanout_everywhere`], once asked.
+    own_and_fanout: Option<bool>,
 }
 
 impl KeptRanks {
@@ -934,6 +961,7 @@ impl KeptRanks {
             total: total(tx)?,
             edges: HashMap::new(),
             files_read: HashSet::new(),
+            own_and_fanout: None,
         })
     }
 
@@ -966,7 +994,16 @@ impl KeptRanks {
                 .optional()?;
             if let Some(file) = file {
                 if self.files_read.insert(file) {
-                    for (source, edges) in file_edges(tx, file, FillsAsOf::Now)? {
+                    let own_and_fanout = match self.own_and_fanout {
+                        Some(known) => known,
+                        None => *self.own_and_fanout.insert(own_and_fanout_everywhere(tx)?),
+                    };
+                    let edges = if own_and_fanout {
+                        edges_by_source(tx, OWN_AND_FANOUT_FILE_EDGES_SQL, file)?
+                    } else {
+                        file_edges(tx, file, FillsAsOf::Now)?
+                    };
+                    for (source, edges) in edges {
                         self.edges.entry(source).or_insert(edges);
                     }
                 }
@@ -984,12 +1021,16 @@ impl KeptRanks {
         known: HashMap<DefId, Vec<(DefId, f64)>>,
     ) -> rusqlite::Result<PushStats> {
         self.edges.extend(known);
-        let mut queue: VecDeque<DefId> = self
+        // In id order: the pushes' order decides where the residuals under epsilon stay, so
+        // a map's near ties would otherwise follow the hash map's order from call to call.
+        let mut start: Vec<DefId> = self
             .residual
             .iter()
             .filter(|(_, r)| r.abs() > self.epsilon)
             .map(|(id, _)| *id)
             .collect();
+        start.sort_unstable();
+        let mut queue: VecDeque<DefId> = start.into();
         let mut queued: HashSet<DefId> = queue.iter().copied().collect();
         let mut pushes = 0;
         while let Some(id) = queue.pop_front() {
