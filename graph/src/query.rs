@@ -317,7 +317,7 @@ impl Graph {
 
     /// Fills in a symbol's signature: its first line as the file has it now (from the
     /// definition's column, trimmed, at most 200 characters).
-    fn sign(&self, mut symbol: Symbol) -> Symbol {
+    pub(crate) fn sign(&self, mut symbol: Symbol) -> Symbol {
         let column: usize = symbol.signature.parse().unwrap_or(1);
         let lines = self.file_lines(&symbol.path);
         let line = lines
@@ -669,7 +669,7 @@ impl Graph {
     }
 
     /// The definitions of `ids` still in the index, unsigned, by id: one query.
-    fn unsigned_symbols(
+    pub(crate) fn unsigned_symbols(
         &self,
         ids: impl IntoIterator<Item = DefId>,
     ) -> Result<HashMap<DefId, Symbol>> {
@@ -1620,6 +1620,30 @@ mod tests {
         }
         let (cache, graph) = indexed(project.path());
         (project, cache, graph)
+    }
+
+    /// A map signs (reads the file of) only the definitions that could still fit its budget:
+    /// its candidates spread over many more files than it shows.
+    #[test]
+    fn a_map_reads_only_the_files_of_what_could_fit() {
+        let (_project, _cache, graph) = calling_modules(40, 8);
+        graph.lines.borrow_mut().clear();
+        let map = graph.repo_map(vec!["m3.py".into()], 120).unwrap();
+        let read = graph.lines.borrow().len();
+        let considered: std::collections::HashSet<String> = graph
+            .rank(&["m3.py"], 120, crate::DEFAULT_MIN_CONFIDENCE)
+            .unwrap()
+            .value
+            .into_iter()
+            .map(|r| r.symbol.path)
+            .collect();
+        assert!(!map.files.is_empty());
+        assert!(
+            read * 3 < considered.len(),
+            "{read} files read for a map of {} files, {} considered",
+            map.files.len(),
+            considered.len()
+        );
     }
 
     /// A map around a file walks out from it by local pushes; its ranks are the whole

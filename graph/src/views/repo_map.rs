@@ -101,34 +101,52 @@ impl Graph {
     /// skipped and a smaller one after it may still fit.
     pub fn repo_map(&self, focus: Vec<String>, budget: usize) -> Result<RepoMap, GraphError> {
         let focus_refs: Vec<&str> = focus.iter().map(String::as_str).collect();
-        let ranked = self
-            .rank(
-                &focus_refs,
-                budget.min(CONSIDERED),
-                crate::resolve::DEFAULT_MIN_CONFIDENCE,
-            )?
-            .value;
+        let ranked = self.rank_ids(
+            &focus_refs,
+            budget.min(CONSIDERED),
+            crate::resolve::DEFAULT_MIN_CONFIDENCE,
+        )?;
+        let mut unsigned = self.unsigned_symbols(ranked.iter().map(|(id, _)| *id))?;
         let mut used = tokens(&header(budget, &focus)) + CLOSING_TOKENS;
         // Files in order of their best definition; definitions in file order when shown.
         let mut order: Vec<String> = Vec::new();
         let mut chosen: HashMap<String, Vec<Ranked>> = HashMap::new();
-        for r in ranked {
-            if matches!(r.symbol.kind, DefKind::Field | DefKind::Variable) {
+        for (id, score) in ranked {
+            let Some(symbol) = unsigned.remove(&id) else {
+                continue;
+            };
+            if matches!(symbol.kind, DefKind::Field | DefKind::Variable) {
                 continue;
             }
-            let mut cost = tokens(&format!("{}\n", line(&r.symbol)));
-            if !chosen.contains_key(&r.symbol.path) {
-                cost += tokens(&r.symbol.path) + 1;
+            let path_cost = if chosen.contains_key(&symbol.path) {
+                0
+            } else {
+                tokens(&symbol.path) + 1
+            };
+            // Its line costs at least this with no signature: a definition that cannot fit
+            // even so is not signed, and its file not read (the candidates spread over
+            // hundreds of files, more than the lines kept).
+            let least = tokens(&format!(
+                "{}\n",
+                line_of(&symbol.name, &symbol.qualified_name, symbol.start_line, "")
+            ));
+            if used + least + path_cost > budget {
+                continue;
             }
+            let symbol = self.sign(symbol);
+            let cost = tokens(&format!("{}\n", line(&symbol))) + path_cost;
             if used + cost > budget {
                 continue;
             }
             used += cost;
-            let path = r.symbol.path.clone();
+            let path = symbol.path.clone();
             if !chosen.contains_key(&path) {
                 order.push(path.clone());
             }
-            chosen.entry(path).or_default().push(r);
+            chosen
+                .entry(path)
+                .or_default()
+                .push(Ranked { symbol, score });
         }
         let mut files = Vec::new();
         for path in order {
