@@ -93,15 +93,18 @@ pub fn split_missing(
     exists: &dyn Fn(&str, Option<&str>) -> bool,
 ) -> (Vec<Diagnostic>, MissingDependencies) {
     let lines: Vec<&str> = text.lines().collect();
+    let line_of = |diagnostic: &Diagnostic| {
+        (diagnostic.line as usize)
+            .checked_sub(1)
+            .and_then(|at| lines.get(at))
+            .copied()
+            .unwrap_or_default()
+    };
     let mut missing = MissingDependencies::default();
     let mut names: BTreeSet<String> = BTreeSet::new();
     let mut unresolved_import = vec![false; diagnostics.len()];
     for (i, diagnostic) in diagnostics.iter().enumerate() {
-        let line = (diagnostic.line as usize)
-            .checked_sub(1)
-            .and_then(|i| lines.get(i))
-            .copied()
-            .unwrap_or_default();
+        let line = line_of(diagnostic);
         // javac says "cannot find symbol" at an import whose package folder exists, kotlinc
         // "unresolved reference 'android'" at any.
         let javac_import = (diagnostic.message.starts_with("cannot find symbol")
@@ -139,13 +142,6 @@ pub fn split_missing(
         .map(str::to_owned)
         .collect();
     names.extend(firsts);
-    let line_of = |diagnostic: &Diagnostic| {
-        (diagnostic.line as usize)
-            .checked_sub(1)
-            .and_then(|at| lines.get(at))
-            .copied()
-            .unwrap_or_default()
-    };
     let qualified: Vec<Option<String>> = diagnostics
         .iter()
         .map(|d| qualified_use_of_missing(&d.message, line_of(d), exists))
@@ -160,6 +156,10 @@ pub fn split_missing(
             continue;
         }
         for (package, name) in qualified_missing_types(line_of(diagnostic), exists) {
+            // The JDK's own packages always resolve: its names are no dependency's.
+            if package.starts_with("java.") || package.starts_with("javax.") {
+                continue;
+            }
             let first = package.split('.').next().unwrap_or_default().to_owned();
             if !exists(&first, None) {
                 names.insert(first);
@@ -211,10 +211,6 @@ fn qualified_missing_types(
         if package.len() < 2 || !lower {
             continue;
         }
-        // The JDK's own packages always resolve.
-        if matches!(package[0], "java" | "javax") {
-            continue;
-        }
         let (package, name) = (package.join("."), segments[at].to_owned());
         if !exists(&package, Some(&name)) {
             found.push((package, name));
@@ -233,33 +229,10 @@ fn qualified_use_of_missing(
     exists: &dyn Fn(&str, Option<&str>) -> bool,
 ) -> Option<String> {
     let name = message.strip_suffix(" cannot be resolved to a type")?;
-    if !name.starts_with(|c: char| c.is_ascii_uppercase()) || name.contains('.') {
-        return None;
-    }
-    let is_part = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
-    let needle = format!(".{name}");
-    let mut from = 0;
-    while let Some(found) = line[from..].find(&needle) {
-        let at = from + found;
-        let end = at + 1 + name.len();
-        from = end;
-        if line[end..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
-            continue;
-        }
-        let start = line[..at]
-            .char_indices()
-            .rev()
-            .find(|(_, c)| !is_part(*c))
-            .map_or(0, |(i, c)| i + c.len_utf8());
-        let package = &line[start..at];
-        let lower = package
-            .split('.')
-            .all(|segment| segment.starts_with(|c: char| c.is_ascii_lowercase()));
-        if package.contains('.') && lower && !exists(package, Some(name)) {
-            return Some(package.to_owned());
-        }
-    }
-    None
+    qualified_missing_types(line, exists)
+        .into_iter()
+        .find(|(_, used)| used == name)
+        .map(|(package, _)| package)
 }
 
 /// JDT LS's and javac's words for an import that does not resolve.

@@ -103,12 +103,13 @@ impl LanguageServer {
                 recheck: false,
             });
         }
+        let sent_at = Instant::now();
         let version = match docs.get_mut(path) {
             Some(doc) => {
                 doc.version += 1;
                 doc.text = text.to_owned();
                 doc.seq_before = seq_before;
-                doc.sent_at = Instant::now();
+                doc.sent_at = sent_at;
                 send_change(&self.conn, path, doc.version, text)?;
                 doc.version
             }
@@ -129,13 +130,12 @@ impl LanguageServer {
                         text: text.to_owned(),
                         language_id: language_id.to_owned(),
                         seq_before,
-                        sent_at: Instant::now(),
+                        sent_at,
                     },
                 );
                 1
             }
         };
-        let sent_at = Instant::now();
         if let Some(include_text) = self.save_options().filter(|_| save) {
             self.note_save();
             send_save(&self.conn, path, include_text.then(|| text.to_owned()))?;

@@ -703,42 +703,33 @@ impl Look<'_> {
     ///
     /// A change is checked no sooner than the server's debounce after it: what comes sooner
     /// is an earlier check's. Such a server also checks its open files again once it has
-    /// indexed: a list it published while still indexing is provisional.
+    /// indexed: a list it published while still indexing is provisional. A server without
+    /// a debounce checks a changed document no sooner than its check delay after the change
+    /// (an open, or a recheck of an unchanged one, any time after it).
     fn unversioned_ready(&mut self, published: &Published) -> Option<Instant> {
         let (ticket, inner, timing) = (self.wait.ticket, self.inner, self.wait.timing);
-        let mut earliest = if ticket.opened {
-            ticket.changed_at
-        } else {
-            ticket.changed_at + timing.debounce
-        };
-        if inner.idle_since > ticket.changed_at {
-            earliest = earliest.max(inner.idle_since);
-        }
-        let first = if timing.debounce.is_zero() {
-            // A changed document is checked no sooner than the server's delay after the
-            // change; an open, or a recheck of an unchanged one, any time after it.
-            let from = if ticket.opened || ticket.recheck {
+        let earliest = if !timing.debounce.is_zero() {
+            let after_change = if ticket.opened {
                 ticket.changed_at
             } else {
-                ticket.changed_at + timing.check_delay
+                ticket.changed_at + timing.debounce
             };
-            let first = published
-                .history
-                .iter()
-                .find(|(seq, at, _)| *seq > ticket.seq_before && *at >= from)
-                .map(|(_, at, _)| *at)
-                .or_else(|| (published.at >= from).then_some(published.at));
-            if first.is_none() {
-                self.wake_at(from);
+            if inner.idle_since > ticket.changed_at {
+                after_change.max(inner.idle_since)
+            } else {
+                after_change
             }
-            first
+        } else if ticket.opened || ticket.recheck {
+            ticket.changed_at
         } else {
-            published
-                .history
-                .iter()
-                .find(|(seq, at, _)| *seq > ticket.seq_before && *at >= earliest)
-                .map(|(_, at, _)| *at)
+            ticket.changed_at + timing.check_delay
         };
+        // The history holds the latest publish too.
+        let first = published
+            .history
+            .iter()
+            .find(|(seq, at, _)| *seq > ticket.seq_before && *at >= earliest)
+            .map(|(_, at, _)| *at);
         match first {
             Some(first) => Some(first.max(inner.idle_since) + timing.settle),
             None => {
@@ -866,6 +857,14 @@ mod tests {
         }
     }
 
+    /// How a wait that is over with a fresh list got it (a panic for any other step).
+    fn fresh_via(step: Step) -> Via {
+        match step {
+            Step::Done(DiagnosticsOutcome::Fresh { via, .. }) => via,
+            other => panic!("{other:?}"),
+        }
+    }
+
     fn wait(ticket: &SyncTicket, timing: Timing) -> PushWait<'_> {
         PushWait {
             ticket,
@@ -938,12 +937,10 @@ mod tests {
         inner
             .published
             .insert(ticket.path.clone(), published(t0 + 250 * MS, 2, None));
-        match decide(&wait, &inner, t0 + 260 * MS, None, &unwatched()) {
-            Step::Done(DiagnosticsOutcome::Fresh { via, .. }) => {
-                assert_eq!(via, Via::UnversionedPush)
-            }
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(
+            fresh_via(decide(&wait, &inner, t0 + 260 * MS, None, &unwatched())),
+            Via::UnversionedPush
+        );
     }
 
     /// The shell's change was forwarded to the server as it happened, and answered, before
@@ -963,12 +960,10 @@ mod tests {
             .published
             .insert(ticket.path.clone(), published(t0 + 600 * MS, 1, None));
         let wait = wait(&ticket, timing);
-        match decide(&wait, &inner, t0 + 2001 * MS, None, &unwatched()) {
-            Step::Done(DiagnosticsOutcome::Fresh { via, .. }) => {
-                assert_eq!(via, Via::UnversionedPush)
-            }
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(
+            fresh_via(decide(&wait, &inner, t0 + 2001 * MS, None, &unwatched())),
+            Via::UnversionedPush
+        );
         // A publish sooner than the delay after the change is an earlier check's; a recheck
         // (the file unchanged, another one changed) takes it.
         inner

@@ -60,22 +60,7 @@ impl Checked {
     /// `error` with what this call took in first: the failure may come from those changes
     /// (the shell moved a definition), and the next answer does not list them again.
     fn note_on(&self, error: ToolError) -> ToolError {
-        use crate::report::graph::first_few;
-        let mut taken = Vec::new();
-        if !self.updated.is_empty() {
-            taken.push(format!(
-                "{} file(s) changed on disk re-read first: {}",
-                self.updated.len(),
-                first_few(&self.updated, 5)
-            ));
-        }
-        if !self.removed.is_empty() {
-            taken.push(format!(
-                "{} file(s) gone from disk dropped first: {}",
-                self.removed.len(),
-                first_few(&self.removed, 5)
-            ));
-        }
+        let taken = crate::report::graph::taken_in(&self.updated, &self.removed, "first");
         if taken.is_empty() {
             return error;
         }

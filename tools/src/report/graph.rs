@@ -931,19 +931,9 @@ impl Render for IndexReport {
                 line.push_str(&format!(", {} too large to index", opened.too_large));
             }
         }
-        if !self.updated.is_empty() {
-            line.push_str(&format!(
-                ", {} file(s) changed on disk re-read now: {}",
-                self.updated.len(),
-                first_few(&self.updated, 5)
-            ));
-        }
-        if !self.removed.is_empty() {
-            line.push_str(&format!(
-                ", {} file(s) gone from disk dropped now: {}",
-                self.removed.len(),
-                first_few(&self.removed, 5)
-            ));
+        for taken in taken_in(&self.updated, &self.removed, "now") {
+            line.push_str(", ");
+            line.push_str(&taken);
         }
         if let Some(why) = &self.rescanned {
             line.push_str(&format!(" ({why})"));
@@ -977,7 +967,28 @@ impl Render for IndexReport {
     }
 }
 
-pub(crate) fn first_few(items: &[String], n: usize) -> String {
+/// What a call took in from disk before it answered (or failed), each a phrase: the files
+/// `updated` (re-read) and `removed` (dropped), `when` ("now", "first").
+pub(crate) fn taken_in(updated: &[String], removed: &[String], when: &str) -> Vec<String> {
+    let mut taken = Vec::new();
+    if !updated.is_empty() {
+        taken.push(format!(
+            "{} file(s) changed on disk re-read {when}: {}",
+            updated.len(),
+            first_few(updated, 5)
+        ));
+    }
+    if !removed.is_empty() {
+        taken.push(format!(
+            "{} file(s) gone from disk dropped {when}: {}",
+            removed.len(),
+            first_few(removed, 5)
+        ));
+    }
+    taken
+}
+
+fn first_few(items: &[String], n: usize) -> String {
     let mut s = items.iter().take(n).cloned().collect::<Vec<_>>().join(", ");
     if items.len() > n {
         s.push_str(&format!(", … {} more", items.len() - n));
